@@ -1,0 +1,100 @@
+// Command strata is the Strata vector database.
+//
+//	strata                         = strata standalone with defaults
+//	strata standalone [flags]      serve the Milvus API (gRPC) on --addr
+//	strata binlog dump FILE        print a binlog's descriptor and rows
+//	strata version                 print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/strata-db/strata/internal/app"
+	"github.com/strata-db/strata/internal/storage"
+)
+
+// version is the Milvus API version Strata reports.
+const version = "v2.6.6"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "strata:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	cmd := "standalone"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "standalone":
+		return standalone(args, stderr)
+	case "binlog":
+		return binlog(args, stdout)
+	case "version":
+		fmt.Fprintln(stdout, "strata", version)
+		return nil
+	case "help":
+		fmt.Fprintln(stdout, "usage: strata [standalone [flags] | binlog dump FILE | version]")
+		return nil
+	}
+	return fmt.Errorf("unknown command %q (try: standalone, binlog dump FILE, version)", cmd)
+}
+
+func standalone(args []string, stderr io.Writer) error {
+	cfg := app.Defaults()
+	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory holding the meta store, WAL and object storage")
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "gRPC listen address (Milvus API)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics and /healthz (empty disables)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("bad --log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := app.Listen(cfg, logger)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	logger.Info("strata stopped")
+	return nil
+}
+
+func binlog(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("binlog dump", flag.ContinueOnError)
+	maxRows := fs.Int("max-rows", 100, "rows to print per event (0 = all)")
+	if len(args) == 0 || args[0] != "dump" {
+		return errors.New("usage: strata binlog dump [--max-rows N] FILE")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: strata binlog dump [--max-rows N] FILE")
+	}
+	data, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	return storage.Dump(stdout, data, *maxRows)
+}

@@ -1,0 +1,237 @@
+// Package app is Strata's composition root: it builds every component from
+// its configuration, wires them through their small interfaces, and runs
+// them under one errgroup with a defined start and stop order.
+//
+// Standalone layout of the data directory:
+//
+//	{data-dir}/meta.db   meta store (bbolt)
+//	{data-dir}/wal/      WAL, one directory per pchannel
+//	{data-dir}/storage/  object storage (keys "files/insert_log/…", …)
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"github.com/strata-db/strata/internal/api"
+	"github.com/strata-db/strata/internal/datacoord"
+	"github.com/strata-db/strata/internal/datanode"
+	"github.com/strata-db/strata/internal/metastore/embedded"
+	"github.com/strata-db/strata/internal/objstore/local"
+	"github.com/strata-db/strata/internal/proxy"
+	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/rootcoord"
+	"github.com/strata-db/strata/internal/tso"
+	"github.com/strata-db/strata/internal/wal"
+	wallocal "github.com/strata-db/strata/internal/wal/local"
+)
+
+// Config is the standalone server's configuration.
+type Config struct {
+	DataDir     string
+	Addr        string
+	MetricsAddr string
+	RootCoord   rootcoord.Config
+	DataCoord   datacoord.Config
+	DataNode    datanode.Config
+	QueryNode   querynode.Config
+	Proxy       proxy.Config
+	Writer      wal.WriterConfig
+	WAL         wallocal.Config
+}
+
+// Defaults returns the default standalone configuration.
+func Defaults() Config {
+	return Config{
+		DataDir: "./strata-data", Addr: ":19530", MetricsAddr: ":9091",
+		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
+		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
+		Writer: wal.WriterConfig{}.Defaults(), WAL: wallocal.Config{}.Defaults(),
+	}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("app: data dir is required")
+	}
+	return errors.Join(c.RootCoord.Validate(), c.DataCoord.Validate(), c.Writer.Validate())
+}
+
+// Server is a running standalone server.
+type Server struct {
+	cfg     Config
+	logger  *slog.Logger
+	ready   atomic.Bool
+	grpcLis net.Listener
+	httpLis net.Listener
+}
+
+// Listen binds the server's ports, so that callers (and tests using port 0)
+// learn the addresses before Run.
+func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: logger}
+	var err error
+	if s.grpcLis, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("app: listen %s: %w", cfg.Addr, err)
+	}
+	if cfg.MetricsAddr != "" {
+		if s.httpLis, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			_ = s.grpcLis.Close()
+			return nil, fmt.Errorf("app: listen %s: %w", cfg.MetricsAddr, err)
+		}
+	}
+	return s, nil
+}
+
+// Addr is the gRPC address.
+func (s *Server) Addr() string { return s.grpcLis.Addr().String() }
+
+// MetricsAddr is the metrics/health address ("" when disabled).
+func (s *Server) MetricsAddr() string {
+	if s.httpLis == nil {
+		return ""
+	}
+	return s.httpLis.Addr().String()
+}
+
+// Run starts every component and serves until ctx ends, then stops them in
+// reverse order. It returns the first component error.
+func (s *Server) Run(ctx context.Context) (err error) {
+	cfg, logger := s.cfg, s.logger
+	start := time.Now()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	meta, err := embedded.Open(filepath.Join(cfg.DataDir, "meta.db"), logger)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, meta.Close()) }()
+	objects, err := local.Open(filepath.Join(cfg.DataDir, "storage"))
+	if err != nil {
+		return err
+	}
+	walCfg := cfg.WAL
+	walCfg.Dir = filepath.Join(cfg.DataDir, "wal")
+	log, err := wallocal.Open(walCfg, logger)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, log.Close()) }()
+
+	clock, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.TimestampKey}, logger)
+	if err != nil {
+		return err
+	}
+	ids, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.IDKey}, logger)
+	if err != nil {
+		return err
+	}
+	writer := wal.NewWriter(log, clock, cfg.Writer, logger)
+	root, err := rootcoord.New(ctx, cfg.RootCoord, meta, ids, clock, writer, logger)
+	if err != nil {
+		return err
+	}
+	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, log, root, logger)
+	if err != nil {
+		return err
+	}
+	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, logger)
+	defer func() { err = errors.Join(err, qn.Close()) }()
+	dnCfg := cfg.DataNode
+	dnCfg.PChannels = nil
+	for i := 0; i < cfg.RootCoord.PChannels; i++ {
+		dnCfg.PChannels = append(dnCfg.PChannels, wal.PChannelName(cfg.RootCoord.ChannelPrefix, i))
+	}
+	dn, err := datanode.New(dnCfg, log, objects, data, root, ids, logger)
+	if err != nil {
+		return err
+	}
+	px := proxy.New(cfg.Proxy, root, data, qn, writer, ids, clock, logger)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := api.NewMetrics(reg)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return writer.Run(gctx) })
+	g.Go(func() error { return data.Run(gctx) })
+	g.Go(func() error { return dn.Run(gctx) })
+
+	// Collections that were loaded before the restart are loaded again.
+	for _, col := range root.AllCollections() {
+		if col.Loaded {
+			if err := qn.Load(ctx, col.ID, col.LoadedPartitions); err != nil {
+				logger.Error("reload collection failed", "collection", col.Name, "err", err)
+			}
+		}
+	}
+
+	srv := grpc.NewServer(api.ServerOptions(metrics, logger)...)
+	milvuspb.RegisterMilvusServiceServer(srv, px)
+	g.Go(func() error {
+		if err := srv.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			return fmt.Errorf("app: grpc: %w", err)
+		}
+		return nil
+	})
+	var hsrv *http.Server
+	if s.httpLis != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			if !s.ready.Load() {
+				http.Error(w, "starting", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ok\n"))
+		})
+		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		g.Go(func() error {
+			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("app: http: %w", err)
+			}
+			return nil
+		})
+	}
+	s.ready.Store(true)
+	logger.Info("strata standalone ready", "addr", s.Addr(), "metrics", s.MetricsAddr(),
+		"data_dir", cfg.DataDir, "startup", time.Since(start).String())
+	g.Go(func() error {
+		<-gctx.Done()
+		s.ready.Store(false)
+		stopped := make(chan struct{})
+		go func() { srv.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(5 * time.Second):
+			srv.Stop()
+		}
+		if hsrv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = hsrv.Shutdown(sctx)
+		}
+		return nil
+	})
+	return g.Wait()
+}

@@ -1,0 +1,290 @@
+// Package catalog defines Strata's durable metadata records and the meta-store
+// keys they live under. The coordinators own the records (root coordinator:
+// databases, collections, partitions; data coordinator: segments, channel
+// checkpoints, indexes); other components read them through the coordinators.
+//
+// Every record is stored as JSON (encoding/json of the Go struct below;
+// schemas are embedded as base64 protobuf bytes of schemapb.CollectionSchema).
+// Key layout (all under the meta store):
+//
+//	rootcoord/collection/{collectionID}          CollectionInfo
+//	datacoord/segment/{collectionID}/{segmentID} SegmentInfo
+//	datacoord/channel-cp/{vchannel}               ChannelCheckpoint
+//	datacoord/index/{collectionID}/{indexID}      IndexInfo
+//	tso/timestamp, tso/idTimestamp                TSO windows (package tso)
+//
+// Field names are durable: add fields, never rename or renumber.
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Key prefixes in the meta store.
+const (
+	CollectionPrefix = "rootcoord/collection/"
+	SegmentPrefix    = "datacoord/segment/"
+	CheckpointPrefix = "datacoord/channel-cp/"
+	IndexPrefix      = "datacoord/index/"
+)
+
+// CollectionKey is the key of a collection record.
+func CollectionKey(id int64) string { return CollectionPrefix + strconv.FormatInt(id, 10) }
+
+// SegmentKey is the key of a segment record.
+func SegmentKey(collID, segID int64) string {
+	return fmt.Sprintf("%s%d/%d", SegmentPrefix, collID, segID)
+}
+
+// CheckpointKey is the key of a vchannel checkpoint.
+func CheckpointKey(vchannel string) string { return CheckpointPrefix + vchannel }
+
+// IndexKey is the key of an index record.
+func IndexKey(collID, indexID int64) string {
+	return fmt.Sprintf("%s%d/%d", IndexPrefix, collID, indexID)
+}
+
+// CollectionState is the lifecycle state of a collection.
+type CollectionState int
+
+// Collection states.
+const (
+	CollectionCreated CollectionState = 1
+	CollectionDropped CollectionState = 2
+)
+
+// CollectionInfo is a collection's durable record.
+type CollectionInfo struct {
+	ID     int64  `json:"id"`
+	DBName string `json:"db"`
+	Name   string `json:"name"`
+	Schema []byte `json:"schema"` // protobuf schemapb.CollectionSchema, with field IDs and system fields
+	Shards int    `json:"shards"`
+	// VChannels and PChannels are parallel: shard i lives on VChannels[i] ⊂ PChannels[i].
+	VChannels        []string          `json:"vchannels"`
+	PChannels        []string          `json:"pchannels"`
+	ConsistencyLevel int32             `json:"consistency"`
+	Properties       map[string]string `json:"properties,omitempty"`
+	Partitions       []PartitionInfo   `json:"partitions"`
+	CreatedTS        uint64            `json:"created_ts"`
+	SchemaVersionTS  uint64            `json:"schema_ts"`
+	State            CollectionState   `json:"state"`
+	Loaded           bool              `json:"loaded"`
+	LoadedPartitions []int64           `json:"loaded_partitions,omitempty"`
+}
+
+// PartitionInfo is one partition of a collection.
+type PartitionInfo struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	CreatedTS uint64 `json:"created_ts"`
+}
+
+// SegmentState is the segment lifecycle state (Milvus commonpb.SegmentState numbering).
+type SegmentState int
+
+// Segment states. Transitions: Growing → Sealed → Flushed → Dropped
+// (Growing → Flushed when a flush seals and syncs in one step).
+const (
+	SegmentGrowing SegmentState = 2
+	SegmentSealed  SegmentState = 3
+	SegmentFlushed SegmentState = 4
+	SegmentDropped SegmentState = 6
+)
+
+// String implements fmt.Stringer.
+func (s SegmentState) String() string {
+	switch s {
+	case SegmentGrowing:
+		return "Growing"
+	case SegmentSealed:
+		return "Sealed"
+	case SegmentFlushed:
+		return "Flushed"
+	case SegmentDropped:
+		return "Dropped"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// SegmentLevel is the compaction level of a segment.
+type SegmentLevel int
+
+// Segment levels: L0 holds only deletes; L1 is ordinary data; L2 is clustered.
+const (
+	LevelL0 SegmentLevel = 0
+	LevelL1 SegmentLevel = 1
+	LevelL2 SegmentLevel = 2
+)
+
+// Binlog describes one file in object storage.
+type Binlog struct {
+	LogID   int64  `json:"log_id"`
+	Entries int64  `json:"entries"`
+	TsFrom  uint64 `json:"ts_from"`
+	TsTo    uint64 `json:"ts_to"`
+	Size    int64  `json:"size"`
+	MemSize int64  `json:"mem_size"`
+}
+
+// Position is a place in a pchannel: the record offset and the timestamp of
+// the message there.
+type Position struct {
+	Offset   int64  `json:"offset"`
+	TimeTick uint64 `json:"ts"`
+}
+
+// SegmentInfo is a segment's durable record.
+type SegmentInfo struct {
+	ID           int64        `json:"id"`
+	CollectionID int64        `json:"collection"`
+	PartitionID  int64        `json:"partition"`
+	VChannel     string       `json:"vchannel"`
+	State        SegmentState `json:"state"`
+	Level        SegmentLevel `json:"level"`
+	NumRows      int64        `json:"rows"`
+	MaxRows      int64        `json:"max_rows"`
+	// Binlogs, Statslogs: per field ID. Deltalogs: delete files.
+	Binlogs   map[int64][]Binlog `json:"binlogs,omitempty"`
+	Statslogs map[int64][]Binlog `json:"statslogs,omitempty"`
+	Deltalogs []Binlog           `json:"deltalogs,omitempty"`
+	// StartPosition is the position of the segment's first insert message.
+	StartPosition *Position `json:"start_pos,omitempty"`
+	// SyncedOffset is the WAL offset through which the segment's rows are in
+	// object storage; replay skips inserts for this segment at or below it.
+	SyncedOffset int64 `json:"synced_offset"`
+	// FlushTS is the timestamp of the flush message that sealed it.
+	FlushTS    uint64 `json:"flush_ts,omitempty"`
+	CreatedAt  int64  `json:"created_at"` // unix ms
+	LastSyncAt int64  `json:"last_sync_at,omitempty"`
+	DroppedAt  int64  `json:"dropped_at,omitempty"`
+}
+
+// ChannelCheckpoint is a vchannel's checkpoint: every message with an offset
+// below Position.Offset is in object storage (or was dropped), except inserts
+// of segments still growing, which replay from their StartPosition.
+// DeltaSyncedOffset is the offset through which deletes are in delta logs.
+type ChannelCheckpoint struct {
+	VChannel          string   `json:"vchannel"`
+	Position          Position `json:"position"`
+	DeltaSyncedOffset int64    `json:"delta_synced_offset"`
+}
+
+// IndexInfo is an index definition on one field.
+type IndexInfo struct {
+	ID           int64             `json:"id"`
+	CollectionID int64             `json:"collection"`
+	FieldID      int64             `json:"field"`
+	Name         string            `json:"name"`
+	Params       map[string]string `json:"params"` // index_type, metric_type, build params
+	CreatedTS    uint64            `json:"created_ts"`
+	Deleted      bool              `json:"deleted,omitempty"`
+}
+
+// Marshal encodes a record.
+func Marshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// Unmarshal decodes a record.
+func Unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// Collection is a decoded collection record: the record plus its parsed schema.
+// Values handed out by the root coordinator are immutable snapshots.
+type Collection struct {
+	CollectionInfo
+	// Schema is the stored schema, including `$meta` and the system fields.
+	Schema *schemapb.CollectionSchema
+}
+
+// DecodeCollection parses a stored collection record.
+func DecodeCollection(b []byte) (*Collection, error) {
+	var info CollectionInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		return nil, fmt.Errorf("catalog: decode collection: %w", err)
+	}
+	s := &schemapb.CollectionSchema{}
+	if err := proto.Unmarshal(info.Schema, s); err != nil {
+		return nil, fmt.Errorf("catalog: decode schema of collection %d: %w", info.ID, err)
+	}
+	return &Collection{CollectionInfo: info, Schema: s}, nil
+}
+
+// Partition returns the partition with the given name.
+func (c *Collection) Partition(name string) (PartitionInfo, bool) {
+	for _, p := range c.Partitions {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return PartitionInfo{}, false
+}
+
+// Field returns the schema field with the given name.
+func (c *Collection) Field(name string) *schemapb.FieldSchema {
+	for _, f := range c.Schema.GetFields() {
+		if f.GetName() == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// PKField returns the primary key field.
+func (c *Collection) PKField() *schemapb.FieldSchema {
+	for _, f := range c.Schema.GetFields() {
+		if f.GetIsPrimaryKey() {
+			return f
+		}
+	}
+	return nil
+}
+
+// DynamicField returns the `$meta` field, or nil when the dynamic field is off.
+func (c *Collection) DynamicField() *schemapb.FieldSchema {
+	for _, f := range c.Schema.GetFields() {
+		if f.GetIsDynamic() {
+			return f
+		}
+	}
+	return nil
+}
+
+// RecoveryInfo is what a node needs to start consuming a vchannel.
+type RecoveryInfo struct {
+	Checkpoint ChannelCheckpoint
+	// SeekOffset is where to start reading so that every row of every
+	// segment that is not yet Flushed is replayed: the minimum of the
+	// checkpoint and the start positions of unflushed segments.
+	SeekOffset int64
+	// Segments are every live segment of the vchannel (all levels, all states).
+	Segments []SegmentInfo
+}
+
+// SyncReport is what a data node reports after writing a sync to object storage.
+type SyncReport struct {
+	VChannel string
+	// Segments synced (L1 data), with the files added by this sync.
+	Segments []SegmentSync
+	// L0 is a new L0 segment holding the deletes of this sync, if any.
+	L0 *SegmentInfo
+	// Checkpoint is the vchannel's new checkpoint.
+	Checkpoint ChannelCheckpoint
+}
+
+// SegmentSync is one segment's part of a sync.
+type SegmentSync struct {
+	SegmentID     int64
+	PartitionID   int64
+	CollectionID  int64
+	Rows          int64
+	Binlogs       map[int64][]Binlog
+	Statslogs     map[int64][]Binlog
+	StartPosition *Position
+	SyncedOffset  int64
+	// Flushed marks the segment Flushed (the sync answered its Flush message).
+	Flushed bool
+}

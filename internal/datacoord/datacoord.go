@@ -1,0 +1,697 @@
+// Package datacoord is the data coordinator: it owns segment metadata and the
+// segment lifecycle Growing → Sealed → Flushed → Dropped, assigns rows to
+// segments, decides when to seal (size, idle time, age, memory pressure),
+// records what data nodes synced to object storage, keeps channel
+// checkpoints, and lets the WAL be truncated behind them.
+//
+// Sealing is announced through the WAL: a Flush message on the segment's
+// vchannel, appended under the pchannel lock that also guards segment
+// assignment, so every insert assigned to a segment precedes its Flush
+// message. The data node syncs the segment when it reads the message and
+// reports it here; only then is the segment Flushed.
+package datacoord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/metastore"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// KV is the part of the meta store the data coordinator uses.
+type KV interface {
+	Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, error)
+	Txn(ctx context.Context, ops ...metastore.Op) error
+}
+
+// Allocator hands out TSO-shaped IDs.
+type Allocator interface {
+	Allocate(ctx context.Context, n uint32) (uint64, error)
+}
+
+// Appender appends messages built under the pchannel locks (see wal.Writer.AppendBuild).
+type Appender interface {
+	AppendBuild(ctx context.Context, pchannels []string, build func(ts uint64) (map[string][]wal.Message, error)) (uint64, error)
+}
+
+// Channels lists the vchannels of live collections.
+type Channels interface {
+	LiveVChannels() []string
+}
+
+// Truncater lets the WAL drop records before an offset.
+type Truncater interface {
+	Truncate(ctx context.Context, pchannel string, before int64) error
+}
+
+// Coordinator is the data coordinator.
+type Coordinator struct {
+	cfg    Config
+	kv     KV
+	ids    Allocator
+	wal    Appender
+	trunc  Truncater
+	chans  Channels
+	logger *slog.Logger
+	now    func() time.Time
+
+	mu       sync.Mutex
+	segments map[int64]*segment
+	cps      map[string]catalog.ChannelCheckpoint
+	indexes  map[int64]catalog.IndexInfo
+}
+
+// segment is the coordinator's in-memory view of one segment.
+type segment struct {
+	info      catalog.SegmentInfo
+	rowSize   int64
+	assigned  int64 // rows assigned (≥ info.NumRows until synced)
+	lastWrite time.Time
+	sealing   bool // a Flush message was appended; no more assignments
+}
+
+// New loads segment metadata and checkpoints from kv.
+func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appender, trunc Truncater, chans Channels, logger *slog.Logger) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Coordinator{cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, logger: logger, now: time.Now,
+		segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{}, indexes: map[int64]catalog.IndexInfo{}}
+	kvs, err := kv.Scan(ctx, catalog.SegmentPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("datacoord: load segments: %w", err)
+	}
+	for _, e := range kvs {
+		var info catalog.SegmentInfo
+		if err := catalog.Unmarshal(e.Value, &info); err != nil {
+			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
+		}
+		s := &segment{info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing}
+		if info.NumRows > 0 && info.MaxRows > 0 {
+			s.rowSize = cfg.SegmentMaxSize / info.MaxRows
+		}
+		c.segments[info.ID] = s
+	}
+	kvs, err = kv.Scan(ctx, catalog.CheckpointPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("datacoord: load checkpoints: %w", err)
+	}
+	for _, e := range kvs {
+		var cp catalog.ChannelCheckpoint
+		if err := catalog.Unmarshal(e.Value, &cp); err != nil {
+			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
+		}
+		c.cps[cp.VChannel] = cp
+	}
+	kvs, err = kv.Scan(ctx, catalog.IndexPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("datacoord: load indexes: %w", err)
+	}
+	for _, e := range kvs {
+		var idx catalog.IndexInfo
+		if err := catalog.Unmarshal(e.Value, &idx); err != nil {
+			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
+		}
+		c.indexes[idx.ID] = idx
+	}
+	return c, nil
+}
+
+func (c *Coordinator) persist(ctx context.Context, infos []catalog.SegmentInfo, cps ...catalog.ChannelCheckpoint) error {
+	ops := make([]metastore.Op, 0, len(infos)+len(cps))
+	for i := range infos {
+		b, err := catalog.Marshal(&infos[i])
+		if err != nil {
+			return err
+		}
+		ops = append(ops, metastore.Put(catalog.SegmentKey(infos[i].CollectionID, infos[i].ID), b))
+	}
+	for i := range cps {
+		b, err := catalog.Marshal(&cps[i])
+		if err != nil {
+			return err
+		}
+		ops = append(ops, metastore.Put(catalog.CheckpointKey(cps[i].VChannel), b))
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := c.kv.Txn(ctx, ops...); err != nil {
+		return fmt.Errorf("datacoord: persist: %w", err)
+	}
+	return nil
+}
+
+// AssignSegment returns the growing segment that takes the rows, creating one
+// when none has room. The caller holds the vchannel's pchannel lock
+// (wal.Writer.AppendBuild) so assignment and append are ordered with seals.
+// rowSize is the estimated bytes per row, used to size the segment.
+func (c *Coordinator) AssignSegment(ctx context.Context, collectionID, partitionID int64, vchannel string, rows, rowSize int64) (int64, error) {
+	req := struct {
+		CollectionID, PartitionID int64
+		VChannel                  string
+		Rows                      int64
+	}{collectionID, partitionID, vchannel, rows}
+	rowSize = max(rowSize, 1)
+	c.mu.Lock()
+	var best *segment
+	for _, s := range c.segments {
+		i := &s.info
+		if i.CollectionID != req.CollectionID || i.PartitionID != req.PartitionID || i.VChannel != req.VChannel ||
+			i.State != catalog.SegmentGrowing || s.sealing || i.Level != catalog.LevelL1 {
+			continue
+		}
+		if s.assigned+req.Rows > i.MaxRows && s.assigned > 0 {
+			continue
+		}
+		if best == nil || s.info.ID < best.info.ID {
+			best = s
+		}
+	}
+	if best != nil {
+		best.assigned += req.Rows
+		best.lastWrite = c.now()
+		id := best.info.ID
+		c.mu.Unlock()
+		return id, nil
+	}
+	c.mu.Unlock()
+
+	id, err := c.ids.Allocate(ctx, 1)
+	if err != nil {
+		return 0, fmt.Errorf("datacoord: allocate segment id: %w", err)
+	}
+	maxRows := max(int64(float64(c.cfg.SegmentMaxSize)*c.cfg.SealProportion)/rowSize, 1)
+	now := c.now()
+	info := catalog.SegmentInfo{ID: int64(id), CollectionID: req.CollectionID, PartitionID: req.PartitionID,
+		VChannel: req.VChannel, State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: maxRows,
+		CreatedAt: now.UnixMilli(), SyncedOffset: -1}
+	if err := c.persist(ctx, []catalog.SegmentInfo{info}); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	c.segments[info.ID] = &segment{info: info, rowSize: rowSize, assigned: req.Rows, lastWrite: now}
+	c.mu.Unlock()
+	return info.ID, nil
+}
+
+// seal appends Flush messages for the segments of the given vchannels
+// (segIDs nil = every growing segment there) and marks them Sealed.
+// Every vchannel in vchannels gets a Flush message even when it has no
+// segments, so data nodes sync deletes and advance the checkpoint.
+func (c *Coordinator) seal(ctx context.Context, vchannels []string, only map[int64]bool) ([]int64, uint64, error) {
+	pchs := map[string]bool{}
+	for _, v := range vchannels {
+		pchs[wal.PChannelOf(v)] = true
+	}
+	var pchList []string
+	for p := range pchs {
+		pchList = append(pchList, p)
+	}
+	sort.Strings(pchList)
+	vset := map[string]bool{}
+	for _, v := range vchannels {
+		vset[v] = true
+	}
+	var sealed []int64
+	ts, err := c.wal.AppendBuild(ctx, pchList, func(uint64) (map[string][]wal.Message, error) {
+		sealed = sealed[:0]
+		byV := map[string][]int64{}
+		c.mu.Lock()
+		for _, s := range c.segments {
+			if !vset[s.info.VChannel] || s.info.State != catalog.SegmentGrowing || s.sealing || s.info.Level != catalog.LevelL1 {
+				continue
+			}
+			if only != nil && !only[s.info.ID] {
+				continue
+			}
+			s.sealing = true
+			byV[s.info.VChannel] = append(byV[s.info.VChannel], s.info.ID)
+			sealed = append(sealed, s.info.ID)
+		}
+		c.mu.Unlock()
+		batch := map[string][]wal.Message{}
+		for _, v := range vchannels {
+			ids := byV[v]
+			if only != nil && len(ids) == 0 {
+				continue
+			}
+			sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+			p := wal.PChannelOf(v)
+			batch[p] = append(batch[p], wal.Message{Type: wal.TypeFlush, VChannel: v, Payload: wal.EncodeFlush(ids)})
+		}
+		return batch, nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("datacoord: seal: %w", err)
+	}
+	var infos []catalog.SegmentInfo
+	c.mu.Lock()
+	for _, id := range sealed {
+		s := c.segments[id]
+		if s.info.State == catalog.SegmentGrowing {
+			s.info.State = catalog.SegmentSealed
+			s.info.FlushTS = ts
+			infos = append(infos, s.info)
+		}
+	}
+	c.mu.Unlock()
+	sort.Slice(sealed, func(i, j int) bool { return sealed[i] < sealed[j] })
+	return sealed, ts, c.persist(ctx, infos)
+}
+
+// Flush seals every growing segment of the collection's vchannels and returns
+// the sealed segment IDs and the flush timestamp. Use FlushState to wait.
+func (c *Coordinator) Flush(ctx context.Context, collectionID int64, vchannels []string) ([]int64, uint64, error) {
+	_ = collectionID
+	return c.seal(ctx, vchannels, nil)
+}
+
+// FlushState reports whether every listed segment is Flushed (or Dropped or
+// gone) and every vchannel's checkpoint has passed flushTS.
+func (c *Coordinator) FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range segIDs {
+		if s, ok := c.segments[id]; ok && (s.info.State == catalog.SegmentGrowing || s.info.State == catalog.SegmentSealed) {
+			return false
+		}
+	}
+	for _, v := range vchannels {
+		if cp, ok := c.cps[v]; !ok || cp.Position.TimeTick < flushTS {
+			return false
+		}
+	}
+	return true
+}
+
+// Synced records a data node sync in one meta-store transaction: new files,
+// row counts, states, the L0 segment and the checkpoint.
+func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
+	c.mu.Lock()
+	var infos []catalog.SegmentInfo
+	for _, ss := range r.Segments {
+		s, ok := c.segments[ss.SegmentID]
+		if !ok {
+			// A segment the coordinator never assigned (or already forgot): record it anyway.
+			s = &segment{info: catalog.SegmentInfo{ID: ss.SegmentID, CollectionID: ss.CollectionID, PartitionID: ss.PartitionID,
+				VChannel: r.VChannel, State: catalog.SegmentGrowing, Level: catalog.LevelL1, SyncedOffset: -1, CreatedAt: c.now().UnixMilli()}}
+			c.segments[ss.SegmentID] = s
+		}
+		if s.info.State == catalog.SegmentDropped {
+			continue
+		}
+		info := s.info // copy; maps are cloned below
+		info.Binlogs = cloneLogs(info.Binlogs)
+		info.Statslogs = cloneLogs(info.Statslogs)
+		for f, logs := range ss.Binlogs {
+			info.Binlogs[f] = append(info.Binlogs[f], logs...)
+		}
+		for f, logs := range ss.Statslogs {
+			info.Statslogs[f] = append(info.Statslogs[f], logs...)
+		}
+		info.NumRows += ss.Rows
+		if info.StartPosition == nil && ss.StartPosition != nil {
+			info.StartPosition = ss.StartPosition
+		}
+		if ss.SyncedOffset > info.SyncedOffset {
+			info.SyncedOffset = ss.SyncedOffset
+		}
+		info.LastSyncAt = c.now().UnixMilli()
+		if ss.Flushed {
+			if !canTransition(info.State, catalog.SegmentFlushed) {
+				c.mu.Unlock()
+				return fmt.Errorf("datacoord: segment %d cannot go from %s to Flushed", info.ID, info.State)
+			}
+			info.State = catalog.SegmentFlushed
+		}
+		infos = append(infos, info)
+	}
+	if r.L0 != nil {
+		infos = append(infos, *r.L0)
+	}
+	c.mu.Unlock()
+	if err := c.persist(ctx, infos, r.Checkpoint); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, info := range infos {
+		s, ok := c.segments[info.ID]
+		if !ok {
+			s = &segment{sealing: true}
+			c.segments[info.ID] = s
+		}
+		if info.State == catalog.SegmentFlushed {
+			s.sealing = true
+		}
+		s.info = info
+		if s.assigned < info.NumRows {
+			s.assigned = info.NumRows
+		}
+	}
+	c.cps[r.Checkpoint.VChannel] = r.Checkpoint
+	return nil
+}
+
+func cloneLogs(m map[int64][]catalog.Binlog) map[int64][]catalog.Binlog {
+	out := make(map[int64][]catalog.Binlog, len(m))
+	for k, v := range m {
+		out[k] = append([]catalog.Binlog(nil), v...)
+	}
+	return out
+}
+
+// Segment returns a segment's record.
+func (c *Coordinator) Segment(id int64) (catalog.SegmentInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.segments[id]
+	if !ok {
+		return catalog.SegmentInfo{}, false
+	}
+	return s.info, true
+}
+
+// Segments returns the records of a collection's segments that are not dropped, by ID.
+func (c *Coordinator) Segments(collectionID int64) []catalog.SegmentInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []catalog.SegmentInfo
+	for _, s := range c.segments {
+		if s.info.CollectionID == collectionID && s.info.State != catalog.SegmentDropped {
+			out = append(out, s.info)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// RowCount is the number of rows in the collection's live L1 segments
+// (partitions nil = all), counting rows assigned to growing segments that
+// are not synced yet. Deleted rows are counted until compaction removes them,
+// as in Milvus.
+func (c *Coordinator) RowCount(collectionID int64, partitions []int64) int64 {
+	var want map[int64]bool
+	if len(partitions) > 0 {
+		want = map[int64]bool{}
+		for _, p := range partitions {
+			want[p] = true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, s := range c.segments {
+		i := &s.info
+		if i.CollectionID != collectionID || i.State == catalog.SegmentDropped || i.Level == catalog.LevelL0 {
+			continue
+		}
+		if want != nil && !want[i.PartitionID] {
+			continue
+		}
+		if i.State == catalog.SegmentFlushed {
+			n += i.NumRows
+		} else {
+			n += max(i.NumRows, s.assigned)
+		}
+	}
+	return n
+}
+
+// Checkpoint returns a vchannel's checkpoint.
+func (c *Coordinator) Checkpoint(vchannel string) (catalog.ChannelCheckpoint, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp, ok := c.cps[vchannel]
+	return cp, ok
+}
+
+// Recovery returns a vchannel's recovery information.
+func (c *Coordinator) Recovery(vchannel string) catalog.RecoveryInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp, ok := c.cps[vchannel]
+	if !ok {
+		cp = catalog.ChannelCheckpoint{VChannel: vchannel, DeltaSyncedOffset: -1}
+	}
+	ri := catalog.RecoveryInfo{Checkpoint: cp, SeekOffset: cp.Position.Offset}
+	for _, s := range c.segments {
+		if s.info.VChannel != vchannel || s.info.State == catalog.SegmentDropped {
+			continue
+		}
+		ri.Segments = append(ri.Segments, s.info)
+		if s.info.State != catalog.SegmentFlushed && s.info.StartPosition != nil && s.info.StartPosition.Offset < ri.SeekOffset {
+			ri.SeekOffset = s.info.StartPosition.Offset
+		}
+	}
+	sort.Slice(ri.Segments, func(i, j int) bool { return ri.Segments[i].ID < ri.Segments[j].ID })
+	return ri
+}
+
+// DropCollection marks every segment of the collection Dropped and forgets
+// its checkpoints.
+func (c *Coordinator) DropCollection(ctx context.Context, collectionID int64, vchannels []string) error {
+	return c.drop(ctx, func(s *catalog.SegmentInfo) bool { return s.CollectionID == collectionID }, vchannels)
+}
+
+// DropPartition marks every segment of the partition Dropped.
+func (c *Coordinator) DropPartition(ctx context.Context, collectionID, partitionID int64) error {
+	return c.drop(ctx, func(s *catalog.SegmentInfo) bool {
+		return s.CollectionID == collectionID && s.PartitionID == partitionID
+	}, nil)
+}
+
+func (c *Coordinator) drop(ctx context.Context, match func(*catalog.SegmentInfo) bool, vchannels []string) error {
+	c.mu.Lock()
+	var infos []catalog.SegmentInfo
+	now := c.now().UnixMilli()
+	for _, s := range c.segments {
+		if match(&s.info) && s.info.State != catalog.SegmentDropped {
+			info := s.info
+			info.State = catalog.SegmentDropped
+			info.DroppedAt = now
+			infos = append(infos, info)
+		}
+	}
+	c.mu.Unlock()
+	ops := []metastore.Op{}
+	for i := range infos {
+		b, err := catalog.Marshal(&infos[i])
+		if err != nil {
+			return err
+		}
+		ops = append(ops, metastore.Put(catalog.SegmentKey(infos[i].CollectionID, infos[i].ID), b))
+	}
+	for _, v := range vchannels {
+		ops = append(ops, metastore.Delete(catalog.CheckpointKey(v)))
+	}
+	if len(ops) > 0 {
+		if err := c.kv.Txn(ctx, ops...); err != nil {
+			return fmt.Errorf("datacoord: drop: %w", err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, info := range infos {
+		c.segments[info.ID].info = info
+		c.segments[info.ID].sealing = true
+	}
+	for _, v := range vchannels {
+		delete(c.cps, v)
+	}
+	return nil
+}
+
+// Run applies the seal policy and truncates the WAL behind every checkpoint,
+// every CheckInterval, until ctx ends.
+func (c *Coordinator) Run(ctx context.Context) error {
+	t := time.NewTicker(c.cfg.CheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := c.sealByPolicy(ctx); err != nil && ctx.Err() == nil {
+			c.logger.Warn("seal policy failed", "err", err)
+		}
+		if err := c.truncateWAL(ctx); err != nil && ctx.Err() == nil {
+			c.logger.Warn("wal truncation failed", "err", err)
+		}
+	}
+}
+
+func (c *Coordinator) sealByPolicy(ctx context.Context) error {
+	c.mu.Lock()
+	var stats []growingStat
+	vch := map[int64]string{}
+	for _, s := range c.segments {
+		if s.info.State != catalog.SegmentGrowing || s.sealing || s.info.Level != catalog.LevelL1 {
+			continue
+		}
+		stats = append(stats, growingStat{ID: s.info.ID, Rows: s.assigned, MaxRows: s.info.MaxRows, RowSize: s.rowSize,
+			CreatedAt: time.UnixMilli(s.info.CreatedAt), LastWrite: s.lastWrite})
+		vch[s.info.ID] = s.info.VChannel
+	}
+	c.mu.Unlock()
+	ids := sealPolicy(c.cfg, stats, c.now())
+	if len(ids) == 0 {
+		return nil
+	}
+	only := map[int64]bool{}
+	vset := map[string]bool{}
+	for _, id := range ids {
+		only[id] = true
+		vset[vch[id]] = true
+	}
+	var vs []string
+	for v := range vset {
+		vs = append(vs, v)
+	}
+	sort.Strings(vs)
+	sealed, _, err := c.seal(ctx, vs, only)
+	if len(sealed) > 0 {
+		c.logger.Info("sealed segments by policy", "segments", sealed)
+	}
+	return err
+}
+
+// truncateWAL lets each pchannel drop records below the smallest offset any
+// vchannel on it still needs (its seek offset for recovery).
+func (c *Coordinator) truncateWAL(ctx context.Context) error {
+	if c.trunc == nil || c.chans == nil {
+		return nil
+	}
+	live := c.chans.LiveVChannels()
+	low := map[string]int64{}
+	blocked := map[string]bool{}
+	for _, v := range live {
+		p := wal.PChannelOf(v)
+		if _, ok := c.Checkpoint(v); !ok {
+			// A vchannel without a checkpoint needs its pchannel from the start.
+			blocked[p] = true
+			continue
+		}
+		ri := c.Recovery(v)
+		if cur, ok := low[p]; !ok || ri.SeekOffset < cur {
+			low[p] = ri.SeekOffset
+		}
+	}
+	for p := range blocked {
+		delete(low, p)
+	}
+	var errs []error
+	for p, off := range low {
+		if off > 0 {
+			errs = append(errs, c.trunc.Truncate(ctx, p, off))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CreateIndex records an index on a field; an identical existing index is
+// not an error, a different one on the same field is.
+func (c *Coordinator) CreateIndex(ctx context.Context, idx catalog.IndexInfo) error {
+	c.mu.Lock()
+	for _, old := range c.indexes {
+		if old.CollectionID != idx.CollectionID || old.Deleted {
+			continue
+		}
+		if old.FieldID == idx.FieldID || old.Name == idx.Name {
+			same := old.Name == idx.Name && old.FieldID == idx.FieldID && equalParams(old.Params, idx.Params)
+			c.mu.Unlock()
+			if same {
+				return nil
+			}
+			return errcode.Invalid("at most one distinct index is allowed per field: index %q already exists on the field with other parameters", old.Name)
+		}
+	}
+	c.mu.Unlock()
+	id, err := c.ids.Allocate(ctx, 1)
+	if err != nil {
+		return err
+	}
+	idx.ID = int64(id)
+	b, err := catalog.Marshal(&idx)
+	if err != nil {
+		return err
+	}
+	if err := c.kv.Txn(ctx, metastore.Put(catalog.IndexKey(idx.CollectionID, idx.ID), b)); err != nil {
+		return fmt.Errorf("datacoord: save index: %w", err)
+	}
+	c.mu.Lock()
+	c.indexes[idx.ID] = idx
+	c.mu.Unlock()
+	return nil
+}
+
+func equalParams(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Indexes lists the live indexes of a collection, by ID.
+func (c *Coordinator) Indexes(collectionID int64) []catalog.IndexInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []catalog.IndexInfo
+	for _, idx := range c.indexes {
+		if idx.CollectionID == collectionID && !idx.Deleted {
+			out = append(out, idx)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// DropIndex marks matching indexes deleted (name "" = all of the collection's).
+func (c *Coordinator) DropIndex(ctx context.Context, collectionID int64, name string) error {
+	c.mu.Lock()
+	var ops []metastore.Op
+	var ids []int64
+	for _, idx := range c.indexes {
+		if idx.CollectionID != collectionID || idx.Deleted || (name != "" && idx.Name != name) {
+			continue
+		}
+		idx.Deleted = true
+		b, err := catalog.Marshal(&idx)
+		if err != nil {
+			c.mu.Unlock()
+			return err
+		}
+		ops = append(ops, metastore.Put(catalog.IndexKey(collectionID, idx.ID), b))
+		ids = append(ids, idx.ID)
+	}
+	c.mu.Unlock()
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := c.kv.Txn(ctx, ops...); err != nil {
+		return fmt.Errorf("datacoord: drop index: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		idx := c.indexes[id]
+		idx.Deleted = true
+		c.indexes[id] = idx
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package datacoord
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/strata-db/strata/internal/catalog"
+)
+
+// Config configures the data coordinator.
+type Config struct {
+	// SegmentMaxSize is the target size of a segment in bytes (Milvus segment.maxSize).
+	SegmentMaxSize int64
+	// SealProportion seals a growing segment at SegmentMaxSize × SealProportion.
+	SealProportion float64
+	// MaxIdle seals a growing segment that received no rows for this long.
+	MaxIdle time.Duration
+	// MaxLife seals a growing segment this old.
+	MaxLife time.Duration
+	// GrowingMemoryLimit seals the largest growing segments while the estimated
+	// bytes of all growing segments exceed it (memory pressure).
+	GrowingMemoryLimit int64
+	// CheckInterval is how often seal policies and WAL truncation run.
+	CheckInterval time.Duration
+}
+
+// Defaults returns the default configuration (Milvus defaults where they exist).
+func Defaults() Config {
+	return Config{
+		SegmentMaxSize:     1024 << 20,
+		SealProportion:     0.12,
+		MaxIdle:            10 * time.Minute,
+		MaxLife:            24 * time.Hour,
+		GrowingMemoryLimit: 2 << 30,
+		CheckInterval:      2 * time.Second,
+	}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.SegmentMaxSize <= 0:
+		return fmt.Errorf("datacoord: segment max size must be positive")
+	case c.SealProportion <= 0 || c.SealProportion > 1:
+		return fmt.Errorf("datacoord: seal proportion must be in (0, 1]")
+	case c.MaxIdle <= 0 || c.MaxLife <= 0 || c.CheckInterval <= 0:
+		return fmt.Errorf("datacoord: durations must be positive")
+	case c.GrowingMemoryLimit <= 0:
+		return fmt.Errorf("datacoord: growing memory limit must be positive")
+	}
+	return nil
+}
+
+// growingStat is what the seal policy knows of one growing segment.
+type growingStat struct {
+	ID        int64
+	Rows      int64
+	MaxRows   int64
+	RowSize   int64
+	CreatedAt time.Time
+	LastWrite time.Time
+}
+
+// sealPolicy decides which growing segments to seal now. It is pure: the
+// caller passes a snapshot and the time.
+func sealPolicy(cfg Config, segs []growingStat, now time.Time) []int64 {
+	var out []int64
+	sealed := map[int64]bool{}
+	var total int64
+	for _, s := range segs {
+		switch {
+		case s.Rows >= s.MaxRows && s.Rows > 0:
+			sealed[s.ID] = true
+		case s.Rows > 0 && now.Sub(s.LastWrite) >= cfg.MaxIdle:
+			sealed[s.ID] = true
+		case s.Rows > 0 && now.Sub(s.CreatedAt) >= cfg.MaxLife:
+			sealed[s.ID] = true
+		default:
+			total += s.Rows * s.RowSize
+		}
+	}
+	if total > cfg.GrowingMemoryLimit {
+		rest := append([]growingStat(nil), segs...)
+		sort.Slice(rest, func(i, j int) bool { return rest[i].Rows*rest[i].RowSize > rest[j].Rows*rest[j].RowSize })
+		for _, s := range rest {
+			if total <= cfg.GrowingMemoryLimit {
+				break
+			}
+			if !sealed[s.ID] && s.Rows > 0 {
+				sealed[s.ID] = true
+				total -= s.Rows * s.RowSize
+			}
+		}
+	}
+	for _, s := range segs {
+		if sealed[s.ID] {
+			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
+// transitions is the segment lifecycle: allowed[from][to].
+var transitions = map[catalog.SegmentState]map[catalog.SegmentState]bool{
+	catalog.SegmentGrowing: {catalog.SegmentSealed: true, catalog.SegmentFlushed: true, catalog.SegmentDropped: true},
+	catalog.SegmentSealed:  {catalog.SegmentFlushed: true, catalog.SegmentDropped: true},
+	catalog.SegmentFlushed: {catalog.SegmentDropped: true},
+}
+
+// canTransition reports whether a segment may move from one state to another.
+func canTransition(from, to catalog.SegmentState) bool { return transitions[from][to] }

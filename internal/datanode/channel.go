@@ -1,0 +1,258 @@
+package datanode
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/msgpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// segBuffer holds a segment's rows that are not in object storage yet.
+type segBuffer struct {
+	id        int64
+	partition int64
+	cols      map[int64]column.Column // every field incl. RowID (0) and Timestamp (1)
+	rows      int64
+	bytes     int64
+	start     catalog.Position // first unsynced message
+	tsFrom    uint64
+	tsTo      uint64
+	lastOff   int64
+	createdAt time.Time
+}
+
+// deleteBuffer holds the channel's deletes that are not in delta logs yet.
+type deleteBuffer struct {
+	pks   column.Column
+	tss   []uint64
+	start catalog.Position
+	bytes int64
+}
+
+// channel is the flowgraph of one vchannel.
+type channel struct {
+	node     *Node
+	coll     *catalog.Collection
+	vchannel string
+	cp       catalog.ChannelCheckpoint
+	dropped  bool
+
+	segs    map[int64]*segBuffer
+	dels    *deleteBuffer
+	synced  map[int64]int64 // segment → offset through which rows are synced
+	flushed map[int64]bool
+
+	lastOffset   int64
+	lastTS       uint64
+	lastSave     time.Time
+	lastPeriodic time.Time
+}
+
+// tick handles a pchannel-wide time tick.
+func (c *channel) tick(ctx context.Context, e wal.Entry) error {
+	if e.Position.Offset < c.cp.Position.Offset {
+		return nil
+	}
+	c.lastOffset, c.lastTS = e.Position.Offset, e.Message.TimeTick
+	return c.maintain(ctx)
+}
+
+// maintain runs the periodic sync and saves an idle channel's checkpoint.
+func (c *channel) maintain(ctx context.Context) error {
+	now := time.Now()
+	cfg := c.node.cfg
+	if now.Sub(c.lastPeriodic) >= cfg.SyncPeriod/4 {
+		c.lastPeriodic = now
+		var old []int64
+		for _, id := range sortedIDs(c.segs) {
+			if now.Sub(c.segs[id].createdAt) >= cfg.SyncPeriod {
+				old = append(old, id)
+			}
+		}
+		if len(old) > 0 {
+			return c.sync(ctx, old, false, true)
+		}
+	}
+	if len(c.segs) == 0 && c.dels == nil && now.Sub(c.lastSave) >= cfg.CheckpointInterval &&
+		c.lastOffset+1 > c.cp.Position.Offset {
+		return c.sync(ctx, nil, false, false)
+	}
+	return nil
+}
+
+func (c *channel) handle(ctx context.Context, e wal.Entry) error {
+	m := e.Message
+	off := e.Position.Offset
+	if off < c.cp.Position.Offset {
+		return nil // already persisted
+	}
+	c.lastOffset, c.lastTS = off, m.TimeTick
+	switch m.Type {
+	case wal.TypeInsert:
+		if err := c.insert(ctx, e); err != nil {
+			return err
+		}
+	case wal.TypeDelete:
+		if off <= c.cp.DeltaSyncedOffset {
+			return nil
+		}
+		req := &msgpb.DeleteRequest{}
+		if err := proto.Unmarshal(m.Payload, req); err != nil {
+			return fmt.Errorf("decode delete: %w", err)
+		}
+		c.bufferDelete(req, e)
+		if c.dels != nil && c.dels.bytes >= c.node.cfg.SegmentBufferSize {
+			return c.sync(ctx, nil, false, true)
+		}
+	case wal.TypeFlush:
+		ids, err := wal.DecodeFlush(m.Payload)
+		if err != nil {
+			return err
+		}
+		var todo []int64
+		for _, id := range ids {
+			if !c.flushed[id] {
+				todo = append(todo, id)
+			}
+		}
+		return c.sync(ctx, todo, true, true)
+	case wal.TypeDropCollection:
+		c.discard(func(*segBuffer) bool { return true })
+		c.dels = nil
+		c.dropped = true
+		return nil
+	case wal.TypeDropPartition:
+		if len(m.Payload) == 8 {
+			part := int64(binary.LittleEndian.Uint64(m.Payload))
+			c.discard(func(b *segBuffer) bool { return b.partition == part })
+		}
+	}
+	return c.maintain(ctx)
+}
+
+func (c *channel) discard(match func(*segBuffer) bool) {
+	for id, b := range c.segs {
+		if match(b) {
+			c.node.addBuffered(-b.bytes)
+			delete(c.segs, id)
+		}
+	}
+}
+
+func (c *channel) insert(ctx context.Context, e wal.Entry) error {
+	req := &msgpb.InsertRequest{}
+	if err := proto.Unmarshal(e.Message.Payload, req); err != nil {
+		return fmt.Errorf("decode insert: %w", err)
+	}
+	seg := req.GetSegmentID()
+	if c.flushed[seg] {
+		return nil
+	}
+	if s, ok := c.synced[seg]; ok && e.Position.Offset <= s {
+		return nil
+	}
+	b := c.segs[seg]
+	if b == nil {
+		b = &segBuffer{id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
+			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now()}
+		for _, f := range c.coll.Schema.GetFields() {
+			col, err := column.New(f)
+			if err != nil {
+				return err
+			}
+			b.cols[f.GetFieldID()] = col
+		}
+		c.segs[seg] = b
+	}
+	byID := map[int64]*schemapb.FieldData{}
+	for _, fd := range req.GetFieldsData() {
+		byID[fd.GetFieldId()] = fd
+	}
+	n := int(req.GetNumRows())
+	var added int64
+	for _, f := range c.coll.Schema.GetFields() {
+		var src column.Column
+		switch f.GetFieldID() {
+		case 0:
+			src = &column.Ints{T: schemapb.DataType_Int64, Data: req.GetRowIDs()}
+		case 1:
+			d := make([]int64, n)
+			for i := range d {
+				d[i] = int64(e.Message.TimeTick)
+			}
+			src = &column.Ints{T: schemapb.DataType_Int64, Data: d}
+		default:
+			fd, ok := byID[f.GetFieldID()]
+			if !ok {
+				return fmt.Errorf("insert lacks field %q", f.GetName())
+			}
+			var err error
+			if src, err = column.FromFieldData(f, fd); err != nil {
+				return err
+			}
+		}
+		if src.Len() != n {
+			return fmt.Errorf("field %q has %d rows, want %d", f.GetName(), src.Len(), n)
+		}
+		dst := b.cols[f.GetFieldID()]
+		for i := 0; i < n; i++ {
+			dst.AppendFrom(src, i)
+		}
+		added += int64(src.MemorySize())
+	}
+	if b.rows == 0 || e.Message.TimeTick < b.tsFrom {
+		b.tsFrom = e.Message.TimeTick
+	}
+	b.tsTo = max(b.tsTo, e.Message.TimeTick)
+	b.rows += int64(n)
+	b.bytes += added
+	b.lastOff = e.Position.Offset
+	total := c.node.addBuffered(added)
+	switch {
+	case b.bytes >= c.node.cfg.SegmentBufferSize:
+		return c.sync(ctx, []int64{seg}, false, false)
+	case total >= c.node.cfg.MemoryHighWatermark:
+		return c.sync(ctx, []int64{c.largest()}, false, false)
+	}
+	return nil
+}
+
+func (c *channel) largest() int64 {
+	var best *segBuffer
+	for _, b := range c.segs {
+		if best == nil || b.bytes > best.bytes {
+			best = b
+		}
+	}
+	return best.id
+}
+
+func (c *channel) bufferDelete(req *msgpb.DeleteRequest, e wal.Entry) {
+	var pks column.Column
+	ids := req.GetPrimaryKeys()
+	if s := ids.GetStrId(); s != nil {
+		pks = &column.Strings{T: schemapb.DataType_VarChar, Data: s.GetData()}
+	} else {
+		pks = &column.Ints{T: schemapb.DataType_Int64, Data: ids.GetIntId().GetData()}
+	}
+	if pks.Len() == 0 {
+		return
+	}
+	if c.dels == nil {
+		first, _ := column.New(c.coll.PKField())
+		c.dels = &deleteBuffer{pks: first, start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}}
+	}
+	for i := 0; i < pks.Len(); i++ {
+		c.dels.pks.AppendFrom(pks, i)
+		c.dels.tss = append(c.dels.tss, e.Message.TimeTick)
+	}
+	c.dels.bytes += int64(pks.MemorySize() + 8*pks.Len())
+}

@@ -1,0 +1,97 @@
+// Package errcode defines the coded errors Strata returns to clients.
+//
+// Components return *Error (or wrap one with %w) for anything a client
+// caused or should see; the API layer turns it into a Milvus Status with both
+// `code` (merr code) and the legacy `error_code` set, as every SDK expects.
+// Errors without a code become code 5 ("unexpected error").
+package errcode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+)
+
+// Milvus merr codes that Strata uses.
+const (
+	Unexpected           int32 = 5
+	RateLimit            int32 = 8
+	CollectionNotFound   int32 = 100
+	CollectionNotLoaded  int32 = 101
+	SchemaMismatch       int32 = 109
+	PartitionNotFound    int32 = 200
+	PartitionNotLoaded   int32 = 201
+	IndexNotFound        int32 = 700
+	DatabaseNotFound     int32 = 800
+	IllegalArgument      int32 = 1100
+	ParameterTooLarge    int32 = 1101
+	ServiceNotReady      int32 = 1
+	AliasNotFound        int32 = 1600
+	AuthenticationFailed int32 = 1400
+)
+
+// Error is a client-visible error with a Milvus merr code.
+type Error struct {
+	// Code is the merr code (status.code).
+	Code int32
+	// Msg is the human-readable reason.
+	Msg string
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Msg }
+
+// New returns an *Error with code and a formatted message.
+func New(code int32, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns an IllegalArgument (1100) error.
+func Invalid(format string, args ...any) *Error {
+	return New(IllegalArgument, format, args...)
+}
+
+// CodeOf returns the merr code carried by err (Unexpected when it has none, 0 for nil).
+func CodeOf(err error) int32 {
+	if err == nil {
+		return 0
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Unexpected
+}
+
+// LegacyCode maps a merr code to the deprecated commonpb.ErrorCode enum that
+// older clients still test (pymilvus checks both).
+func LegacyCode(code int32) commonpb.ErrorCode {
+	switch code {
+	case 0:
+		return commonpb.ErrorCode_Success
+	case CollectionNotFound:
+		return commonpb.ErrorCode_CollectionNotExists
+	case IndexNotFound:
+		return commonpb.ErrorCode_IndexNotExist
+	case SchemaMismatch:
+		return commonpb.ErrorCode_SchemaMismatch
+	case RateLimit:
+		return commonpb.ErrorCode_RateLimit
+	case IllegalArgument:
+		return commonpb.ErrorCode_IllegalArgument
+	case PartitionNotFound:
+		return commonpb.ErrorCode_MetaFailed
+	default:
+		return commonpb.ErrorCode_UnexpectedError
+	}
+}
+
+// Status converts err into a Milvus Status (success for nil).
+func Status(err error) *commonpb.Status {
+	if err == nil {
+		return &commonpb.Status{}
+	}
+	code := CodeOf(err)
+	return &commonpb.Status{Code: code, ErrorCode: LegacyCode(code), Reason: err.Error(), Retriable: code == RateLimit}
+}

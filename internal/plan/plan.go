@@ -1,0 +1,96 @@
+// Package plan defines the read requests the proxy sends to query nodes and
+// the results they return: search (top-k by vector distance) and query
+// (filtered retrieval or count). Requests carry the filter as text plus
+// template values; each query node compiles it against the collection schema.
+package plan
+
+import (
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/column"
+)
+
+// Metric names.
+const (
+	MetricL2     = "L2"
+	MetricIP     = "IP"
+	MetricCosine = "COSINE"
+)
+
+// Read is what search and query have in common.
+type Read struct {
+	CollectionID int64
+	// PartitionIDs restricts the read; empty means every loaded partition.
+	PartitionIDs []int64
+	// Filter is the boolean expression; empty matches everything.
+	Filter    string
+	Templates map[string]*schemapb.TemplateValue
+	// OutputFields are the field IDs to return.
+	OutputFields []int64
+	// GuaranteeTS: the read waits until every vchannel has consumed up to it.
+	// 0 means "now" (Strong consistency).
+	GuaranteeTS uint64
+	// Strong asks the node to make the channels tick so the read does not
+	// wait for the periodic time tick.
+	Strong bool
+}
+
+// Search is a top-k vector search.
+type Search struct {
+	Read
+	// FieldID is the vector field searched.
+	FieldID int64
+	Metric  string
+	// Vectors are the nq query vectors (row-major, Dim each).
+	Vectors [][]float32
+	// TopK is the number of hits per query, including Offset.
+	TopK int
+	// Radius and RangeFilter bound the distance for range search (if HasRadius/HasRange).
+	Radius      float64
+	RangeFilter float64
+	HasRadius   bool
+	HasRange    bool
+	// GroupByField groups hits by a scalar field (0 = none), keeping GroupSize per group.
+	GroupByField int64
+	GroupSize    int
+}
+
+// Hit is one search result row.
+type Hit struct {
+	// PK is an int64 or a string.
+	PK    any
+	Score float32
+}
+
+// SearchResult holds hits for each query, best first.
+type SearchResult struct {
+	// Hits[q] are the hits of query q.
+	Hits [][]Hit
+	// Fields holds the output columns, rows aligned with the hits of all
+	// queries concatenated in query order.
+	Fields map[int64]column.Column
+	// GroupValues holds the group-by value of each hit, when grouping.
+	GroupValues column.Column
+}
+
+// Query is a filtered retrieval.
+type Query struct {
+	Read
+	// Limit caps the rows returned (after Offset); 0 = no limit.
+	Limit  int
+	Offset int
+	// CountOnly returns only the number of matching rows.
+	CountOnly bool
+}
+
+// QueryResult holds the matching rows' output fields, or a count.
+type QueryResult struct {
+	Fields map[int64]column.Column
+	Rows   int
+	Count  int64
+}
+
+// HigherIsBetter reports whether larger scores are better for the metric.
+func HigherIsBetter(metric string) bool {
+	return metric == MetricIP || metric == MetricCosine
+}

@@ -1,0 +1,575 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// CreateCollection creates a collection from a serialized schema.
+func (p *Proxy) CreateCollection(ctx context.Context, req *milvuspb.CreateCollectionRequest) (*commonpb.Status, error) {
+	schema := &schemapb.CollectionSchema{}
+	if err := proto.Unmarshal(req.GetSchema(), schema); err != nil {
+		return errcode.Status(errcode.Invalid("the schema is not a valid CollectionSchema: %v", err)), nil
+	}
+	if req.GetCollectionName() != "" && schema.GetName() != "" && schema.GetName() != req.GetCollectionName() {
+		return errcode.Status(errcode.Invalid("collection name %q does not match the schema name %q", req.GetCollectionName(), schema.GetName())), nil
+	}
+	if schema.GetName() == "" {
+		schema.Name = req.GetCollectionName()
+	}
+	props := map[string]string{}
+	for _, kv := range req.GetProperties() {
+		props[kv.GetKey()] = kv.GetValue()
+	}
+	level := req.GetConsistencyLevel()
+	err := p.meta.CreateCollection(ctx, dbName(ctx, req.GetDbName()), schema, int(req.GetShardsNum()), level, props)
+	return errcode.Status(err), nil
+}
+
+// DropCollection drops a collection and everything in it.
+func (p *Proxy) DropCollection(ctx context.Context, req *milvuspb.DropCollectionRequest) (*commonpb.Status, error) {
+	db := dbName(ctx, req.GetDbName())
+	col, err := p.meta.Collection(db, req.GetCollectionName())
+	if err != nil {
+		return ok(), nil // dropping a missing collection succeeds
+	}
+	p.query.Release(col.ID)
+	if _, err := p.meta.DropCollection(ctx, db, req.GetCollectionName()); err != nil {
+		return errcode.Status(err), nil
+	}
+	if err := p.data.DropCollection(ctx, col.ID, col.VChannels); err != nil {
+		return errcode.Status(err), nil
+	}
+	return ok(), nil
+}
+
+// HasCollection reports whether a collection exists.
+func (p *Proxy) HasCollection(ctx context.Context, req *milvuspb.HasCollectionRequest) (*milvuspb.BoolResponse, error) {
+	_, err := p.meta.Collection(dbName(ctx, req.GetDbName()), req.GetCollectionName())
+	return &milvuspb.BoolResponse{Status: ok(), Value: err == nil}, nil
+}
+
+// userSchema is the schema clients see: no system fields, no `$meta`.
+func userSchema(col *catalog.Collection) *schemapb.CollectionSchema {
+	s := proto.Clone(col.Schema).(*schemapb.CollectionSchema)
+	out := s.Fields[:0]
+	for _, f := range s.Fields {
+		if f.GetFieldID() >= 100 && !f.GetIsDynamic() {
+			out = append(out, f)
+		}
+	}
+	s.Fields = out
+	return s
+}
+
+// DescribeCollection returns the collection's schema and metadata.
+func (p *Proxy) DescribeCollection(ctx context.Context, req *milvuspb.DescribeCollectionRequest) (*milvuspb.DescribeCollectionResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.DescribeCollectionResponse{Status: errcode.Status(err)}, nil
+	}
+	var props []*commonpb.KeyValuePair
+	for k, v := range col.Properties {
+		props = append(props, &commonpb.KeyValuePair{Key: k, Value: v})
+	}
+	return &milvuspb.DescribeCollectionResponse{
+		Status: ok(), Schema: userSchema(col), CollectionID: col.ID, CollectionName: col.Name,
+		VirtualChannelNames: col.VChannels, PhysicalChannelNames: col.PChannels,
+		CreatedTimestamp: col.CreatedTS, CreatedUtcTimestamp: col.CreatedTS >> 18,
+		ShardsNum: int32(col.Shards), ConsistencyLevel: commonpb.ConsistencyLevel(col.ConsistencyLevel),
+		Properties: props, DbName: col.DBName, NumPartitions: int64(len(col.Partitions)),
+		UpdateTimestamp: col.SchemaVersionTS, Aliases: []string{},
+	}, nil
+}
+
+// ShowCollections lists collections.
+func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectionsRequest) (*milvuspb.ShowCollectionsResponse, error) {
+	resp := &milvuspb.ShowCollectionsResponse{Status: ok()}
+	want := map[string]bool{}
+	for _, n := range req.GetCollectionNames() {
+		want[n] = true
+	}
+	for _, col := range p.meta.Collections(dbName(ctx, req.GetDbName())) {
+		if len(want) > 0 && !want[col.Name] {
+			continue
+		}
+		loaded, _ := p.query.Loaded(col.ID)
+		pct := int64(0)
+		if loaded {
+			pct = 100
+		}
+		resp.CollectionNames = append(resp.CollectionNames, col.Name)
+		resp.CollectionIds = append(resp.CollectionIds, col.ID)
+		resp.CreatedTimestamps = append(resp.CreatedTimestamps, col.CreatedTS)
+		resp.CreatedUtcTimestamps = append(resp.CreatedUtcTimestamps, col.CreatedTS>>18)
+		resp.InMemoryPercentages = append(resp.InMemoryPercentages, pct)
+		resp.QueryServiceAvailable = append(resp.QueryServiceAvailable, loaded)
+	}
+	return resp, nil
+}
+
+// GetCollectionStatistics reports row_count.
+func (p *Proxy) GetCollectionStatistics(ctx context.Context, req *milvuspb.GetCollectionStatisticsRequest) (*milvuspb.GetCollectionStatisticsResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.GetCollectionStatisticsResponse{Status: errcode.Status(err)}, nil
+	}
+	n := p.data.RowCount(col.ID, nil)
+	return &milvuspb.GetCollectionStatisticsResponse{Status: ok(),
+		Stats: []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}}}, nil
+}
+
+// CreatePartition adds a partition.
+func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartitionRequest) (*commonpb.Status, error) {
+	if _, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName()); err != nil {
+		return errcode.Status(err), nil
+	}
+	return errcode.Status(p.meta.CreatePartition(ctx, dbName(ctx, req.GetDbName()), req.GetCollectionName(), req.GetPartitionName())), nil
+}
+
+// DropPartition drops a released partition and its data.
+func (p *Proxy) DropPartition(ctx context.Context, req *milvuspb.DropPartitionRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	id, err := p.meta.DropPartition(ctx, col.DBName, col.Name, req.GetPartitionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	return errcode.Status(p.data.DropPartition(ctx, col.ID, id)), nil
+}
+
+// HasPartition reports whether a partition exists.
+func (p *Proxy) HasPartition(ctx context.Context, req *milvuspb.HasPartitionRequest) (*milvuspb.BoolResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.BoolResponse{Status: errcode.Status(err)}, nil
+	}
+	_, found := col.Partition(req.GetPartitionName())
+	return &milvuspb.BoolResponse{Status: ok(), Value: found}, nil
+}
+
+// ShowPartitions lists partitions.
+func (p *Proxy) ShowPartitions(ctx context.Context, req *milvuspb.ShowPartitionsRequest) (*milvuspb.ShowPartitionsResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.ShowPartitionsResponse{Status: errcode.Status(err)}, nil
+	}
+	loaded, parts := p.query.Loaded(col.ID)
+	isLoaded := func(id int64) bool {
+		if !loaded {
+			return false
+		}
+		if parts == nil {
+			return true
+		}
+		for _, q := range parts {
+			if q == id {
+				return true
+			}
+		}
+		return false
+	}
+	resp := &milvuspb.ShowPartitionsResponse{Status: ok()}
+	for _, part := range col.Partitions {
+		resp.PartitionNames = append(resp.PartitionNames, part.Name)
+		resp.PartitionIDs = append(resp.PartitionIDs, part.ID)
+		resp.CreatedTimestamps = append(resp.CreatedTimestamps, part.CreatedTS)
+		resp.CreatedUtcTimestamps = append(resp.CreatedUtcTimestamps, part.CreatedTS>>18)
+		pct := int64(0)
+		if isLoaded(part.ID) {
+			pct = 100
+		}
+		resp.InMemoryPercentages = append(resp.InMemoryPercentages, pct)
+	}
+	return resp, nil
+}
+
+// GetPartitionStatistics reports a partition's row_count.
+func (p *Proxy) GetPartitionStatistics(ctx context.Context, req *milvuspb.GetPartitionStatisticsRequest) (*milvuspb.GetPartitionStatisticsResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.GetPartitionStatisticsResponse{Status: errcode.Status(err)}, nil
+	}
+	part, found := col.Partition(req.GetPartitionName())
+	if !found {
+		return &milvuspb.GetPartitionStatisticsResponse{Status: errcode.Status(errcode.New(errcode.PartitionNotFound, "partition not found[partition=%s]", req.GetPartitionName()))}, nil
+	}
+	n := p.data.RowCount(col.ID, []int64{part.ID})
+	return &milvuspb.GetPartitionStatisticsResponse{Status: ok(),
+		Stats: []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}}}, nil
+}
+
+// partitionIDs resolves partition names (empty = nil).
+func partitionIDs(col *catalog.Collection, names []string) ([]int64, error) {
+	var ids []int64
+	for _, n := range names {
+		part, found := col.Partition(n)
+		if !found {
+			return nil, errcode.New(errcode.PartitionNotFound, "partition not found[partition=%s]", n)
+		}
+		ids = append(ids, part.ID)
+	}
+	return ids, nil
+}
+
+// LoadCollection loads a collection into the query node and records it, so a
+// restart loads it again.
+func (p *Proxy) LoadCollection(ctx context.Context, req *milvuspb.LoadCollectionRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if err := p.query.Load(ctx, col.ID, nil); err != nil {
+		return errcode.Status(err), nil
+	}
+	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, nil)), nil
+}
+
+// ReleaseCollection releases a collection.
+func (p *Proxy) ReleaseCollection(ctx context.Context, req *milvuspb.ReleaseCollectionRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	p.query.Release(col.ID)
+	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, false, nil)), nil
+}
+
+// LoadPartitions loads some partitions.
+func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitionsRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if len(req.GetPartitionNames()) == 0 {
+		return errcode.Status(errcode.Invalid("partition names should not be empty")), nil
+	}
+	ids, err := partitionIDs(col, req.GetPartitionNames())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	loaded, parts := p.query.Loaded(col.ID)
+	if loaded && parts == nil {
+		return ok(), nil // the whole collection is loaded already
+	}
+	if err := p.query.Load(ctx, col.ID, ids); err != nil {
+		return errcode.Status(err), nil
+	}
+	_, parts = p.query.Loaded(col.ID)
+	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, parts)), nil
+}
+
+// ReleasePartitions releases some partitions.
+func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePartitionsRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	ids, err := partitionIDs(col, req.GetPartitionNames())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	loaded, parts := p.query.Loaded(col.ID)
+	if !loaded {
+		return ok(), nil
+	}
+	if parts == nil {
+		for _, part := range col.Partitions {
+			parts = append(parts, part.ID)
+		}
+		if err := p.query.Load(ctx, col.ID, parts); err != nil {
+			return errcode.Status(err), nil
+		}
+	}
+	p.query.ReleasePartitions(col.ID, ids)
+	_, parts = p.query.Loaded(col.ID)
+	if len(parts) == 0 {
+		p.query.Release(col.ID)
+		return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, false, nil)), nil
+	}
+	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, parts)), nil
+}
+
+// GetLoadState reports NotLoad or Loaded (loads are synchronous).
+func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequest) (*milvuspb.GetLoadStateResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err)}, nil
+	}
+	ids, err := partitionIDs(col, req.GetPartitionNames())
+	if err != nil {
+		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err)}, nil
+	}
+	if p.isLoaded(col.ID, ids) {
+		return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoaded}, nil
+	}
+	return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateNotLoad}, nil
+}
+
+func (p *Proxy) isLoaded(collID int64, want []int64) bool {
+	loaded, parts := p.query.Loaded(collID)
+	if !loaded {
+		return false
+	}
+	if parts == nil {
+		return true
+	}
+	if len(want) == 0 {
+		return false // only some partitions are loaded
+	}
+	have := map[int64]bool{}
+	for _, q := range parts {
+		have[q] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// GetLoadingProgress reports 100 once loaded.
+func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoadingProgressRequest) (*milvuspb.GetLoadingProgressResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
+	}
+	ids, err := partitionIDs(col, req.GetPartitionNames())
+	if err != nil {
+		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
+	}
+	if loaded, _ := p.query.Loaded(col.ID); !loaded {
+		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", col.Name))}, nil
+	}
+	pct := int64(0)
+	if p.isLoaded(col.ID, ids) {
+		pct = 100
+	}
+	return &milvuspb.GetLoadingProgressResponse{Status: ok(), Progress: pct, RefreshProgress: pct}, nil
+}
+
+// Flush seals and syncs every growing segment of the collections.
+func (p *Proxy) Flush(ctx context.Context, req *milvuspb.FlushRequest) (*milvuspb.FlushResponse, error) {
+	db := dbName(ctx, req.GetDbName())
+	resp := &milvuspb.FlushResponse{Status: ok(), DbName: db,
+		CollSegIDs: map[string]*schemapb.LongArray{}, FlushCollSegIDs: map[string]*schemapb.LongArray{},
+		CollSealTimes: map[string]int64{}, CollFlushTs: map[string]uint64{}}
+	for _, name := range req.GetCollectionNames() {
+		col, err := p.meta.Collection(db, name)
+		if err != nil {
+			return &milvuspb.FlushResponse{Status: errcode.Status(err)}, nil
+		}
+		segs, ts, err := p.data.Flush(ctx, col.ID, col.VChannels)
+		if err != nil {
+			return &milvuspb.FlushResponse{Status: errcode.Status(err)}, nil
+		}
+		resp.CollSegIDs[name] = &schemapb.LongArray{Data: segs}
+		resp.FlushCollSegIDs[name] = &schemapb.LongArray{Data: segs}
+		resp.CollSealTimes[name] = int64(ts >> 18 / 1000)
+		resp.CollFlushTs[name] = ts
+	}
+	return resp, nil
+}
+
+// GetFlushState reports whether the segments of a flush are in object storage.
+func (p *Proxy) GetFlushState(ctx context.Context, req *milvuspb.GetFlushStateRequest) (*milvuspb.GetFlushStateResponse, error) {
+	var vchannels []string
+	if req.GetCollectionName() != "" {
+		col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+		if err != nil {
+			return &milvuspb.GetFlushStateResponse{Status: errcode.Status(err)}, nil
+		}
+		vchannels = col.VChannels
+	}
+	flushed := p.data.FlushState(req.GetSegmentIDs(), vchannels, req.GetFlushTs())
+	return &milvuspb.GetFlushStateResponse{Status: ok(), Flushed: flushed}, nil
+}
+
+// Vector index types accepted for float vectors, and scalar index types.
+var (
+	vectorIndexTypes = map[string]bool{"FLAT": true, "IVF_FLAT": true, "IVF_SQ8": true, "IVF_PQ": true,
+		"HNSW": true, "AUTOINDEX": true, "DISKANN": true, "SCANN": true, "IVF_RABITQ": true}
+	scalarIndexTypes = map[string]bool{"": true, "INVERTED": true, "STL_SORT": true, "Trie": true,
+		"TRIE": true, "BITMAP": true, "AUTOINDEX": true}
+)
+
+// indexParams flattens CreateIndex extra_params, accepting the legacy
+// "params" JSON form.
+func indexParams(kvs []*commonpb.KeyValuePair) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range kvs {
+		if kv.GetKey() == "params" {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(kv.GetValue()), &m); err != nil {
+				return nil, errcode.Invalid("index params %q are not a JSON object", kv.GetValue())
+			}
+			for k, v := range m {
+				switch v := v.(type) {
+				case string:
+					out[k] = v
+				default:
+					b, _ := json.Marshal(v)
+					out[k] = string(b)
+				}
+			}
+			continue
+		}
+		out[kv.GetKey()] = kv.GetValue()
+	}
+	return out, nil
+}
+
+// CreateIndex records an index on a field. Vector search stays exact
+// (brute force) until the index-build pipeline lands; the index is reported
+// Finished at once.
+func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	f := col.Field(req.GetFieldName())
+	if f == nil || f.GetFieldID() < 100 || f.GetIsDynamic() {
+		return errcode.Status(errcode.Invalid("cannot create index on non-existed field: %s", req.GetFieldName())), nil
+	}
+	params, err := indexParams(req.GetExtraParams())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	it := params["index_type"]
+	if isVectorType(f.GetDataType()) {
+		if it == "" {
+			it = "AUTOINDEX"
+		}
+		if !vectorIndexTypes[it] {
+			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil
+		}
+		mt := strings.ToUpper(params["metric_type"])
+		if mt == "" {
+			mt = "COSINE"
+		}
+		if mt != "L2" && mt != "IP" && mt != "COSINE" {
+			return errcode.Status(errcode.Invalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", params["metric_type"])), nil
+		}
+		params["metric_type"] = mt
+	} else {
+		if !scalarIndexTypes[it] {
+			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil
+		}
+		if it == "" {
+			it = "INVERTED"
+		}
+	}
+	params["index_type"] = it
+	name := req.GetIndexName()
+	if name == "" {
+		name = f.GetName()
+	}
+	idx := catalog.IndexInfo{CollectionID: col.ID, FieldID: f.GetFieldID(), Name: name, Params: params}
+	return errcode.Status(p.data.CreateIndex(ctx, idx)), nil
+}
+
+func isVectorType(t schemapb.DataType) bool {
+	switch t {
+	case schemapb.DataType_FloatVector, schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
+		schemapb.DataType_BFloat16Vector, schemapb.DataType_SparseFloatVector, schemapb.DataType_Int8Vector:
+		return true
+	}
+	return false
+}
+
+// DescribeIndex lists the collection's indexes (filtered by field or name).
+func (p *Proxy) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRequest) (*milvuspb.DescribeIndexResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.DescribeIndexResponse{Status: errcode.Status(err)}, nil
+	}
+	rows := p.data.RowCount(col.ID, nil)
+	resp := &milvuspb.DescribeIndexResponse{Status: ok()}
+	for _, idx := range p.data.Indexes(col.ID) {
+		fname := ""
+		for _, f := range col.Schema.GetFields() {
+			if f.GetFieldID() == idx.FieldID {
+				fname = f.GetName()
+			}
+		}
+		if req.GetIndexName() != "" && req.GetIndexName() != idx.Name {
+			continue
+		}
+		if req.GetFieldName() != "" && req.GetFieldName() != fname {
+			continue
+		}
+		var params []*commonpb.KeyValuePair
+		for _, k := range sortedKeys(idx.Params) {
+			params = append(params, &commonpb.KeyValuePair{Key: k, Value: idx.Params[k]})
+		}
+		resp.IndexDescriptions = append(resp.IndexDescriptions, &milvuspb.IndexDescription{
+			IndexName: idx.Name, IndexID: idx.ID, Params: params, FieldName: fname,
+			IndexedRows: rows, TotalRows: rows, State: commonpb.IndexState_Finished,
+		})
+	}
+	if len(resp.IndexDescriptions) == 0 {
+		return &milvuspb.DescribeIndexResponse{Status: errcode.Status(errcode.New(errcode.IndexNotFound, "index not found[indexName=%s]", req.GetIndexName()))}, nil
+	}
+	return resp, nil
+}
+
+// DropIndex drops an index of a released collection.
+func (p *Proxy) DropIndex(ctx context.Context, req *milvuspb.DropIndexRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if loaded, _ := p.query.Loaded(col.ID); loaded {
+		return errcode.Status(errcode.Invalid("index cannot be dropped, collection is loaded, please release it first")), nil
+	}
+	name := req.GetIndexName()
+	if name == "" && req.GetFieldName() != "" {
+		for _, idx := range p.data.Indexes(col.ID) {
+			if f := col.Field(req.GetFieldName()); f != nil && f.GetFieldID() == idx.FieldID {
+				name = idx.Name
+			}
+		}
+		if name == "" {
+			return ok(), nil
+		}
+	}
+	return errcode.Status(p.data.DropIndex(ctx, col.ID, name)), nil
+}
+
+// metricOf returns the metric of the index on a field ("" if none).
+func (p *Proxy) metricOf(collID, fieldID int64) string {
+	for _, idx := range p.data.Indexes(collID) {
+		if idx.FieldID == fieldID {
+			return idx.Params["metric_type"]
+		}
+	}
+	return ""
+}
+
+// vchannelPChannels returns the distinct pchannels of a collection.
+func vchannelPChannels(col *catalog.Collection) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range col.VChannels {
+		p := wal.PChannelOf(v)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}

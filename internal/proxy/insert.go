@@ -1,0 +1,691 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/msgpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// MaxJSONBytes is the largest JSON value a row may hold.
+const MaxJSONBytes = 65536
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rows is a validated batch: one column per stored user field, keyed by ID.
+type rows struct {
+	n    int
+	cols map[int64]column.Column
+	pk   column.Column
+}
+
+// validateRows turns request columns into stored columns, checking every
+// value; autoID primary keys are generated from firstID when firstID ≥ 0.
+func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows uint32, genPK func(n int) ([]int64, error), requirePK bool) (*rows, error) {
+	byName := map[string]*schemapb.FieldData{}
+	var dyn *schemapb.FieldData
+	dynField := col.DynamicField()
+	n := -1
+	for _, fd := range fds {
+		if fd.GetIsDynamic() || (dynField != nil && fd.GetFieldName() == dynField.GetName()) {
+			if dynField == nil {
+				return nil, errcode.Invalid("the collection does not enable the dynamic field, but dynamic data was sent")
+			}
+			dyn = fd
+			continue
+		}
+		f := col.Field(fd.GetFieldName())
+		if f == nil || f.GetFieldID() < 100 {
+			return nil, errcode.Invalid("field %q does not exist in collection %q", fd.GetFieldName(), col.Name)
+		}
+		if byName[fd.GetFieldName()] != nil {
+			return nil, errcode.Invalid("field %q is sent more than once", fd.GetFieldName())
+		}
+		byName[fd.GetFieldName()] = fd
+	}
+	out := &rows{cols: map[int64]column.Column{}}
+	setN := func(name string, m int) error {
+		if n < 0 {
+			n = m
+			return nil
+		}
+		if m != n {
+			return errcode.Invalid("the number of rows of field %q is %d, other fields have %d", name, m, n)
+		}
+		return nil
+	}
+	if numRows > 0 {
+		n = int(numRows)
+	}
+	var pkField *schemapb.FieldSchema
+	for _, f := range col.Schema.GetFields() {
+		if f.GetFieldID() < 100 || f.GetIsDynamic() {
+			continue
+		}
+		if f.GetIsPrimaryKey() {
+			pkField = f
+		}
+		fd := byName[f.GetName()]
+		if f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK {
+			if fd != nil {
+				return nil, errcode.Invalid("the primary key field %q is auto-generated, no need to provide it", f.GetName())
+			}
+			continue
+		}
+		if fd == nil {
+			continue // filled below once n is known
+		}
+		if fd.GetType() != schemapb.DataType_None && fd.GetType() != f.GetDataType() {
+			return nil, errcode.Invalid("field %q: data type %s does not match the schema type %s", f.GetName(), fd.GetType(), f.GetDataType())
+		}
+		if len(fd.GetValidData()) > 0 && !f.GetNullable() && f.GetDefaultValue() == nil {
+			for _, v := range fd.GetValidData() {
+				if !v {
+					return nil, errcode.Invalid("field %q is not nullable but null values were sent", f.GetName())
+				}
+			}
+		}
+		if v := fd.GetVectors(); v != nil && isVectorType(f.GetDataType()) {
+			dim, _ := column.Dim(f)
+			if v.GetDim() != 0 && int(v.GetDim()) != dim {
+				return nil, errcode.Invalid("the dim (%d) of field data(%s) is not equal to schema dim (%d)", v.GetDim(), f.GetName(), dim)
+			}
+		}
+		c, err := column.FromFieldData(f, fd)
+		if err != nil {
+			return nil, errcode.Invalid("%v", err)
+		}
+		if err := setN(f.GetName(), c.Len()); err != nil {
+			return nil, err
+		}
+		if err := checkValues(f, c); err != nil {
+			return nil, err
+		}
+		c, err = fillDefaults(f, c)
+		if err != nil {
+			return nil, err
+		}
+		out.cols[f.GetFieldID()] = c
+	}
+	if dyn != nil {
+		c := &column.JSONs{Data: dyn.GetScalars().GetJsonData().GetData()}
+		if dyn.GetScalars().GetJsonData() == nil {
+			return nil, errcode.Invalid("the dynamic field data must be JSON")
+		}
+		if err := setN(dynField.GetName(), c.Len()); err != nil {
+			return nil, err
+		}
+		for i, b := range c.Data {
+			if err := checkDynamicRow(col, b); err != nil {
+				return nil, errcode.Invalid("row %d: %v", i, err)
+			}
+		}
+		out.cols[dynField.GetFieldID()] = c
+	}
+	if n < 0 {
+		return nil, errcode.Invalid("no data was sent")
+	}
+	if n == 0 {
+		return nil, errcode.Invalid("the number of rows is 0")
+	}
+	out.n = n
+	for _, f := range col.Schema.GetFields() {
+		if f.GetFieldID() < 100 || out.cols[f.GetFieldID()] != nil {
+			continue
+		}
+		switch {
+		case f.GetIsDynamic():
+			d := make([][]byte, n)
+			for i := range d {
+				d[i] = []byte("{}")
+			}
+			out.cols[f.GetFieldID()] = &column.JSONs{Data: d}
+		case f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK:
+			ids, err := genPK(n)
+			if err != nil {
+				return nil, err
+			}
+			out.cols[f.GetFieldID()] = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+		case f.GetNullable() || f.GetDefaultValue() != nil:
+			c, err := column.New(f)
+			if err != nil {
+				return nil, err
+			}
+			nulls := nullColumn(f, c, n)
+			filled, err := fillDefaults(f, nulls)
+			if err != nil {
+				return nil, err
+			}
+			out.cols[f.GetFieldID()] = filled
+		default:
+			return nil, errcode.Invalid("field %q is not passed and has no default value", f.GetName())
+		}
+	}
+	out.pk = out.cols[pkField.GetFieldID()]
+	return out, nil
+}
+
+// nullColumn returns n null rows of c's type.
+func nullColumn(f *schemapb.FieldSchema, c column.Column, n int) column.Column {
+	valid := make([]bool, n)
+	switch c := c.(type) {
+	case *column.Bools:
+		c.Data, c.Valid = make([]bool, n), valid
+	case *column.Ints:
+		c.Data, c.Valid = make([]int64, n), valid
+	case *column.Floats:
+		c.Data, c.Valid = make([]float64, n), valid
+	case *column.Strings:
+		c.Data, c.Valid = make([]string, n), valid
+	case *column.JSONs:
+		c.Data, c.Valid = make([][]byte, n), valid
+	case *column.Arrays:
+		c.Data, c.Valid = make([]*schemapb.ScalarField, n), valid
+	}
+	_ = f
+	return c
+}
+
+// fillDefaults replaces nulls with the field's default value, if it has one.
+func fillDefaults(f *schemapb.FieldSchema, c column.Column) (column.Column, error) {
+	dv := f.GetDefaultValue()
+	valid := c.Validity()
+	if dv == nil || valid == nil {
+		return c, nil
+	}
+	for i, ok := range valid {
+		if ok {
+			continue
+		}
+		switch c := c.(type) {
+		case *column.Bools:
+			c.Data[i] = dv.GetBoolData()
+		case *column.Ints:
+			if f.GetDataType() == schemapb.DataType_Int64 {
+				c.Data[i] = dv.GetLongData()
+			} else {
+				c.Data[i] = int64(dv.GetIntData())
+			}
+		case *column.Floats:
+			if f.GetDataType() == schemapb.DataType_Double {
+				c.Data[i] = dv.GetDoubleData()
+			} else {
+				c.Data[i] = float64(dv.GetFloatData())
+			}
+		case *column.Strings:
+			c.Data[i] = dv.GetStringData()
+		case *column.JSONs:
+			c.Data[i] = dv.GetBytesData()
+		default:
+			return nil, errcode.Invalid("field %q: default values are not supported for %s", f.GetName(), f.GetDataType())
+		}
+	}
+	// Every row holds a value now; nullable fields keep the mask (all valid).
+	switch c := c.(type) {
+	case *column.Bools:
+		c.Valid = allValid(c.Valid, f)
+	case *column.Ints:
+		c.Valid = allValid(c.Valid, f)
+	case *column.Floats:
+		c.Valid = allValid(c.Valid, f)
+	case *column.Strings:
+		c.Valid = allValid(c.Valid, f)
+	case *column.JSONs:
+		c.Valid = allValid(c.Valid, f)
+	}
+	return c, nil
+}
+
+func allValid(v []bool, f *schemapb.FieldSchema) []bool {
+	if !f.GetNullable() {
+		return nil
+	}
+	for i := range v {
+		v[i] = true
+	}
+	return v
+}
+
+func typeParamInt(f *schemapb.FieldSchema, key string) int {
+	for _, kv := range f.GetTypeParams() {
+		if kv.GetKey() == key {
+			n, _ := strconv.Atoi(kv.GetValue())
+			return n
+		}
+	}
+	return 0
+}
+
+// checkValues validates the values of one column against its field.
+func checkValues(f *schemapb.FieldSchema, c column.Column) error {
+	name := f.GetName()
+	switch c := c.(type) {
+	case *column.FloatVectors:
+		for i, v := range c.Data {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return errcode.Invalid("field %q: the vector of row %d contains NaN or Inf (%v)", name, i/c.Dim, v)
+			}
+		}
+	case *column.Ints:
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		switch f.GetDataType() {
+		case schemapb.DataType_Int8:
+			lo, hi = math.MinInt8, math.MaxInt8
+		case schemapb.DataType_Int16:
+			lo, hi = math.MinInt16, math.MaxInt16
+		}
+		for i, v := range c.Data {
+			if v < lo || v > hi {
+				return errcode.Invalid("field %q: value %d of row %d is out of range for %s", name, v, i, f.GetDataType())
+			}
+		}
+	case *column.Floats:
+		for i, v := range c.Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return errcode.Invalid("field %q: value of row %d is NaN or Inf", name, i)
+			}
+		}
+	case *column.Strings:
+		maxLen := typeParamInt(f, "max_length")
+		for i, s := range c.Data {
+			if !utf8.ValidString(s) {
+				return errcode.Invalid("field %q: the string of row %d is not valid UTF-8", name, i)
+			}
+			if l := utf8.RuneCountInString(s); maxLen > 0 && l > maxLen {
+				return errcode.Invalid("the length (%d) of varchar field %q of row %d exceeds max length (%d)", l, name, i, maxLen)
+			}
+		}
+	case *column.JSONs:
+		for i, b := range c.Data {
+			if c.IsNull(i) {
+				continue
+			}
+			if len(b) > MaxJSONBytes {
+				return errcode.Invalid("field %q: the JSON of row %d is %d bytes, over the limit %d", name, i, len(b), MaxJSONBytes)
+			}
+			if !json.Valid(b) {
+				return errcode.Invalid("field %q: row %d is not valid JSON", name, i)
+			}
+		}
+	case *column.Arrays:
+		capacity := typeParamInt(f, "max_capacity")
+		maxLen := typeParamInt(f, "max_length")
+		for i, a := range c.Data {
+			if c.IsNull(i) || a == nil {
+				continue
+			}
+			if err := checkArray(f, a, capacity, maxLen, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkArray(f *schemapb.FieldSchema, a *schemapb.ScalarField, capacity, maxLen, row int) error {
+	name := f.GetName()
+	var n int
+	ok := true
+	switch f.GetElementType() {
+	case schemapb.DataType_Bool:
+		ok, n = a.GetBoolData() != nil, len(a.GetBoolData().GetData())
+	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32:
+		ok, n = a.GetIntData() != nil, len(a.GetIntData().GetData())
+	case schemapb.DataType_Int64:
+		ok, n = a.GetLongData() != nil, len(a.GetLongData().GetData())
+	case schemapb.DataType_Float:
+		ok, n = a.GetFloatData() != nil, len(a.GetFloatData().GetData())
+	case schemapb.DataType_Double:
+		ok, n = a.GetDoubleData() != nil, len(a.GetDoubleData().GetData())
+	case schemapb.DataType_VarChar:
+		ok, n = a.GetStringData() != nil, len(a.GetStringData().GetData())
+		for _, s := range a.GetStringData().GetData() {
+			if maxLen > 0 && utf8.RuneCountInString(s) > maxLen {
+				return errcode.Invalid("field %q: an element of row %d exceeds max length %d", name, row, maxLen)
+			}
+		}
+	}
+	if !ok && proto.Size(a) > 0 {
+		return errcode.Invalid("field %q: the array of row %d does not hold %s elements", name, row, f.GetElementType())
+	}
+	if capacity > 0 && n > capacity {
+		return errcode.Invalid("field %q: the array of row %d has %d elements, over max_capacity %d", name, row, n, capacity)
+	}
+	return nil
+}
+
+// checkDynamicRow checks one `$meta` value: a JSON object whose keys are not schema fields.
+func checkDynamicRow(col *catalog.Collection, b []byte) error {
+	if len(b) > MaxJSONBytes {
+		return errcode.Invalid("the dynamic field is %d bytes, over the limit %d", len(b), MaxJSONBytes)
+	}
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&m); err != nil {
+		return errcode.Invalid("the dynamic field must be a JSON object: %v", err)
+	}
+	for k := range m {
+		if f := col.Field(k); f != nil && !f.GetIsDynamic() {
+			return errcode.Invalid("the dynamic field contains key %q, which is a static field of the schema", k)
+		}
+	}
+	return nil
+}
+
+// hashPK maps a primary key to a shard.
+func hashPK(pk column.Column, i int, shards int) int {
+	var h uint32
+	switch c := pk.(type) {
+	case *column.Ints:
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(c.Data[i]))
+		h = crc32.ChecksumIEEE(b[:])
+	case *column.Strings:
+		h = crc32.ChecksumIEEE([]byte(c.Data[i]))
+	}
+	return int(h % uint32(shards))
+}
+
+// shardRows groups row indexes by shard.
+func shardRows(pk column.Column, n, shards int) [][]int {
+	out := make([][]int, shards)
+	for i := 0; i < n; i++ {
+		s := hashPK(pk, i, shards)
+		out[s] = append(out[s], i)
+	}
+	return out
+}
+
+func (p *Proxy) partitionFor(col *catalog.Collection, name string) (int64, error) {
+	if name == "" {
+		name = "_default"
+	}
+	part, found := col.Partition(name)
+	if !found {
+		return 0, errcode.New(errcode.PartitionNotFound, "partition not found[partition=%s]", name)
+	}
+	return part.ID, nil
+}
+
+// insertMessages builds the per-shard insert batches of rows r; segment IDs
+// are assigned by assign (called under the pchannel locks).
+type shardInsert struct {
+	shard int
+	rows  []int
+	req   *msgpb.InsertRequest
+	bytes int64
+}
+
+func (p *Proxy) buildInserts(ctx context.Context, col *catalog.Collection, partID int64, r *rows) ([]shardInsert, error) {
+	rowIDs, err := p.ids.Allocate(ctx, uint32(r.n))
+	if err != nil {
+		return nil, err
+	}
+	var out []shardInsert
+	for shard, idx := range shardRows(r.pk, r.n, col.Shards) {
+		if len(idx) == 0 {
+			continue
+		}
+		req := &msgpb.InsertRequest{
+			ShardName: col.VChannels[shard], DbName: col.DBName, CollectionName: col.Name,
+			CollectionID: col.ID, PartitionID: partID, NumRows: uint64(len(idx)),
+			Version: msgpb.InsertDataVersion_ColumnBased,
+		}
+		for _, i := range idx {
+			req.RowIDs = append(req.RowIDs, int64(rowIDs)+int64(i))
+		}
+		var size int64
+		for _, f := range col.Schema.GetFields() {
+			c, ok := r.cols[f.GetFieldID()]
+			if !ok {
+				continue
+			}
+			t := c.Take(idx)
+			size += int64(t.MemorySize())
+			req.FieldsData = append(req.FieldsData, column.ToFieldData(f.GetName(), f.GetFieldID(), t))
+		}
+		out = append(out, shardInsert{shard: shard, rows: idx, req: req, bytes: size + 16*int64(len(idx))})
+	}
+	return out, nil
+}
+
+func (p *Proxy) deleteMessages(col *catalog.Collection, partID int64, pks column.Column) map[int]*msgpb.DeleteRequest {
+	out := map[int]*msgpb.DeleteRequest{}
+	for shard, idx := range shardRows(pks, pks.Len(), col.Shards) {
+		if len(idx) == 0 {
+			continue
+		}
+		req := &msgpb.DeleteRequest{ShardName: col.VChannels[shard], DbName: col.DBName, CollectionName: col.Name,
+			CollectionID: col.ID, PartitionID: partID, NumRows: int64(len(idx))}
+		switch c := pks.Take(idx).(type) {
+		case *column.Ints:
+			req.PrimaryKeys = &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: c.Data}}}
+		case *column.Strings:
+			req.PrimaryKeys = &schemapb.IDs{IdField: &schemapb.IDs_StrId{StrId: &schemapb.StringArray{Data: c.Data}}}
+		}
+		out[shard] = req
+	}
+	return out
+}
+
+// write appends deletes (first) and inserts at one timestamp, assigning
+// segments under the pchannel locks, and returns the timestamp.
+func (p *Proxy) write(ctx context.Context, col *catalog.Collection, deletes map[int]*msgpb.DeleteRequest, inserts []shardInsert) (uint64, error) {
+	pchs := map[string]bool{}
+	for shard := range deletes {
+		pchs[col.PChannels[shard]] = true
+	}
+	for _, in := range inserts {
+		pchs[col.PChannels[in.shard]] = true
+	}
+	var list []string
+	for p := range pchs {
+		list = append(list, p)
+	}
+	sort.Strings(list)
+	return p.wal.AppendBuild(ctx, list, func(uint64) (map[string][]wal.Message, error) {
+		batch := map[string][]wal.Message{}
+		shards := make([]int, 0, len(deletes))
+		for s := range deletes {
+			shards = append(shards, s)
+		}
+		sort.Ints(shards)
+		for _, shard := range shards {
+			b, err := proto.Marshal(deletes[shard])
+			if err != nil {
+				return nil, err
+			}
+			pch := col.PChannels[shard]
+			batch[pch] = append(batch[pch], wal.Message{Type: wal.TypeDelete, VChannel: col.VChannels[shard], Payload: b})
+		}
+		for _, in := range inserts {
+			rowSize := in.bytes / int64(len(in.rows))
+			seg, err := p.data.AssignSegment(ctx, col.ID, in.req.GetPartitionID(), col.VChannels[in.shard], int64(len(in.rows)), rowSize)
+			if err != nil {
+				return nil, err
+			}
+			in.req.SegmentID = seg
+			b, err := proto.Marshal(in.req)
+			if err != nil {
+				return nil, err
+			}
+			pch := col.PChannels[in.shard]
+			batch[pch] = append(batch[pch], wal.Message{Type: wal.TypeInsert, VChannel: col.VChannels[in.shard], Payload: b})
+		}
+		return batch, nil
+	})
+}
+
+func idsOf(pk column.Column) *schemapb.IDs {
+	switch c := pk.(type) {
+	case *column.Ints:
+		return &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: c.Data}}}
+	case *column.Strings:
+		return &schemapb.IDs{IdField: &schemapb.IDs_StrId{StrId: &schemapb.StringArray{Data: c.Data}}}
+	}
+	return nil
+}
+
+func (p *Proxy) checkSize(req proto.Message) error {
+	if n := proto.Size(req); n > p.cfg.MaxRequestBytes {
+		return errcode.New(errcode.IllegalArgument, "the request is %d bytes, over the limit of %d bytes", n, p.cfg.MaxRequestBytes)
+	}
+	return nil
+}
+
+func (p *Proxy) genPKs(ctx context.Context) func(n int) ([]int64, error) {
+	return func(n int) ([]int64, error) {
+		first, err := p.ids.Allocate(ctx, uint32(n))
+		if err != nil {
+			return nil, err
+		}
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = int64(first) + int64(i)
+		}
+		return out, nil
+	}
+}
+
+func mutationError(err error) *milvuspb.MutationResult {
+	return &milvuspb.MutationResult{Status: errcode.Status(err)}
+}
+
+// Insert validates and appends rows; it answers once they are durable in the WAL.
+func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvuspb.MutationResult, error) {
+	if err := p.checkSize(req); err != nil {
+		return mutationError(err), nil
+	}
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return mutationError(err), nil
+	}
+	if req.GetSchemaTimestamp() != 0 && req.GetSchemaTimestamp() < col.SchemaVersionTS {
+		return mutationError(errcode.New(errcode.SchemaMismatch, "collection schema mismatch[collection=%s]", col.Name)), nil
+	}
+	partID, err := p.partitionFor(col, req.GetPartitionName())
+	if err != nil {
+		return mutationError(err), nil
+	}
+	r, err := validateRows(col, req.GetFieldsData(), req.GetNumRows(), p.genPKs(ctx), false)
+	if err != nil {
+		return mutationError(err), nil
+	}
+	inserts, err := p.buildInserts(ctx, col, partID, r)
+	if err != nil {
+		return mutationError(err), nil
+	}
+	ts, err := p.write(ctx, col, nil, inserts)
+	if err != nil {
+		return mutationError(err), nil
+	}
+	succ := make([]uint32, r.n)
+	for i := range succ {
+		succ[i] = uint32(i)
+	}
+	return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(r.pk), SuccIndex: succ, InsertCnt: int64(r.n), Timestamp: ts}, nil
+}
+
+// Upsert deletes the rows' keys and inserts the rows at one timestamp.
+// On autoID collections the given keys are deleted and new keys generated.
+func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvuspb.MutationResult, error) {
+	if err := p.checkSize(req); err != nil {
+		return mutationError(err), nil
+	}
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return mutationError(err), nil
+	}
+	if req.GetSchemaTimestamp() != 0 && req.GetSchemaTimestamp() < col.SchemaVersionTS {
+		return mutationError(errcode.New(errcode.SchemaMismatch, "collection schema mismatch[collection=%s]", col.Name)), nil
+	}
+	if req.GetPartialUpdate() {
+		return mutationError(errcode.Invalid("partial update is not supported yet")), nil
+	}
+	partID, err := p.partitionFor(col, req.GetPartitionName())
+	if err != nil {
+		return mutationError(err), nil
+	}
+	r, err := validateRows(col, req.GetFieldsData(), req.GetNumRows(), p.genPKs(ctx), true)
+	if err != nil {
+		return mutationError(err), nil
+	}
+	oldPKs := r.pk
+	pkField := col.PKField()
+	if pkField.GetAutoID() {
+		ids, err := p.genPKs(ctx)(r.n)
+		if err != nil {
+			return mutationError(err), nil
+		}
+		r.pk = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+		r.cols[pkField.GetFieldID()] = r.pk
+	}
+	inserts, err := p.buildInserts(ctx, col, partID, r)
+	if err != nil {
+		return mutationError(err), nil
+	}
+	// The delete covers every partition: an upsert replaces the key wherever it lives.
+	deletes := p.deleteMessages(col, -1, oldPKs)
+	ts, err := p.write(ctx, col, deletes, inserts)
+	if err != nil {
+		return mutationError(err), nil
+	}
+	succ := make([]uint32, r.n)
+	for i := range succ {
+		succ[i] = uint32(i)
+	}
+	return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(r.pk), SuccIndex: succ, UpsertCnt: int64(r.n), Timestamp: ts}, nil
+}
+
+// Delete removes the rows matching expr: primary-key expressions directly,
+// other filters by querying the matching keys first.
+func (p *Proxy) Delete(ctx context.Context, req *milvuspb.DeleteRequest) (*milvuspb.MutationResult, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return mutationError(err), nil
+	}
+	partID := int64(-1)
+	if req.GetPartitionName() != "" {
+		if partID, err = p.partitionFor(col, req.GetPartitionName()); err != nil {
+			return mutationError(err), nil
+		}
+	}
+	if req.GetExpr() == "" {
+		return mutationError(errcode.Invalid("the delete expression is empty")), nil
+	}
+	pks, err := p.deleteKeys(ctx, col, partID, req.GetExpr(), req.GetExprTemplateValues(), req.GetConsistencyLevel())
+	if err != nil {
+		return mutationError(err), nil
+	}
+	if pks.Len() == 0 {
+		return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(pks)}, nil
+	}
+	ts, err := p.write(ctx, col, p.deleteMessages(col, partID, pks), nil)
+	if err != nil {
+		return mutationError(err), nil
+	}
+	return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(pks), DeleteCnt: int64(pks.Len()), Timestamp: ts}, nil
+}

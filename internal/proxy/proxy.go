@@ -1,0 +1,179 @@
+// Package proxy implements the Milvus MilvusService semantics: it validates
+// requests against collection schemas, routes rows to shards by primary-key
+// hash, gets segment assignments and one timestamp per request while
+// appending to the WAL, and fans reads out to query nodes. Errors are turned
+// into Milvus Status values here, at the API boundary, and nowhere else.
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// Catalog is the root coordinator as the proxy uses it.
+type Catalog interface {
+	CreateCollection(ctx context.Context, db string, schema *schemapb.CollectionSchema, shards int,
+		level commonpb.ConsistencyLevel, props map[string]string) error
+	DropCollection(ctx context.Context, db, name string) (*catalog.Collection, error)
+	Collection(db, name string) (*catalog.Collection, error)
+	Collections(db string) []*catalog.Collection
+	CreatePartition(ctx context.Context, db, coll, part string) error
+	DropPartition(ctx context.Context, db, coll, part string) (int64, error)
+	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
+}
+
+// DataCoord is the data coordinator as the proxy uses it.
+type DataCoord interface {
+	AssignSegment(ctx context.Context, collectionID, partitionID int64, vchannel string, rows, rowSize int64) (int64, error)
+	Flush(ctx context.Context, collectionID int64, vchannels []string) ([]int64, uint64, error)
+	FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool
+	RowCount(collectionID int64, partitions []int64) int64
+	DropCollection(ctx context.Context, collectionID int64, vchannels []string) error
+	DropPartition(ctx context.Context, collectionID, partitionID int64) error
+	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
+	Indexes(collectionID int64) []catalog.IndexInfo
+	DropIndex(ctx context.Context, collectionID int64, name string) error
+}
+
+// QueryNode serves reads of loaded collections.
+type QueryNode interface {
+	Load(ctx context.Context, collectionID int64, partitions []int64) error
+	Release(collectionID int64)
+	ReleasePartitions(collectionID int64, partitions []int64)
+	Loaded(collectionID int64) (bool, []int64)
+	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
+	Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error)
+}
+
+// WAL appends messages built under the pchannel locks, with one timestamp.
+type WAL interface {
+	AppendBuild(ctx context.Context, pchannels []string, build func(ts uint64) (map[string][]wal.Message, error)) (uint64, error)
+}
+
+// Allocator hands out hybrid timestamps or TSO-shaped IDs.
+type Allocator interface {
+	Allocate(ctx context.Context, n uint32) (uint64, error)
+}
+
+// Config configures the proxy.
+type Config struct {
+	// MaxRequestBytes rejects DML requests larger than this (Milvus 64 MB).
+	MaxRequestBytes int
+	// BoundedStaleness is the staleness Bounded consistency accepts.
+	BoundedStaleness time.Duration
+	// Version is reported by GetVersion and Connect.
+	Version string
+}
+
+// Defaults returns the default configuration.
+func Defaults() Config {
+	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: "v2.6.6"}
+}
+
+// Proxy is the Milvus API front end.
+type Proxy struct {
+	milvuspb.UnimplementedMilvusServiceServer
+
+	cfg    Config
+	meta   Catalog
+	data   DataCoord
+	query  QueryNode
+	wal    WAL
+	ids    Allocator
+	tso    Allocator
+	logger *slog.Logger
+	connID atomic.Int64
+}
+
+// New returns a proxy over its dependencies.
+func New(cfg Config, meta Catalog, data DataCoord, query QueryNode, w WAL, ids, tso Allocator, logger *slog.Logger) *Proxy {
+	p := &Proxy{cfg: cfg, meta: meta, data: data, query: query, wal: w, ids: ids, tso: tso, logger: logger}
+	p.connID.Store(time.Now().UnixMilli())
+	return p
+}
+
+// dbName resolves the database: the request's, else the dbname header, else "default".
+func dbName(ctx context.Context, fromReq string) string {
+	if fromReq != "" {
+		return fromReq
+	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get("dbname"); len(v) > 0 && v[0] != "" {
+			return v[0]
+		}
+	}
+	return "default"
+}
+
+func (p *Proxy) collection(ctx context.Context, db, name string) (*catalog.Collection, error) {
+	if name == "" {
+		return nil, errcode.Invalid("collection name should not be empty")
+	}
+	return p.meta.Collection(dbName(ctx, db), name)
+}
+
+func ok() *commonpb.Status { return &commonpb.Status{} }
+
+// Connect implements the handshake every SDK performs first.
+func (p *Proxy) Connect(ctx context.Context, req *milvuspb.ConnectRequest) (*milvuspb.ConnectResponse, error) {
+	db := dbName(ctx, "")
+	if db != "default" {
+		return &milvuspb.ConnectResponse{Status: errcode.Status(errcode.New(errcode.DatabaseNotFound, "database not found[database=%s]", db))}, nil
+	}
+	return &milvuspb.ConnectResponse{
+		Status: ok(),
+		ServerInfo: &commonpb.ServerInfo{BuildTags: p.cfg.Version, DeployMode: "STANDALONE",
+			Reserved: map[string]string{"server": "strata"}},
+		Identifier: p.connID.Add(1),
+	}, nil
+}
+
+// GetVersion reports the Milvus API version Strata speaks.
+func (p *Proxy) GetVersion(context.Context, *milvuspb.GetVersionRequest) (*milvuspb.GetVersionResponse, error) {
+	return &milvuspb.GetVersionResponse{Status: ok(), Version: p.cfg.Version}, nil
+}
+
+// CheckHealth reports the server healthy.
+func (p *Proxy) CheckHealth(context.Context, *milvuspb.CheckHealthRequest) (*milvuspb.CheckHealthResponse, error) {
+	return &milvuspb.CheckHealthResponse{Status: ok(), IsHealthy: true}, nil
+}
+
+// AllocTimestamp returns a fresh hybrid timestamp.
+func (p *Proxy) AllocTimestamp(ctx context.Context, _ *milvuspb.AllocTimestampRequest) (*milvuspb.AllocTimestampResponse, error) {
+	ts, err := p.tso.Allocate(ctx, 1)
+	if err != nil {
+		return &milvuspb.AllocTimestampResponse{Status: errcode.Status(err)}, nil
+	}
+	return &milvuspb.AllocTimestampResponse{Status: ok(), Timestamp: ts}, nil
+}
+
+// parseBool parses a boolean parameter the way clients send it ("true", "True", "1").
+func parseBool(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "1", "yes":
+		return true
+	}
+	return false
+}
+
+func kvGet(kvs []*commonpb.KeyValuePair, key string) (string, bool) {
+	for _, kv := range kvs {
+		if kv.GetKey() == key {
+			return kv.GetValue(), true
+		}
+	}
+	return "", false
+}

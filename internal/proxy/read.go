@@ -1,0 +1,544 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/expr"
+	"github.com/strata-db/strata/internal/plan"
+)
+
+// MaxTopK bounds topk and offset+limit, as in Milvus.
+const MaxTopK = 16384
+
+// outputSpec is a resolved output_fields list.
+type outputSpec struct {
+	ids      []int64
+	names    []string // as reported in output_fields
+	dynKeys  []string // dynamic keys asked for by name; nil with allDyn
+	allDyn   bool     // the whole `$meta` was asked for
+	countAll bool
+}
+
+func (o *outputSpec) add(id int64) {
+	for _, x := range o.ids {
+		if x == id {
+			return
+		}
+	}
+	o.ids = append(o.ids, id)
+}
+
+func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outputSpec, error) {
+	o := &outputSpec{}
+	dyn := col.DynamicField()
+	pk := col.PKField()
+	for _, raw := range names {
+		name := strings.TrimSpace(raw)
+		switch {
+		case name == "":
+			continue
+		case strings.EqualFold(name, "count(*)"):
+			if len(names) != 1 {
+				return nil, errcode.Invalid("count entities with other output fields is not supported: %v", names)
+			}
+			o.countAll = true
+			o.names = []string{"count(*)"}
+			return o, nil
+		case name == "*":
+			for _, f := range col.Schema.GetFields() {
+				if f.GetFieldID() < 100 {
+					continue
+				}
+				o.add(f.GetFieldID())
+				if f.GetIsDynamic() {
+					o.allDyn = true
+				}
+			}
+			continue
+		}
+		if f := col.Field(name); f != nil && f.GetFieldID() >= 100 {
+			o.add(f.GetFieldID())
+			if f.GetIsDynamic() {
+				o.allDyn = true
+			}
+			continue
+		}
+		if dyn == nil {
+			return nil, errcode.Invalid("field %s not exist", name)
+		}
+		if !validDynamicKey(name) {
+			return nil, errcode.Invalid("field %s not exist", name)
+		}
+		o.add(dyn.GetFieldID())
+		o.dynKeys = append(o.dynKeys, name)
+	}
+	if withPK {
+		o.add(pk.GetFieldID())
+	}
+	for _, id := range o.ids {
+		for _, f := range col.Schema.GetFields() {
+			if f.GetFieldID() == id {
+				if f.GetIsDynamic() && !o.allDyn {
+					o.names = append(o.names, o.dynKeys...)
+				} else {
+					o.names = append(o.names, f.GetName())
+				}
+			}
+		}
+	}
+	return o, nil
+}
+
+func validDynamicKey(s string) bool {
+	for i, c := range s {
+		if c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9') {
+			continue
+		}
+		return false
+	}
+	return s != ""
+}
+
+// fieldsData converts result columns into response columns in output order.
+func fieldsData(col *catalog.Collection, o *outputSpec, cols map[int64]column.Column) ([]*schemapb.FieldData, error) {
+	var out []*schemapb.FieldData
+	for _, id := range o.ids {
+		var f *schemapb.FieldSchema
+		for _, x := range col.Schema.GetFields() {
+			if x.GetFieldID() == id {
+				f = x
+			}
+		}
+		c := cols[id]
+		if c == nil {
+			var err error
+			if c, err = column.New(f); err != nil {
+				return nil, err
+			}
+		}
+		if f.GetIsDynamic() && !o.allDyn {
+			c = filterDynamic(c.(*column.JSONs), o.dynKeys)
+		}
+		fd := column.ToFieldData(f.GetName(), id, c)
+		fd.IsDynamic = f.GetIsDynamic()
+		out = append(out, fd)
+	}
+	return out, nil
+}
+
+// filterDynamic keeps only the requested keys of each `$meta` object.
+func filterDynamic(c *column.JSONs, keys []string) *column.JSONs {
+	out := &column.JSONs{Data: make([][]byte, len(c.Data))}
+	for i, b := range c.Data {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			out.Data[i] = []byte("{}")
+			continue
+		}
+		kept := map[string]json.RawMessage{}
+		for _, k := range keys {
+			if v, ok := m[k]; ok {
+				kept[k] = v
+			}
+		}
+		out.Data[i], _ = json.Marshal(kept)
+	}
+	return out
+}
+
+// consistency turns a request's level and guarantee timestamp into the
+// query node's guarantee and whether to force a tick (Strong).
+func (p *Proxy) consistency(col *catalog.Collection, level commonpb.ConsistencyLevel, useDefault bool, gts uint64) (uint64, bool) {
+	if useDefault {
+		level = commonpb.ConsistencyLevel(col.ConsistencyLevel)
+	}
+	switch level {
+	case commonpb.ConsistencyLevel_Strong:
+		return 0, true
+	case commonpb.ConsistencyLevel_Session:
+		if gts == 0 {
+			return 0, true
+		}
+		return gts, false
+	case commonpb.ConsistencyLevel_Eventually:
+		return 1, false
+	case commonpb.ConsistencyLevel_Customized:
+		return gts, false
+	default: // Bounded
+		ms := time.Now().Add(-p.cfg.BoundedStaleness).UnixMilli()
+		return uint64(ms) << 18, false
+	}
+}
+
+func searchError(err error) *milvuspb.SearchResults {
+	return &milvuspb.SearchResults{Status: errcode.Status(err)}
+}
+
+// Search runs a vector search.
+func (p *Proxy) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return searchError(err), nil
+	}
+	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 || req.GetSearchByPrimaryKeys() {
+		return searchError(errcode.Invalid("search by primary keys is not supported yet")), nil
+	}
+	return p.search(ctx, col, req)
+}
+
+func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
+	params := req.GetSearchParams()
+	topk := 10
+	if v, found := kvGet(params, "topk"); found {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return searchError(errcode.Invalid("topk %q is not an integer", v)), nil
+		}
+		topk = n
+	} else {
+		return searchError(errcode.Invalid("topk not found in search_params")), nil
+	}
+	offset := 0
+	if v, found := kvGet(params, "offset"); found && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return searchError(errcode.Invalid("offset %q should be a non-negative integer", v)), nil
+		}
+		offset = n
+	}
+	if topk <= 0 || topk > MaxTopK {
+		return searchError(errcode.Invalid("topk [%d] is invalid, it should be in range [1, %d]", topk, MaxTopK)), nil
+	}
+	if topk+offset > MaxTopK {
+		return searchError(errcode.Invalid("topk + offset (%d) should be in range [1, %d]", topk+offset, MaxTopK)), nil
+	}
+	round := -1
+	if v, found := kvGet(params, "round_decimal"); found && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1 || n > 6 {
+			return searchError(errcode.Invalid("round_decimal %q should be an integer in [-1, 6]", v)), nil
+		}
+		round = n
+	}
+	field, err := annsField(col, kvValue(params, "anns_field"))
+	if err != nil {
+		return searchError(err), nil
+	}
+	if field.GetDataType() != schemapb.DataType_FloatVector {
+		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
+	}
+	dim, _ := column.Dim(field)
+	vectors, err := parsePlaceholders(req.GetPlaceholderGroup(), dim)
+	if err != nil {
+		return searchError(err), nil
+	}
+	if req.GetNq() != 0 && int(req.GetNq()) != len(vectors) {
+		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), len(vectors))), nil
+	}
+	indexMetric := p.metricOf(col.ID, field.GetFieldID())
+	metric := strings.ToUpper(kvValue(params, "metric_type"))
+	switch {
+	case metric == "":
+		metric = indexMetric
+		if metric == "" {
+			metric = plan.MetricCosine
+		}
+	case metric != plan.MetricL2 && metric != plan.MetricIP && metric != plan.MetricCosine:
+		return searchError(errcode.Invalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", metric)), nil
+	case indexMetric != "" && metric != indexMetric:
+		return searchError(errcode.Invalid("metric type not match: invalid parameter[expected=%s][actual=%s]", indexMetric, metric)), nil
+	}
+	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, TopK: topk + offset}
+	if raw := kvValue(params, "params"); raw != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			return searchError(errcode.Invalid("search params %q are not a JSON object", raw)), nil
+		}
+		if v, found := m["radius"]; found {
+			f, ok := toFloat(v)
+			if !ok {
+				return searchError(errcode.Invalid("radius %v is not a number", v)), nil
+			}
+			sreq.Radius, sreq.HasRadius = f, true
+		}
+		if v, found := m["range_filter"]; found {
+			f, ok := toFloat(v)
+			if !ok {
+				return searchError(errcode.Invalid("range_filter %v is not a number", v)), nil
+			}
+			sreq.RangeFilter, sreq.HasRange = f, true
+		}
+	}
+	out, err := resolveOutput(col, req.GetOutputFields(), false)
+	if err != nil {
+		return searchError(err), nil
+	}
+	if out.countAll {
+		return searchError(errcode.Invalid("count(*) is not an output field of search")), nil
+	}
+	if err := p.fillRead(col, &sreq.Read, req.GetDsl(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
+		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
+		return searchError(err), nil
+	}
+	res, err := p.query.Search(ctx, sreq)
+	if err != nil {
+		return searchError(err), nil
+	}
+	return p.searchResults(col, out, res, len(vectors), topk, offset, round)
+}
+
+func kvValue(kvs []*commonpb.KeyValuePair, key string) string {
+	v, _ := kvGet(kvs, key)
+	return v
+}
+
+func toFloat(v any) (float64, bool) {
+	switch v := v.(type) {
+	case float64:
+		return v, true
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// fillRead completes the common part of a read request and validates the filter.
+func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, templates map[string]*schemapb.TemplateValue,
+	partNames []string, out *outputSpec, level commonpb.ConsistencyLevel, useDefault bool, gts uint64,
+) error {
+	parts, err := partitionIDs(col, partNames)
+	if err != nil {
+		return err
+	}
+	if filter != "" {
+		if _, err := expr.Compile(filter, col.Schema, templates); err != nil {
+			return errcode.Invalid("%v", err)
+		}
+	}
+	r.CollectionID = col.ID
+	r.PartitionIDs = parts
+	r.Filter = filter
+	r.Templates = templates
+	r.OutputFields = out.ids
+	r.GuaranteeTS, r.Strong = p.consistency(col, level, useDefault, gts)
+	return nil
+}
+
+func annsField(col *catalog.Collection, name string) (*schemapb.FieldSchema, error) {
+	if name != "" {
+		f := col.Field(name)
+		if f == nil || !isVectorType(f.GetDataType()) {
+			return nil, errcode.Invalid("failed to get field schema by name: fieldName(%s) not found", name)
+		}
+		return f, nil
+	}
+	var found *schemapb.FieldSchema
+	for _, f := range col.Schema.GetFields() {
+		if isVectorType(f.GetDataType()) {
+			if found != nil {
+				return nil, errcode.Invalid("multiple anns_fields exist, please specify an anns_field in search_params")
+			}
+			found = f
+		}
+	}
+	if found == nil {
+		return nil, errcode.Invalid("the collection has no vector field")
+	}
+	return found, nil
+}
+
+func parsePlaceholders(raw []byte, dim int) ([][]float32, error) {
+	pg := &commonpb.PlaceholderGroup{}
+	if err := proto.Unmarshal(raw, pg); err != nil {
+		return nil, errcode.Invalid("the placeholder group is malformed: %v", err)
+	}
+	if len(pg.GetPlaceholders()) != 1 {
+		return nil, errcode.Invalid("expected one placeholder, got %d", len(pg.GetPlaceholders()))
+	}
+	ph := pg.GetPlaceholders()[0]
+	if ph.GetType() != commonpb.PlaceholderType_FloatVector {
+		return nil, errcode.Invalid("query vectors of type %s do not match the float vector field", ph.GetType())
+	}
+	if len(ph.GetValues()) == 0 {
+		return nil, errcode.Invalid("no query vectors were sent")
+	}
+	out := make([][]float32, len(ph.GetValues()))
+	for i, b := range ph.GetValues() {
+		if len(b) != dim*4 {
+			return nil, errcode.Invalid("the dimension of query vector %d is %d, but the field's dimension is %d", i, len(b)/4, dim)
+		}
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+			if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) {
+				return nil, errcode.Invalid("query vector %d contains NaN or Inf", i)
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func roundScore(s float32, round int) float32 {
+	if round < 0 {
+		return s
+	}
+	m := math.Pow(10, float64(round))
+	return float32(math.Round(float64(s)*m) / m)
+}
+
+func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *plan.SearchResult, nq, topk, offset, round int) (*milvuspb.SearchResults, error) {
+	pk := col.PKField()
+	data := &schemapb.SearchResultData{NumQueries: int64(nq), TopK: int64(topk), OutputFields: out.names,
+		PrimaryFieldName: pk.GetName()}
+	var keep []int
+	var intIDs []int64
+	var strIDs []string
+	base := 0
+	for q := 0; q < nq; q++ {
+		var hits []plan.Hit
+		if q < len(res.Hits) {
+			hits = res.Hits[q]
+		}
+		start := min(offset, len(hits))
+		end := min(start+topk, len(hits))
+		for i := start; i < end; i++ {
+			keep = append(keep, base+i)
+			data.Scores = append(data.Scores, roundScore(hits[i].Score, round))
+			switch v := hits[i].PK.(type) {
+			case int64:
+				intIDs = append(intIDs, v)
+			case string:
+				strIDs = append(strIDs, v)
+			}
+		}
+		data.Topks = append(data.Topks, int64(end-start))
+		base += len(hits)
+	}
+	if pk.GetDataType() == schemapb.DataType_VarChar {
+		data.Ids = &schemapb.IDs{IdField: &schemapb.IDs_StrId{StrId: &schemapb.StringArray{Data: strIDs}}}
+	} else {
+		data.Ids = &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: intIDs}}}
+	}
+	cols := map[int64]column.Column{}
+	for id, c := range res.Fields {
+		cols[id] = c.Take(keep)
+	}
+	fds, err := fieldsData(col, out, cols)
+	if err != nil {
+		return searchError(err), nil
+	}
+	data.FieldsData = fds
+	return &milvuspb.SearchResults{Status: ok(), Results: data, CollectionName: col.Name}, nil
+}
+
+func queryError(err error) *milvuspb.QueryResults {
+	return &milvuspb.QueryResults{Status: errcode.Status(err)}
+}
+
+// Query retrieves rows by filter, or counts them.
+func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvuspb.QueryResults, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return queryError(err), nil
+	}
+	limit, offset := -1, 0
+	if v, found := kvGet(req.GetQueryParams(), "limit"); found && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return queryError(errcode.Invalid("limit %q should be a non-negative integer", v)), nil
+		}
+		limit = n
+	}
+	if v, found := kvGet(req.GetQueryParams(), "offset"); found && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return queryError(errcode.Invalid("offset %q should be a non-negative integer", v)), nil
+		}
+		offset = n
+	}
+	if limit >= 0 && limit+offset > MaxTopK {
+		return queryError(errcode.Invalid("invalid max query result window, (offset+limit) should be in range [1, %d], but got %d", MaxTopK, limit+offset)), nil
+	}
+	out, err := resolveOutput(col, req.GetOutputFields(), true)
+	if err != nil {
+		return queryError(err), nil
+	}
+	if strings.TrimSpace(req.GetExpr()) == "" && limit < 0 && !out.countAll {
+		return queryError(errcode.Invalid("empty expression should be used with limit")), nil
+	}
+	q := &plan.Query{Offset: offset, CountOnly: out.countAll}
+	if limit > 0 {
+		q.Limit = limit
+	}
+	if err := p.fillRead(col, &q.Read, req.GetExpr(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
+		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
+		return queryError(err), nil
+	}
+	if out.countAll {
+		q.OutputFields = nil
+	}
+	res, err := p.query.Query(ctx, q)
+	if err != nil {
+		return queryError(err), nil
+	}
+	resp := &milvuspb.QueryResults{Status: ok(), CollectionName: col.Name, OutputFields: out.names,
+		PrimaryFieldName: col.PKField().GetName()}
+	if out.countAll {
+		resp.FieldsData = []*schemapb.FieldData{column.ToFieldData("count(*)", 0,
+			&column.Ints{T: schemapb.DataType_Int64, Data: []int64{res.Count}})}
+		return resp, nil
+	}
+	if limit == 0 {
+		res.Fields = map[int64]column.Column{}
+	}
+	fds, err := fieldsData(col, out, res.Fields)
+	if err != nil {
+		return queryError(err), nil
+	}
+	resp.FieldsData = fds
+	return resp, nil
+}
+
+// deleteKeys returns the primary keys a delete expression selects.
+func (p *Proxy) deleteKeys(ctx context.Context, col *catalog.Collection, partID int64, filter string,
+	templates map[string]*schemapb.TemplateValue, level commonpb.ConsistencyLevel,
+) (column.Column, error) {
+	e, err := expr.Compile(filter, col.Schema, templates)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
+	}
+	if pks, found := e.PKValues(); found {
+		return pks, nil
+	}
+	q := &plan.Query{Read: plan.Read{CollectionID: col.ID, Filter: filter, Templates: templates,
+		OutputFields: []int64{col.PKField().GetFieldID()}, Strong: true}}
+	if partID >= 0 {
+		q.PartitionIDs = []int64{partID}
+	}
+	_ = level
+	res, err := p.query.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	pks := res.Fields[col.PKField().GetFieldID()]
+	if pks == nil {
+		return column.New(col.PKField())
+	}
+	return pks, nil
+}

@@ -1,0 +1,370 @@
+package querynode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/msgpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/segment"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// deleteBatch is one Delete message: keys and their timestamps.
+type deleteBatch struct {
+	pks column.Column
+	tss []uint64
+}
+
+// delegator serves one vchannel of a loaded collection.
+type delegator struct {
+	node     *Node
+	info     *catalog.Collection
+	vchannel string
+	pchannel string
+	seek     int64
+	end      int64 // WAL end when the load started; caught up past it
+
+	mu      sync.RWMutex
+	growing map[int64]*segment.Segment
+	sealed  map[int64]*segment.Segment
+	flushed map[int64]bool // inserts for these segments are skipped
+	pending map[int64]bool // flush seen, waiting for the flushed copy
+	deletes []deleteBatch
+
+	tsMu     sync.Mutex
+	tsafe    uint64
+	next     int64
+	advanced chan struct{} // closed and replaced whenever tsafe or next moves
+	handoff  chan struct{}
+}
+
+func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
+	d := &delegator{node: n, info: info, vchannel: vchannel, pchannel: pchannel,
+		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
+		flushed: map[int64]bool{}, pending: map[int64]bool{},
+		advanced: make(chan struct{}), handoff: make(chan struct{}, 1)}
+	rec := n.segs.Recovery(vchannel)
+	d.seek = rec.SeekOffset
+	d.next = rec.SeekOffset
+	end, err := n.log.End(ctx, pchannel)
+	if err != nil {
+		return nil, err
+	}
+	d.end = end
+	for _, s := range rec.Segments {
+		switch {
+		case s.Level == catalog.LevelL0:
+			if err := d.loadDeltas(ctx, s); err != nil {
+				return nil, err
+			}
+		case s.State == catalog.SegmentFlushed:
+			seg, err := d.loadSealed(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			d.sealed[s.ID] = seg
+			d.flushed[s.ID] = true
+		case s.State == catalog.SegmentSealed:
+			d.pending[s.ID] = true
+		}
+	}
+	for _, seg := range d.sealed {
+		for _, db := range d.deletes {
+			seg.Delete(db.pks, db.tss)
+		}
+	}
+	return d, nil
+}
+
+// loadDeltas reads an L0 segment's delta logs into the delete list.
+func (d *delegator) loadDeltas(ctx context.Context, s catalog.SegmentInfo) error {
+	for _, l := range s.Deltalogs {
+		pks, tss, err := d.node.readDeltaLog(ctx, s, l)
+		if err != nil {
+			return err
+		}
+		d.deletes = append(d.deletes, deleteBatch{pks: pks, tss: tss})
+	}
+	return nil
+}
+
+// run consumes the vchannel until ctx ends.
+func (d *delegator) run(ctx context.Context) error {
+	sc, err := wal.OpenScanner(ctx, d.node.log, d.pchannel, d.seek)
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		d.handoffLoop(ctx)
+	}()
+	defer wg.Wait()
+	for {
+		e, err := sc.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if err := d.handle(e); err != nil {
+			return fmt.Errorf("querynode: %s at offset %d: %w", d.vchannel, e.Position.Offset, err)
+		}
+	}
+}
+
+func (d *delegator) handle(e wal.Entry) error {
+	m := e.Message
+	ts := m.TimeTick
+	if m.VChannel != "" && m.VChannel != d.vchannel {
+		d.advance(e.Position.Offset+1, ts-1)
+		return nil
+	}
+	switch m.Type {
+	case wal.TypeInsert:
+		if err := d.applyInsert(m); err != nil {
+			return err
+		}
+		ts--
+	case wal.TypeDelete:
+		if err := d.applyDelete(m); err != nil {
+			return err
+		}
+		ts--
+	case wal.TypeFlush:
+		ids, err := wal.DecodeFlush(m.Payload)
+		if err != nil {
+			return err
+		}
+		d.mu.Lock()
+		for _, id := range ids {
+			if !d.flushed[id] {
+				d.pending[id] = true
+			}
+		}
+		d.mu.Unlock()
+		select {
+		case d.handoff <- struct{}{}:
+		default:
+		}
+	}
+	d.advance(e.Position.Offset+1, ts)
+	return nil
+}
+
+func (d *delegator) advance(next int64, ts uint64) {
+	d.tsMu.Lock()
+	defer d.tsMu.Unlock()
+	d.next = next
+	if ts > d.tsafe {
+		d.tsafe = ts
+	}
+	close(d.advanced)
+	d.advanced = make(chan struct{})
+}
+
+func (d *delegator) applyInsert(m wal.Message) error {
+	req := &msgpb.InsertRequest{}
+	if err := proto.Unmarshal(m.Payload, req); err != nil {
+		return fmt.Errorf("decode insert: %w", err)
+	}
+	d.mu.RLock()
+	skip := d.flushed[req.GetSegmentID()]
+	seg := d.growing[req.GetSegmentID()]
+	d.mu.RUnlock()
+	if skip {
+		return nil
+	}
+	cols, err := insertColumns(d.info.Schema, req.GetFieldsData())
+	if err != nil {
+		return err
+	}
+	n := int(req.GetNumRows())
+	if seg == nil {
+		seg, err = segment.New(segment.Info{ID: req.GetSegmentID(), CollectionID: d.info.ID,
+			PartitionID: req.GetPartitionID(), VChannel: d.vchannel}, d.info.Schema)
+		if err != nil {
+			return err
+		}
+		d.mu.Lock()
+		d.growing[req.GetSegmentID()] = seg
+		d.mu.Unlock()
+	}
+	tss := make([]uint64, n)
+	for i := range tss {
+		tss[i] = m.TimeTick
+	}
+	if err := seg.Append(cols, tss); err != nil {
+		return err
+	}
+	// Deletes that arrived earlier on this channel cannot apply to rows
+	// inserted later (delete ts < insert ts), so no replay is needed.
+	return nil
+}
+
+// insertColumns converts an insert message's columns into segment columns
+// keyed by field ID (user fields only).
+func insertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData) (map[int64]column.Column, error) {
+	byID := map[int64]*schemapb.FieldData{}
+	for _, fd := range fds {
+		byID[fd.GetFieldId()] = fd
+	}
+	cols := map[int64]column.Column{}
+	for _, f := range schema.GetFields() {
+		if f.GetFieldID() < 100 {
+			continue
+		}
+		fd, ok := byID[f.GetFieldID()]
+		if !ok {
+			return nil, fmt.Errorf("insert lacks field %q", f.GetName())
+		}
+		c, err := column.FromFieldData(f, fd)
+		if err != nil {
+			return nil, err
+		}
+		cols[f.GetFieldID()] = c
+	}
+	return cols, nil
+}
+
+// DeletePKs returns the keys of a delete message as a column.
+func DeletePKs(req *msgpb.DeleteRequest) column.Column {
+	ids := req.GetPrimaryKeys()
+	if s := ids.GetStrId(); s != nil {
+		return &column.Strings{T: schemapb.DataType_VarChar, Data: s.GetData()}
+	}
+	if i := ids.GetIntId(); i != nil {
+		return &column.Ints{T: schemapb.DataType_Int64, Data: i.GetData()}
+	}
+	return &column.Ints{T: schemapb.DataType_Int64, Data: req.GetInt64PrimaryKeys()}
+}
+
+func (d *delegator) applyDelete(m wal.Message) error {
+	req := &msgpb.DeleteRequest{}
+	if err := proto.Unmarshal(m.Payload, req); err != nil {
+		return fmt.Errorf("decode delete: %w", err)
+	}
+	pks := DeletePKs(req)
+	tss := make([]uint64, pks.Len())
+	for i := range tss {
+		tss[i] = m.TimeTick
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.deletes = append(d.deletes, deleteBatch{pks: pks, tss: tss})
+	for _, s := range d.growing {
+		s.Delete(pks, tss)
+	}
+	for _, s := range d.sealed {
+		s.Delete(pks, tss)
+	}
+	return nil
+}
+
+// handoffLoop swaps growing segments for their flushed copies.
+func (d *delegator) handoffLoop(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-d.handoff:
+		}
+		d.mu.RLock()
+		var ids []int64
+		for id := range d.pending {
+			ids = append(ids, id)
+		}
+		d.mu.RUnlock()
+		for _, id := range ids {
+			if err := d.handoffOne(ctx, id); err != nil && ctx.Err() == nil {
+				d.node.logger.Warn("segment handoff failed; will retry", "segment", id, "err", err)
+			}
+		}
+	}
+}
+
+func (d *delegator) handoffOne(ctx context.Context, id int64) error {
+	info, ok := d.node.segs.Segment(id)
+	if ok && info.State != catalog.SegmentFlushed && info.State != catalog.SegmentDropped {
+		return nil // not flushed yet
+	}
+	var seg *segment.Segment
+	if ok && info.State == catalog.SegmentFlushed {
+		var err error
+		if seg, err = d.loadSealed(ctx, info); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if seg != nil {
+		for _, db := range d.deletes {
+			seg.Delete(db.pks, db.tss)
+		}
+		d.sealed[id] = seg
+	}
+	delete(d.growing, id)
+	delete(d.pending, id)
+	d.flushed[id] = true
+	return nil
+}
+
+// waitTSafe waits until tsafe ≥ ts and returns the tsafe.
+func (d *delegator) waitTSafe(ctx context.Context, ts uint64) (uint64, error) {
+	for {
+		d.tsMu.Lock()
+		cur, ch := d.tsafe, d.advanced
+		d.tsMu.Unlock()
+		if cur >= ts {
+			return cur, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("querynode: waiting for %s to reach timestamp %d (at %d): %w", d.vchannel, ts, cur, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// waitCaughtUp waits until the delegator has consumed the WAL up to the end
+// it saw when the load started.
+func (d *delegator) waitCaughtUp(ctx context.Context) error {
+	for {
+		d.tsMu.Lock()
+		next, ch := d.next, d.advanced
+		d.tsMu.Unlock()
+		if next >= d.end {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(errors.New("querynode: load interrupted"), ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// snapshot returns the segments to read, each exactly once.
+func (d *delegator) snapshot() []*segment.Segment {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]*segment.Segment, 0, len(d.growing)+len(d.sealed))
+	for _, s := range d.sealed {
+		out = append(out, s)
+	}
+	for _, s := range d.growing {
+		out = append(out, s)
+	}
+	return out
+}

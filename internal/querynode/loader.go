@@ -1,0 +1,80 @@
+package querynode
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/segment"
+	"github.com/strata-db/strata/internal/storage"
+)
+
+// loadSealed builds a sealed segment from its insert binlogs.
+func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
+	seg, err := segment.New(segment.Info{ID: info.ID, CollectionID: info.CollectionID,
+		PartitionID: info.PartitionID, VChannel: info.VChannel}, d.info.Schema)
+	if err != nil {
+		return nil, err
+	}
+	if info.NumRows == 0 {
+		return seg, nil
+	}
+	cols := map[int64]column.Column{}
+	for _, f := range d.info.Schema.GetFields() {
+		id := f.GetFieldID()
+		if id < 100 && id != 1 {
+			continue
+		}
+		var acc column.Column
+		for _, l := range info.Binlogs[id] {
+			key := storage.InsertLogKey(d.node.cfg.RootPath, info.CollectionID, info.PartitionID, info.ID, id, l.LogID)
+			data, err := d.node.objects.Get(ctx, key)
+			if err != nil {
+				return nil, fmt.Errorf("load segment %d field %d: %w", info.ID, id, err)
+			}
+			bl, err := storage.DecodeBinlog(data, f)
+			if err != nil {
+				return nil, fmt.Errorf("decode %s: %w", key, err)
+			}
+			if acc == nil {
+				acc = bl.Column
+				continue
+			}
+			for i := 0; i < bl.Column.Len(); i++ {
+				acc.AppendFrom(bl.Column, i)
+			}
+		}
+		if acc == nil {
+			return nil, fmt.Errorf("load segment %d: field %d has no binlogs", info.ID, id)
+		}
+		cols[id] = acc
+	}
+	tsCol, ok := cols[1].(*column.Ints)
+	if !ok {
+		return nil, fmt.Errorf("load segment %d: timestamp field missing", info.ID)
+	}
+	delete(cols, 1)
+	tss := make([]uint64, len(tsCol.Data))
+	for i, v := range tsCol.Data {
+		tss[i] = uint64(v)
+	}
+	if err := seg.Append(cols, tss); err != nil {
+		return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
+	}
+	return seg, nil
+}
+
+// readDeltaLog reads one delta log of a segment.
+func (n *Node) readDeltaLog(ctx context.Context, s catalog.SegmentInfo, l catalog.Binlog) (column.Column, []uint64, error) {
+	key := storage.DeltaLogKey(n.cfg.RootPath, s.CollectionID, s.PartitionID, s.ID, l.LogID)
+	data, err := n.objects.Get(ctx, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read delta log %s: %w", key, err)
+	}
+	pks, tss, err := storage.DecodeDeltaLog(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode delta log %s: %w", key, err)
+	}
+	return pks, tss, nil
+}

@@ -1,0 +1,86 @@
+package querynode
+
+import (
+	"context"
+	"sort"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/segment"
+)
+
+func fieldByID(c *collection, id int64) *schemapb.FieldSchema {
+	for _, f := range c.info.Schema.GetFields() {
+		if f.GetFieldID() == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// Query returns the rows matching the filter (or their count). Rows come
+// back ordered by primary key; a key present in several segments (a
+// re-insert) is returned once, from its latest insert.
+func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error) {
+	c, loaded, err := n.loaded(req.CollectionID)
+	if err != nil {
+		return nil, err
+	}
+	e, err := n.compile(c, &req.Read)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := n.readTimestamp(ctx, c, req.GuaranteeTS, req.Strong)
+	if err != nil {
+		return nil, err
+	}
+	segs := selectSegments(c, &req.Read, loaded)
+	var items []candidate
+	for si, s := range segs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		err := s.Read(func(v *segment.View) error {
+			mask, err := segmentFilter(v, ts, e)
+			if err != nil {
+				return err
+			}
+			pkCol := v.Column(s.PKField())
+			for row, ok := range mask {
+				if ok {
+					items = append(items, candidate{seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	items = dedupByPK(items)
+	if req.CountOnly {
+		return &plan.QueryResult{Count: int64(len(items))}, nil
+	}
+	sort.Slice(items, func(i, j int) bool { return lessPK(items[i].pk, items[j].pk) })
+	if req.Offset > 0 {
+		if req.Offset >= len(items) {
+			items = nil
+		} else {
+			items = items[req.Offset:]
+		}
+	}
+	if req.Limit > 0 && len(items) > req.Limit {
+		items = items[:req.Limit]
+	}
+	res := &plan.QueryResult{Rows: len(items), Count: int64(len(items))}
+	res.Fields, err = gather(segs, items, req.OutputFields, c)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.OutputFields) == 0 {
+		res.Fields = map[int64]column.Column{}
+	}
+	return res, nil
+}

@@ -1,0 +1,406 @@
+// Package rootcoord is the root coordinator: it owns databases, collections
+// and partitions, assigns IDs and channels, and serializes DDL in timestamp
+// order. Each DDL operation takes one timestamp, persists its metadata change
+// in one meta-store transaction, then announces it on the collection's
+// vchannels through the WAL so data and query nodes see DDL in the same order
+// as the data around it.
+package rootcoord
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/metastore"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// KV is the part of the meta store the root coordinator uses.
+type KV interface {
+	Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, error)
+	Txn(ctx context.Context, ops ...metastore.Op) error
+}
+
+// Allocator hands out hybrid timestamps or TSO-shaped IDs.
+type Allocator interface {
+	Allocate(ctx context.Context, n uint32) (uint64, error)
+}
+
+// Announcer appends DDL messages to the WAL and returns their timestamp;
+// Watch makes a pchannel that carries a collection emit time ticks.
+type Announcer interface {
+	Append(ctx context.Context, batch map[string][]wal.Message) (uint64, error)
+	Watch(pchannel string)
+}
+
+// Config configures the root coordinator.
+type Config struct {
+	// PChannels is the number of DML pchannels (Milvus rootcoord.dmlChannelNum).
+	PChannels int
+	// ChannelPrefix is the cluster prefix of channel names (Milvus "by-dev").
+	ChannelPrefix string
+	// MaxCollections limits the number of collections.
+	MaxCollections int
+}
+
+// Defaults returns the default configuration.
+func Defaults() Config {
+	return Config{PChannels: 16, ChannelPrefix: "by-dev", MaxCollections: 65536}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if c.PChannels <= 0 || c.PChannels > 1024 {
+		return fmt.Errorf("rootcoord: pchannels must be in [1, 1024], got %d", c.PChannels)
+	}
+	if c.ChannelPrefix == "" {
+		return fmt.Errorf("rootcoord: channel prefix is empty")
+	}
+	return nil
+}
+
+// Core is the root coordinator.
+type Core struct {
+	cfg    Config
+	kv     KV
+	ids    Allocator
+	tso    Allocator
+	wal    Announcer
+	logger *slog.Logger
+
+	ddl    sync.Mutex // serializes DDL
+	mu     sync.RWMutex
+	byID   map[int64]*catalog.Collection
+	byName map[string]int64 // db + "/" + name → id
+}
+
+// New loads the collections from kv and returns the coordinator.
+func New(ctx context.Context, cfg Config, kv KV, ids, tso Allocator, announcer Announcer, logger *slog.Logger) (*Core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Core{cfg: cfg, kv: kv, ids: ids, tso: tso, wal: announcer, logger: logger,
+		byID: map[int64]*catalog.Collection{}, byName: map[string]int64{}}
+	kvs, err := kv.Scan(ctx, catalog.CollectionPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("rootcoord: load collections: %w", err)
+	}
+	for _, e := range kvs {
+		col, err := catalog.DecodeCollection(e.Value)
+		if err != nil {
+			return nil, err
+		}
+		if col.State != catalog.CollectionCreated {
+			continue
+		}
+		c.byID[col.ID] = col
+		c.byName[nameKey(col.DBName, col.Name)] = col.ID
+		for _, p := range col.PChannels {
+			announcer.Watch(p)
+		}
+	}
+	return c, nil
+}
+
+func nameKey(db, name string) string {
+	if db == "" {
+		db = "default"
+	}
+	return db + "/" + name
+}
+
+// CreateCollection validates and creates a collection with its `_default`
+// partition. Creating an existing collection with an identical schema
+// succeeds without change, as in Milvus; a different schema is an error.
+func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.CollectionSchema, shards int,
+	level commonpb.ConsistencyLevel, props map[string]string,
+) error {
+	schema, err := PrepareSchema(in)
+	if err != nil {
+		return err
+	}
+	if shards <= 0 {
+		shards = 1
+	}
+	if shards > 16 {
+		return errcode.Invalid("shard num (%d) exceeds the limit 16", shards)
+	}
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	if old, err := c.Collection(db, schema.GetName()); err == nil {
+		if proto.Equal(old.Schema, schema) {
+			return nil
+		}
+		return errcode.Invalid("create duplicate collection with different parameters, collection: %s", schema.GetName())
+	}
+	c.mu.RLock()
+	n := len(c.byID)
+	c.mu.RUnlock()
+	if n >= c.cfg.MaxCollections {
+		return errcode.Invalid("exceeded the limit number of collections: %d", c.cfg.MaxCollections)
+	}
+	base, err := c.ids.Allocate(ctx, 2)
+	if err != nil {
+		return fmt.Errorf("rootcoord: allocate ids: %w", err)
+	}
+	collID, partID := int64(base), int64(base+1)
+	raw, err := proto.Marshal(schema)
+	if err != nil {
+		return fmt.Errorf("rootcoord: encode schema: %w", err)
+	}
+	info := catalog.CollectionInfo{
+		ID: collID, DBName: dbOrDefault(db), Name: schema.GetName(), Schema: raw, Shards: shards,
+		ConsistencyLevel: int32(level), Properties: props, State: catalog.CollectionCreated,
+	}
+	for i := 0; i < shards; i++ {
+		p := wal.PChannelName(c.cfg.ChannelPrefix, int((collID+int64(i))%int64(c.cfg.PChannels)))
+		info.PChannels = append(info.PChannels, p)
+		info.VChannels = append(info.VChannels, wal.VChannelName(p, collID, i))
+	}
+	ts, err := c.tso.Allocate(ctx, 1)
+	if err != nil {
+		return fmt.Errorf("rootcoord: allocate timestamp: %w", err)
+	}
+	info.CreatedTS, info.SchemaVersionTS = ts, ts
+	info.Partitions = []catalog.PartitionInfo{{ID: partID, Name: DefaultPartName, CreatedTS: ts}}
+	// Save first, then announce: a node that reads the announcement finds the
+	// collection; a crash in between leaves a collection that nodes learn of
+	// from the meta store at start.
+	if err := c.save(ctx, &catalog.Collection{CollectionInfo: info, Schema: schema}); err != nil {
+		return err
+	}
+	for _, p := range info.PChannels {
+		c.wal.Watch(p)
+	}
+	_, err = c.announce(ctx, &info, wal.TypeCreateCollection, nil)
+	return err
+}
+
+func dbOrDefault(db string) string {
+	if db == "" {
+		return "default"
+	}
+	return db
+}
+
+// announce appends a DDL message on every vchannel of the collection.
+func (c *Core) announce(ctx context.Context, info *catalog.CollectionInfo, t wal.MessageType, payload []byte) (uint64, error) {
+	batch := map[string][]wal.Message{}
+	for i, v := range info.VChannels {
+		p := info.PChannels[i]
+		batch[p] = append(batch[p], wal.Message{Type: t, VChannel: v, Payload: payload})
+	}
+	ts, err := c.wal.Append(ctx, batch)
+	if err != nil {
+		return 0, fmt.Errorf("rootcoord: announce %s of collection %d: %w", t, info.ID, err)
+	}
+	return ts, nil
+}
+
+func (c *Core) save(ctx context.Context, col *catalog.Collection) error {
+	b, err := catalog.Marshal(&col.CollectionInfo)
+	if err != nil {
+		return err
+	}
+	if err := c.kv.Txn(ctx, metastore.Put(catalog.CollectionKey(col.ID), b)); err != nil {
+		return fmt.Errorf("rootcoord: save collection %d: %w", col.ID, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if col.State == catalog.CollectionCreated {
+		c.byID[col.ID] = col
+		c.byName[nameKey(col.DBName, col.Name)] = col.ID
+	} else {
+		delete(c.byID, col.ID)
+		delete(c.byName, nameKey(col.DBName, col.Name))
+	}
+	return nil
+}
+
+// Collection returns the collection named name in database db.
+func (c *Core) Collection(db, name string) (*catalog.Collection, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	id, ok := c.byName[nameKey(db, name)]
+	if !ok {
+		return nil, errcode.New(errcode.CollectionNotFound, "collection not found[database=%s][collection=%s]", dbOrDefault(db), name)
+	}
+	return c.byID[id], nil
+}
+
+// CollectionByID returns a collection by ID.
+func (c *Core) CollectionByID(id int64) (*catalog.Collection, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	col, ok := c.byID[id]
+	if !ok {
+		return nil, errcode.New(errcode.CollectionNotFound, "collection not found[collection=%d]", id)
+	}
+	return col, nil
+}
+
+// Collections lists the collections of database db, sorted by name.
+func (c *Core) Collections(db string) []*catalog.Collection {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*catalog.Collection
+	for _, col := range c.byID {
+		if col.DBName == dbOrDefault(db) {
+			out = append(out, col)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AllCollections lists every collection in every database.
+func (c *Core) AllCollections() []*catalog.Collection {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*catalog.Collection, 0, len(c.byID))
+	for _, col := range c.byID {
+		out = append(out, col)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// DropCollection drops a collection; dropping a missing one is not an error.
+// It returns the dropped collection (nil when it did not exist).
+func (c *Core) DropCollection(ctx context.Context, db, name string) (*catalog.Collection, error) {
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	old, err := c.Collection(db, name)
+	if err != nil {
+		return nil, nil //nolint:nilerr // dropping a missing collection succeeds, as in Milvus
+	}
+	if _, err := c.announce(ctx, &old.CollectionInfo, wal.TypeDropCollection, nil); err != nil {
+		return nil, err
+	}
+	dropped := *old
+	dropped.State = catalog.CollectionDropped
+	if err := c.save(ctx, &dropped); err != nil {
+		return nil, err
+	}
+	return old, nil
+}
+
+// update applies fn to a copy of the collection and saves it.
+func (c *Core) update(ctx context.Context, db, name string, fn func(col *catalog.Collection) error) (*catalog.Collection, error) {
+	old, err := c.Collection(db, name)
+	if err != nil {
+		return nil, err
+	}
+	col := *old
+	col.Partitions = append([]catalog.PartitionInfo(nil), old.Partitions...)
+	col.LoadedPartitions = append([]int64(nil), old.LoadedPartitions...)
+	if err := fn(&col); err != nil {
+		return nil, err
+	}
+	return &col, c.save(ctx, &col)
+}
+
+// CreatePartition adds a partition.
+func (c *Core) CreatePartition(ctx context.Context, db, coll, part string) error {
+	if err := ValidateName("partition", part); err != nil {
+		return err
+	}
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	base, err := c.ids.Allocate(ctx, 1)
+	if err != nil {
+		return fmt.Errorf("rootcoord: allocate id: %w", err)
+	}
+	_, err = c.update(ctx, db, coll, func(col *catalog.Collection) error {
+		if _, ok := col.Partition(part); ok {
+			return errcode.Invalid("partition %q already exists in collection %q", part, coll)
+		}
+		if len(col.Partitions) >= 1024 {
+			return errcode.Invalid("the number of partitions exceeds the limit 1024")
+		}
+		ts, err := c.announce(ctx, &col.CollectionInfo, wal.TypeCreatePartition, partitionPayload(int64(base)))
+		if err != nil {
+			return err
+		}
+		col.Partitions = append(col.Partitions, catalog.PartitionInfo{ID: int64(base), Name: part, CreatedTS: ts})
+		return nil
+	})
+	return err
+}
+
+// DropPartition removes a partition; the `_default` partition cannot be dropped,
+// nor a loaded one. It returns the dropped partition's ID.
+func (c *Core) DropPartition(ctx context.Context, db, coll, part string) (int64, error) {
+	if part == DefaultPartName {
+		return 0, errcode.Invalid("default partition cannot be deleted")
+	}
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	var id int64
+	_, err := c.update(ctx, db, coll, func(col *catalog.Collection) error {
+		p, ok := col.Partition(part)
+		if !ok {
+			return errcode.New(errcode.PartitionNotFound, "partition not found[partition=%s]", part)
+		}
+		for _, l := range col.LoadedPartitions {
+			if l == p.ID {
+				return errcode.Invalid("partition %s cannot be dropped, partition is loaded, please release it first", part)
+			}
+		}
+		if col.Loaded && len(col.LoadedPartitions) == 0 {
+			return errcode.Invalid("partition %s cannot be dropped, partition is loaded, please release it first", part)
+		}
+		if _, err := c.announce(ctx, &col.CollectionInfo, wal.TypeDropPartition, partitionPayload(p.ID)); err != nil {
+			return err
+		}
+		id = p.ID
+		out := col.Partitions[:0]
+		for _, q := range col.Partitions {
+			if q.ID != p.ID {
+				out = append(out, q)
+			}
+		}
+		col.Partitions = out
+		return nil
+	})
+	return id, err
+}
+
+// SetLoaded records the load state: loaded with all partitions (parts nil),
+// loaded with some partitions, or released (loaded false).
+func (c *Core) SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error {
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	_, err := c.update(ctx, db, coll, func(col *catalog.Collection) error {
+		col.Loaded = loaded
+		col.LoadedPartitions = parts
+		return nil
+	})
+	return err
+}
+
+// partitionPayload encodes a partition ID (int64 LE) for partition DDL messages.
+func partitionPayload(id int64) []byte {
+	return binary.LittleEndian.AppendUint64(nil, uint64(id))
+}
+
+// LiveVChannels lists the vchannels of every live collection.
+func (c *Core) LiveVChannels() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, col := range c.byID {
+		out = append(out, col.VChannels...)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,212 @@
+package rootcoord
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/errcode"
+)
+
+// Limits on schemas, as Milvus enforces them.
+const (
+	MaxDim          = 32768
+	MaxVarCharLen   = 65535
+	MaxFields       = 64
+	MaxNameLength   = 255
+	MaxArrayCap     = 4096
+	DynamicField    = "$meta"
+	RowIDField      = "RowID"
+	TimestampField  = "Timestamp"
+	DefaultPartName = "_default"
+)
+
+// ValidateName checks a collection, partition, field or index name.
+func ValidateName(kind, name string) error {
+	if name == "" {
+		return errcode.Invalid("%s name should not be empty", kind)
+	}
+	if len(name) > MaxNameLength {
+		return errcode.Invalid("the length of %s name %q must be not greater than %d", kind, name, MaxNameLength)
+	}
+	c := name[0]
+	if c != '_' && !isLetter(c) {
+		return errcode.Invalid("invalid %s name %q: the first character must be an underscore or a letter", kind, name)
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if c != '_' && !isLetter(c) && (c < '0' || c > '9') {
+			return errcode.Invalid("invalid %s name %q: it can only contain numbers, letters and underscores", kind, name)
+		}
+	}
+	return nil
+}
+
+func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+func typeParam(f *schemapb.FieldSchema, key string) (string, bool) {
+	for _, kv := range f.GetTypeParams() {
+		if kv.GetKey() == key {
+			return kv.GetValue(), true
+		}
+	}
+	return "", false
+}
+
+// PrepareSchema validates a client schema and returns the stored form:
+// field IDs assigned from 100 in order, the `$meta` field appended when the
+// dynamic field is enabled, and the system fields RowID (0) and Timestamp (1).
+func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, error) {
+	if err := ValidateName("collection", in.GetName()); err != nil {
+		return nil, err
+	}
+	if len(in.GetFields()) == 0 {
+		return nil, errcode.Invalid("schema of collection %q has no fields", in.GetName())
+	}
+	if len(in.GetFields()) > MaxFields {
+		return nil, errcode.Invalid("maximum field's number should be limited to %d", MaxFields)
+	}
+	out := &schemapb.CollectionSchema{
+		Name: in.GetName(), Description: in.GetDescription(), AutoID: in.GetAutoID(),
+		EnableDynamicField: in.GetEnableDynamicField(), Properties: in.GetProperties(),
+		Functions: in.GetFunctions(),
+	}
+	names := map[string]bool{}
+	pks, vectors := 0, 0
+	for i, f := range in.GetFields() {
+		if f.GetIsDynamic() {
+			continue // the server adds $meta itself
+		}
+		if err := ValidateName("field", f.GetName()); err != nil {
+			return nil, err
+		}
+		if names[f.GetName()] {
+			return nil, errcode.Invalid("duplicated field name %q", f.GetName())
+		}
+		names[f.GetName()] = true
+		nf := &schemapb.FieldSchema{
+			FieldID: int64(100 + i), Name: f.GetName(), IsPrimaryKey: f.GetIsPrimaryKey(),
+			Description: f.GetDescription(), DataType: f.GetDataType(), TypeParams: f.GetTypeParams(),
+			IndexParams: f.GetIndexParams(), AutoID: f.GetAutoID(), ElementType: f.GetElementType(),
+			DefaultValue: f.GetDefaultValue(), Nullable: f.GetNullable(),
+			IsPartitionKey: f.GetIsPartitionKey(), IsClusteringKey: f.GetIsClusteringKey(),
+		}
+		if err := checkField(nf); err != nil {
+			return nil, err
+		}
+		if nf.GetIsPrimaryKey() {
+			pks++
+			if in.GetAutoID() {
+				nf.AutoID = true
+			}
+		} else if nf.GetAutoID() {
+			return nil, errcode.Invalid("field %q: only the primary key field can be auto_id", nf.GetName())
+		}
+		if isVector(nf.GetDataType()) {
+			vectors++
+		}
+		out.Fields = append(out.Fields, nf)
+	}
+	if pks == 0 {
+		return nil, errcode.Invalid("schema of collection %q has no primary key field", in.GetName())
+	}
+	if pks > 1 {
+		return nil, errcode.Invalid("schema of collection %q has %d primary key fields, only one is allowed", in.GetName(), pks)
+	}
+	if vectors == 0 {
+		return nil, errcode.Invalid("schema of collection %q has no vector field", in.GetName())
+	}
+	for _, f := range out.Fields {
+		if f.GetIsPrimaryKey() && f.GetAutoID() {
+			out.AutoID = true
+		}
+	}
+	next := int64(100 + len(in.GetFields()))
+	if out.GetEnableDynamicField() {
+		out.Fields = append(out.Fields, &schemapb.FieldSchema{FieldID: next, Name: DynamicField,
+			DataType: schemapb.DataType_JSON, IsDynamic: true, Description: "dynamic schema"})
+	}
+	out.Fields = append(out.Fields,
+		&schemapb.FieldSchema{FieldID: 0, Name: RowIDField, DataType: schemapb.DataType_Int64, Description: "row id"},
+		&schemapb.FieldSchema{FieldID: 1, Name: TimestampField, DataType: schemapb.DataType_Int64, Description: "time stamp"},
+	)
+	return out, nil
+}
+
+func isVector(t schemapb.DataType) bool {
+	return t == schemapb.DataType_FloatVector || t == schemapb.DataType_BinaryVector ||
+		t == schemapb.DataType_Float16Vector || t == schemapb.DataType_BFloat16Vector ||
+		t == schemapb.DataType_SparseFloatVector || t == schemapb.DataType_Int8Vector
+}
+
+func checkField(f *schemapb.FieldSchema) error {
+	name := f.GetName()
+	switch t := f.GetDataType(); t {
+	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+		schemapb.DataType_Float, schemapb.DataType_Double, schemapb.DataType_JSON:
+		if f.GetIsPrimaryKey() {
+			return errcode.Invalid("field %q: the data type of the primary key should be Int64 or VarChar", name)
+		}
+	case schemapb.DataType_Int64:
+	case schemapb.DataType_VarChar:
+		v, ok := typeParam(f, "max_length")
+		if !ok {
+			return errcode.Invalid("field %q: type param max_length should be specified for a VarChar field", name)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > MaxVarCharLen {
+			return errcode.Invalid("field %q: max_length %q should be an integer in [1, %d]", name, v, MaxVarCharLen)
+		}
+	case schemapb.DataType_Array:
+		if f.GetIsPrimaryKey() {
+			return errcode.Invalid("field %q: the data type of the primary key should be Int64 or VarChar", name)
+		}
+		switch f.GetElementType() {
+		case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+			schemapb.DataType_Int64, schemapb.DataType_Float, schemapb.DataType_Double:
+		case schemapb.DataType_VarChar:
+			if v, ok := typeParam(f, "max_length"); !ok {
+				return errcode.Invalid("field %q: type param max_length should be specified for an array of VarChar", name)
+			} else if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > MaxVarCharLen {
+				return errcode.Invalid("field %q: max_length %q should be an integer in [1, %d]", name, v, MaxVarCharLen)
+			}
+		default:
+			return errcode.Invalid("field %q: element type %s is not supported for arrays", name, f.GetElementType())
+		}
+		v, ok := typeParam(f, "max_capacity")
+		if !ok {
+			return errcode.Invalid("field %q: type param max_capacity should be specified for an array field", name)
+		}
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > MaxArrayCap {
+			return errcode.Invalid("field %q: max_capacity %q should be an integer in [1, %d]", name, v, MaxArrayCap)
+		}
+	case schemapb.DataType_FloatVector:
+		if f.GetIsPrimaryKey() {
+			return errcode.Invalid("field %q: the data type of the primary key should be Int64 or VarChar", name)
+		}
+		if f.GetNullable() {
+			return errcode.Invalid("field %q: vector fields cannot be nullable", name)
+		}
+		v, ok := typeParam(f, "dim")
+		if !ok {
+			return errcode.Invalid("field %q: dimension is not defined in field type params", name)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 || n > MaxDim {
+			return errcode.Invalid("field %q: invalid dimension %q, it should be an integer in [1, %d]", name, v, MaxDim)
+		}
+	case schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector,
+		schemapb.DataType_SparseFloatVector, schemapb.DataType_Int8Vector:
+		return errcode.Invalid("field %q: data type %s is not supported yet", name, t)
+	default:
+		return errcode.Invalid("field %q: data type %s is not supported", name, t)
+	}
+	if f.GetDefaultValue() != nil && f.GetIsPrimaryKey() {
+		return errcode.Invalid("field %q: the primary key cannot have a default value", name)
+	}
+	if f.GetNullable() && f.GetIsPrimaryKey() {
+		return errcode.Invalid("field %q: the primary key cannot be nullable", name)
+	}
+	return nil
+}

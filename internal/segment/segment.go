@@ -1,0 +1,192 @@
+// Package segment holds the query node's in-memory segments: columnar rows
+// with their insert timestamps, a primary-key index, and per-row delete
+// timestamps, giving MVCC visibility.
+//
+// Visibility at read timestamp T: a row is visible iff its insert timestamp
+// is ≤ T and it has no delete with insert_ts < delete_ts ≤ T. Deletes are
+// strictly after the insert they remove, so an upsert (a delete and an
+// insert of the same key at one timestamp) keeps the new row. Each row keeps
+// only the smallest such delete timestamp, which is all visibility needs.
+//
+// A growing segment is appended to while it is read; a sealed segment is
+// loaded once. Both are the same type; readers use Read, which holds a read
+// lock for the duration of the callback.
+package segment
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/column"
+)
+
+// Info identifies a segment.
+type Info struct {
+	ID           int64
+	CollectionID int64
+	PartitionID  int64
+	VChannel     string
+}
+
+// Segment is a set of rows of one collection partition.
+type Segment struct {
+	Info
+	pkField int64
+
+	mu     sync.RWMutex
+	fields []*schemapb.FieldSchema
+	cols   map[int64]column.Column
+	tss    []uint64
+	delTs  []uint64
+	intIdx map[int64][]int32
+	strIdx map[string][]int32
+}
+
+// New returns an empty segment for the schema's fields (system fields excluded).
+func New(info Info, schema *schemapb.CollectionSchema) (*Segment, error) {
+	s := &Segment{Info: info, cols: map[int64]column.Column{}, pkField: -1}
+	for _, f := range schema.GetFields() {
+		if f.GetFieldID() < 100 {
+			continue
+		}
+		c, err := column.New(f)
+		if err != nil {
+			return nil, err
+		}
+		s.fields = append(s.fields, f)
+		s.cols[f.GetFieldID()] = c
+		if f.GetIsPrimaryKey() {
+			s.pkField = f.GetFieldID()
+		}
+	}
+	if s.pkField < 0 {
+		return nil, fmt.Errorf("segment: schema has no primary key")
+	}
+	if s.cols[s.pkField].Type() == schemapb.DataType_Int64 {
+		s.intIdx = map[int64][]int32{}
+	} else {
+		s.strIdx = map[string][]int32{}
+	}
+	return s, nil
+}
+
+// PKField is the primary key field ID.
+func (s *Segment) PKField() int64 { return s.pkField }
+
+// Append adds rows. cols must hold one column per user field (keyed by field
+// ID) with len(tss) rows each.
+func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
+	n := len(tss)
+	for id := range s.cols {
+		c, ok := cols[id]
+		if !ok {
+			return fmt.Errorf("segment %d: field %d missing in append", s.ID, id)
+		}
+		if c.Len() != n {
+			return fmt.Errorf("segment %d: field %d has %d rows, want %d", s.ID, id, c.Len(), n)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	base := len(s.tss)
+	for id, dst := range s.cols {
+		src := cols[id]
+		for i := 0; i < n; i++ {
+			dst.AppendFrom(src, i)
+		}
+	}
+	s.tss = append(s.tss, tss...)
+	s.delTs = append(s.delTs, make([]uint64, n)...)
+	switch pk := s.cols[s.pkField].(type) {
+	case *column.Ints:
+		for i := base; i < base+n; i++ {
+			s.intIdx[pk.Data[i]] = append(s.intIdx[pk.Data[i]], int32(i))
+		}
+	case *column.Strings:
+		for i := base; i < base+n; i++ {
+			s.strIdx[pk.Data[i]] = append(s.strIdx[pk.Data[i]], int32(i))
+		}
+	}
+	return nil
+}
+
+// Delete applies deletes of the given keys (a column.Ints or column.Strings)
+// at timestamps tss and returns how many rows gained an earlier delete mark.
+func (s *Segment) Delete(pks column.Column, tss []uint64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	mark := func(rows []int32, ts uint64) {
+		for _, r := range rows {
+			if s.tss[r] < ts && (s.delTs[r] == 0 || s.delTs[r] > ts) {
+				s.delTs[r] = ts
+				n++
+			}
+		}
+	}
+	switch pk := pks.(type) {
+	case *column.Ints:
+		if s.intIdx == nil {
+			return 0
+		}
+		for i, v := range pk.Data {
+			mark(s.intIdx[v], tss[i])
+		}
+	case *column.Strings:
+		if s.strIdx == nil {
+			return 0
+		}
+		for i, v := range pk.Data {
+			mark(s.strIdx[v], tss[i])
+		}
+	}
+	return n
+}
+
+// Len is the number of rows (visible or not).
+func (s *Segment) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.tss)
+}
+
+// Read calls fn with a consistent view of the segment, under a read lock.
+// The view must not be used after fn returns.
+func (s *Segment) Read(fn func(v *View) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return fn(&View{s: s, n: len(s.tss)})
+}
+
+// View is a read-only view of a segment's rows.
+type View struct {
+	s *Segment
+	n int
+}
+
+// Len implements expr.Batch.
+func (v *View) Len() int { return v.n }
+
+// Column implements expr.Batch: the column of a field, or nil if unknown.
+func (v *View) Column(fieldID int64) column.Column { return v.s.cols[fieldID] }
+
+// Fields lists the user fields of the segment.
+func (v *View) Fields() []*schemapb.FieldSchema { return v.s.fields }
+
+// Timestamp returns row i's insert timestamp.
+func (v *View) Timestamp(i int) uint64 { return v.s.tss[i] }
+
+// Visible returns one flag per row: visible at read timestamp ts.
+func (v *View) Visible(ts uint64) []bool {
+	out := make([]bool, v.n)
+	tss, del := v.s.tss[:v.n], v.s.delTs[:v.n]
+	for i := range out {
+		out[i] = tss[i] <= ts && (del[i] == 0 || del[i] > ts)
+	}
+	return out
+}
+
+// Segment returns the underlying segment's identity.
+func (v *View) Segment() Info { return v.s.Info }
