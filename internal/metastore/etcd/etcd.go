@@ -1,0 +1,242 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/strata-db/strata/internal/metastore"
+)
+
+// scanPageSize is how many keys one range request of Scan returns.
+const scanPageSize = 1000
+
+// Config configures a Store.
+type Config struct {
+	// Endpoints are the etcd client URLs (required).
+	Endpoints []string
+	// Root prefixes every key; conventionally ends with "/".
+	Root string
+	// DialTimeout bounds establishing the first connection. Default 5s.
+	DialTimeout time.Duration
+	// Username and Password enable etcd authentication when Username is set.
+	Username, Password string
+}
+
+// DefaultDialTimeout is the default Config.DialTimeout.
+const DefaultDialTimeout = 5 * time.Second
+
+// Defaults fills unset fields with their defaults.
+func (c *Config) Defaults() {
+	if c.DialTimeout == 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+}
+
+// Validate reports a Config that cannot work.
+func (c *Config) Validate() error {
+	if len(c.Endpoints) == 0 {
+		return errors.New("metastore/etcd: config: no endpoints")
+	}
+	if c.DialTimeout < 0 {
+		return fmt.Errorf("metastore/etcd: config: negative DialTimeout %v", c.DialTimeout)
+	}
+	return nil
+}
+
+// Store is a metastore.KV on etcd. It is safe for concurrent use.
+type Store struct {
+	client    *clientv3.Client
+	ownClient bool
+	root      string
+	logger    *slog.Logger
+
+	mu     sync.RWMutex
+	closed bool
+}
+
+var _ metastore.KV = (*Store)(nil)
+
+// Open connects to etcd and returns a Store that owns the connection.
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: cfg.DialTimeout,
+		Username:    cfg.Username,
+		Password:    cfg.Password,
+		Context:     ctx,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metastore/etcd: connect %v: %w", cfg.Endpoints, err)
+	}
+	s := New(client, cfg.Root, logger)
+	s.ownClient = true
+	return s, nil
+}
+
+// New returns a Store over an existing client, which the caller keeps
+// owning: Close does not close it.
+func New(client *clientv3.Client, root string, logger *slog.Logger) *Store {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{client: client, root: root, logger: logger}
+}
+
+// Root returns the prefix under which the store keeps its keys.
+func (s *Store) Root() string { return s.root }
+
+// begin checks ctx and the closed flag; on success the caller must call
+// s.mu.RUnlock.
+func (s *Store) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return metastore.ErrClosed
+	}
+	return nil
+}
+
+// Get returns the value at key, or metastore.ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	resp, err := s.client.Get(ctx, s.root+key)
+	if err != nil {
+		return nil, wrapErr(ctx, "get", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, fmt.Errorf("%w: %q", metastore.ErrNotFound, key)
+	}
+	return nonNil(resp.Kvs[0].Value), nil
+}
+
+// Scan returns every entry whose key starts with prefix, sorted by key, as
+// one consistent snapshot.
+func (s *Store) Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	start := s.root + prefix
+	end := "\x00" // every key from start on
+	if start != "" {
+		end = clientv3.GetPrefixRangeEnd(start)
+	}
+	var (
+		out []metastore.KeyValue
+		rev int64
+	)
+	for {
+		opts := []clientv3.OpOption{
+			clientv3.WithRange(end),
+			clientv3.WithLimit(scanPageSize),
+			clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend),
+		}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.client.Get(ctx, start, opts...)
+		if err != nil {
+			return nil, wrapErr(ctx, "scan", err)
+		}
+		rev = resp.Header.Revision
+		for _, kv := range resp.Kvs {
+			out = append(out, metastore.KeyValue{Key: string(kv.Key[len(s.root):]), Value: nonNil(kv.Value)})
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return out, nil
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// Txn applies ops as one etcd transaction.
+func (s *Store) Txn(ctx context.Context, ops ...metastore.Op) error {
+	if err := metastore.ValidateOps(ops); err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	if len(ops) == 0 {
+		return nil
+	}
+	var (
+		cmps []clientv3.Cmp
+		then []clientv3.Op
+	)
+	for _, op := range ops {
+		key := s.root + op.Key()
+		switch op.Kind() {
+		case metastore.OpIfAbsent:
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+		case metastore.OpIfEquals:
+			cmps = append(cmps, clientv3.Compare(clientv3.Value(key), "=", string(op.Value())))
+		case metastore.OpPut:
+			then = append(then, clientv3.OpPut(key, string(op.Value())))
+		case metastore.OpDelete:
+			then = append(then, clientv3.OpDelete(key))
+		case metastore.OpDeletePrefix:
+			then = append(then, clientv3.OpDelete(key, clientv3.WithPrefix()))
+		}
+	}
+	resp, err := s.client.Txn(ctx).If(cmps...).Then(then...).Commit()
+	if err != nil {
+		return wrapErr(ctx, "txn", err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("%w: a guard of %v is false", metastore.ErrConflict, ops)
+	}
+	return nil
+}
+
+// Close closes the client if the store owns it. It is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if !s.ownClient {
+		return nil
+	}
+	if err := s.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("metastore/etcd: close: %w", err)
+	}
+	return nil
+}
+
+// wrapErr returns ctx's error when ctx ended (so callers can match
+// context.Canceled), else err with the operation named.
+func wrapErr(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("metastore/etcd: %s: %w", op, ctxErr)
+	}
+	return fmt.Errorf("metastore/etcd: %s: %w", op, err)
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,146 @@
+package etcd_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/goleak"
+
+	"github.com/strata-db/strata/internal/metastore"
+	"github.com/strata-db/strata/internal/metastore/etcd"
+	"github.com/strata-db/strata/internal/metastore/kvtest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// freeURL returns an http URL on a currently free loopback port.
+func freeURL(t *testing.T) url.URL {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return url.URL{Scheme: "http", Host: addr}
+}
+
+// startEtcd runs a single-member etcd server in-process until the test ends.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Dir = t.TempDir()
+	cfg.Logger = "zap"
+	cfg.LogLevel = "error"
+	cfg.LogOutputs = []string{"stderr"}
+	client, peer := freeURL(t), freeURL(t)
+	cfg.LCUrls, cfg.ACUrls = []url.URL{client}, []url.URL{client}
+	cfg.LPUrls, cfg.APUrls = []url.URL{peer}, []url.URL{peer}
+	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peer.String())
+
+	e, err := embed.StartEtcd(cfg)
+	require.NoError(t, err)
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		e.Server.Stop()
+		t.Fatal("etcd did not become ready")
+	}
+	return client.String()
+}
+
+func TestConformance(t *testing.T) {
+	endpoint := startEtcd(t)
+	n := 0
+	openRoot := func(t *testing.T, root string) metastore.KV {
+		s, err := etcd.Open(context.Background(), etcd.Config{Endpoints: []string{endpoint}, Root: root}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Close()) })
+		return s
+	}
+	kvtest.RunConformance(t,
+		func(t *testing.T) metastore.KV {
+			n++ // each test gets its own, empty namespace
+			return openRoot(t, fmt.Sprintf("test/%d/", n))
+		},
+		func(t *testing.T, kv metastore.KV) metastore.KV {
+			return openRoot(t, kv.(*etcd.Store).Root())
+		},
+	)
+}
+
+func TestRootIsolation(t *testing.T) {
+	ctx := context.Background()
+	endpoint := startEtcd(t)
+	open := func(root string) *etcd.Store {
+		s, err := etcd.Open(ctx, etcd.Config{Endpoints: []string{endpoint}, Root: root}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Close()) })
+		return s
+	}
+	a, ab := open("a/"), open("a/b/")
+	require.NoError(t, ab.Txn(ctx, metastore.Put("k", []byte("inner"))))
+	require.NoError(t, a.Txn(ctx, metastore.Put("k", []byte("outer"))))
+
+	kvs, err := ab.Scan(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, []metastore.KeyValue{{Key: "k", Value: []byte("inner")}}, kvs)
+
+	kvs, err = a.Scan(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, []metastore.KeyValue{{Key: "b/k", Value: []byte("inner")}, {Key: "k", Value: []byte("outer")}}, kvs)
+}
+
+func TestScanPaging(t *testing.T) {
+	ctx := context.Background()
+	endpoint := startEtcd(t)
+	s, err := etcd.Open(ctx, etcd.Config{Endpoints: []string{endpoint}, Root: "page/"}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+
+	const total = 2500 // more than two pages
+	for i := 0; i < total; i += 100 {
+		ops := make([]metastore.Op, 0, 100)
+		for j := i; j < i+100; j++ {
+			ops = append(ops, metastore.Put(fmt.Sprintf("k/%05d", j), []byte{byte(j)}))
+		}
+		require.NoError(t, s.Txn(ctx, ops...))
+	}
+	kvs, err := s.Scan(ctx, "k/")
+	require.NoError(t, err)
+	require.Len(t, kvs, total)
+	for i, kv := range kvs {
+		require.Equal(t, fmt.Sprintf("k/%05d", i), kv.Key)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  etcd.Config
+		ok   bool
+	}{
+		{name: "ok", cfg: etcd.Config{Endpoints: []string{"http://127.0.0.1:2379"}}, ok: true},
+		{name: "no endpoints", cfg: etcd.Config{}},
+		{name: "negative timeout", cfg: etcd.Config{Endpoints: []string{"x"}, DialTimeout: -1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Defaults()
+			if tc.ok {
+				require.NoError(t, cfg.Validate())
+				require.Equal(t, etcd.DefaultDialTimeout, cfg.DialTimeout)
+			} else {
+				require.Error(t, cfg.Validate())
+			}
+		})
+	}
+}
