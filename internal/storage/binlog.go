@@ -183,8 +183,19 @@ func putHeader(b []byte, h EventHeader) {
 	binary.LittleEndian.PutUint32(b[13:], uint32(h.NextPosition))
 }
 
-// writeFrame lays out magic, descriptor event and one data event.
+// writeFrame lays out magic, descriptor event and one data event holding f.payload.
 func writeFrame(f *frame) []byte {
+	out, _ := encodeFrame(f, len(f.payload), func(b *bytes.Buffer) error {
+		b.Write(f.payload)
+		return nil
+	})
+	return out
+}
+
+// encodeFrame lays out magic, descriptor event and one data event whose
+// payload writePayload appends to the buffer (sizeHint bytes expected), so
+// the payload is written in place rather than copied.
+func encodeFrame(f *frame, sizeHint int, writePayload func(*bytes.Buffer) error) ([]byte, error) {
 	ts := f.desc.HeaderTimestamp
 	if ts == 0 {
 		ts = composeTS(time.Now())
@@ -192,8 +203,13 @@ func writeFrame(f *frame) []byte {
 	n := len(f.extras)
 	descLen := EventHeaderSize + DescriptorFixedSize + PostHeaderLengthsSize + 4 + n
 	dataOff := 4 + descLen
-	dataLen := EventHeaderSize + DataFixedSize + len(f.payload)
-	out := make([]byte, dataOff+dataLen)
+	hdrLen := dataOff + EventHeaderSize + DataFixedSize
+	buf := bytes.NewBuffer(make([]byte, hdrLen, hdrLen+sizeHint))
+	if err := writePayload(buf); err != nil {
+		return nil, err
+	}
+	out := buf.Bytes()
+	dataLen := len(out) - dataOff
 
 	binary.LittleEndian.PutUint32(out[0:], uint32(MagicNumber))
 	putHeader(out[4:], EventHeader{Timestamp: ts, Type: DescriptorEventType, EventLength: int32(descLen), NextPosition: int32(dataOff)})
@@ -217,8 +233,7 @@ func writeFrame(f *frame) []byte {
 	putHeader(out[dataOff:], EventHeader{Timestamp: ts, Type: f.eventType, EventLength: int32(dataLen), NextPosition: next})
 	binary.LittleEndian.PutUint64(out[dataOff+EventHeaderSize:], f.eventStart)
 	binary.LittleEndian.PutUint64(out[dataOff+EventHeaderSize+8:], f.eventEnd)
-	copy(out[dataOff+EventHeaderSize+DataFixedSize:], f.payload)
-	return out
+	return out, nil
 }
 
 // parsedFrame is a binlog split into its descriptor and raw data events.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 
@@ -49,13 +50,6 @@ func EncodeInsertLog(d Descriptor, field *schemapb.FieldSchema, col column.Colum
 		return nil, fmt.Errorf("field %d: %w", field.GetFieldID(), err)
 	}
 	defer arr.Release()
-	payload, err := writeClassicParquet(
-		arrow.Field{Name: classicColumnName, Type: dt, Nullable: nullable},
-		arr, classicProps(!field.GetIsPrimaryKey()))
-	if err != nil {
-		return nil, err
-	}
-
 	extras := make(map[string]any, len(d.Extras)+2)
 	for k, v := range d.Extras {
 		extras[k] = v
@@ -68,15 +62,18 @@ func EncodeInsertLog(d Descriptor, field *schemapb.FieldSchema, col column.Colum
 	}
 	d.FieldID = field.GetFieldID()
 	d.PayloadType = t
-	return writeFrame(&frame{
+	field0 := arrow.Field{Name: classicColumnName, Type: dt, Nullable: nullable}
+	props := classicProps(!field.GetIsPrimaryKey())
+	return encodeFrame(&frame{
 		desc:       d,
 		extras:     ej,
 		eventType:  InsertEventType,
 		eventStart: d.StartTimestamp,
 		eventEnd:   d.EndTimestamp,
 		classic:    true,
-		payload:    payload,
-	}), nil
+	}, col.MemorySize()+col.MemorySize()/8+4096, func(buf *bytes.Buffer) error {
+		return writeClassicParquet(buf, field0, arr, props)
+	})
 }
 
 // typeFits reports whether a column of type ct can be stored as field type ft.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -183,12 +184,7 @@ func buildArrow(mem memory.Allocator, t schemapb.DataType, dt arrow.DataType, co
 		}
 		return buildBinary(mem, rows, valid), nil
 	case *column.FloatVectors:
-		fsb := dt.(*arrow.FixedSizeBinaryType)
-		raw := make([]byte, len(c.Data)*4)
-		for i, f := range c.Data {
-			binary.LittleEndian.PutUint32(raw[i*4:], math.Float32bits(f))
-		}
-		return buildFixed(mem, fsb, raw, n, valid), nil
+		return buildFixed(mem, dt.(*arrow.FixedSizeBinaryType), float32Bytes(c.Data), n, valid), nil
 	case *column.ByteVectors:
 		return buildFixed(mem, dt.(*arrow.FixedSizeBinaryType), c.Data, n, valid), nil
 	}
@@ -214,7 +210,34 @@ func buildBinary(mem memory.Allocator, rows [][]byte, valid []bool) arrow.Array 
 	return b.NewArray()
 }
 
+// float32Bytes returns the little-endian bytes of v: the memory of v itself
+// on little-endian machines (no copy), a converted copy otherwise.
+func float32Bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	if nativeLittleEndian() {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
+	}
+	raw := make([]byte, len(v)*4)
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(raw[i*4:], math.Float32bits(f))
+	}
+	return raw
+}
+
+func nativeLittleEndian() bool {
+	return binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+}
+
+// buildFixed wraps raw as a FixedSizeBinary array; without nulls the bytes
+// are shared, not copied (the array must not outlive raw's owner's writes).
 func buildFixed(mem memory.Allocator, dt *arrow.FixedSizeBinaryType, raw []byte, n int, valid []bool) arrow.Array {
+	if valid == nil && len(raw) == n*dt.ByteWidth {
+		data := array.NewData(dt, n, []*memory.Buffer{nil, memory.NewBufferBytes(raw)}, nil, 0, 0)
+		defer data.Release()
+		return array.NewFixedSizeBinaryData(data)
+	}
 	b := array.NewFixedSizeBinaryBuilder(mem, dt)
 	defer b.Release()
 	b.Reserve(n)
@@ -251,17 +274,16 @@ func streamProps() *parquet.WriterProperties {
 
 // writeClassicParquet writes one single-column Parquet file the way the classic
 // payload writer does: a table written with pqarrow.WriteTable.
-func writeClassicParquet(field arrow.Field, arr arrow.Array, props *parquet.WriterProperties) ([]byte, error) {
+func writeClassicParquet(dst *bytes.Buffer, field arrow.Field, arr arrow.Array, props *parquet.WriterProperties) error {
 	schema := arrow.NewSchema([]arrow.Field{field}, nil)
 	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
 	defer rec.Release()
 	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
 	defer tbl.Release()
-	var buf bytes.Buffer
-	if err := pqarrow.WriteTable(tbl, &buf, classicChunkSize, props, pqarrow.DefaultWriterProps()); err != nil {
-		return nil, fmt.Errorf("storage: write parquet: %w", err)
+	if err := pqarrow.WriteTable(tbl, dst, classicChunkSize, props, pqarrow.DefaultWriterProps()); err != nil {
+		return fmt.Errorf("storage: write parquet: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 // writeStreamParquet writes batches through a buffered FileWriter, one row
