@@ -109,8 +109,10 @@ func (w *Writer) state(pchannel string) *pchanState {
 // timestamp and enqueues the records it holds the locks of all the
 // pchannels involved (taken in sorted name order), so on every pchannel
 // timestamps are non-decreasing in offset order. It then waits until every
-// append is durable and returns the timestamp, or the first error. When ctx
-// ends while waiting, the messages may still become durable.
+// append is durable and returns the timestamp, or the first error. On error
+// the batch may be durable on some of its pchannels, and when ctx ends while
+// waiting the messages may still become durable: callers retry or give up,
+// never assume nothing was written.
 func (w *Writer) Append(ctx context.Context, batch map[string][]Message) (uint64, error) {
 	names := make([]string, 0, len(batch))
 	for name, msgs := range batch {
