@@ -196,7 +196,7 @@ func TestWriterErrors(t *testing.T) {
 
 func TestWriterRunTicksIdleChannels(t *testing.T) {
 	l := openLog(t)
-	const interval = 20 * time.Millisecond
+	const interval = 40 * time.Millisecond
 	w := wal.NewWriter(l, &testClock{}, wal.WriterConfig{TickInterval: interval}, nil)
 	ctx := context.Background()
 	// "busy" gets an append every few milliseconds, so it never idles.
@@ -211,7 +211,7 @@ func TestWriterRunTicksIdleChannels(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	runDone := make(chan error, 1)
 	go func() { runDone <- w.Run(runCtx) }()
-	deadline := time.Now().Add(10 * interval)
+	deadline := time.Now().Add(8 * interval)
 	for time.Now().Before(deadline) {
 		_, err := w.Append(ctx, map[string][]wal.Message{"busy": {{Type: wal.TypeInsert, VChannel: "busy_1v0"}}})
 		require.NoError(t, err)

@@ -46,6 +46,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"MultiRecordContiguous", testMultiRecordContiguous},
 		{"ReadFrom", testReadFrom},
 		{"ReadBlocksUntilAppend", testReadBlocks},
+		{"ConcurrentTailers", testConcurrentTailers},
 		{"UnknownChannel", testUnknownChannel},
 		{"ChannelsIndependent", testChannelsIndependent},
 		{"Truncate", testTruncate},
@@ -456,5 +457,42 @@ func testReopen(t *testing.T, h Harness) {
 	t.Cleanup(func() { _ = l.Close() })
 	for i, r := range readN(t, l, "a", 0, 41) {
 		require.Equal(t, rec("a", i), r.Data)
+	}
+}
+
+func testConcurrentTailers(t *testing.T, h Harness) {
+	l := open(t, h)
+	const readers, n = 4, 200
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	for k := range readers {
+		r, err := l.Read(ctx, "ch", int64(k))
+		require.NoError(t, err)
+		wg.Go(func() {
+			defer func() { _ = r.Close() }()
+			for off := int64(k); off < n; off++ {
+				got, err := r.Next(ctx)
+				if err == nil && (got.Offset != off || string(got.Data) != string(rec("ch", int(off)))) {
+					err = fmt.Errorf("reader %d: got offset %d %q, want %d", k, got.Offset, got.Data, off)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range n {
+		if i%3 == 0 {
+			appendOK(t, l, "ch", rec("ch", i))
+			continue
+		}
+		l.AppendAsync("ch", [][]byte{rec("ch", i)}) // not waited for: order still holds
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }
