@@ -26,7 +26,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors describing why a record failed to decode.
 var (
-	// ErrChecksum reports a record whose CRC does not match its data.
+	// ErrChecksum reports a record whose CRC does not match its data or whose
+	// length is impossible (zero or above Config.MaxRecordBytes).
 	ErrChecksum = errors.New("wal: record checksum mismatch")
 	// ErrShortRecord reports a record cut off by the end of its segment file.
 	ErrShortRecord = errors.New("wal: short record")
