@@ -13,4 +13,20 @@
 // Positions: a Position is (pchannel, offset, timetick). Checkpoints store it
 // as msgpb.MsgPosition with msgID = offset as 8 bytes little-endian, as
 // rocksmq and Kafka do in Milvus.
+//
+// Writing: Writer.Append takes the per-pchannel locks of every pchannel in
+// its batch (in sorted name order, so overlapping batches cannot deadlock),
+// allocates one timestamp from the Clock, stamps every message with it and
+// calls Log.AppendAsync for each pchannel before releasing the locks. Since
+// AppendAsync orders records like its calls, timestamps are non-decreasing
+// in offset order on every pchannel, and a multi-pchannel batch (an upsert,
+// say) carries the same timestamp everywhere. Append returns once every
+// record is durable. Writer.Run appends TimeTick messages (VChannel "") to
+// watched pchannels that have been idle for WriterConfig.TickInterval.
+//
+// Reading: a Scanner decodes the records of one pchannel into Entries
+// (Position and Message); consumers filter by vchannel.
+//
+// Implementations of Log: wal/local (embedded files); the conformance suite
+// every implementation passes is wal/waltest.
 package wal

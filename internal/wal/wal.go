@@ -25,6 +25,8 @@ var (
 //     records of one call are contiguous. The result arrives on the returned
 //     channel once the records are durable (fsynced, or acknowledged by the
 //     broker), or failed; nothing is delivered to readers before it is durable.
+//   - Records are non-empty; an implementation may reject empty records or
+//     records above its size limit (the call's result carries the error).
 //   - A pchannel exists once it has been appended to or named in Open's config;
 //     reading an unknown pchannel yields nothing until it is written.
 //   - Read returns records at offsets ≥ from, in order, blocking for new ones.

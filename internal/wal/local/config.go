@@ -1,0 +1,91 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+)
+
+// Default configuration values.
+const (
+	// DefaultSegmentSize is the size after which the active segment is sealed.
+	DefaultSegmentSize = 64 << 20
+	// DefaultMaxBatchBytes bounds the bytes written between two fsyncs.
+	DefaultMaxBatchBytes = 8 << 20
+	// DefaultMaxRecordBytes bounds the size of one record.
+	DefaultMaxRecordBytes = 256 << 20
+	// DefaultWriteBufferSize is the size of the buffered writer of each pchannel.
+	DefaultWriteBufferSize = 1 << 20
+	// DefaultReadBufferSize is the size of each reader's buffered reader.
+	DefaultReadBufferSize = 256 << 10
+)
+
+// ErrInvalidConfig reports a Config that fails Validate.
+var ErrInvalidConfig = errors.New("wal: invalid config")
+
+// Config configures a local Log. The zero value of every field but Dir
+// means its default; call Defaults to fill them in.
+type Config struct {
+	// Dir holds one sub-directory per pchannel.
+	Dir string
+	// SegmentSize is the size in bytes after which the active segment file
+	// is sealed and a new one started (a segment exceeds it by at most one record).
+	SegmentSize int64
+	// MaxBatchBytes bounds the bytes one group commit writes before its fsync.
+	// A single call larger than this is still written in one commit.
+	MaxBatchBytes int64
+	// MaxRecordBytes is the largest record accepted by AppendAsync.
+	MaxRecordBytes int64
+	// WriteBufferSize is the buffer size of each pchannel's writer.
+	WriteBufferSize int
+	// ReadBufferSize is the buffer size of each Reader.
+	ReadBufferSize int
+	// VerifySealed makes Open read and CRC-check every sealed segment, failing
+	// with *CorruptionErr on damage. Otherwise damage in a sealed segment is
+	// reported by the Reader that reaches it.
+	VerifySealed bool
+
+	// sync makes a file or directory durable; nil means (*os.File).Sync.
+	// Set only by tests in this package.
+	sync func(*os.File) error
+}
+
+// Defaults returns c with every zero field set to its default.
+func (c Config) Defaults() Config {
+	if c.SegmentSize == 0 {
+		c.SegmentSize = DefaultSegmentSize
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.MaxRecordBytes == 0 {
+		c.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if c.WriteBufferSize == 0 {
+		c.WriteBufferSize = DefaultWriteBufferSize
+	}
+	if c.ReadBufferSize == 0 {
+		c.ReadBufferSize = DefaultReadBufferSize
+	}
+	return c
+}
+
+// Validate reports whether c is usable; call it after Defaults.
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return fmt.Errorf("%w: Dir is empty", ErrInvalidConfig)
+	case c.SegmentSize <= 0:
+		return fmt.Errorf("%w: SegmentSize %d must be positive", ErrInvalidConfig, c.SegmentSize)
+	case c.MaxBatchBytes <= 0:
+		return fmt.Errorf("%w: MaxBatchBytes %d must be positive", ErrInvalidConfig, c.MaxBatchBytes)
+	case c.MaxRecordBytes <= 0 || c.MaxRecordBytes > math.MaxUint32:
+		return fmt.Errorf("%w: MaxRecordBytes %d must be in (0, 2^32)", ErrInvalidConfig, c.MaxRecordBytes)
+	case c.WriteBufferSize <= 0:
+		return fmt.Errorf("%w: WriteBufferSize %d must be positive", ErrInvalidConfig, c.WriteBufferSize)
+	case c.ReadBufferSize <= 0:
+		return fmt.Errorf("%w: ReadBufferSize %d must be positive", ErrInvalidConfig, c.ReadBufferSize)
+	}
+	return nil
+}

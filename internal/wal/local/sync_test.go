@@ -1,0 +1,170 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// gatedSync blocks syncs of segment files until released and records every
+// synced path.
+type gatedSync struct {
+	entered chan string
+	release chan error
+	mu      sync.Mutex
+	synced  []string
+}
+
+func newGatedSync() *gatedSync {
+	return &gatedSync{entered: make(chan string, 16), release: make(chan error)}
+}
+
+func (g *gatedSync) sync(f *os.File) error {
+	if filepath.Ext(f.Name()) == segmentExt {
+		g.entered <- f.Name()
+		if err := <-g.release; err != nil {
+			return err
+		}
+	}
+	g.mu.Lock()
+	g.synced = append(g.synced, f.Name())
+	g.mu.Unlock()
+	return f.Sync()
+}
+
+func TestResultsOnlyAfterSync(t *testing.T) {
+	g := newGatedSync()
+	cfg := Config{Dir: t.TempDir(), sync: g.sync}
+	l, err := Open(cfg, testLogger(t))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	ctx := context.Background()
+
+	r, err := l.Read(ctx, "ch", 0)
+	require.NoError(t, err)
+	defer r.Close()
+
+	res := l.AppendAsync("ch", [][]byte{[]byte("one")})
+	select {
+	case <-g.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("sync not called")
+	}
+	// The record is written but its sync has not returned: it must be
+	// invisible to the caller, to End and to readers.
+	select {
+	case <-res:
+		t.Fatal("result delivered before sync returned")
+	case <-time.After(30 * time.Millisecond):
+	}
+	end, err := l.End(ctx, "ch")
+	require.NoError(t, err)
+	require.Zero(t, end)
+	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	_, err = r.Next(short)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	g.release <- nil
+	got := <-res
+	require.NoError(t, got.Err)
+	require.Zero(t, got.Offset)
+	rec, err := r.Next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []byte("one"), rec.Data)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// The new pchannel directory and the new segment's entry were synced too.
+	require.Contains(t, g.synced, cfg.Dir)
+	require.Contains(t, g.synced, filepath.Join(cfg.Dir, "ch"))
+}
+
+func TestFailedSyncFailsAppends(t *testing.T) {
+	g := newGatedSync()
+	l, err := Open(Config{Dir: t.TempDir(), sync: g.sync}, testLogger(t))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+
+	first := l.AppendAsync("ch", [][]byte{[]byte("a")})
+	<-g.entered
+	// Queue more appends while the first commit is syncing: they are
+	// written by the next commit.
+	second := l.AppendAsync("ch", [][]byte{[]byte("b")})
+	g.release <- nil
+	require.NoError(t, (<-first).Err)
+	<-g.entered
+	injected := errors.New("injected: disk gone")
+	g.release <- injected
+	res := <-second
+	require.ErrorIs(t, res.Err, injected)
+
+	// The pchannel refuses further appends and never exposes the failed record.
+	res = <-l.AppendAsync("ch", [][]byte{[]byte("c")})
+	require.ErrorIs(t, res.Err, injected)
+	end, err := l.End(context.Background(), "ch")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), end)
+	// Other pchannels are unaffected.
+	other := l.AppendAsync("other", [][]byte{[]byte("x")})
+	<-g.entered
+	g.release <- nil
+	require.NoError(t, (<-other).Err)
+}
+
+func TestGroupCommit(t *testing.T) {
+	var syncs atomic.Int64
+	slow := func(f *os.File) error {
+		syncs.Add(1)
+		time.Sleep(2 * time.Millisecond)
+		return f.Sync()
+	}
+	l, err := Open(Config{Dir: t.TempDir(), sync: slow}, testLogger(t))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	const workers, per = 32, 10
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range per {
+				if res := <-l.AppendAsync("ch", [][]byte{[]byte("r")}); res.Err != nil {
+					t.Error(res.Err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Less(t, syncs.Load(), int64(workers*per/4), "concurrent appends share fsyncs")
+}
+
+func TestCloseCompletesQueued(t *testing.T) {
+	g := newGatedSync()
+	l, err := Open(Config{Dir: t.TempDir(), sync: g.sync}, testLogger(t))
+	require.NoError(t, err)
+	first := l.AppendAsync("ch", [][]byte{[]byte("a")})
+	<-g.entered
+	queued := l.AppendAsync("ch", [][]byte{[]byte("b")})
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	// Close waits for the writer, which drains the queue.
+	g.release <- nil
+	<-g.entered
+	g.release <- nil
+	require.NoError(t, <-closed)
+	require.NoError(t, (<-first).Err)
+	res := <-queued
+	if res.Err != nil {
+		require.ErrorIs(t, res.Err, wal.ErrClosed)
+	} else {
+		require.Equal(t, int64(1), res.Offset)
+	}
+}

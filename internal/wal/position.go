@@ -1,0 +1,93 @@
+package wal
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/msgpb"
+)
+
+// ErrBadPosition reports a MsgPosition that does not name a WAL position.
+var ErrBadPosition = errors.New("wal: malformed position")
+
+// Position is the location of a message: its pchannel, its offset there and
+// its timestamp.
+type Position struct {
+	// PChannel is the physical channel.
+	PChannel string
+	// Offset is the record's offset on PChannel.
+	Offset int64
+	// TimeTick is the message's timestamp.
+	TimeTick uint64
+}
+
+// MsgPosition converts p to the checkpoint form used in Milvus metadata:
+// channel_name = vchannel, msgID = offset as 8 bytes little-endian,
+// timestamp = TimeTick.
+func (p Position) MsgPosition(vchannel string) *msgpb.MsgPosition {
+	id := make([]byte, 8)
+	binary.LittleEndian.PutUint64(id, uint64(p.Offset))
+	return &msgpb.MsgPosition{ChannelName: vchannel, MsgID: id, Timestamp: p.TimeTick}
+}
+
+// PositionFromMsg is the inverse of Position.MsgPosition; the pchannel is
+// derived from the channel name with PChannelOf.
+func PositionFromMsg(m *msgpb.MsgPosition) (Position, error) {
+	if m == nil {
+		return Position{}, fmt.Errorf("%w: nil", ErrBadPosition)
+	}
+	if len(m.GetMsgID()) != 8 {
+		return Position{}, fmt.Errorf("%w: msgID has %d bytes, want 8", ErrBadPosition, len(m.GetMsgID()))
+	}
+	off := int64(binary.LittleEndian.Uint64(m.GetMsgID()))
+	if off < 0 {
+		return Position{}, fmt.Errorf("%w: negative offset", ErrBadPosition)
+	}
+	if m.GetChannelName() == "" {
+		return Position{}, fmt.Errorf("%w: no channel name", ErrBadPosition)
+	}
+	return Position{PChannel: PChannelOf(m.GetChannelName()), Offset: off, TimeTick: m.GetTimestamp()}, nil
+}
+
+// Entry is one decoded message and where it was read.
+type Entry struct {
+	// Position locates the message.
+	Position Position
+	// Message is the decoded message; its Payload aliases the record.
+	Message Message
+}
+
+// Scanner reads decoded messages from one pchannel of a Log.
+type Scanner struct {
+	pchannel string
+	r        Reader
+}
+
+// OpenScanner opens a Scanner on pchannel starting at offset from.
+func OpenScanner(ctx context.Context, log Log, pchannel string, from int64) (*Scanner, error) {
+	r, err := log.Read(ctx, pchannel, from)
+	if err != nil {
+		return nil, err
+	}
+	return &Scanner{pchannel: pchannel, r: r}, nil
+}
+
+// Next blocks until the next message is durable and returns it. A record
+// that does not decode yields an error wrapping ErrBadMessage that names its
+// offset; the following call continues after it.
+func (s *Scanner) Next(ctx context.Context) (Entry, error) {
+	rec, err := s.r.Next(ctx)
+	if err != nil {
+		return Entry{}, err
+	}
+	m, err := DecodeMessage(rec.Data)
+	if err != nil {
+		return Entry{}, fmt.Errorf("wal: %s offset %d: %w", s.pchannel, rec.Offset, err)
+	}
+	return Entry{Position: Position{PChannel: s.pchannel, Offset: rec.Offset, TimeTick: m.TimeTick}, Message: m}, nil
+}
+
+// Close releases the Scanner; it is idempotent.
+func (s *Scanner) Close() error { return s.r.Close() }

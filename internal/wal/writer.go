@@ -1,0 +1,263 @@
+package wal
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Clock hands out hybrid timestamps (physical ms << 18 | logical).
+type Clock interface {
+	// Allocate reserves n consecutive timestamps and returns the first.
+	// Successive calls return strictly increasing values.
+	Allocate(ctx context.Context, n uint32) (uint64, error)
+}
+
+// DefaultTickInterval is the default WriterConfig.TickInterval.
+const DefaultTickInterval = 200 * time.Millisecond
+
+// Errors returned by Writer.
+var (
+	// ErrEmptyBatch reports an Append with no messages.
+	ErrEmptyBatch = errors.New("wal: empty batch")
+	// ErrInvalidWriterConfig reports a WriterConfig that fails Validate.
+	ErrInvalidWriterConfig = errors.New("wal: invalid writer config")
+)
+
+// WriterConfig configures a Writer.
+type WriterConfig struct {
+	// TickInterval is how long a watched pchannel may go without an
+	// append before Run appends a time tick to it.
+	TickInterval time.Duration
+}
+
+// Defaults returns c with zero fields set to their defaults.
+func (c WriterConfig) Defaults() WriterConfig {
+	if c.TickInterval == 0 {
+		c.TickInterval = DefaultTickInterval
+	}
+	return c
+}
+
+// Validate reports whether c is usable; call it after Defaults.
+func (c WriterConfig) Validate() error {
+	if c.TickInterval <= 0 {
+		return fmt.Errorf("%w: TickInterval %v must be positive", ErrInvalidWriterConfig, c.TickInterval)
+	}
+	return nil
+}
+
+// Writer is the message layer's write path: it stamps messages with hybrid
+// timestamps and appends them to the Log so that, on every pchannel,
+// timestamps never decrease in offset order. It also emits time ticks on
+// idle pchannels. It is safe for concurrent use.
+type Writer struct {
+	log    Log
+	clock  Clock
+	cfg    WriterConfig
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	chans map[string]*pchanState
+}
+
+// pchanState is the Writer's per-pchannel state.
+type pchanState struct {
+	// mu is held while a timestamp is allocated and the records are
+	// enqueued, which orders timestamps like offsets.
+	mu sync.Mutex
+	// lastAppend is the time of the last append (guarded by mu).
+	lastAppend time.Time
+	// watched is guarded by Writer.mu.
+	watched bool
+}
+
+// NewWriter returns a Writer appending to log with timestamps from clock.
+// Zero fields of cfg take their defaults; a cfg that still fails Validate
+// falls back to the defaults (with a warning).
+func NewWriter(log Log, clock Clock, cfg WriterConfig, logger *slog.Logger) *Writer {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		logger.Warn("wal: using default writer config", slog.Any("err", err))
+		cfg = WriterConfig{}.Defaults()
+	}
+	return &Writer{log: log, clock: clock, cfg: cfg, logger: logger, chans: make(map[string]*pchanState)}
+}
+
+func (w *Writer) state(pchannel string) *pchanState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.chans[pchannel]
+	if !ok {
+		s = &pchanState{}
+		w.chans[pchannel] = s
+	}
+	return s
+}
+
+// Append assigns one timestamp to every message of batch (pchannel ->
+// messages), setting each Message.TimeTick in place, and appends each
+// pchannel's messages as one contiguous call. While it allocates the
+// timestamp and enqueues the records it holds the locks of all the
+// pchannels involved (taken in sorted name order), so on every pchannel
+// timestamps are non-decreasing in offset order. It then waits until every
+// append is durable and returns the timestamp, or the first error. On error
+// the batch may be durable on some of its pchannels, and when ctx ends while
+// waiting the messages may still become durable: callers retry or give up,
+// never assume nothing was written.
+func (w *Writer) Append(ctx context.Context, batch map[string][]Message) (uint64, error) {
+	names := make([]string, 0, len(batch))
+	for name, msgs := range batch {
+		if len(msgs) > 0 {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return 0, ErrEmptyBatch
+	}
+	slices.Sort(names)
+	// Encode outside the locks; the timestamp is patched in below.
+	recs := make([][][]byte, len(names))
+	for i, name := range names {
+		msgs := batch[name]
+		recs[i] = make([][]byte, len(msgs))
+		for j := range msgs {
+			recs[i][j] = msgs[j].Encode()
+		}
+	}
+	states := make([]*pchanState, len(names))
+	for i, name := range names {
+		states[i] = w.state(name)
+		states[i].mu.Lock()
+	}
+	unlock := func() {
+		for i := len(states) - 1; i >= 0; i-- {
+			states[i].mu.Unlock()
+		}
+	}
+	ts, err := w.clock.Allocate(ctx, 1)
+	if err != nil {
+		unlock()
+		return 0, fmt.Errorf("wal: allocate timestamp: %w", err)
+	}
+	now := time.Now()
+	results := make([]<-chan AppendResult, len(names))
+	for i, name := range names {
+		msgs := batch[name]
+		for j := range msgs {
+			msgs[j].TimeTick = ts
+			putTimeTick(recs[i][j], ts)
+		}
+		results[i] = w.log.AppendAsync(name, recs[i])
+		states[i].lastAppend = now
+	}
+	unlock()
+	var first error
+	for i, res := range results {
+		select {
+		case r := <-res:
+			if r.Err != nil && first == nil {
+				first = fmt.Errorf("wal: append to %s: %w", names[i], r.Err)
+			}
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	if first != nil {
+		return 0, first
+	}
+	return ts, nil
+}
+
+// putTimeTick overwrites the timestamp of an encoded Message (see Encode).
+func putTimeTick(rec []byte, ts uint64) {
+	binary.LittleEndian.PutUint64(rec[2:10], ts)
+}
+
+// Tick appends a TimeTick message (VChannel "") on pchannel and returns its
+// timestamp once durable.
+func (w *Writer) Tick(ctx context.Context, pchannel string) (uint64, error) {
+	return w.Append(ctx, map[string][]Message{pchannel: {{Type: TypeTimeTick}}})
+}
+
+// Watch makes Run tick pchannel when it is idle. It is idempotent.
+func (w *Writer) Watch(pchannel string) {
+	s := w.state(pchannel)
+	w.mu.Lock()
+	s.watched = true
+	w.mu.Unlock()
+}
+
+// Unwatch stops periodic ticks on pchannel. It is idempotent.
+func (w *Writer) Unwatch(pchannel string) {
+	w.mu.Lock()
+	if s, ok := w.chans[pchannel]; ok {
+		s.watched = false
+	}
+	w.mu.Unlock()
+}
+
+// Run ticks every watched pchannel that has had no append for
+// TickInterval, until ctx ends; it then returns nil. Idle pchannels found
+// in one pass share one timestamp. It returns ErrClosed (wrapped) if the Log
+// is closed. Failed ticks are logged and retried on the next pass.
+func (w *Writer) Run(ctx context.Context) error {
+	period := max(w.cfg.TickInterval/2, time.Millisecond)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		idle := w.idle(time.Now())
+		if len(idle) == 0 {
+			continue
+		}
+		batch := make(map[string][]Message, len(idle))
+		for _, name := range idle {
+			batch[name] = []Message{{Type: TypeTimeTick}}
+		}
+		if _, err := w.Append(ctx, batch); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return nil
+			case errors.Is(err, ErrClosed):
+				return err
+			}
+			w.logger.Warn("wal: time tick failed", slog.Any("pchannels", idle), slog.Any("err", err))
+		}
+	}
+}
+
+// idle returns the watched pchannels without an append since now-TickInterval.
+func (w *Writer) idle(now time.Time) []string {
+	w.mu.Lock()
+	watched := make(map[string]*pchanState)
+	for name, s := range w.chans {
+		if s.watched {
+			watched[name] = s
+		}
+	}
+	w.mu.Unlock()
+	var idle []string
+	for name, s := range watched {
+		if !s.mu.TryLock() {
+			continue // an append is in progress
+		}
+		if now.Sub(s.lastAppend) >= w.cfg.TickInterval {
+			idle = append(idle, name)
+		}
+		s.mu.Unlock()
+	}
+	return idle
+}
