@@ -20,6 +20,29 @@ func l2Batch4AVX2(q, data, out []float32)
 //go:noescape
 func dotBatch4AVX2(q, data, out []float32)
 
+//go:noescape
+func l2AVX512(a, b []float32) float32
+
+//go:noescape
+func dotAVX512(a, b []float32) float32
+
+//go:noescape
+func l2Batch4AVX512(q, data, out []float32)
+
+//go:noescape
+func dotBatch4AVX512(q, data, out []float32)
+
+// avx512Kernels is the AVX-512F implementation.
+func avx512Kernels() kernels {
+	return kernels{
+		name:     "avx512",
+		l2:       l2AVX512,
+		dot:      dotAVX512,
+		l2Batch:  func(q, data, out []float32) { batch4(q, data, out, l2Batch4AVX512, l2AVX512) },
+		dotBatch: func(q, data, out []float32) { batch4(q, data, out, dotBatch4AVX512, dotAVX512) },
+	}
+}
+
 // avx2Kernels is the AVX2+FMA implementation.
 func avx2Kernels() kernels {
 	return kernels{
@@ -55,6 +78,9 @@ func selectKernels() kernels {
 // first; the generic one is always last.
 func availableKernels() []kernels {
 	var ks []kernels
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, avx512Kernels())
+	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, avx2Kernels())
 	}
