@@ -1,0 +1,88 @@
+//go:build amd64 && !noasm
+
+package distance
+
+import "golang.org/x/sys/cpu"
+
+// Assembly kernels. The pairwise kernels require len(a) == len(b); the
+// four-row batch kernels require len(q) > 0, len(out)%4 == 0 and
+// len(data) == len(q)*len(out).
+
+//go:noescape
+func l2AVX2(a, b []float32) float32
+
+//go:noescape
+func dotAVX2(a, b []float32) float32
+
+//go:noescape
+func l2Batch4AVX2(q, data, out []float32)
+
+//go:noescape
+func dotBatch4AVX2(q, data, out []float32)
+
+//go:noescape
+func l2AVX512(a, b []float32) float32
+
+//go:noescape
+func dotAVX512(a, b []float32) float32
+
+//go:noescape
+func l2Batch4AVX512(q, data, out []float32)
+
+//go:noescape
+func dotBatch4AVX512(q, data, out []float32)
+
+// avx512Kernels is the AVX-512F implementation.
+func avx512Kernels() kernels {
+	return kernels{
+		name:     "avx512",
+		l2:       l2AVX512,
+		dot:      dotAVX512,
+		l2Batch:  func(q, data, out []float32) { batch4(q, data, out, l2Batch4AVX512, l2AVX512) },
+		dotBatch: func(q, data, out []float32) { batch4(q, data, out, dotBatch4AVX512, dotAVX512) },
+	}
+}
+
+// avx2Kernels is the AVX2+FMA implementation.
+func avx2Kernels() kernels {
+	return kernels{
+		name:     "avx2",
+		l2:       l2AVX2,
+		dot:      dotAVX2,
+		l2Batch:  func(q, data, out []float32) { batch4(q, data, out, l2Batch4AVX2, l2AVX2) },
+		dotBatch: func(q, data, out []float32) { batch4(q, data, out, dotBatch4AVX2, dotAVX2) },
+	}
+}
+
+// batch4 runs a four-row batch kernel over the largest multiple of four rows
+// and the single-vector kernel over the rest. The shapes are already valid
+// and len(q) > 0.
+func batch4(q, data, out []float32, four func(q, data, out []float32), one func(a, b []float32) float32) {
+	dim := len(q)
+	n4 := len(out) &^ 3
+	if n4 > 0 {
+		four(q, data[:n4*dim], out[:n4])
+	}
+	for i := n4; i < len(out); i++ {
+		out[i] = one(q, data[i*dim:(i+1)*dim])
+	}
+}
+
+// selectKernels picks the widest implementation this CPU supports.
+func selectKernels() kernels {
+	ks := availableKernels()
+	return ks[0]
+}
+
+// availableKernels lists every implementation usable on this CPU, preferred
+// first; the generic one is always last.
+func availableKernels() []kernels {
+	var ks []kernels
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, avx512Kernels())
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, avx2Kernels())
+	}
+	return append(ks, genericKernels())
+}

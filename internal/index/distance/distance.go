@@ -1,0 +1,90 @@
+package distance
+
+// kernels is a set of float32 kernel implementations. The pairwise entries
+// assume operands of equal length; the batched entries assume shapes already
+// validated by checkBatch with a non-zero dimension.
+type kernels struct {
+	name     string
+	l2       func(a, b []float32) float32
+	dot      func(a, b []float32) float32
+	l2Batch  func(q, data, out []float32)
+	dotBatch func(q, data, out []float32)
+}
+
+// genericKernels is the portable implementation, available everywhere.
+func genericKernels() kernels {
+	return kernels{
+		name:     "generic",
+		l2:       L2SquaredGeneric,
+		dot:      DotGeneric,
+		l2Batch:  L2SquaredBatchGeneric,
+		dotBatch: DotBatchGeneric,
+	}
+}
+
+// impl is the CPU-dispatch table. It is written once, during package
+// initialisation, by the architecture-specific selectKernels, and only read
+// afterwards.
+var impl = selectKernels()
+
+// Impl names the float32 kernel implementation selected for this CPU:
+// "avx512", "avx2" or "generic".
+func Impl() string { return impl.name }
+
+// L2Squared returns the squared Euclidean distance sum((a[i]-b[i])^2).
+// It panics if len(a) != len(b).
+func L2Squared(a, b []float32) float32 {
+	checkLen(len(a), len(b))
+	return impl.l2(a, b)
+}
+
+// Dot returns the inner product sum(a[i]*b[i]).
+// It panics if len(a) != len(b).
+func Dot(a, b []float32) float32 {
+	checkLen(len(a), len(b))
+	return impl.dot(a, b)
+}
+
+// Norm returns the Euclidean norm sqrt(Dot(a, a)).
+func Norm(a []float32) float32 {
+	return sqrt32(impl.dot(a, a))
+}
+
+// Cosine returns the cosine similarity Dot(a, b) / (Norm(a) * Norm(b)), or 0
+// when either norm is 0. It panics if len(a) != len(b).
+func Cosine(a, b []float32) float32 {
+	checkLen(len(a), len(b))
+	return cosine(impl.dot(a, b), impl.dot(a, a), impl.dot(b, b))
+}
+
+// L2SquaredBatch computes, for a query q of dimension len(q) and data holding
+// len(out) row-major vectors of that dimension, out[i] = L2Squared(q, row i).
+// It panics unless len(data) == len(q)*len(out). Results may differ from
+// L2Squared in the last bits because the batched kernels sum in another order.
+func L2SquaredBatch(q, data, out []float32) {
+	if checkBatch(len(q), len(data), len(out)) == 0 {
+		clear(out)
+		return
+	}
+	impl.l2Batch(q, data, out)
+}
+
+// DotBatch computes, for a query q of dimension len(q) and data holding
+// len(out) row-major vectors of that dimension, out[i] = Dot(q, row i).
+// It panics unless len(data) == len(q)*len(out). Results may differ from Dot
+// in the last bits because the batched kernels sum in another order.
+func DotBatch(q, data, out []float32) {
+	if checkBatch(len(q), len(data), len(out)) == 0 {
+		clear(out)
+		return
+	}
+	impl.dotBatch(q, data, out)
+}
+
+// Hamming returns the number of differing bits between a and b,
+// popcount(a XOR b). It panics if len(a) != len(b).
+func Hamming(a, b []byte) int { return HammingGeneric(a, b) }
+
+// Jaccard returns the Jaccard distance 1 - |a AND b| / |a OR b| over the bits
+// of a and b, or 0 when neither has a bit set. It panics if len(a) != len(b).
+func Jaccard(a, b []byte) float32 { return JaccardGeneric(a, b) }

@@ -1,0 +1,42 @@
+// Package distance implements the vector distance kernels used by the
+// indexes: squared Euclidean distance, inner product, norm and cosine
+// similarity over float32 vectors, their batched forms, and Hamming and
+// Jaccard distances over packed binary vectors.
+//
+// # Implementations
+//
+// Every kernel exists as a portable pure-Go reference, exported with a
+// Generic suffix (L2SquaredGeneric, DotGeneric, ...). On amd64 the package
+// also carries hand-written Plan 9 assembly for two instruction sets:
+//
+//   - "avx2": AVX2 with FMA3, 8 float32 lanes per register, four independent
+//     accumulators to hide FMA latency and a scalar tail for the last 0..7
+//     elements.
+//   - "avx512": AVX-512F, 16 float32 lanes per register, four accumulators
+//     and a masked (zeroing) load for the last 0..15 elements.
+//
+// The batched kernels (L2SquaredBatch, DotBatch) compare one query with n
+// contiguous row-major vectors. The assembly versions walk four rows at a
+// time so that each query chunk is loaded once per four rows, and finish the
+// remaining rows with the single-vector kernel.
+//
+// Binary kernels work on 64-bit words with population count; the Go compiler
+// lowers math/bits.OnesCount64 to POPCNT, so they have no assembly form.
+//
+// # Dispatch
+//
+// The implementation is chosen once, at package initialisation, from
+// golang.org/x/sys/cpu feature bits: AVX-512F first, then AVX2 together with
+// FMA, then the generic code. The choice is stored in a single function table
+// that is never written again; Impl reports its name. Building with the
+// noasm tag, or for any architecture other than amd64, always selects the
+// generic code.
+//
+// # Contracts
+//
+// The float32 pairwise kernels and Hamming/Jaccard require operands of equal
+// length and panic otherwise, since a mismatch is a programming error that
+// would otherwise read out of bounds in assembly. Results of different
+// implementations may differ in the last bits, because they sum in different
+// orders; tests hold them to a relative tolerance of 1e-5 of the reference.
+package distance

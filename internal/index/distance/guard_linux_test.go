@@ -1,0 +1,60 @@
+package distance
+
+import (
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// guardedFloats returns a slice of n float32 that ends exactly at an
+// inaccessible page, so a kernel that reads past the end faults.
+func guardedFloats(t *testing.T, n int) []float32 {
+	t.Helper()
+	page := unix.Getpagesize()
+	size := (n*4+page-1)/page*page + page
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, unix.Munmap(mem)) })
+	require.NoError(t, unix.Mprotect(mem[size-page:], unix.PROT_NONE))
+	end := size - page
+	if n == 0 {
+		return []float32{}
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[end-n*4])), n)
+}
+
+// TestKernelsStayInBounds runs every kernel on operands that end at a guard
+// page, which catches tail handling that touches memory past the slice.
+func TestKernelsStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for n := 0; n <= 70; n++ {
+		a, b := guardedFloats(t, n), guardedFloats(t, n)
+		for i := range a {
+			a[i], b[i] = r.Float32(), r.Float32()
+		}
+		for _, k := range pairKernels() {
+			want := k.ref(a, b)
+			requireClose(t, want, k.fn(a, b), want, "%s n=%d", k.name, n)
+		}
+		if n == 0 {
+			continue
+		}
+		for rows := 1; rows <= 5; rows++ {
+			data := guardedFloats(t, n*rows)
+			for i := range data {
+				data[i] = r.Float32()
+			}
+			out := make([]float32, rows)
+			for _, k := range batchKernels() {
+				k.fn(a, data, out)
+				for i := range out {
+					want := k.ref(a, data[i*n:(i+1)*n])
+					requireClose(t, want, out[i], want, "%s dim=%d rows=%d", k.name, n, rows)
+				}
+			}
+		}
+	}
+}
