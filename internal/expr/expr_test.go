@@ -9,8 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var _ = strings.Repeat
-
 // rows builds an expected row list.
 func rows(i ...int) []int {
 	if i == nil {
@@ -998,4 +996,151 @@ func TestEvalBatchErrors(t *testing.T) {
 		_, err = e.Eval(b)
 		require.ErrorContains(t, err, "has 10 rows, batch has 5")
 	})
+}
+
+func TestIntSet(t *testing.T) {
+	cases := []struct {
+		name string
+		vals []int64
+	}{
+		{"empty", nil},
+		{"dense", []int64{1, 5, 64, 65, 1000}},
+		{"negative dense", []int64{-70, -1, 0, 3}},
+		{"sparse", []int64{-1 << 63, 1<<63 - 1, 0, 7, 1 << 40, -12345678901}},
+		{"sparse many", func() []int64 {
+			var v []int64
+			for i := range 300 {
+				v = append(v, int64(i)*1_000_003-50_000_000)
+			}
+			return v
+		}()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newIntSet(tc.vals)
+			in := map[int64]bool{}
+			for _, v := range tc.vals {
+				in[v] = true
+				require.True(t, s.has(v), "value %d", v)
+			}
+			for _, probe := range []int64{-1 << 63, -1, 0, 1, 2, 63, 66, 999, 1001, 1<<63 - 1, 1 << 40, 1<<40 + 1, -50_000_000 + 1} {
+				require.Equal(t, in[probe], s.has(probe), "probe %d", probe)
+			}
+		})
+	}
+}
+
+func TestLikeMatcher(t *testing.T) {
+	cases := []struct {
+		pat  string
+		kind likeKind
+		yes  []string
+		no   []string
+	}{
+		{"abc", likeExact, []string{"abc"}, []string{"abcd", "ab", ""}},
+		{"ab%", likePrefix, []string{"ab", "abc"}, []string{"a", "xab"}},
+		{"%ab", likeSuffix, []string{"ab", "xab"}, []string{"abx"}},
+		{"%ab%", likeInfix, []string{"ab", "xaby"}, []string{"a b"}},
+		{"%", likePrefix, []string{"", "x"}, nil},
+		{"a_c", likeRegexp, []string{"abc", "a c", "aéc"}, []string{"ac", "abbc"}},
+		{"a%b%c", likeRegexp, []string{"abc", "a1b2c", "abbc"}, []string{"acb", "ab"}},
+		{`a\%`, likeExact, []string{"a%"}, []string{"ab"}},
+		{`a\_%`, likePrefix, []string{"a_", "a_b"}, []string{"ab"}},
+		{`100\%%`, likePrefix, []string{"100%", "100% sure"}, []string{"100"}},
+		{`a\\%`, likePrefix, []string{`a\`, `a\b`}, []string{"ab"}},
+		{"a.*", likeExact, []string{"a.*"}, []string{"ab"}},
+		{"%.%", likeInfix, []string{"a.b"}, []string{"ab"}},
+		{"_", likeRegexp, []string{"x", "é"}, []string{"", "xy"}},
+		{"%\n%", likeInfix, []string{"a\nb"}, []string{"ab"}},
+		{"a%\n", likeRegexp, []string{"ab\n", "a\n"}, []string{"ab"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.pat, func(t *testing.T) {
+			m, err := newMatcher(tc.pat)
+			require.NoError(t, err)
+			require.Equal(t, tc.kind, m.kind)
+			out := make([]bool, len(tc.yes)+len(tc.no))
+			m.matchAll(append(append([]string{}, tc.yes...), tc.no...), out)
+			for i, s := range tc.yes {
+				require.True(t, m.match(s), s)
+				require.True(t, out[i], s)
+			}
+			for i, s := range tc.no {
+				require.False(t, m.match(s), s)
+				require.False(t, out[len(tc.yes)+i], s)
+			}
+		})
+	}
+}
+
+func TestJSONLookup(t *testing.T) {
+	doc := []byte(` {"a": {"b": [10, {"c": "x\"y"}, [1, 2]]}, "k\u00e9": 1, "e": "", "n": null, "s": "}]"} `)
+	key := func(k string) pathStep { return pathStep{key: k, isKey: true} }
+	idx := func(i int64) pathStep { return pathStep{index: i} }
+	cases := []struct {
+		name string
+		path []pathStep
+		want string
+		ok   bool
+	}{
+		{"root", nil, string(doc[1 : len(doc)-1]), true},
+		{"nested index", []pathStep{key("a"), key("b"), idx(0)}, "10", true},
+		{"escaped value", []pathStep{key("a"), key("b"), idx(1), key("c")}, `"x\"y"`, true},
+		{"inner array", []pathStep{key("a"), key("b"), idx(2)}, "[1, 2]", true},
+		{"escaped key", []pathStep{key("ké")}, "1", true},
+		{"empty string", []pathStep{key("e")}, `""`, true},
+		{"null", []pathStep{key("n")}, "null", true},
+		{"brackets in string", []pathStep{key("s")}, `"}]"`, true},
+		{"missing", []pathStep{key("zz")}, "", false},
+		{"index past end", []pathStep{key("a"), key("b"), idx(3)}, "", false},
+		{"key on array", []pathStep{key("a"), key("b"), key("x")}, "", false},
+		{"index on object", []pathStep{idx(0)}, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, ok := jsonLookup(doc, tc.path)
+			require.Equal(t, tc.ok, ok)
+			if ok {
+				require.Equal(t, tc.want, string(raw))
+			}
+		})
+	}
+	for _, bad := range []string{"", "{", `{"a"`, `{"a":`, `{"a" 1}`, `[1,`, `"abc`, `{"a":[1,{"b":}`} {
+		t.Run("malformed "+bad, func(t *testing.T) {
+			_, _ = jsonLookup([]byte(bad), []pathStep{key("a"), idx(1), key("b")})
+			_, _ = decodeJSON([]byte(bad))
+		})
+	}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	cases := []struct {
+		in   string
+		want value
+		ok   bool
+	}{
+		{"1", intVal(1), true},
+		{"-7", intVal(-7), true},
+		{"1.5", floatVal(1.5), true},
+		{"1e2", floatVal(100), true},
+		{"99999999999999999999", floatVal(1e20), true},
+		{`"a\nb\u00e9\ud83d\ude00"`, strVal("a\nbé😀"), true},
+		{"true", boolVal(true), true},
+		{"false", boolVal(false), true},
+		{"null", value{}, true},
+		{`[1, "a", [true]]`, listVal([]value{intVal(1), strVal("a"), listVal([]value{boolVal(true)})}), true},
+		{"[]", listVal([]value{}), true},
+		{"tru", value{}, false},
+		{"-", value{}, false},
+		{`"\q"`, value{}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			v, ok := decodeJSON([]byte(tc.in))
+			require.Equal(t, tc.ok, ok)
+			if ok {
+				require.True(t, equalValues(tc.want, v) || tc.want.k == vkNull && v.k == vkNull, "got %s", v)
+			}
+		})
+	}
 }

@@ -132,8 +132,13 @@ func (m *matcher) matchAll(xs []string, out []bool) {
 			out[i] = s == lit
 		}
 	case likePrefix:
+		if lit == "" {
+			fill(out[:len(xs)], true)
+			return
+		}
+		c0 := lit[0]
 		for i, s := range xs {
-			out[i] = len(s) >= len(lit) && s[:len(lit)] == lit
+			out[i] = len(s) >= len(lit) && s[0] == c0 && s[:len(lit)] == lit
 		}
 	case likeSuffix:
 		for i, s := range xs {

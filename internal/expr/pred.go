@@ -405,16 +405,21 @@ func (p *notPred) eval(c *evalCtx) (boolVec, error) {
 	return mask(v.val, v.valid), nil
 }
 
-// intSet is a membership test for integers: a bitmap over a small range or a map.
+// intSet is a membership test for integers, built once at compile time: a
+// bitmap when the values span a small range, otherwise an open-addressing
+// hash table with linear probing kept at most 25% full.
 type intSet struct {
-	lo   int64
-	bits []uint64
-	m    map[int64]struct{}
+	lo    int64
+	bits  []uint64
+	keys  []int64
+	used  []bool
+	shift uint
 }
 
 func newIntSet(vals []int64) *intSet {
 	s := &intSet{}
 	if len(vals) == 0 {
+		s.bits = []uint64{0}
 		return s
 	}
 	lo, hi := vals[0], vals[0]
@@ -430,20 +435,38 @@ func newIntSet(vals []int64) *intSet {
 		}
 		return s
 	}
-	s.m = make(map[int64]struct{}, len(vals))
+	size, bitsN := 4, uint(2)
+	for size < 4*len(vals) {
+		size *= 2
+		bitsN++
+	}
+	s.shift = 64 - bitsN
+	s.keys = make([]int64, size)
+	s.used = make([]bool, size)
 	for _, v := range vals {
-		s.m[v] = struct{}{}
+		h := s.slot(v)
+		for s.used[h] && s.keys[h] != v {
+			h = (h + 1) & (len(s.keys) - 1)
+		}
+		s.keys[h], s.used[h] = v, true
 	}
 	return s
 }
+
+func (s *intSet) slot(v int64) int { return int((uint64(v) * 0x9E3779B97F4A7C15) >> s.shift) }
 
 func (s *intSet) has(v int64) bool {
 	if s.bits != nil {
 		d := uint64(v) - uint64(s.lo)
 		return d/64 < uint64(len(s.bits)) && s.bits[d/64]&(1<<(d%64)) != 0
 	}
-	_, ok := s.m[v]
-	return ok
+	mask := len(s.keys) - 1
+	for h := s.slot(v); s.used[h]; h = (h + 1) & mask {
+		if s.keys[h] == v {
+			return true
+		}
+	}
+	return false
 }
 
 // inPred is x in [constants] on a typed vector.
@@ -476,7 +499,7 @@ func (p *inPred) eval(c *evalCtx) (boolVec, error) {
 			}
 		} else {
 			for i, x := range v.ints {
-				_, out[i] = s.m[x]
+				out[i] = s.has(x)
 			}
 		}
 	case tyFloat:
