@@ -33,16 +33,17 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 			if err != nil {
 				return nil, fmt.Errorf("load segment %d field %d: %w", info.ID, id, err)
 			}
-			bl, err := storage.DecodeBinlog(data, f)
+			bl, err := storage.DecodeBinlog(data, storage.WithElementType(f.GetElementType()))
 			if err != nil {
 				return nil, fmt.Errorf("decode %s: %w", key, err)
 			}
+			c := bl.Column()
 			if acc == nil {
-				acc = bl.Column
+				acc = c
 				continue
 			}
-			for i := 0; i < bl.Column.Len(); i++ {
-				acc.AppendFrom(bl.Column, i)
+			for i := 0; i < c.Len(); i++ {
+				acc.AppendFrom(c, i)
 			}
 		}
 		if acc == nil {

@@ -131,7 +131,7 @@ func (c *collection) setPartitions(parts []int64) {
 		return
 	}
 	m := map[int64]bool{}
-	for _, p := range c.partitions {
+	for p := range c.partitions {
 		m[p] = true
 	}
 	for _, p := range parts {

@@ -133,6 +133,62 @@ func (w *Writer) Append(ctx context.Context, batch map[string][]Message) (uint64
 			recs[i][j] = msgs[j].Encode()
 		}
 	}
+	return w.appendLocked(ctx, names, func(ts uint64) ([][][]byte, error) {
+		for i, name := range names {
+			msgs := batch[name]
+			for j := range msgs {
+				msgs[j].TimeTick = ts
+				putTimeTick(recs[i][j], ts)
+			}
+		}
+		return recs, nil
+	})
+}
+
+// AppendBuild is Append for messages that must be built under the pchannel
+// locks: it locks pchannels (in sorted order), allocates the timestamp,
+// calls build with it, and appends what build returns, whose keys must be
+// among pchannels. Data coordinators use it to assign segments and to seal
+// them in the same order as the appends.
+func (w *Writer) AppendBuild(ctx context.Context, pchannels []string,
+	build func(ts uint64) (map[string][]Message, error),
+) (uint64, error) {
+	names := slices.Clone(pchannels)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) == 0 {
+		return 0, ErrEmptyBatch
+	}
+	return w.appendLocked(ctx, names, func(ts uint64) ([][][]byte, error) {
+		batch, err := build(ts)
+		if err != nil {
+			return nil, err
+		}
+		recs := make([][][]byte, len(names))
+		n := 0
+		for i, name := range names {
+			msgs := batch[name]
+			for j := range msgs {
+				msgs[j].TimeTick = ts
+				recs[i] = append(recs[i], msgs[j].Encode())
+			}
+			n += len(msgs)
+		}
+		total := 0
+		for _, msgs := range batch {
+			total += len(msgs)
+		}
+		if total != n {
+			return nil, fmt.Errorf("wal: build returned messages for pchannels it did not lock")
+		}
+		return recs, nil
+	})
+}
+
+// appendLocked holds the locks of names (sorted), allocates a timestamp,
+// gets the encoded records per pchannel from produce, enqueues them, and
+// waits until every non-empty append is durable.
+func (w *Writer) appendLocked(ctx context.Context, names []string, produce func(ts uint64) ([][][]byte, error)) (uint64, error) {
 	states := make([]*pchanState, len(names))
 	for i, name := range names {
 		states[i] = w.state(name)
@@ -148,13 +204,16 @@ func (w *Writer) Append(ctx context.Context, batch map[string][]Message) (uint64
 		unlock()
 		return 0, fmt.Errorf("wal: allocate timestamp: %w", err)
 	}
+	recs, err := produce(ts)
+	if err != nil {
+		unlock()
+		return 0, err
+	}
 	now := time.Now()
 	results := make([]<-chan AppendResult, len(names))
 	for i, name := range names {
-		msgs := batch[name]
-		for j := range msgs {
-			msgs[j].TimeTick = ts
-			putTimeTick(recs[i][j], ts)
+		if len(recs[i]) == 0 {
+			continue
 		}
 		results[i] = w.log.AppendAsync(name, recs[i])
 		states[i].lastAppend = now
@@ -162,6 +221,9 @@ func (w *Writer) Append(ctx context.Context, batch map[string][]Message) (uint64
 	unlock()
 	var first error
 	for i, res := range results {
+		if res == nil {
+			continue
+		}
 		select {
 		case r := <-res:
 			if r.Err != nil && first == nil {

@@ -1,0 +1,95 @@
+// Package e2e drives a real Strata server with the real Milvus Go SDK.
+package e2e
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/milvus-io/milvus/client/v2/milvusclient"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/strata-db/strata/internal/app"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// The Milvus SDK and grpc-go keep background goroutines after Close.
+		goleak.IgnoreTopFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.IgnoreAnyFunction("github.com/milvus-io/milvus/pkg/v2/util/paramtable.init"),
+		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+		goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"),
+		goleak.IgnoreAnyFunction("github.com/milvus-io/milvus/pkg/v2/log.(*asyncTextIOCore).run"),
+	)
+}
+
+// server is a Strata standalone server running in this process.
+type server struct {
+	t      *testing.T
+	dir    string
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startServer starts a server on a free port over dir.
+func startServer(t *testing.T, dir string, tweak ...func(*app.Config)) *server {
+	t.Helper()
+	cfg := app.Defaults()
+	cfg.DataDir = dir
+	cfg.Addr = "127.0.0.1:0"
+	cfg.MetricsAddr = ""
+	cfg.DataCoord.CheckInterval = 200 * time.Millisecond
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("STRATA_TEST_LOG") != "" {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	srv, err := app.Listen(cfg, logger)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{t: t, dir: dir, addr: srv.Addr(), cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- srv.Run(ctx) }()
+	t.Cleanup(s.stop)
+	return s
+}
+
+// stop shuts the server down and waits; it is idempotent.
+func (s *server) stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case err := <-s.done:
+		require.NoError(s.t, err)
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("server did not stop")
+	}
+}
+
+// client connects the Milvus Go SDK to the server.
+func (s *server) client(t *testing.T) *milvusclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := milvusclient.New(ctx, &milvusclient.ClientConfig{Address: s.addr})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
