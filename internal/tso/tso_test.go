@@ -33,7 +33,6 @@ func newFakeClock(t time.Time) *fakeClock {
 
 func (c *fakeClock) Now() time.Time               { return time.UnixMilli(c.ms.Load()) }
 func (c *fakeClock) Add(d time.Duration)          { c.ms.Add(d.Milliseconds()) }
-func (c *fakeClock) Set(t time.Time)              { c.ms.Store(t.UnixMilli()) }
 func (c *fakeClock) Ms() int64                    { return c.ms.Load() }
 func (c *fakeClock) config(key string) tso.Config { return tso.Config{Key: key, Now: c.Now} }
 

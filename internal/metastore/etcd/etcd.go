@@ -135,8 +135,10 @@ func (s *Store) Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, 
 	}
 	defer s.mu.RUnlock()
 	start := s.root + prefix
-	end := "\x00" // every key from start on
-	if start != "" {
+	end := "\x00" // with an empty prefix: every key from start on
+	if start == "" {
+		start = "\x00" // etcd rejects an empty key; "\x00" is the smallest valid one
+	} else {
 		end = clientv3.GetPrefixRangeEnd(start)
 	}
 	var (

@@ -98,6 +98,19 @@ func TestRootIsolation(t *testing.T) {
 	require.Equal(t, []metastore.KeyValue{{Key: "b/k", Value: []byte("inner")}, {Key: "k", Value: []byte("outer")}}, kvs)
 }
 
+func TestEmptyRoot(t *testing.T) {
+	ctx := context.Background()
+	endpoint := startEtcd(t)
+	s, err := etcd.Open(ctx, etcd.Config{Endpoints: []string{endpoint}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+
+	require.NoError(t, s.Txn(ctx, metastore.Put("b", []byte("2")), metastore.Put("a", []byte("1"))))
+	kvs, err := s.Scan(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, []metastore.KeyValue{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}, kvs)
+}
+
 func TestScanPaging(t *testing.T) {
 	ctx := context.Background()
 	endpoint := startEtcd(t)

@@ -216,8 +216,8 @@ func testGuards(t *testing.T, open OpenFunc) {
 		name    string
 		ops     []metastore.Op
 		wantErr error
-		want    map[string]string // expected values afterwards; "" with absent=true means absent
-		absent  []string
+		want    map[string]string // keys that must hold these values afterwards
+		absent  []string          // keys that must be absent afterwards
 	}{
 		{
 			name:   "if-absent holds",
