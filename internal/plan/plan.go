@@ -50,9 +50,16 @@ type Search struct {
 	RangeFilter float64
 	HasRadius   bool
 	HasRange    bool
-	// GroupByField groups hits by a scalar field (0 = none), keeping GroupSize per group.
+	// After, when HasAfter, keeps only hits strictly worse than this score
+	// (search iterators page past the previous batch's last bound).
+	After    float32
+	HasAfter bool
+	// GroupByField groups hits by a scalar field (0 = none), keeping up to
+	// GroupSize hits in each of TopK groups.
 	GroupByField int64
 	GroupSize    int
+	// StrictGroupSize drops groups that have fewer than GroupSize hits.
+	StrictGroupSize bool
 }
 
 // Hit is one search result row.

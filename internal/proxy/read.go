@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -194,9 +195,6 @@ func (p *Proxy) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvu
 	if err != nil {
 		return searchError(err), nil
 	}
-	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 || req.GetSearchByPrimaryKeys() {
-		return searchError(errcode.Invalid("search by primary keys is not supported yet")), nil
-	}
 	return p.search(ctx, col, req)
 }
 
@@ -242,7 +240,12 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
 	}
 	dim, _ := column.Dim(field)
-	vectors, err := parsePlaceholders(req.GetPlaceholderGroup(), dim)
+	var vectors [][]float32
+	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
+		vectors, err = p.vectorsByPK(ctx, col, field, ids)
+	} else {
+		vectors, err = parsePlaceholders(req.GetPlaceholderGroup(), dim)
+	}
 	if err != nil {
 		return searchError(err), nil
 	}
@@ -263,6 +266,36 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(errcode.Invalid("metric type not match: invalid parameter[expected=%s][actual=%s]", indexMetric, metric)), nil
 	}
 	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, TopK: topk + offset}
+	iter, err := parseIterator(params, sreq, &topk)
+	if err != nil {
+		return searchError(err), nil
+	}
+	if iter != nil {
+		offset = 0
+		sreq.TopK = topk
+	}
+	if g := kvValue(params, "group_by_field"); g != "" {
+		gf := col.Field(g)
+		if gf == nil || gf.GetFieldID() < 100 {
+			return searchError(errcode.Invalid("group_by_field %q does not exist", g)), nil
+		}
+		switch gf.GetDataType() {
+		case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+			schemapb.DataType_Int64, schemapb.DataType_VarChar:
+		default:
+			return searchError(errcode.Invalid("group_by_field %q of type %s is not supported", g, gf.GetDataType())), nil
+		}
+		sreq.GroupByField = gf.GetFieldID()
+		sreq.GroupSize = 1
+		if v := kvValue(params, "group_size"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 || n > 1024 {
+				return searchError(errcode.Invalid("group_size %q should be an integer in [1, 1024]", v)), nil
+			}
+			sreq.GroupSize = n
+		}
+		sreq.StrictGroupSize = parseBool(kvValue(params, "strict_group_size"))
+	}
 	if raw := kvValue(params, "params"); raw != "" {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(raw), &m); err != nil {
@@ -298,7 +331,60 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	return p.searchResults(col, out, res, len(vectors), topk, offset, round)
+	if sreq.GroupByField != 0 {
+		// Hits are TopK groups of up to GroupSize hits; offset and limit count groups.
+		topk = MaxTopK * max(sreq.GroupSize, 1)
+		offset = 0
+	}
+	resp, err := p.searchResults(col, out, res, len(vectors), topk, offset, round)
+	if err != nil || resp.GetStatus().GetCode() != 0 {
+		return resp, err
+	}
+	if sreq.GroupByField != 0 && res.GroupValues != nil {
+		for _, f := range col.Schema.GetFields() {
+			if f.GetFieldID() == sreq.GroupByField {
+				resp.Results.GroupByFieldValue = column.ToFieldData(f.GetName(), f.GetFieldID(), res.GroupValues)
+			}
+		}
+	}
+	if iter != nil {
+		iter.LastBound = 0
+		if sc := resp.Results.GetScores(); len(sc) > 0 {
+			iter.LastBound = sc[len(sc)-1]
+		} else if sreq.HasAfter {
+			iter.LastBound = sreq.After
+		}
+		resp.Results.SearchIteratorV2Results = iter
+	}
+	return resp, nil
+}
+
+// parseIterator reads the search-iterator v2 parameters: the batch size
+// replaces topk and the last bound of the previous batch restricts hits to
+// strictly worse scores. It returns nil when the request is not an iterator.
+func parseIterator(params []*commonpb.KeyValuePair, sreq *plan.Search, topk *int) (*schemapb.SearchIteratorV2Results, error) {
+	if !parseBool(kvValue(params, "iterator")) || !parseBool(kvValue(params, "search_iter_v2")) {
+		return nil, nil
+	}
+	if v := kvValue(params, "search_iter_batch_size"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > MaxTopK {
+			return nil, errcode.Invalid("search_iter_batch_size %q should be an integer in [1, %d]", v, MaxTopK)
+		}
+		*topk = n
+	}
+	if v := kvValue(params, "search_iter_last_bound"); v != "" {
+		f, err := strconv.ParseFloat(v, 32)
+		if err != nil {
+			return nil, errcode.Invalid("search_iter_last_bound %q is not a number", v)
+		}
+		sreq.After, sreq.HasAfter = float32(f), true
+	}
+	token := kvValue(params, "search_iter_id")
+	if token == "" {
+		token = strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	return &schemapb.SearchIteratorV2Results{Token: token}, nil
 }
 
 func kvValue(kvs []*commonpb.KeyValuePair, key string) string {
@@ -541,4 +627,49 @@ func (p *Proxy) deleteKeys(ctx context.Context, col *catalog.Collection, partID 
 		return column.New(col.PKField())
 	}
 	return pks, nil
+}
+
+// vectorsByPK fetches the vectors of the given primary keys, in order, for
+// search by primary key.
+func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field *schemapb.FieldSchema, ids *schemapb.IDs) ([][]float32, error) {
+	pk := col.PKField()
+	var filter string
+	var want []any
+	if s := ids.GetStrId().GetData(); len(s) > 0 {
+		b, _ := json.Marshal(s)
+		filter = fmt.Sprintf("%s in %s", pk.GetName(), b)
+		for _, v := range s {
+			want = append(want, v)
+		}
+	} else {
+		b, _ := json.Marshal(ids.GetIntId().GetData())
+		filter = fmt.Sprintf("%s in %s", pk.GetName(), b)
+		for _, v := range ids.GetIntId().GetData() {
+			want = append(want, v)
+		}
+	}
+	res, err := p.query.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: col.ID, Filter: filter,
+		OutputFields: []int64{pk.GetFieldID(), field.GetFieldID()}, Strong: true}})
+	if err != nil {
+		return nil, err
+	}
+	vecs, _ := res.Fields[field.GetFieldID()].(*column.FloatVectors)
+	byPK := map[any][]float32{}
+	for i := 0; i < res.Rows && vecs != nil; i++ {
+		switch c := res.Fields[pk.GetFieldID()].(type) {
+		case *column.Ints:
+			byPK[c.Data[i]] = vecs.Row(i)
+		case *column.Strings:
+			byPK[c.Data[i]] = vecs.Row(i)
+		}
+	}
+	out := make([][]float32, 0, len(want))
+	for _, w := range want {
+		v, found := byPK[w]
+		if !found {
+			return nil, errcode.Invalid("primary key %v to search by was not found", w)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

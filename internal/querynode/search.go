@@ -22,6 +22,57 @@ type candidate struct {
 	row   int
 	ts    uint64
 	pk    any
+	group any // group-by value (nil = null)
+}
+
+// groupKey returns the group-by value of a row, comparable as a map key.
+func groupKey(c column.Column, i int) any {
+	if c == nil || c.IsNull(i) {
+		return nil
+	}
+	switch c := c.(type) {
+	case *column.Ints:
+		return c.Data[i]
+	case *column.Strings:
+		return c.Data[i]
+	case *column.Bools:
+		return c.Data[i]
+	}
+	return nil
+}
+
+// groupHits keeps the best TopK groups with up to GroupSize hits each,
+// ordered by each group's best score, then by score within the group.
+func groupHits(cands []candidate, req *plan.Search, better func(a, b float32) bool) []candidate {
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return better(cands[i].score, cands[j].score)
+		}
+		return lessPK(cands[i].pk, cands[j].pk)
+	})
+	size := max(req.GroupSize, 1)
+	var order []any
+	groups := map[any][]candidate{}
+	for _, c := range cands {
+		g, seen := groups[c.group]
+		if !seen {
+			if len(order) >= req.TopK {
+				continue
+			}
+			order = append(order, c.group)
+		}
+		if len(g) < size {
+			groups[c.group] = append(g, c)
+		}
+	}
+	var out []candidate
+	for _, k := range order {
+		if req.StrictGroupSize && len(groups[k]) < size {
+			continue
+		}
+		out = append(out, groups[k]...)
+	}
+	return out
 }
 
 // hitHeap keeps the k best candidates with the worst on top.
@@ -112,6 +163,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	for q := range heaps {
 		heaps[q] = &hitHeap{better: better}
 	}
+	groupCands := make([][]candidate, nq)
 	qnorms := make([]float32, nq)
 	for q, v := range req.Vectors {
 		qnorms[q] = distance.Norm(v)
@@ -136,6 +188,15 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 					return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), vecs.Dim)
 				}
 				scoreRows(req.Metric, qv, qnorms[q], vecs, v.Len(), mask, scores)
+				if req.GroupByField != 0 {
+					for row, ok := range mask {
+						if ok && inRange(req, scores[row]) {
+							groupCands[q] = append(groupCands[q], candidate{score: scores[row], seg: si, row: row,
+								ts: v.Timestamp(row), pk: pkAt(pkCol, row), group: groupKey(v.Column(req.GroupByField), row)})
+						}
+					}
+					continue
+				}
 				h := heaps[q]
 				for row, ok := range mask {
 					if !ok {
@@ -162,17 +223,29 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	res := &plan.SearchResult{Hits: make([][]plan.Hit, nq)}
 	var all []candidate
 	for q, h := range heaps {
-		items := dedupByPK(h.items)
-		sort.SliceStable(items, func(i, j int) bool {
-			if items[i].score != items[j].score {
-				return better(items[i].score, items[j].score)
-			}
-			return lessPK(items[i].pk, items[j].pk)
-		})
+		var items []candidate
+		if req.GroupByField != 0 {
+			items = groupHits(dedupByPK(groupCands[q]), req, better)
+		} else {
+			items = dedupByPK(h.items)
+			sort.SliceStable(items, func(i, j int) bool {
+				if items[i].score != items[j].score {
+					return better(items[i].score, items[j].score)
+				}
+				return lessPK(items[i].pk, items[j].pk)
+			})
+		}
 		for _, it := range items {
 			res.Hits[q] = append(res.Hits[q], plan.Hit{PK: it.pk, Score: it.score})
 		}
 		all = append(all, items...)
+	}
+	if req.GroupByField != 0 {
+		gv, err := gather(segs, all, []int64{req.GroupByField}, c)
+		if err != nil {
+			return nil, err
+		}
+		res.GroupValues = gv[req.GroupByField]
 	}
 	if len(req.OutputFields) > 0 {
 		res.Fields, err = gather(segs, all, req.OutputFields, c)
@@ -184,6 +257,15 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 }
 
 func inRange(req *plan.Search, sc float32) bool {
+	if req.HasAfter {
+		if plan.HigherIsBetter(req.Metric) {
+			if sc >= req.After {
+				return false
+			}
+		} else if sc <= req.After {
+			return false
+		}
+	}
 	if !req.HasRadius && !req.HasRange {
 		return true
 	}

@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/milvus-io/milvus/client/v2/column"
+	"github.com/milvus-io/milvus/client/v2/entity"
+	"github.com/milvus-io/milvus/client/v2/milvusclient"
+	"github.com/stretchr/testify/require"
+)
+
+// loadedMovies creates, fills and loads a movies collection of n rows.
+func loadedMovies(t *testing.T, c *milvusclient.Client, coll string, n int) map[int64]movie {
+	ctx := ctxT(t)
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
+	rng := rand.New(rand.NewPCG(7, 7))
+	ms := genMovies(0, n, rng)
+	_, err := c.Insert(ctx, insertOption(coll, ms))
+	require.NoError(t, err)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	live := map[int64]movie{}
+	for _, m := range ms {
+		live[m.id] = m
+	}
+	return live
+}
+
+func TestSearchFeatures(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "feat"
+	live := loadedMovies(t, c, coll, 600)
+	q := live[42].vec
+
+	t.Run("offset", func(t *testing.T) {
+		all, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 20, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithSearchParam("metric_type", "L2"))
+		require.NoError(t, err)
+		page, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithOffset(10).WithSearchParam("metric_type", "L2"))
+		require.NoError(t, err)
+		for i := 0; i < 10; i++ {
+			a, _ := all[0].IDs.GetAsInt64(10 + i)
+			b, _ := page[0].IDs.GetAsInt64(i)
+			require.Equal(t, a, b)
+		}
+		first, _ := all[0].IDs.GetAsInt64(0)
+		require.EqualValues(t, 42, first, "a vector is its own nearest neighbour")
+	})
+
+	t.Run("filter", func(t *testing.T) {
+		rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 50, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithFilter("year >= 2000 and color in ['red', 'blue']").
+			WithOutputFields("year", "color"))
+		require.NoError(t, err)
+		require.Equal(t, 50, rs[0].ResultCount)
+		for i := 0; i < rs[0].ResultCount; i++ {
+			y, _ := rs[0].GetColumn("year").GetAsInt64(i)
+			require.GreaterOrEqual(t, y, int64(2000))
+			col, _ := rs[0].GetColumn("color").GetAsString(i)
+			require.Contains(t, []string{"red", "blue"}, col)
+		}
+	})
+
+	t.Run("group by", func(t *testing.T) {
+		rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithGroupByField("year").WithGroupSize(2).WithOutputFields("year"))
+		require.NoError(t, err)
+		require.Equal(t, 6, rs[0].ResultCount, "3 groups of 2")
+		years := map[int64]int{}
+		for i := 0; i < rs[0].ResultCount; i++ {
+			y, _ := rs[0].GetColumn("year").GetAsInt64(i)
+			years[y]++
+		}
+		require.Len(t, years, 3)
+	})
+
+	t.Run("range", func(t *testing.T) {
+		rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 100, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithSearchParam("metric_type", "L2").
+			WithSearchParam("params", `{"radius": 2.0, "range_filter": 0.5}`))
+		require.NoError(t, err)
+		var want int
+		for _, m := range live {
+			if d := l2(q, m.vec); d >= 0.5 && d < 2.0 {
+				want++
+			}
+		}
+		require.Equal(t, min(want, 100), rs[0].ResultCount)
+		for _, sc := range rs[0].Scores {
+			require.True(t, sc >= 0.5 && sc < 2.0, "score %v outside [0.5, 2.0)", sc)
+		}
+	})
+
+	t.Run("search iterator", func(t *testing.T) {
+		it, err := c.SearchIterator(ctx, milvusclient.NewSearchIteratorOption(coll, entity.FloatVector(q)).
+			WithBatchSize(50).WithIteratorLimit(200))
+		require.NoError(t, err)
+		seen := map[int64]bool{}
+		var scores []float32
+		for {
+			rs, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			if rs.ResultCount == 0 {
+				break
+			}
+			for i := 0; i < rs.ResultCount; i++ {
+				id, _ := rs.IDs.GetAsInt64(i)
+				require.False(t, seen[id], "id %d returned twice", id)
+				seen[id] = true
+			}
+			scores = append(scores, rs.Scores...)
+		}
+		require.Len(t, seen, 200)
+		require.True(t, sort.SliceIsSorted(scores, func(i, j int) bool { return scores[i] > scores[j] }), "COSINE best first across pages")
+	})
+
+	t.Run("query iterator", func(t *testing.T) {
+		it, err := c.QueryIterator(ctx, milvusclient.NewQueryIteratorOption(coll).WithBatchSize(64).
+			WithFilter("rating > 5").WithOutputFields("rating"))
+		require.NoError(t, err)
+		n := 0
+		for {
+			rs, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			n += rs.ResultCount
+		}
+		want := 0
+		for _, m := range live {
+			if m.rating > 5 {
+				want++
+			}
+		}
+		require.Equal(t, want, n)
+	})
+
+	t.Run("query pagination and get", func(t *testing.T) {
+		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id >= 0").WithLimit(5).WithOffset(10).
+			WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		require.Equal(t, 5, rs.ResultCount)
+		first, _ := rs.GetColumn("id").GetAsInt64(0)
+		require.EqualValues(t, 10, first)
+		got, err := c.Get(ctx, milvusclient.NewQueryOption(coll).WithIDs(columnOfIDs(3, 4, 9999)).WithOutputFields("title"))
+		require.NoError(t, err)
+		require.Equal(t, 2, got.ResultCount)
+	})
+
+	t.Run("count with filter", func(t *testing.T) {
+		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`title like "movie-1%"`).
+			WithOutputFields("count(*)").WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		n, _ := rs.GetColumn("count(*)").GetAsInt64(0)
+		want := 0
+		for _, m := range live {
+			if len(m.title) >= 7 && m.title[:7] == "movie-1" {
+				want++
+			}
+		}
+		require.EqualValues(t, want, n)
+	})
+
+	t.Run("delete by filter", func(t *testing.T) {
+		res, err := c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithExpr("year < 1955"))
+		require.NoError(t, err)
+		want := 0
+		for _, m := range live {
+			if m.year < 1955 {
+				want++
+			}
+		}
+		require.EqualValues(t, want, res.DeleteCount)
+		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("year < 1955").
+			WithOutputFields("count(*)").WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		n, _ := rs.GetColumn("count(*)").GetAsInt64(0)
+		require.Zero(t, n)
+	})
+}
+
+func columnOfIDs(ids ...int64) column.Column { return column.NewColumnInt64("id", ids) }
