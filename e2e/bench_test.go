@@ -82,4 +82,3 @@ func benchInsert(b *testing.B, d, clients int) {
 	el := time.Since(start)
 	b.ReportMetric(float64(b.N*batch)/el.Seconds(), "rows/s")
 }
-

@@ -2,9 +2,9 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
