@@ -336,7 +336,7 @@ func floatArith(op tokKind, a, b []float64) ([]float64, []int) {
 	return out, bad
 }
 
-// unaryNode negates or bitwise-complements a vector.
+// negNode negates or bitwise-complements a vector.
 type negNode struct {
 	op tokKind // tSub or tBNot
 	x  valNode
