@@ -167,6 +167,13 @@ func TestEvalLiterals(t *testing.T) {
 		{"((id == 1))", rows(1)},
 		{"id==1", rows(1)},
 		{"id\t==\n1", rows(1)},
+		{"id > 1e308 * 10 - 1e308 * 10", rows()},
+		{"id != 1e308 * 10 - 1e308 * 10", all()},
+		{"f < 1e308 * 10 - 1e308 * 10", rows()},
+		{`meta["a"] > 1e308 * 10 - 1e308 * 10`, rows()},
+		{`meta["a"] != 1e308 * 10 - 1e308 * 10`, all()},
+		{"1e308 * 10 > 1e308 * 10 - 1e308 * 10", rows()},
+		{"id < 1e308 * 10", all()},
 	}, testSchema(true), nil)
 }
 
