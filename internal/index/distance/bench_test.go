@@ -3,7 +3,9 @@ package distance
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // benchDims are the vector dimensions benchmarked: a small embedding, BERT,
@@ -22,11 +24,33 @@ func benchImpls() []kernels {
 	})
 }
 
-// reportGBs adds a GB/s metric for bytes read per iteration.
-func reportGBs(b *testing.B, bytes int64) {
+// cpuClock measures the CPU time of the benchmark's OS thread, which, unlike
+// wall time, excludes the time the thread waits for a CPU on a shared,
+// loaded machine.
+type cpuClock struct{ start time.Duration }
+
+// startCPU pins the benchmark goroutine to its thread and starts the clock.
+// Call it right before the b.Loop loop and stop right after it.
+func startCPU(b *testing.B, bytes int64) cpuClock {
 	b.Helper()
+	runtime.LockOSThread()
+	b.SetBytes(bytes)
+	return cpuClock{start: threadCPUTime()}
+}
+
+// stop reports GB/s from wall time and, where the OS provides it, thread
+// CPU ns/op and GB/s from CPU time.
+func (c cpuClock) stop(b *testing.B, bytes int64) {
+	b.Helper()
+	end := threadCPUTime()
+	runtime.UnlockOSThread()
+	n := float64(b.N)
 	if s := b.Elapsed().Seconds(); s > 0 {
-		b.ReportMetric(float64(bytes)*float64(b.N)/s/1e9, "GB/s")
+		b.ReportMetric(float64(bytes)*n/s/1e9, "GB/s")
+	}
+	if cpu := end - c.start; c.start > 0 && cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
+		b.ReportMetric(float64(bytes)*n/cpu.Seconds()/1e9, "cpu-GB/s")
 	}
 }
 
@@ -38,12 +62,12 @@ func benchPair(b *testing.B, pick func(kernels) func(a, b []float32) float32) {
 			b.Run(fmt.Sprintf("%s/dim=%d", k.name, dim), func(b *testing.B) {
 				x, y := randVec(r, dim, 0), randVec(r, dim, 0)
 				bytes := int64(2 * dim * 4)
-				b.SetBytes(bytes)
 				var sink float32
+				clk := startCPU(b, bytes)
 				for b.Loop() {
 					sink += fn(x, y)
 				}
-				reportGBs(b, bytes)
+				clk.stop(b, bytes)
 				_ = sink
 			})
 		}
@@ -68,20 +92,20 @@ func benchBatch(b *testing.B, rows, dim int) {
 	bytes := int64(rows * dim * 4)
 	for _, k := range benchImpls() {
 		b.Run(k.name+"/batch", func(b *testing.B) {
-			b.SetBytes(bytes)
+			clk := startCPU(b, bytes)
 			for b.Loop() {
 				k.l2Batch(q, data, out)
 			}
-			reportGBs(b, bytes)
+			clk.stop(b, bytes)
 		})
 		b.Run(k.name+"/loop", func(b *testing.B) {
-			b.SetBytes(bytes)
+			clk := startCPU(b, bytes)
 			for b.Loop() {
 				for i := range out {
 					out[i] = k.l2(q, data[i*dim:(i+1)*dim])
 				}
 			}
-			reportGBs(b, bytes)
+			clk.stop(b, bytes)
 		})
 	}
 }
@@ -103,12 +127,12 @@ func benchBinary(b *testing.B, fn func(a, b []byte) float32) {
 				x[i], y[i] = byte(r.Uint32()), byte(r.Uint32())
 			}
 			bytes := int64(2 * len(x))
-			b.SetBytes(bytes)
 			var sink float32
+			clk := startCPU(b, bytes)
 			for b.Loop() {
 				sink += fn(x, y)
 			}
-			reportGBs(b, bytes)
+			clk.stop(b, bytes)
 			_ = sink
 		})
 	}
