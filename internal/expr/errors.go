@@ -7,8 +7,11 @@ import "fmt"
 // Pos is the 0-based byte offset in Src where the problem was found, Msg the
 // reason (naming the field when one is involved) and Src the whole filter.
 type Error struct {
+	// Pos is the 0-based byte offset in Src.
 	Pos int
+	// Msg is the reason, without position or source.
 	Msg string
+	// Src is the filter text that failed to compile.
 	Src string
 }
 

@@ -75,8 +75,12 @@ func cmpFromTok(k tokKind) cmpOp {
 	return opEq
 }
 
-// holds reports whether c (a three-way comparison result) satisfies o.
+// holds reports whether c (a three-way comparison result, or 2 for
+// "unordered", i.e. NaN) satisfies o.
 func (o cmpOp) holds(c int) bool {
+	if c == 2 {
+		return o == opNe
+	}
 	switch o {
 	case opEq:
 		return c == 0
@@ -678,9 +682,9 @@ func (p *jsonCmpPred) eval(c *evalCtx) (boolVec, error) {
 		fn = func(i int, raw []byte) {
 			switch string(raw) {
 			case "true":
-				out[i] = (p.k.b == true) == (p.op == opEq)
+				out[i] = p.k.b == (p.op == opEq)
 			case "false":
-				out[i] = (p.k.b == false) == (p.op == opEq)
+				out[i] = !p.k.b == (p.op == opEq)
 			default:
 				out[i] = mismatch
 			}

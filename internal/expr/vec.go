@@ -195,6 +195,12 @@ func (n *arithNode) eval(c *evalCtx) (vec, error) {
 	if err != nil {
 		return vec{}, err
 	}
+	if k, ok := n.r.(*constNode); ok && n.t == tyInt && a.t == tyInt {
+		// Common case "field op constant": no broadcast of the constant.
+		if out, ok := intArithConst(n.op, a.ints, k.v.i); ok {
+			return vec{t: tyInt, ints: out, valid: a.valid}, nil
+		}
+	}
 	b, err := n.r.eval(c)
 	if err != nil {
 		return vec{}, err
@@ -283,6 +289,56 @@ func intArith(op tokKind, a, b []int64) ([]int64, []int) {
 	return out, bad
 }
 
+// intArithConst applies op with a constant right operand; it reports false
+// for operators it does not specialise. Compile rejects a constant zero
+// divisor and a negative constant shift, so no row can be undefined.
+func intArithConst(op tokKind, a []int64, k int64) ([]int64, bool) {
+	out := make([]int64, len(a))
+	switch op {
+	case tAdd:
+		for i, x := range a {
+			out[i] = x + k
+		}
+	case tSub:
+		for i, x := range a {
+			out[i] = x - k
+		}
+	case tMul:
+		for i, x := range a {
+			out[i] = x * k
+		}
+	case tDiv:
+		if k == 0 {
+			return nil, false
+		}
+		for i, x := range a {
+			out[i] = x / k
+		}
+	case tMod:
+		if k == 0 {
+			return nil, false
+		}
+		for i, x := range a {
+			out[i] = x % k
+		}
+	case tBAnd:
+		for i, x := range a {
+			out[i] = x & k
+		}
+	case tBOr:
+		for i, x := range a {
+			out[i] = x | k
+		}
+	case tBXor:
+		for i, x := range a {
+			out[i] = x ^ k
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
 func shiftInt(op tokKind, a, s int64) (int64, bool) {
 	if s < 0 {
 		return 0, false
@@ -336,7 +392,7 @@ func floatArith(op tokKind, a, b []float64) ([]float64, []int) {
 	return out, bad
 }
 
-// unaryNode negates or bitwise-complements a vector.
+// negNode negates or bitwise-complements a vector.
 type negNode struct {
 	op tokKind // tSub or tBNot
 	x  valNode

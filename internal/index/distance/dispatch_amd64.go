@@ -32,26 +32,56 @@ func l2Batch4AVX512(q, data, out []float32)
 //go:noescape
 func dotBatch4AVX512(q, data, out []float32)
 
+//go:noescape
+func hammingPOPCNT(a, b []byte) int
+
+//go:noescape
+func jaccardCountsPOPCNT(a, b []byte) (inter, union int)
+
+//go:noescape
+func hammingAVX512(a, b []byte) int
+
+//go:noescape
+func jaccardCountsAVX512(a, b []byte) (inter, union int)
+
+func jaccardPOPCNT(a, b []byte) float32 { return jaccard(jaccardCountsPOPCNT(a, b)) }
+
+func jaccardAVX512(a, b []byte) float32 { return jaccard(jaccardCountsAVX512(a, b)) }
+
+// withBinary fills in the fastest binary kernels this CPU supports: 512-bit
+// VPOPCNTQ when the AVX-512 set includes it, else scalar POPCNT, else Go.
+func withBinary(k kernels, allowAVX512 bool) kernels {
+	switch {
+	case allowAVX512 && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasAVX512BW:
+		k.binName, k.hamming, k.jaccard = "vpopcntq", hammingAVX512, jaccardAVX512
+	case cpu.X86.HasPOPCNT:
+		k.binName, k.hamming, k.jaccard = "popcnt", hammingPOPCNT, jaccardPOPCNT
+	default:
+		k.binName, k.hamming, k.jaccard = "generic", HammingGeneric, JaccardGeneric
+	}
+	return k
+}
+
 // avx512Kernels is the AVX-512F implementation.
 func avx512Kernels() kernels {
-	return kernels{
+	return withBinary(kernels{
 		name:     "avx512",
 		l2:       l2AVX512,
 		dot:      dotAVX512,
 		l2Batch:  func(q, data, out []float32) { batch4(q, data, out, l2Batch4AVX512, l2AVX512) },
 		dotBatch: func(q, data, out []float32) { batch4(q, data, out, dotBatch4AVX512, dotAVX512) },
-	}
+	}, true)
 }
 
 // avx2Kernels is the AVX2+FMA implementation.
 func avx2Kernels() kernels {
-	return kernels{
+	return withBinary(kernels{
 		name:     "avx2",
 		l2:       l2AVX2,
 		dot:      dotAVX2,
 		l2Batch:  func(q, data, out []float32) { batch4(q, data, out, l2Batch4AVX2, l2AVX2) },
 		dotBatch: func(q, data, out []float32) { batch4(q, data, out, dotBatch4AVX2, dotAVX2) },
-	}
+	}, false)
 }
 
 // batch4 runs a four-row batch kernel over the largest multiple of four rows

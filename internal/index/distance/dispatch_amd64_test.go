@@ -27,4 +27,13 @@ func TestAssemblyExercised(t *testing.T) {
 	want = append(want, "generic")
 	require.Equal(t, want, names)
 	require.Equal(t, want[0], Impl())
+
+	ks := availableKernels()
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasAVX512BW {
+		require.Equal(t, "vpopcntq", ks[0].binName)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT {
+		require.Equal(t, "popcnt", ks[len(ks)-2].binName)
+	}
+	require.Equal(t, "generic", ks[len(ks)-1].binName)
 }

@@ -5,10 +5,13 @@ package distance
 // validated by checkBatch with a non-zero dimension.
 type kernels struct {
 	name     string
+	binName  string // which binary kernels: "vpopcntq", "popcnt" or "generic"
 	l2       func(a, b []float32) float32
 	dot      func(a, b []float32) float32
 	l2Batch  func(q, data, out []float32)
 	dotBatch func(q, data, out []float32)
+	hamming  func(a, b []byte) int
+	jaccard  func(a, b []byte) float32
 }
 
 // genericKernels is the portable implementation, available everywhere.
@@ -19,6 +22,9 @@ func genericKernels() kernels {
 		dot:      DotGeneric,
 		l2Batch:  L2SquaredBatchGeneric,
 		dotBatch: DotBatchGeneric,
+		binName:  "generic",
+		hamming:  HammingGeneric,
+		jaccard:  JaccardGeneric,
 	}
 }
 
@@ -28,7 +34,9 @@ func genericKernels() kernels {
 var impl = selectKernels()
 
 // Impl names the float32 kernel implementation selected for this CPU:
-// "avx512", "avx2" or "generic".
+// "avx512", "avx2" or "generic". The binary kernels of the "avx512" set use
+// VPOPCNTQ where the CPU has AVX512_VPOPCNTDQ and AVX512BW and scalar POPCNT
+// otherwise; those of the "avx2" set use scalar POPCNT.
 func Impl() string { return impl.name }
 
 // L2Squared returns the squared Euclidean distance sum((a[i]-b[i])^2).
@@ -83,8 +91,14 @@ func DotBatch(q, data, out []float32) {
 
 // Hamming returns the number of differing bits between a and b,
 // popcount(a XOR b). It panics if len(a) != len(b).
-func Hamming(a, b []byte) int { return HammingGeneric(a, b) }
+func Hamming(a, b []byte) int {
+	checkLen(len(a), len(b))
+	return impl.hamming(a, b)
+}
 
 // Jaccard returns the Jaccard distance 1 - |a AND b| / |a OR b| over the bits
 // of a and b, or 0 when neither has a bit set. It panics if len(a) != len(b).
-func Jaccard(a, b []byte) float32 { return JaccardGeneric(a, b) }
+func Jaccard(a, b []byte) float32 {
+	checkLen(len(a), len(b))
+	return impl.jaccard(a, b)
+}

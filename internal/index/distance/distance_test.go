@@ -1,6 +1,7 @@
 package distance
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -259,6 +260,31 @@ func naiveBits(a, b []byte) (xor, and, or int) {
 	return xor, and, or
 }
 
+// binaryKernel is one Hamming/Jaccard pair under test.
+type binaryKernel struct {
+	name    string
+	hamming func(a, b []byte) int
+	jaccard func(a, b []byte) float32
+}
+
+// binaryKernels lists every binary implementation available on this CPU,
+// called directly, plus the dispatched public functions.
+func binaryKernels() []binaryKernel {
+	var out []binaryKernel
+	for _, k := range availableKernels() {
+		out = append(out, binaryKernel{k.name + "/" + k.binName, k.hamming, k.jaccard})
+	}
+	return append(out, binaryKernel{"dispatch", Hamming, Jaccard})
+}
+
+// wantJaccard is the Jaccard distance from bit counts.
+func wantJaccard(and, or int) float32 {
+	if or == 0 {
+		return 0
+	}
+	return float32(1 - float64(and)/float64(or))
+}
+
 func TestBinaryKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	randBytes := func(n, off int) []byte {
@@ -268,27 +294,28 @@ func TestBinaryKernels(t *testing.T) {
 		}
 		return buf[off:]
 	}
-	for n := 0; n <= 300; n++ {
-		for off := 0; off < 16; off++ {
-			a, b := randBytes(n, off), randBytes(n, 15-off)
-			xor, and, or := naiveBits(a, b)
-			require.Equal(t, xor, Hamming(a, b), "n=%d off=%d", n, off)
-			require.Equal(t, xor, HammingGeneric(a, b), "n=%d off=%d", n, off)
-			want := float32(0)
-			if or > 0 {
-				want = float32(1 - float64(and)/float64(or))
+	for _, k := range binaryKernels() {
+		t.Run(k.name, func(t *testing.T) {
+			for n := 0; n <= 300; n++ {
+				for off := 0; off < 16; off++ {
+					a, b := randBytes(n, off), randBytes(n, 15-off)
+					xor, and, or := naiveBits(a, b)
+					require.Equal(t, xor, k.hamming(a, b), "n=%d off=%d", n, off)
+					require.Equal(t, wantJaccard(and, or), k.jaccard(a, b), "n=%d off=%d", n, off)
+				}
 			}
-			require.Equal(t, want, Jaccard(a, b), "n=%d off=%d", n, off)
-			require.Equal(t, want, JaccardGeneric(a, b), "n=%d off=%d", n, off)
-		}
+			ones := bytes.Repeat([]byte{0xff}, 200)
+			zeros := make([]byte, len(ones))
+			for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 200} {
+				require.Equal(t, 8*n, k.hamming(ones[:n], zeros[:n]))
+				require.Zero(t, k.hamming(ones[:n], ones[:n]))
+				require.Zero(t, k.jaccard(zeros[:n], zeros[:n]))
+				require.Zero(t, k.jaccard(ones[:n], ones[:n]))
+				if n > 0 {
+					require.Equal(t, float32(1), k.jaccard(ones[:n], zeros[:n]))
+				}
+			}
+			require.Equal(t, bits.OnesCount8(0x5a), k.hamming([]byte{0x5a}, []byte{0}))
+		})
 	}
-	ones := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-	zeros := make([]byte, len(ones))
-	require.Equal(t, 72, Hamming(ones, zeros))
-	require.Zero(t, Hamming(ones, ones))
-	require.Zero(t, Jaccard(zeros, zeros))
-	require.Zero(t, Jaccard(nil, nil))
-	require.Zero(t, Jaccard(ones, ones))
-	require.Equal(t, float32(1), Jaccard(ones, zeros))
-	require.Equal(t, bits.OnesCount8(0x5a), Hamming([]byte{0x5a}, []byte{0}))
 }

@@ -14,10 +14,11 @@ func L2SquaredGeneric(a, b []float32) float32 {
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		d0 := a[i] - b[i]
-		d1 := a[i+1] - b[i+1]
-		d2 := a[i+2] - b[i+2]
-		d3 := a[i+3] - b[i+3]
+		x, y := a[i:i+4:i+4], b[i:i+4:i+4]
+		d0 := x[0] - y[0]
+		d1 := x[1] - y[1]
+		d2 := x[2] - y[2]
+		d3 := x[3] - y[3]
 		s0 += d0 * d0
 		s1 += d1 * d1
 		s2 += d2 * d2
@@ -38,10 +39,11 @@ func DotGeneric(a, b []float32) float32 {
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		x, y := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
 	}
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
@@ -85,25 +87,26 @@ func DotBatchGeneric(q, data, out []float32) {
 
 // HammingGeneric is the portable reference for Hamming. It counts bits on
 // 64-bit little-endian words, four words per iteration, then on the trailing
-// bytes.
+// bytes. math/bits.OnesCount64 compiles to POPCNT on amd64.
 func HammingGeneric(a, b []byte) int {
 	checkLen(len(a), len(b))
 	b = b[:len(a)]
 	var c0, c1, c2, c3 int
 	i := 0
 	for ; i+32 <= len(a); i += 32 {
-		c0 += bits.OnesCount64(binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]))
-		c1 += bits.OnesCount64(binary.LittleEndian.Uint64(a[i+8:]) ^ binary.LittleEndian.Uint64(b[i+8:]))
-		c2 += bits.OnesCount64(binary.LittleEndian.Uint64(a[i+16:]) ^ binary.LittleEndian.Uint64(b[i+16:]))
-		c3 += bits.OnesCount64(binary.LittleEndian.Uint64(a[i+24:]) ^ binary.LittleEndian.Uint64(b[i+24:]))
+		x, y := a[i:i+32:i+32], b[i:i+32:i+32]
+		c0 += bits.OnesCount64(le64(x[0:]) ^ le64(y[0:]))
+		c1 += bits.OnesCount64(le64(x[8:]) ^ le64(y[8:]))
+		c2 += bits.OnesCount64(le64(x[16:]) ^ le64(y[16:]))
+		c3 += bits.OnesCount64(le64(x[24:]) ^ le64(y[24:]))
 	}
 	for ; i+8 <= len(a); i += 8 {
-		c0 += bits.OnesCount64(binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]))
+		c0 += bits.OnesCount64(le64(a[i:i+8:i+8]) ^ le64(b[i:i+8:i+8]))
 	}
 	for ; i < len(a); i++ {
-		c0 += bits.OnesCount8(a[i] ^ b[i])
+		c1 += bits.OnesCount8(a[i] ^ b[i])
 	}
-	return c0 + c1 + c2 + c3
+	return (c0 + c1) + (c2 + c3)
 }
 
 // JaccardGeneric is the portable reference for Jaccard. It counts the
@@ -111,25 +114,31 @@ func HammingGeneric(a, b []byte) int {
 func JaccardGeneric(a, b []byte) float32 {
 	checkLen(len(a), len(b))
 	b = b[:len(a)]
-	var inter, union int
+	var i0, i1, u0, u1 int
 	i := 0
 	for ; i+16 <= len(a); i += 16 {
-		x0, y0 := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
-		x1, y1 := binary.LittleEndian.Uint64(a[i+8:]), binary.LittleEndian.Uint64(b[i+8:])
-		inter += bits.OnesCount64(x0&y0) + bits.OnesCount64(x1&y1)
-		union += bits.OnesCount64(x0|y0) + bits.OnesCount64(x1|y1)
+		x, y := a[i:i+16:i+16], b[i:i+16:i+16]
+		x0, y0 := le64(x[0:]), le64(y[0:])
+		x1, y1 := le64(x[8:]), le64(y[8:])
+		i0 += bits.OnesCount64(x0 & y0)
+		u0 += bits.OnesCount64(x0 | y0)
+		i1 += bits.OnesCount64(x1 & y1)
+		u1 += bits.OnesCount64(x1 | y1)
 	}
 	for ; i+8 <= len(a); i += 8 {
-		x, y := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
-		inter += bits.OnesCount64(x & y)
-		union += bits.OnesCount64(x | y)
+		x, y := le64(a[i:i+8:i+8]), le64(b[i:i+8:i+8])
+		i0 += bits.OnesCount64(x & y)
+		u0 += bits.OnesCount64(x | y)
 	}
 	for ; i < len(a); i++ {
-		inter += bits.OnesCount8(a[i] & b[i])
-		union += bits.OnesCount8(a[i] | b[i])
+		i1 += bits.OnesCount8(a[i] & b[i])
+		u1 += bits.OnesCount8(a[i] | b[i])
 	}
-	return jaccard(inter, union)
+	return jaccard(i0+i1, u0+u1)
 }
+
+// le64 loads a little-endian 64-bit word; it compiles to a single load.
+func le64(p []byte) uint64 { return binary.LittleEndian.Uint64(p) }
 
 // jaccard turns intersection and union bit counts into a distance.
 func jaccard(inter, union int) float32 {

@@ -26,10 +26,30 @@ func guardedFloats(t *testing.T, n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[end-n*4])), n)
 }
 
+// guardedBytes returns a slice of n bytes that ends exactly at an
+// inaccessible page.
+func guardedBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	f := guardedFloats(t, (n+3)/4)
+	all := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), len(f)*4)
+	return all[len(all)-n:]
+}
+
 // TestKernelsStayInBounds runs every kernel on operands that end at a guard
 // page, which catches tail handling that touches memory past the slice.
 func TestKernelsStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
+	for n := 0; n <= 200; n++ {
+		x, y := guardedBytes(t, n), guardedBytes(t, n)
+		for i := range x {
+			x[i], y[i] = byte(r.Uint32()), byte(r.Uint32())
+		}
+		xor, and, or := naiveBits(x, y)
+		for _, k := range binaryKernels() {
+			require.Equal(t, xor, k.hamming(x, y), "%s n=%d", k.name, n)
+			require.Equal(t, wantJaccard(and, or), k.jaccard(x, y), "%s n=%d", k.name, n)
+		}
+	}
 	for n := 0; n <= 70; n++ {
 		a, b := guardedFloats(t, n), guardedFloats(t, n)
 		for i := range a {
