@@ -151,7 +151,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, log, root, logger)
+	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, log, root, objects, logger)
 	if err != nil {
 		return err
 	}
@@ -176,6 +176,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return writer.Run(gctx) })
 	g.Go(func() error { return data.Run(gctx) })
 	g.Go(func() error { return dn.Run(gctx) })
+	g.Go(func() error { return dn.RunIndexBuilder(gctx, data, "standalone") })
 
 	// Collections that were loaded before the restart are loaded again.
 	for _, col := range root.AllCollections() {

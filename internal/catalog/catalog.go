@@ -288,3 +288,67 @@ type SegmentSync struct {
 	// Flushed marks the segment Flushed (the sync answered its Flush message).
 	Flushed bool
 }
+
+// IndexTaskKey is the key of an index build task.
+func IndexTaskKey(buildID int64) string { return fmt.Sprintf("%s%d", IndexTaskPrefix, buildID) }
+
+// IndexTaskPrefix is the key prefix of index build tasks.
+const IndexTaskPrefix = "datacoord/index-task/"
+
+// IndexTaskState is the state of an index build task (commonpb.IndexState numbering).
+type IndexTaskState int
+
+// Index build task states: Unissued → InProgress → Finished | Failed.
+// A task whose builder dies goes back to Unissued; a failed build is retried
+// up to a limit before it stays Failed.
+const (
+	IndexUnissued   IndexTaskState = 1
+	IndexInProgress IndexTaskState = 2
+	IndexFinished   IndexTaskState = 3
+	IndexFailed     IndexTaskState = 4
+)
+
+// String implements fmt.Stringer.
+func (s IndexTaskState) String() string {
+	switch s {
+	case IndexUnissued:
+		return "Unissued"
+	case IndexInProgress:
+		return "InProgress"
+	case IndexFinished:
+		return "Finished"
+	case IndexFailed:
+		return "Failed"
+	}
+	return "IndexState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// IndexTask builds one index over one flushed segment. Its files live at
+// files/index_files/{BuildID}/{Version}/{PartitionID}/{SegmentID}/{key}.
+type IndexTask struct {
+	BuildID      int64          `json:"build_id"`
+	IndexID      int64          `json:"index_id"`
+	CollectionID int64          `json:"collection"`
+	PartitionID  int64          `json:"partition"`
+	SegmentID    int64          `json:"segment"`
+	FieldID      int64          `json:"field"`
+	Rows         int64          `json:"rows"`
+	State        IndexTaskState `json:"state"`
+	FailReason   string         `json:"fail_reason,omitempty"`
+	// Version counts attempts; each attempt writes under its own version.
+	Version int64 `json:"version"`
+	// Files are the index file keys (under the object-storage root) of the finished build.
+	Files     []string `json:"files,omitempty"`
+	SizeBytes int64    `json:"size,omitempty"`
+	Builder   string   `json:"builder,omitempty"`
+	// LeaseUntil (unix ms) is when an InProgress task may be handed to another builder.
+	LeaseUntil int64 `json:"lease_until,omitempty"`
+	Deleted    bool  `json:"deleted,omitempty"`
+}
+
+// IndexProgress summarises an index's builds for DescribeIndex.
+type IndexProgress struct {
+	IndexedRows, TotalRows, PendingRows int64
+	State                               IndexTaskState
+	FailReason                          string
+}

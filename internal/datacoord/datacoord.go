@@ -47,6 +47,11 @@ type Channels interface {
 	LiveVChannels() []string
 }
 
+// Remover deletes objects (index files of dropped indexes).
+type Remover interface {
+	Delete(ctx context.Context, key string) error
+}
+
 // Truncater lets the WAL drop records before an offset.
 type Truncater interface {
 	Truncate(ctx context.Context, pchannel string, before int64) error
@@ -60,6 +65,7 @@ type Coordinator struct {
 	wal    Appender
 	trunc  Truncater
 	chans  Channels
+	files  Remover
 	logger *slog.Logger
 	now    func() time.Time
 
@@ -67,6 +73,10 @@ type Coordinator struct {
 	segments map[int64]*segment
 	cps      map[string]catalog.ChannelCheckpoint
 	indexes  map[int64]catalog.IndexInfo
+	tasks    map[int64]catalog.IndexTask
+
+	indexKick chan struct{}
+	schedKick chan struct{}
 }
 
 // segment is the coordinator's in-memory view of one segment.
@@ -79,12 +89,16 @@ type segment struct {
 }
 
 // New loads segment metadata and checkpoints from kv.
-func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appender, trunc Truncater, chans Channels, logger *slog.Logger) (*Coordinator, error) {
+func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appender, trunc Truncater, chans Channels,
+	files Remover, logger *slog.Logger,
+) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Coordinator{cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, logger: logger, now: time.Now,
-		segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{}, indexes: map[int64]catalog.IndexInfo{}}
+	c := &Coordinator{cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
+		now: time.Now, segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{},
+		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1),
+		schedKick: make(chan struct{}, 1)}
 	kvs, err := kv.Scan(ctx, catalog.SegmentPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("datacoord: load segments: %w", err)
@@ -121,6 +135,20 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
 		}
 		c.indexes[idx.ID] = idx
+	}
+	kvs, err = kv.Scan(ctx, catalog.IndexTaskPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("datacoord: load index tasks: %w", err)
+	}
+	for _, e := range kvs {
+		var t catalog.IndexTask
+		if err := catalog.Unmarshal(e.Value, &t); err != nil {
+			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
+		}
+		// Builders of the previous process are gone: their tasks may be claimed
+		// at once. A late result of theirs carries an old version and is ignored.
+		t.LeaseUntil = 0
+		c.tasks[t.BuildID] = t
 	}
 	return c, nil
 }
@@ -359,6 +387,16 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		}
 	}
 	c.cps[r.Checkpoint.VChannel] = r.Checkpoint
+	flushed := false
+	for _, info := range infos {
+		flushed = flushed || (info.State == catalog.SegmentFlushed && info.Level != catalog.LevelL0)
+	}
+	if flushed && len(c.indexes) > 0 {
+		select { // coalescing trigger for Run
+		case c.schedKick <- struct{}{}:
+		default:
+		}
+	}
 	return nil
 }
 
@@ -460,7 +498,10 @@ func (c *Coordinator) Recovery(vchannel string) catalog.RecoveryInfo {
 // DropCollection marks every segment of the collection Dropped and forgets
 // its checkpoints.
 func (c *Coordinator) DropCollection(ctx context.Context, collectionID int64, vchannels []string) error {
-	return c.drop(ctx, func(s *catalog.SegmentInfo) bool { return s.CollectionID == collectionID }, vchannels)
+	if err := c.drop(ctx, func(s *catalog.SegmentInfo) bool { return s.CollectionID == collectionID }, vchannels); err != nil {
+		return err
+	}
+	return c.DropIndex(ctx, collectionID, "")
 }
 
 // DropPartition marks every segment of the partition Dropped.
@@ -521,12 +562,19 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-c.schedKick:
 		}
 		if err := c.sealByPolicy(ctx); err != nil && ctx.Err() == nil {
 			c.logger.Warn("seal policy failed", "err", err)
 		}
 		if err := c.truncateWAL(ctx); err != nil && ctx.Err() == nil {
 			c.logger.Warn("wal truncation failed", "err", err)
+		}
+		if err := c.scheduleIndexTasks(ctx); err != nil && ctx.Err() == nil {
+			c.logger.Warn("index scheduling failed", "err", err)
+		}
+		if err := c.collectIndexGarbage(ctx); err != nil && ctx.Err() == nil {
+			c.logger.Warn("index garbage collection failed", "err", err)
 		}
 	}
 }
@@ -632,7 +680,7 @@ func (c *Coordinator) CreateIndex(ctx context.Context, idx catalog.IndexInfo) er
 	c.mu.Lock()
 	c.indexes[idx.ID] = idx
 	c.mu.Unlock()
-	return nil
+	return c.scheduleIndexTasks(ctx)
 }
 
 func equalParams(a, b map[string]string) bool {
@@ -687,11 +735,54 @@ func (c *Coordinator) DropIndex(ctx context.Context, collectionID int64, name st
 		return fmt.Errorf("datacoord: drop index: %w", err)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, id := range ids {
 		idx := c.indexes[id]
 		idx.Deleted = true
 		c.indexes[id] = idx
+	}
+	var tasks []catalog.IndexTask
+	for _, t := range c.tasks {
+		for _, id := range ids {
+			if t.IndexID == id && !t.Deleted {
+				t.Deleted = true
+				tasks = append(tasks, t)
+			}
+		}
+	}
+	c.mu.Unlock()
+	return c.saveTasks(ctx, tasks...)
+}
+
+// collectIndexGarbage deletes the files of deleted build tasks (dropped
+// indexes, dropped segments), then the tasks themselves.
+func (c *Coordinator) collectIndexGarbage(ctx context.Context) error {
+	c.mu.Lock()
+	var dead []catalog.IndexTask
+	for _, t := range c.tasks {
+		s, ok := c.segments[t.SegmentID]
+		if t.Deleted || c.indexes[t.IndexID].Deleted || (ok && s.info.State == catalog.SegmentDropped) {
+			dead = append(dead, t)
+		}
+	}
+	c.mu.Unlock()
+	for _, t := range dead {
+		if t.State == catalog.IndexInProgress && t.LeaseUntil > c.now().UnixMilli() {
+			continue // a builder may still write files; collect after it finishes or its lease ends
+		}
+		for _, f := range t.Files {
+			if c.files == nil {
+				break
+			}
+			if err := c.files.Delete(ctx, f); err != nil {
+				return err
+			}
+		}
+		if err := c.kv.Txn(ctx, metastore.Delete(catalog.IndexTaskKey(t.BuildID))); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		delete(c.tasks, t.BuildID)
+		c.mu.Unlock()
 	}
 	return nil
 }

@@ -45,6 +45,8 @@ type Search struct {
 	Vectors [][]float32
 	// TopK is the number of hits per query, including Offset.
 	TopK int
+	// Ef is the HNSW search list size (0 = the index's default).
+	Ef int
 	// Radius and RangeFilter bound the distance for range search (if HasRadius/HasRange).
 	Radius      float64
 	RangeFilter float64

@@ -433,9 +433,9 @@ func indexParams(kvs []*commonpb.KeyValuePair) (map[string]string, error) {
 	return out, nil
 }
 
-// CreateIndex records an index on a field. Vector search stays exact
-// (brute force) until the index-build pipeline lands; the index is reported
-// Finished at once.
+// CreateIndex records an index on a field; the data coordinator then builds
+// it over every flushed segment (HNSW and AUTOINDEX build HNSW graphs; other
+// types are served by exact search).
 func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
@@ -497,7 +497,6 @@ func (p *Proxy) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRe
 	if err != nil {
 		return &milvuspb.DescribeIndexResponse{Status: errcode.Status(err)}, nil
 	}
-	rows := p.data.RowCount(col.ID, nil)
 	resp := &milvuspb.DescribeIndexResponse{Status: ok()}
 	for _, idx := range p.data.Indexes(col.ID) {
 		fname := ""
@@ -516,9 +515,11 @@ func (p *Proxy) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRe
 		for _, k := range sortedKeys(idx.Params) {
 			params = append(params, &commonpb.KeyValuePair{Key: k, Value: idx.Params[k]})
 		}
+		pr := p.data.IndexProgress(idx.ID)
 		resp.IndexDescriptions = append(resp.IndexDescriptions, &milvuspb.IndexDescription{
 			IndexName: idx.Name, IndexID: idx.ID, Params: params, FieldName: fname,
-			IndexedRows: rows, TotalRows: rows, State: commonpb.IndexState_Finished,
+			IndexedRows: pr.IndexedRows, TotalRows: pr.TotalRows, PendingIndexRows: pr.PendingRows,
+			State: commonpb.IndexState(pr.State), IndexStateFailReason: pr.FailReason,
 		})
 	}
 	if len(resp.IndexDescriptions) == 0 {

@@ -45,6 +45,7 @@ type DataCoord interface {
 	DropPartition(ctx context.Context, collectionID, partitionID int64) error
 	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
 	Indexes(collectionID int64) []catalog.IndexInfo
+	IndexProgress(indexID int64) catalog.IndexProgress
 	DropIndex(ctx context.Context, collectionID int64, name string) error
 }
 

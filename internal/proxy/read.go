@@ -301,6 +301,16 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		if err := json.Unmarshal([]byte(raw), &m); err != nil {
 			return searchError(errcode.Invalid("search params %q are not a JSON object", raw)), nil
 		}
+		if v, found := m["ef"]; found {
+			f, ok := toFloat(v)
+			if !ok || f < 1 || f != float64(int(f)) {
+				return searchError(errcode.Invalid("ef %v should be a positive integer", v)), nil
+			}
+			if int(f) < topk+offset {
+				return searchError(errcode.Invalid("ef(%d) should be larger than k(%d)", int(f), topk+offset)), nil
+			}
+			sreq.Ef = int(f)
+		}
 		if v, found := m["radius"]; found {
 			f, ok := toFloat(v)
 			if !ok {

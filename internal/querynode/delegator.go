@@ -70,6 +70,9 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 			if err != nil {
 				return nil, err
 			}
+			if err := d.attachIndexes(ctx, seg); err != nil {
+				n.logger.Warn("attach index failed; searching the segment exactly", "segment", s.ID, "err", err)
+			}
 			d.sealed[s.ID] = seg
 			d.flushed[s.ID] = true
 		case s.State == catalog.SegmentSealed:
@@ -273,12 +276,17 @@ func (d *delegator) applyDelete(m wal.Message) error {
 func (d *delegator) handoffLoop(ctx context.Context) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	lastAttach := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-d.handoff:
+		}
+		if time.Since(lastAttach) >= 500*time.Millisecond {
+			lastAttach = time.Now()
+			d.attachAll(ctx)
 		}
 		d.mu.RLock()
 		var ids []int64
@@ -304,6 +312,9 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 		var err error
 		if seg, err = d.loadSealed(ctx, info); err != nil {
 			return err
+		}
+		if err := d.attachIndexes(ctx, seg); err != nil {
+			d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", id, "err", err)
 		}
 	}
 	d.mu.Lock()

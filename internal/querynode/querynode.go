@@ -28,6 +28,8 @@ type Objects interface {
 type Segments interface {
 	Recovery(vchannel string) catalog.RecoveryInfo
 	Segment(id int64) (catalog.SegmentInfo, bool)
+	SegmentIndexes(segmentID int64) []catalog.IndexTask
+	Indexes(collectionID int64) []catalog.IndexInfo
 }
 
 // Collections resolves collections by ID.

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/expr"
+	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
@@ -182,6 +183,27 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 				return errcode.Invalid("field %d is not a float vector field", req.FieldID)
 			}
 			pkCol := v.Column(s.PKField())
+			if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric &&
+				!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
+				for q, qv := range req.Vectors {
+					hits, err := ai.idx.Search(qv, req.TopK, index.SearchParams{Ef: req.Ef}, mask)
+					if err != nil {
+						return errcode.Invalid("%v", err)
+					}
+					h := heaps[q]
+					for _, hit := range hits {
+						row := int(hit.Row)
+						c := candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}
+						if h.Len() < req.TopK {
+							heap.Push(h, c)
+						} else if better(c.score, h.items[0].score) {
+							h.items[0] = c
+							heap.Fix(h, 0)
+						}
+					}
+				}
+				return nil
+			}
 			scores := make([]float32, v.Len())
 			for q, qv := range req.Vectors {
 				if len(qv) != vecs.Dim {

@@ -42,6 +42,27 @@ type Segment struct {
 	delTs  []uint64
 	intIdx map[int64][]int32
 	strIdx map[string][]int32
+
+	indexes map[int64]any // field ID → an index attached by the query node
+}
+
+// SetIndex attaches an index over a field's rows (the query node decides
+// what it is); readers see it from their next Read on.
+func (s *Segment) SetIndex(fieldID int64, idx any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.indexes == nil {
+		s.indexes = map[int64]any{}
+	}
+	s.indexes[fieldID] = idx
+}
+
+// HasIndex reports whether an index is attached to a field.
+func (s *Segment) HasIndex(fieldID int64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.indexes[fieldID]
+	return ok
 }
 
 // New returns an empty segment for the schema's fields (system fields excluded).
@@ -187,6 +208,9 @@ func (v *View) Visible(ts uint64) []bool {
 	}
 	return out
 }
+
+// Index returns the index attached to a field, or nil.
+func (v *View) Index(fieldID int64) any { return v.s.indexes[fieldID] }
 
 // Segment returns the underlying segment's identity.
 func (v *View) Segment() Info { return v.s.Info }
