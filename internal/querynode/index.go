@@ -64,4 +64,3 @@ func (d *delegator) attachAll(ctx context.Context) {
 		}
 	}
 }
-
