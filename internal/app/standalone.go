@@ -177,6 +177,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return data.Run(gctx) })
 	g.Go(func() error { return dn.Run(gctx) })
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, data, "standalone") })
+	g.Go(func() error { return dn.RunCompactor(gctx, data) })
 
 	// Collections that were loaded before the restart are loaded again.
 	for _, col := range root.AllCollections() {

@@ -159,10 +159,12 @@ type SegmentInfo struct {
 	// object storage; replay skips inserts for this segment at or below it.
 	SyncedOffset int64 `json:"synced_offset"`
 	// FlushTS is the timestamp of the flush message that sealed it.
-	FlushTS    uint64 `json:"flush_ts,omitempty"`
-	CreatedAt  int64  `json:"created_at"` // unix ms
-	LastSyncAt int64  `json:"last_sync_at,omitempty"`
-	DroppedAt  int64  `json:"dropped_at,omitempty"`
+	FlushTS uint64 `json:"flush_ts,omitempty"`
+	// CompactedFrom lists the segments a compaction merged into this one.
+	CompactedFrom []int64 `json:"compacted_from,omitempty"`
+	CreatedAt     int64   `json:"created_at"` // unix ms
+	LastSyncAt    int64   `json:"last_sync_at,omitempty"`
+	DroppedAt     int64   `json:"dropped_at,omitempty"`
 }
 
 // ChannelCheckpoint is a vchannel's checkpoint: every message with an offset
@@ -351,4 +353,55 @@ type IndexProgress struct {
 	IndexedRows, TotalRows, PendingRows int64
 	State                               IndexTaskState
 	FailReason                          string
+}
+
+// CompactionType says what a compaction plan does.
+type CompactionType int
+
+// Compaction types.
+const (
+	// CompactionL0 applies the deletes of L0 segments to the L1 segments that
+	// may hold the keys, as delta logs of those segments, then drops the L0 segments.
+	CompactionL0 CompactionType = 1
+	// CompactionMix merges flushed segments into one, physically removing
+	// deleted and expired rows.
+	CompactionMix CompactionType = 2
+)
+
+// String implements fmt.Stringer.
+func (t CompactionType) String() string {
+	switch t {
+	case CompactionL0:
+		return "L0"
+	case CompactionMix:
+		return "Mix"
+	}
+	return "CompactionType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// CompactionPlan is one unit of compaction work on one vchannel.
+type CompactionPlan struct {
+	ID           int64          `json:"id"`
+	TriggerID    int64          `json:"trigger_id"`
+	Type         CompactionType `json:"type"`
+	CollectionID int64          `json:"collection"`
+	PartitionID  int64          `json:"partition"`
+	VChannel     string         `json:"vchannel"`
+	// Inputs are the segments read: for Mix the segments merged, for L0 the L0 segments.
+	Inputs []SegmentInfo `json:"inputs"`
+	// Targets are, for L0, the L1 segments that receive the deletes.
+	Targets []SegmentInfo `json:"targets,omitempty"`
+	// Deletes are L0 segments whose deletes a Mix compaction applies (they stay).
+	Deletes []SegmentInfo `json:"deletes,omitempty"`
+	// TTL drops rows inserted before this timestamp (0 = none).
+	ExpireBefore uint64 `json:"expire_before,omitempty"`
+}
+
+// CompactionResult is what an executor produced for a plan.
+type CompactionResult struct {
+	PlanID int64
+	// Output is the merged segment of a Mix compaction (nil when every row was removed).
+	Output *SegmentInfo
+	// Deltalogs are, for L0, the new delta logs per target segment.
+	Deltalogs map[int64][]Binlog
 }

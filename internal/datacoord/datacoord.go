@@ -42,9 +42,11 @@ type Appender interface {
 	AppendBuild(ctx context.Context, pchannels []string, build func(ts uint64) (map[string][]wal.Message, error)) (uint64, error)
 }
 
-// Channels lists the vchannels of live collections.
+// Channels knows the live collections: their vchannels, and each one's TTL
+// cut-off (rows inserted before the returned timestamp have expired; 0 = no TTL).
 type Channels interface {
 	LiveVChannels() []string
+	ExpireBefore(collectionID int64) uint64
 }
 
 // Remover deletes objects (index files of dropped indexes).
@@ -77,6 +79,8 @@ type Coordinator struct {
 
 	indexKick chan struct{}
 	schedKick chan struct{}
+
+	compaction compactionState
 }
 
 // segment is the coordinator's in-memory view of one segment.
@@ -98,7 +102,8 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 	c := &Coordinator{cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
 		now: time.Now, segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{},
 		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1),
-		schedKick: make(chan struct{}, 1)}
+		schedKick:  make(chan struct{}, 1),
+		compaction: compactionState{plans: map[int64]*planState{}, kick: make(chan struct{}, 1)}}
 	kvs, err := kv.Scan(ctx, catalog.SegmentPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("datacoord: load segments: %w", err)
@@ -570,6 +575,13 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		if err := c.truncateWAL(ctx); err != nil && ctx.Err() == nil {
 			c.logger.Warn("wal truncation failed", "err", err)
 		}
+		if err := c.runFollowUps(ctx); err != nil && ctx.Err() == nil {
+			c.logger.Warn("compaction follow-up failed", "err", err)
+		}
+		if _, _, err := c.triggerCompaction(ctx, false, 0); err != nil && ctx.Err() == nil {
+			c.logger.Warn("compaction trigger failed", "err", err)
+		}
+		c.requeueStale(30 * time.Minute)
 		if err := c.scheduleIndexTasks(ctx); err != nil && ctx.Err() == nil {
 			c.logger.Warn("index scheduling failed", "err", err)
 		}

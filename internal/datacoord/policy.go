@@ -21,8 +21,10 @@ type Config struct {
 	// GrowingMemoryLimit seals the largest growing segments while the estimated
 	// bytes of all growing segments exceed it (memory pressure).
 	GrowingMemoryLimit int64
-	// CheckInterval is how often seal policies and WAL truncation run.
+	// CheckInterval is how often seal policies, compaction triggers and WAL truncation run.
 	CheckInterval time.Duration
+	// Compaction tunes automatic compaction.
+	Compaction CompactionConfig
 }
 
 // Defaults returns the default configuration (Milvus defaults where they exist).
@@ -34,6 +36,7 @@ func Defaults() Config {
 		MaxLife:            24 * time.Hour,
 		GrowingMemoryLimit: 2 << 30,
 		CheckInterval:      2 * time.Second,
+		Compaction:         DefaultCompaction(),
 	}
 }
 

@@ -12,14 +12,65 @@ import (
 	"github.com/strata-db/strata/internal/storage"
 )
 
+// segmentFiles are the files written for one batch of a segment's rows.
+type segmentFiles struct {
+	binlogs   map[int64][]catalog.Binlog
+	statslogs map[int64][]catalog.Binlog
+	stats     *storage.PKStats
+}
+
+// writeSegment writes one insert binlog per field (system fields included)
+// and one PK stats log for rows of a segment, as Milvus storage v1 does.
+func (n *Node) writeSegment(ctx context.Context, coll *catalog.Collection, part, seg int64,
+	cols map[int64]column.Column, rows int64, tsFrom, tsTo uint64,
+) (*segmentFiles, error) {
+	root := n.cfg.RootPath
+	pk := coll.PKField()
+	first, err := n.ids.Allocate(ctx, uint32(len(coll.Schema.GetFields())+1))
+	if err != nil {
+		return nil, err
+	}
+	out := &segmentFiles{binlogs: map[int64][]catalog.Binlog{}, statslogs: map[int64][]catalog.Binlog{}}
+	logID := int64(first)
+	for _, f := range coll.Schema.GetFields() {
+		col := cols[f.GetFieldID()]
+		d := storage.Descriptor{CollectionID: coll.ID, PartitionID: part, SegmentID: seg,
+			FieldID: f.GetFieldID(), StartTimestamp: tsFrom, EndTimestamp: tsTo}
+		data, err := storage.EncodeInsertLog(d, f, col)
+		if err != nil {
+			return nil, fmt.Errorf("encode segment %d field %d: %w", seg, f.GetFieldID(), err)
+		}
+		key := storage.InsertLogKey(root, coll.ID, part, seg, f.GetFieldID(), logID)
+		if err := n.objects.Put(ctx, key, data); err != nil {
+			return nil, err
+		}
+		out.binlogs[f.GetFieldID()] = []catalog.Binlog{{LogID: logID, Entries: rows, TsFrom: tsFrom,
+			TsTo: tsTo, Size: int64(len(data)), MemSize: int64(col.MemorySize())}}
+		logID++
+	}
+	st, err := pkStats(pk, cols[pk.GetFieldID()])
+	if err != nil {
+		return nil, err
+	}
+	data, err := storage.MarshalStats(st)
+	if err != nil {
+		return nil, err
+	}
+	key := storage.StatsLogKey(root, coll.ID, part, seg, pk.GetFieldID(), logID)
+	if err := n.objects.Put(ctx, key, data); err != nil {
+		return nil, err
+	}
+	out.statslogs[pk.GetFieldID()] = []catalog.Binlog{{LogID: logID, Entries: rows, TsFrom: tsFrom, TsTo: tsTo, Size: int64(len(data))}}
+	out.stats = st
+	return out, nil
+}
+
 // sync writes the buffers of segments ids (flush: and marks them Flushed)
 // and, with deletes, the delete buffer as a new L0 segment; then it reports
 // everything and the new checkpoint to the coordinator in one call.
 func (c *channel) sync(ctx context.Context, ids []int64, flush, deletes bool) error {
 	n := c.node
-	root := n.cfg.RootPath
 	coll := c.coll
-	pk := coll.PKField()
 	report := catalog.SyncReport{VChannel: c.vchannel}
 	var freed int64
 	for _, id := range ids {
@@ -32,40 +83,12 @@ func (c *channel) sync(ctx context.Context, ids []int64, flush, deletes bool) er
 			ss.Rows = b.rows
 			start := b.start
 			ss.StartPosition = &start
-			first, err := n.ids.Allocate(ctx, uint32(len(coll.Schema.GetFields())+1))
+			files, err := n.writeSegment(ctx, coll, b.partition, id, b.cols, b.rows, b.tsFrom, b.tsTo)
 			if err != nil {
 				return err
 			}
-			logID := int64(first)
-			for _, f := range coll.Schema.GetFields() {
-				col := b.cols[f.GetFieldID()]
-				d := storage.Descriptor{CollectionID: coll.ID, PartitionID: b.partition, SegmentID: id,
-					FieldID: f.GetFieldID(), StartTimestamp: b.tsFrom, EndTimestamp: b.tsTo}
-				data, err := storage.EncodeInsertLog(d, f, col)
-				if err != nil {
-					return fmt.Errorf("encode segment %d field %d: %w", id, f.GetFieldID(), err)
-				}
-				key := storage.InsertLogKey(root, coll.ID, b.partition, id, f.GetFieldID(), logID)
-				if err := n.objects.Put(ctx, key, data); err != nil {
-					return err
-				}
-				ss.Binlogs[f.GetFieldID()] = []catalog.Binlog{{LogID: logID, Entries: b.rows, TsFrom: b.tsFrom,
-					TsTo: b.tsTo, Size: int64(len(data)), MemSize: int64(col.MemorySize())}}
-				logID++
-			}
-			st, err := pkStats(pk, b.cols[pk.GetFieldID()])
-			if err != nil {
-				return err
-			}
-			data, err := storage.MarshalStats(st)
-			if err != nil {
-				return err
-			}
-			key := storage.StatsLogKey(root, coll.ID, b.partition, id, pk.GetFieldID(), logID)
-			if err := n.objects.Put(ctx, key, data); err != nil {
-				return err
-			}
-			ss.Statslogs[pk.GetFieldID()] = []catalog.Binlog{{LogID: logID, Entries: b.rows, TsFrom: b.tsFrom, TsTo: b.tsTo, Size: int64(len(data))}}
+			ss.Binlogs, ss.Statslogs = files.binlogs, files.statslogs
+			st := files.stats
 			stats = append(stats, st)
 		}
 		if flush {

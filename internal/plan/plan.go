@@ -103,3 +103,12 @@ type QueryResult struct {
 func HigherIsBetter(metric string) bool {
 	return metric == MetricIP || metric == MetricCosine
 }
+
+// SegmentInfo describes a segment a query node serves.
+type SegmentInfo struct {
+	ID          int64
+	PartitionID int64
+	Rows        int64
+	Growing     bool
+	Indexed     bool
+}

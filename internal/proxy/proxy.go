@@ -47,6 +47,9 @@ type DataCoord interface {
 	Indexes(collectionID int64) []catalog.IndexInfo
 	IndexProgress(indexID int64) catalog.IndexProgress
 	DropIndex(ctx context.Context, collectionID int64, name string) error
+	ManualCompaction(ctx context.Context, collectionID int64) (int64, error)
+	CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan)
+	Segments(collectionID int64) []catalog.SegmentInfo
 }
 
 // QueryNode serves reads of loaded collections.
@@ -57,6 +60,7 @@ type QueryNode interface {
 	Loaded(collectionID int64) (bool, []int64)
 	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
 	Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error)
+	Segments(collectionID int64) []plan.SegmentInfo
 }
 
 // WAL appends messages built under the pchannel locks, with one timestamp.

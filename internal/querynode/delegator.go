@@ -286,6 +286,9 @@ func (d *delegator) handoffLoop(ctx context.Context) {
 		}
 		if time.Since(lastAttach) >= 500*time.Millisecond {
 			lastAttach = time.Now()
+			if err := d.followCompactions(ctx); err != nil && ctx.Err() == nil {
+				d.node.logger.Warn("following compactions failed; will retry", "vchannel", d.vchannel, "err", err)
+			}
 			d.attachAll(ctx)
 		}
 		d.mu.RLock()
@@ -378,4 +381,68 @@ func (d *delegator) snapshot() []*segment.Segment {
 		out = append(out, s)
 	}
 	return out
+}
+
+// followCompactions switches to the outputs of committed compactions and
+// forgets dropped segments. An output is loaded before its inputs are
+// removed, in one step under the lock, so a read sees either the inputs or
+// the output: never both, never neither.
+func (d *delegator) followCompactions(ctx context.Context) error {
+	rec := d.node.segs.Recovery(d.vchannel)
+	live := map[int64]catalog.SegmentInfo{}
+	for _, s := range rec.Segments {
+		live[s.ID] = s
+	}
+	d.mu.RLock()
+	var outputs []catalog.SegmentInfo
+	for _, s := range rec.Segments {
+		if len(s.CompactedFrom) == 0 || s.State != catalog.SegmentFlushed || s.Level == catalog.LevelL0 {
+			continue
+		}
+		if _, have := d.sealed[s.ID]; have {
+			continue
+		}
+		outputs = append(outputs, s)
+	}
+	pendingInputs := map[int64]bool{}
+	for _, o := range outputs {
+		for _, in := range o.CompactedFrom {
+			pendingInputs[in] = true
+		}
+	}
+	var gone []int64
+	for id := range d.sealed {
+		if _, ok := live[id]; !ok && !pendingInputs[id] {
+			gone = append(gone, id)
+		}
+	}
+	d.mu.RUnlock()
+	for _, o := range outputs {
+		seg, err := d.loadSealed(ctx, o)
+		if err != nil {
+			return err
+		}
+		if err := d.attachIndexes(ctx, seg); err != nil {
+			d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", o.ID, "err", err)
+		}
+		d.mu.Lock()
+		for _, db := range d.deletes {
+			seg.Delete(db.pks, db.tss)
+		}
+		d.sealed[o.ID] = seg
+		d.flushed[o.ID] = true
+		for _, in := range o.CompactedFrom {
+			delete(d.sealed, in)
+			delete(d.growing, in)
+		}
+		d.mu.Unlock()
+	}
+	if len(gone) > 0 {
+		d.mu.Lock()
+		for _, id := range gone {
+			delete(d.sealed, id)
+		}
+		d.mu.Unlock()
+	}
+	return nil
 }

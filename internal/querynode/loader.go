@@ -63,6 +63,14 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	if err := seg.Append(cols, tss); err != nil {
 		return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
 	}
+	// Deletes that L0 compaction moved into the segment's own delta logs.
+	for _, l := range info.Deltalogs {
+		pks, dts, err := d.node.readDeltaLog(ctx, info, l)
+		if err != nil {
+			return nil, err
+		}
+		seg.Delete(pks, dts)
+	}
 	return seg, nil
 }
 

@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -257,4 +259,27 @@ func partitionSelected(p int64, req map[int64]bool, loaded map[int64]bool) bool 
 		return false
 	}
 	return loaded == nil || loaded[p]
+}
+
+// Segments lists the segments served for a loaded collection.
+func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
+	n.mu.RLock()
+	c, ok := n.collections[collectionID]
+	n.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	var out []plan.SegmentInfo
+	for _, d := range c.delegators {
+		d.mu.RLock()
+		for _, s := range d.sealed {
+			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len())})
+		}
+		for _, s := range d.growing {
+			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Growing: true})
+		}
+		d.mu.RUnlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -403,4 +405,27 @@ func (c *Core) LiveVChannels() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ExpireBefore returns the TTL cut-off of a collection: rows inserted before
+// the returned hybrid timestamp have expired. 0 means the collection has no
+// TTL (property "collection.ttl.seconds").
+func (c *Core) ExpireBefore(collectionID int64) uint64 {
+	col, err := c.CollectionByID(collectionID)
+	if err != nil {
+		return 0
+	}
+	v, ok := col.Properties["collection.ttl.seconds"]
+	if !ok {
+		return 0
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || secs <= 0 {
+		return 0
+	}
+	ms := time.Now().Add(-time.Duration(secs) * time.Second).UnixMilli()
+	if ms <= 0 {
+		return 0
+	}
+	return uint64(ms) << 18
 }

@@ -1,0 +1,448 @@
+package datacoord
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/strata-db/strata/internal/catalog"
+)
+
+// CompactionConfig tunes automatic compaction.
+type CompactionConfig struct {
+	// L0Count triggers L0 compaction on a vchannel with at least this many L0 segments.
+	L0Count int
+	// L0MaxAge triggers L0 compaction when the oldest L0 segment is this old.
+	L0MaxAge time.Duration
+	// SmallProportion marks a segment small when below SegmentMaxSize × this.
+	SmallProportion float64
+	// MinSmallSegments triggers a mix compaction of a partition's small segments.
+	MinSmallSegments int
+	// DeletedRatio triggers compacting a segment whose deleted rows reach this share.
+	DeletedRatio float64
+}
+
+// DefaultCompaction returns the default compaction settings.
+func DefaultCompaction() CompactionConfig {
+	return CompactionConfig{L0Count: 8, L0MaxAge: 10 * time.Minute, SmallProportion: 0.5, MinSmallSegments: 4, DeletedRatio: 0.2}
+}
+
+// planState tracks a plan in memory. Plans are not persisted: after a crash
+// their inputs are still valid and their half-written outputs are orphans
+// that garbage collection removes; the triggers plan them again.
+type planState struct {
+	plan      catalog.CompactionPlan
+	forced    bool
+	state     string // "pending", "executing", "completed", "failed"
+	err       string
+	claimedAt time.Time
+}
+
+// compactionState is the coordinator's compaction bookkeeping.
+type compactionState struct {
+	plans map[int64]*planState
+	kick  chan struct{}
+	// followUps are forced triggers to continue once their L0 plans are
+	// done: a manual compaction applies deletes first, then merges.
+	followUps []followUp
+}
+
+type followUp struct{ trigger, collection int64 }
+
+// segmentRowSize estimates the bytes per row of a segment.
+func (c *Coordinator) segmentRowSize(s *segment) int64 {
+	if s.rowSize > 0 {
+		return s.rowSize
+	}
+	var bytes int64
+	for _, logs := range s.info.Binlogs {
+		for _, l := range logs {
+			bytes += l.MemSize
+		}
+	}
+	if s.info.NumRows > 0 && bytes > 0 {
+		return bytes / s.info.NumRows
+	}
+	return 1
+}
+
+// deletedRows is the number of delete records in a segment's own delta logs.
+func deletedRows(s catalog.SegmentInfo) int64 {
+	var n int64
+	for _, l := range s.Deltalogs {
+		n += l.Entries
+	}
+	return n
+}
+
+// planCompactions returns the plans to run now for the given segments
+// (force: plan everything that can be compacted, as ManualCompaction does).
+// busy vchannels (with a plan in flight) are skipped. Pure.
+func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64,
+	busy map[string]bool, now time.Time, force bool, only int64,
+) []catalog.CompactionPlan {
+	byV := map[string][]catalog.SegmentInfo{}
+	for _, s := range segs {
+		if s.State == catalog.SegmentDropped || (only != 0 && s.CollectionID != only) {
+			continue
+		}
+		byV[s.VChannel] = append(byV[s.VChannel], s)
+	}
+	var vs []string
+	for v := range byV {
+		vs = append(vs, v)
+	}
+	sort.Strings(vs)
+	var out []catalog.CompactionPlan
+	for _, v := range vs {
+		if busy[v] {
+			continue
+		}
+		list := byV[v]
+		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+		// L0 first: deletes older than every unflushed segment can be applied.
+		minStart := int64(1<<62 - 1)
+		var l0, flushed []catalog.SegmentInfo
+		for _, s := range list {
+			switch {
+			case s.Level == catalog.LevelL0:
+				if s.State == catalog.SegmentFlushed {
+					l0 = append(l0, s)
+				}
+			case s.State == catalog.SegmentFlushed:
+				flushed = append(flushed, s)
+			default: // growing or sealed
+				if s.StartPosition != nil {
+					minStart = min(minStart, s.StartPosition.Offset)
+				} else {
+					minStart = -1 // rows of unknown position: no L0 is safe to compact
+				}
+			}
+		}
+		var eligible []catalog.SegmentInfo
+		oldest := now
+		for _, s := range l0 {
+			if s.SyncedOffset < minStart {
+				eligible = append(eligible, s)
+				oldest = minTime(oldest, time.UnixMilli(s.CreatedAt))
+			}
+		}
+		if len(eligible) > 0 && (force || len(eligible) >= cfg.L0Count || now.Sub(oldest) >= cfg.L0MaxAge) {
+			out = append(out, catalog.CompactionPlan{Type: catalog.CompactionL0, CollectionID: eligible[0].CollectionID,
+				PartitionID: -1, VChannel: v, Inputs: eligible, Targets: flushed})
+			continue // one plan per vchannel at a time
+		}
+		// Mix: per partition, merge small segments (and rewrite ones with many deletes).
+		byPart := map[int64][]catalog.SegmentInfo{}
+		for _, s := range flushed {
+			byPart[s.PartitionID] = append(byPart[s.PartitionID], s)
+		}
+		var parts []int64
+		for p := range byPart {
+			parts = append(parts, p)
+		}
+		sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+		for _, p := range parts {
+			var small []catalog.SegmentInfo
+			var heavy []catalog.SegmentInfo
+			for _, s := range byPart[p] {
+				size := s.NumRows * rowSize(s)
+				switch {
+				case s.NumRows > 0 && float64(deletedRows(s)) >= cfg.DeletedRatio*float64(s.NumRows):
+					heavy = append(heavy, s)
+				case float64(size) < cfg.SmallProportion*float64(maxSize):
+					small = append(small, s)
+				}
+			}
+			if len(small) >= cfg.MinSmallSegments || (force && len(small) >= 2) {
+				var group []catalog.SegmentInfo
+				var size int64
+				for _, s := range small {
+					sz := s.NumRows * rowSize(s)
+					if len(group) > 0 && size+sz > maxSize {
+						if len(group) >= 2 {
+							out = append(out, mixPlan(group, l0))
+						}
+						group, size = nil, 0
+					}
+					group = append(group, s)
+					size += sz
+				}
+				if len(group) >= 2 {
+					out = append(out, mixPlan(group, l0))
+				} else {
+					heavy = append(heavy, group...)
+				}
+			}
+			for _, s := range heavy {
+				if force || float64(deletedRows(s)) >= cfg.DeletedRatio*float64(s.NumRows) {
+					out = append(out, mixPlan([]catalog.SegmentInfo{s}, l0))
+				}
+			}
+			if len(out) > 0 && out[len(out)-1].VChannel == v {
+				break // one plan per vchannel at a time
+			}
+		}
+	}
+	return out
+}
+
+func mixPlan(inputs, l0 []catalog.SegmentInfo) catalog.CompactionPlan {
+	return catalog.CompactionPlan{Type: catalog.CompactionMix, CollectionID: inputs[0].CollectionID,
+		PartitionID: inputs[0].PartitionID, VChannel: inputs[0].VChannel, Inputs: inputs, Deletes: l0}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// triggerCompaction plans compactions (force for ManualCompaction) and
+// returns the trigger ID and the number of plans.
+func (c *Coordinator) triggerCompaction(ctx context.Context, force bool, collectionID int64) (int64, int, error) {
+	return c.triggerCompactionAs(ctx, force, collectionID, 0)
+}
+
+// triggerCompactionAs plans under an existing trigger ID (0 = a new one).
+func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, collectionID, triggerID int64) (int64, int, error) {
+	c.mu.Lock()
+	busy := map[string]bool{}
+	for _, p := range c.compaction.plans {
+		if p.state == "pending" || p.state == "executing" {
+			busy[p.plan.VChannel] = true
+		}
+	}
+	segs := make([]catalog.SegmentInfo, 0, len(c.segments))
+	sizes := map[int64]int64{}
+	for _, s := range c.segments {
+		segs = append(segs, s.info)
+		sizes[s.info.ID] = c.segmentRowSize(s)
+	}
+	c.mu.Unlock()
+	plans := planCompactions(c.cfg.Compaction, c.cfg.SegmentMaxSize, segs,
+		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, c.now(), force, collectionID)
+	if len(plans) == 0 && !force {
+		return 0, 0, nil
+	}
+	first, err := c.ids.Allocate(ctx, uint32(len(plans)+1))
+	if err != nil {
+		return 0, 0, err
+	}
+	trigger := int64(first)
+	if triggerID != 0 {
+		trigger = triggerID
+	}
+	c.mu.Lock()
+	for i := range plans {
+		plans[i].ID = int64(first) + 1 + int64(i)
+		plans[i].TriggerID = trigger
+		if c.chans != nil {
+			plans[i].ExpireBefore = c.chans.ExpireBefore(plans[i].CollectionID)
+		}
+		c.compaction.plans[plans[i].ID] = &planState{plan: plans[i], state: "pending", forced: force, claimedAt: c.now()}
+		if force && plans[i].Type == catalog.CompactionL0 {
+			c.compaction.followUps = append(c.compaction.followUps, followUp{trigger: trigger, collection: plans[i].CollectionID})
+		}
+	}
+	c.mu.Unlock()
+	if len(plans) > 0 {
+		select {
+		case c.compaction.kick <- struct{}{}:
+		default:
+		}
+	}
+	return trigger, len(plans), nil
+}
+
+// runFollowUps continues forced triggers whose L0 plans have all finished.
+func (c *Coordinator) runFollowUps(ctx context.Context) error {
+	c.mu.Lock()
+	var ready []followUp
+	rest := c.compaction.followUps[:0]
+	for _, f := range c.compaction.followUps {
+		done := true
+		for _, p := range c.compaction.plans {
+			if p.plan.TriggerID == f.trigger && p.plan.Type == catalog.CompactionL0 && (p.state == "pending" || p.state == "executing") {
+				done = false
+			}
+		}
+		if done {
+			ready = append(ready, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	c.compaction.followUps = rest
+	c.mu.Unlock()
+	for _, f := range ready {
+		if _, _, err := c.triggerCompactionAs(ctx, true, f.collection, f.trigger); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ManualCompaction plans every compaction possible for a collection now and
+// returns the compaction (trigger) ID to poll.
+func (c *Coordinator) ManualCompaction(ctx context.Context, collectionID int64) (int64, error) {
+	id, _, err := c.triggerCompaction(ctx, true, collectionID)
+	return id, err
+}
+
+// CompactionState reports a trigger's plans: how many are executing,
+// completed and failed, and the plans themselves.
+func (c *Coordinator) CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.compaction.plans {
+		if p.plan.TriggerID != triggerID {
+			continue
+		}
+		plans = append(plans, p.plan)
+		switch p.state {
+		case "completed":
+			completed++
+		case "failed":
+			failed++
+		default:
+			executing++
+		}
+	}
+	for _, f := range c.compaction.followUps {
+		if f.trigger == triggerID {
+			executing++
+		}
+	}
+	sort.Slice(plans, func(i, j int) bool { return plans[i].ID < plans[j].ID })
+	return executing, completed, failed, plans
+}
+
+// ClaimCompaction hands a pending plan to an executor, waiting up to wait.
+func (c *Coordinator) ClaimCompaction(ctx context.Context, wait time.Duration) (catalog.CompactionPlan, bool, error) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		var pick *planState
+		for _, p := range c.compaction.plans {
+			if p.state == "pending" && (pick == nil || p.plan.ID < pick.plan.ID) {
+				pick = p
+			}
+		}
+		if pick != nil {
+			pick.state = "executing"
+			pick.claimedAt = c.now()
+			plan := pick.plan
+			c.mu.Unlock()
+			return plan, true, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return catalog.CompactionPlan{}, false, ctx.Err()
+		case <-deadline.C:
+			return catalog.CompactionPlan{}, false, nil
+		case <-c.compaction.kick:
+		}
+	}
+}
+
+// CompleteCompaction commits a plan's result in one meta-store transaction:
+// for L0, the targets gain their delta logs and the L0 segments are dropped;
+// for Mix, the inputs are dropped and the output is Flushed. The commit is
+// refused (and the result's files left for garbage collection) when an input
+// changed since the plan was made.
+func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.CompactionResult, execErr error) error {
+	c.mu.Lock()
+	ps, ok := c.compaction.plans[res.PlanID]
+	if !ok || ps.state != "executing" {
+		c.mu.Unlock()
+		return fmt.Errorf("datacoord: compaction plan %d is not executing", res.PlanID)
+	}
+	fail := func(reason string) error {
+		ps.state, ps.err = "failed", reason
+		c.mu.Unlock()
+		return nil
+	}
+	if execErr != nil {
+		return fail(execErr.Error())
+	}
+	now := c.now().UnixMilli()
+	var infos []catalog.SegmentInfo
+	for _, in := range ps.plan.Inputs {
+		cur, ok := c.segments[in.ID]
+		if !ok || cur.info.State != catalog.SegmentFlushed || len(cur.info.Deltalogs) != len(in.Deltalogs) {
+			return fail(fmt.Sprintf("input segment %d changed during compaction", in.ID))
+		}
+		info := cur.info
+		info.State, info.DroppedAt = catalog.SegmentDropped, now
+		infos = append(infos, info)
+	}
+	switch ps.plan.Type {
+	case catalog.CompactionL0:
+		for _, t := range ps.plan.Targets {
+			logs := res.Deltalogs[t.ID]
+			if len(logs) == 0 {
+				continue
+			}
+			cur, ok := c.segments[t.ID]
+			if !ok || cur.info.State != catalog.SegmentFlushed {
+				continue // dropped meanwhile (compacted away with the deletes applied in memory)
+			}
+			info := cur.info
+			info.Deltalogs = append(append([]catalog.Binlog(nil), info.Deltalogs...), logs...)
+			infos = append(infos, info)
+		}
+	case catalog.CompactionMix:
+		if res.Output != nil {
+			out := *res.Output
+			out.State, out.Level = catalog.SegmentFlushed, catalog.LevelL1
+			out.CreatedAt, out.LastSyncAt = now, now
+			infos = append(infos, out)
+		}
+	}
+	c.mu.Unlock()
+	if err := c.persist(ctx, infos); err != nil {
+		c.mu.Lock()
+		ps.state, ps.err = "failed", err.Error()
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.Lock()
+	for _, info := range infos {
+		s, ok := c.segments[info.ID]
+		if !ok {
+			s = &segment{sealing: true, assigned: info.NumRows}
+			c.segments[info.ID] = s
+		}
+		s.info = info
+	}
+	ps.state = "completed"
+	c.mu.Unlock()
+	select {
+	case c.schedKick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// requeueStale puts plans whose executor has been silent for too long back
+// to pending (an executor that died mid-plan).
+func (c *Coordinator) requeueStale(timeout time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.compaction.plans {
+		if p.state == "executing" && c.now().Sub(p.claimedAt) > timeout {
+			p.state = "pending"
+		}
+	}
+	// Forget finished plans after an hour.
+	for id, p := range c.compaction.plans {
+		if (p.state == "completed" || p.state == "failed") && c.now().Sub(p.claimedAt) > time.Hour {
+			delete(c.compaction.plans, id)
+		}
+	}
+}

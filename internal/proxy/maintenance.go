@@ -1,0 +1,113 @@
+package proxy
+
+import (
+	"context"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+)
+
+// ManualCompaction plans every possible compaction of a collection now.
+func (p *Proxy) ManualCompaction(ctx context.Context, req *milvuspb.ManualCompactionRequest) (*milvuspb.ManualCompactionResponse, error) {
+	var col *catalog.Collection
+	var err error
+	if req.GetCollectionName() != "" {
+		col, err = p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	} else {
+		col, err = p.collectionByID(req.GetCollectionID())
+	}
+	if err != nil {
+		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
+	}
+	id, err := p.data.ManualCompaction(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
+	}
+	_, _, _, plans := p.data.CompactionState(id)
+	return &milvuspb.ManualCompactionResponse{Status: ok(), CompactionID: id, CompactionPlanCount: int32(len(plans))}, nil
+}
+
+func (p *Proxy) collectionByID(id int64) (*catalog.Collection, error) {
+	for _, db := range []string{"default"} {
+		for _, c := range p.meta.Collections(db) {
+			if c.ID == id {
+				return c, nil
+			}
+		}
+	}
+	return nil, errcode.New(errcode.CollectionNotFound, "collection not found[collection=%d]", id)
+}
+
+func compactionState(executing int) commonpb.CompactionState {
+	if executing > 0 {
+		return commonpb.CompactionState_Executing
+	}
+	return commonpb.CompactionState_Completed
+}
+
+// GetCompactionState reports a manual compaction's progress.
+func (p *Proxy) GetCompactionState(_ context.Context, req *milvuspb.GetCompactionStateRequest) (*milvuspb.GetCompactionStateResponse, error) {
+	executing, completed, failed, _ := p.data.CompactionState(req.GetCompactionID())
+	return &milvuspb.GetCompactionStateResponse{Status: ok(), State: compactionState(executing),
+		ExecutingPlanNo: int64(executing), CompletedPlanNo: int64(completed), FailedPlanNo: int64(failed)}, nil
+}
+
+// GetCompactionStateWithPlans reports a manual compaction's plans.
+func (p *Proxy) GetCompactionStateWithPlans(_ context.Context, req *milvuspb.GetCompactionPlansRequest) (*milvuspb.GetCompactionPlansResponse, error) {
+	executing, _, _, plans := p.data.CompactionState(req.GetCompactionID())
+	resp := &milvuspb.GetCompactionPlansResponse{Status: ok(), State: compactionState(executing)}
+	for _, pl := range plans {
+		mi := &milvuspb.CompactionMergeInfo{}
+		for _, in := range pl.Inputs {
+			mi.Sources = append(mi.Sources, in.ID)
+		}
+		resp.MergeInfos = append(resp.MergeInfos, mi)
+	}
+	return resp, nil
+}
+
+func segmentLevel(l catalog.SegmentLevel) commonpb.SegmentLevel {
+	switch l {
+	case catalog.LevelL0:
+		return commonpb.SegmentLevel_L0
+	case catalog.LevelL2:
+		return commonpb.SegmentLevel_L2
+	}
+	return commonpb.SegmentLevel_L1
+}
+
+// GetPersistentSegmentInfo lists a collection's segments as the data coordinator knows them.
+func (p *Proxy) GetPersistentSegmentInfo(ctx context.Context, req *milvuspb.GetPersistentSegmentInfoRequest) (*milvuspb.GetPersistentSegmentInfoResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.GetPersistentSegmentInfoResponse{Status: errcode.Status(err)}, nil
+	}
+	resp := &milvuspb.GetPersistentSegmentInfoResponse{Status: ok()}
+	for _, s := range p.data.Segments(col.ID) {
+		resp.Infos = append(resp.Infos, &milvuspb.PersistentSegmentInfo{SegmentID: s.ID, CollectionID: s.CollectionID,
+			PartitionID: s.PartitionID, NumRows: s.NumRows, State: commonpb.SegmentState(s.State), Level: segmentLevel(s.Level)})
+	}
+	return resp, nil
+}
+
+// GetQuerySegmentInfo lists the segments the query node serves.
+func (p *Proxy) GetQuerySegmentInfo(ctx context.Context, req *milvuspb.GetQuerySegmentInfoRequest) (*milvuspb.GetQuerySegmentInfoResponse, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return &milvuspb.GetQuerySegmentInfoResponse{Status: errcode.Status(err)}, nil
+	}
+	resp := &milvuspb.GetQuerySegmentInfoResponse{Status: ok()}
+	for _, s := range p.query.Segments(col.ID) {
+		state := commonpb.SegmentState_Sealed
+		if s.Growing {
+			state = commonpb.SegmentState_Growing
+		}
+		resp.Infos = append(resp.Infos, &milvuspb.QuerySegmentInfo{SegmentID: s.ID, CollectionID: col.ID,
+			PartitionID: s.PartitionID, NumRows: s.Rows, State: state, NodeID: 1, NodeIds: []int64{1},
+			Level: commonpb.SegmentLevel_L1})
+	}
+	return resp, nil
+}
