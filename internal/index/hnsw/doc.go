@@ -1,0 +1,53 @@
+// Package hnsw implements the Hierarchical Navigable Small World graph index
+// (Malkov and Yashunin, 2016) over float32 vectors for the L2, IP and COSINE
+// metrics. It implements index.Index.
+//
+// # Graph
+//
+// Every row gets a level drawn from floor(-ln(U)/ln(M)), with U derived
+// from a hash of Config.Seed and the row number; it is linked on layers 0 to
+// its level. Layer 0 keeps up to 2*M links per node, upper layers up to M.
+// Inserts descend greedily from the entry point to the node's level, then run
+// a beam search of width EfConstruction on each lower layer and pick links
+// with the paper's neighbour-selection heuristic (a candidate is kept only if
+// it is closer to the new node than to every link kept so far). Neighbours
+// whose lists overflow are shrunk with the same heuristic.
+//
+// COSINE stores unit-length vectors and normalises the query, so it searches
+// by inner product. Internally distances are "smaller is better" (L2 squared,
+// or the negated inner product); Search converts them back to Milvus scores.
+//
+// # Memory layout
+//
+// Vectors are one flat []float32. Layer-0 links are one flat []uint32 with a
+// fixed block of 1+2*M words per node (a count, then ids), so a node's links
+// are found by multiplication; upper-layer blocks live in a second flat array
+// addressed through a per-node offset. Searches draw their working memory
+// (a generation-counted visited array, two binary heaps without interface
+// boxing) from a sync.Pool, so a search allocates only its result slice.
+//
+// # Concurrency
+//
+// Search, Len, MemoryBytes and Marshal take a read lock and may run
+// concurrently. Add takes the write lock and inserts with Config.Workers
+// goroutines, which it starts and joins before returning. While building,
+// every read or write of a node's link block happens under that node's
+// mutex, and the entry point under a separate mutex. A build with
+// Workers == 1 is deterministic.
+//
+// # Filtered search
+//
+// With an allowed mask the layer-0 walk expands disallowed nodes too (they
+// route the search) but admits only allowed nodes to the result list, and it
+// does not stop before it holds ef allowed nodes, so it returns k hits
+// whenever k rows are allowed. When few rows are allowed this walk visits
+// most of the graph, so Search scans the allowed rows exactly instead
+// whenever allowed^2 <= ef*M*n (see useBruteForce). A walk that ends with
+// fewer than min(k, allowed) results also falls back to the exact scan.
+//
+// # Serialized format
+//
+// Marshal writes a versioned little-endian format with a CRC-32C trailer; the
+// layout is documented next to Marshal in marshal.go. Unmarshal checks the
+// checksum and every link, and wraps ErrCorrupt for malformed input.
+package hnsw

@@ -1,0 +1,265 @@
+package hnsw
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/distance"
+)
+
+// maxLevelCap bounds node levels so that they fit the one-byte level field
+// of the serialized format. With M >= 2 a level above 60 has probability
+// below 1e-18 per node, so the cap never bites in practice.
+const maxLevelCap = 255
+
+// Index is an HNSW graph over float32 vectors. It implements index.Index.
+//
+// Search, Len, MemoryBytes and Marshal may run concurrently with each other;
+// Add excludes them while it inserts (it parallelises internally).
+type Index struct {
+	// mu is held for writing by Add and for reading by everything else.
+	mu sync.RWMutex
+
+	metric index.Metric
+	ip     bool // score by negated inner product (IP, COSINE)
+	dim    int
+	cfg    Config
+	maxM   int     // link capacity on layers >= 1
+	maxM0  int     // link capacity on layer 0
+	mL     float64 // level multiplier 1/ln(M)
+
+	n      int
+	vecs   []float32 // n*dim, row-major; normalised for COSINE
+	levels []uint8   // top layer of each node
+
+	// links0 holds layer 0: node i owns links0[i*(maxM0+1):][:maxM0+1],
+	// a count followed by up to maxM0 neighbour ids.
+	links0 []uint32
+	// upper holds layers >= 1: node i with levels[i] > 0 owns levels[i]
+	// consecutive blocks of maxM+1 words (count, then ids) starting at
+	// upperOff[i], one block per layer 1..levels[i].
+	upper    []uint32
+	upperOff []int
+
+	entry    int32 // entry point, -1 while empty
+	maxLevel int   // levels[entry]
+
+	// Build-time state, only used inside Add.
+	locks   []sync.Mutex // one per node
+	entryMu sync.Mutex   // guards entry and maxLevel during Add
+
+	pool sync.Pool // *scratch for searches
+}
+
+var _ index.Index = (*Index)(nil)
+
+// New returns an empty index for vectors of dimension dim.
+func New(dim int, metric index.Metric, cfg Config) (*Index, error) {
+	if dim <= 0 {
+		return nil, fmt.Errorf("hnsw: dim(%d) must be positive", dim)
+	}
+	if !metric.Valid() {
+		return nil, fmt.Errorf("hnsw: invalid metric %v", metric)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	x := &Index{
+		metric: metric,
+		ip:     metric != index.L2,
+		dim:    dim,
+		cfg:    cfg,
+		maxM:   cfg.M,
+		maxM0:  2 * cfg.M,
+		mL:     1 / math.Log(float64(cfg.M)),
+		entry:  -1,
+	}
+	return x, nil
+}
+
+// Build returns an index over vectors, which holds len(vectors)/dim
+// row-major vectors of dimension dim; row i is vectors[i*dim:(i+1)*dim].
+// The index copies the data.
+func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index, error) {
+	x, err := New(dim, metric, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Add(vectors); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Len returns the number of indexed vectors.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.n
+}
+
+// Dim returns the vector dimension.
+func (x *Index) Dim() int { return x.dim }
+
+// Metric returns the metric the index was built for.
+func (x *Index) Metric() index.Metric { return x.metric }
+
+// Config returns the build parameters.
+func (x *Index) Config() Config { return x.cfg }
+
+// MemoryBytes estimates the heap memory held by the index.
+func (x *Index) MemoryBytes() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	b := int64(cap(x.vecs))*4 + int64(cap(x.levels)) + int64(cap(x.links0))*4 +
+		int64(cap(x.upper))*4 + int64(cap(x.upperOff))*8 +
+		int64(cap(x.locks))*int64(unsafe.Sizeof(sync.Mutex{}))
+	return b + int64(unsafe.Sizeof(*x))
+}
+
+// vec returns the stored vector of node id.
+func (x *Index) vec(id uint32) []float32 {
+	o := int(id) * x.dim
+	return x.vecs[o : o+x.dim : o+x.dim]
+}
+
+// block returns the link block (count, then ids) of node id on layer l.
+func (x *Index) block(id uint32, l int) []uint32 {
+	if l == 0 {
+		o := int(id) * (x.maxM0 + 1)
+		return x.links0[o : o+x.maxM0+1]
+	}
+	o := x.upperOff[id] + (l-1)*(x.maxM+1)
+	return x.upper[o : o+x.maxM+1]
+}
+
+// dist is the internal distance: smaller is better for every metric.
+func (x *Index) dist(a, b []float32) float32 {
+	if x.ip {
+		return -distance.Dot(a, b)
+	}
+	return distance.L2Squared(a, b)
+}
+
+// score converts an internal distance into the score Milvus reports.
+func (x *Index) score(d float32) float32 {
+	if x.ip {
+		return -d
+	}
+	return d
+}
+
+// levelFor draws the level of node id from the exponentially decaying
+// distribution floor(-ln(U)*mL), with U derived from a hash of the seed and
+// the id so that levels do not depend on how rows are batched into Add.
+func (x *Index) levelFor(id int) int {
+	h := splitmix64(x.cfg.Seed ^ (uint64(id) * 0x9e3779b97f4a7c15))
+	u := (float64(h>>11) + 1) / (1 << 53) // (0, 1]
+	l := int(-math.Log(u) * x.mL)
+	return min(l, maxLevelCap)
+}
+
+func splitmix64(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Add inserts len(vectors)/dim vectors as rows Len(), Len()+1, ... using
+// Config.Workers goroutines. It blocks searches while it runs.
+func (x *Index) Add(vectors []float32) error {
+	if len(vectors)%x.dim != 0 {
+		return fmt.Errorf("hnsw: vector data length %d is not a multiple of dim %d", len(vectors), x.dim)
+	}
+	cnt := len(vectors) / x.dim
+	if cnt == 0 {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.n+cnt > math.MaxInt32 {
+		return fmt.Errorf("hnsw: index would exceed %d rows", math.MaxInt32)
+	}
+	first := x.n
+	x.grow(vectors, cnt)
+
+	workers := x.cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, cnt)
+	if workers <= 1 {
+		s := newScratch()
+		for id := first; id < x.n; id++ {
+			x.insert(uint32(id), s)
+		}
+		return nil
+	}
+	// The first node of an empty index becomes the entry point; insert it
+	// before fanning out so that every worker has a graph to search.
+	start := first
+	if x.entry < 0 {
+		x.insert(uint32(first), newScratch())
+		start++
+	}
+	var next atomic.Int64
+	next.Store(int64(start))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			s := newScratch()
+			for {
+				id := next.Add(1) - 1
+				if id >= int64(x.n) {
+					return
+				}
+				x.insert(uint32(id), s)
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// grow appends cnt vectors with their levels and empty link blocks.
+func (x *Index) grow(vectors []float32, cnt int) {
+	first := x.n
+	x.n += cnt
+	x.vecs = append(x.vecs, vectors...)
+	if x.metric == index.Cosine {
+		for id := first; id < x.n; id++ {
+			normalize(x.vec(uint32(id)))
+		}
+	}
+	x.links0 = append(x.links0, make([]uint32, cnt*(x.maxM0+1))...)
+	upperWords := 0
+	for id := first; id < x.n; id++ {
+		l := x.levelFor(id)
+		x.levels = append(x.levels, uint8(l))
+		x.upperOff = append(x.upperOff, len(x.upper)+upperWords)
+		upperWords += l * (x.maxM + 1)
+	}
+	x.upper = append(x.upper, make([]uint32, upperWords)...)
+	if len(x.locks) < x.n {
+		// Every lock is free outside Add, so fresh ones can replace them.
+		x.locks = make([]sync.Mutex, x.n+x.n/2)
+	}
+}
+
+// normalize scales v to unit length in place; a zero vector stays zero.
+func normalize(v []float32) {
+	nrm := distance.Norm(v)
+	if nrm == 0 || nrm == 1 {
+		return
+	}
+	inv := 1 / nrm
+	for i := range v {
+		v[i] *= inv
+	}
+}

@@ -1,0 +1,121 @@
+// Package index defines the vector-index port used by the query node: the
+// Index interface that every approximate or exact vector index implements,
+// the metrics it scores with and the shape of its results. Implementations
+// live in sub-packages (hnsw, and later ivf and others).
+package index
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Metric is the similarity measure an index is built for.
+type Metric int
+
+const (
+	// L2 scores by squared Euclidean distance; smaller is better.
+	L2 Metric = iota
+	// IP scores by inner product; larger is better.
+	IP
+	// Cosine scores by cosine similarity; larger is better.
+	Cosine
+)
+
+// ParseMetric parses a Milvus metric type name: "L2", "IP" or "COSINE"
+// (case-insensitive).
+func ParseMetric(s string) (Metric, error) {
+	switch strings.ToUpper(s) {
+	case "L2":
+		return L2, nil
+	case "IP":
+		return IP, nil
+	case "COSINE":
+		return Cosine, nil
+	}
+	return 0, fmt.Errorf("index: unsupported metric type %q", s)
+}
+
+// String returns the Milvus name of m ("L2", "IP" or "COSINE").
+func (m Metric) String() string {
+	switch m {
+	case L2:
+		return "L2"
+	case IP:
+		return "IP"
+	case Cosine:
+		return "COSINE"
+	}
+	return fmt.Sprintf("Metric(%d)", int(m))
+}
+
+// Valid reports whether m is one of the defined metrics.
+func (m Metric) Valid() bool { return m >= L2 && m <= Cosine }
+
+// HigherIsBetter reports whether a larger score is a better match under m:
+// true for IP and COSINE, false for L2.
+func (m Metric) HigherIsBetter() bool { return m != L2 }
+
+// Hit is one search result.
+type Hit struct {
+	// Row is the row number of the vector within the indexed segment, in
+	// insertion order starting at 0.
+	Row int32
+	// Score is the score as Milvus reports it: the squared Euclidean
+	// distance for L2 (smaller is better), the inner product for IP and the
+	// cosine similarity for COSINE (larger is better).
+	Score float32
+}
+
+// SearchParams are the per-request tuning knobs of a search. A field an
+// index does not use is ignored.
+type SearchParams struct {
+	// Ef is the HNSW search list size. Zero selects the index's default;
+	// HNSW rejects a value smaller than k.
+	Ef int
+}
+
+// Index is a vector index over the rows of one segment.
+//
+// Contract, which every implementation must honour:
+//   - Search, Len, MemoryBytes and Marshal are safe for concurrent use.
+//   - Search returns at most k hits, best first; hits with equal scores are
+//     ordered by ascending Row. It returns fewer than k hits only when fewer
+//     than k rows are indexed and allowed.
+//   - allowed, when non-nil, has exactly Len() entries and a row is eligible
+//     only if allowed[row] is true; nil allows every row. The index never
+//     modifies it.
+//   - q has the index's dimension; Search returns an error otherwise, and
+//     for invalid parameters (k < 0, and index-specific ones such as HNSW's
+//     ef < k). k == 0 returns no hits and no error.
+type Index interface {
+	// Search returns the (approximate) k best rows for the query q.
+	Search(q []float32, k int, params SearchParams, allowed []bool) ([]Hit, error)
+	// Len returns the number of indexed rows.
+	Len() int
+	// MemoryBytes estimates the bytes of memory the index holds.
+	MemoryBytes() int64
+	// Marshal writes the index in the implementation's durable format.
+	Marshal(w io.Writer) error
+}
+
+// SortHits orders hits best first under m, breaking ties by ascending Row.
+func SortHits(hits []Hit, m Metric) {
+	if m.HigherIsBetter() {
+		slices.SortFunc(hits, func(a, b Hit) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Row, b.Row)
+		})
+		return
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if c := cmp.Compare(a.Score, b.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Row, b.Row)
+	})
+}

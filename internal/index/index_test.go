@@ -1,0 +1,35 @@
+package index
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseMetric(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Metric
+	}{
+		{"L2", L2}, {"l2", L2}, {"IP", IP}, {"COSINE", Cosine}, {"cosine", Cosine},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			m, err := ParseMetric(tc.in)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, m)
+			require.True(t, m.Valid())
+		})
+	}
+	_, err := ParseMetric("HAMMING")
+	require.Error(t, err)
+	require.Equal(t, "COSINE", Cosine.String())
+	require.False(t, Metric(7).Valid())
+}
+
+func TestSortHits(t *testing.T) {
+	hits := []Hit{{3, 1}, {1, 2}, {2, 1}, {0, 0.5}}
+	SortHits(hits, L2)
+	require.Equal(t, []Hit{{0, 0.5}, {2, 1}, {3, 1}, {1, 2}}, hits)
+	SortHits(hits, IP)
+	require.Equal(t, []Hit{{1, 2}, {2, 1}, {3, 1}, {0, 0.5}}, hits)
+}
