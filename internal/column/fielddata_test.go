@@ -48,7 +48,7 @@ func TestFieldDataRoundTrip(t *testing.T) {
 			scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_BoolData{BoolData: &schemapb.BoolArray{Data: []bool{true, false, true}}}}), nil, 3},
 		{"int8", field(schemapb.DataType_Int8), scalars(intArr(-128, 0, 127)), nil, 3},
 		{"int16", field(schemapb.DataType_Int16), scalars(intArr(-32768, 32767)), nil, 2},
-		{"int32", field(schemapb.DataType_Int32), scalars(intArr(-1 << 31, 1<<31 - 1)), nil, 2},
+		{"int32", field(schemapb.DataType_Int32), scalars(intArr(-1<<31, 1<<31-1)), nil, 2},
 		{"int64", field(schemapb.DataType_Int64),
 			scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{-1 << 63, 0, 1<<63 - 1}}}}), nil, 3},
 		{"float", field(schemapb.DataType_Float),
