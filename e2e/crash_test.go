@@ -325,7 +325,9 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	sleep := func(lo, hi time.Duration) { time.Sleep(lo + time.Duration(rng.Int64N(int64(hi-lo)))) }
 	rounds := []round{
-		{"before any flush", func(context.Context, *testing.T, *milvusclient.Client) { sleep(300*time.Millisecond, 1500*time.Millisecond) }},
+		{"before any flush", func(context.Context, *testing.T, *milvusclient.Client) {
+			sleep(300*time.Millisecond, 1500*time.Millisecond)
+		}},
 		{"while a flush is in flight", func(wctx context.Context, t *testing.T, c *milvusclient.Client) {
 			sleep(300*time.Millisecond, 800*time.Millisecond)
 			done := make(chan struct{})
