@@ -442,3 +442,25 @@ func TestSealByPolicy(t *testing.T) {
 	require.NoError(t, c.sealByPolicy(ctx))
 	require.Len(t, e.messages(t, pch0), 1)
 }
+
+// TestMemoryPressureAfterRestart checks that a restarted coordinator
+// estimates the bytes of growing segments as before the restart.
+func TestMemoryPressureAfterRestart(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.GrowingMemoryLimit = 100 // bytes; the segment below holds 5 rows × 10 bytes
+	c := e.coord(t)
+	ctx := context.Background()
+	seg, err := c.AssignSegment(ctx, 100, 1, vch0, 5, 10)
+	require.NoError(t, err)
+	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
+		Segments:   []catalog.SegmentSync{{SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: 5, SyncedOffset: 0}},
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 1, TimeTick: 1}}}))
+	require.NoError(t, c.sealByPolicy(ctx))
+	info, _ := c.Segment(seg)
+	require.Equal(t, catalog.SegmentGrowing, info.State, "50 bytes are under the limit")
+
+	c2 := e.coord(t)
+	require.NoError(t, c2.sealByPolicy(ctx))
+	info, _ = c2.Segment(seg)
+	require.Equal(t, catalog.SegmentGrowing, info.State, "still 50 bytes after a restart")
+}
