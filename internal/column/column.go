@@ -328,6 +328,7 @@ func (c *SparseVectors) AppendFrom(src Column, i int) {
 	s := src.(*SparseVectors)
 	c.appendValid(&s.Nulls, i, len(c.Data))
 	c.Data = append(c.Data, s.Data[i])
+	c.Dim = max(c.Dim, s.Dim)
 }
 
 // MemorySize implements Column.

@@ -114,8 +114,9 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
 		}
 		s := &segment{info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing}
-		if info.NumRows > 0 && info.MaxRows > 0 {
-			s.rowSize = cfg.SegmentMaxSize / info.MaxRows
+		if info.MaxRows > 0 {
+			// The inverse of AssignSegment's maxRows = maxSize × sealProportion / rowSize.
+			s.rowSize = max(int64(float64(cfg.SegmentMaxSize)*cfg.SealProportion)/info.MaxRows, 1)
 		}
 		c.segments[info.ID] = s
 	}

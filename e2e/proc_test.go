@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/milvus-io/milvus/client/v2/milvusclient"
+	"github.com/stretchr/testify/require"
+)
+
+// moduleRoot finds the directory holding go.mod above the working directory.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, parent, dir, "go.mod not found above the test's directory")
+		dir = parent
+	}
+}
+
+// buildBinary builds cmd/strata into a temp dir and returns its path.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "strata")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/strata")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// freePort returns a TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// proc is a Strata server running as a child process.
+type proc struct {
+	cmd     *exec.Cmd
+	addr    string
+	metrics string
+	stderr  *lockedBuffer
+	done    chan struct{}
+	err     error // Wait's result, set before done closes
+}
+
+// lockedBuffer collects a child's stderr.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startProc starts the binary over dataDir and waits until /healthz answers ok.
+// Ports are picked free; a start that loses a port race is retried.
+func startProc(t *testing.T, bin, dataDir string) *proc {
+	t.Helper()
+	var last string
+	for attempt := 0; attempt < 3; attempt++ {
+		p := &proc{stderr: &lockedBuffer{}, done: make(chan struct{})}
+		p.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		p.metrics = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		p.cmd = exec.Command(bin, "standalone", "--addr", p.addr, "--metrics-addr", p.metrics, "--data-dir", dataDir, "--log-level", "warn")
+		p.cmd.Stdout = p.stderr
+		p.cmd.Stderr = p.stderr
+		require.NoError(t, p.cmd.Start())
+		go func() { p.err = p.cmd.Wait(); close(p.done) }()
+		t.Cleanup(func() { p.kill(t) })
+		if p.waitHealthy(60 * time.Second) {
+			return p
+		}
+		p.kill(t)
+		last = p.stderr.String()
+	}
+	t.Fatalf("server did not become healthy; last stderr:\n%s", last)
+	return nil
+}
+
+func (p *proc) waitHealthy(limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return false
+		default:
+		}
+		resp, err := client.Get("http://" + p.metrics + "/healthz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// kill sends SIGKILL (if still running) and waits for the process to end.
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("process did not die after SIGKILL")
+	}
+}
+
+// term sends SIGTERM and returns the exit code.
+func (p *proc) term(t *testing.T) int {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("process did not stop after SIGTERM; stderr:\n%s", p.stderr.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	require.NoError(t, p.err)
+	return 0
+}
+
+// client connects the Milvus Go SDK to the process.
+func (p *proc) client(t *testing.T) *milvusclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := milvusclient.New(ctx, &milvusclient.ClientConfig{Address: p.addr})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
