@@ -151,7 +151,7 @@ func (e *env) close(t *testing.T) {
 
 func (e *env) coord(t *testing.T) *Coordinator {
 	t.Helper()
-	c, err := New(context.Background(), e.cfg, e.kv, e.ids, e.w, e.log, nil, slog.New(slog.DiscardHandler))
+	c, err := New(context.Background(), e.cfg, e.kv, e.ids, e.w, e.log, nil, nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	c.now = func() time.Time { return e.clock }
 	return c
