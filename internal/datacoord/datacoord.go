@@ -23,6 +23,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/metastore"
+	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -47,8 +48,10 @@ type Channels interface {
 	LiveVChannels() []string
 }
 
-// Remover deletes objects (index files of dropped indexes).
+// Remover is the part of object storage garbage collection uses: it lists
+// keys under a prefix and deletes objects (objstore.Store semantics).
 type Remover interface {
+	List(ctx context.Context, prefix string) ([]objstore.ObjectInfo, error)
 	Delete(ctx context.Context, key string) error
 }
 
@@ -77,6 +80,8 @@ type Coordinator struct {
 
 	indexKick chan struct{}
 	schedKick chan struct{}
+
+	gc gcState // garbage collection (gc.go)
 }
 
 // segment is the coordinator's in-memory view of one segment.
@@ -576,6 +581,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		if err := c.collectIndexGarbage(ctx); err != nil && ctx.Err() == nil {
 			c.logger.Warn("index garbage collection failed", "err", err)
 		}
+		c.maybeCollectGarbage(ctx)
 	}
 }
 
