@@ -43,6 +43,9 @@ import (
 // Channel checkpoints of dropped collections are deleted by DropCollection,
 // and the WAL behind every checkpoint by truncateWAL.
 
+// Every object store (objstore/local, objstore/s3) can serve as the Remover.
+var _ Remover = objstore.Store(nil)
+
 // GCStats counts what garbage collection has done since the coordinator
 // started. File counts include deletions retried after a failed pass (a
 // deletion of an object already gone counts again).
