@@ -41,7 +41,8 @@ type Config struct {
 	// index task references before it is deleted. Syncs, index builds and
 	// compactions write their files before their meta-store commit, so it must
 	// be far longer than any of them can take (index builds hold a lease of
-	// IndexLease; the default is 1 h).
+	// IndexLease). Milvus' counterpart is gc.missingTolerance; Strata's
+	// default is 1 h.
 	OrphanRetention time.Duration
 }
 
