@@ -70,6 +70,11 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("app: data dir is required")
 	}
+	if c.DataCoord.RootPath != c.DataNode.RootPath {
+		// Garbage collection would take every file the data node writes for an orphan.
+		return fmt.Errorf("app: data coordinator root path %q differs from the data node's %q",
+			c.DataCoord.RootPath, c.DataNode.RootPath)
+	}
 	return errors.Join(c.RootCoord.Validate(), c.DataCoord.Validate(), c.Writer.Validate())
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/metastore"
+	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -49,8 +50,10 @@ type Channels interface {
 	ExpireBefore(collectionID int64) uint64
 }
 
-// Remover deletes objects (index files of dropped indexes).
+// Remover is the part of object storage garbage collection uses: it lists
+// keys under a prefix and deletes objects (objstore.Store semantics).
 type Remover interface {
+	List(ctx context.Context, prefix string) ([]objstore.ObjectInfo, error)
 	Delete(ctx context.Context, key string) error
 }
 
@@ -81,6 +84,7 @@ type Coordinator struct {
 	schedKick chan struct{}
 
 	compaction compactionState
+	gc         gcState // garbage collection (gc.go)
 }
 
 // segment is the coordinator's in-memory view of one segment.
@@ -589,6 +593,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		if err := c.collectIndexGarbage(ctx); err != nil && ctx.Err() == nil {
 			c.logger.Warn("index garbage collection failed", "err", err)
 		}
+		c.maybeCollectGarbage(ctx)
 	}
 }
 

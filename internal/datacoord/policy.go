@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/objstore"
 )
 
 // Config configures the data coordinator.
@@ -25,6 +26,26 @@ type Config struct {
 	CheckInterval time.Duration
 	// Compaction tunes automatic compaction.
 	Compaction CompactionConfig
+
+	// RootPath is the object-storage root the data nodes write under
+	// ("files"); garbage collection lists and deletes keys below it only.
+	RootPath string
+	// GCInterval is how often garbage collection runs (checked every
+	// CheckInterval, so it runs at most that often).
+	GCInterval time.Duration
+	// DroppedRetention is how long the files of a Dropped segment are kept
+	// after it was dropped, so that readers holding it (a query node that has
+	// not released it yet) can finish; then its files and its record are
+	// deleted. Milvus keeps them for gc.dropTolerance (3 h); Strata's default
+	// is 1 h, which already outlasts any query.
+	DroppedRetention time.Duration
+	// OrphanRetention is the minimum age of a file that no segment record or
+	// index task references before it is deleted. Syncs, index builds and
+	// compactions write their files before their meta-store commit, so it must
+	// be far longer than any of them can take (index builds hold a lease of
+	// IndexLease). Milvus' counterpart is gc.missingTolerance; Strata's
+	// default is 1 h.
+	OrphanRetention time.Duration
 }
 
 // Defaults returns the default configuration (Milvus defaults where they exist).
@@ -37,6 +58,10 @@ func Defaults() Config {
 		GrowingMemoryLimit: 2 << 30,
 		CheckInterval:      2 * time.Second,
 		Compaction:         DefaultCompaction(),
+		RootPath:           "files",
+		GCInterval:         time.Minute,
+		DroppedRetention:   time.Hour,
+		OrphanRetention:    time.Hour,
 	}
 }
 
@@ -51,6 +76,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("datacoord: durations must be positive")
 	case c.GrowingMemoryLimit <= 0:
 		return fmt.Errorf("datacoord: growing memory limit must be positive")
+	case c.GCInterval <= 0 || c.DroppedRetention <= 0 || c.OrphanRetention <= 0:
+		return fmt.Errorf("datacoord: gc interval and retentions must be positive")
+	case c.RootPath == "" || objstore.ValidateKey(c.RootPath) != nil:
+		return fmt.Errorf("datacoord: root path %q is not a valid object key", c.RootPath)
 	}
 	return nil
 }

@@ -1,0 +1,459 @@
+package datacoord
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/metastore/embedded"
+	"github.com/strata-db/strata/internal/objstore/local"
+	"github.com/strata-db/strata/internal/storage"
+	"github.com/strata-db/strata/internal/tso"
+	"github.com/strata-db/strata/internal/wal"
+	wallocal "github.com/strata-db/strata/internal/wal/local"
+)
+
+const (
+	testPK  int64 = 100 // primary key field
+	testVec int64 = 101 // vector field
+)
+
+// gcEnv is a coordinator over a real meta store, object store and WAL in a
+// temporary directory, with an injected clock.
+type gcEnv struct {
+	t      *testing.T
+	ctx    context.Context
+	cfg    Config
+	meta   *embedded.Store
+	objs   *local.Store
+	log    *wallocal.Log
+	ids    *tso.Allocator
+	writer *wal.Writer
+	c      *Coordinator
+	now    time.Time
+	nextID int64
+}
+
+func newGCEnv(t *testing.T) *gcEnv {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	meta, err := embedded.Open(filepath.Join(dir, "meta.db"), logger)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, meta.Close()) })
+	objs, err := local.Open(filepath.Join(dir, "storage"))
+	require.NoError(t, err)
+	walCfg := wallocal.Config{}.Defaults()
+	walCfg.Dir = filepath.Join(dir, "wal")
+	log, err := wallocal.Open(walCfg, logger)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, log.Close()) })
+	ids, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.IDKey}, logger)
+	require.NoError(t, err)
+	clock, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.TimestampKey}, logger)
+	require.NoError(t, err)
+	e := &gcEnv{t: t, ctx: ctx, cfg: Defaults(), meta: meta, objs: objs, log: log, ids: ids,
+		writer: wal.NewWriter(log, clock, wal.WriterConfig{}, logger), now: time.Now(), nextID: 1000}
+	e.open()
+	return e
+}
+
+// open (re)creates the coordinator from the meta store, as after a restart.
+func (e *gcEnv) open() {
+	c, err := New(e.ctx, e.cfg, e.meta, e.ids, e.writer, e.log, nil, e.objs, slog.New(slog.DiscardHandler))
+	require.NoError(e.t, err)
+	c.now = func() time.Time { return e.now }
+	e.c = c
+}
+
+func (e *gcEnv) advance(d time.Duration) { e.now = e.now.Add(d) }
+
+func (e *gcEnv) id() int64 { e.nextID++; return e.nextID }
+
+func (e *gcEnv) put(key string) int64 {
+	data := []byte("data of " + key)
+	require.NoError(e.t, e.objs.Put(e.ctx, key, data))
+	return int64(len(data))
+}
+
+func (e *gcEnv) gc() {
+	e.t.Helper()
+	require.NoError(e.t, e.c.collectGarbage(e.ctx))
+}
+
+// keys lists every object under the root.
+func (e *gcEnv) keys() []string {
+	objs, err := e.objs.List(e.ctx, "")
+	require.NoError(e.t, err)
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.Key)
+	}
+	return out
+}
+
+// collectionKeys lists the binlog keys of a collection.
+func (e *gcEnv) collectionKeys(coll int64) []string {
+	var out []string
+	for _, k := range e.keys() {
+		if pk, err := storage.ParseObjectKey("files", k); err == nil && pk.Kind != storage.KindIndexFile && pk.CollectionID == coll {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (e *gcEnv) segmentRecords() map[int64]bool {
+	kvs, err := e.meta.Scan(e.ctx, catalog.SegmentPrefix)
+	require.NoError(e.t, err)
+	out := map[int64]bool{}
+	for _, kv := range kvs {
+		var info catalog.SegmentInfo
+		require.NoError(e.t, catalog.Unmarshal(kv.Value, &info))
+		out[info.ID] = true
+	}
+	return out
+}
+
+// writeBatch writes what a data node writes for one sync of a segment
+// (insert logs of fields 0, 1, pk and vector, a stats log, and with flush the
+// compound stats log) and returns the report's part for it. Nothing is
+// reported: a crash after writeBatch leaves orphans.
+func (e *gcEnv) writeBatch(coll, part, seg int64, flush bool) (catalog.SegmentSync, []string) {
+	ss := catalog.SegmentSync{SegmentID: seg, CollectionID: coll, PartitionID: part, Rows: 10, Flushed: flush,
+		Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}}
+	var keys []string
+	for _, f := range []int64{0, 1, testPK, testVec} {
+		log := e.id()
+		k := storage.InsertLogKey("files", coll, part, seg, f, log)
+		ss.Binlogs[f] = []catalog.Binlog{{LogID: log, Entries: 10, Size: e.put(k)}}
+		keys = append(keys, k)
+	}
+	log := e.id()
+	k := storage.StatsLogKey("files", coll, part, seg, testPK, log)
+	ss.Statslogs[testPK] = []catalog.Binlog{{LogID: log, Entries: 10, Size: e.put(k)}}
+	keys = append(keys, k)
+	if flush {
+		k := storage.CompoundStatsLogKey("files", coll, part, seg, testPK)
+		ss.Statslogs[testPK] = append(ss.Statslogs[testPK], catalog.Binlog{LogID: storage.CompoundStatsLogID, Size: e.put(k)})
+		keys = append(keys, k)
+	}
+	return ss, keys
+}
+
+// sync writes a segment's files and reports them, as a data node does.
+func (e *gcEnv) sync(coll, part, seg int64, vchannel string, flush bool) []string {
+	ss, keys := e.writeBatch(coll, part, seg, flush)
+	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: vchannel, Segments: []catalog.SegmentSync{ss},
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1}}))
+	return keys
+}
+
+// syncL0 writes a delta log as a new L0 segment and reports it.
+func (e *gcEnv) syncL0(coll int64, vchannel string) (int64, string) {
+	seg, log := e.id(), e.id()
+	k := storage.DeltaLogKey("files", coll, -1, seg, log)
+	size := e.put(k)
+	l0 := &catalog.SegmentInfo{ID: seg, CollectionID: coll, PartitionID: -1, VChannel: vchannel, State: catalog.SegmentFlushed,
+		Level: catalog.LevelL0, NumRows: 1, Deltalogs: []catalog.Binlog{{LogID: log, Entries: 1, Size: size}}}
+	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: vchannel, L0: l0,
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 2}, DeltaSyncedOffset: 1}}))
+	return seg, k
+}
+
+func TestGCDroppedSegmentAfterRetention(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, part, other = 1, 2, 3
+	vch := "by-dev-rootcoord-dml_0_1v0"
+	dropped := e.sync(coll, part, 10, vch, true)
+	kept := e.sync(coll, other, 11, vch, true)
+	var size int64
+	info, ok := e.c.Segment(10)
+	require.True(t, ok)
+	for _, f := range segmentFiles("files", &info) {
+		size += f.size
+	}
+	require.Len(t, segmentFiles("files", &info), len(dropped))
+
+	require.NoError(t, e.c.DropPartition(e.ctx, coll, part))
+	e.gc()
+	e.advance(e.cfg.DroppedRetention - time.Second)
+	e.gc()
+	require.Subset(t, e.keys(), dropped, "files are kept during the retention")
+	require.True(t, e.segmentRecords()[10])
+
+	e.advance(2 * time.Second)
+	e.gc()
+	require.ElementsMatch(t, kept, e.keys(), "the dropped segment's files are gone, the other's are not")
+	require.False(t, e.segmentRecords()[10])
+	require.True(t, e.segmentRecords()[11])
+	_, ok = e.c.Segment(10)
+	require.False(t, ok)
+	st := e.c.GCStats()
+	require.Equal(t, int64(len(dropped)), st.FilesDeleted)
+	require.Equal(t, size, st.BytesDeleted)
+	require.Equal(t, int64(1), st.SegmentsDeleted)
+	require.Zero(t, st.OrphansDeleted)
+	require.Equal(t, int64(3), st.Runs)
+	require.Equal(t, e.now, st.LastRun)
+
+	// A second pass finds nothing to do.
+	e.advance(e.cfg.OrphanRetention * 2)
+	e.gc()
+	require.ElementsMatch(t, kept, e.keys())
+	st2 := e.c.GCStats()
+	require.Equal(t, st.FilesDeleted, st2.FilesDeleted)
+	require.Equal(t, st.SegmentsDeleted, st2.SegmentsDeleted)
+	require.Equal(t, int64(4), st2.Runs)
+}
+
+func TestGCOrphans(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, part = 1, 2
+	vch := "by-dev-rootcoord-dml_0_1v0"
+	referenced := e.sync(coll, part, 10, vch, true)
+	_, l0Key := e.syncL0(coll, vch)
+	referenced = append(referenced, l0Key)
+
+	orphans := []string{
+		storage.InsertLogKey("files", coll, part, 10, testVec, 999),    // known segment, unknown log
+		storage.InsertLogKey("files", coll, part, 77, testVec, 998),    // unknown segment
+		storage.StatsLogKey("files", coll, part, 77, testPK, 997),      // unknown segment's stats
+		storage.CompoundStatsLogKey("files", coll, part, 78, testPK),   // compound of an unknown segment
+		storage.DeltaLogKey("files", coll, -1, 79, 996),                // an L0 never reported
+		storage.IndexFileKey("files", 55, 1, part, 10, "HNSW"),         // no such build
+		storage.InsertLogKey("files", coll, part, 10, testPK+50, 1001), // field the record lacks
+	}
+	var orphanBytes int64
+	for _, k := range orphans {
+		orphanBytes += e.put(k)
+	}
+	unparsed := []string{
+		"files/insert_log/notes.txt",
+		"files/insert_log/1/2/10/100/5/6",
+		"files/delta_log/1/2/010/5",
+		"files/index_files/56/1/2/10",
+	}
+	for _, k := range unparsed {
+		e.put(k)
+	}
+	outside := []string{"elsewhere/insert_log/1/2/3/4/5", "files/other/1"}
+	for _, k := range outside {
+		e.put(k)
+	}
+
+	e.gc()
+	require.Subset(t, e.keys(), orphans, "young orphans are kept")
+	require.Zero(t, e.c.GCStats().FilesDeleted)
+	require.Equal(t, int64(len(unparsed)), e.c.GCStats().Unparsed)
+
+	e.advance(e.cfg.OrphanRetention + time.Minute)
+	e.gc()
+	want := append(append(append([]string(nil), referenced...), unparsed...), outside...)
+	require.ElementsMatch(t, want, e.keys())
+	st := e.c.GCStats()
+	require.Equal(t, int64(len(orphans)), st.OrphansDeleted)
+	require.Equal(t, int64(len(orphans)), st.FilesDeleted)
+	require.Equal(t, orphanBytes, st.BytesDeleted)
+	require.Equal(t, int64(len(unparsed)), st.Unparsed)
+
+	// Idempotent.
+	e.gc()
+	require.ElementsMatch(t, want, e.keys())
+	require.Equal(t, st.FilesDeleted, e.c.GCStats().FilesDeleted)
+}
+
+// TestGCUncommittedSync simulates data nodes that crash between writing a
+// sync's files and reporting it: the files become orphans.
+func TestGCUncommittedSync(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, part = 1, 2
+	vch := "by-dev-rootcoord-dml_0_1v0"
+	committed := e.sync(coll, part, 10, vch, false)   // first sync, reported
+	_, lost := e.writeBatch(coll, part, 10, false)    // second sync of the same segment, never reported
+	_, lostSeg := e.writeBatch(coll, part, 11, false) // a new segment, never reported
+	lost = append(lost, lostSeg...)
+
+	e.advance(e.cfg.OrphanRetention / 2)
+	e.gc()
+	require.ElementsMatch(t, append(append([]string(nil), committed...), lost...), e.keys(), "a sync in flight is not touched")
+
+	// The data node restarts and syncs the segment again: new files, reported.
+	again := e.sync(coll, part, 10, vch, true)
+	e.advance(e.cfg.OrphanRetention)
+	e.gc()
+	require.ElementsMatch(t, append(committed, again...), e.keys())
+	require.Equal(t, int64(len(lost)), e.c.GCStats().OrphansDeleted)
+}
+
+func TestGCIndexFiles(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, part = 1, 2
+	vch := "by-dev-rootcoord-dml_0_1v0"
+	seg1 := e.sync(coll, part, 10, vch, true)
+	seg2 := e.sync(coll, part, 11, vch, true)
+	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{CollectionID: coll, FieldID: testVec, Name: "v",
+		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}))
+
+	// Build 1 finishes on its second attempt; its first attempt's file is stale.
+	t1, _, ok, err := e.c.ClaimIndexTask(e.ctx, "b", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	stale := storage.IndexFileKey("files", t1.BuildID, t1.Version, t1.PartitionID, t1.SegmentID, "HNSW")
+	e.put(stale)
+	require.NoError(t, e.c.FinishIndexTask(e.ctx, t1.BuildID, t1.Version, nil, 0, fmt.Errorf("boom")))
+	t1, _, ok, err = e.c.ClaimIndexTask(e.ctx, "b", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	finished := storage.IndexFileKey("files", t1.BuildID, t1.Version, t1.PartitionID, t1.SegmentID, "HNSW")
+	size := e.put(finished)
+	require.NoError(t, e.c.FinishIndexTask(e.ctx, t1.BuildID, t1.Version, []string{finished}, size, nil))
+
+	// Build 2 is in progress: its file is written, its result not yet reported.
+	t2, _, ok, err := e.c.ClaimIndexTask(e.ctx, "b", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NotEqual(t, t1.BuildID, t2.BuildID)
+	building := storage.IndexFileKey("files", t2.BuildID, t2.Version, t2.PartitionID, t2.SegmentID, "HNSW")
+	e.put(building)
+
+	e.advance(e.cfg.OrphanRetention + time.Minute)
+	e.gc()
+	want := append(append([]string{finished, building}, seg1...), seg2...)
+	require.ElementsMatch(t, want, e.keys())
+	require.Equal(t, int64(1), e.c.GCStats().OrphansDeleted)
+}
+
+func TestGCDropCollection(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, other = 1, 2
+	vchs := []string{"by-dev-rootcoord-dml_0_1v0", "by-dev-rootcoord-dml_1_1v1"}
+	e.sync(coll, 5, 10, vchs[0], true)
+	e.sync(coll, 5, 11, vchs[1], true)
+	e.sync(coll, 6, 12, vchs[0], false)
+	e.syncL0(coll, vchs[1])
+	e.writeBatch(coll, 5, 13, true) // in flight when the collection is dropped
+	kept := e.sync(other, 7, 20, "by-dev-rootcoord-dml_2_2v0", true)
+	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{CollectionID: coll, FieldID: testVec, Name: "v",
+		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}))
+	task, _, ok, err := e.c.ClaimIndexTask(e.ctx, "b", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	idxFile := storage.IndexFileKey("files", task.BuildID, task.Version, task.PartitionID, task.SegmentID, "HNSW")
+	require.NoError(t, e.c.FinishIndexTask(e.ctx, task.BuildID, task.Version, []string{idxFile}, e.put(idxFile), nil))
+	require.Len(t, e.c.IndexTasks(coll), 2)
+
+	require.NoError(t, e.c.DropCollection(e.ctx, coll, vchs))
+	for _, v := range vchs {
+		_, ok := e.c.Checkpoint(v)
+		require.False(t, ok, "checkpoint of %s", v)
+	}
+	e.advance(e.cfg.DroppedRetention + time.Minute)
+	// Segments with index tasks wait until collectIndexGarbage removed them.
+	e.gc()
+	_, ok = e.c.Segment(task.SegmentID)
+	require.True(t, ok)
+	require.NoError(t, e.c.collectIndexGarbage(e.ctx))
+	e.gc()
+
+	require.Empty(t, e.collectionKeys(coll))
+	require.ElementsMatch(t, kept, e.keys())
+	require.Equal(t, map[int64]bool{20: true}, e.segmentRecords())
+	require.Empty(t, e.c.Segments(coll))
+	kvs, err := e.meta.Scan(e.ctx, catalog.IndexTaskPrefix)
+	require.NoError(t, err)
+	require.Empty(t, kvs)
+
+	// After a restart nothing of the collection comes back.
+	e.open()
+	e.gc()
+	require.ElementsMatch(t, kept, e.keys())
+	require.Equal(t, map[int64]bool{20: true}, e.segmentRecords())
+}
+
+// TestGCCrashBetweenFilesAndRecord: a pass that deleted a dropped segment's
+// files (all or some) but not its record is finished by the next pass, also
+// after a restart.
+func TestGCCrashBetweenFilesAndRecord(t *testing.T) {
+	for _, all := range []bool{true, false} {
+		t.Run(fmt.Sprintf("all files deleted=%v", all), func(t *testing.T) {
+			e := newGCEnv(t)
+			vch := "by-dev-rootcoord-dml_0_1v0"
+			e.sync(1, 2, 10, vch, true)
+			require.NoError(t, e.c.DropPartition(e.ctx, 1, 2))
+			info, ok := e.c.Segment(10)
+			require.True(t, ok)
+			files := segmentFiles("files", &info)
+			if !all {
+				files = files[:len(files)/2]
+			}
+			for _, f := range files {
+				require.NoError(t, e.objs.Delete(e.ctx, f.key))
+			}
+			e.open() // the crash
+			_, ok = e.c.Segment(10)
+			require.True(t, ok)
+			e.advance(e.cfg.DroppedRetention + time.Minute)
+			e.gc()
+			require.Empty(t, e.keys())
+			require.Empty(t, e.segmentRecords())
+			e.gc()
+			require.Empty(t, e.keys())
+		})
+	}
+}
+
+func TestGCInterval(t *testing.T) {
+	e := newGCEnv(t)
+	e.c.maybeCollectGarbage(e.ctx)
+	require.Equal(t, int64(1), e.c.GCStats().Runs)
+	e.advance(e.cfg.GCInterval - time.Second)
+	e.c.maybeCollectGarbage(e.ctx)
+	require.Equal(t, int64(1), e.c.GCStats().Runs)
+	e.advance(time.Second)
+	e.c.maybeCollectGarbage(e.ctx)
+	require.Equal(t, int64(2), e.c.GCStats().Runs)
+}
+
+func TestGCConfigValidate(t *testing.T) {
+	require.NoError(t, Defaults().Validate())
+	cases := map[string]func(*Config){
+		"gc interval":       func(c *Config) { c.GCInterval = 0 },
+		"dropped retention": func(c *Config) { c.DroppedRetention = -time.Second },
+		"orphan retention":  func(c *Config) { c.OrphanRetention = 0 },
+		"empty root":        func(c *Config) { c.RootPath = "" },
+		"bad root":          func(c *Config) { c.RootPath = "a//b" },
+	}
+	for name, tweak := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := Defaults()
+			tweak(&c)
+			require.Error(t, c.Validate())
+		})
+	}
+}
+
+func TestSegmentFilesKeys(t *testing.T) {
+	info := catalog.SegmentInfo{ID: 3, CollectionID: 1, PartitionID: 2,
+		Binlogs:   map[int64][]catalog.Binlog{101: {{LogID: 8}}, 0: {{LogID: 7}}},
+		Statslogs: map[int64][]catalog.Binlog{100: {{LogID: 9}, {LogID: 1}}},
+		Deltalogs: []catalog.Binlog{{LogID: 10}}}
+	var keys []string
+	for _, f := range segmentFiles("files", &info) {
+		keys = append(keys, f.key)
+	}
+	require.Equal(t, []string{
+		"files/insert_log/1/2/3/0/7", "files/insert_log/1/2/3/101/8",
+		"files/stats_log/1/2/3/100/9", "files/stats_log/1/2/3/100/1",
+		"files/delta_log/1/2/3/10",
+	}, keys)
+	require.True(t, strings.HasPrefix(keys[0], storage.KindPrefix("files", storage.KindInsertLog)))
+}
