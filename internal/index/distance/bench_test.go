@@ -118,28 +118,35 @@ func BenchmarkL2SquaredBatchFashionMNIST(b *testing.B) { benchBatch(b, 60000, 78
 // in cache, so the kernels are compute-bound.
 func BenchmarkL2SquaredBatchCached(b *testing.B) { benchBatch(b, 4096, 128) }
 
-func benchBinary(b *testing.B, fn func(a, b []byte) float32) {
+func benchBinary(b *testing.B, pick func(binaryKernel) func(a, b []byte) float32) {
 	r := rand.New(rand.NewPCG(3, 3))
-	for _, nbits := range []int{128, 768, 1536, 8192} {
-		b.Run(fmt.Sprintf("bits=%d", nbits), func(b *testing.B) {
-			x, y := make([]byte, nbits/8), make([]byte, nbits/8)
-			for i := range x {
-				x[i], y[i] = byte(r.Uint32()), byte(r.Uint32())
-			}
-			bytes := int64(2 * len(x))
-			var sink float32
-			clk := startCPU(b, bytes)
-			for b.Loop() {
-				sink += fn(x, y)
-			}
-			clk.stop(b, bytes)
-			_ = sink
-		})
+	for _, k := range binaryKernels() {
+		fn := pick(k)
+		for _, nbits := range []int{128, 768, 1536, 8192} {
+			b.Run(fmt.Sprintf("%s/bits=%d", k.name, nbits), func(b *testing.B) {
+				x, y := make([]byte, nbits/8), make([]byte, nbits/8)
+				for i := range x {
+					x[i], y[i] = byte(r.Uint32()), byte(r.Uint32())
+				}
+				bytes := int64(2 * len(x))
+				var sink float32
+				clk := startCPU(b, bytes)
+				for b.Loop() {
+					sink += fn(x, y)
+				}
+				clk.stop(b, bytes)
+				_ = sink
+			})
+		}
 	}
 }
 
 func BenchmarkHamming(b *testing.B) {
-	benchBinary(b, func(a, b []byte) float32 { return float32(Hamming(a, b)) })
+	benchBinary(b, func(k binaryKernel) func(a, b []byte) float32 {
+		return func(x, y []byte) float32 { return float32(k.hamming(x, y)) }
+	})
 }
 
-func BenchmarkJaccard(b *testing.B) { benchBinary(b, Jaccard) }
+func BenchmarkJaccard(b *testing.B) {
+	benchBinary(b, func(k binaryKernel) func(a, b []byte) float32 { return k.jaccard })
+}
