@@ -33,12 +33,16 @@
 // The implementation is chosen once, at package initialisation, from
 // golang.org/x/sys/cpu feature bits: AVX-512F first, then AVX2 together with
 // FMA, then the generic code. The choice is stored in a single function table
-// that is never written again; Impl reports its name. The files are
-// distance.go (API), generic.go (reference kernels), dispatch_amd64.go with
-// avx2_amd64.s, avx512_amd64.s and binary_amd64.s (assembly and CPU
-// dispatch), and dispatch_stub.go (noasm and other architectures). Building with the
+// that is never written again; Impl reports its name. Building with the
 // noasm tag, or for any architecture other than amd64, always selects the
 // generic code.
+//
+// # Files
+//
+// distance.go holds the API, generic.go the reference kernels,
+// dispatch_amd64.go the CPU dispatch for the assembly in avx2_amd64.s,
+// avx512_amd64.s and binary_amd64.s, and dispatch_stub.go the dispatch for
+// noasm builds and other architectures.
 //
 // # Contracts
 //
