@@ -10,8 +10,8 @@
 // also carries hand-written Plan 9 assembly for two instruction sets:
 //
 //   - "avx2": AVX2 with FMA3, 8 float32 lanes per register, four independent
-//     accumulators to hide FMA latency and a scalar tail for the last 0..7
-//     elements.
+//     accumulators to hide FMA latency and a masked load (VMASKMOVPS, which
+//     does not fault on masked-out lanes) for the last 0..7 elements.
 //   - "avx512": AVX-512F, 16 float32 lanes per register, four accumulators
 //     and a masked (zeroing) load for the last 0..15 elements.
 //
