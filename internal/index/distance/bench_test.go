@@ -8,10 +8,6 @@ import (
 	"time"
 )
 
-// benchDims are the vector dimensions benchmarked: a small embedding, BERT,
-// MNIST/Fashion-MNIST and OpenAI ada-002.
-var benchDims = []int{128, 768, 784, 1536}
-
 // benchImpls lists every implementation on this CPU plus the dispatched
 // public entry points.
 func benchImpls() []kernels {
@@ -56,9 +52,11 @@ func (c cpuClock) stop(b *testing.B, bytes int64) {
 
 func benchPair(b *testing.B, pick func(kernels) func(a, b []float32) float32) {
 	r := rand.New(rand.NewPCG(1, 1))
+	// A small embedding, BERT, MNIST/Fashion-MNIST and OpenAI ada-002.
+	dims := []int{128, 768, 784, 1536}
 	for _, k := range benchImpls() {
 		fn := pick(k)
-		for _, dim := range benchDims {
+		for _, dim := range dims {
 			b.Run(fmt.Sprintf("%s/dim=%d", k.name, dim), func(b *testing.B) {
 				x, y := randVec(r, dim, 0), randVec(r, dim, 0)
 				bytes := int64(2 * dim * 4)
@@ -114,32 +112,44 @@ func benchBatch(b *testing.B, rows, dim int) {
 // shape (60,000 × 784 float32, 188 MB), a memory-bandwidth-bound workload.
 func BenchmarkL2SquaredBatchFashionMNIST(b *testing.B) { benchBatch(b, 60000, 784) }
 
-// BenchmarkL2SquaredBatchCached scans 4,096 × 128 float32 (2 MB), which stays
-// in cache, so the kernels are compute-bound.
-func BenchmarkL2SquaredBatchCached(b *testing.B) { benchBatch(b, 4096, 128) }
+// BenchmarkL2SquaredBatchDims scans 1 MB of rows, which stays in the L2
+// cache, at several dimensions: the kernels are compute-bound, which shows
+// the gain of the four-row batch kernels over a loop of single calls.
+func BenchmarkL2SquaredBatchDims(b *testing.B) {
+	for _, dim := range []int{8, 32, 128, 784, 1536} {
+		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) { benchBatch(b, (1<<20)/(4*dim), dim) })
+	}
+}
 
-func benchBinary(b *testing.B, fn func(a, b []byte) float32) {
+func benchBinary(b *testing.B, pick func(binaryKernel) func(a, b []byte) float32) {
 	r := rand.New(rand.NewPCG(3, 3))
-	for _, nbits := range []int{128, 768, 1536, 8192} {
-		b.Run(fmt.Sprintf("bits=%d", nbits), func(b *testing.B) {
-			x, y := make([]byte, nbits/8), make([]byte, nbits/8)
-			for i := range x {
-				x[i], y[i] = byte(r.Uint32()), byte(r.Uint32())
-			}
-			bytes := int64(2 * len(x))
-			var sink float32
-			clk := startCPU(b, bytes)
-			for b.Loop() {
-				sink += fn(x, y)
-			}
-			clk.stop(b, bytes)
-			_ = sink
-		})
+	for _, k := range binaryKernels() {
+		fn := pick(k)
+		for _, nbits := range []int{128, 768, 1536, 8192} {
+			b.Run(fmt.Sprintf("%s/bits=%d", k.name, nbits), func(b *testing.B) {
+				x, y := make([]byte, nbits/8), make([]byte, nbits/8)
+				for i := range x {
+					x[i], y[i] = byte(r.Uint32()), byte(r.Uint32())
+				}
+				bytes := int64(2 * len(x))
+				var sink float32
+				clk := startCPU(b, bytes)
+				for b.Loop() {
+					sink += fn(x, y)
+				}
+				clk.stop(b, bytes)
+				_ = sink
+			})
+		}
 	}
 }
 
 func BenchmarkHamming(b *testing.B) {
-	benchBinary(b, func(a, b []byte) float32 { return float32(Hamming(a, b)) })
+	benchBinary(b, func(k binaryKernel) func(a, b []byte) float32 {
+		return func(x, y []byte) float32 { return float32(k.hamming(x, y)) }
+	})
 }
 
-func BenchmarkJaccard(b *testing.B) { benchBinary(b, Jaccard) }
+func BenchmarkJaccard(b *testing.B) {
+	benchBinary(b, func(k binaryKernel) func(a, b []byte) float32 { return k.jaccard })
+}

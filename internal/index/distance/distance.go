@@ -1,8 +1,10 @@
 package distance
 
-// kernels is a set of float32 kernel implementations. The pairwise entries
-// assume operands of equal length; the batched entries assume shapes already
-// validated by checkBatch with a non-zero dimension.
+// kernels is one implementation of every kernel. name identifies the float32
+// kernels and binName the binary ones, which are chosen by separate CPU
+// features. The pairwise entries assume operands of equal length; the batched
+// entries assume shapes already validated by checkBatch with a non-zero
+// dimension.
 type kernels struct {
 	name     string
 	binName  string // which binary kernels: "vpopcntq", "popcnt" or "generic"

@@ -10,8 +10,8 @@
 // also carries hand-written Plan 9 assembly for two instruction sets:
 //
 //   - "avx2": AVX2 with FMA3, 8 float32 lanes per register, four independent
-//     accumulators to hide FMA latency and a scalar tail for the last 0..7
-//     elements.
+//     accumulators to hide FMA latency and a masked load (VMASKMOVPS, which
+//     does not fault on masked-out lanes) for the last 0..7 elements.
 //   - "avx512": AVX-512F, 16 float32 lanes per register, four accumulators
 //     and a masked (zeroing) load for the last 0..15 elements.
 //
@@ -20,8 +20,13 @@
 // time so that each query chunk is loaded once per four rows, and finish the
 // remaining rows with the single-vector kernel.
 //
-// Binary kernels work on 64-bit words with population count; the Go compiler
-// lowers math/bits.OnesCount64 to POPCNT, so they have no assembly form.
+// The binary kernels count bits on 64-bit words. The generic form uses
+// math/bits.OnesCount64, which the compiler lowers to POPCNT behind a
+// run-time feature check unless GOAMD64 is v2 or higher; the check costs
+// about a third of the throughput, so amd64 also has assembly: scalar POPCNTQ
+// over four words per iteration (used by the "avx2" set), and 512-bit
+// VPOPCNTQ with a byte-masked tail (used by the "avx512" set when the CPU has
+// AVX512_VPOPCNTDQ and AVX512BW, else it falls back to scalar POPCNTQ).
 //
 // # Dispatch
 //
@@ -31,6 +36,13 @@
 // that is never written again; Impl reports its name. Building with the
 // noasm tag, or for any architecture other than amd64, always selects the
 // generic code.
+//
+// # Files
+//
+// distance.go holds the API, generic.go the reference kernels,
+// dispatch_amd64.go the CPU dispatch for the assembly in avx2_amd64.s,
+// avx512_amd64.s and binary_amd64.s, and dispatch_stub.go the dispatch for
+// noasm builds and other architectures.
 //
 // # Contracts
 //
