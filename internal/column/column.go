@@ -463,3 +463,74 @@ func IsVector(t schemapb.DataType) bool {
 	}
 	return false
 }
+
+// AppendAll appends every row of src to dst; both must have the same
+// concrete type. It copies whole slices rather than row by row.
+func AppendAll(dst, src Column) {
+	n := dst.Len()
+	switch d := dst.(type) {
+	case *Bools:
+		s := src.(*Bools)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+	case *Ints:
+		s := src.(*Ints)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+	case *Floats:
+		s := src.(*Floats)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+	case *Strings:
+		s := src.(*Strings)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+	case *JSONs:
+		s := src.(*JSONs)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+	case *Arrays:
+		s := src.(*Arrays)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+	case *FloatVectors:
+		s := src.(*FloatVectors)
+		d.appendValidAll(&s.Nulls, n, s.Len())
+		d.Data = append(d.Data, s.Data...)
+	case *ByteVectors:
+		s := src.(*ByteVectors)
+		d.appendValidAll(&s.Nulls, n, s.Len())
+		d.Data = append(d.Data, s.Data...)
+	case *SparseVectors:
+		s := src.(*SparseVectors)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+		if s.Dim > d.Dim {
+			d.Dim = s.Dim
+		}
+	default:
+		for i := 0; i < src.Len(); i++ {
+			dst.AppendFrom(src, i)
+		}
+	}
+}
+
+// appendValidAll extends the mask for m appended rows from src.
+func (n *Nulls) appendValidAll(src *Nulls, curLen, m int) {
+	if src.Valid == nil && n.Valid == nil {
+		return
+	}
+	if n.Valid == nil {
+		n.Valid = make([]bool, curLen, curLen+m)
+		for k := range n.Valid {
+			n.Valid[k] = true
+		}
+	}
+	if src.Valid == nil {
+		for k := 0; k < m; k++ {
+			n.Valid = append(n.Valid, true)
+		}
+		return
+	}
+	n.Valid = append(n.Valid, src.Valid[:m]...)
+}

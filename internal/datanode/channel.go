@@ -202,10 +202,7 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		if src.Len() != n {
 			return fmt.Errorf("field %q has %d rows, want %d", f.GetName(), src.Len(), n)
 		}
-		dst := b.cols[f.GetFieldID()]
-		for i := 0; i < n; i++ {
-			dst.AppendFrom(src, i)
-		}
+		column.AppendAll(b.cols[f.GetFieldID()], src)
 		added += int64(src.MemorySize())
 	}
 	if b.rows == 0 || e.Message.TimeTick < b.tsFrom {

@@ -286,9 +286,7 @@ func (n *Node) readSegment(ctx context.Context, coll *catalog.Collection, s cata
 				acc = c
 				continue
 			}
-			for i := 0; i < c.Len(); i++ {
-				acc.AppendFrom(c, i)
-			}
+			column.AppendAll(acc, c)
 		}
 		if acc == nil {
 			return nil, fmt.Errorf("segment %d has no binlogs for field %d", s.ID, f.GetFieldID())

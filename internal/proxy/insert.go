@@ -462,7 +462,10 @@ func (p *Proxy) buildInserts(ctx context.Context, col *catalog.Collection, partI
 			if !ok {
 				continue
 			}
-			t := c.Take(idx)
+			t := c
+			if len(idx) != r.n {
+				t = c.Take(idx)
+			}
 			size += int64(t.MemorySize())
 			req.FieldsData = append(req.FieldsData, column.ToFieldData(f.GetName(), f.GetFieldID(), t))
 		}

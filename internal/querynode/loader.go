@@ -42,9 +42,7 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 				acc = c
 				continue
 			}
-			for i := 0; i < c.Len(); i++ {
-				acc.AppendFrom(c, i)
-			}
+			column.AppendAll(acc, c)
 		}
 		if acc == nil {
 			return nil, fmt.Errorf("load segment %d: field %d has no binlogs", info.ID, id)

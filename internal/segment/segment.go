@@ -113,10 +113,7 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 	defer s.mu.Unlock()
 	base := len(s.tss)
 	for id, dst := range s.cols {
-		src := cols[id]
-		for i := 0; i < n; i++ {
-			dst.AppendFrom(src, i)
-		}
+		column.AppendAll(dst, cols[id])
 	}
 	s.tss = append(s.tss, tss...)
 	s.delTs = append(s.delTs, make([]uint64, n)...)
