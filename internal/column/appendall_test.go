@@ -22,7 +22,9 @@ func TestAppendAllMatchesAppendFrom(t *testing.T) {
 		}, &Strings{T: schemapb.DataType_VarChar, Data: []string{"a", "b"}}},
 		{"vectors", func() Column { return &FloatVectors{Dim: 2, Data: []float32{1, 2}} },
 			&FloatVectors{Dim: 2, Data: []float32{3, 4, 5, 6}}},
-		{"bytes", func() Column { return &ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 8, Width: 1, Data: []byte{1}} },
+		{"bytes", func() Column {
+			return &ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 8, Width: 1, Data: []byte{1}}
+		},
 			&ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 8, Width: 1, Data: []byte{2, 3}}},
 		{"json", func() Column { return &JSONs{} }, &JSONs{Data: [][]byte{[]byte(`{}`)}}},
 		{"bools", func() Column { return &Bools{Data: []bool{true}} }, &Bools{Data: []bool{false}}},
