@@ -181,7 +181,13 @@ func (p *Proxy) consistency(col *catalog.Collection, level commonpb.ConsistencyL
 		return gts, false
 	default: // Bounded
 		ms := time.Now().Add(-p.cfg.BoundedStaleness).UnixMilli()
-		return uint64(ms) << 18, false
+		bound := uint64(ms) << 18
+		if useDefault && gts > 1 {
+			// pymilvus sends the client's last write timestamp with the
+			// default level: honour it, so a client reads its own writes.
+			bound = max(bound, gts)
+		}
+		return bound, false
 	}
 }
 

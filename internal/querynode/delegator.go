@@ -334,6 +334,13 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	return nil
 }
 
+// currentTSafe returns the delegator's tsafe.
+func (d *delegator) currentTSafe() uint64 {
+	d.tsMu.Lock()
+	defer d.tsMu.Unlock()
+	return d.tsafe
+}
+
 // waitTSafe waits until tsafe ≥ ts and returns the tsafe.
 func (d *delegator) waitTSafe(ctx context.Context, ts uint64) (uint64, error) {
 	for {

@@ -37,6 +37,29 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 		return nil, err
 	}
 	segs := selectSegments(c, &req.Read, loaded)
+	if req.CountOnly {
+		// count(*) counts visible matching rows segment by segment, as Milvus
+		// does (a key inserted twice without upsert counts twice).
+		var n int64
+		for _, s := range segs {
+			err := s.Read(func(v *segment.View) error {
+				mask, err := segmentFilter(v, ts, e)
+				if err != nil {
+					return err
+				}
+				for _, ok := range mask {
+					if ok {
+						n++
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return &plan.QueryResult{Count: n}, nil
+	}
 	var items []candidate
 	for si, s := range segs {
 		if err := ctx.Err(); err != nil {
@@ -60,9 +83,6 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 		}
 	}
 	items = dedupByPK(items)
-	if req.CountOnly {
-		return &plan.QueryResult{Count: int64(len(items))}, nil
-	}
 	sort.Slice(items, func(i, j int) bool { return lessPK(items[i].pk, items[j].pk) })
 	if req.Offset > 0 {
 		if req.Offset >= len(items) {

@@ -224,21 +224,24 @@ func (n *Node) loaded(collectionID int64) (*collection, map[int64]bool, error) {
 // readTimestamp waits for every delegator to pass the guarantee timestamp and
 // returns the MVCC timestamp to read at (the smallest tsafe).
 func (n *Node) readTimestamp(ctx context.Context, c *collection, guarantee uint64, strong bool) (uint64, error) {
+	// Strong reads, and reads whose guarantee a delegator has not reached
+	// yet, make the pchannel tick now rather than wait for the periodic tick.
 	ticks := make([]uint64, len(c.delegators))
-	if strong {
-		var wg sync.WaitGroup
-		errs := make([]error, len(c.delegators))
-		for i, d := range c.delegators {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ticks[i], errs[i] = n.ticker.Tick(ctx, d.pchannel)
-			}()
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.delegators))
+	for i, d := range c.delegators {
+		if !strong && d.currentTSafe() >= guarantee {
+			continue
 		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return 0, fmt.Errorf("querynode: tick for strong read: %w", err)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ticks[i], errs[i] = n.ticker.Tick(ctx, d.pchannel)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("querynode: tick for read: %w", err)
 	}
 	read := uint64(0)
 	for i, d := range c.delegators {
