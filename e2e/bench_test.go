@@ -15,8 +15,7 @@ import (
 // gRPC/REST listener: small searches from 8 concurrent clients, and 1000-row
 // inserts of 128-dimensional vectors.
 func BenchmarkTransport(b *testing.B) {
-	srv := startServer(&testing.T{}, b.TempDir())
-	defer srv.stop()
+	srv := startServer(b, b.TempDir())
 	ctx := context.Background()
 	c, err := milvusclient.New(ctx, &milvusclient.ClientConfig{Address: srv.addr})
 	require.NoError(b, err)

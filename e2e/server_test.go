@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 
 // server is a Strata standalone server running in this process.
 type server struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	addr   string
 	cancel context.CancelFunc
@@ -39,7 +39,7 @@ type server struct {
 }
 
 // startServer starts a server on a free port over dir.
-func startServer(t *testing.T, dir string, tweak ...func(*app.Config)) *server {
+func startServer(t testing.TB, dir string, tweak ...func(*app.Config)) *server {
 	t.Helper()
 	cfg := app.Defaults()
 	cfg.DataDir = dir
