@@ -259,7 +259,7 @@ func TestErrors(t *testing.T) {
 	require.Equal(t, int32(1802), c.fail("collections/create", m{"collectionName": "x"}).Code)
 	require.Equal(t, int32(100), c.fail("collections/describe", m{"collectionName": "missing"}).Code)
 	require.Equal(t, int32(100), c.fail("entities/insert", m{"collectionName": "missing", "data": []m{{"id": 1}}}).Code)
-	// database check: see TestDatabasesAndAliases
+	require.Equal(t, int32(800), c.fail("collections/list", m{"dbName": "nodb"}).Code)
 	c.call("collections/create", m{"collectionName": "c", "dimension": 2})
 	require.Equal(t, int32(1804), c.fail("entities/insert", m{"collectionName": "c", "data": []m{{"id": 1, "vector": []int{1}}}}).Code)
 	require.Equal(t, int32(1806), c.fail("entities/get", m{"collectionName": "c", "id": "abc"}).Code)
@@ -269,4 +269,55 @@ func TestErrors(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+func TestDatabasesAndAliases(t *testing.T) {
+	c := &client{t: t, base: startServer(t)}
+	require.Equal(t, []string{"default"}, decode[[]string](t, c.call("databases/list", m{})))
+	c.call("databases/create", m{"dbName": "books", "properties": m{"database.replica.number": 1}})
+	require.Equal(t, int32(1100), c.fail("databases/create", m{"dbName": "books"}).Code)
+	require.Equal(t, []string{"books", "default"}, decode[[]string](t, c.call("databases/list", m{})))
+	d := decode[m](t, c.call("databases/describe", m{"dbName": "books"}))
+	require.Equal(t, "books", d["dbName"])
+	require.Equal(t, []any{m{"key": "database.replica.number", "value": "1"}}, d["properties"])
+	c.call("databases/alter", m{"dbName": "books", "properties": m{"k": "v"}})
+	require.Len(t, decode[m](t, c.call("databases/describe", m{"dbName": "books"}))["properties"], 2)
+	require.Equal(t, int32(800), c.fail("databases/describe", m{"dbName": "nope"}).Code)
+
+	// Collections live in a database named by the body or by the DB-Name header.
+	c.call("collections/create", m{"dbName": "books", "collectionName": "novels", "dimension": 2})
+	require.Equal(t, []string{"novels"}, decode[[]string](t, c.call("collections/list", m{"dbName": "books"})))
+	require.Equal(t, []string{}, decode[[]string](t, c.call("collections/list", m{})))
+	hc := &client{t: t, base: c.base, headers: map[string]string{"DB-Name": "books"}}
+	require.Equal(t, m{"has": true}, decode[m](t, hc.call("collections/has", m{"collectionName": "novels"})))
+	hc.call("entities/insert", m{"collectionName": "novels", "data": []m{{"id": 1, "vector": []float32{1, 2}}}})
+
+	// Aliases resolve wherever a collection name is accepted.
+	hc.call("aliases/create", m{"aliasName": "fiction", "collectionName": "novels"})
+	require.Equal(t, []string{"fiction"}, decode[[]string](t, hc.call("aliases/list", m{})))
+	require.Equal(t, m{"aliasName": "fiction", "collectionName": "novels", "dbName": "books"},
+		decode[m](t, hc.call("aliases/describe", m{"aliasName": "fiction"})))
+	desc := decode[m](t, hc.call("collections/describe", m{"collectionName": "fiction"}))
+	require.Equal(t, "novels", desc["collectionName"])
+	require.Equal(t, []any{"fiction"}, desc["aliases"])
+	got := decode[[]m](t, hc.call("entities/get", m{"collectionName": "fiction", "id": 1, "consistencyLevel": "Strong"}))
+	require.Len(t, got, 1)
+	require.Equal(t, int32(1100), hc.fail("collections/drop", m{"collectionName": "fiction"}).Code)
+	require.Equal(t, int32(1100), hc.fail("collections/drop", m{"collectionName": "novels"}).Code, "it has aliases")
+	require.Equal(t, int32(1100), hc.fail("collections/create", m{"collectionName": "fiction", "dimension": 2}).Code)
+	hc.call("collections/create", m{"collectionName": "poems", "dimension": 2})
+	hc.call("aliases/alter", m{"aliasName": "fiction", "collectionName": "poems"})
+	require.Equal(t, "poems", decode[m](t, hc.call("aliases/describe", m{"aliasName": "fiction"}))["collectionName"])
+	require.Equal(t, int32(1600), hc.fail("aliases/alter", m{"aliasName": "nope", "collectionName": "poems"}).Code)
+	require.Equal(t, []string{}, decode[[]string](t, hc.call("aliases/list", m{"collectionName": "novels"})))
+	hc.call("aliases/drop", m{"aliasName": "fiction"})
+	require.Equal(t, int32(1600), hc.fail("aliases/describe", m{"aliasName": "fiction"}).Code)
+
+	require.Equal(t, int32(1100), c.fail("databases/drop", m{"dbName": "books"}).Code, "not empty")
+	require.Equal(t, int32(1100), c.fail("databases/drop", m{"dbName": "default"}).Code)
+	hc.call("collections/drop", m{"collectionName": "novels"})
+	hc.call("collections/drop", m{"collectionName": "poems"})
+	c.call("databases/drop", m{"dbName": "books"})
+	require.Equal(t, []string{"default"}, decode[[]string](t, c.call("databases/list", m{})))
+	require.Equal(t, int32(800), c.fail("collections/create", m{"dbName": "books", "collectionName": "x", "dimension": 2}).Code)
 }
