@@ -98,6 +98,9 @@ func (p *Proxy) DescribeCollection(ctx context.Context, req *milvuspb.DescribeCo
 
 // ShowCollections lists collections.
 func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectionsRequest) (*milvuspb.ShowCollectionsResponse, error) {
+	if _, err := p.meta.Database(dbName(ctx, req.GetDbName())); err != nil {
+		return &milvuspb.ShowCollectionsResponse{Status: errcode.Status(err)}, nil
+	}
 	resp := &milvuspb.ShowCollectionsResponse{Status: ok()}
 	want := map[string]bool{}
 	for _, n := range req.GetCollectionNames() {
