@@ -16,7 +16,7 @@ python=${PYTHON:-python3}
 command -v "$python" >/dev/null || fail "$python not found (the client suites need Python >= 3.9)"
 
 req=clients/python/requirements.txt
-cache=${STRATA_CLIENTS_CACHE:-$HOME/.cache/strata-clients}
+cache=${STRATA_CLIENTS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/strata-clients}
 key=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$req")
 venv=$cache/venv-$key
 if [ ! -x "$venv/bin/pytest" ]; then

@@ -189,7 +189,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	defer cancel()
-	ctx = outgoingMetadata(ctx, req.Header.Get("Authorization"), r.db)
+	ctx = withMetadata(ctx, req.Header.Get("Authorization"), r.db)
 	if rt.checkDB && r.db != defaultDB {
 		if err := h.checkDatabase(ctx, r.db); err != nil {
 			writeError(w, err)
@@ -217,9 +217,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // "topks" beside "data").
 type envelope map[string]any
 
-// outgoingMetadata puts what the gRPC interceptors and SDKs would send into
+// withMetadata puts what an SDK would send as gRPC metadata into
 // the context as incoming metadata: the database and the credentials.
-func outgoingMetadata(ctx context.Context, auth, db string) context.Context {
+func withMetadata(ctx context.Context, auth, db string) context.Context {
 	md := metadata.MD{"dbname": []string{db}}
 	if token, found := strings.CutPrefix(auth, "Bearer "); found && token != "" {
 		md.Set("authorization", base64.StdEncoding.EncodeToString([]byte(token)))
