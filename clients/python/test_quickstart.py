@@ -69,8 +69,10 @@ def test_quickstart(client: MilvusClient, name):
     stats = client.get_collection_stats(name)
     assert "row_count" in stats
 
-    client.drop_collection(name)
-    assert not client.has_collection(name)
+    client.rename_collection(name, name + "_r")
+    assert client.has_collection(name + "_r") and not client.has_collection(name)
+    client.drop_collection(name + "_r")
+    assert not client.has_collection(name + "_r")
 
 
 def test_partitions(client: MilvusClient, name):

@@ -26,6 +26,7 @@ type NameCatalog interface {
 	ListAliases(db, coll string) ([]string, error)
 	AliasesOf(collectionID int64) []string
 	CheckDropCollection(db, name string) error
+	RenameCollection(ctx context.Context, db, oldName, newDB, newName string) error
 }
 
 func propsMap(kvs []*commonpb.KeyValuePair) map[string]string {
@@ -116,4 +117,10 @@ func (p *Proxy) ListAliases(ctx context.Context, req *milvuspb.ListAliasesReques
 		return &milvuspb.ListAliasesResponse{Status: errcode.Status(err)}, nil
 	}
 	return &milvuspb.ListAliasesResponse{Status: ok(), DbName: db, CollectionName: req.GetCollectionName(), Aliases: aliases}, nil
+}
+
+// RenameCollection renames a collection, possibly into another database.
+func (p *Proxy) RenameCollection(ctx context.Context, req *milvuspb.RenameCollectionRequest) (*commonpb.Status, error) {
+	db := dbName(ctx, req.GetDbName())
+	return errcode.Status(p.meta.RenameCollection(ctx, db, req.GetOldName(), req.GetNewDBName(), req.GetNewName())), nil
 }

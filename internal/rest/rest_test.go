@@ -185,7 +185,10 @@ func TestQuickCollectionFlow(t *testing.T) {
 		decode[m](t, c.call("collections/get_load_state", m{"collectionName": "quick"})))
 	c.fail("entities/query", m{"collectionName": "quick", "filter": "id > 0"})
 	c.call("collections/load", m{"collectionName": "quick"})
-	c.call("collections/drop", m{"collectionName": "quick"})
+	c.call("collections/rename", m{"collectionName": "quick", "newCollectionName": "renamed"})
+	require.Equal(t, []string{"renamed"}, decode[[]string](t, c.call("collections/list", m{})))
+	require.Len(t, decode[[]m](t, c.call("entities/get", m{"collectionName": "renamed", "id": 2})), 1)
+	c.call("collections/drop", m{"collectionName": "renamed"})
 	require.Equal(t, []string{}, decode[[]string](t, c.call("collections/list", m{})))
 }
 

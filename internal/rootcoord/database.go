@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/metastore"
@@ -370,3 +373,53 @@ func (c *Core) checkDropCollection(db, name string) error {
 // CheckDropCollection reports whether DropCollection would refuse name
 // because it is an alias or has aliases.
 func (c *Core) CheckDropCollection(db, name string) error { return c.checkDropCollection(db, name) }
+
+// RenameCollection renames a collection, possibly into another database
+// (newDB "" keeps it in db). Aliases follow the collection within its
+// database; moving a collection that has aliases to another database is
+// refused. Nodes address collections by ID, so nothing is announced.
+func (c *Core) RenameCollection(ctx context.Context, db, oldName, newDB, newName string) error {
+	if err := ValidateName("collection", newName); err != nil {
+		return err
+	}
+	if newDB == "" {
+		newDB = db
+	}
+	db, newDB = dbOrDefault(db), dbOrDefault(newDB)
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	old, err := c.realCollection(db, oldName)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Database(newDB); err != nil {
+		return err
+	}
+	if _, err := c.realCollection(newDB, newName); err == nil {
+		return errcode.Invalid("duplicated new collection name %s in database %s", newName, newDB)
+	}
+	if _, isAlias := c.AliasTarget(newDB, newName); isAlias {
+		return errcode.Invalid("cannot rename collection to %s: it is an existing alias", newName)
+	}
+	if newDB != db && len(c.AliasesOf(old.ID)) > 0 {
+		return errcode.Invalid("cannot move collection %s with aliases to another database, drop its aliases first", oldName)
+	}
+	col := *old
+	col.Partitions = append([]catalog.PartitionInfo(nil), old.Partitions...)
+	col.LoadedPartitions = append([]int64(nil), old.LoadedPartitions...)
+	col.Schema = proto.Clone(old.Schema).(*schemapb.CollectionSchema)
+	col.Schema.Name = newName
+	raw, err := proto.Marshal(col.Schema)
+	if err != nil {
+		return fmt.Errorf("rootcoord: encode schema: %w", err)
+	}
+	col.CollectionInfo.Schema = raw
+	col.Name, col.DBName = newName, newDB
+	if err := c.save(ctx, &col); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	delete(c.byName, nameKey(db, oldName))
+	c.mu.Unlock()
+	return nil
+}

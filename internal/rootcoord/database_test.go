@@ -106,3 +106,37 @@ func TestDatabasesAndAliasesPersist(t *testing.T) {
 	require.NoError(t, core.DropDatabase(ctx, "db1"))
 	require.Equal(t, []string{"default"}, names())
 }
+
+func TestRenameCollectionPersists(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "meta.db")
+	ids := &counter{}
+	core, closeKV := open(t, path, ids)
+	require.NoError(t, core.CreateDatabase(ctx, "db2", nil))
+	for _, n := range []string{"a", "b"} {
+		require.NoError(t, core.CreateCollection(ctx, "", schema(n), 1, commonpb.ConsistencyLevel_Bounded, nil))
+	}
+	require.NoError(t, core.CreateAlias(ctx, "", "al", "a"))
+	require.Error(t, core.RenameCollection(ctx, "", "a", "", "b"), "the new name is taken")
+	require.Error(t, core.RenameCollection(ctx, "", "a", "", "al"), "the new name is an alias")
+	require.Error(t, core.RenameCollection(ctx, "", "a", "db2", "a"), "aliases cannot move to another database")
+	require.NoError(t, core.RenameCollection(ctx, "", "a", "", "a2"))
+	col, err := core.Collection("", "al")
+	require.NoError(t, err)
+	require.Equal(t, "a2", col.Name)
+	require.Equal(t, "a2", col.Schema.GetName())
+	require.NoError(t, core.RenameCollection(ctx, "default", "b", "db2", "b2"))
+	closeKV()
+
+	core, closeKV = open(t, path, ids)
+	defer closeKV()
+	_, err = core.Collection("", "a")
+	require.Error(t, err)
+	_, err = core.Collection("", "a2")
+	require.NoError(t, err)
+	_, err = core.Collection("", "b")
+	require.Error(t, err)
+	col, err = core.Collection("db2", "b2")
+	require.NoError(t, err)
+	require.Equal(t, "db2", col.DBName)
+}
