@@ -14,17 +14,21 @@ import (
 	"google.golang.org/grpc"
 )
 
-// apiServer serves gRPC and REST v2 on one listener. Each connection is
-// classified once, by its first request: an HTTP/2 connection whose first
-// headers carry content-type application/grpc goes to the native gRPC
-// server; every other connection (REST over HTTP/1.1, or cleartext HTTP/2)
-// goes to the REST http.Server.
+// apiServer serves gRPC and REST v2 on one listener, splitting connections
+// by their first bytes: a connection that opens with the HTTP/2 preface is
+// gRPC (every Milvus SDK speaks cleartext HTTP/2 with prior knowledge) and
+// goes to the native gRPC server; anything else is HTTP/1.x and goes to the
+// REST server. REST over cleartext HTTP/2 is therefore not served (such a
+// request reaches gRPC and is refused with HTTP 415); REST clients use HTTP/1.1.
 //
 // Splitting connections (rather than serving gRPC through grpc.Server's
 // experimental http.Handler) keeps gRPC on its native transport, with its
 // keepalive policy and graceful stop; in e2e BenchmarkTransport small
 // searches were 10–30% slower through the http.Handler path, while the split
-// measured the same as a plain gRPC listener.
+// measured the same as a plain gRPC listener. Matching on the preface alone
+// (not on content-type) means cmux never writes to a connection: a matcher
+// that sends SETTINGS to read the headers breaks HTTP/2 clients that are not
+// gRPC, which then acknowledge SETTINGS the real server never sent.
 type apiServer struct {
 	root net.Listener
 	mux  cmux.CMux
@@ -42,14 +46,10 @@ const sniffTimeout = 10 * time.Second
 func newAPIServer(lis net.Listener, g *grpc.Server, rest http.Handler) *apiServer {
 	m := cmux.New(lis)
 	m.SetReadTimeout(sniffTimeout)
-	grpcLis := m.MatchWithWriters(cmux.HTTP2MatchHeaderFieldPrefixSendSettings("content-type", "application/grpc"))
+	grpcLis := m.Match(cmux.HTTP2())
 	httpLis := m.Match(cmux.Any())
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
 	return &apiServer{root: lis, mux: m, grpc: g, grpcLis: grpcLis, httpLis: httpLis, http: &http.Server{
 		Handler:           rest,
-		Protocols:         protocols,
 		ReadHeaderTimeout: 30 * time.Second,
 	}}
 }
