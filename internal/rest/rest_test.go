@@ -324,3 +324,26 @@ func TestDatabasesAndAliases(t *testing.T) {
 	require.Equal(t, []string{"default"}, decode[[]string](t, c.call("databases/list", m{})))
 	require.Equal(t, int32(800), c.fail("collections/create", m{"dbName": "books", "collectionName": "x", "dimension": 2}).Code)
 }
+
+func TestAutoIDAndVarCharQuickForm(t *testing.T) {
+	c := &client{t: t, base: startServer(t)}
+	c.call("collections/create", m{"collectionName": "auto", "dimension": 2, "autoID": true,
+		"primaryFieldName": "pk", "vectorFieldName": "emb"})
+	ins := decode[m](t, c.call("entities/insert", m{"collectionName": "auto", "data": []m{
+		{"emb": []float32{1, 0}, "$meta": m{"ignored": true}}, {"emb": []float32{0, 1}}}}))
+	require.Len(t, ins["insertIds"], 2)
+	got := decode[[]m](t, c.call("entities/get", m{"collectionName": "auto", "id": ins["insertIds"],
+		"outputFields": []string{"pk"}, "consistencyLevel": "Strong"}))
+	require.Len(t, got, 2)
+
+	c.call("collections/create", m{"collectionName": "strs", "dimension": 2, "idType": "VarChar",
+		"params": m{"max_length": 8, "enableDynamicField": false, "consistencyLevel": "Strong"}})
+	desc := decode[m](t, c.call("collections/describe", m{"collectionName": "strs"}))
+	require.Equal(t, false, desc["enableDynamicField"])
+	require.Equal(t, "Strong", desc["consistencyLevel"])
+	require.Equal(t, "VarChar", desc["fields"].([]any)[0].(m)["type"])
+	c.call("entities/insert", m{"collectionName": "strs", "data": m{"id": "k1", "vector": []float32{1, 1}}})
+	got = decode[[]m](t, c.call("entities/get", m{"collectionName": "strs", "id": "k1"}))
+	require.Equal(t, "k1", got[0]["id"])
+	require.Equal(t, int32(1804), c.fail("entities/insert", m{"collectionName": "strs", "data": []m{{"id": "k2", "vector": []float32{1, 1}, "x": 1}}}).Code)
+}
