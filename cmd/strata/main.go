@@ -1,7 +1,7 @@
 // Command strata is the Strata vector database.
 //
 //	strata                         = strata standalone with defaults
-//	strata standalone [flags]      serve the Milvus API (gRPC) on --addr
+//	strata standalone [flags]      serve the Milvus API (gRPC and REST v2) on --addr
 //	strata binlog dump FILE        print a binlog's descriptor and rows
 //	strata version                 print the version
 package main
@@ -56,7 +56,7 @@ func standalone(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory holding the meta store, WAL and object storage")
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "gRPC listen address (Milvus API)")
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address of the Milvus API (gRPC and REST v2)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics and /healthz (empty disables)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {

@@ -35,6 +35,7 @@ import (
 	"github.com/strata-db/strata/internal/objstore/local"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/tso"
 	"github.com/strata-db/strata/internal/wal"
@@ -107,7 +108,7 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Addr is the gRPC address.
+// Addr is the API address: gRPC and REST v2 share it.
 func (s *Server) Addr() string { return s.grpcLis.Addr().String() }
 
 // MetricsAddr is the metrics/health address ("" when disabled).
@@ -195,12 +196,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	srv := grpc.NewServer(api.ServerOptions(metrics, logger)...)
 	milvuspb.RegisterMilvusServiceServer(srv, px)
-	g.Go(func() error {
-		if err := srv.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			return fmt.Errorf("app: grpc: %w", err)
-		}
-		return nil
-	})
+	api := newAPIServer(s.grpcLis, srv, rest.New(px, logger))
+	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {
 		mux := http.NewServeMux()
@@ -226,13 +223,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error {
 		<-gctx.Done()
 		s.ready.Store(false)
-		stopped := make(chan struct{})
-		go func() { srv.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-time.After(5 * time.Second):
-			srv.Stop()
-		}
+		api.shutdown(5 * time.Second)
 		if hsrv != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()

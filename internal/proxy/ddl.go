@@ -40,6 +40,9 @@ func (p *Proxy) CreateCollection(ctx context.Context, req *milvuspb.CreateCollec
 // DropCollection drops a collection and everything in it.
 func (p *Proxy) DropCollection(ctx context.Context, req *milvuspb.DropCollectionRequest) (*commonpb.Status, error) {
 	db := dbName(ctx, req.GetDbName())
+	if err := p.meta.CheckDropCollection(db, req.GetCollectionName()); err != nil {
+		return errcode.Status(err), nil // an alias, or a collection with aliases
+	}
 	col, err := p.meta.Collection(db, req.GetCollectionName())
 	if err != nil {
 		return ok(), nil // dropping a missing collection succeeds
@@ -89,12 +92,15 @@ func (p *Proxy) DescribeCollection(ctx context.Context, req *milvuspb.DescribeCo
 		CreatedTimestamp: col.CreatedTS, CreatedUtcTimestamp: col.CreatedTS >> 18,
 		ShardsNum: int32(col.Shards), ConsistencyLevel: commonpb.ConsistencyLevel(col.ConsistencyLevel),
 		Properties: props, DbName: col.DBName, NumPartitions: int64(len(col.Partitions)),
-		UpdateTimestamp: col.SchemaVersionTS, Aliases: []string{},
+		UpdateTimestamp: col.SchemaVersionTS, Aliases: p.meta.AliasesOf(col.ID),
 	}, nil
 }
 
 // ShowCollections lists collections.
 func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectionsRequest) (*milvuspb.ShowCollectionsResponse, error) {
+	if _, err := p.meta.Database(dbName(ctx, req.GetDbName())); err != nil {
+		return &milvuspb.ShowCollectionsResponse{Status: errcode.Status(err)}, nil
+	}
 	resp := &milvuspb.ShowCollectionsResponse{Status: ok()}
 	want := map[string]bool{}
 	for _, n := range req.GetCollectionNames() {

@@ -682,12 +682,14 @@ func (p *Proxy) Delete(ctx context.Context, req *milvuspb.DeleteRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
+	// Like Milvus ≥ 2.3.2, a delete reports only delete_cnt: pymilvus returns
+	// the primary keys instead of {"delete_count": n} when IDs are set.
 	if pks.Len() == 0 {
-		return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(pks)}, nil
+		return &milvuspb.MutationResult{Status: ok()}, nil
 	}
 	ts, err := p.write(ctx, col, p.deleteMessages(col, partID, pks), nil)
 	if err != nil {
 		return mutationError(err), nil
 	}
-	return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(pks), DeleteCnt: int64(pks.Len()), Timestamp: ts}, nil
+	return &milvuspb.MutationResult{Status: ok(), DeleteCnt: int64(pks.Len()), Timestamp: ts}, nil
 }

@@ -33,6 +33,7 @@ type Catalog interface {
 	CreatePartition(ctx context.Context, db, coll, part string) error
 	DropPartition(ctx context.Context, db, coll, part string) (int64, error)
 	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
+	NameCatalog // databases and aliases (database.go)
 }
 
 // DataCoord is the data coordinator as the proxy uses it.
@@ -134,9 +135,8 @@ func ok() *commonpb.Status { return &commonpb.Status{} }
 
 // Connect implements the handshake every SDK performs first.
 func (p *Proxy) Connect(ctx context.Context, req *milvuspb.ConnectRequest) (*milvuspb.ConnectResponse, error) {
-	db := dbName(ctx, "")
-	if db != "default" {
-		return &milvuspb.ConnectResponse{Status: errcode.Status(errcode.New(errcode.DatabaseNotFound, "database not found[database=%s]", db))}, nil
+	if _, err := p.meta.Database(dbName(ctx, "")); err != nil {
+		return &milvuspb.ConnectResponse{Status: errcode.Status(err)}, nil
 	}
 	return &milvuspb.ConnectResponse{
 		Status: ok(),

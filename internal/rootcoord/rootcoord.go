@@ -83,6 +83,9 @@ type Core struct {
 	mu     sync.RWMutex
 	byID   map[int64]*catalog.Collection
 	byName map[string]int64 // db + "/" + name → id
+	// Databases and aliases (database.go), under mu.
+	dbs     map[string]*catalog.DatabaseInfo // name → record
+	aliases map[string]*catalog.AliasInfo    // db + "/" + alias → record
 }
 
 // New loads the collections from kv and returns the coordinator.
@@ -109,6 +112,9 @@ func New(ctx context.Context, cfg Config, kv KV, ids, tso Allocator, announcer A
 		for _, p := range col.PChannels {
 			announcer.Watch(p)
 		}
+	}
+	if err := c.loadNames(ctx); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -138,7 +144,13 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 	}
 	c.ddl.Lock()
 	defer c.ddl.Unlock()
-	if old, err := c.Collection(db, schema.GetName()); err == nil {
+	if _, err := c.Database(db); err != nil {
+		return err
+	}
+	if _, isAlias := c.AliasTarget(db, schema.GetName()); isAlias {
+		return errcode.Invalid("collection name [%s] conflicts with an existing alias, please choose a unique name", schema.GetName())
+	}
+	if old, err := c.realCollection(db, schema.GetName()); err == nil {
 		if proto.Equal(old.Schema, schema) {
 			return nil
 		}
@@ -228,12 +240,18 @@ func (c *Core) save(ctx context.Context, col *catalog.Collection) error {
 	return nil
 }
 
-// Collection returns the collection named name in database db.
+// Collection returns the collection named name, or aliased name, in database db.
 func (c *Core) Collection(db, name string) (*catalog.Collection, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	id, ok := c.byName[nameKey(db, name)]
 	if !ok {
+		if col, found := c.aliasTargetLocked(db, name); found {
+			return col, nil
+		}
+		if _, found := c.dbs[dbOrDefault(db)]; !found {
+			return nil, errDatabaseNotFound(db)
+		}
 		return nil, errcode.New(errcode.CollectionNotFound, "collection not found[database=%s][collection=%s]", dbOrDefault(db), name)
 	}
 	return c.byID[id], nil
@@ -281,7 +299,10 @@ func (c *Core) AllCollections() []*catalog.Collection {
 func (c *Core) DropCollection(ctx context.Context, db, name string) (*catalog.Collection, error) {
 	c.ddl.Lock()
 	defer c.ddl.Unlock()
-	old, err := c.Collection(db, name)
+	if err := c.checkDropCollection(db, name); err != nil {
+		return nil, err
+	}
+	old, err := c.realCollection(db, name)
 	if err != nil {
 		return nil, nil //nolint:nilerr // dropping a missing collection succeeds, as in Milvus
 	}

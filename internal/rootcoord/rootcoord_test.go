@@ -282,6 +282,7 @@ func TestReloadAfterRestart(t *testing.T) {
 	c := e.core(t, Defaults())
 	ctx := context.Background()
 	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("keep", "4"), 2, 0, nil))
+	require.NoError(t, c.CreateDatabase(ctx, "db1", nil))
 	require.NoError(t, c.CreateCollection(ctx, "db1", schemaNamed("other", "4"), 1, 0, nil))
 	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("gone", "4"), 1, 0, nil))
 	require.NoError(t, c.CreatePartition(ctx, "", "keep", "p"))

@@ -1,0 +1,139 @@
+package rootcoord_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/metastore/embedded"
+	"github.com/strata-db/strata/internal/rootcoord"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// counter allocates increasing IDs and timestamps.
+type counter struct{ n atomic.Uint64 }
+
+func (c *counter) Allocate(_ context.Context, n uint32) (uint64, error) {
+	return c.n.Add(uint64(n)) - uint64(n) + 1, nil
+}
+
+// announcer accepts DDL messages without a WAL.
+type announcer struct{ ts counter }
+
+func (a *announcer) Append(ctx context.Context, _ map[string][]wal.Message) (uint64, error) {
+	return a.ts.Allocate(ctx, 1)
+}
+func (a *announcer) Watch(string) {}
+
+func open(t *testing.T, path string, ids *counter) (*rootcoord.Core, func()) {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	kv, err := embedded.Open(path, logger)
+	require.NoError(t, err)
+	core, err := rootcoord.New(context.Background(), rootcoord.Defaults(), kv, ids, ids, &announcer{}, logger)
+	require.NoError(t, err)
+	return core, func() { require.NoError(t, kv.Close()) }
+}
+
+func schema(name string) *schemapb.CollectionSchema {
+	return &schemapb.CollectionSchema{Name: name, Fields: []*schemapb.FieldSchema{
+		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+		{Name: "v", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+	}}
+}
+
+func TestDatabasesAndAliasesPersist(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "meta.db")
+	ids := &counter{}
+	core, closeKV := open(t, path, ids)
+
+	names := func() []string {
+		var out []string
+		for _, db := range core.Databases() {
+			out = append(out, db.Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"default"}, names())
+	err := core.CreateCollection(ctx, "nodb", schema("c"), 1, commonpb.ConsistencyLevel_Bounded, nil)
+	require.Equal(t, errcode.DatabaseNotFound, errcode.CodeOf(err))
+	require.NoError(t, core.CreateDatabase(ctx, "db1", map[string]string{"k": "v"}))
+	require.Equal(t, errcode.IllegalArgument, errcode.CodeOf(core.CreateDatabase(ctx, "db1", nil)))
+	require.NoError(t, core.CreateCollection(ctx, "db1", schema("c"), 1, commonpb.ConsistencyLevel_Bounded, nil))
+	require.NoError(t, core.CreateAlias(ctx, "db1", "a", "c"))
+	require.NoError(t, core.CreateAlias(ctx, "db1", "a", "c"), "same target: idempotent")
+	require.Error(t, core.CreateAlias(ctx, "db1", "c", "c"), "clashes with a collection")
+	require.Equal(t, errcode.CollectionNotFound, errcode.CodeOf(core.CreateAlias(ctx, "db1", "b", "missing")))
+	_, err = core.Collection("default", "a")
+	require.Equal(t, errcode.CollectionNotFound, errcode.CodeOf(err), "aliases are per database")
+	_, err = core.Collection("nodb", "a")
+	require.Equal(t, errcode.DatabaseNotFound, errcode.CodeOf(err))
+	require.Error(t, core.DropDatabase(ctx, "db1"), "not empty")
+	require.Error(t, core.DropDatabase(ctx, "default"))
+	require.NoError(t, core.DropDatabase(ctx, "never-was"))
+	closeKV()
+
+	core, closeKV = open(t, path, ids)
+	defer closeKV()
+	require.Equal(t, []string{"db1", "default"}, names())
+	db, err := core.Database("db1")
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"k": "v"}, db.Properties)
+	col, err := core.Collection("db1", "a")
+	require.NoError(t, err)
+	require.Equal(t, "c", col.Name)
+	require.Equal(t, []string{"a"}, core.AliasesOf(col.ID))
+	_, err = core.DropCollection(ctx, "db1", "a")
+	require.Error(t, err, "dropping through an alias")
+	_, err = core.DropCollection(ctx, "db1", "c")
+	require.Error(t, err, "the collection has aliases")
+	require.NoError(t, core.DropAlias(ctx, "db1", "a"))
+	require.NoError(t, core.DropAlias(ctx, "db1", "a"), "dropping a missing alias succeeds")
+	_, err = core.DropCollection(ctx, "db1", "c")
+	require.NoError(t, err)
+	require.NoError(t, core.DropDatabase(ctx, "db1"))
+	require.Equal(t, []string{"default"}, names())
+}
+
+func TestRenameCollectionPersists(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "meta.db")
+	ids := &counter{}
+	core, closeKV := open(t, path, ids)
+	require.NoError(t, core.CreateDatabase(ctx, "db2", nil))
+	for _, n := range []string{"a", "b"} {
+		require.NoError(t, core.CreateCollection(ctx, "", schema(n), 1, commonpb.ConsistencyLevel_Bounded, nil))
+	}
+	require.NoError(t, core.CreateAlias(ctx, "", "al", "a"))
+	require.Error(t, core.RenameCollection(ctx, "", "a", "", "b"), "the new name is taken")
+	require.Error(t, core.RenameCollection(ctx, "", "a", "", "al"), "the new name is an alias")
+	require.Error(t, core.RenameCollection(ctx, "", "a", "db2", "a"), "aliases cannot move to another database")
+	require.NoError(t, core.RenameCollection(ctx, "", "a", "", "a2"))
+	col, err := core.Collection("", "al")
+	require.NoError(t, err)
+	require.Equal(t, "a2", col.Name)
+	require.Equal(t, "a2", col.Schema.GetName())
+	require.NoError(t, core.RenameCollection(ctx, "default", "b", "db2", "b2"))
+	closeKV()
+
+	core, closeKV = open(t, path, ids)
+	defer closeKV()
+	_, err = core.Collection("", "a")
+	require.Error(t, err)
+	_, err = core.Collection("", "a2")
+	require.NoError(t, err)
+	_, err = core.Collection("", "b")
+	require.Error(t, err)
+	col, err = core.Collection("db2", "b2")
+	require.NoError(t, err)
+	require.Equal(t, "db2", col.DBName)
+}
