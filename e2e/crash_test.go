@@ -400,7 +400,9 @@ func TestSIGTERMShutdown(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		require.NoError(t, w.step(ctx, c, false))
 	}
+	start := time.Now()
 	require.Equal(t, 0, p.term(t), "clean shutdown exits 0; stderr:\n%s", p.stderr.String())
+	t.Logf("shutdown took %v", time.Since(start))
 
 	p = startProc(t, bin, dir)
 	c = p.client(t)
@@ -414,7 +416,9 @@ func TestSIGTERMShutdown(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		require.NoError(t, w.step(ctx, c, false))
 	}
+	start = time.Now()
 	require.Equal(t, 0, p.term(t), "clean shutdown exits 0; stderr:\n%s", p.stderr.String())
+	t.Logf("shutdown took %v", time.Since(start))
 	p = startProc(t, bin, dir)
 	c = p.client(t)
 	waitLoaded(ctx, t, c)
