@@ -228,6 +228,14 @@ func TestBadInput(t *testing.T) {
 		{"drop a missing partition", codePartitionNotFound, []string{"nopart"}, func() error {
 			return c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "nopart"))
 		}},
+		{"search with a wrong-dimension vector", codeIllegalArgument, []string{"dim"}, func() error {
+			_, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector{1, 0, 0, 0, 0, 0, 0, 0}}))
+			return err
+		}},
+		{"search with NaN in the query vector", codeIllegalArgument, []string{"NaN"}, func() error {
+			_, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector{nan, 0, 0, 0}}))
+			return err
+		}},
 		{"search an unloaded collection", codeCollectionNotLoaded, []string{"not loaded"}, func() error {
 			_, err := c.Search(ctx, milvusclient.NewSearchOption(cold, 3, []entity.Vector{entity.FloatVector{1, 0, 0, 0}}))
 			return err

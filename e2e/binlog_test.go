@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
 
+	"github.com/strata-db/strata/internal/app"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/storage"
 )
@@ -53,7 +55,8 @@ func ids(t *testing.T, parts []string) []int64 {
 
 func TestBinlogsInObjectStore(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir)
+	// Only the flush syncs: one binlog per field per segment.
+	s := startServer(t, dir, func(c *app.Config) { c.DataNode.SyncPeriod = time.Hour })
 	c := s.client(t)
 	ctx := ctxT(t)
 	const coll, n, vdim = "blogs", 300, 4

@@ -34,15 +34,40 @@ func moduleRoot(t *testing.T) string {
 	}
 }
 
-// buildBinary builds cmd/strata into a temp dir and returns its path.
+// binary is the strata binary shared by the tests of one run; TestMain
+// removes it.
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildBinary builds cmd/strata once per test run (go build -o) and returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "strata")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/strata")
-	cmd.Dir = moduleRoot(t)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	root := moduleRoot(t)
+	binary.once.Do(func() {
+		binary.dir, binary.err = os.MkdirTemp("", "strata-e2e-")
+		if binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "strata")
+		cmd := exec.Command("go", "build", "-o", binary.path, "./cmd/strata")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("go build: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, binary.err)
+	return binary.path
+}
+
+// removeBinary deletes the shared binary, if it was built.
+func removeBinary() {
+	if binary.dir != "" {
+		_ = os.RemoveAll(binary.dir)
+	}
 }
 
 // freePort returns a TCP port that was free a moment ago.

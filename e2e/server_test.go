@@ -3,6 +3,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -17,16 +18,25 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// The Milvus SDK and grpc-go keep background goroutines after Close.
-		goleak.IgnoreTopFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-		goleak.IgnoreAnyFunction("github.com/milvus-io/milvus/pkg/v2/util/paramtable.init"),
-		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
-		goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
-		goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"),
-		goleak.IgnoreAnyFunction("github.com/milvus-io/milvus/pkg/v2/log.(*asyncTextIOCore).run"),
-	)
+	code := m.Run()
+	removeBinary()
+	if code == 0 {
+		// As goleak.VerifyTestMain, after the shared binary is removed.
+		if err := goleak.Find(
+			// The Milvus SDK and grpc-go keep background goroutines after Close.
+			goleak.IgnoreTopFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+			goleak.IgnoreAnyFunction("github.com/milvus-io/milvus/pkg/v2/util/paramtable.init"),
+			goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+			goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+			goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"),
+			goleak.IgnoreAnyFunction("github.com/milvus-io/milvus/pkg/v2/log.(*asyncTextIOCore).run"),
+		); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // server is a Strata standalone server running in this process.

@@ -94,6 +94,11 @@ type segment struct {
 	assigned  int64 // rows assigned (≥ info.NumRows until synced)
 	lastWrite time.Time
 	sealing   bool // a Flush message was appended; no more assignments
+	// recovered marks a segment that was growing when the coordinator
+	// started: a Flush message for it may be in the WAL though the meta store
+	// missed the seal (a crash in between), and the data node drops rows that
+	// follow a segment's Flush message, so it takes no new rows.
+	recovered bool
 }
 
 // New loads segment metadata and checkpoints from kv.
@@ -117,7 +122,8 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 		if err := catalog.Unmarshal(e.Value, &info); err != nil {
 			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
 		}
-		s := &segment{info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing}
+		s := &segment{info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing,
+			recovered: info.State == catalog.SegmentGrowing}
 		if info.MaxRows > 0 {
 			// The inverse of AssignSegment's maxRows = maxSize × sealProportion / rowSize.
 			s.rowSize = max(int64(float64(cfg.SegmentMaxSize)*cfg.SealProportion)/info.MaxRows, 1)
@@ -204,7 +210,7 @@ func (c *Coordinator) AssignSegment(ctx context.Context, collectionID, partition
 	for _, s := range c.segments {
 		i := &s.info
 		if i.CollectionID != req.CollectionID || i.PartitionID != req.PartitionID || i.VChannel != req.VChannel ||
-			i.State != catalog.SegmentGrowing || s.sealing || i.Level != catalog.LevelL1 {
+			i.State != catalog.SegmentGrowing || s.sealing || s.recovered || i.Level != catalog.LevelL1 {
 			continue
 		}
 		if s.assigned+req.Rows > i.MaxRows && s.assigned > 0 {

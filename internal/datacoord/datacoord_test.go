@@ -2,6 +2,7 @@ package datacoord
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metastore/embedded"
 	"github.com/strata-db/strata/internal/tso"
 	"github.com/strata-db/strata/internal/wal"
@@ -230,11 +232,14 @@ func TestAssignSegment(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, catalog.SegmentSealed, got.State)
 	require.Len(t, c2.Segments(100), len(c.Segments(100)))
-	require.Equal(t, n, func() int64 {
-		id, err := c2.AssignSegment(ctx, 100, 1, vch0, 1, 10)
-		require.NoError(t, err)
-		return id
-	}(), "a growing segment is reused after restart")
+	after, err := c2.AssignSegment(ctx, 100, 1, vch0, 1, 10)
+	require.NoError(t, err)
+	require.NotEqual(t, n, after, "a segment growing before the restart takes no new rows after it")
+	again, err := c2.AssignSegment(ctx, 100, 1, vch0, 1, 10)
+	require.NoError(t, err)
+	require.Equal(t, after, again, "segments created after the restart are reused")
+	info, _ = c2.Segment(n)
+	require.Equal(t, catalog.SegmentGrowing, info.State, "the old one stays growing until a flush or the seal policy")
 }
 
 func TestFlushAndFlushState(t *testing.T) {
@@ -463,4 +468,58 @@ func TestMemoryPressureAfterRestart(t *testing.T) {
 	require.NoError(t, c2.sealByPolicy(ctx))
 	info, _ = c2.Segment(seg)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "still 50 bytes after a restart")
+}
+
+// failingKV is the real meta store with a switch that makes Txn fail, as a
+// crash between the WAL append and the meta-store write would leave it.
+type failingKV struct {
+	*embedded.Store
+	fail bool
+}
+
+func (f *failingKV) Txn(ctx context.Context, ops ...metastore.Op) error {
+	if f.fail {
+		return errors.New("crashed")
+	}
+	return f.Store.Txn(ctx, ops...)
+}
+
+// TestNoAssignmentAfterUnrecordedFlush: a crash after a Flush message is in
+// the WAL but before the segment is recorded Sealed leaves it Growing in the
+// meta store. Rows assigned to it after the restart would follow its Flush
+// message, and the data node drops inserts for segments it flushed.
+func TestNoAssignmentAfterUnrecordedFlush(t *testing.T) {
+	e := newEnv(t)
+	kv := &failingKV{Store: e.kv}
+	newCoord := func() *Coordinator {
+		c, err := New(context.Background(), e.cfg, kv, e.ids, e.w, e.log, nil, slog.New(slog.DiscardHandler))
+		require.NoError(t, err)
+		return c
+	}
+	ctx := context.Background()
+	c := newCoord()
+	seg, err := c.AssignSegment(ctx, 100, 1, vch0, 1, 10)
+	require.NoError(t, err)
+	kv.fail = true
+	_, _, err = c.Flush(ctx, 100, []string{vch0})
+	require.ErrorContains(t, err, "crashed")
+	msgs := e.messages(t, pch0)
+	require.Len(t, msgs, 1)
+	ids, err := wal.DecodeFlush(msgs[0].Message.Payload)
+	require.NoError(t, err)
+	require.Equal(t, []int64{seg}, ids, "the Flush message is durable")
+
+	kv.fail = false
+	c2 := newCoord()
+	info, ok := c2.Segment(seg)
+	require.True(t, ok)
+	require.Equal(t, catalog.SegmentGrowing, info.State, "the meta store missed the seal")
+	next, err := c2.AssignSegment(ctx, 100, 1, vch0, 1, 10)
+	require.NoError(t, err)
+	require.NotEqual(t, seg, next, "a segment from before the restart takes no new rows")
+
+	// It is still sealed by the next flush, and flushed by the data node's report.
+	sealed, _, err := c2.Flush(ctx, 100, []string{vch0})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []int64{seg, next}, sealed)
 }
