@@ -492,7 +492,7 @@ func TestNoAssignmentAfterUnrecordedFlush(t *testing.T) {
 	e := newEnv(t)
 	kv := &failingKV{Store: e.kv}
 	newCoord := func() *Coordinator {
-		c, err := New(context.Background(), e.cfg, kv, e.ids, e.w, e.log, nil, slog.New(slog.DiscardHandler))
+		c, err := New(context.Background(), e.cfg, kv, e.ids, e.w, e.log, nil, nil, slog.New(slog.DiscardHandler))
 		require.NoError(t, err)
 		return c
 	}
