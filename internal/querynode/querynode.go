@@ -209,7 +209,11 @@ func (n *Node) loaded(collectionID int64) (*collection, map[int64]bool, error) {
 	defer n.mu.RUnlock()
 	c, ok := n.collections[collectionID]
 	if !ok {
-		return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%d]", collectionID)
+		name := fmt.Sprint(collectionID)
+		if info, err := n.colls.CollectionByID(collectionID); err == nil {
+			name = info.Name
+		}
+		return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
 	}
 	var parts map[int64]bool
 	if c.partitions != nil {

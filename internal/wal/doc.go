@@ -29,4 +29,11 @@
 //
 // Implementations of Log: wal/local (embedded files); the conformance suite
 // every implementation passes is wal/waltest.
+//
+// Records: the messages one Writer append puts on one pchannel form a single
+// record (EncodeRecord), so they are durable together or not at all — an
+// upsert's delete never survives a crash without its insert. A record of one
+// message is Message.Encode (first byte 1); a record of several is
+// version 2 | count uint32 LE | count × (length uint32 LE | Message.Encode).
+// The messages of a record share its offset.
 package wal

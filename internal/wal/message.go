@@ -98,3 +98,72 @@ func DecodeMessage(b []byte) (Message, error) {
 	m.Payload = b[12+n:]
 	return m, nil
 }
+
+// batchVersion is the first byte of a record holding several messages.
+const batchVersion = 2
+
+// EncodeRecord serializes the messages of one append to one pchannel as a
+// single WAL record, so they become durable (or are lost to a crash)
+// together: an upsert's delete never survives without its insert. One
+// message is encoded as by Encode; several as
+//
+//	version uint8 (=2) | count uint32 LE | count × (length uint32 LE | Encode())
+func EncodeRecord(msgs []Message) []byte {
+	if len(msgs) == 1 {
+		return msgs[0].Encode()
+	}
+	size := 5
+	enc := make([][]byte, len(msgs))
+	for i := range msgs {
+		enc[i] = msgs[i].Encode()
+		size += 4 + len(enc[i])
+	}
+	b := make([]byte, 0, size)
+	b = append(b, batchVersion)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(msgs)))
+	for _, e := range enc {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(e)))
+		b = append(b, e...)
+	}
+	return b
+}
+
+// DecodeRecord parses a record written by EncodeRecord (or Encode).
+// Payloads alias b.
+func DecodeRecord(b []byte) ([]Message, error) {
+	if len(b) > 0 && b[0] == messageVersion {
+		m, err := DecodeMessage(b)
+		if err != nil {
+			return nil, err
+		}
+		return []Message{m}, nil
+	}
+	if len(b) < 5 || b[0] != batchVersion {
+		return nil, ErrBadMessage
+	}
+	n := int(binary.LittleEndian.Uint32(b[1:5]))
+	rest := b[5:]
+	if n <= 0 || n > len(rest)/4 {
+		return nil, ErrBadMessage
+	}
+	out := make([]Message, 0, n)
+	for i := 0; i < n; i++ {
+		if len(rest) < 4 {
+			return nil, ErrBadMessage
+		}
+		l := int(binary.LittleEndian.Uint32(rest))
+		if len(rest) < 4+l {
+			return nil, ErrBadMessage
+		}
+		m, err := DecodeMessage(rest[4 : 4+l])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+		rest = rest[4+l:]
+	}
+	if len(rest) != 0 {
+		return nil, ErrBadMessage
+	}
+	return out, nil
+}

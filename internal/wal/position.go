@@ -63,6 +63,8 @@ type Entry struct {
 type Scanner struct {
 	pchannel string
 	r        Reader
+	pending  []Message // rest of the current multi-message record
+	offset   int64     // offset of the current record
 }
 
 // OpenScanner opens a Scanner on pchannel starting at offset from.
@@ -77,16 +79,24 @@ func OpenScanner(ctx context.Context, log Log, pchannel string, from int64) (*Sc
 // Next blocks until the next message is durable and returns it. A record
 // that does not decode yields an error wrapping ErrBadMessage that names its
 // offset; the following call continues after it.
+//
+// The messages of one multi-message record (see EncodeRecord) are returned
+// one by one and share the record's offset.
 func (s *Scanner) Next(ctx context.Context) (Entry, error) {
-	rec, err := s.r.Next(ctx)
-	if err != nil {
-		return Entry{}, err
+	if len(s.pending) == 0 {
+		rec, err := s.r.Next(ctx)
+		if err != nil {
+			return Entry{}, err
+		}
+		msgs, err := DecodeRecord(rec.Data)
+		if err != nil {
+			return Entry{}, fmt.Errorf("wal: %s offset %d: %w", s.pchannel, rec.Offset, err)
+		}
+		s.pending, s.offset = msgs, rec.Offset
 	}
-	m, err := DecodeMessage(rec.Data)
-	if err != nil {
-		return Entry{}, fmt.Errorf("wal: %s offset %d: %w", s.pchannel, rec.Offset, err)
-	}
-	return Entry{Position: Position{PChannel: s.pchannel, Offset: rec.Offset, TimeTick: m.TimeTick}, Message: m}, nil
+	m := s.pending[0]
+	s.pending = s.pending[1:]
+	return Entry{Position: Position{PChannel: s.pchannel, Offset: s.offset, TimeTick: m.TimeTick}, Message: m}, nil
 }
 
 // Close releases the Scanner; it is idempotent.

@@ -2,7 +2,6 @@ package wal
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -124,25 +123,7 @@ func (w *Writer) Append(ctx context.Context, batch map[string][]Message) (uint64
 		return 0, ErrEmptyBatch
 	}
 	slices.Sort(names)
-	// Encode outside the locks; the timestamp is patched in below.
-	recs := make([][][]byte, len(names))
-	for i, name := range names {
-		msgs := batch[name]
-		recs[i] = make([][]byte, len(msgs))
-		for j := range msgs {
-			recs[i][j] = msgs[j].Encode()
-		}
-	}
-	return w.appendLocked(ctx, names, func(ts uint64) ([][][]byte, error) {
-		for i, name := range names {
-			msgs := batch[name]
-			for j := range msgs {
-				msgs[j].TimeTick = ts
-				putTimeTick(recs[i][j], ts)
-			}
-		}
-		return recs, nil
-	})
+	return w.AppendBuild(ctx, names, func(uint64) (map[string][]Message, error) { return batch, nil })
 }
 
 // AppendBuild is Append for messages that must be built under the pchannel
@@ -164,14 +145,18 @@ func (w *Writer) AppendBuild(ctx context.Context, pchannels []string,
 		if err != nil {
 			return nil, err
 		}
+		// Each pchannel's messages become one record, durable or lost together.
 		recs := make([][][]byte, len(names))
 		n := 0
 		for i, name := range names {
 			msgs := batch[name]
+			if len(msgs) == 0 {
+				continue
+			}
 			for j := range msgs {
 				msgs[j].TimeTick = ts
-				recs[i] = append(recs[i], msgs[j].Encode())
 			}
+			recs[i] = [][]byte{EncodeRecord(msgs)}
 			n += len(msgs)
 		}
 		total := 0
@@ -237,11 +222,6 @@ func (w *Writer) appendLocked(ctx context.Context, names []string, produce func(
 		return 0, first
 	}
 	return ts, nil
-}
-
-// putTimeTick overwrites the timestamp of an encoded Message (see Encode).
-func putTimeTick(rec []byte, ts uint64) {
-	binary.LittleEndian.PutUint64(rec[2:10], ts)
 }
 
 // Tick appends a TimeTick message (VChannel "") on pchannel and returns its
