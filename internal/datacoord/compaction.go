@@ -80,7 +80,7 @@ func deletedRows(s catalog.SegmentInfo) int64 {
 // (force: plan everything that can be compacted, as ManualCompaction does).
 // busy vchannels (with a plan in flight) are skipped. Pure.
 func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64,
-	busy map[string]bool, now time.Time, force bool, only int64,
+	busy map[string]bool, now time.Time, force bool, only int64, expire func(collectionID int64) uint64,
 ) []catalog.CompactionPlan {
 	byV := map[string][]catalog.SegmentInfo{}
 	for _, s := range segs {
@@ -151,6 +151,10 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 				switch {
 				case s.NumRows > 0 && float64(deletedRows(s)) >= cfg.DeletedRatio*float64(s.NumRows):
 					heavy = append(heavy, s)
+				case expire != nil && expiredShare(s, expire(s.CollectionID)) >= cfg.DeletedRatio:
+					heavy = append(heavy, s) // many rows past the collection TTL
+				case force && expire != nil && expiredShare(s, expire(s.CollectionID)) > 0:
+					heavy = append(heavy, s)
 				case float64(size) < cfg.SmallProportion*float64(maxSize):
 					small = append(small, s)
 				}
@@ -176,7 +180,8 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 				}
 			}
 			for _, s := range heavy {
-				if force || float64(deletedRows(s)) >= cfg.DeletedRatio*float64(s.NumRows) {
+				if force || float64(deletedRows(s)) >= cfg.DeletedRatio*float64(s.NumRows) ||
+					(expire != nil && expiredShare(s, expire(s.CollectionID)) >= cfg.DeletedRatio) {
 					out = append(out, mixPlan([]catalog.SegmentInfo{s}, l0))
 				}
 			}
@@ -186,6 +191,29 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 		}
 	}
 	return out
+}
+
+// expiredShare estimates the share of a segment's rows inserted before the
+// TTL cut-off from the insert time range of its timestamp binlogs (rows are
+// assumed spread evenly over it): 0 when none can have expired, 1 when all have.
+func expiredShare(s catalog.SegmentInfo, cutoff uint64) float64 {
+	if cutoff == 0 {
+		return 0
+	}
+	oldest, newest := ^uint64(0), uint64(0)
+	for _, l := range s.Binlogs[1] {
+		if l.TsFrom > 0 {
+			oldest = min(oldest, l.TsFrom)
+		}
+		newest = max(newest, l.TsTo)
+	}
+	switch {
+	case newest == 0 || oldest >= cutoff:
+		return 0
+	case newest < cutoff || newest == oldest:
+		return 1
+	}
+	return float64(cutoff-oldest) / float64(newest-oldest)
 }
 
 func mixPlan(inputs, l0 []catalog.SegmentInfo) catalog.CompactionPlan {
@@ -198,6 +226,14 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// expireBefore returns a collection's TTL cut-off (0 = none).
+func (c *Coordinator) expireBefore(collectionID int64) uint64 {
+	if c.chans == nil {
+		return 0
+	}
+	return c.chans.ExpireBefore(collectionID)
 }
 
 // triggerCompaction plans compactions (force for ManualCompaction) and
@@ -223,7 +259,7 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	}
 	c.mu.Unlock()
 	plans := planCompactions(c.cfg.Compaction, c.cfg.SegmentMaxSize, segs,
-		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, c.now(), force, collectionID)
+		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, c.now(), force, collectionID, c.expireBefore)
 	if len(plans) == 0 && !force {
 		return 0, 0, nil
 	}

@@ -580,3 +580,16 @@ func vchannelPChannels(col *catalog.Collection) []string {
 	}
 	return out
 }
+
+// AlterCollection sets or deletes collection properties.
+func (p *Proxy) AlterCollection(ctx context.Context, req *milvuspb.AlterCollectionRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	set := map[string]string{}
+	for _, kv := range req.GetProperties() {
+		set[kv.GetKey()] = kv.GetValue()
+	}
+	return errcode.Status(p.meta.AlterProperties(ctx, col.DBName, col.Name, set, req.GetDeleteKeys())), nil
+}

@@ -33,6 +33,7 @@ type Catalog interface {
 	CreatePartition(ctx context.Context, db, coll, part string) error
 	DropPartition(ctx context.Context, db, coll, part string) (int64, error)
 	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
+	AlterProperties(ctx context.Context, db, coll string, set map[string]string, del []string) error
 	NameCatalog // databases and aliases (database.go)
 }
 

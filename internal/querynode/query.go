@@ -37,13 +37,14 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 		return nil, err
 	}
 	segs := selectSegments(c, &req.Read, loaded)
+	expire := n.colls.ExpireBefore(req.CollectionID)
 	if req.CountOnly {
 		// count(*) counts visible matching rows segment by segment, as Milvus
 		// does (a key inserted twice without upsert counts twice).
 		var n int64
 		for _, s := range segs {
 			err := s.Read(func(v *segment.View) error {
-				mask, err := segmentFilter(v, ts, e)
+				mask, err := segmentFilter(v, ts, expire, e)
 				if err != nil {
 					return err
 				}
@@ -66,7 +67,7 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 			return nil, err
 		}
 		err := s.Read(func(v *segment.View) error {
-			mask, err := segmentFilter(v, ts, e)
+			mask, err := segmentFilter(v, ts, expire, e)
 			if err != nil {
 				return err
 			}

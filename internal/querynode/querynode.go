@@ -37,6 +37,9 @@ type Segments interface {
 // Collections resolves collections by ID.
 type Collections interface {
 	CollectionByID(id int64) (*catalog.Collection, error)
+	// ExpireBefore is the collection's TTL cut-off: rows inserted before it
+	// are expired and invisible (0 = no TTL).
+	ExpireBefore(collectionID int64) uint64
 }
 
 // Ticker makes a pchannel emit a time tick now.

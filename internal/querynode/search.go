@@ -94,8 +94,15 @@ func (h *hitHeap) Pop() any {
 
 // segmentFilter is the row mask of one segment view: visible at ts, in a
 // selected partition, and matching the filter.
-func segmentFilter(v *segment.View, ts uint64, e *expr.Expr) ([]bool, error) {
+func segmentFilter(v *segment.View, ts, expire uint64, e *expr.Expr) ([]bool, error) {
 	mask := v.Visible(ts)
+	if expire > 0 {
+		for i := range mask {
+			if mask[i] && v.Timestamp(i) < expire {
+				mask[i] = false
+			}
+		}
+	}
 	if e == nil {
 		return mask, nil
 	}
@@ -155,6 +162,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 		return nil, err
 	}
 	segs := selectSegments(c, &req.Read, loaded)
+	expire := n.colls.ExpireBefore(req.CollectionID)
 	better := func(a, b float32) bool { return a < b }
 	if plan.HigherIsBetter(req.Metric) {
 		better = func(a, b float32) bool { return a > b }
@@ -174,7 +182,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			return nil, err
 		}
 		err := s.Read(func(v *segment.View) error {
-			mask, err := segmentFilter(v, ts, e)
+			mask, err := segmentFilter(v, ts, expire, e)
 			if err != nil {
 				return err
 			}

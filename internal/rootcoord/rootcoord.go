@@ -450,3 +450,30 @@ func (c *Core) ExpireBefore(collectionID int64) uint64 {
 	}
 	return uint64(ms) << 18
 }
+
+// AlterProperties sets and deletes collection properties (for example
+// "collection.ttl.seconds"); the schema is unchanged.
+func (c *Core) AlterProperties(ctx context.Context, db, coll string, set map[string]string, del []string) error {
+	if v, ok := set["collection.ttl.seconds"]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+			return errcode.Invalid("collection.ttl.seconds %q should be a non-negative integer", v)
+		}
+	}
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	_, err := c.update(ctx, db, coll, func(col *catalog.Collection) error {
+		props := map[string]string{}
+		for k, v := range col.Properties {
+			props[k] = v
+		}
+		for k, v := range set {
+			props[k] = v
+		}
+		for _, k := range del {
+			delete(props, k)
+		}
+		col.Properties = props
+		return nil
+	})
+	return err
+}
