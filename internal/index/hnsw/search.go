@@ -186,6 +186,11 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 				}
 			}
 		}
+		// The closest candidate is most likely expanded next: start
+		// loading its link block.
+		if len(cand) > 0 {
+			prefetch(unsafe.Pointer(&links[int(cand[0].id)*stride]))
+		}
 	}
 	s.cand, s.res, s.nbuf = cand, res, nb
 }
