@@ -120,7 +120,7 @@ var (
 	fixtures = map[index.Metric]*fixture{}
 )
 
-func getFixture(t *testing.T, m index.Metric) *fixture {
+func getFixture(t testing.TB, m index.Metric) *fixture {
 	t.Helper()
 	fixMu.Lock()
 	defer fixMu.Unlock()

@@ -152,6 +152,7 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 	if allowed == nil || allowed[ep.id] {
 		res.push(ep)
 	}
+	nb := s.nbuf[:0]
 	for len(cand) > 0 {
 		c := cand.pop()
 		if len(res) >= ef && before(res[0], c) {
@@ -159,11 +160,19 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 		}
 		o := int(c.id) * stride
 		b := links[o : o+stride]
+		// Gather the unvisited neighbours and start loading their vectors,
+		// so that the memory fetches overlap instead of stalling each
+		// distance computation in turn.
+		nb = nb[:0]
 		for _, v := range b[1 : 1+b[0]] {
 			if vis[v] == gen {
 				continue
 			}
 			vis[v] = gen
+			nb = append(nb, v)
+			prefetch(unsafe.Pointer(&vecs[int(v)*dim]))
+		}
+		for _, v := range nb {
 			vo := int(v) * dim
 			it := item{x.dist(q, vecs[vo:vo+dim:vo+dim]), v}
 			if len(res) < ef || before(it, res[0]) {
@@ -177,8 +186,13 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 				}
 			}
 		}
+		// The closest candidate is most likely expanded next: start
+		// loading its link block.
+		if len(cand) > 0 {
+			prefetch(unsafe.Pointer(&links[int(cand[0].id)*stride]))
+		}
 	}
-	s.cand, s.res = cand, res
+	s.cand, s.res, s.nbuf = cand, res, nb
 }
 
 // bruteForce scores every allowed row and returns the exact k best.
