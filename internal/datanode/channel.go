@@ -78,12 +78,12 @@ func (c *channel) maintain(ctx context.Context) error {
 			}
 		}
 		if len(old) > 0 {
-			return c.sync(ctx, old, false, true)
+			return c.trySync(ctx, old, false, true)
 		}
 	}
 	if len(c.segs) == 0 && c.dels == nil && now.Sub(c.lastSave) >= cfg.CheckpointInterval &&
 		c.lastOffset+1 > c.cp.Position.Offset {
-		return c.sync(ctx, nil, false, false)
+		return c.trySync(ctx, nil, false, false)
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		}
 		c.bufferDelete(req, e)
 		if c.dels != nil && c.dels.bytes >= c.node.cfg.SegmentBufferSize {
-			return c.sync(ctx, nil, false, true)
+			return c.trySync(ctx, nil, false, true)
 		}
 	case wal.TypeFlush:
 		ids, err := wal.DecodeFlush(m.Payload)
@@ -123,7 +123,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 				todo = append(todo, id)
 			}
 		}
-		return c.sync(ctx, todo, true, true)
+		return c.syncUntilDone(ctx, todo)
 	case wal.TypeDropCollection:
 		c.discard(func(*segBuffer) bool { return true })
 		c.dels = nil
@@ -215,9 +215,9 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 	total := c.node.addBuffered(added)
 	switch {
 	case b.bytes >= c.node.cfg.SegmentBufferSize:
-		return c.sync(ctx, []int64{seg}, false, false)
+		return c.trySync(ctx, []int64{seg}, false, false)
 	case total >= c.node.cfg.MemoryHighWatermark:
-		return c.sync(ctx, []int64{c.largest()}, false, false)
+		return c.trySync(ctx, []int64{c.largest()}, false, false)
 	}
 	return nil
 }
@@ -252,4 +252,37 @@ func (c *channel) bufferDelete(req *msgpb.DeleteRequest, e wal.Entry) {
 		c.dels.tss = append(c.dels.tss, e.Message.TimeTick)
 	}
 	c.dels.bytes += int64(pks.MemorySize() + 8*pks.Len())
+}
+
+// trySync syncs for a size, memory or period trigger. A failure (object
+// storage unavailable, say) is logged and the buffers stay in memory: the
+// next trigger or the next Flush tries again, and the WAL still holds
+// everything, so nothing is lost.
+func (c *channel) trySync(ctx context.Context, ids []int64, flush, deletes bool) error {
+	if err := c.sync(ctx, ids, flush, deletes); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.node.logger.Warn("sync failed; will retry on the next trigger", "vchannel", c.vchannel, "err", err)
+	}
+	return nil
+}
+
+// syncUntilDone answers a Flush message: it retries with backoff until the
+// segments are synced (a flush must complete) or ctx ends.
+func (c *channel) syncUntilDone(ctx context.Context, ids []int64) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := c.sync(ctx, ids, true, true)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		c.node.logger.Warn("flush sync failed; retrying", "vchannel", c.vchannel, "segments", ids, "err", err, "backoff", backoff.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
 }

@@ -119,7 +119,11 @@ func (d *delegator) run(ctx context.Context) error {
 			return err
 		}
 		if err := d.handle(e); err != nil {
-			return fmt.Errorf("querynode: %s at offset %d: %w", d.vchannel, e.Position.Offset, err)
+			// A message this node cannot apply (malformed) must not stop the
+			// channel: reads would wait forever. Report it and move on.
+			d.node.logger.Error("skipping a message the query node cannot apply", "vchannel", d.vchannel,
+				"offset", e.Position.Offset, "type", e.Message.Type.String(), "err", err)
+			d.advance(e.Position.Offset+1, e.Message.TimeTick-1)
 		}
 	}
 }
