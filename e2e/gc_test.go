@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
@@ -22,6 +23,9 @@ func storedKeys(t *testing.T, dir string) []storage.ObjectKey {
 	root := filepath.Join(dir, "storage")
 	var out []storage.ObjectKey
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // garbage collection removed it while we walked
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -162,9 +162,11 @@ type SegmentInfo struct {
 	FlushTS uint64 `json:"flush_ts,omitempty"`
 	// CompactedFrom lists the segments a compaction merged into this one.
 	CompactedFrom []int64 `json:"compacted_from,omitempty"`
-	CreatedAt     int64   `json:"created_at"` // unix ms
-	LastSyncAt    int64   `json:"last_sync_at,omitempty"`
-	DroppedAt     int64   `json:"dropped_at,omitempty"`
+	// KeyRange is the clustering-key range of an L2 segment (nil = unknown).
+	KeyRange   *KeyRange `json:"key_range,omitempty"`
+	CreatedAt  int64     `json:"created_at"` // unix ms
+	LastSyncAt int64     `json:"last_sync_at,omitempty"`
+	DroppedAt  int64     `json:"dropped_at,omitempty"`
 }
 
 // ChannelCheckpoint is a vchannel's checkpoint: every message with an offset
@@ -366,7 +368,31 @@ const (
 	// CompactionMix merges flushed segments into one, physically removing
 	// deleted and expired rows.
 	CompactionMix CompactionType = 2
+	// CompactionClustering rewrites a partition's segments into L2 segments
+	// holding disjoint ranges of the clustering key, so reads can skip them.
+	CompactionClustering CompactionType = 3
 )
+
+// KeyRange is the [min, max] of a segment's clustering key. Exactly one pair
+// is meaningful, chosen by Kind ("int", "float" or "string").
+type KeyRange struct {
+	FieldID int64      `json:"field"`
+	Kind    string     `json:"kind"`
+	Ints    [2]int64   `json:"ints,omitempty"`
+	Floats  [2]float64 `json:"floats,omitempty"`
+	Strings [2]string  `json:"strings,omitempty"`
+}
+
+// Bounds returns the range as (lo, hi) of type int64, float64 or string.
+func (r *KeyRange) Bounds() (any, any) {
+	switch r.Kind {
+	case "int":
+		return r.Ints[0], r.Ints[1]
+	case "float":
+		return r.Floats[0], r.Floats[1]
+	}
+	return r.Strings[0], r.Strings[1]
+}
 
 // String implements fmt.Stringer.
 func (t CompactionType) String() string {
@@ -375,6 +401,8 @@ func (t CompactionType) String() string {
 		return "L0"
 	case CompactionMix:
 		return "Mix"
+	case CompactionClustering:
+		return "Clustering"
 	}
 	return "CompactionType(" + strconv.Itoa(int(t)) + ")"
 }
@@ -395,13 +423,17 @@ type CompactionPlan struct {
 	Deletes []SegmentInfo `json:"deletes,omitempty"`
 	// TTL drops rows inserted before this timestamp (0 = none).
 	ExpireBefore uint64 `json:"expire_before,omitempty"`
+	// ClusteringField and MaxRows shape a Clustering compaction's outputs.
+	ClusteringField int64 `json:"clustering_field,omitempty"`
+	MaxRows         int64 `json:"max_rows,omitempty"`
 }
 
 // CompactionResult is what an executor produced for a plan.
 type CompactionResult struct {
 	PlanID int64
-	// Output is the merged segment of a Mix compaction (nil when every row was removed).
-	Output *SegmentInfo
+	// Outputs are the new segments of a Mix (at most one) or Clustering
+	// compaction; empty when every row was removed.
+	Outputs []SegmentInfo
 	// Deltalogs are, for L0, the new delta logs per target segment.
 	Deltalogs map[int64][]Binlog
 }

@@ -21,6 +21,9 @@ type CompactionConfig struct {
 	MinSmallSegments int
 	// DeletedRatio triggers compacting a segment whose deleted rows reach this share.
 	DeletedRatio float64
+	// ClusteringMaxRows caps the rows of each L2 segment a clustering
+	// compaction writes (0 = derived from SegmentMaxSize and the row size).
+	ClusteringMaxRows int64
 }
 
 // DefaultCompaction returns the default compaction settings.
@@ -81,6 +84,7 @@ func deletedRows(s catalog.SegmentInfo) int64 {
 // busy vchannels (with a plan in flight) are skipped. Pure.
 func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64,
 	busy map[string]bool, now time.Time, force bool, only int64, expire func(collectionID int64) uint64,
+	clusterKey func(collectionID int64) int64,
 ) []catalog.CompactionPlan {
 	byV := map[string][]catalog.SegmentInfo{}
 	for _, s := range segs {
@@ -144,6 +148,29 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 		}
 		sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 		for _, p := range parts {
+			if ck := clusterKey(byPart[p][0].CollectionID); ck != 0 {
+				// Clustered collections compact into L2 key ranges instead of mixing.
+				l1 := 0
+				var rows, bytes int64
+				for _, s := range byPart[p] {
+					if s.Level == catalog.LevelL1 {
+						l1++
+					}
+					rows += s.NumRows
+					bytes += s.NumRows * rowSize(s)
+				}
+				if (force && l1 > 0) || l1 >= cfg.MinSmallSegments {
+					maxRows := cfg.ClusteringMaxRows
+					if maxRows <= 0 && bytes > 0 {
+						maxRows = max(rows*maxSize/bytes, 1)
+					}
+					plan := mixPlan(byPart[p], l0)
+					plan.Type, plan.ClusteringField, plan.MaxRows = catalog.CompactionClustering, ck, max(maxRows, 1)
+					out = append(out, plan)
+					break
+				}
+				continue
+			}
 			var small []catalog.SegmentInfo
 			var heavy []catalog.SegmentInfo
 			for _, s := range byPart[p] {
@@ -236,6 +263,14 @@ func (c *Coordinator) expireBefore(collectionID int64) uint64 {
 	return c.chans.ExpireBefore(collectionID)
 }
 
+// clusteringKey returns a collection's clustering-key field (0 = none).
+func (c *Coordinator) clusteringKey(collectionID int64) int64 {
+	if c.chans == nil {
+		return 0
+	}
+	return c.chans.ClusteringKey(collectionID)
+}
+
 // triggerCompaction plans compactions (force for ManualCompaction) and
 // returns the trigger ID and the number of plans.
 func (c *Coordinator) triggerCompaction(ctx context.Context, force bool, collectionID int64) (int64, int, error) {
@@ -259,7 +294,8 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	}
 	c.mu.Unlock()
 	plans := planCompactions(c.cfg.Compaction, c.cfg.SegmentMaxSize, segs,
-		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, c.now(), force, collectionID, c.expireBefore)
+		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, c.now(), force, collectionID, c.expireBefore,
+		c.clusteringKey)
 	if len(plans) == 0 && !force {
 		return 0, 0, nil
 	}
@@ -432,10 +468,13 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 			info.Deltalogs = append(append([]catalog.Binlog(nil), info.Deltalogs...), logs...)
 			infos = append(infos, info)
 		}
-	case catalog.CompactionMix:
-		if res.Output != nil {
-			out := *res.Output
-			out.State, out.Level = catalog.SegmentFlushed, catalog.LevelL1
+	case catalog.CompactionMix, catalog.CompactionClustering:
+		level := catalog.LevelL1
+		if ps.plan.Type == catalog.CompactionClustering {
+			level = catalog.LevelL2
+		}
+		for _, out := range res.Outputs {
+			out.State, out.Level = catalog.SegmentFlushed, level
 			out.CreatedAt, out.LastSyncAt = now, now
 			infos = append(infos, out)
 		}

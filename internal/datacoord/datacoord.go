@@ -48,6 +48,8 @@ type Appender interface {
 type Channels interface {
 	LiveVChannels() []string
 	ExpireBefore(collectionID int64) uint64
+	// ClusteringKey is the collection's clustering-key field ID (0 = none).
+	ClusteringKey(collectionID int64) int64
 }
 
 // Remover is the part of object storage garbage collection uses: it lists

@@ -3,6 +3,7 @@ package datanode
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/strata-db/strata/internal/catalog"
@@ -58,6 +59,8 @@ func (n *Node) compact(ctx context.Context, plan catalog.CompactionPlan) (catalo
 		return n.compactL0(ctx, coll, plan)
 	case catalog.CompactionMix:
 		return n.compactMix(ctx, coll, plan)
+	case catalog.CompactionClustering:
+		return n.compactClustering(ctx, coll, plan)
 	}
 	return catalog.CompactionResult{}, fmt.Errorf("unknown compaction type %d", plan.Type)
 }
@@ -180,13 +183,22 @@ func pkValue(c column.Column, i int) any {
 	return nil
 }
 
-// compactMix merges the input segments into one, dropping deleted rows
-// (the inputs' own delta logs and the plan's L0 deletes) and expired rows.
-func (n *Node) compactMix(ctx context.Context, coll *catalog.Collection, plan catalog.CompactionPlan) (catalog.CompactionResult, error) {
-	var res catalog.CompactionResult
+// survivors are the rows of a plan's inputs that are neither deleted nor expired.
+type survivors struct {
+	cols           map[int64]column.Column // every field incl. system fields
+	rows           int64
+	synced         int64
+	flushTS        uint64
+	inputIDs       []int64
+	pkID, maxInRow int64
+}
+
+// readSurvivors reads the inputs, dropping rows deleted by the inputs' own
+// delta logs or the plan's L0 deletes, and rows past the TTL.
+func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan catalog.CompactionPlan) (*survivors, error) {
 	pks, tss, err := n.readDeletes(ctx, append(append([]catalog.SegmentInfo(nil), plan.Inputs...), plan.Deletes...))
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	latestDelete := map[any]uint64{}
 	for i, p := range pks {
@@ -195,26 +207,21 @@ func (n *Node) compactMix(ctx context.Context, coll *catalog.Collection, plan ca
 			latestDelete[k] = max(latestDelete[k], tss[i][r])
 		}
 	}
-	out := map[int64]column.Column{}
+	sv := &survivors{cols: map[int64]column.Column{}, synced: -1, pkID: coll.PKField().GetFieldID()}
 	for _, f := range coll.Schema.GetFields() {
 		c, err := column.New(f)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
-		out[f.GetFieldID()] = c
+		sv.cols[f.GetFieldID()] = c
 	}
-	pkID := coll.PKField().GetFieldID()
-	var rows int64
-	var tsFrom, tsTo uint64
-	var synced int64 = -1
-	var flushTS uint64
 	for _, in := range plan.Inputs {
 		cols, err := n.readSegment(ctx, coll, in)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		tsCol := cols[1].(*column.Ints)
-		pkCol := cols[pkID]
+		pkCol := cols[sv.pkID]
 		for r := 0; r < tsCol.Len(); r++ {
 			ts := uint64(tsCol.Data[r])
 			if d, ok := latestDelete[pkValue(pkCol, r)]; ok && d > ts {
@@ -223,47 +230,149 @@ func (n *Node) compactMix(ctx context.Context, coll *catalog.Collection, plan ca
 			if plan.ExpireBefore != 0 && ts < plan.ExpireBefore {
 				continue
 			}
-			for id, dst := range out {
+			for id, dst := range sv.cols {
 				dst.AppendFrom(cols[id], r)
 			}
-			if rows == 0 || ts < tsFrom {
-				tsFrom = ts
-			}
-			tsTo = max(tsTo, ts)
-			rows++
+			sv.rows++
 		}
-		synced = max(synced, in.SyncedOffset)
-		flushTS = max(flushTS, in.FlushTS)
+		sv.synced = max(sv.synced, in.SyncedOffset)
+		sv.flushTS = max(sv.flushTS, in.FlushTS)
+		sv.inputIDs = append(sv.inputIDs, in.ID)
+		sv.maxInRow = max(sv.maxInRow, in.MaxRows)
 	}
-	if rows == 0 {
-		return res, nil // every row was deleted or expired: the inputs are simply dropped
+	return sv, nil
+}
+
+// writeOutput writes rows as a new flushed segment (binlogs, stats, merged stats).
+func (n *Node) writeOutput(ctx context.Context, coll *catalog.Collection, plan catalog.CompactionPlan, sv *survivors,
+	cols map[int64]column.Column,
+) (catalog.SegmentInfo, error) {
+	tsCol := cols[1].(*column.Ints)
+	rows := int64(tsCol.Len())
+	tsFrom, tsTo := uint64(tsCol.Data[0]), uint64(tsCol.Data[0])
+	for _, t := range tsCol.Data {
+		tsFrom, tsTo = min(tsFrom, uint64(t)), max(tsTo, uint64(t))
 	}
 	segID, err := n.ids.Allocate(ctx, 1)
 	if err != nil {
-		return res, err
+		return catalog.SegmentInfo{}, err
 	}
-	files, err := n.writeSegment(ctx, coll, plan.PartitionID, int64(segID), out, rows, tsFrom, tsTo)
+	files, err := n.writeSegment(ctx, coll, plan.PartitionID, int64(segID), cols, rows, tsFrom, tsTo)
 	if err != nil {
-		return res, err
+		return catalog.SegmentInfo{}, err
 	}
 	data, err := storage.MarshalCompoundStats([]*storage.PKStats{files.stats})
 	if err != nil {
-		return res, err
+		return catalog.SegmentInfo{}, err
 	}
-	key := storage.CompoundStatsLogKey(n.cfg.RootPath, coll.ID, plan.PartitionID, int64(segID), pkID)
+	key := storage.CompoundStatsLogKey(n.cfg.RootPath, coll.ID, plan.PartitionID, int64(segID), sv.pkID)
 	if err := n.objects.Put(ctx, key, data); err != nil {
+		return catalog.SegmentInfo{}, err
+	}
+	files.statslogs[sv.pkID] = append(files.statslogs[sv.pkID], catalog.Binlog{LogID: storage.CompoundStatsLogID, Size: int64(len(data))})
+	return catalog.SegmentInfo{ID: int64(segID), CollectionID: coll.ID, PartitionID: plan.PartitionID,
+		VChannel: plan.VChannel, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: rows,
+		MaxRows: sv.maxInRow, Binlogs: files.binlogs, Statslogs: files.statslogs,
+		SyncedOffset: sv.synced, FlushTS: sv.flushTS, CompactedFrom: sv.inputIDs}, nil
+}
+
+// compactMix merges the input segments into one, dropping deleted rows
+// (the inputs' own delta logs and the plan's L0 deletes) and expired rows.
+func (n *Node) compactMix(ctx context.Context, coll *catalog.Collection, plan catalog.CompactionPlan) (catalog.CompactionResult, error) {
+	var res catalog.CompactionResult
+	sv, err := n.readSurvivors(ctx, coll, plan)
+	if err != nil || sv.rows == 0 {
+		return res, err // no rows left: the inputs are simply dropped
+	}
+	out, err := n.writeOutput(ctx, coll, plan, sv, sv.cols)
+	if err != nil {
 		return res, err
 	}
-	files.statslogs[pkID] = append(files.statslogs[pkID], catalog.Binlog{LogID: storage.CompoundStatsLogID, Size: int64(len(data))})
-	ids := make([]int64, len(plan.Inputs))
-	for i, in := range plan.Inputs {
-		ids[i] = in.ID
-	}
-	res.Output = &catalog.SegmentInfo{ID: int64(segID), CollectionID: coll.ID, PartitionID: plan.PartitionID,
-		VChannel: plan.VChannel, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: rows,
-		MaxRows: plan.Inputs[0].MaxRows, Binlogs: files.binlogs, Statslogs: files.statslogs,
-		SyncedOffset: synced, FlushTS: flushTS, CompactedFrom: ids}
+	res.Outputs = []catalog.SegmentInfo{out}
 	return res, nil
+}
+
+// compactClustering sorts the surviving rows by the clustering key and
+// writes them as L2 segments of at most plan.MaxRows rows, each recording
+// its key range (rows with a null key go to a last segment without one).
+func (n *Node) compactClustering(ctx context.Context, coll *catalog.Collection, plan catalog.CompactionPlan) (catalog.CompactionResult, error) {
+	var res catalog.CompactionResult
+	sv, err := n.readSurvivors(ctx, coll, plan)
+	if err != nil || sv.rows == 0 {
+		return res, err
+	}
+	key := sv.cols[plan.ClusteringField]
+	if key == nil {
+		return res, fmt.Errorf("clustering field %d not in collection %d", plan.ClusteringField, coll.ID)
+	}
+	var order, nulls []int
+	for i := 0; i < int(sv.rows); i++ {
+		if key.IsNull(i) {
+			nulls = append(nulls, i)
+		} else {
+			order = append(order, i)
+		}
+	}
+	less, kind := keyLess(key)
+	if less == nil {
+		return res, fmt.Errorf("clustering on a %s field is not supported", key.Type())
+	}
+	sort.SliceStable(order, func(a, b int) bool { return less(order[a], order[b]) })
+	maxRows := int(max(plan.MaxRows, 1))
+	var chunks [][]int
+	for i := 0; i < len(order); {
+		j := min(i+maxRows, len(order))
+		// Keep equal keys together so ranges do not overlap.
+		for j < len(order) && !less(order[j-1], order[j]) {
+			j++
+		}
+		chunks = append(chunks, order[i:j])
+		i = j
+	}
+	if len(nulls) > 0 {
+		chunks = append(chunks, nulls)
+	}
+	for ci, rows := range chunks {
+		cols := map[int64]column.Column{}
+		for id, c := range sv.cols {
+			cols[id] = c.Take(rows)
+		}
+		out, err := n.writeOutput(ctx, coll, plan, sv, cols)
+		if err != nil {
+			return res, err
+		}
+		if !(len(nulls) > 0 && ci == len(chunks)-1) {
+			out.KeyRange = keyRange(plan.ClusteringField, kind, key, rows[0], rows[len(rows)-1])
+		}
+		res.Outputs = append(res.Outputs, out)
+	}
+	return res, nil
+}
+
+// keyLess orders rows of a clustering-key column.
+func keyLess(c column.Column) (func(i, j int) bool, string) {
+	switch c := c.(type) {
+	case *column.Ints:
+		return func(i, j int) bool { return c.Data[i] < c.Data[j] }, "int"
+	case *column.Floats:
+		return func(i, j int) bool { return c.Data[i] < c.Data[j] }, "float"
+	case *column.Strings:
+		return func(i, j int) bool { return c.Data[i] < c.Data[j] }, "string"
+	}
+	return nil, ""
+}
+
+func keyRange(field int64, kind string, c column.Column, lo, hi int) *catalog.KeyRange {
+	r := &catalog.KeyRange{FieldID: field, Kind: kind}
+	switch c := c.(type) {
+	case *column.Ints:
+		r.Ints = [2]int64{c.Data[lo], c.Data[hi]}
+	case *column.Floats:
+		r.Floats = [2]float64{c.Data[lo], c.Data[hi]}
+	case *column.Strings:
+		r.Strings = [2]string{c.Data[lo], c.Data[hi]}
+	}
+	return r
 }
 
 // readSegment reads every field of a flushed segment (system fields included).

@@ -428,21 +428,38 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		}
 	}
 	d.mu.RUnlock()
+	// The outputs of one compaction (same inputs) switch in together.
+	groups := map[string][]catalog.SegmentInfo{}
+	var keys []string
 	for _, o := range outputs {
-		seg, err := d.loadSealed(ctx, o)
-		if err != nil {
-			return err
+		k := fmt.Sprint(o.CompactedFrom)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
 		}
-		if err := d.attachIndexes(ctx, seg); err != nil {
-			d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", o.ID, "err", err)
+		groups[k] = append(groups[k], o)
+	}
+	for _, k := range keys {
+		group := groups[k]
+		segs := make([]*segment.Segment, len(group))
+		for i, o := range group {
+			seg, err := d.loadSealed(ctx, o)
+			if err != nil {
+				return err
+			}
+			if err := d.attachIndexes(ctx, seg); err != nil {
+				d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", o.ID, "err", err)
+			}
+			segs[i] = seg
 		}
 		d.mu.Lock()
-		for _, db := range d.deletes {
-			seg.Delete(db.pks, db.tss)
+		for i, o := range group {
+			for _, db := range d.deletes {
+				segs[i].Delete(db.pks, db.tss)
+			}
+			d.sealed[o.ID] = segs[i]
+			d.flushed[o.ID] = true
 		}
-		d.sealed[o.ID] = seg
-		d.flushed[o.ID] = true
-		for _, in := range o.CompactedFrom {
+		for _, in := range group[0].CompactedFrom {
 			delete(d.sealed, in)
 			delete(d.growing, in)
 		}

@@ -12,8 +12,12 @@ import (
 
 // loadSealed builds a sealed segment from its insert binlogs.
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
-	seg, err := segment.New(segment.Info{ID: info.ID, CollectionID: info.CollectionID,
-		PartitionID: info.PartitionID, VChannel: info.VChannel}, d.info.Schema)
+	si := segment.Info{ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel}
+	if r := info.KeyRange; r != nil {
+		si.ClusterField = r.FieldID
+		si.ClusterLo, si.ClusterHi = r.Bounds()
+	}
+	seg, err := segment.New(si, d.info.Schema)
 	if err != nil {
 		return nil, err
 	}

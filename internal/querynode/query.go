@@ -36,7 +36,7 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 	if err != nil {
 		return nil, err
 	}
-	segs := selectSegments(c, &req.Read, loaded)
+	segs := selectSegments(c, &req.Read, loaded, e)
 	expire := n.colls.ExpireBefore(req.CollectionID)
 	if req.CountOnly {
 		// count(*) counts visible matching rows segment by segment, as Milvus

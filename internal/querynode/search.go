@@ -127,8 +127,9 @@ func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 	return e, nil
 }
 
-// selectSegments returns the segments of every delegator in the read's partitions.
-func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool) []*segment.Segment {
+// selectSegments returns the segments of every delegator in the read's
+// partitions, skipping L2 segments whose clustering-key range the filter excludes.
+func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.Expr) []*segment.Segment {
 	var req map[int64]bool
 	if len(r.PartitionIDs) > 0 {
 		req = map[int64]bool{}
@@ -139,9 +140,13 @@ func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool) []*segme
 	var out []*segment.Segment
 	for _, d := range c.delegators {
 		for _, s := range d.snapshot() {
-			if partitionSelected(s.PartitionID, req, loaded) {
-				out = append(out, s)
+			if !partitionSelected(s.PartitionID, req, loaded) {
+				continue
 			}
+			if e != nil && s.ClusterLo != nil && !e.MayMatchRange(s.ClusterField, s.ClusterLo, s.ClusterHi) {
+				continue // pruned by the clustering-key range
+			}
+			out = append(out, s)
 		}
 	}
 	return out
@@ -161,7 +166,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	if err != nil {
 		return nil, err
 	}
-	segs := selectSegments(c, &req.Read, loaded)
+	segs := selectSegments(c, &req.Read, loaded, e)
 	expire := n.colls.ExpireBefore(req.CollectionID)
 	better := func(a, b float32) bool { return a < b }
 	if plan.HigherIsBetter(req.Metric) {

@@ -477,3 +477,17 @@ func (c *Core) AlterProperties(ctx context.Context, db, coll string, set map[str
 	})
 	return err
 }
+
+// ClusteringKey returns the field ID of a collection's clustering key, or 0.
+func (c *Core) ClusteringKey(collectionID int64) int64 {
+	col, err := c.CollectionByID(collectionID)
+	if err != nil {
+		return 0
+	}
+	for _, f := range col.Schema.GetFields() {
+		if f.GetIsClusteringKey() {
+			return f.GetFieldID()
+		}
+	}
+	return 0
+}

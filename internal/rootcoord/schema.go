@@ -111,6 +111,22 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 	if pks == 0 {
 		return nil, errcode.Invalid("schema of collection %q has no primary key field", in.GetName())
 	}
+	clustering := 0
+	for _, f := range out.Fields {
+		if !f.GetIsClusteringKey() {
+			continue
+		}
+		clustering++
+		switch f.GetDataType() {
+		case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64,
+			schemapb.DataType_Float, schemapb.DataType_Double, schemapb.DataType_VarChar:
+		default:
+			return nil, errcode.Invalid("field %q: a clustering key must be an integer, float or VarChar field", f.GetName())
+		}
+	}
+	if clustering > 1 {
+		return nil, errcode.Invalid("schema of collection %q has %d clustering key fields, only one is allowed", in.GetName(), clustering)
+	}
 	if pks > 1 {
 		return nil, errcode.Invalid("schema of collection %q has %d primary key fields, only one is allowed", in.GetName(), pks)
 	}

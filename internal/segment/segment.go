@@ -28,6 +28,11 @@ type Info struct {
 	CollectionID int64
 	PartitionID  int64
 	VChannel     string
+	// ClusterField, ClusterLo and ClusterHi give the clustering-key range of
+	// an L2 segment (ClusterLo nil = unknown): reads whose filter excludes
+	// the range skip the segment.
+	ClusterField         int64
+	ClusterLo, ClusterHi any
 }
 
 // Segment is a set of rows of one collection partition.
