@@ -109,6 +109,9 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 }
 
 // Addr is the API address: gRPC and REST v2 share it.
+// Ready reports whether the server is serving (what /healthz answers).
+func (s *Server) Ready() bool { return s.ready.Load() }
+
 func (s *Server) Addr() string { return s.grpcLis.Addr().String() }
 
 // MetricsAddr is the metrics/health address ("" when disabled).

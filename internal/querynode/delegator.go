@@ -9,6 +9,7 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/msgpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/catalog"
@@ -59,6 +60,7 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 		return nil, err
 	}
 	d.end = end
+	var flushed []catalog.SegmentInfo
 	for _, s := range rec.Segments {
 		switch {
 		case s.Level == catalog.LevelL0:
@@ -66,18 +68,35 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 				return nil, err
 			}
 		case s.State == catalog.SegmentFlushed:
-			seg, err := d.loadSealed(ctx, s)
-			if err != nil {
-				return nil, err
-			}
-			if err := d.attachIndexes(ctx, seg); err != nil {
-				n.logger.Warn("attach index failed; searching the segment exactly", "segment", s.ID, "err", err)
-			}
-			d.sealed[s.ID] = seg
-			d.flushed[s.ID] = true
+			flushed = append(flushed, s)
 		case s.State == catalog.SegmentSealed:
 			d.pending[s.ID] = true
 		}
+	}
+	// Flushed segments load in parallel (a few at a time: each one also
+	// loads its fields in parallel).
+	segs := make([]*segment.Segment, len(flushed))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i, s := range flushed {
+		g.Go(func() error {
+			seg, err := d.loadSealed(gctx, s)
+			if err != nil {
+				return err
+			}
+			if err := d.attachIndexes(gctx, seg); err != nil {
+				n.logger.Warn("attach index failed; searching the segment exactly", "segment", s.ID, "err", err)
+			}
+			segs[i] = seg
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, s := range flushed {
+		d.sealed[s.ID] = segs[i]
+		d.flushed[s.ID] = true
 	}
 	for _, seg := range d.sealed {
 		for _, db := range d.deletes {

@@ -3,6 +3,10 @@ package querynode
 import (
 	"context"
 	"fmt"
+	"runtime"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
@@ -24,34 +28,29 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	if info.NumRows == 0 {
 		return seg, nil
 	}
-	cols := map[int64]column.Column{}
+	// Fields load in parallel; each one's binlogs are concatenated in order.
+	var fields []*schemapb.FieldSchema
 	for _, f := range d.info.Schema.GetFields() {
-		id := f.GetFieldID()
-		if id < 100 && id != 1 {
-			continue
+		if id := f.GetFieldID(); id >= 100 || id == 1 {
+			fields = append(fields, f)
 		}
-		var acc column.Column
-		for _, l := range info.Binlogs[id] {
-			key := storage.InsertLogKey(d.node.cfg.RootPath, info.CollectionID, info.PartitionID, info.ID, id, l.LogID)
-			data, err := d.node.objects.Get(ctx, key)
-			if err != nil {
-				return nil, fmt.Errorf("load segment %d field %d: %w", info.ID, id, err)
-			}
-			bl, err := storage.DecodeBinlog(data, storage.WithElementType(f.GetElementType()))
-			if err != nil {
-				return nil, fmt.Errorf("decode %s: %w", key, err)
-			}
-			c := bl.Column()
-			if acc == nil {
-				acc = c
-				continue
-			}
-			column.AppendAll(acc, c)
-		}
-		if acc == nil {
-			return nil, fmt.Errorf("load segment %d: field %d has no binlogs", info.ID, id)
-		}
-		cols[id] = acc
+	}
+	loaded := make([]column.Column, len(fields))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, f := range fields {
+		g.Go(func() error {
+			c, err := d.loadField(gctx, info, f)
+			loaded[i] = c
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	cols := map[int64]column.Column{}
+	for i, f := range fields {
+		cols[f.GetFieldID()] = loaded[i]
 	}
 	tsCol, ok := cols[1].(*column.Ints)
 	if !ok {
@@ -62,7 +61,7 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	for i, v := range tsCol.Data {
 		tss[i] = uint64(v)
 	}
-	if err := seg.Append(cols, tss); err != nil {
+	if err := seg.Load(cols, tss); err != nil {
 		return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
 	}
 	// Deletes that L0 compaction moved into the segment's own delta logs.
@@ -74,6 +73,33 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 		seg.Delete(pks, dts)
 	}
 	return seg, nil
+}
+
+// loadField reads and concatenates one field's insert binlogs.
+func (d *delegator) loadField(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (column.Column, error) {
+	id := f.GetFieldID()
+	var acc column.Column
+	for _, l := range info.Binlogs[id] {
+		key := storage.InsertLogKey(d.node.cfg.RootPath, info.CollectionID, info.PartitionID, info.ID, id, l.LogID)
+		data, err := d.node.objects.Get(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("load segment %d field %d: %w", info.ID, id, err)
+		}
+		bl, err := storage.DecodeBinlog(data, storage.WithElementType(f.GetElementType()))
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", key, err)
+		}
+		c := bl.Column()
+		if acc == nil {
+			acc = c
+			continue
+		}
+		column.AppendAll(acc, c)
+	}
+	if acc == nil {
+		return nil, fmt.Errorf("load segment %d: field %d has no binlogs", info.ID, id)
+	}
+	return acc, nil
 }
 
 // readDeltaLog reads one delta log of a segment.

@@ -135,6 +135,51 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 	return nil
 }
 
+// Load fills an empty segment with rows, taking ownership of the columns
+// (no copy): the caller must not use them afterwards. Sealed segments are
+// built this way from their binlogs.
+func (s *Segment) Load(cols map[int64]column.Column, tss []uint64) error {
+	s.mu.Lock()
+	empty := len(s.tss) == 0
+	s.mu.Unlock()
+	if !empty {
+		return s.Append(cols, tss)
+	}
+	n := len(tss)
+	for id, dst := range s.cols {
+		c, ok := cols[id]
+		if !ok {
+			return fmt.Errorf("segment %d: field %d missing in load", s.ID, id)
+		}
+		if c.Len() != n {
+			return fmt.Errorf("segment %d: field %d has %d rows, want %d", s.ID, id, c.Len(), n)
+		}
+		if fmt.Sprintf("%T", c) != fmt.Sprintf("%T", dst) {
+			return fmt.Errorf("segment %d: field %d is a %T, want %T", s.ID, id, c, dst)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.cols {
+		s.cols[id] = cols[id]
+	}
+	s.tss = tss
+	s.delTs = make([]uint64, n)
+	switch pk := s.cols[s.pkField].(type) {
+	case *column.Ints:
+		s.intIdx = make(map[int64][]int32, n)
+		for i, v := range pk.Data {
+			s.intIdx[v] = append(s.intIdx[v], int32(i))
+		}
+	case *column.Strings:
+		s.strIdx = make(map[string][]int32, n)
+		for i, v := range pk.Data {
+			s.strIdx[v] = append(s.strIdx[v], int32(i))
+		}
+	}
+	return nil
+}
+
 // Delete applies deletes of the given keys (a column.Ints or column.Strings)
 // at timestamps tss and returns how many rows gained an earlier delete mark.
 func (s *Segment) Delete(pks column.Column, tss []uint64) int {
