@@ -50,8 +50,14 @@ type channel struct {
 	synced  map[int64]int64 // segment → offset through which rows are synced
 	flushed map[int64]bool
 
-	lastOffset   int64
-	lastTS       uint64
+	lastOffset int64
+	lastTS     uint64
+	// midRecord is set while more messages of the record at lastOffset
+	// follow. A sync then would record lastOffset as synced (and the
+	// checkpoint past it) and lose the rest of the record, such as the
+	// insert of an upsert whose delete was just handled; syncs wait for the
+	// record's last message. (Flush records hold one Flush per vchannel.)
+	midRecord    bool
 	lastSave     time.Time
 	lastPeriodic time.Time
 }
@@ -62,11 +68,15 @@ func (c *channel) tick(ctx context.Context, e wal.Entry) error {
 		return nil
 	}
 	c.lastOffset, c.lastTS = e.Position.Offset, e.Message.TimeTick
+	c.midRecord = e.More
 	return c.maintain(ctx)
 }
 
 // maintain runs the periodic sync and saves an idle channel's checkpoint.
 func (c *channel) maintain(ctx context.Context) error {
+	if c.midRecord {
+		return nil
+	}
 	now := time.Now()
 	cfg := c.node.cfg
 	if now.Sub(c.lastPeriodic) >= cfg.SyncPeriod/4 {
@@ -95,6 +105,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		return nil // already persisted
 	}
 	c.lastOffset, c.lastTS = off, m.TimeTick
+	c.midRecord = e.More
 	switch m.Type {
 	case wal.TypeInsert:
 		if err := c.insert(ctx, e); err != nil {
@@ -109,7 +120,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 			return fmt.Errorf("decode delete: %w", err)
 		}
 		c.bufferDelete(req, e)
-		if c.dels != nil && c.dels.bytes >= c.node.cfg.SegmentBufferSize {
+		if c.dels != nil && !c.midRecord && c.dels.bytes >= c.node.cfg.SegmentBufferSize {
 			return c.trySync(ctx, nil, false, true)
 		}
 	case wal.TypeFlush:
@@ -214,6 +225,8 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 	b.lastOff = e.Position.Offset
 	total := c.node.addBuffered(added)
 	switch {
+	case c.midRecord:
+		return nil // synced at the record's end or later
 	case b.bytes >= c.node.cfg.SegmentBufferSize:
 		return c.trySync(ctx, []int64{seg}, false, false)
 	case total >= c.node.cfg.MemoryHighWatermark:

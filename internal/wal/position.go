@@ -57,6 +57,9 @@ type Entry struct {
 	Position Position
 	// Message is the decoded message; its Payload aliases the record.
 	Message Message
+	// More is set when more messages of the same record follow (at the same
+	// offset): the offset is not fully consumed until the last of them.
+	More bool
 }
 
 // Scanner reads decoded messages from one pchannel of a Log.
@@ -96,7 +99,8 @@ func (s *Scanner) Next(ctx context.Context) (Entry, error) {
 	}
 	m := s.pending[0]
 	s.pending = s.pending[1:]
-	return Entry{Position: Position{PChannel: s.pchannel, Offset: s.offset, TimeTick: m.TimeTick}, Message: m}, nil
+	return Entry{Position: Position{PChannel: s.pchannel, Offset: s.offset, TimeTick: m.TimeTick}, Message: m,
+		More: len(s.pending) > 0}, nil
 }
 
 // Close releases the Scanner; it is idempotent.

@@ -98,3 +98,29 @@ func TestScannerBadMessage(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2), e.Position.Offset)
 }
+
+func TestScannerMarksMultiMessageRecords(t *testing.T) {
+	l := openLog(t)
+	rec := wal.EncodeRecord([]wal.Message{
+		{Type: wal.TypeDelete, VChannel: "p_1v0", TimeTick: 7},
+		{Type: wal.TypeInsert, VChannel: "p_1v0", TimeTick: 7},
+	})
+	single := (&wal.Message{Type: wal.TypeInsert, VChannel: "p_1v0", TimeTick: 8}).Encode()
+	res := <-l.AppendAsync("p", [][]byte{rec, single})
+	require.NoError(t, res.Err)
+	ctx := context.Background()
+	s, err := wal.OpenScanner(ctx, l, "p", 0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	for _, want := range []struct {
+		off  int64
+		typ  wal.MessageType
+		more bool
+	}{{0, wal.TypeDelete, true}, {0, wal.TypeInsert, false}, {1, wal.TypeInsert, false}} {
+		e, err := s.Next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want.off, e.Position.Offset)
+		require.Equal(t, want.typ, e.Message.Type)
+		require.Equal(t, want.more, e.More, "offset %d %v", want.off, want.typ)
+	}
+}
