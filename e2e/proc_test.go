@@ -107,16 +107,18 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startProc starts the binary over dataDir and waits until /healthz answers ok.
+// startProc starts the binary over dataDir and waits until /healthz answers ok;
+// extra arguments (such as --config FILE) follow the standard ones.
 // Ports are picked free; a start that loses a port race is retried.
-func startProc(t *testing.T, bin, dataDir string) *proc {
+func startProc(t *testing.T, bin, dataDir string, extra ...string) *proc {
 	t.Helper()
 	var last string
 	for attempt := 0; attempt < 3; attempt++ {
 		p := &proc{stderr: &lockedBuffer{}, done: make(chan struct{})}
 		p.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		p.metrics = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-		p.cmd = exec.Command(bin, "standalone", "--addr", p.addr, "--metrics-addr", p.metrics, "--data-dir", dataDir, "--log-level", "warn")
+		args := []string{"standalone", "--addr", p.addr, "--metrics-addr", p.metrics, "--data-dir", dataDir, "--log-level", "warn"}
+		p.cmd = exec.Command(bin, append(args, extra...)...)
 		p.cmd.Stdout = p.stderr
 		p.cmd.Stderr = p.stderr
 		require.NoError(t, p.cmd.Start())

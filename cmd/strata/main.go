@@ -59,8 +59,14 @@ func standalone(args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address of the Milvus API (gRPC and REST v2)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics and /healthz (empty disables)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	configFile := fs.String("config", "", "JSON file of tuning settings (see README, \"Configuration file\")")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *configFile != "" {
+		if err := loadConfigFile(*configFile, &cfg); err != nil {
+			return err
+		}
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

@@ -96,6 +96,10 @@ type segment struct {
 	assigned  int64 // rows assigned (≥ info.NumRows until synced)
 	lastWrite time.Time
 	sealing   bool // a Flush message was appended; no more assignments
+	// full marks a segment that turned a request away for lack of room
+	// (one that would fit an empty segment): it is sealed by size, since
+	// assigned rows may stop short of MaxRows forever.
+	full bool
 	// recovered marks a segment that was growing when the coordinator
 	// started: a Flush message for it may be in the WAL though the meta store
 	// missed the seal (a crash in between), and the data node drops rows that
@@ -216,6 +220,9 @@ func (c *Coordinator) AssignSegment(ctx context.Context, collectionID, partition
 			continue
 		}
 		if s.assigned+req.Rows > i.MaxRows && s.assigned > 0 {
+			if req.Rows <= i.MaxRows {
+				s.full = true
+			}
 			continue
 		}
 		if best == nil || s.info.ID < best.info.ID {
@@ -614,7 +621,7 @@ func (c *Coordinator) sealByPolicy(ctx context.Context) error {
 			continue
 		}
 		stats = append(stats, growingStat{ID: s.info.ID, Rows: s.assigned, MaxRows: s.info.MaxRows, RowSize: s.rowSize,
-			CreatedAt: time.UnixMilli(s.info.CreatedAt), LastWrite: s.lastWrite})
+			Full: s.full, CreatedAt: time.UnixMilli(s.info.CreatedAt), LastWrite: s.lastWrite})
 		vch[s.info.ID] = s.info.VChannel
 	}
 	c.mu.Unlock()

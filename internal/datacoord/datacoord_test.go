@@ -40,6 +40,7 @@ func TestSealPolicy(t *testing.T) {
 		{"nothing to seal", []growingStat{fresh(1, 10, 1), fresh(2, 99, 1)}, t0.Add(time.Second), nil},
 		{"size: full", []growingStat{fresh(1, 100, 1), fresh(2, 99, 1)}, t0, []int64{1}},
 		{"size: over full", []growingStat{fresh(1, 150, 1)}, t0, []int64{1}},
+		{"size: turned rows away", []growingStat{{ID: 1, Rows: 97, MaxRows: 100, RowSize: 1, Full: true, CreatedAt: t0, LastWrite: t0}}, t0, []int64{1}},
 		{"idle", []growingStat{fresh(1, 1, 1), {ID: 2, Rows: 1, MaxRows: 100, RowSize: 1, CreatedAt: t0, LastWrite: t0.Add(30 * time.Second)}},
 			t0.Add(time.Minute), []int64{1}},
 		{"idle but empty", []growingStat{fresh(1, 0, 1)}, t0.Add(2 * time.Hour), nil},
@@ -446,6 +447,40 @@ func TestSealByPolicy(t *testing.T) {
 	// Nothing more to seal: no more messages.
 	require.NoError(t, c.sealByPolicy(ctx))
 	require.Len(t, e.messages(t, pch0), 1)
+}
+
+// TestSealWhenFull: batches that do not divide MaxRows leave a segment
+// short of it; once it turns a batch away it is sealed by size, not after
+// MaxIdle. A batch too large for any segment does not mark it full.
+func TestSealWhenFull(t *testing.T) {
+	e := newEnv(t) // MaxRows 10 at 10 bytes a row
+	c := e.coord(t)
+	ctx := context.Background()
+	assign := func(vch string, rows int64) int64 {
+		t.Helper()
+		id, err := c.AssignSegment(ctx, 100, 1, vch, rows, 10)
+		require.NoError(t, err)
+		return id
+	}
+	first := assign(vch0, 4)
+	require.Equal(t, first, assign(vch0, 4))
+	require.NoError(t, c.sealByPolicy(ctx))
+	info, _ := c.Segment(first)
+	require.Equal(t, catalog.SegmentGrowing, info.State, "8 of 10 rows, room left")
+	second := assign(vch0, 4) // 8+4 > 10: a new segment
+	require.NotEqual(t, first, second)
+
+	small := assign(vch1, 1)
+	huge := assign(vch1, 50) // larger than any segment: its own
+	require.NotEqual(t, small, huge)
+
+	require.NoError(t, c.sealByPolicy(ctx))
+	for id, want := range map[int64]catalog.SegmentState{first: catalog.SegmentSealed, second: catalog.SegmentGrowing,
+		small: catalog.SegmentGrowing, huge: catalog.SegmentSealed} {
+		info, _ := c.Segment(id)
+		require.Equal(t, want, info.State, "segment %d", id)
+	}
+	require.Equal(t, small, assign(vch1, 1), "a segment that only a too-large batch passed by still takes rows")
 }
 
 // TestMemoryPressureAfterRestart checks that a restarted coordinator

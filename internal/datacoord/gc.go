@@ -37,7 +37,9 @@ import (
 //     them, so a file younger than the retention may still be claimed; and
 //     since listing precedes reading the records, a commit that lands during
 //     the pass is seen. A key that does not parse as one of the storage key
-//     shapes is never deleted; it is logged and counted.
+//     shapes is never deleted; it is logged and counted. Temporary files of
+//     writes cut short by a crash (objstore/local's hidden ".tmp-" files,
+//     see TempRemover) are deleted past OrphanRetention too.
 //
 // Index files of deleted build tasks are collected by collectIndexGarbage.
 // Channel checkpoints of dropped collections are deleted by DropCollection,
@@ -45,6 +47,14 @@ import (
 
 // Every object store (objstore/local, objstore/s3) can serve as the Remover.
 var _ Remover = objstore.Store(nil)
+
+// TempRemover is implemented by object stores whose Put leaves a hidden
+// temporary file behind when the process dies mid-write (objstore/local);
+// List never shows such files, so garbage collection asks the store to
+// delete those older than the orphan retention.
+type TempRemover interface {
+	RemoveStaleTemp(ctx context.Context, prefix string, cutoff time.Time) ([]objstore.ObjectInfo, error)
+}
 
 // GCStats counts what garbage collection has done since the coordinator
 // started. File counts include deletions retried after a failed pass (a
@@ -317,6 +327,21 @@ func (c *Coordinator) collectOrphans(ctx context.Context, now time.Time, p *gcPa
 		p.files++
 		p.orphans++
 		p.bytes += o.Size
+	}
+	// Temporary files of writes a crash cut short: half-written outputs.
+	if tr, ok := c.files.(TempRemover); ok && ctx.Err() == nil {
+		for _, kind := range storage.KeyKinds {
+			removed, err := tr.RemoveStaleTemp(ctx, storage.KindPrefix(root, kind), cutoff)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("datacoord: gc temporary files: %w", err))
+			}
+			for _, o := range removed {
+				c.logger.Debug("gc: deleted temporary file", "key", o.Key, "size", o.Size, "modified", o.ModTime)
+				p.files++
+				p.orphans++
+				p.bytes += o.Size
+			}
+		}
 	}
 	c.gc.mu.Lock()
 	before := c.gc.stats.Unparsed

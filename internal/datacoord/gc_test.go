@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -269,6 +270,47 @@ func TestGCOrphans(t *testing.T) {
 	e.gc()
 	require.ElementsMatch(t, want, e.keys())
 	require.Equal(t, st.FilesDeleted, e.c.GCStats().FilesDeleted)
+}
+
+var _ TempRemover = (*local.Store)(nil)
+
+// TestGCTemporaryFiles: a process killed in the middle of a Put leaves the
+// local store's hidden temporary file; GC deletes it once it is older than
+// the orphan retention, as any other orphan.
+func TestGCTemporaryFiles(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, part = 1, 2
+	vch := "by-dev-rootcoord-dml_0_1v0"
+	referenced := e.sync(coll, part, 10, vch, true)
+	leftover := func(key string) string {
+		p := filepath.Join(e.objs.Root(), filepath.FromSlash(key))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("half written"), 0o600))
+		mtime := e.now // the coordinator's clock
+		require.NoError(t, os.Chtimes(p, mtime, mtime))
+		return p
+	}
+	temps := []string{
+		leftover("files/insert_log/1/2/77/101/.tmp-5-123"), // output of a compaction never committed
+		leftover("files/stats_log/1/2/10/100/.tmp-1-456"),  // compound stats of a committed segment
+		leftover("files/delta_log/1/2/10/.tmp-9-789"),      // an L0 compaction's delta log
+	}
+	outside := leftover("elsewhere/.tmp-x-1")
+
+	e.gc()
+	for _, p := range temps {
+		require.FileExists(t, p, "a young temporary file may be a write in progress")
+	}
+	e.advance(e.cfg.OrphanRetention + time.Minute)
+	e.gc()
+	for _, p := range temps {
+		require.NoFileExists(t, p)
+	}
+	require.FileExists(t, outside, "only below the storage root")
+	require.ElementsMatch(t, referenced, e.keys())
+	st := e.c.GCStats()
+	require.Equal(t, int64(len(temps)), st.OrphansDeleted)
+	require.Equal(t, int64(len(temps))*int64(len("half written")), st.BytesDeleted)
 }
 
 // TestGCUncommittedSync simulates data nodes that crash between writing a

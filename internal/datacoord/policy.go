@@ -90,6 +90,7 @@ type growingStat struct {
 	Rows      int64
 	MaxRows   int64
 	RowSize   int64
+	Full      bool // turned rows away for lack of room
 	CreatedAt time.Time
 	LastWrite time.Time
 }
@@ -102,7 +103,7 @@ func sealPolicy(cfg Config, segs []growingStat, now time.Time) []int64 {
 	var total int64
 	for _, s := range segs {
 		switch {
-		case s.Rows >= s.MaxRows && s.Rows > 0:
+		case (s.Rows >= s.MaxRows || s.Full) && s.Rows > 0:
 			sealed[s.ID] = true
 		case s.Rows > 0 && now.Sub(s.LastWrite) >= cfg.MaxIdle:
 			sealed[s.ID] = true

@@ -11,7 +11,8 @@
 // fsynced into their parents. Key segments that start with ".tmp-" are
 // reserved for these files and rejected with objstore.ErrInvalidKey; List
 // never returns temporary files, so a crash mid-Put leaves at most an
-// invisible temporary file behind.
+// invisible temporary file behind; RemoveStaleTemp (called by garbage
+// collection) deletes those older than a cutoff.
 //
 // Delete removes the file and then every parent directory that became empty,
 // up to but not including root.

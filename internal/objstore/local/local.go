@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/strata-db/strata/internal/objstore"
 )
@@ -235,6 +236,66 @@ func (s *Store) List(ctx context.Context, prefix string) ([]objstore.ObjectInfo,
 		return nil, fmt.Errorf("objstore/local: list %q: %w", prefix, err)
 	}
 	slices.SortFunc(out, func(a, b objstore.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// RemoveStaleTemp deletes the temporary files that Puts cut short by a crash
+// left behind (List never shows them) in the directory holding prefix's
+// complete segments and below, when they were last modified before cutoff,
+// and returns what it deleted (Key is the temporary file's path below root,
+// in key form). A temporary file younger than cutoff may belong to a Put in
+// progress, of this process or of another one using the same root, and is
+// kept; so cutoff must lie further back than any Put can take.
+func (s *Store) RemoveStaleTemp(ctx context.Context, prefix string, cutoff time.Time) ([]objstore.ObjectInfo, error) {
+	if err := objstore.ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	start := s.root
+	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
+		start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
+	}
+	var stale []string
+	var out []objstore.ObjectInfo
+	err := filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if isAbsent(err) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), tmpPrefix) {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if isAbsent(err) {
+				return nil
+			}
+			return err
+		}
+		if !fi.ModTime().Before(cutoff) {
+			return nil
+		}
+		rel, err := filepath.Rel(s.root, path)
+		if err != nil {
+			return err
+		}
+		stale = append(stale, path)
+		out = append(out, objstore.ObjectInfo{Key: filepath.ToSlash(rel), Size: fi.Size(), ModTime: fi.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("objstore/local: remove stale temporary files under %q: %w", prefix, err)
+	}
+	for i, path := range stale {
+		if err := os.Remove(path); err != nil && !isAbsent(err) {
+			return out[:i], fmt.Errorf("objstore/local: remove %s: %w", path, err)
+		}
+		s.prune(filepath.Dir(path))
+	}
 	return out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -51,6 +52,49 @@ func TestListSkipsTempFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, infos, 1)
 	require.Equal(t, "a/b", infos[0].Key)
+}
+
+func TestRemoveStaleTemp(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	require.NoError(t, s.Put(ctx, "files/insert_log/1/2/3/100/7", []byte("data")))
+	old := time.Now().Add(-time.Hour)
+	leftover := func(rel string, mtime time.Time) string {
+		p := filepath.Join(s.Root(), filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("partial"), 0o600))
+		require.NoError(t, os.Chtimes(p, mtime, mtime))
+		return p
+	}
+	stale := leftover("files/insert_log/1/2/3/100/.tmp-8-111", old)
+	staleAlone := leftover("files/insert_log/1/2/9/101/.tmp-5-222", old) // its directories hold nothing else
+	young := leftover("files/insert_log/1/2/3/100/.tmp-9-333", time.Now())
+	otherKind := leftover("files/delta_log/1/2/3/.tmp-4-444", old)
+
+	removed, err := s.RemoveStaleTemp(ctx, "files/insert_log/", time.Now().Add(-time.Minute))
+	require.NoError(t, err)
+	var keys []string
+	for _, o := range removed {
+		keys = append(keys, o.Key)
+		require.EqualValues(t, len("partial"), o.Size)
+	}
+	require.ElementsMatch(t, []string{"files/insert_log/1/2/3/100/.tmp-8-111", "files/insert_log/1/2/9/101/.tmp-5-222"}, keys)
+	require.NoFileExists(t, stale)
+	require.NoFileExists(t, staleAlone)
+	require.NoDirExists(t, filepath.Join(s.Root(), "files", "insert_log", "1", "2", "9"), "emptied directories are pruned")
+	require.FileExists(t, young, "a Put may still be writing a young temporary file")
+	require.FileExists(t, otherKind, "outside the prefix")
+	got, err := s.Get(ctx, "files/insert_log/1/2/3/100/7")
+	require.NoError(t, err)
+	require.Equal(t, "data", string(got))
+
+	// Nothing left to do; an absent prefix is not an error.
+	removed, err = s.RemoveStaleTemp(ctx, "files/insert_log/", time.Now().Add(-time.Minute))
+	require.NoError(t, err)
+	require.Empty(t, removed)
+	removed, err = s.RemoveStaleTemp(ctx, "files/stats_log/", time.Now())
+	require.NoError(t, err)
+	require.Empty(t, removed)
 }
 
 func TestReservedKeys(t *testing.T) {
