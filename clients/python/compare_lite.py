@@ -196,6 +196,19 @@ def steps():
     def _(t):
         return sorted_hits(t.c.search(t.real("Q"), [quick_rows(10)[5]["vector"]], limit=2, filter="n > 1000", **STRONG))
 
+    @step("query(Q, n % 2 == 0 and color in [red, green], offset 1, limit 2)")
+    def _(t):
+        return t.c.query(t.real("Q"), filter='n % 2 == 0 and color in ["red", "green"]', output_fields=["id", "n"],
+                         offset=1, limit=2, **STRONG)
+
+    @step("query(Q, id in [])")
+    def _(t):
+        return t.c.query(t.real("Q"), filter="id in []", output_fields=["id"], **STRONG)
+
+    @step("query(Q, dynamic key that no row has)")
+    def _(t):
+        return sort_rows(t.c.query(t.real("Q"), filter="id < 2", output_fields=["id", "nosuchkey"], **STRONG), "id")
+
     @step("delete(Q, ids [0, 1])")
     def _(t):
         return t.c.delete(t.real("Q"), ids=[0, 1])
@@ -260,6 +273,16 @@ def steps():
     @step("query(S, title in [t1, t2], output *)")
     def _(t):
         return sort_rows(t.c.query(t.real("S"), filter='title in ["t1", "t2"]', output_fields=["*"], **STRONG), "pk")
+
+    @step("ERR query(S, output field that does not exist, no dynamic field)")
+    def _(t):
+        return t.c.query(t.real("S"), filter="pk > 0", output_fields=["nosuch"], **STRONG)
+
+    @step("search(S, output *) + query(S, pk in [1000], output emb)")
+    def _(t):
+        return {"search": sorted_hits(t.c.search(t.real("S"), [schema_rows(6)[0]["emb"]], limit=1,
+                                                 output_fields=["*"], **STRONG)),
+                "query": t.c.query(t.real("S"), filter="pk in [1000]", output_fields=["emb"], **STRONG)}
 
     # VarChar pk "V"
     @step("create_collection(V, VarChar pk, IP)")

@@ -329,3 +329,37 @@ test('databases and errors', async () => {
     await admin.closeConnection();
   }
 });
+
+test('auto_id, filter templates (exprValues), query limit/offset', async () => {
+  const c = newClient();
+  const name = newName();
+  try {
+    ok(await c.createCollection({ collection_name: name, dimension: DIM, auto_id: true }));
+    const data = rows(4).map(({ vector, color, n }) => ({ vector, color, n }));
+    const ins = ok(await c.insert({ collection_name: name, data }));
+    assert.equal(ins.IDs.int_id.data.length, 4);
+    assert.equal(new Set(ins.IDs.int_id.data).size, 4);
+
+    const q = ok(await c.query({
+      collection_name: name, filter: 'n in {ns}', exprValues: { ns: [1, 2] }, output_fields: ['n'],
+      consistency_level: 'Strong',
+    }));
+    assert.deepEqual(q.data.map(r => r.$meta.n).sort(), [1, 2]);
+    assert.ok(q.data.every(r => ins.IDs.int_id.data.includes(r.id)), 'query returns the pk');
+
+    const page = ok(await c.query({
+      collection_name: name, filter: '', limit: 2, offset: 1, output_fields: ['n'], consistency_level: 'Strong',
+    }));
+    assert.equal(page.data.length, 2);
+
+    const s = ok(await c.search({
+      collection_name: name, data: [data[0].vector], filter: 'n >= {lo}', exprValues: { lo: 2 }, limit: 5,
+      output_fields: ['id', 'n'], consistency_level: 'Strong',
+    }));
+    assert.deepEqual(s.results.map(r => r.n).sort(), [2, 3]);
+    ok(await c.dropCollection({ collection_name: name }));
+  } finally {
+    await c.dropCollection({ collection_name: name }).catch(() => {});
+    await c.closeConnection();
+  }
+});
