@@ -6,7 +6,8 @@
 #   node    clients/node with `node --test` (@zilliz/milvus2-sdk-node)
 #   lite    optional, never by default: clients/python/compare_lite.py, the same
 #           pymilvus flows against Strata and against milvus-lite, writing a
-#           comparison report (STRATA_LITE_REPORT, default $TMPDIR/compare_lite.md)
+#           comparison report (STRATA_LITE_REPORT, default $TMPDIR/compare_lite.md);
+#           with STRATA_COMPARE_URI set, against that Milvus server instead
 # STRATA_CLIENT_SUITES picks them (default "python node").
 #
 # The Python virtual environment and node_modules are cached under
@@ -127,7 +128,9 @@ if want node; then
 fi
 if want lite; then
 	report=${STRATA_LITE_REPORT:-${TMPDIR:-/tmp}/compare_lite.md}
-	(cd clients/python && "$lvenv/bin/python" compare_lite.py --strata "$STRATA_URI" --lite-db "$work/lite.db" \
+	# STRATA_COMPARE_URI: compare with a running Milvus server instead of milvus-lite.
+	if [ -n "${STRATA_COMPARE_URI:-}" ]; then other=(--other "$STRATA_COMPARE_URI"); else other=(--lite-db "$work/lite.db"); fi
+	(cd clients/python && "$lvenv/bin/python" compare_lite.py --strata "$STRATA_URI" "${other[@]}" \
 		--report "$report") || status=$?
 	[ "$status" -eq 0 ] || { server_log; fail "milvus-lite comparison (exit $status)"; }
 	echo "clients.sh: comparison report: $report"

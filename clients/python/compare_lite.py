@@ -423,12 +423,12 @@ def fmt(v):
     return s if len(s) <= 160 else s[:157] + "..."
 
 
-def report(labels, results, flow, lite_version):
+def report(labels, results, flow, other_version):
     a_label, b_label = labels
     a_res, b_res = results
     lines = [f"# Strata vs {b_label}", "",
              f"pymilvus MilvusClient flows run against both; `{a_label}` and `{b_label}` "
-             f"({lite_version}). Floats rounded to 4 places; collection names replaced by "
+             f"({other_version}). Floats rounded to 4 places; collection names replaced by "
              f"placeholders (Q, S, V, A, MISSING); volatile keys ({', '.join(sorted(VOLATILE))}) dropped.", ""]
     same = sum(1 for a, b in zip(a_res, b_res) if a == b)
     lines += [f"**{same} of {len(flow)} steps identical.**", "", "| # | step | result |", "|---|---|---|"]
@@ -456,7 +456,10 @@ def report(labels, results, flow, lite_version):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--strata", required=True, help="Strata URI, e.g. http://127.0.0.1:19530")
-    ap.add_argument("--lite-db", required=True, help="milvus-lite database file (created)")
+    ap.add_argument("--lite-db", help="milvus-lite database file (created)")
+    ap.add_argument("--other", help="instead of --lite-db: the URI of another Milvus server to compare with, "
+                                    "e.g. a Milvus standalone at http://127.0.0.1:19531")
+    ap.add_argument("--other-label", default=None, help="its name in the report")
     ap.add_argument("--report", required=True, help="markdown report to write")
     ap.add_argument("--strict", action="store_true", help="exit 1 when any step differs")
     args = ap.parse_args()
@@ -464,18 +467,30 @@ def main():
     for logger in ("pymilvus", "milvus_lite"):
         logging.getLogger(logger).setLevel(logging.CRITICAL)
 
-    try:
-        from importlib.metadata import version
-        lite_version = "milvus-lite " + version("milvus-lite")
-    except Exception:  # noqa: BLE001
-        lite_version = "milvus-lite (version unknown)"
+    if bool(args.lite_db) == bool(args.other):
+        ap.error("give one of --lite-db and --other")
+    if args.other:
+        label = args.other_label or "milvus"
+        probe = MilvusClient(uri=args.other)
+        try:
+            other_version = f"server {probe.get_server_version()} at {args.other}"
+        except Exception:  # noqa: BLE001
+            other_version = f"server at {args.other}"
+        probe.close()
+    else:
+        label = args.other_label or "milvus-lite"
+        try:
+            from importlib.metadata import version
+            other_version = "milvus-lite " + version("milvus-lite")
+        except Exception:  # noqa: BLE001
+            other_version = "milvus-lite (version unknown)"
 
     suffix = uuid.uuid4().hex[:8]
     names = {p: f"cmp_{p.lower()}_{suffix}" for p in ("Q", "S", "V", "A", "MISSING")}
     flow = steps()
     results = []
     for label, make in (("strata", lambda: MilvusClient(uri=args.strata)),
-                        ("milvus-lite", lambda: MilvusClient(args.lite_db))):
+                        (label, lambda: MilvusClient(uri=args.other) if args.other else MilvusClient(args.lite_db))):
         t0 = time.time()
         client = make()
         target = Target(label, client, names)
@@ -490,7 +505,7 @@ def main():
             client.close()
         print(f"compare_lite: {label}: {len(flow)} steps in {time.time() - t0:.1f}s", file=sys.stderr)
 
-    text, same = report(("strata", "milvus-lite"), results, flow, lite_version)
+    text, same = report(("strata", label), results, flow, other_version)
     with open(args.report, "w") as f:
         f.write(text + "\n")
     print(f"compare_lite: {same} of {len(flow)} steps identical; report: {args.report}", file=sys.stderr)
