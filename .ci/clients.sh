@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
 # Client suites: builds strata, starts it on free ports over a temporary data
-# directory, and runs clients/python (pymilvus MilvusClient, the seed's code,
-# REST v2 over plain HTTP) against it with pinned client versions.
+# directory, and runs against it, with pinned client versions:
+#   python  clients/python with pytest (pymilvus MilvusClient, the seed's code,
+#           REST v2 over plain HTTP)
+#   node    clients/node with `node --test` (@zilliz/milvus2-sdk-node)
+#   lite    optional, never by default: clients/python/compare_lite.py, the same
+#           pymilvus flows against Strata and against milvus-lite, writing a
+#           comparison report (STRATA_LITE_REPORT, default $TMPDIR/compare_lite.md);
+#           with STRATA_COMPARE_URI set, against that Milvus server instead
+# STRATA_CLIENT_SUITES picks them (default "python node").
 #
-# The virtual environment is cached under $STRATA_CLIENTS_CACHE (default
-# ~/.cache/strata-clients), keyed by clients/python/requirements.txt. If pip
-# cannot install the pinned packages the script fails: it never skips.
+# The Python virtual environment and node_modules are cached under
+# $STRATA_CLIENTS_CACHE (default ~/.cache/strata-clients), keyed by
+# clients/python/requirements.txt and clients/node/package-lock.json. If pip or
+# npm cannot install the pinned packages the script fails: it never skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 fail() { echo "clients.sh: FAILED: $*" >&2; exit 1; }
+
+suites=${STRATA_CLIENT_SUITES:-python node}
+want() { case " $suites " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+for s in $suites; do
+	case $s in python | node | lite) ;; *) fail "unknown suite '$s' in STRATA_CLIENT_SUITES (python, node, lite)" ;; esac
+done
 
 python=${PYTHON:-python3}
 command -v "$python" >/dev/null || fail "$python not found (the client suites need Python >= 3.9)"
@@ -19,13 +33,48 @@ req=clients/python/requirements.txt
 cache=${STRATA_CLIENTS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/strata-clients}
 key=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$req")
 venv=$cache/venv-$key
-if [ ! -x "$venv/bin/pytest" ]; then
+if want python && [ ! -x "$venv/bin/pytest" ]; then
 	echo "clients.sh: creating $venv"
 	rm -rf "$venv"
 	mkdir -p "$cache"
 	"$python" -m venv "$venv" || fail "python -m venv failed"
 	"$venv/bin/pip" install --disable-pip-version-check -q -r "$req" ||
 		{ rm -rf "$venv"; fail "pip could not install $req (is PyPI reachable?)"; }
+fi
+
+if want node; then
+	command -v node >/dev/null || fail "node not found (the Node suite needs Node.js >= 18; STRATA_CLIENT_SUITES=python runs without it)"
+	command -v npm >/dev/null || fail "npm not found"
+	node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 18 ? 0 : 1)' ||
+		fail "Node.js $(node --version) is too old (the Node suite needs >= 18 for node:test)"
+	lock=clients/node/package-lock.json
+	nkey=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$lock")
+	nmods=$cache/node-$nkey
+	if [ ! -f "$nmods/node_modules/@zilliz/milvus2-sdk-node/package.json" ]; then
+		echo "clients.sh: installing the Node SDK into $nmods"
+		rm -rf "$nmods" "$nmods.tmp"
+		mkdir -p "$nmods.tmp"
+		cp clients/node/package.json "$lock" "$nmods.tmp/"
+		# npm ci installs exactly the lock file; no install scripts are needed.
+		(cd "$nmods.tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error \
+			--cache "$cache/npm") ||
+			{ rm -rf "$nmods.tmp"; fail "npm ci could not install $lock (is the npm registry reachable?)"; }
+		mv "$nmods.tmp" "$nmods"
+	fi
+fi
+
+if want lite; then
+	lreq=clients/python/requirements-lite.txt
+	lkey=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$lreq")
+	lvenv=$cache/venv-lite-$lkey
+	if [ ! -x "$lvenv/bin/python" ] || [ ! -f "$lvenv/.complete" ]; then
+		echo "clients.sh: creating $lvenv"
+		rm -rf "$lvenv"
+		"$python" -m venv "$lvenv" || fail "python -m venv failed"
+		"$lvenv/bin/pip" install --disable-pip-version-check -q -r "$lreq" ||
+			{ rm -rf "$lvenv"; fail "pip could not install $lreq (is PyPI reachable?)"; }
+		touch "$lvenv/.complete"
+	fi
 fi
 
 work=$(mktemp -d)
@@ -63,11 +112,27 @@ for _ in $(seq 1 100); do
 done
 
 export STRATA_URI="http://127.0.0.1:$port"
-status=0
-(cd clients/python && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@") || status=$?
-if [ "$status" -ne 0 ]; then
+server_log() {
 	echo "--- server log ---" >&2
 	tail -n 50 "$work/server.log" >&2
-	fail "client suites (pytest exit $status)"
+}
+status=0
+if want python; then
+	(cd clients/python && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@") || status=$?
+	[ "$status" -eq 0 ] || { server_log; fail "Python suite (pytest exit $status)"; }
 fi
-echo "clients.sh: client suites passed"
+if want node; then
+	# NODE_PATH: the pinned node_modules from the cache (a local clients/node/node_modules wins).
+	(cd clients/node && NODE_PATH="$nmods/node_modules" node --test --test-concurrency=1 test/*.test.js) || status=$?
+	[ "$status" -eq 0 ] || { server_log; fail "Node suite (node --test exit $status)"; }
+fi
+if want lite; then
+	report=${STRATA_LITE_REPORT:-${TMPDIR:-/tmp}/compare_lite.md}
+	# STRATA_COMPARE_URI: compare with a running Milvus server instead of milvus-lite.
+	if [ -n "${STRATA_COMPARE_URI:-}" ]; then other=(--other "$STRATA_COMPARE_URI"); else other=(--lite-db "$work/lite.db"); fi
+	(cd clients/python && "$lvenv/bin/python" compare_lite.py --strata "$STRATA_URI" "${other[@]}" \
+		--report "$report") || status=$?
+	[ "$status" -eq 0 ] || { server_log; fail "milvus-lite comparison (exit $status)"; }
+	echo "clients.sh: comparison report: $report"
+fi
+echo "clients.sh: client suites passed ($suites)"

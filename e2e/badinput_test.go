@@ -225,9 +225,6 @@ func TestBadInput(t *testing.T) {
 			_, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector{1, 0, 0, 0}}).WithPartitions("nopart"))
 			return err
 		}},
-		{"drop a missing partition", codePartitionNotFound, []string{"nopart"}, func() error {
-			return c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "nopart"))
-		}},
 		{"search with a wrong-dimension vector", codeIllegalArgument, []string{"dim"}, func() error {
 			_, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector{1, 0, 0, 0, 0, 0, 0, 0}}))
 			return err

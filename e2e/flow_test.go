@@ -270,6 +270,13 @@ func TestVarCharPKAndPartitions(t *testing.T) {
 	parts, err := c.ListPartitions(ctx, milvusclient.NewListPartitionOption(coll))
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"_default", "p1"}, parts)
+	// As in Milvus, creating an existing partition and dropping a missing one
+	// succeed and change nothing (pymilvus and Node apps rely on it).
+	require.NoError(t, c.CreatePartition(ctx, milvusclient.NewCreatePartitionOption(coll, "p1")))
+	require.NoError(t, c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "nopart")))
+	parts, err = c.ListPartitions(ctx, milvusclient.NewListPartitionOption(coll))
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"_default", "p1"}, parts)
 
 	ins := func(part string, keys ...string) {
 		vecs := make([][]float32, len(keys))
@@ -317,6 +324,8 @@ func TestVarCharPKAndPartitions(t *testing.T) {
 	require.Error(t, c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "p1")))
 	require.NoError(t, c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption(coll)))
 	require.NoError(t, c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "p1")))
+	require.NoError(t, c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "p1")), "dropping it again is a no-op")
+	require.Error(t, c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "_default")))
 	require.NoError(t, c.DropCollection(ctx, milvusclient.NewDropCollectionOption(coll)))
 	has, err = c.HasCollection(ctx, milvusclient.NewHasCollectionOption(coll))
 	require.NoError(t, err)

@@ -136,19 +136,29 @@ func (p *Proxy) GetCollectionStatistics(ctx context.Context, req *milvuspb.GetCo
 		Stats: []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}}}, nil
 }
 
-// CreatePartition adds a partition.
+// CreatePartition adds a partition. Creating one that exists succeeds and
+// changes nothing, as in Milvus (rootcoord ignores a duplicate partition).
 func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartitionRequest) (*commonpb.Status, error) {
-	if _, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName()); err != nil {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
 		return errcode.Status(err), nil
 	}
-	return errcode.Status(p.meta.CreatePartition(ctx, dbName(ctx, req.GetDbName()), req.GetCollectionName(), req.GetPartitionName())), nil
+	if _, found := col.Partition(req.GetPartitionName()); found {
+		return ok(), nil
+	}
+	return errcode.Status(p.meta.CreatePartition(ctx, col.DBName, col.Name, req.GetPartitionName())), nil
 }
 
-// DropPartition drops a released partition and its data.
+// DropPartition drops a released partition and its data. Dropping one that
+// does not exist succeeds, as in Milvus (the proxy returns early when the
+// partition is not found).
 func (p *Proxy) DropPartition(ctx context.Context, req *milvuspb.DropPartitionRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
 		return errcode.Status(err), nil
+	}
+	if _, found := col.Partition(req.GetPartitionName()); !found {
+		return ok(), nil
 	}
 	id, err := p.meta.DropPartition(ctx, col.DBName, col.Name, req.GetPartitionName())
 	if err != nil {
