@@ -13,22 +13,36 @@ import (
 	"github.com/strata-db/strata/internal/index/distance"
 )
 
-// clustered returns n vectors of dimension dim drawn around `centers`
-// Gaussian cluster centres: x = 3*center + noise with unit-variance noise,
-// so clusters overlap a little, as embeddings of related items do. The same
-// seed gives the same centres; salt varies the points.
-func clustered(seed, salt uint64, n, dim, centers int) []float32 {
+// clustered returns n vectors of dimension dim drawn from a mixture of
+// `centers` clusters. Centres are N(0, I); a point is its centre plus
+// 0.3*z*B, where z ~ N(0, I_latent) and B is a random latent×dim basis
+// shared by all clusters, plus 0.05*N(0, I) noise. Real embeddings are
+// clustered and have a low intrinsic dimension; i.i.d. isotropic noise
+// would make the neighbours within a cluster a worst case for PQ. The same
+// seed gives the same centres and basis; salt varies the points.
+func clustered(seed, salt uint64, n, dim, centers, latent int) []float32 {
 	crng := rand.New(rand.NewPCG(seed, 0))
 	cent := make([]float32, centers*dim)
 	for i := range cent {
-		cent[i] = 3 * float32(crng.NormFloat64())
+		cent[i] = float32(crng.NormFloat64())
+	}
+	basis := make([]float32, latent*dim)
+	for i := range basis {
+		basis[i] = 0.3 * float32(crng.NormFloat64())
 	}
 	rng := rand.New(rand.NewPCG(seed, salt))
 	v := make([]float32, n*dim)
 	for i := range n {
 		c := rng.IntN(centers)
-		for j := range dim {
-			v[i*dim+j] = cent[c*dim+j] + float32(rng.NormFloat64())
+		row := v[i*dim : (i+1)*dim]
+		for j := range row {
+			row[j] = cent[c*dim+j] + 0.05*float32(rng.NormFloat64())
+		}
+		for l := range latent {
+			z := float32(rng.NormFloat64())
+			for j, b := range basis[l*dim : (l+1)*dim] {
+				row[j] += z * b
+			}
 		}
 	}
 	return v
@@ -93,8 +107,8 @@ func requireOrdered(t *testing.T, hits []index.Hit, m index.Metric) {
 }
 
 const (
-	fixN, fixDim, fixQ, fixNlist = 20000, 64, 200, 128
-	fixCenters                   = 100
+	fixN, fixDim, fixQ, fixNlist = 20000, 64, 100, 128
+	fixCenters, fixLatent        = 200, 8
 )
 
 // fixture is the shared data set; indexes and ground truth are built once
@@ -108,8 +122,8 @@ type fixture struct {
 
 var fix = sync.OnceValue(func() *fixture {
 	return &fixture{
-		data:    clustered(11, 1, fixN, fixDim, fixCenters),
-		queries: clustered(11, 2, fixQ, fixDim, fixCenters),
+		data:    clustered(11, 1, fixN, fixDim, fixCenters, fixLatent),
+		queries: clustered(11, 2, fixQ, fixDim, fixCenters, fixLatent),
 		idx:     map[string]*Index{},
 		truth:   map[index.Metric][][]index.Hit{},
 	}
@@ -118,10 +132,12 @@ var fix = sync.OnceValue(func() *fixture {
 func (f *fixture) query(i int) []float32 { return f.queries[i*fixDim : (i+1)*fixDim] }
 
 // testConfig is the configuration the fixture indexes use: nlist 128 and,
-// for PQ, m = dim/8 = 8 sub-quantizers of 8 bits (one byte per 8 floats).
+// for PQ, m = dim/8 = 8 sub-quantizers of 8 bits (one byte per 8 floats);
+// 10 k-means iterations instead of 20 keep the builds quick.
 func testConfig(k Kind) Config {
 	cfg := Defaults(k)
 	cfg.Nlist = fixNlist
+	cfg.Iterations = 10
 	if k == PQ {
 		cfg.M = fixDim / 8
 	}

@@ -102,7 +102,14 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 	sample := sampleRows(n, cfg.MaxPointsPerCentroid*cfg.Nlist, rng)
 	train := gather(data, dim, sample)
 	x.centroids = kmeans(train, dim, cfg.Nlist, cfg, rng)
-	labels := assign(data, dim, x.centroids, workers, nil)
+	// Rows join the list whose centroid scores best under the metric, the
+	// criterion Search ranks lists by (as faiss does for inner product).
+	var labels []int32
+	if x.ip {
+		labels = assignIP(data, dim, x.centroids, workers)
+	} else {
+		labels = assign(data, dim, x.centroids, workers, nil)
+	}
 	x.group(labels)
 
 	switch cfg.Kind {

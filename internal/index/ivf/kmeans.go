@@ -111,6 +111,27 @@ func assign(data []float32, dim int, centroids []float32, workers int, dists []f
 	return out
 }
 
+// assignIP returns, for each of the len(data)/dim rows, the index of the
+// centroid with the largest inner product (the lowest index on ties).
+func assignIP(data []float32, dim int, centroids []float32, workers int) []int32 {
+	n, k := len(data)/dim, len(centroids)/dim
+	out := make([]int32, n)
+	parallelFor(n, workers, func(lo, hi int) {
+		buf := make([]float32, k)
+		for i := lo; i < hi; i++ {
+			distance.DotBatch(data[i*dim:(i+1)*dim], centroids, buf)
+			best, bd := 0, buf[0]
+			for c, d := range buf[1:] {
+				if d > bd {
+					best, bd = c+1, d
+				}
+			}
+			out[i] = int32(best)
+		}
+	})
+	return out
+}
+
 // kmeans clusters the len(data)/dim rows of data into k centroids with
 // Lloyd's algorithm under squared L2 distance and returns them row-major.
 // It runs cfg.Iterations iterations after seeding by cfg.Init; rng drives

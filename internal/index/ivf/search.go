@@ -1,8 +1,11 @@
 package ivf
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
@@ -26,7 +29,10 @@ type scratch struct {
 //
 // params.Nprobe is the number of lists scanned, those whose centroids score
 // best against q; 0 selects min(DefaultNprobe, Nlist), and values outside
-// [1, Nlist] are rejected as in Milvus. When the scanned lists hold fewer
+// [1, Nlist] are rejected as in Milvus. A filter that allows at most
+// Len()*nprobe/Nlist rows makes Search scan every list, which then costs
+// no more distances than an unfiltered search (see exactFilter). When the
+// scanned lists hold fewer
 // than k allowed rows, Search goes on to the next-best lists until it has k
 // hits or has scanned every list, so it returns k hits whenever k rows are
 // allowed. Scores are exact for IVF_FLAT and computed from the encoded
@@ -75,12 +81,15 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 	} else {
 		distance.L2SquaredBatch(q, x.centroids, s.cdist)
 	}
+	x.prepareQuery(q, s)
+	s.res.reset(k)
+	if allowed != nil && exactFilter(countTrue(allowed), x.n, nprobe, nlist) {
+		nprobe = nlist
+	}
 	s.probe.reset(nprobe)
 	for l, d := range s.cdist {
 		s.probe.offer(item{d, int32(l)})
 	}
-	x.prepareQuery(q, s)
-	s.res.reset(k)
 	probed := s.probe.sorted()
 	for _, p := range probed {
 		x.scan(q, int(p.id), allowed, s)
@@ -125,6 +134,35 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 		out[i] = index.Hit{Row: it.id, Score: sc}
 	}
 	return out, nil
+}
+
+// exactFilter decides whether a filtered search scans every list. An
+// unfiltered search computes about n*nprobe/nlist distances; a search of
+// every list computes one per allowed row (the mask test per row is far
+// cheaper). So when no more than n*nprobe/nlist rows are allowed, scanning
+// every list costs no more distances than the unfiltered search and gives
+// the exact answer, where probing would keep only about
+// allowed*nprobe/nlist candidates, too few for a good top k.
+func exactFilter(nAllowed, n, nprobe, nlist int) bool {
+	return int64(nAllowed)*int64(nlist) <= int64(n)*int64(nprobe)
+}
+
+// countTrue counts the true entries of m eight at a time: a Go bool is one
+// byte holding 0 or 1, so the population count of eight bools read as a
+// little-endian uint64 is the number of true ones.
+func countTrue(m []bool) int {
+	if len(m) == 0 {
+		return 0
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m))), len(m))
+	n, i := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]))
+	}
+	for ; i < len(b); i++ {
+		n += int(b[i])
+	}
+	return n
 }
 
 // dist is the internal distance: smaller is better for every metric.
