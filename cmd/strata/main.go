@@ -3,6 +3,7 @@
 //	strata                         = strata standalone with defaults
 //	strata standalone [flags]      serve the Milvus API (gRPC and REST v2) on --addr
 //	strata binlog dump FILE        print a binlog's descriptor and rows
+//	strata bench [flags]           measure a vector index: build time, memory, recall and QPS
 //	strata version                 print the version
 package main
 
@@ -41,14 +42,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return standalone(args, stderr)
 	case "binlog":
 		return binlog(args, stdout)
+	case "bench":
+		return benchCmd(args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "strata", version)
 		return nil
 	case "help":
-		fmt.Fprintln(stdout, "usage: strata [standalone [flags] | binlog dump FILE | version]")
+		fmt.Fprintln(stdout, "usage: strata [standalone [flags] | binlog dump FILE | bench [flags] | version]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try: standalone, binlog dump FILE, version)", cmd)
+	return fmt.Errorf("unknown command %q (try: standalone, binlog dump FILE, bench, version)", cmd)
 }
 
 func standalone(args []string, stderr io.Writer) error {

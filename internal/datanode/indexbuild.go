@@ -3,7 +3,6 @@ package datanode
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/hnsw"
+	"github.com/strata-db/strata/internal/index/ivf"
 	"github.com/strata-db/strata/internal/storage"
 )
 
@@ -23,7 +23,10 @@ type IndexCoord interface {
 	Segment(id int64) (catalog.SegmentInfo, bool)
 }
 
-// IndexFileName is the file key of an HNSW index inside its build directory.
+// IndexFileName is the file key of an HNSW index inside its build
+// directory. Every index file is keyed by the name of the index type built
+// (HNSW, IVF_FLAT, IVF_SQ8 or IVF_PQ), which is how the query node picks the
+// decoder.
 const IndexFileName = "HNSW"
 
 // RunIndexBuilder claims build tasks from coord and builds them one at a
@@ -65,8 +68,9 @@ func (n *Node) RunIndexBuilder(ctx context.Context, coord IndexCoord, name strin
 
 // buildIndex builds one task and returns the files it wrote.
 func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.IndexTask, idx catalog.IndexInfo) ([]string, int64, error) {
-	switch strings.ToUpper(idx.Params["index_type"]) {
-	case "HNSW", "AUTOINDEX":
+	indexType := strings.ToUpper(idx.Params["index_type"])
+	switch indexType {
+	case "HNSW", "AUTOINDEX", "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
 	default:
 		// Other index types are served by exact search for now: nothing to build.
 		return nil, 0, nil
@@ -92,41 +96,11 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err != nil {
 		return nil, 0, err
 	}
-	cfg := hnsw.Defaults()
-	if v, ok := idx.Params["M"]; ok {
-		if cfg.M, err = strconv.Atoi(v); err != nil {
-			return nil, 0, fmt.Errorf("M %q is not an integer", v)
-		}
+	vecs, err := n.loadVectors(ctx, seg, task.FieldID, indexType)
+	if err != nil {
+		return nil, 0, err
 	}
-	if v, ok := idx.Params["efConstruction"]; ok {
-		if cfg.EfConstruction, err = strconv.Atoi(v); err != nil {
-			return nil, 0, fmt.Errorf("efConstruction %q is not an integer", v)
-		}
-	}
-	var vecs *column.FloatVectors
-	for _, l := range seg.Binlogs[task.FieldID] {
-		key := storage.InsertLogKey(n.cfg.RootPath, seg.CollectionID, seg.PartitionID, seg.ID, task.FieldID, l.LogID)
-		data, err := n.objects.Get(ctx, key)
-		if err != nil {
-			return nil, 0, err
-		}
-		bl, err := storage.DecodeBinlog(data)
-		if err != nil {
-			return nil, 0, fmt.Errorf("decode %s: %w", key, err)
-		}
-		c, ok := bl.Column().(*column.FloatVectors)
-		if !ok {
-			return nil, 0, errors.New("only float vector fields can have an HNSW index")
-		}
-		if vecs == nil {
-			vecs = &column.FloatVectors{Dim: c.Dim}
-		}
-		vecs.Data = append(vecs.Data, c.Data...)
-	}
-	if vecs == nil {
-		return nil, 0, fmt.Errorf("segment %d has no binlogs for field %d", seg.ID, task.FieldID)
-	}
-	x, err := hnsw.Build(vecs.Data, vecs.Dim, metric, cfg)
+	x, fileKey, err := buildVectorIndex(indexType, idx.Params, vecs, metric)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -134,9 +108,72 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err := x.Marshal(&buf); err != nil {
 		return nil, 0, err
 	}
-	key := storage.IndexFileKey(n.cfg.RootPath, task.BuildID, task.Version, seg.PartitionID, seg.ID, IndexFileName)
+	key := storage.IndexFileKey(n.cfg.RootPath, task.BuildID, task.Version, seg.PartitionID, seg.ID, fileKey)
 	if err := n.objects.Put(ctx, key, buf.Bytes()); err != nil {
 		return nil, 0, err
 	}
 	return []string{key}, int64(buf.Len()), nil
+}
+
+// buildVectorIndex builds an index of the given (upper-case) type from its
+// Milvus index parameters and returns it with its file key, the name of the
+// type built: AUTOINDEX builds HNSW.
+func buildVectorIndex(indexType string, params map[string]string, vecs *column.FloatVectors, metric index.Metric) (index.Index, string, error) {
+	switch indexType {
+	case "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
+		cfg, err := ivf.ParseParams(indexType, params, vecs.Dim)
+		if err != nil {
+			return nil, "", err
+		}
+		x, err := ivf.Build(vecs.Data, vecs.Dim, metric, cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		return x, cfg.Kind.String(), nil
+	}
+	cfg := hnsw.Defaults()
+	var err error
+	if v, ok := params["M"]; ok {
+		if cfg.M, err = strconv.Atoi(v); err != nil {
+			return nil, "", fmt.Errorf("M %q is not an integer", v)
+		}
+	}
+	if v, ok := params["efConstruction"]; ok {
+		if cfg.EfConstruction, err = strconv.Atoi(v); err != nil {
+			return nil, "", fmt.Errorf("efConstruction %q is not an integer", v)
+		}
+	}
+	x, err := hnsw.Build(vecs.Data, vecs.Dim, metric, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return x, IndexFileName, nil
+}
+
+// loadVectors reads the float vectors of field from the binlogs of seg.
+func (n *Node) loadVectors(ctx context.Context, seg catalog.SegmentInfo, fieldID int64, indexType string) (*column.FloatVectors, error) {
+	var vecs *column.FloatVectors
+	for _, l := range seg.Binlogs[fieldID] {
+		key := storage.InsertLogKey(n.cfg.RootPath, seg.CollectionID, seg.PartitionID, seg.ID, fieldID, l.LogID)
+		data, err := n.objects.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		bl, err := storage.DecodeBinlog(data)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", key, err)
+		}
+		c, ok := bl.Column().(*column.FloatVectors)
+		if !ok {
+			return nil, fmt.Errorf("only float vector fields can have an %s index", indexType)
+		}
+		if vecs == nil {
+			vecs = &column.FloatVectors{Dim: c.Dim}
+		}
+		vecs.Data = append(vecs.Data, c.Data...)
+	}
+	if vecs == nil {
+		return nil, fmt.Errorf("segment %d has no binlogs for field %d", seg.ID, fieldID)
+	}
+	return vecs, nil
 }

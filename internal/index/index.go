@@ -1,7 +1,7 @@
 // Package index defines the vector-index port used by the query node: the
 // Index interface that every approximate or exact vector index implements,
 // the metrics it scores with and the shape of its results. Implementations
-// live in sub-packages (hnsw, and later ivf and others).
+// live in sub-packages (hnsw, ivf).
 package index
 
 import (
@@ -75,6 +75,10 @@ type SearchParams struct {
 	// Ef is the HNSW search list size. Zero selects the index's default;
 	// HNSW rejects a value smaller than k.
 	Ef int
+	// Nprobe is the number of inverted lists an IVF index scans. Zero
+	// selects the index's default; IVF indexes reject values outside
+	// [1, nlist].
+	Nprobe int
 }
 
 // Index is a vector index over the rows of one segment.
@@ -89,7 +93,7 @@ type SearchParams struct {
 //     modifies it.
 //   - q has the index's dimension; Search returns an error otherwise, and
 //     for invalid parameters (k < 0, and index-specific ones such as HNSW's
-//     ef < k). k == 0 returns no hits and no error.
+//     ef < k or IVF's nprobe > nlist). k == 0 returns no hits and no error.
 type Index interface {
 	// Search returns the (approximate) k best rows for the query q.
 	Search(q []float32, k int, params SearchParams, allowed []bool) ([]Hit, error)

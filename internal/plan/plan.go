@@ -47,6 +47,9 @@ type Search struct {
 	TopK int
 	// Ef is the HNSW search list size (0 = the index's default).
 	Ef int
+	// Nprobe is the number of lists an IVF index scans (0 = the index's
+	// default).
+	Nprobe int
 	// Radius and RangeFilter bound the distance for range search (if HasRadius/HasRange).
 	Radius      float64
 	RangeFilter float64

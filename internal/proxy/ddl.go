@@ -12,7 +12,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/ivf"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -450,8 +452,9 @@ func indexParams(kvs []*commonpb.KeyValuePair) (map[string]string, error) {
 }
 
 // CreateIndex records an index on a field; the data coordinator then builds
-// it over every flushed segment (HNSW and AUTOINDEX build HNSW graphs; other
-// types are served by exact search).
+// it over every flushed segment (HNSW and AUTOINDEX build HNSW graphs,
+// IVF_FLAT, IVF_SQ8 and IVF_PQ inverted-file indexes, whose parameters are
+// checked here as Milvus does; other types are served by exact search).
 func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
@@ -481,6 +484,12 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 			return errcode.Status(errcode.Invalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", params["metric_type"])), nil
 		}
 		params["metric_type"] = mt
+		if (it == "IVF_FLAT" || it == "IVF_SQ8" || it == "IVF_PQ") && f.GetDataType() == schemapb.DataType_FloatVector {
+			dim, _ := column.Dim(f)
+			if _, err := ivf.ParseParams(it, params, dim); err != nil {
+				return errcode.Status(errcode.Invalid("%v", err)), nil
+			}
+		}
 	} else {
 		if !scalarIndexTypes[it] {
 			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil

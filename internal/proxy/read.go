@@ -317,6 +317,13 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 			}
 			sreq.Ef = int(f)
 		}
+		if v, found := m["nprobe"]; found {
+			f, ok := toFloat(v)
+			if !ok || f < 1 || f != float64(int(f)) {
+				return searchError(errcode.Invalid("nprobe %v should be a positive integer", v)), nil
+			}
+			sreq.Nprobe = int(f)
+		}
 		if v, found := m["radius"]; found {
 			f, ok := toFloat(v)
 			if !ok {

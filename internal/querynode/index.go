@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path"
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/hnsw"
+	"github.com/strata-db/strata/internal/index/ivf"
 	"github.com/strata-db/strata/internal/segment"
 )
 
@@ -35,7 +37,7 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		if err != nil {
 			return fmt.Errorf("load index %s: %w", t.Files[0], err)
 		}
-		x, err := hnsw.Unmarshal(bytes.NewReader(data))
+		x, err := decodeIndex(path.Base(t.Files[0]), data)
 		if err != nil {
 			return fmt.Errorf("decode index %s: %w", t.Files[0], err)
 		}
@@ -45,6 +47,18 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		seg.SetIndex(t.FieldID, &attachedIndex{idx: x, metric: metric, buildID: t.BuildID})
 	}
 	return nil
+}
+
+// decodeIndex decodes an index file by its file key, the name of the index
+// type that the data node built.
+func decodeIndex(fileKey string, data []byte) (index.Index, error) {
+	switch fileKey {
+	case "HNSW":
+		return hnsw.Unmarshal(bytes.NewReader(data))
+	case "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
+		return ivf.Unmarshal(bytes.NewReader(data))
+	}
+	return nil, fmt.Errorf("unknown index file key %q", fileKey)
 }
 
 // attachAll tries to attach indexes to every sealed segment lacking one.

@@ -199,7 +199,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric &&
 				!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
 				for q, qv := range req.Vectors {
-					hits, err := ai.idx.Search(qv, req.TopK, index.SearchParams{Ef: req.Ef}, mask)
+					hits, err := ai.idx.Search(qv, req.TopK, index.SearchParams{Ef: req.Ef, Nprobe: req.Nprobe}, mask)
 					if err != nil {
 						return errcode.Invalid("%v", err)
 					}

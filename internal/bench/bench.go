@@ -1,0 +1,332 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/hnsw"
+	"github.com/strata-db/strata/internal/index/ivf"
+)
+
+// Index types the benchmark builds. FLAT is an exact scan: an IVF_FLAT index
+// with a single list.
+var IndexTypes = []string{"HNSW", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "FLAT"}
+
+// Config describes one benchmark run.
+type Config struct {
+	// Index is the index type, one of IndexTypes.
+	Index string
+	// Metric is the similarity measure.
+	Metric index.Metric
+	// K is the number of neighbours per query; recall is recall@K.
+	K int
+	// HNSW holds the HNSW build parameters (M, EfConstruction).
+	HNSW hnsw.Config
+	// Nlist, M and Nbits are the IVF build parameters; M = 0 means dim/8
+	// (or the largest divisor of dim below it) for IVF_PQ.
+	Nlist, M, Nbits int
+	// Sweep lists the search parameter values to measure: ef for HNSW,
+	// nprobe for IVF. Empty selects DefaultSweep.
+	Sweep []int
+	// Threads is the number of concurrent searchers of the all-cores
+	// measurement; 0 means runtime.GOMAXPROCS(0).
+	Threads int
+	// Rounds is the number of timed passes over the queries per setting;
+	// the fastest counts.
+	Rounds int
+	// Python is the interpreter that runs hnswlib or faiss with the same
+	// parameters for comparison; empty skips the comparison.
+	Python string
+}
+
+// Defaults returns an HNSW run at recall@10 under L2 with the Milvus default
+// build parameters, IVF nlist 128 and nbits 8, all cores, three rounds and
+// the comparison through python3.
+func Defaults() Config {
+	return Config{
+		Index: "HNSW", Metric: index.L2, K: 10, HNSW: hnsw.Defaults(),
+		Nlist: ivf.DefaultNlist, Nbits: ivf.DefaultNbits, Rounds: 3, Python: "python3",
+	}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if !slices.Contains(IndexTypes, c.Index) {
+		errs = append(errs, fmt.Errorf("bench: index %q is not one of %s", c.Index, strings.Join(IndexTypes, ", ")))
+	}
+	if !c.Metric.Valid() {
+		errs = append(errs, fmt.Errorf("bench: invalid metric %v", c.Metric))
+	}
+	if c.K < 1 {
+		errs = append(errs, fmt.Errorf("bench: k(%d) must be positive", c.K))
+	}
+	if c.Threads < 0 || c.Rounds < 1 {
+		errs = append(errs, fmt.Errorf("bench: threads(%d) must not be negative and rounds(%d) must be positive", c.Threads, c.Rounds))
+	}
+	for _, v := range c.Sweep {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("bench: sweep value %d must be positive", v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DefaultSweep returns the search parameter values measured when
+// Config.Sweep is empty: ef from k up to 512 for HNSW, powers of two up to
+// nlist for IVF, and the single value 1 for FLAT.
+func (c Config) DefaultSweep() []int {
+	switch c.Index {
+	case "HNSW":
+		out := []int{c.K}
+		for _, ef := range []int{16, 32, 64, 128, 256, 512} {
+			if ef > c.K {
+				out = append(out, ef)
+			}
+		}
+		return out
+	case "FLAT":
+		return []int{1}
+	}
+	var out []int
+	for p := 1; p < c.Nlist; p *= 2 {
+		out = append(out, p)
+	}
+	return append(out, c.Nlist)
+}
+
+// SweepName is the name of the swept search parameter.
+func (c Config) SweepName() string {
+	if c.Index == "HNSW" {
+		return "ef"
+	}
+	return "nprobe"
+}
+
+// ivfConfig returns the ivf.Config for an IVF or FLAT run over dimension
+// dim.
+func (c Config) ivfConfig(dim int) (ivf.Config, error) {
+	switch c.Index {
+	case "FLAT":
+		cfg := ivf.Defaults(ivf.Flat)
+		cfg.Nlist = 1
+		return cfg, nil
+	case "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
+		kind, err := ivf.ParseKind(c.Index)
+		if err != nil {
+			return ivf.Config{}, err
+		}
+		cfg := ivf.Defaults(kind)
+		cfg.Nlist, cfg.Nbits = c.Nlist, c.Nbits
+		if kind == ivf.PQ {
+			cfg.M = c.M
+			if cfg.M == 0 {
+				cfg.M = defaultM(dim)
+			}
+		}
+		return cfg, nil
+	}
+	return ivf.Config{}, fmt.Errorf("bench: %s is not an IVF index", c.Index)
+}
+
+// defaultM returns dim/8 when 8 divides dim, else the largest divisor of
+// dim not above dim/8 (at least 1): one code byte per 8 floats or fewer.
+func defaultM(dim int) int {
+	for m := max(dim/8, 1); m > 1; m-- {
+		if dim%m == 0 {
+			return m
+		}
+	}
+	return 1
+}
+
+// Params describes the build parameters of the run.
+func (c Config) Params(dim int) string {
+	switch c.Index {
+	case "HNSW":
+		return fmt.Sprintf("M=%d efConstruction=%d", c.HNSW.M, c.HNSW.EfConstruction)
+	case "FLAT":
+		return "exact scan"
+	}
+	cfg, err := c.ivfConfig(dim)
+	if err != nil {
+		return err.Error()
+	}
+	if cfg.Kind == ivf.PQ {
+		return fmt.Sprintf("nlist=%d m=%d nbits=%d", cfg.Nlist, cfg.M, cfg.Nbits)
+	}
+	return fmt.Sprintf("nlist=%d", cfg.Nlist)
+}
+
+// Row is the measurement of one search parameter value.
+type Row struct {
+	// Param is the ef or nprobe value.
+	Param int
+	// Recall is the mean recall@K over the queries.
+	Recall float64
+	// QPS1 is the single-threaded throughput in queries per second.
+	QPS1 float64
+	// QPSN is the throughput with Threads concurrent searchers.
+	QPSN float64
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	// Config is the configuration run.
+	Config Config
+	// Dataset names the data set; N, Dim and NQ are its shape.
+	Dataset     string
+	N, Dim, NQ  int
+	Threads     int
+	Build       time.Duration
+	MemoryBytes int64
+	// Rows holds one measurement per sweep value.
+	Rows []Row
+	// Compare holds the reference library's measurements, if run.
+	Compare *Comparison
+	// CompareNote says why no comparison ran, when none did.
+	CompareNote string
+}
+
+// Run builds the index over ds, computes the exact ground truth and
+// measures recall and throughput for every sweep value, then runs the
+// reference library when cfg.Python is set. Progress lines go to logf.
+func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, args ...any)) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	threads := cfg.Threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	sweep := cfg.Sweep
+	if len(sweep) == 0 {
+		sweep = cfg.DefaultSweep()
+	}
+	res := &Result{Config: cfg, Dataset: ds.Name, N: ds.N(), Dim: ds.Dim, NQ: ds.NQ(), Threads: threads}
+
+	logf("ground truth: %d queries over %d vectors", ds.NQ(), ds.N())
+	truth := GroundTruth(ds, cfg.Metric, cfg.K, threads)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	logf("building %s (%s)", cfg.Index, cfg.Params(ds.Dim))
+	start := time.Now()
+	var (
+		x     index.Index
+		param func(v int) index.SearchParams
+	)
+	if cfg.Index == "HNSW" {
+		h, err := hnsw.Build(ds.Base, ds.Dim, cfg.Metric, cfg.HNSW)
+		if err != nil {
+			return nil, err
+		}
+		x, param = h, func(v int) index.SearchParams { return index.SearchParams{Ef: max(v, cfg.K)} }
+	} else {
+		icfg, err := cfg.ivfConfig(ds.Dim)
+		if err != nil {
+			return nil, err
+		}
+		v, err := ivf.Build(ds.Base, ds.Dim, cfg.Metric, icfg)
+		if err != nil {
+			return nil, err
+		}
+		x, param = v, func(v int) index.SearchParams { return index.SearchParams{Nprobe: v} }
+	}
+	res.Build = time.Since(start)
+	res.MemoryBytes = x.MemoryBytes()
+	logf("built in %v, %d bytes", res.Build.Round(time.Millisecond), res.MemoryBytes)
+
+	for _, v := range sweep {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		row, err := measure(x, ds, truth, cfg.K, param(v), threads, cfg.Rounds)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s=%d: %w", cfg.SweepName(), v, err)
+		}
+		row.Param = v
+		res.Rows = append(res.Rows, row)
+		logf("%s=%d recall@%d=%.4f qps(1)=%.0f qps(%d)=%.0f", cfg.SweepName(), v, cfg.K, row.Recall, row.QPS1, threads, row.QPSN)
+	}
+
+	if cfg.Python != "" {
+		cmp, note, err := compare(ctx, cfg, ds, truth, sweep, threads, logf)
+		if err != nil {
+			return nil, err
+		}
+		res.Compare, res.CompareNote = cmp, note
+	} else {
+		res.CompareNote = "comparison disabled"
+	}
+	return res, nil
+}
+
+// measure runs every query once to score recall, then times rounds passes
+// single-threaded and with threads searchers, keeping the fastest.
+func measure(x index.Index, ds *Dataset, truth [][]int32, k int, p index.SearchParams, threads, rounds int) (Row, error) {
+	var row Row
+	for i := range ds.NQ() {
+		hits, err := x.Search(ds.Query(i), k, p, nil)
+		if err != nil {
+			return row, err
+		}
+		row.Recall += recallAt(hits, truth[i])
+	}
+	row.Recall /= float64(ds.NQ())
+	pass := func(workers int) time.Duration {
+		start := time.Now()
+		forEach(ds.NQ(), workers, func() func(i int) {
+			return func(i int) { _, _ = x.Search(ds.Query(i), k, p, nil) }
+		})
+		return time.Since(start)
+	}
+	best1, bestN := time.Duration(1<<62), time.Duration(1<<62)
+	for range rounds {
+		best1 = min(best1, pass(1))
+		bestN = min(bestN, pass(threads))
+	}
+	row.QPS1 = float64(ds.NQ()) / best1.Seconds()
+	row.QPSN = float64(ds.NQ()) / bestN.Seconds()
+	return row, nil
+}
+
+// forEach calls the function made by newWorker for each i in [0, n), on
+// workers goroutines that each make their own function (and so their own
+// scratch state), handing out indices one at a time. It returns when all
+// calls are done.
+func forEach(n, workers int, newWorker func() func(i int)) {
+	if workers <= 1 {
+		f := newWorker()
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range min(workers, n) {
+		wg.Go(func() {
+			f := newWorker()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}

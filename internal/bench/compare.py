@@ -1,0 +1,157 @@
+"""Reference measurements for `strata bench`.
+
+Run by internal/bench/compare.go as `python3 compare.py SPEC.json`. It builds
+the same index type with the same parameters in hnswlib (HNSW) or faiss
+(HNSW, IVF_FLAT, IVF_SQ8, IVF_PQ, FLAT) over the vectors the Go side wrote,
+measures recall@k against the Go side's exact ground truth and throughput
+single-threaded and on `threads` threads (best of `rounds` passes, each pass
+one batch call), and prints one JSON object on stdout. When no library fits
+it prints {"skipped": reason} and exits 0.
+"""
+
+import json
+import sys
+import time
+
+
+def load(spec):
+    import numpy as np
+
+    dim = spec["dim"]
+    base = np.fromfile(spec["base"], dtype="<f4").reshape(-1, dim)
+    queries = np.fromfile(spec["queries"], dtype="<f4").reshape(-1, dim)
+    gt = np.fromfile(spec["gt"], dtype="<i4").reshape(-1, spec["k"])
+    if spec["metric"] == "COSINE":
+        base = base / np.maximum(np.linalg.norm(base, axis=1, keepdims=True), 1e-30)
+        queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-30)
+    return np.ascontiguousarray(base), np.ascontiguousarray(queries), gt
+
+
+def recall(labels, gt):
+    hit = 0
+    for got, want in zip(labels, gt):
+        hit += len(set(int(x) for x in got) & set(int(x) for x in want))
+    return hit / gt.size
+
+
+def version(mod, name):
+    try:
+        from importlib.metadata import version as v
+
+        return v(name)
+    except Exception:  # noqa: BLE001 - a missing version is not an error
+        return getattr(mod, "__version__", "?")
+
+
+def best_time(fn, rounds):
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def run_hnswlib(spec, base, queries, gt):
+    import hnswlib
+
+    space = {"L2": "l2", "IP": "ip", "COSINE": "ip"}[spec["metric"]]
+    p = spec["params"]
+    idx = hnswlib.Index(space=space, dim=spec["dim"])
+    t = time.perf_counter()
+    idx.init_index(max_elements=len(base), ef_construction=p["efConstruction"], M=p["M"], random_seed=42)
+    idx.add_items(base, num_threads=spec["threads"])
+    build = time.perf_counter() - t
+    rows = []
+    k = spec["k"]
+    for ef in spec["sweep"]:
+        idx.set_ef(max(ef, k))
+        labels, _ = idx.knn_query(queries, k=k, num_threads=1)
+        r = recall(labels, gt)
+        t1 = best_time(lambda: idx.knn_query(queries, k=k, num_threads=1), spec["rounds"])
+        tn = best_time(lambda: idx.knn_query(queries, k=k, num_threads=spec["threads"]), spec["rounds"])
+        rows.append({"param": ef, "recall": r, "qps1": len(queries) / t1, "qpsN": len(queries) / tn})
+    mem = idx.index_file_size() if hasattr(idx, "index_file_size") else 0
+    return {"library": "hnswlib " + version(hnswlib, "hnswlib"), "build_s": build, "memory_bytes": mem, "rows": rows}
+
+
+def run_faiss(spec, base, queries, gt):
+    import faiss
+
+    d, p, kind = spec["dim"], spec["params"], spec["index"]
+    ip = spec["metric"] in ("IP", "COSINE")
+    mt = faiss.METRIC_INNER_PRODUCT if ip else faiss.METRIC_L2
+    faiss.omp_set_num_threads(spec["threads"])
+    t = time.perf_counter()
+    if kind == "HNSW":
+        idx = faiss.IndexHNSWFlat(d, p["M"], mt)
+        idx.hnsw.efConstruction = p["efConstruction"]
+    elif kind == "FLAT":
+        idx = faiss.IndexFlatIP(d) if ip else faiss.IndexFlatL2(d)
+    else:
+        quant = faiss.IndexFlatIP(d) if ip else faiss.IndexFlatL2(d)
+        if kind == "IVF_FLAT":
+            idx = faiss.IndexIVFFlat(quant, d, p["nlist"], mt)
+        elif kind == "IVF_SQ8":
+            idx = faiss.IndexIVFScalarQuantizer(quant, d, p["nlist"], faiss.ScalarQuantizer.QT_8bit, mt)
+        else:
+            idx = faiss.IndexIVFPQ(quant, d, p["nlist"], p["m"], p["nbits"], mt)
+            idx.pq.cp.niter = p["iterations"]
+        idx.cp.niter = p["iterations"]
+        idx.train(base)  # quant stays referenced by this frame until return
+    idx.add(base)
+    build = time.perf_counter() - t
+    k = spec["k"]
+
+    def set_param(v):
+        if kind == "HNSW":
+            idx.hnsw.efSearch = max(v, k)
+        elif kind != "FLAT":
+            idx.nprobe = v
+
+    rows = []
+    for v in spec["sweep"]:
+        set_param(v)
+        _, labels = idx.search(queries, k)
+        r = recall(labels, gt)
+
+        def search(threads):
+            faiss.omp_set_num_threads(threads)
+            idx.search(queries, k)
+
+        t1 = best_time(lambda: search(1), spec["rounds"])
+        tn = best_time(lambda: search(spec["threads"]), spec["rounds"])
+        rows.append({"param": v, "recall": r, "qps1": len(queries) / t1, "qpsN": len(queries) / tn})
+    mem = int(faiss.serialize_index(idx).nbytes)
+    return {"library": "faiss " + version(faiss, "faiss-cpu"), "build_s": build, "memory_bytes": mem, "rows": rows}
+
+
+def importable(name):
+    try:
+        __import__(name)
+        return True
+    except ImportError:
+        return False
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    if not importable("numpy"):
+        print(json.dumps({"skipped": "numpy is not importable"}))
+        return
+    runners = []
+    if spec["index"] == "HNSW" and importable("hnswlib"):
+        runners.append(run_hnswlib)
+    if importable("faiss"):
+        runners.append(run_faiss)
+    if not runners:
+        need = "hnswlib or faiss" if spec["index"] == "HNSW" else "faiss"
+        print(json.dumps({"skipped": need + " is not importable"}))
+        return
+    base, queries, gt = load(spec)
+    print(json.dumps(runners[0](spec, base, queries, gt)))
+
+
+if __name__ == "__main__":
+    main()

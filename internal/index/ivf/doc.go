@@ -1,0 +1,69 @@
+// Package ivf implements the inverted-file vector indexes of Milvus over
+// float32 vectors for the L2, IP and COSINE metrics: IVF_FLAT, IVF_SQ8 and
+// IVF_PQ. One type, Index, implements index.Index for all three; Config.Kind
+// selects how the vectors in the lists are stored.
+//
+// # Build
+//
+// Build draws a random sample of at most MaxPointsPerCentroid*Nlist rows
+// (256*Nlist by default) and clusters it into Nlist centroids with k-means
+// under squared L2: k-means++ (D² sampling) or random seeding, then a fixed
+// number of Lloyd iterations. An empty cluster takes over half of a large one
+// (its centroid is copied and the two are nudged apart), as faiss does.
+// Every row then joins one list: the centroid nearest by L2, or for IP and
+// COSINE the one with the largest inner product, which is also how Search
+// ranks lists. Rows are grouped by list with a counting sort, keeping row
+// order within a list. Assignment and encoding run on Config.Workers
+// goroutines, which Build starts and joins; each row's result is independent
+// of the others and every reduction is serial, so an index depends only on
+// the data and Config (Seed included), never on Workers.
+//
+// COSINE normalises the stored vectors and the query to unit length and
+// searches by inner product. Internally distances are "smaller is better"
+// (L2 squared, or the negated inner product); Search converts them back to
+// Milvus scores.
+//
+// # Encodings
+//
+//   - IVF_FLAT keeps the float32 vectors; scores are exact, so probing all
+//     lists is a brute-force search.
+//   - IVF_SQ8 keeps one byte per dimension: code = round((x-min)/scale) with
+//     the per-dimension minimum and scale = (max-min)/255 taken from the
+//     training sample (values outside are clamped). A search decodes each
+//     row and scores it with the distance kernels. About 1/4 of the raw size.
+//   - IVF_PQ splits each row's residual (vector minus its list's centroid)
+//     into M sub-vectors of dim/M floats and stores, per sub-vector, the
+//     index of the nearest of 2^Nbits codewords (one byte each; Nbits <= 8).
+//     The codebooks are trained by k-means on the residuals of a sample of at
+//     most MaxPointsPerCentroid*2^Nbits rows. A search scores rows by
+//     asymmetric distance: the query stays exact, and a row's distance is the
+//     sum of M look-ups in a table of query-to-codeword distances. Under L2
+//     the table is built per probed list from the query's residual; under IP
+//     it is built once per query and offset by the list centroid's inner
+//     product. With M = dim/8 and 8 bits the index is about 1/15 of the raw
+//     vectors (8 code bytes and a 4-byte row number per 4*dim bytes).
+//
+// # Search
+//
+// Search ranks the centroids against the query, scans the Nprobe best lists
+// and keeps the k best allowed rows in a bounded heap. Rows that the allowed
+// mask excludes are skipped before they are scored. A filter that admits at
+// most Len()*Nprobe/Nlist rows makes the search scan every list instead:
+// that costs no more distance computations than an unfiltered search and is
+// exact. If the probed lists still hold fewer than k allowed rows, the next
+// lists in rank order are scanned until there are k, so a search returns k
+// hits whenever k rows are allowed. Searches draw their scratch memory from
+// a sync.Pool and allocate only the result slice.
+//
+// # Concurrency
+//
+// An Index is immutable after Build or Unmarshal; every method is safe for
+// concurrent use.
+//
+// # Serialized format
+//
+// Marshal writes a versioned little-endian format with a CRC-32C trailer; the
+// layout is documented next to Marshal in marshal.go. Unmarshal checks the
+// checksum, the parameters and that the lists hold every row exactly once,
+// and wraps ErrCorrupt for malformed input.
+package ivf

@@ -1,0 +1,174 @@
+package ivf
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/distance"
+)
+
+// clustered returns n vectors of dimension dim drawn from a mixture of
+// `centers` clusters. Centres are N(0, I); a point is its centre plus
+// 0.3*z*B, where z ~ N(0, I_latent) and B is a random latent×dim basis
+// shared by all clusters, plus 0.05*N(0, I) noise. Real embeddings are
+// clustered and have a low intrinsic dimension; i.i.d. isotropic noise
+// would make the neighbours within a cluster a worst case for PQ. The same
+// seed gives the same centres and basis; salt varies the points.
+func clustered(seed, salt uint64, n, dim, centers, latent int) []float32 {
+	crng := rand.New(rand.NewPCG(seed, 0))
+	cent := make([]float32, centers*dim)
+	for i := range cent {
+		cent[i] = float32(crng.NormFloat64())
+	}
+	basis := make([]float32, latent*dim)
+	for i := range basis {
+		basis[i] = 0.3 * float32(crng.NormFloat64())
+	}
+	rng := rand.New(rand.NewPCG(seed, salt))
+	v := make([]float32, n*dim)
+	for i := range n {
+		c := rng.IntN(centers)
+		row := v[i*dim : (i+1)*dim]
+		for j := range row {
+			row[j] = cent[c*dim+j] + 0.05*float32(rng.NormFloat64())
+		}
+		for l := range latent {
+			z := float32(rng.NormFloat64())
+			for j, b := range basis[l*dim : (l+1)*dim] {
+				row[j] += z * b
+			}
+		}
+	}
+	return v
+}
+
+// exact is the brute-force reference: the k best allowed rows under m,
+// scored as Milvus does, ties by row. For COSINE it scores the normalised
+// vectors by inner product, as the index does.
+func exact(data []float32, dim int, m index.Metric, q []float32, k int, allowed []bool) []index.Hit {
+	n := len(data) / dim
+	if m == index.Cosine {
+		q = slices.Clone(q)
+		normalize(q)
+	}
+	hits := make([]index.Hit, 0, n)
+	row := make([]float32, dim)
+	for i := range n {
+		if allowed != nil && !allowed[i] {
+			continue
+		}
+		copy(row, data[i*dim:(i+1)*dim])
+		var s float32
+		switch m {
+		case index.L2:
+			s = distance.L2Squared(q, row)
+		case index.IP:
+			s = distance.Dot(q, row)
+		case index.Cosine:
+			normalize(row)
+			s = distance.Dot(q, row)
+		}
+		hits = append(hits, index.Hit{Row: int32(i), Score: s})
+	}
+	index.SortHits(hits, m)
+	return hits[:min(k, len(hits))]
+}
+
+// recall is |got ∩ want| / |want| over rows.
+func recall(got, want []index.Hit) float64 {
+	if len(want) == 0 {
+		return 1
+	}
+	set := make(map[int32]bool, len(want))
+	for _, h := range want {
+		set[h.Row] = true
+	}
+	n := 0
+	for _, h := range got {
+		if set[h.Row] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+// requireOrdered checks the best-first, ties-by-row contract.
+func requireOrdered(t *testing.T, hits []index.Hit, m index.Metric) {
+	t.Helper()
+	sorted := slices.Clone(hits)
+	index.SortHits(sorted, m)
+	require.Equal(t, sorted, hits)
+}
+
+const (
+	fixN, fixDim, fixQ, fixNlist = 20000, 64, 100, 128
+	fixCenters, fixLatent        = 200, 8
+)
+
+// fixture is the shared data set; indexes and ground truth are built once
+// per configuration because building dominates the test time.
+type fixture struct {
+	data, queries []float32
+	mu            sync.Mutex
+	idx           map[string]*Index
+	truth         map[index.Metric][][]index.Hit
+}
+
+var fix = sync.OnceValue(func() *fixture {
+	return &fixture{
+		data:    clustered(11, 1, fixN, fixDim, fixCenters, fixLatent),
+		queries: clustered(11, 2, fixQ, fixDim, fixCenters, fixLatent),
+		idx:     map[string]*Index{},
+		truth:   map[index.Metric][][]index.Hit{},
+	}
+})
+
+func (f *fixture) query(i int) []float32 { return f.queries[i*fixDim : (i+1)*fixDim] }
+
+// testConfig is the configuration the fixture indexes use: nlist 128 and,
+// for PQ, m = dim/8 = 8 sub-quantizers of 8 bits (one byte per 8 floats);
+// 10 k-means iterations instead of 20 keep the builds quick.
+func testConfig(k Kind) Config {
+	cfg := Defaults(k)
+	cfg.Nlist = fixNlist
+	cfg.Iterations = 10
+	if k == PQ {
+		cfg.M = fixDim / 8
+	}
+	return cfg
+}
+
+func (f *fixture) index(t *testing.T, k Kind, m index.Metric) *Index {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := fmt.Sprint(k, m)
+	if x, ok := f.idx[key]; ok {
+		return x
+	}
+	x, err := Build(f.data, fixDim, m, testConfig(k))
+	require.NoError(t, err)
+	f.idx[key] = x
+	return x
+}
+
+// groundTruth returns the exact top-10 of every query under m.
+func (f *fixture) groundTruth(m index.Metric) [][]index.Hit {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if g, ok := f.truth[m]; ok {
+		return g
+	}
+	g := make([][]index.Hit, fixQ)
+	for i := range g {
+		g[i] = exact(f.data, fixDim, m, f.query(i), 10, nil)
+	}
+	f.truth[m] = g
+	return g
+}
