@@ -380,5 +380,6 @@ func TestParallelBuild(t *testing.T) {
 		require.NoError(t, err)
 		sum += recall(got, exact(data, dim, index.L2, q, 10, nil))
 	}
+	t.Logf("recall@10 = %.4f", sum/50)
 	require.GreaterOrEqual(t, sum/50, 0.95)
 }
