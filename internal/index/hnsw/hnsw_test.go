@@ -158,10 +158,9 @@ func TestDuplicates(t *testing.T) {
 	}
 	for _, m := range metrics {
 		t.Run(m.String(), func(t *testing.T) {
-			// Single-threaded, so deterministic: HNSW may leave a node
-			// unreachable when every in-link to it is pruned (as hnswlib
-			// does), and a parallel build occasionally does so here.
-			idx, err := Build(data, dim, m, Config{M: 8, EfConstruction: 100, Seed: 2, Workers: 1})
+			// A parallel build: it once orphaned nodes here when a node's
+			// links were published layer by layer.
+			idx, err := Build(data, dim, m, Config{M: 8, EfConstruction: 100, Seed: 2, Workers: 4})
 			require.NoError(t, err)
 			for i := range 50 {
 				q := base[i*dim : (i+1)*dim]
