@@ -1,6 +1,8 @@
 package hnsw
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/strata-db/strata/internal/index"
@@ -27,7 +29,7 @@ func BenchmarkBuild(b *testing.B) {
 func BenchmarkSearch(b *testing.B) {
 	f := getFixture(b, index.L2)
 	for _, ef := range []int{16, 64} {
-		b.Run("ef="+string(rune('0'+ef/10))+string(rune('0'+ef%10)), func(b *testing.B) {
+		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
 			p := index.SearchParams{Ef: ef}
 			i := 0
 			b.ReportAllocs()
@@ -38,5 +40,38 @@ func BenchmarkSearch(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkFilteredSearch compares the filtered graph walk with the exact
+// scan at several allowed fractions, to check the useBruteForce cost model
+// (the mode it would pick is in the name).
+func BenchmarkFilteredSearch(b *testing.B) {
+	f := getFixture(b, index.L2)
+	const ef = 64
+	for _, frac := range []float64{0.02, 0.05, 0.1, 0.2, 0.3, 0.5} {
+		rng := rand.New(rand.NewPCG(1, 1))
+		allowed := make([]bool, fixN)
+		for i := range allowed {
+			allowed[i] = rng.Float64() < frac
+		}
+		auto := "graph"
+		if f.idx.useBruteForce(countTrue(allowed), ef) {
+			auto = "brute"
+		}
+		for _, m := range []struct {
+			name string
+			mode searchMode
+		}{{"graph", modeGraph}, {"brute", modeBrute}} {
+			b.Run(fmt.Sprintf("allowed=%.0f%%/auto=%s/%s", frac*100, auto, m.name), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					if _, err := f.idx.search(f.query(i%fixQ), 10, index.SearchParams{Ef: ef}, allowed, m.mode); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
 	}
 }

@@ -158,10 +158,9 @@ func TestDuplicates(t *testing.T) {
 	}
 	for _, m := range metrics {
 		t.Run(m.String(), func(t *testing.T) {
-			// Single-threaded, so deterministic: HNSW may leave a node
-			// unreachable when every in-link to it is pruned (as hnswlib
-			// does), and a parallel build occasionally does so here.
-			idx, err := Build(data, dim, m, Config{M: 8, EfConstruction: 100, Seed: 2, Workers: 1})
+			// A parallel build: it once orphaned nodes here when a node's
+			// links were published layer by layer.
+			idx, err := Build(data, dim, m, Config{M: 8, EfConstruction: 100, Seed: 2, Workers: 4})
 			require.NoError(t, err)
 			for i := range 50 {
 				q := base[i*dim : (i+1)*dim]
@@ -363,4 +362,23 @@ func TestMemoryBytes(t *testing.T) {
 	mb := f.idx.MemoryBytes()
 	require.Greater(t, mb, int64(fixN*fixDim*4+fixN*33*4))
 	require.Less(t, mb, int64(3*(fixN*fixDim*4+fixN*33*4)))
+}
+
+// TestParallelBuild exercises the per-node locking with more workers than
+// cores; run it with -race.
+func TestParallelBuild(t *testing.T) {
+	const n, dim = 3000, 16
+	data := lowRank(17, n, dim, 8)
+	idx, err := Build(data, dim, index.L2, Config{M: 8, EfConstruction: 64, Seed: 5, Workers: 8})
+	require.NoError(t, err)
+	queries := lowRank(17, 50, dim, 8)
+	var sum float64
+	for i := range 50 {
+		q := queries[i*dim : (i+1)*dim]
+		got, err := idx.Search(q, 10, index.SearchParams{Ef: 64}, nil)
+		require.NoError(t, err)
+		sum += recall(got, exact(data, dim, index.L2, q, 10, nil))
+	}
+	t.Logf("recall@10 = %.4f", sum/50)
+	require.GreaterOrEqual(t, sum/50, 0.95)
 }

@@ -1,18 +1,21 @@
 package hnsw
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // scratch is the per-goroutine working memory of a build worker or a
 // search; it is reused so that steady-state operations do not allocate.
 type scratch struct {
-	vis  visitedSet
-	cand minHeap
-	res  maxHeap
-	nbuf []uint32  // copy of a link block taken under its lock
-	sel  []item    // candidates sorted by distance, then selected links
-	keep []item    // heuristic output for the new node
-	prun []item    // heuristic output when shrinking a neighbour
-	q    []float32 // normalised query (COSINE)
+	vis    visitedSet
+	cand   minHeap
+	res    maxHeap
+	nbuf   []uint32  // copy of a link block taken under its lock
+	sel    []item    // candidates sorted by distance, then selected links
+	layers [][]item  // the new node's selected links, per layer
+	prun   []item    // heuristic output when shrinking a neighbour
+	q      []float32 // normalised query (COSINE)
 }
 
 func newScratch() *scratch { return &scratch{} }
@@ -42,20 +45,43 @@ func (x *Index) insert(id uint32, s *scratch) {
 	for l := top; l > level; l-- {
 		cur = x.greedyLocked(q, cur, l, s)
 	}
-	for l := min(level, top); l >= 0; l-- {
+	// Choose the links on every layer first and publish them afterwards:
+	// once a back-link makes id reachable, another worker may start its
+	// own search from id, and it must then find id's lists complete on
+	// every layer. (Linking layer by layer would let a worker descend
+	// through id onto a layer where id has no links yet, leaving that
+	// worker with id as its only neighbour.)
+	lo := min(level, top)
+	if cap(s.layers) <= lo {
+		s.layers = make([][]item, lo+1)
+	}
+	s.layers = s.layers[:lo+1]
+	for l := lo; l >= 0; l-- {
 		x.searchLayerLocked(q, cur, x.cfg.EfConstruction, l, s)
 		// Sort the candidates closest first.
 		s.sel = append(s.sel[:0], s.res...)
 		slices.SortFunc(s.sel, cmpItem)
 		cur = s.sel[0]
+		// The new node keeps at most M links on every layer (as in the
+		// paper); its neighbours may later add up to maxM0 on layer 0.
+		s.layers[l] = x.selectHeuristic(s.sel, x.cfg.M, s.layers[l][:0])
+	}
+	mu := &x.locks[id]
+	mu.Lock()
+	for l, sel := range s.layers {
+		b := x.block(id, l)
+		b[0] = uint32(len(sel))
+		for i, it := range sel {
+			b[1+i] = it.id
+		}
+	}
+	mu.Unlock()
+	for l, sel := range s.layers {
 		maxM := x.maxM
 		if l == 0 {
 			maxM = x.maxM0
 		}
-		// The new node keeps at most M links on every layer (as in the
-		// paper); its neighbours may later add up to maxM0 on layer 0.
-		s.keep = x.selectHeuristic(s.sel, x.cfg.M, s.keep[:0])
-		x.connect(id, l, s.keep, maxM, s)
+		x.connect(id, l, sel, maxM, s)
 	}
 	if raises {
 		x.entry, x.maxLevel = int32(id), level
@@ -113,11 +139,19 @@ func (x *Index) searchLayerLocked(q []float32, ep item, ef, l int, s *scratch) {
 		if before(s.res[0], c) && len(s.res) >= ef {
 			break
 		}
-		for _, v := range x.links(c.id, l, s) {
-			if vis[v] == gen {
-				continue
+		// Keep the unvisited neighbours and start loading their vectors
+		// before computing any distance (see searchBase).
+		nb := x.links(c.id, l, s)
+		j := 0
+		for _, v := range nb {
+			if vis[v] != gen {
+				vis[v] = gen
+				nb[j] = v
+				j++
+				prefetch(unsafe.Pointer(&x.vecs[int(v)*x.dim]))
 			}
-			vis[v] = gen
+		}
+		for _, v := range nb[:j] {
 			it := item{x.dist(q, x.vec(v)), v}
 			if len(s.res) < ef {
 				s.cand.push(it)
@@ -159,19 +193,9 @@ func (x *Index) selectHeuristic(cands []item, m int, out []item) []item {
 	return out
 }
 
-// connect writes sel as the links of id on layer l and adds a back link
-// from each selected node, shrinking that node's list with the heuristic
-// when it is full.
+// connect adds a back link to id from each node of sel on layer l,
+// shrinking that node's list with the heuristic when it is full.
 func (x *Index) connect(id uint32, l int, sel []item, maxM int, s *scratch) {
-	mu := &x.locks[id]
-	mu.Lock()
-	b := x.block(id, l)
-	b[0] = uint32(len(sel))
-	for i, it := range sel {
-		b[1+i] = it.id
-	}
-	mu.Unlock()
-
 	for _, e := range sel {
 		mu := &x.locks[e.id]
 		mu.Lock()
