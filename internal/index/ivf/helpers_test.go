@@ -144,7 +144,7 @@ func testConfig(k Kind) Config {
 	return cfg
 }
 
-func (f *fixture) index(t *testing.T, k Kind, m index.Metric) *Index {
+func (f *fixture) index(t testing.TB, k Kind, m index.Metric) *Index {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()

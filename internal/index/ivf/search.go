@@ -32,10 +32,9 @@ type scratch struct {
 // [1, Nlist] are rejected as in Milvus. A filter that allows at most
 // Len()*nprobe/Nlist rows makes Search scan every list, which then costs
 // no more distances than an unfiltered search (see exactFilter). When the
-// scanned lists hold fewer
-// than k allowed rows, Search goes on to the next-best lists until it has k
-// hits or has scanned every list, so it returns k hits whenever k rows are
-// allowed. Scores are exact for IVF_FLAT and computed from the encoded
+// scanned lists hold fewer than k allowed rows, Search goes on to the
+// next-best lists until it has k hits or has scanned every list, so it
+// returns k hits whenever k rows are allowed. Scores are exact for IVF_FLAT and computed from the encoded
 // vectors for IVF_SQ8 and IVF_PQ.
 func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []bool) ([]index.Hit, error) {
 	if len(q) != x.dim {
