@@ -139,7 +139,7 @@ func TestDim1(t *testing.T) {
 	for i := range data {
 		data[i] = float32(i)
 	}
-	idx, err := Build(data, 1, index.L2, Config{M: 8, EfConstruction: 50, Seed: 1})
+	idx, err := Build(data, 1, index.L2, Config{M: 8, EfConstruction: 50, Seed: 1, Workers: 1})
 	require.NoError(t, err)
 	got, err := idx.Search([]float32{500.2}, 3, index.SearchParams{Ef: 16}, nil)
 	require.NoError(t, err)
