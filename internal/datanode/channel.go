@@ -171,6 +171,9 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		return nil
 	}
 	b := c.segs[seg]
+	if b == nil && !c.admit(seg) {
+		return nil
+	}
 	if b == nil {
 		b = &segBuffer{id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
 			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now()}
@@ -298,4 +301,18 @@ func (c *channel) syncUntilDone(ctx context.Context, ids []int64) error {
 		}
 		backoff = min(2*backoff, 10*time.Second)
 	}
+}
+
+// admit decides, on the first insert of a segment this channel does not
+// buffer, whether to buffer it: only while the coordinator has it Growing or
+// Sealed. A Flushed segment's rows are already in object storage; a Dropped
+// or unknown one was compacted away (or its partition dropped) and must not
+// be written again.
+func (c *channel) admit(seg int64) bool {
+	info, ok := c.node.coord.Segment(seg)
+	if ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed) {
+		return true
+	}
+	c.flushed[seg] = true
+	return false
 }

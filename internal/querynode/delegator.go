@@ -209,6 +209,9 @@ func (d *delegator) applyInsert(m wal.Message) error {
 	if skip {
 		return nil
 	}
+	if seg == nil && !d.admit(req.GetSegmentID()) {
+		return nil
+	}
 	cols, err := insertColumns(d.info.Schema, req.GetFieldsData())
 	if err != nil {
 		return err
@@ -259,6 +262,25 @@ func insertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData)
 		cols[f.GetFieldID()] = c
 	}
 	return cols, nil
+}
+
+// admit decides, on the first insert of a segment, whether its rows belong
+// in a growing segment here: only while the coordinator has it Growing or
+// Sealed. A Flushed segment is served from its binlogs (handoff); a Dropped
+// one was compacted into another segment (or its partition dropped), and an
+// unknown one was dropped and garbage collected: replaying its inserts
+// would duplicate or resurrect rows.
+func (d *delegator) admit(id int64) bool {
+	info, ok := d.node.segs.Segment(id)
+	if ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed) {
+		return true
+	}
+	d.mu.Lock()
+	if !ok || info.State == catalog.SegmentDropped {
+		d.flushed[id] = true
+	}
+	d.mu.Unlock()
+	return false
 }
 
 // DeletePKs returns the keys of a delete message as a column.
@@ -330,8 +352,11 @@ func (d *delegator) handoffLoop(ctx context.Context) {
 
 func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	info, ok := d.node.segs.Segment(id)
-	if ok && info.State != catalog.SegmentFlushed && info.State != catalog.SegmentDropped {
-		return nil // not flushed yet
+	if !ok || info.State != catalog.SegmentFlushed {
+		// Not flushed yet — or already compacted away (Dropped, or gone):
+		// followCompactions replaces the growing copy with the compaction's
+		// output, so that no rows go missing in between.
+		return nil
 	}
 	var seg *segment.Segment
 	if ok && info.State == catalog.SegmentFlushed {
@@ -446,6 +471,14 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 			gone = append(gone, id)
 		}
 	}
+	// A growing copy whose flush was seen but whose segment is dropped and
+	// not an input of an unloaded output (a partition drop, or a compaction
+	// that left no rows) is gone too.
+	for id := range d.pending {
+		if _, ok := live[id]; !ok && !pendingInputs[id] {
+			gone = append(gone, id)
+		}
+	}
 	d.mu.RUnlock()
 	// The outputs of one compaction (same inputs) switch in together.
 	groups := map[string][]catalog.SegmentInfo{}
@@ -481,6 +514,8 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		for _, in := range group[0].CompactedFrom {
 			delete(d.sealed, in)
 			delete(d.growing, in)
+			delete(d.pending, in)
+			d.flushed[in] = true
 		}
 		d.mu.Unlock()
 	}
@@ -488,6 +523,9 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		d.mu.Lock()
 		for _, id := range gone {
 			delete(d.sealed, id)
+			delete(d.growing, id)
+			delete(d.pending, id)
+			d.flushed[id] = true
 		}
 		d.mu.Unlock()
 	}
