@@ -310,6 +310,14 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	if ok && info.State != catalog.SegmentFlushed && info.State != catalog.SegmentDropped {
 		return nil // not flushed yet
 	}
+	if !ok || info.State == catalog.SegmentDropped {
+		// Flushed and compacted away before its handoff: switch to the
+		// compaction's output first (committed with the drop), so that the
+		// segment's rows are never missing in between.
+		if err := d.followCompactions(ctx); err != nil {
+			return err
+		}
+	}
 	var seg *segment.Segment
 	if ok && info.State == catalog.SegmentFlushed {
 		var err error
@@ -441,6 +449,8 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		for _, in := range o.CompactedFrom {
 			delete(d.sealed, in)
 			delete(d.growing, in)
+			delete(d.pending, in)
+			d.flushed[in] = true // inserts still to come for it are in the output
 		}
 		d.mu.Unlock()
 	}
