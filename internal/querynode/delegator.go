@@ -198,6 +198,11 @@ func (d *delegator) applyInsert(m wal.Message) error {
 			return err
 		}
 		d.mu.Lock()
+		if d.flushed[req.GetSegmentID()] {
+			// Replaced by a compaction's output since the check above.
+			d.mu.Unlock()
+			return nil
+		}
 		d.growing[req.GetSegmentID()] = seg
 		d.mu.Unlock()
 	}
