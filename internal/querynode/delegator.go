@@ -436,8 +436,17 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 			gone = append(gone, id)
 		}
 	}
+	// A growing copy of a segment flushed and compacted away (possibly
+	// through a chain of compactions) whose handoff has not run yet: its
+	// rows are in a live output.
+	for id := range d.growing {
+		if _, ok := live[id]; !ok && !pendingInputs[id] {
+			gone = append(gone, id)
+		}
+	}
 	d.mu.RUnlock()
-	for _, o := range outputs {
+	loaded := make([]*segment.Segment, len(outputs))
+	for i, o := range outputs {
 		seg, err := d.loadSealed(ctx, o)
 		if err != nil {
 			return err
@@ -445,7 +454,17 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		if err := d.attachIndexes(ctx, seg); err != nil {
 			d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", o.ID, "err", err)
 		}
-		d.mu.Lock()
+		loaded[i] = seg
+	}
+	if len(outputs) == 0 && len(gone) == 0 {
+		return nil
+	}
+	// One step: every output in, its inputs and the segments they replaced
+	// (compacted further since) out.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, o := range outputs {
+		seg := loaded[i]
 		for _, db := range d.deletes {
 			seg.Delete(db.pks, db.tss)
 		}
@@ -457,14 +476,12 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 			delete(d.pending, in)
 			d.flushed[in] = true // inserts still to come for it are in the output
 		}
-		d.mu.Unlock()
 	}
-	if len(gone) > 0 {
-		d.mu.Lock()
-		for _, id := range gone {
-			delete(d.sealed, id)
-		}
-		d.mu.Unlock()
+	for _, id := range gone {
+		delete(d.sealed, id)
+		delete(d.growing, id)
+		delete(d.pending, id)
+		d.flushed[id] = true
 	}
 	return nil
 }
