@@ -224,6 +224,11 @@ func (d *delegator) applyInsert(m wal.Message) error {
 			return err
 		}
 		d.mu.Lock()
+		if d.flushed[req.GetSegmentID()] {
+			// Replaced by a compaction's output since the check above.
+			d.mu.Unlock()
+			return nil
+		}
 		d.growing[req.GetSegmentID()] = seg
 		d.mu.Unlock()
 	}
@@ -352,11 +357,16 @@ func (d *delegator) handoffLoop(ctx context.Context) {
 
 func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	info, ok := d.node.segs.Segment(id)
-	if !ok || info.State != catalog.SegmentFlushed {
-		// Not flushed yet — or already compacted away (Dropped, or gone):
-		// followCompactions replaces the growing copy with the compaction's
-		// output, so that no rows go missing in between.
-		return nil
+	if ok && info.State != catalog.SegmentFlushed && info.State != catalog.SegmentDropped {
+		return nil // not flushed yet
+	}
+	if !ok || info.State == catalog.SegmentDropped {
+		// Flushed and compacted away before its handoff: switch to the
+		// compaction's output first (committed with the drop), so that the
+		// segment's rows are never missing in between.
+		if err := d.followCompactions(ctx); err != nil {
+			return err
+		}
 	}
 	var seg *segment.Segment
 	if ok && info.State == catalog.SegmentFlushed {
@@ -443,12 +453,14 @@ func (d *delegator) snapshot() []*segment.Segment {
 // removed, in one step under the lock, so a read sees either the inputs or
 // the output: never both, never neither.
 func (d *delegator) followCompactions(ctx context.Context) error {
+	// The coordinator's view is read under our lock, so that a growing
+	// segment created meanwhile cannot look "gone".
+	d.mu.RLock()
 	rec := d.node.segs.Recovery(d.vchannel)
 	live := map[int64]catalog.SegmentInfo{}
 	for _, s := range rec.Segments {
 		live[s.ID] = s
 	}
-	d.mu.RLock()
 	var outputs []catalog.SegmentInfo
 	for _, s := range rec.Segments {
 		if len(s.CompactedFrom) == 0 || s.State != catalog.SegmentFlushed || s.Level == catalog.LevelL0 {
@@ -471,63 +483,52 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 			gone = append(gone, id)
 		}
 	}
-	// A growing copy whose flush was seen but whose segment is dropped and
-	// not an input of an unloaded output (a partition drop, or a compaction
-	// that left no rows) is gone too.
-	for id := range d.pending {
+	// A growing copy of a segment flushed and compacted away (possibly
+	// through a chain of compactions) whose handoff has not run yet: its
+	// rows are in a live output.
+	for id := range d.growing {
 		if _, ok := live[id]; !ok && !pendingInputs[id] {
 			gone = append(gone, id)
 		}
 	}
 	d.mu.RUnlock()
-	// The outputs of one compaction (same inputs) switch in together.
-	groups := map[string][]catalog.SegmentInfo{}
-	var keys []string
-	for _, o := range outputs {
-		k := fmt.Sprint(o.CompactedFrom)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
+	loaded := make([]*segment.Segment, len(outputs))
+	for i, o := range outputs {
+		seg, err := d.loadSealed(ctx, o)
+		if err != nil {
+			return err
 		}
-		groups[k] = append(groups[k], o)
+		if err := d.attachIndexes(ctx, seg); err != nil {
+			d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", o.ID, "err", err)
+		}
+		loaded[i] = seg
 	}
-	for _, k := range keys {
-		group := groups[k]
-		segs := make([]*segment.Segment, len(group))
-		for i, o := range group {
-			seg, err := d.loadSealed(ctx, o)
-			if err != nil {
-				return err
-			}
-			if err := d.attachIndexes(ctx, seg); err != nil {
-				d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", o.ID, "err", err)
-			}
-			segs[i] = seg
+	if len(outputs) == 0 && len(gone) == 0 {
+		return nil
+	}
+	// One step: every output in, its inputs and the segments they replaced
+	// (compacted further since) out.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, o := range outputs {
+		seg := loaded[i]
+		for _, db := range d.deletes {
+			seg.Delete(db.pks, db.tss)
 		}
-		d.mu.Lock()
-		for i, o := range group {
-			for _, db := range d.deletes {
-				segs[i].Delete(db.pks, db.tss)
-			}
-			d.sealed[o.ID] = segs[i]
-			d.flushed[o.ID] = true
-		}
-		for _, in := range group[0].CompactedFrom {
+		d.sealed[o.ID] = seg
+		d.flushed[o.ID] = true
+		for _, in := range o.CompactedFrom {
 			delete(d.sealed, in)
 			delete(d.growing, in)
 			delete(d.pending, in)
-			d.flushed[in] = true
+			d.flushed[in] = true // inserts still to come for it are in the output
 		}
-		d.mu.Unlock()
 	}
-	if len(gone) > 0 {
-		d.mu.Lock()
-		for _, id := range gone {
-			delete(d.sealed, id)
-			delete(d.growing, id)
-			delete(d.pending, id)
-			d.flushed[id] = true
-		}
-		d.mu.Unlock()
+	for _, id := range gone {
+		delete(d.sealed, id)
+		delete(d.growing, id)
+		delete(d.pending, id)
+		d.flushed[id] = true
 	}
 	return nil
 }
