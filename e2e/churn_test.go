@@ -28,6 +28,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,9 +269,32 @@ func (h *distHeap) Pop() any { old := *h; x := old[len(old)-1]; *h = old[:len(ol
 
 // churnTruth computes the exact top-k (L2) of every query over the live rows.
 func churnTruth(ws []*churnWriter, queries [][]float32) []map[int64]bool {
+	per := make([][]distHeap, len(ws)) // one goroutine per writer's keys
+	var wg sync.WaitGroup
+	for g, w := range ws {
+		wg.Go(func() { per[g] = churnTop(w, queries) })
+	}
+	wg.Wait()
+	out := make([]map[int64]bool, len(queries))
+	for q := range queries {
+		var all distHeap
+		for g := range per {
+			all = append(all, per[g][q]...)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].d < all[j].d })
+		out[q] = map[int64]bool{}
+		for _, e := range all[:min(churnTopK, len(all))] {
+			out[q][e.id] = true
+		}
+	}
+	return out
+}
+
+// churnTop returns the best churnTopK rows of one writer for each query.
+func churnTop(w *churnWriter, queries [][]float32) []distHeap {
 	hs := make([]distHeap, len(queries))
 	vec := make([]float32, churnDim)
-	for _, w := range ws {
+	{
 		for i, v := range w.ver {
 			if v < 0 {
 				continue
@@ -296,14 +320,7 @@ func churnTruth(ws []*churnWriter, queries [][]float32) []map[int64]bool {
 			}
 		}
 	}
-	out := make([]map[int64]bool, len(queries))
-	for q := range hs {
-		out[q] = map[int64]bool{}
-		for _, e := range hs[q] {
-			out[q][e.id] = true
-		}
-	}
-	return out
+	return hs
 }
 
 // churnRecall searches with Strong consistency and returns the mean recall@10.

@@ -184,6 +184,8 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 					heavy = append(heavy, s)
 				case float64(size) < cfg.SmallProportion*float64(maxSize):
 					small = append(small, s)
+				case force && deletedRows(s) > 0:
+					heavy = append(heavy, s) // a manual compaction removes every deleted row it can
 				}
 			}
 			if len(small) >= cfg.MinSmallSegments || (force && len(small) >= 2) {
