@@ -28,8 +28,8 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 		seg(1, 80, 5), // 6% deleted: below DeletedRatio
 		seg(2, 80, 0), // no deletes
 	}
-	require.Empty(t, planCompactions(cfg, maxSize, segs, rowSize, nil, t0, false, 0), "automatic: nothing to do")
-	plans := planCompactions(cfg, maxSize, segs, rowSize, nil, t0, true, 0)
+	require.Empty(t, planCompactions(cfg, maxSize, segs, rowSize, nil, t0, false, 0, nil, noClustering), "automatic: nothing to do")
+	plans := planCompactions(cfg, maxSize, segs, rowSize, nil, t0, true, 0, nil, noClustering)
 	require.Len(t, plans, 1)
 	require.Equal(t, catalog.CompactionMix, plans[0].Type)
 	require.Len(t, plans[0].Inputs, 1)
@@ -37,5 +37,8 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 
 	// Heavily deleted segments are rewritten either way.
 	segs[1] = seg(2, 80, 40)
-	require.Len(t, planCompactions(cfg, maxSize, segs, rowSize, nil, t0, false, 0), 1)
+	require.Len(t, planCompactions(cfg, maxSize, segs, rowSize, nil, t0, false, 0, nil, noClustering), 1)
 }
+
+// noClustering is a clustering-key lookup for collections without one.
+func noClustering(int64) int64 { return 0 }
