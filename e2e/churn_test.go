@@ -456,6 +456,7 @@ func TestChurn(t *testing.T) {
 	rate := float64(ops) / churnDuration.Seconds()
 	end := sample("end of churn", fmt.Sprintf("%.1f requests/s", rate))
 	recallBefore := churnRecall(ctx, t, c, ws, queries)
+	t.Logf("recall@%d vs brute force at the end of churn: %.4f", churnTopK, recallBefore)
 	require.Equal(t, end.live, churnCount(ctx, t, c), "count(*) equals the live rows")
 
 	// Automatic compaction and GC only.
@@ -512,6 +513,7 @@ func TestChurn(t *testing.T) {
 	}
 	final := sample("after compaction + GC", "")
 	recallAfter := churnRecall(ctx, t, c, ws, queries)
+	t.Logf("recall@%d vs brute force after compaction + GC: %.4f", churnTopK, recallAfter)
 	require.Equal(t, final.live, churnCount(ctx, t, c))
 
 	var b strings.Builder
