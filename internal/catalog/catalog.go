@@ -437,3 +437,13 @@ type CompactionResult struct {
 	// Deltalogs are, for L0, the new delta logs per target segment.
 	Deltalogs map[int64][]Binlog
 }
+
+// LogIDs returns the log IDs of a field's insert binlogs, in order.
+func (s *SegmentInfo) LogIDs(fieldID int64) []int64 {
+	logs := s.Binlogs[fieldID]
+	out := make([]int64, len(logs))
+	for i, l := range logs {
+		out[i] = l.LogID
+	}
+	return out
+}

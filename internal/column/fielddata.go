@@ -216,3 +216,15 @@ func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 	}
 	return fd
 }
+
+// FromIDs converts primary keys on the wire (schemapb.IDs, or the legacy
+// int64 list of older delete messages) into a column.Ints or column.Strings.
+func FromIDs(ids *schemapb.IDs, legacy []int64) Column {
+	if s := ids.GetStrId(); s != nil {
+		return &Strings{T: schemapb.DataType_VarChar, Data: s.GetData()}
+	}
+	if i := ids.GetIntId(); i != nil {
+		return &Ints{T: schemapb.DataType_Int64, Data: i.GetData()}
+	}
+	return &Ints{T: schemapb.DataType_Int64, Data: legacy}
+}

@@ -249,13 +249,7 @@ func (c *channel) largest() int64 {
 }
 
 func (c *channel) bufferDelete(req *msgpb.DeleteRequest, e wal.Entry) {
-	var pks column.Column
-	ids := req.GetPrimaryKeys()
-	if s := ids.GetStrId(); s != nil {
-		pks = &column.Strings{T: schemapb.DataType_VarChar, Data: s.GetData()}
-	} else {
-		pks = &column.Ints{T: schemapb.DataType_Int64, Data: ids.GetIntId().GetData()}
-	}
+	pks := column.FromIDs(req.GetPrimaryKeys(), req.GetInt64PrimaryKeys())
 	if pks.Len() == 0 {
 		return
 	}

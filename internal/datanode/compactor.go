@@ -379,28 +379,12 @@ func keyRange(field int64, kind string, c column.Column, lo, hi int) *catalog.Ke
 func (n *Node) readSegment(ctx context.Context, coll *catalog.Collection, s catalog.SegmentInfo) (map[int64]column.Column, error) {
 	cols := map[int64]column.Column{}
 	for _, f := range coll.Schema.GetFields() {
-		var acc column.Column
-		for _, l := range s.Binlogs[f.GetFieldID()] {
-			key := storage.InsertLogKey(n.cfg.RootPath, s.CollectionID, s.PartitionID, s.ID, f.GetFieldID(), l.LogID)
-			data, err := n.objects.Get(ctx, key)
-			if err != nil {
-				return nil, err
-			}
-			bl, err := storage.DecodeBinlog(data, storage.WithElementType(f.GetElementType()))
-			if err != nil {
-				return nil, fmt.Errorf("decode %s: %w", key, err)
-			}
-			c := bl.Column()
-			if acc == nil {
-				acc = c
-				continue
-			}
-			column.AppendAll(acc, c)
+		c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
+			Collection: s.CollectionID, Partition: s.PartitionID, ID: s.ID, LogIDs: s.LogIDs(f.GetFieldID())}, f)
+		if err != nil {
+			return nil, err
 		}
-		if acc == nil {
-			return nil, fmt.Errorf("segment %d has no binlogs for field %d", s.ID, f.GetFieldID())
-		}
-		cols[f.GetFieldID()] = acc
+		cols[f.GetFieldID()] = c
 	}
 	if _, ok := cols[1].(*column.Ints); !ok {
 		return nil, fmt.Errorf("segment %d has no timestamp field", s.ID)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/index"
@@ -96,7 +98,7 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err != nil {
 		return nil, 0, err
 	}
-	vecs, err := n.loadVectors(ctx, seg, task.FieldID, indexType)
+	vecs, err := n.loadVectors(ctx, seg, field, indexType)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -151,29 +153,15 @@ func buildVectorIndex(indexType string, params map[string]string, vecs *column.F
 }
 
 // loadVectors reads the float vectors of field from the binlogs of seg.
-func (n *Node) loadVectors(ctx context.Context, seg catalog.SegmentInfo, fieldID int64, indexType string) (*column.FloatVectors, error) {
-	var vecs *column.FloatVectors
-	for _, l := range seg.Binlogs[fieldID] {
-		key := storage.InsertLogKey(n.cfg.RootPath, seg.CollectionID, seg.PartitionID, seg.ID, fieldID, l.LogID)
-		data, err := n.objects.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		bl, err := storage.DecodeBinlog(data)
-		if err != nil {
-			return nil, fmt.Errorf("decode %s: %w", key, err)
-		}
-		c, ok := bl.Column().(*column.FloatVectors)
-		if !ok {
-			return nil, fmt.Errorf("only float vector fields can have an %s index", indexType)
-		}
-		if vecs == nil {
-			vecs = &column.FloatVectors{Dim: c.Dim}
-		}
-		vecs.Data = append(vecs.Data, c.Data...)
+func (n *Node) loadVectors(ctx context.Context, seg catalog.SegmentInfo, field *schemapb.FieldSchema, indexType string) (*column.FloatVectors, error) {
+	c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
+		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID())}, field)
+	if err != nil {
+		return nil, err
 	}
-	if vecs == nil {
-		return nil, fmt.Errorf("segment %d has no binlogs for field %d", seg.ID, fieldID)
+	vecs, ok := c.(*column.FloatVectors)
+	if !ok {
+		return nil, fmt.Errorf("only float vector fields can have an %s index", indexType)
 	}
 	return vecs, nil
 }

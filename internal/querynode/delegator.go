@@ -288,24 +288,12 @@ func (d *delegator) admit(id int64) bool {
 	return false
 }
 
-// DeletePKs returns the keys of a delete message as a column.
-func DeletePKs(req *msgpb.DeleteRequest) column.Column {
-	ids := req.GetPrimaryKeys()
-	if s := ids.GetStrId(); s != nil {
-		return &column.Strings{T: schemapb.DataType_VarChar, Data: s.GetData()}
-	}
-	if i := ids.GetIntId(); i != nil {
-		return &column.Ints{T: schemapb.DataType_Int64, Data: i.GetData()}
-	}
-	return &column.Ints{T: schemapb.DataType_Int64, Data: req.GetInt64PrimaryKeys()}
-}
-
 func (d *delegator) applyDelete(m wal.Message) error {
 	req := &msgpb.DeleteRequest{}
 	if err := proto.Unmarshal(m.Payload, req); err != nil {
 		return fmt.Errorf("decode delete: %w", err)
 	}
-	pks := DeletePKs(req)
+	pks := column.FromIDs(req.GetPrimaryKeys(), req.GetInt64PrimaryKeys())
 	tss := make([]uint64, pks.Len())
 	for i := range tss {
 		tss[i] = m.TimeTick

@@ -77,29 +77,8 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 
 // loadField reads and concatenates one field's insert binlogs.
 func (d *delegator) loadField(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (column.Column, error) {
-	id := f.GetFieldID()
-	var acc column.Column
-	for _, l := range info.Binlogs[id] {
-		key := storage.InsertLogKey(d.node.cfg.RootPath, info.CollectionID, info.PartitionID, info.ID, id, l.LogID)
-		data, err := d.node.objects.Get(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("load segment %d field %d: %w", info.ID, id, err)
-		}
-		bl, err := storage.DecodeBinlog(data, storage.WithElementType(f.GetElementType()))
-		if err != nil {
-			return nil, fmt.Errorf("decode %s: %w", key, err)
-		}
-		c := bl.Column()
-		if acc == nil {
-			acc = c
-			continue
-		}
-		column.AppendAll(acc, c)
-	}
-	if acc == nil {
-		return nil, fmt.Errorf("load segment %d: field %d has no binlogs", info.ID, id)
-	}
-	return acc, nil
+	return storage.ReadField(ctx, d.node.objects, storage.FieldLogs{Root: d.node.cfg.RootPath,
+		Collection: info.CollectionID, Partition: info.PartitionID, ID: info.ID, LogIDs: info.LogIDs(f.GetFieldID())}, f)
 }
 
 // readDeltaLog reads one delta log of a segment.

@@ -1,0 +1,50 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/column"
+)
+
+// ObjectGetter reads objects by key.
+type ObjectGetter interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
+// FieldLogs locates one field's insert binlogs of a segment, in row order.
+type FieldLogs struct {
+	Root                      string
+	Collection, Partition, ID int64
+	LogIDs                    []int64
+}
+
+// ReadField reads a field's insert binlogs and concatenates them into one
+// column (rows in log order). It fails when the field has no binlogs.
+func ReadField(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb.FieldSchema) (column.Column, error) {
+	id := f.GetFieldID()
+	var acc column.Column
+	for _, logID := range loc.LogIDs {
+		key := InsertLogKey(loc.Root, loc.Collection, loc.Partition, loc.ID, id, logID)
+		data, err := get.Get(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("storage: read segment %d field %d: %w", loc.ID, id, err)
+		}
+		bl, err := DecodeBinlog(data, WithElementType(f.GetElementType()))
+		if err != nil {
+			return nil, fmt.Errorf("storage: decode %s: %w", key, err)
+		}
+		c := bl.Column()
+		if acc == nil {
+			acc = c
+			continue
+		}
+		column.AppendAll(acc, c)
+	}
+	if acc == nil {
+		return nil, fmt.Errorf("storage: segment %d has no binlogs for field %d", loc.ID, id)
+	}
+	return acc, nil
+}
