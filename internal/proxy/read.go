@@ -352,7 +352,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		topk = MaxTopK * max(sreq.GroupSize, 1)
 		offset = 0
 	}
-	resp, err := p.searchResults(col, out, res, len(vectors), topk, offset, round)
+	resp, err := p.searchResults(col, out, res, sreq.NQ(), topk, offset, round)
 	if err != nil || resp.GetStatus().GetCode() != 0 {
 		return resp, err
 	}
