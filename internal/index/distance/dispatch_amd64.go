@@ -44,16 +44,57 @@ func hammingAVX512(a, b []byte) int
 //go:noescape
 func jaccardCountsAVX512(a, b []byte) (inter, union int)
 
+//go:noescape
+func hammingBlocksAVX2(a, b []byte) int
+
+//go:noescape
+func jaccardBlocksAVX2(a, b []byte) (inter, union int)
+
 func jaccardPOPCNT(a, b []byte) float32 { return jaccard(jaccardCountsPOPCNT(a, b)) }
 
 func jaccardAVX512(a, b []byte) float32 { return jaccard(jaccardCountsAVX512(a, b)) }
 
+// Below these lengths in bytes the scalar POPCNT loops are at least as fast
+// as the AVX2 nibble lookup (measured with BenchmarkHamming and
+// BenchmarkJaccard in thread CPU time: at 1536 bits Hamming costs 11 ns with
+// POPCNT and 13 ns with VPSHUFB, at 8192 bits 44 ns and 38 ns; Jaccard
+// costs 11.5 and 12.7 ns at 768 bits, 21 and 17 ns at 1536 bits).
+const (
+	avx2HammingMin = 512
+	avx2JaccardMin = 128
+)
+
+// hammingAVX2 counts the whole 32-byte blocks of long operands with the
+// AVX2 nibble lookup and everything else with scalar POPCNT.
+func hammingAVX2(a, b []byte) int {
+	if len(a) < avx2HammingMin {
+		return hammingPOPCNT(a, b)
+	}
+	n := len(a) &^ 31
+	return hammingBlocksAVX2(a[:n], b[:n]) + hammingPOPCNT(a[n:], b[n:len(a)])
+}
+
+// jaccardAVX2 is jaccardPOPCNT with the whole 32-byte blocks of long
+// operands counted by the AVX2 nibble lookup.
+func jaccardAVX2(a, b []byte) float32 {
+	if len(a) < avx2JaccardMin {
+		return jaccardPOPCNT(a, b)
+	}
+	n := len(a) &^ 31
+	inter, union := jaccardBlocksAVX2(a[:n], b[:n])
+	i, u := jaccardCountsPOPCNT(a[n:], b[n:len(a)])
+	return jaccard(inter+i, union+u)
+}
+
 // withBinary fills in the fastest binary kernels this CPU supports: 512-bit
-// VPOPCNTQ when the AVX-512 set includes it, else scalar POPCNT, else Go.
+// VPOPCNTQ when the AVX-512 set includes it, else the AVX2 nibble lookup
+// (VPSHUFB), else scalar POPCNT, else Go.
 func withBinary(k kernels, allowAVX512 bool) kernels {
 	switch {
 	case allowAVX512 && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasAVX512BW:
 		k.binName, k.hamming, k.jaccard = "vpopcntq", hammingAVX512, jaccardAVX512
+	case cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT:
+		k.binName, k.hamming, k.jaccard = "vpshufb", hammingAVX2, jaccardAVX2
 	case cpu.X86.HasPOPCNT:
 		k.binName, k.hamming, k.jaccard = "popcnt", hammingPOPCNT, jaccardPOPCNT
 	default:

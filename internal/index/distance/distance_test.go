@@ -274,6 +274,7 @@ func binaryKernels() []binaryKernel {
 	for _, k := range availableKernels() {
 		out = append(out, binaryKernel{k.name + "/" + k.binName, k.hamming, k.jaccard})
 	}
+	out = append(out, extraBinaryKernels()...)
 	return append(out, binaryKernel{"dispatch", Hamming, Jaccard})
 }
 
