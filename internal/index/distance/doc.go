@@ -24,9 +24,12 @@
 // math/bits.OnesCount64, which the compiler lowers to POPCNT behind a
 // run-time feature check unless GOAMD64 is v2 or higher; the check costs
 // about a third of the throughput, so amd64 also has assembly: scalar POPCNTQ
-// over four words per iteration (used by the "avx2" set), and 512-bit
-// VPOPCNTQ with a byte-masked tail (used by the "avx512" set when the CPU has
-// AVX512_VPOPCNTDQ and AVX512BW, else it falls back to scalar POPCNTQ).
+// over four words per iteration; an AVX2 nibble lookup (VPSHUFB into a
+// 16-entry bit-count table, VPSADBW to sum the bytes) over 32-byte blocks,
+// which the "avx2" set uses for operands of at least 512 bytes (Hamming) or
+// 128 bytes (Jaccard) and scalar POPCNTQ below, where it is as fast; and
+// 512-bit VPOPCNTQ with a byte-masked tail (used by the "avx512" set when the
+// CPU has AVX512_VPOPCNTDQ and AVX512BW, else it uses the AVX2 kernels).
 //
 // # Dispatch
 //
@@ -44,7 +47,7 @@
 // Float16Vector, BFloat16Vector and Int8Vector fields are decoded with them
 // before the float32 kernels run),
 // dispatch_amd64.go the CPU dispatch for the assembly in avx2_amd64.s,
-// avx512_amd64.s and binary_amd64.s, and dispatch_stub.go the dispatch for
+// avx512_amd64.s, binary_amd64.s and binary_avx2_amd64.s, and dispatch_stub.go the dispatch for
 // noasm builds and other architectures.
 //
 // # Contracts
