@@ -7,7 +7,7 @@ package distance
 // dimension.
 type kernels struct {
 	name     string
-	binName  string // which binary kernels: "vpopcntq", "popcnt" or "generic"
+	binName  string // which binary kernels: "vpopcntq", "vpshufb", "popcnt" or "generic"
 	l2       func(a, b []float32) float32
 	dot      func(a, b []float32) float32
 	l2Batch  func(q, data, out []float32)
@@ -37,8 +37,9 @@ var impl = selectKernels()
 
 // Impl names the float32 kernel implementation selected for this CPU:
 // "avx512", "avx2" or "generic". The binary kernels of the "avx512" set use
-// VPOPCNTQ where the CPU has AVX512_VPOPCNTDQ and AVX512BW and scalar POPCNT
-// otherwise; those of the "avx2" set use scalar POPCNT.
+// VPOPCNTQ where the CPU has AVX512_VPOPCNTDQ and AVX512BW and the AVX2 ones
+// otherwise; those of the "avx2" set use a VPSHUFB nibble lookup for long
+// operands and scalar POPCNT for short ones.
 func Impl() string { return impl.name }
 
 // L2Squared returns the squared Euclidean distance sum((a[i]-b[i])^2).
