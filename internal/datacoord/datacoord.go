@@ -83,7 +83,10 @@ type Coordinator struct {
 	tasks    map[int64]catalog.IndexTask
 
 	indexKick chan struct{}
-	schedKick chan struct{}
+	// scheduleMu serializes scheduleIndexTasks, so that CreateIndex and the
+	// periodic check cannot both plan (and build) the same missing task.
+	scheduleMu sync.Mutex
+	schedKick  chan struct{}
 
 	compaction compactionState
 	gc         gcState // garbage collection (gc.go)
