@@ -86,6 +86,65 @@ func jaccardAVX2(a, b []byte) float32 {
 	return jaccard(inter+i, union+u)
 }
 
+//go:noescape
+func float16ToFloat32F16C(dst []float32, src []byte)
+
+// cpuidECX1 returns ECX of CPUID leaf 1, whose bit 29 is F16C (which
+// golang.org/x/sys/cpu does not report).
+func cpuidECX1() uint32
+
+// hasF16C reports whether the CPU converts half precision (VCVTPH2PS) and
+// the OS saves YMM registers.
+func hasF16C() bool { return cpu.X86.HasAVX && cpuidECX1()&(1<<29) != 0 }
+
+// decodeFloat16F16C converts eight values at a time with VCVTPH2PS and the
+// last 0..7 in Go.
+func decodeFloat16F16C(dst []float32, src []byte) {
+	n := len(dst) &^ 7
+	if n > 0 {
+		float16ToFloat32F16C(dst[:n], src[:2*n])
+	}
+	DecodeFloat16Generic(dst[n:], src[2*n:])
+}
+
+//go:noescape
+func bfloat16ToFloat32AVX2(dst []float32, src []byte)
+
+//go:noescape
+func int8ToFloat32AVX2(dst []float32, src []byte)
+
+// decodeBFloat16AVX2 widens eight values at a time with AVX2 and the last
+// 0..7 in Go.
+func decodeBFloat16AVX2(dst []float32, src []byte) {
+	n := len(dst) &^ 7
+	if n > 0 {
+		bfloat16ToFloat32AVX2(dst[:n], src[:2*n])
+	}
+	DecodeBFloat16Generic(dst[n:], src[2*n:])
+}
+
+// decodeInt8AVX2 widens eight values at a time with AVX2 and the last 0..7
+// in Go.
+func decodeInt8AVX2(dst []float32, src []byte) {
+	n := len(dst) &^ 7
+	if n > 0 {
+		int8ToFloat32AVX2(dst[:n], src[:n])
+	}
+	DecodeInt8Generic(dst[n:], src[n:])
+}
+
+// withHalf fills in the widening decoders of the AVX2 and AVX-512 sets:
+// VCVTPH2PS for float16 where the CPU has F16C, AVX2 shifts and sign
+// extension for bfloat16 and int8.
+func withHalf(k kernels) kernels {
+	k.decodeF16 = DecodeFloat16Generic
+	if hasF16C() {
+		k.decodeF16 = decodeFloat16F16C
+	}
+	k.decodeBF16, k.decodeI8 = decodeBFloat16AVX2, decodeInt8AVX2
+	return k
+}
+
 // withBinary fills in the fastest binary kernels this CPU supports: 512-bit
 // VPOPCNTQ when the AVX-512 set includes it, else the AVX2 nibble lookup
 // (VPSHUFB), else scalar POPCNT, else Go.
@@ -105,24 +164,24 @@ func withBinary(k kernels, allowAVX512 bool) kernels {
 
 // avx512Kernels is the AVX-512F implementation.
 func avx512Kernels() kernels {
-	return withBinary(kernels{
+	return withHalf(withBinary(kernels{
 		name:     "avx512",
 		l2:       l2AVX512,
 		dot:      dotAVX512,
 		l2Batch:  func(q, data, out []float32) { batch4(q, data, out, l2Batch4AVX512, l2AVX512) },
 		dotBatch: func(q, data, out []float32) { batch4(q, data, out, dotBatch4AVX512, dotAVX512) },
-	}, true)
+	}, true))
 }
 
 // avx2Kernels is the AVX2+FMA implementation.
 func avx2Kernels() kernels {
-	return withBinary(kernels{
+	return withHalf(withBinary(kernels{
 		name:     "avx2",
 		l2:       l2AVX2,
 		dot:      dotAVX2,
 		l2Batch:  func(q, data, out []float32) { batch4(q, data, out, l2Batch4AVX2, l2AVX2) },
 		dotBatch: func(q, data, out []float32) { batch4(q, data, out, dotBatch4AVX2, dotAVX2) },
-	}, false)
+	}, false))
 }
 
 // batch4 runs a four-row batch kernel over the largest multiple of four rows

@@ -14,6 +14,11 @@ type kernels struct {
 	dotBatch func(q, data, out []float32)
 	hamming  func(a, b []byte) int
 	jaccard  func(a, b []byte) float32
+	// decodeF16, decodeBF16 and decodeI8 widen float16, bfloat16 and int8
+	// values to float32; shapes are already checked.
+	decodeF16  func(dst []float32, src []byte)
+	decodeBF16 func(dst []float32, src []byte)
+	decodeI8   func(dst []float32, src []byte)
 }
 
 // genericKernels is the portable implementation, available everywhere.
@@ -27,6 +32,10 @@ func genericKernels() kernels {
 		binName:  "generic",
 		hamming:  HammingGeneric,
 		jaccard:  JaccardGeneric,
+
+		decodeF16:  DecodeFloat16Generic,
+		decodeBF16: DecodeBFloat16Generic,
+		decodeI8:   DecodeInt8Generic,
 	}
 }
 

@@ -43,11 +43,14 @@
 // # Files
 //
 // distance.go holds the API, generic.go the reference kernels, half.go the
-// float16, bfloat16 and int8 conversions to and from float32 (pure Go; the
+// float16, bfloat16 and int8 conversions to and from float32 (the
 // Float16Vector, BFloat16Vector and Int8Vector fields are decoded with them
-// before the float32 kernels run),
+// before the float32 kernels run; the vector decoders are dispatched like
+// the kernels: VCVTPH2PS where the CPU has F16C, which golang.org/x/sys/cpu
+// does not report and half_amd64.s reads with CPUID, and AVX2 zero and sign
+// extension for bfloat16 and int8),
 // dispatch_amd64.go the CPU dispatch for the assembly in avx2_amd64.s,
-// avx512_amd64.s, binary_amd64.s and binary_avx2_amd64.s, and dispatch_stub.go the dispatch for
+// avx512_amd64.s, binary_amd64.s, binary_avx2_amd64.s and half_amd64.s, and dispatch_stub.go the dispatch for
 // noasm builds and other architectures.
 //
 // # Contracts

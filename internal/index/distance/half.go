@@ -22,8 +22,11 @@ func Float16ToFloat32(h uint16) float32 {
 			e--
 		}
 		return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
+	case exp == 0x1f && frac == 0:
+		return math.Float32frombits(sign | 0x7f800000)
 	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
+		// NaN keeps its payload and becomes quiet, as VCVTPH2PS does.
+		return math.Float32frombits(sign | 0x7fc00000 | frac<<13)
 	}
 	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
 }
@@ -84,8 +87,15 @@ func Float32ToBFloat16(f float32) uint16 {
 }
 
 // DecodeFloat16 decodes len(dst) little-endian binary16 values from src into
-// dst. It panics if len(src) != 2*len(dst).
+// dst, with VCVTPH2PS where the CPU has F16C. It panics if
+// len(src) != 2*len(dst).
 func DecodeFloat16(dst []float32, src []byte) {
+	checkLen(len(src), 2*len(dst))
+	impl.decodeF16(dst, src)
+}
+
+// DecodeFloat16Generic is the pure-Go reference of DecodeFloat16.
+func DecodeFloat16Generic(dst []float32, src []byte) {
 	checkLen(len(src), 2*len(dst))
 	for i := range dst {
 		dst[i] = Float16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
@@ -93,17 +103,30 @@ func DecodeFloat16(dst []float32, src []byte) {
 }
 
 // DecodeBFloat16 decodes len(dst) little-endian bfloat16 values from src
-// into dst. It panics if len(src) != 2*len(dst).
+// into dst (with AVX2 where the CPU has it). It panics if
+// len(src) != 2*len(dst).
 func DecodeBFloat16(dst []float32, src []byte) {
+	checkLen(len(src), 2*len(dst))
+	impl.decodeBF16(dst, src)
+}
+
+// DecodeBFloat16Generic is the pure-Go reference of DecodeBFloat16.
+func DecodeBFloat16Generic(dst []float32, src []byte) {
 	checkLen(len(src), 2*len(dst))
 	for i := range dst {
 		dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
 	}
 }
 
-// DecodeInt8 widens len(dst) signed bytes of src into dst. It panics if
-// len(src) != len(dst).
+// DecodeInt8 widens len(dst) signed bytes of src into dst (with AVX2 where
+// the CPU has it). It panics if len(src) != len(dst).
 func DecodeInt8(dst []float32, src []byte) {
+	checkLen(len(src), len(dst))
+	impl.decodeI8(dst, src)
+}
+
+// DecodeInt8Generic is the pure-Go reference of DecodeInt8.
+func DecodeInt8Generic(dst []float32, src []byte) {
 	checkLen(len(src), len(dst))
 	for i, b := range src {
 		dst[i] = float32(int8(b))

@@ -107,14 +107,111 @@ func TestDecodeVectors(t *testing.T) {
 	require.Panics(t, func() { DecodeInt8(out, b) })
 }
 
+// BenchmarkDecodeFloat16 widens one 768-dim float16 vector per operation
+// with each available decoder.
 func BenchmarkDecodeFloat16(b *testing.B) {
 	src := make([]byte, 2*768)
 	for i := range src {
 		src[i] = byte(i * 7)
 	}
 	dst := make([]float32, 768)
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		DecodeFloat16(dst, src)
+	for _, k := range availableKernels() {
+		b.Run(k.name, func(b *testing.B) {
+			clk := startCPU(b, int64(len(src)))
+			for b.Loop() {
+				k.decodeF16(dst, src)
+			}
+			clk.stop(b, int64(len(src)))
+		})
+	}
+}
+
+// BenchmarkDecodeWidening widens one 768-dim bfloat16 or int8 vector per
+// operation with each available decoder.
+func BenchmarkDecodeWidening(b *testing.B) {
+	src := make([]byte, 2*768)
+	dst := make([]float32, 768)
+	for _, k := range availableKernels() {
+		for _, c := range []struct {
+			name string
+			fn   func(dst []float32, src []byte)
+			in   []byte
+		}{{"bfloat16", k.decodeBF16, src}, {"int8", k.decodeI8, src[:768]}} {
+			b.Run(k.name+"/"+c.name, func(b *testing.B) {
+				clk := startCPU(b, int64(len(c.in)))
+				for b.Loop() {
+					c.fn(dst, c.in)
+				}
+				clk.stop(b, int64(len(c.in)))
+			})
+		}
+	}
+}
+
+// TestDecodeFloat16Kernels holds every float16 decoder to the reference,
+// bit for bit (NaN payloads included), over every binary16 value and over
+// many lengths and alignments.
+func TestDecodeFloat16Kernels(t *testing.T) {
+	all := make([]byte, 2<<16)
+	for i := range 1 << 16 {
+		all[2*i], all[2*i+1] = byte(i), byte(i>>8)
+	}
+	want := make([]float32, 1<<16)
+	for i := range want {
+		want[i] = Float16ToFloat32(uint16(i))
+	}
+	bitsOf := func(f []float32) []uint32 {
+		out := make([]uint32, len(f))
+		for i, x := range f {
+			out[i] = math.Float32bits(x)
+		}
+		return out
+	}
+	for _, k := range availableKernels() {
+		t.Run(k.name, func(t *testing.T) {
+			got := make([]float32, 1<<16)
+			k.decodeF16(got, all)
+			require.Equal(t, bitsOf(want), bitsOf(got))
+			for n := 0; n <= 70; n++ {
+				for off := 0; off < 3; off++ {
+					src := all[2*(1000+off) : 2*(1000+off+n)]
+					dst := make([]float32, n+off)[off:]
+					k.decodeF16(dst, src)
+					require.Equal(t, bitsOf(want[1000+off:1000+off+n]), bitsOf(dst), "n=%d off=%d", n, off)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeWideningKernels holds the bfloat16 and int8 decoders to their
+// references over every value and many lengths and alignments.
+func TestDecodeWideningKernels(t *testing.T) {
+	all := make([]byte, 2<<16)
+	for i := range 1 << 16 {
+		all[2*i], all[2*i+1] = byte(i), byte(i>>8)
+	}
+	for _, k := range availableKernels() {
+		t.Run(k.name, func(t *testing.T) {
+			want, got := make([]float32, 1<<16), make([]float32, 1<<16)
+			DecodeBFloat16Generic(want, all)
+			k.decodeBF16(got, all)
+			for i := range want {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "bfloat16 %#04x", i)
+			}
+			for n := 0; n <= 70; n++ {
+				for off := 0; off < 3; off++ {
+					src := all[off : off+n]
+					w, g := make([]float32, n), make([]float32, n+off)[off:]
+					DecodeInt8Generic(w, src)
+					k.decodeI8(g, src)
+					require.Equal(t, w, g, "int8 n=%d off=%d", n, off)
+					w2, g2 := make([]float32, n), make([]float32, n+off)[off:]
+					DecodeBFloat16Generic(w2, all[2*off:2*(off+n)])
+					k.decodeBF16(g2, all[2*off:2*(off+n)])
+					require.Equal(t, w2, g2, "bfloat16 n=%d off=%d", n, off)
+				}
+			}
+		})
 	}
 }
