@@ -63,7 +63,7 @@ func (c Config) Validate() error {
 	if !slices.Contains(IndexTypes, c.Index) {
 		errs = append(errs, fmt.Errorf("bench: index %q is not one of %s", c.Index, strings.Join(IndexTypes, ", ")))
 	}
-	if !c.Metric.Valid() {
+	if !c.Metric.Float() {
 		errs = append(errs, fmt.Errorf("bench: invalid metric %v", c.Metric))
 	}
 	if c.K < 1 {

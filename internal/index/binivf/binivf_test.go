@@ -205,3 +205,13 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkBuild(b *testing.B) {
+	const n, dim = 60000, 784
+	data := clustered(n, dim, 100, 6)
+	for b.Loop() {
+		if _, err := Build(data, dim, index.Hamming, Config{Nlist: 256, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 
 // scratch is the per-search working memory, pooled across searches.
 type scratch struct {
-	lists []index.Hit // every list with its centroid distance (Row = list)
+	lists []index.Hit // the nprobe nearest lists, a max-heap (Row = list)
 	res   []index.Hit // the best rows so far, a max-heap on (Score, Row)
 }
 
@@ -64,22 +64,47 @@ func (x *Index) SearchBinary(q []byte, k int, params index.SearchParams, allowed
 	}
 	defer x.pool.Put(s)
 	w := x.width
+	// Keep the nprobe nearest lists in a max-heap (Row is the list).
 	s.lists = s.lists[:0]
 	for l := range nlist {
-		s.lists = append(s.lists, index.Hit{Row: int32(l), Score: x.dist(q, x.centroids[l*w:(l+1)*w])})
+		h := index.Hit{Row: int32(l), Score: x.dist(q, x.centroids[l*w:(l+1)*w])}
+		if len(s.lists) < nprobe {
+			s.lists = append(s.lists, h)
+			up(s.lists, len(s.lists)-1)
+		} else if worse(s.lists[0], h) {
+			s.lists[0] = h
+			down(s.lists, 0)
+		}
 	}
-	slices.SortFunc(s.lists, func(a, b index.Hit) int {
-		if c := cmp.Compare(a.Score, b.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Row, b.Row)
-	})
 	s.res = s.res[:0]
-	for i, l := range s.lists {
-		if i >= nprobe && len(s.res) >= k {
-			break
-		}
+	for _, l := range s.lists {
 		x.scan(q, int(l.Row), k, allowed, s)
+	}
+	if len(s.res) < k && nprobe < nlist {
+		// Too few allowed rows in the probed lists: go on with the others,
+		// nearest first, until k hits.
+		probed := make([]bool, nlist)
+		for _, l := range s.lists {
+			probed[l.Row] = true
+		}
+		rest := make([]index.Hit, 0, nlist-nprobe)
+		for l := range nlist {
+			if !probed[l] {
+				rest = append(rest, index.Hit{Row: int32(l), Score: x.dist(q, x.centroids[l*w:(l+1)*w])})
+			}
+		}
+		slices.SortFunc(rest, func(a, b index.Hit) int {
+			if c := cmp.Compare(a.Score, b.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Row, b.Row)
+		})
+		for _, l := range rest {
+			if len(s.res) >= k {
+				break
+			}
+			x.scan(q, int(l.Row), k, allowed, s)
+		}
 	}
 	out := append([]index.Hit(nil), s.res...)
 	index.SortHits(out, x.metric)
