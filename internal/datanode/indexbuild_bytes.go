@@ -9,7 +9,6 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/binivf"
-	"github.com/strata-db/strata/internal/index/distance"
 )
 
 // marshaler is a built index, ready to be written.
@@ -45,24 +44,7 @@ func buildFieldIndex(indexType string, params map[string]string, c column.Column
 		if indexType == "BIN_IVF_FLAT" {
 			return nil, "", fmt.Errorf("a %s field cannot have a BIN_IVF_FLAT index", c.T)
 		}
-		return buildVectorIndex(indexType, params, widen(c), metric)
+		return buildVectorIndex(indexType, params, c.Widen(), metric)
 	}
 	return nil, "", fmt.Errorf("a %s field cannot have an %s index", c.Type(), indexType)
-}
-
-// widen decodes a Float16, BFloat16 or Int8 vector column to float32.
-func widen(c *column.ByteVectors) *column.FloatVectors {
-	decode := distance.DecodeInt8
-	switch c.T {
-	case schemapb.DataType_Float16Vector:
-		decode = distance.DecodeFloat16
-	case schemapb.DataType_BFloat16Vector:
-		decode = distance.DecodeBFloat16
-	}
-	n := c.Len()
-	out := &column.FloatVectors{Dim: c.Dim, Data: make([]float32, n*c.Dim)}
-	for i := range n {
-		decode(out.Data[i*c.Dim:(i+1)*c.Dim], c.Row(i))
-	}
-	return out
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/index/binivf"
-	"github.com/strata-db/strata/internal/index/distance"
 	"github.com/strata-db/strata/internal/index/ivf"
 	"github.com/strata-db/strata/internal/plan"
 )
@@ -127,17 +126,6 @@ func placeholderType(t schemapb.DataType) commonpb.PlaceholderType {
 	return commonpb.PlaceholderType_FloatVector
 }
 
-// byteDecoder returns the widening of one vector of type t to float32.
-func byteDecoder(t schemapb.DataType) func(dst []float32, src []byte) {
-	switch t {
-	case schemapb.DataType_Float16Vector:
-		return distance.DecodeFloat16
-	case schemapb.DataType_BFloat16Vector:
-		return distance.DecodeBFloat16
-	}
-	return distance.DecodeInt8
-}
-
 // queryVectors parses the query vectors of a search on f: float32 vectors
 // for FloatVector, Float16Vector, BFloat16Vector and Int8Vector fields (half
 // precision and int8 queries are widened; half-precision fields also take
@@ -174,7 +162,7 @@ func queryVectors(raw []byte, f *schemapb.FieldSchema) ([][]float32, [][]byte, e
 	if t == schemapb.DataType_BinaryVector {
 		return nil, ph.GetValues(), nil
 	}
-	decode := byteDecoder(t)
+	decode := column.WidenFunc(t)
 	out := make([][]float32, len(ph.GetValues()))
 	for i, b := range ph.GetValues() {
 		v := make([]float32, dim)
@@ -207,7 +195,7 @@ func rowVectors(c column.Column, rows []int) ([][]float32, [][]byte, error) {
 			}
 			return nil, out, nil
 		}
-		decode := byteDecoder(c.T)
+		decode := column.WidenFunc(c.T)
 		out := make([][]float32, len(rows))
 		for j, i := range rows {
 			out[j] = make([]float32, c.Dim)

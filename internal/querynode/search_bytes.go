@@ -29,15 +29,7 @@ func newRowScorer(c column.Column, req *plan.Search, qnorms []float32) (*rowScor
 	case *column.FloatVectors:
 		rs.floats = c
 	case *column.ByteVectors:
-		rs.bytes = c
-		switch c.T {
-		case schemapb.DataType_Float16Vector:
-			rs.decode = distance.DecodeFloat16
-		case schemapb.DataType_BFloat16Vector:
-			rs.decode = distance.DecodeBFloat16
-		case schemapb.DataType_Int8Vector:
-			rs.decode = distance.DecodeInt8
-		}
+		rs.bytes, rs.decode = c, column.WidenFunc(c.T)
 		rs.buf = make([]float32, c.Dim)
 	default:
 		return nil, errcode.Invalid("field %d is not a dense vector field", req.FieldID)

@@ -67,14 +67,7 @@ func (x *Index) SearchBinary(q []byte, k int, params index.SearchParams, allowed
 	// Keep the nprobe nearest lists in a max-heap (Row is the list).
 	s.lists = s.lists[:0]
 	for l := range nlist {
-		h := index.Hit{Row: int32(l), Score: x.dist(q, x.centroids[l*w:(l+1)*w])}
-		if len(s.lists) < nprobe {
-			s.lists = append(s.lists, h)
-			up(s.lists, len(s.lists)-1)
-		} else if worse(s.lists[0], h) {
-			s.lists[0] = h
-			down(s.lists, 0)
-		}
+		s.lists = offer(s.lists, nprobe, index.Hit{Row: int32(l), Score: x.dist(q, x.centroids[l*w:(l+1)*w])})
 	}
 	s.res = s.res[:0]
 	for _, l := range s.lists {
@@ -119,15 +112,21 @@ func (x *Index) scan(q []byte, l, k int, allowed []bool, s *scratch) {
 		if allowed != nil && !allowed[r] {
 			continue
 		}
-		h := index.Hit{Row: r, Score: x.dist(q, x.vecs[p*w:(p+1)*w])}
-		if len(s.res) < k {
-			s.res = append(s.res, h)
-			up(s.res, len(s.res)-1)
-		} else if worse(s.res[0], h) {
-			s.res[0] = h
-			down(s.res, 0)
-		}
+		s.res = offer(s.res, k, index.Hit{Row: r, Score: x.dist(q, x.vecs[p*w:(p+1)*w])})
 	}
+}
+
+// offer adds h to the max-heap h of at most k best hits if it has room or
+// h beats its worst, and returns the heap.
+func offer(heap []index.Hit, k int, h index.Hit) []index.Hit {
+	if len(heap) < k {
+		heap = append(heap, h)
+		up(heap, len(heap)-1)
+	} else if worse(heap[0], h) {
+		heap[0] = h
+		down(heap, 0)
+	}
+	return heap
 }
 
 // up restores the max-heap order after h[i] was appended.
