@@ -436,4 +436,7 @@ func TestMilvus235FixtureDump(t *testing.T) {
 
 type discardCounter int
 
-func (c *discardCounter) Write(p []byte) (int, error) { *c += discardCounter(len(p)); return len(p), nil }
+func (c *discardCounter) Write(p []byte) (int, error) {
+	*c += discardCounter(len(p))
+	return len(p), nil
+}
