@@ -15,6 +15,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/stretchr/testify/require"
 
@@ -77,6 +78,10 @@ type fixtureManifest struct {
 	} `json:"collections"`
 }
 
+// isFixtureDoc reports whether a fixture file is documentation
+// (manifest.json, README.md), not a Milvus object.
+func isFixtureDoc(name string) bool { return name == "manifest.json" || name == "README.md" }
+
 // fixtureSegment is one segment's object keys, parsed with ParseObjectKey.
 type fixtureSegment struct {
 	coll, part, seg int64
@@ -103,7 +108,7 @@ func loadMilvusFixture(t *testing.T) (fixtureManifest, map[int64]*fixtureSegment
 	segs := map[int64]*fixtureSegment{}
 	files := map[int64]int{} // per collection
 	err = filepath.WalkDir(filepath.Join("testdata", milvusFixtureRoot), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "manifest.json" {
+		if err != nil || d.IsDir() || isFixtureDoc(d.Name()) {
 			return err
 		}
 		rel, err := filepath.Rel("testdata", p)
@@ -255,6 +260,14 @@ func checkStats(t *testing.T, s *fixtureSegment, pkType schemapb.DataType, keys 
 			for _, pk := range keys {
 				require.True(t, st.MayContain(pk), "bloom filter of segment %d misses %v", s.seg, pk)
 			}
+			// The same keys added with Strata's hashing into a filter of
+			// Milvus' size give Milvus' bits exactly, so Milvus reads
+			// Strata's filters with the same answers.
+			mine := &PKStats{FieldID: 100, PKType: pkType, BF: bloom.New(st.BF.Cap(), st.BF.K())}
+			for _, pk := range keys {
+				require.NoError(t, mine.Add(pk))
+			}
+			require.True(t, mine.BF.Equal(st.BF), "bloom filter of segment %d (m=%d k=%d) differs from Strata's for the same keys", s.seg, st.BF.Cap(), st.BF.K())
 			fp := 0
 			for i := 0; i < 1000; i++ {
 				if st.MayContain(absent(i)) {
@@ -413,7 +426,7 @@ func TestMilvus235FixtureVarCharPK(t *testing.T) {
 func TestMilvus235FixtureDump(t *testing.T) {
 	n := 0
 	err := filepath.WalkDir(filepath.Join("testdata", milvusFixtureRoot), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path.Base(p) == "manifest.json" {
+		if err != nil || d.IsDir() || isFixtureDoc(path.Base(p)) {
 			return err
 		}
 		data, err := os.ReadFile(p)
