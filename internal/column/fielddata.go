@@ -128,7 +128,7 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 		}
 		w := VectorWidth(t, dim)
 		if w == 0 || len(raw)%w != 0 {
-			return nil, fmt.Errorf("column: field %q: %d bytes are not whole vectors of dim %d", name, len(raw), dim)
+			return nil, fmt.Errorf("column: field %q: %d bytes are not whole vectors of dim %d (%s, %d bytes each)", name, len(raw), dim, t, w)
 		}
 		return &ByteVectors{T: t, Dim: dim, Width: w, Data: raw}, nil
 	case schemapb.DataType_SparseFloatVector:

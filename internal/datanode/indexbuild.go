@@ -27,8 +27,8 @@ type IndexCoord interface {
 
 // IndexFileName is the file key of an HNSW index inside its build
 // directory. Every index file is keyed by the name of the index type built
-// (HNSW, IVF_FLAT, IVF_SQ8 or IVF_PQ), which is how the query node picks the
-// decoder.
+// (HNSW, IVF_FLAT, IVF_SQ8, IVF_PQ or BIN_IVF_FLAT), which is how the query
+// node picks the decoder.
 const IndexFileName = "HNSW"
 
 // RunIndexBuilder claims build tasks from coord and builds them one at a
@@ -72,7 +72,7 @@ func (n *Node) RunIndexBuilder(ctx context.Context, coord IndexCoord, name strin
 func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.IndexTask, idx catalog.IndexInfo) ([]string, int64, error) {
 	indexType := strings.ToUpper(idx.Params["index_type"])
 	switch indexType {
-	case "HNSW", "AUTOINDEX", "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
+	case "HNSW", "AUTOINDEX", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "BIN_IVF_FLAT":
 	default:
 		// Other index types are served by exact search for now: nothing to build.
 		return nil, 0, nil
@@ -98,11 +98,11 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err != nil {
 		return nil, 0, err
 	}
-	vecs, err := n.loadVectors(ctx, seg, field, indexType)
+	col, err := n.loadVectors(ctx, seg, field)
 	if err != nil {
 		return nil, 0, err
 	}
-	x, fileKey, err := buildVectorIndex(indexType, idx.Params, vecs, metric)
+	x, fileKey, err := buildFieldIndex(indexType, idx.Params, col, metric)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -152,16 +152,8 @@ func buildVectorIndex(indexType string, params map[string]string, vecs *column.F
 	return x, IndexFileName, nil
 }
 
-// loadVectors reads the float vectors of field from the binlogs of seg.
-func (n *Node) loadVectors(ctx context.Context, seg catalog.SegmentInfo, field *schemapb.FieldSchema, indexType string) (*column.FloatVectors, error) {
-	c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
+// loadVectors reads the vector column of field from the binlogs of seg.
+func (n *Node) loadVectors(ctx context.Context, seg catalog.SegmentInfo, field *schemapb.FieldSchema) (column.Column, error) {
+	return storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
 		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID())}, field)
-	if err != nil {
-		return nil, err
-	}
-	vecs, ok := c.(*column.FloatVectors)
-	if !ok {
-		return nil, fmt.Errorf("only float vector fields can have an %s index", indexType)
-	}
-	return vecs, nil
 }

@@ -22,10 +22,16 @@ const (
 	IP
 	// Cosine scores by cosine similarity; larger is better.
 	Cosine
+	// Hamming scores binary vectors by the number of differing bits;
+	// smaller is better.
+	Hamming
+	// Jaccard scores binary vectors by the Jaccard distance
+	// 1 - |a AND b| / |a OR b|; smaller is better.
+	Jaccard
 )
 
-// ParseMetric parses a Milvus metric type name: "L2", "IP" or "COSINE"
-// (case-insensitive).
+// ParseMetric parses a Milvus metric type name: "L2", "IP", "COSINE",
+// "HAMMING" or "JACCARD" (case-insensitive).
 func ParseMetric(s string) (Metric, error) {
 	switch strings.ToUpper(s) {
 	case "L2":
@@ -34,11 +40,16 @@ func ParseMetric(s string) (Metric, error) {
 		return IP, nil
 	case "COSINE":
 		return Cosine, nil
+	case "HAMMING":
+		return Hamming, nil
+	case "JACCARD":
+		return Jaccard, nil
 	}
 	return 0, fmt.Errorf("index: unsupported metric type %q", s)
 }
 
-// String returns the Milvus name of m ("L2", "IP" or "COSINE").
+// String returns the Milvus name of m ("L2", "IP", "COSINE", "HAMMING" or
+// "JACCARD").
 func (m Metric) String() string {
 	switch m {
 	case L2:
@@ -47,16 +58,27 @@ func (m Metric) String() string {
 		return "IP"
 	case Cosine:
 		return "COSINE"
+	case Hamming:
+		return "HAMMING"
+	case Jaccard:
+		return "JACCARD"
 	}
 	return fmt.Sprintf("Metric(%d)", int(m))
 }
 
 // Valid reports whether m is one of the defined metrics.
-func (m Metric) Valid() bool { return m >= L2 && m <= Cosine }
+func (m Metric) Valid() bool { return m >= L2 && m <= Jaccard }
+
+// Float reports whether m is a metric over float vectors: L2, IP or COSINE.
+func (m Metric) Float() bool { return m >= L2 && m <= Cosine }
+
+// Binary reports whether m is a metric over packed binary vectors: HAMMING
+// or JACCARD.
+func (m Metric) Binary() bool { return m == Hamming || m == Jaccard }
 
 // HigherIsBetter reports whether a larger score is a better match under m:
-// true for IP and COSINE, false for L2.
-func (m Metric) HigherIsBetter() bool { return m != L2 }
+// true for IP and COSINE, false for L2, HAMMING and JACCARD.
+func (m Metric) HigherIsBetter() bool { return m == IP || m == Cosine }
 
 // Hit is one search result.
 type Hit struct {
@@ -65,7 +87,9 @@ type Hit struct {
 	Row int32
 	// Score is the score as Milvus reports it: the squared Euclidean
 	// distance for L2 (smaller is better), the inner product for IP and the
-	// cosine similarity for COSINE (larger is better).
+	// cosine similarity for COSINE (larger is better), the number of
+	// differing bits for HAMMING and the Jaccard distance for JACCARD
+	// (smaller is better).
 	Score float32
 }
 
@@ -97,6 +121,20 @@ type SearchParams struct {
 type Index interface {
 	// Search returns the (approximate) k best rows for the query q.
 	Search(q []float32, k int, params SearchParams, allowed []bool) ([]Hit, error)
+	// Len returns the number of indexed rows.
+	Len() int
+	// MemoryBytes estimates the bytes of memory the index holds.
+	MemoryBytes() int64
+	// Marshal writes the index in the implementation's durable format.
+	Marshal(w io.Writer) error
+}
+
+// BinaryIndex is a vector index over the packed binary vectors of one
+// segment (BinaryVector fields, dim/8 bytes a row). It follows the contract
+// of Index, with q holding the query's dim/8 bytes.
+type BinaryIndex interface {
+	// SearchBinary returns the (approximate) k best rows for the query q.
+	SearchBinary(q []byte, k int, params SearchParams, allowed []bool) ([]Hit, error)
 	// Len returns the number of indexed rows.
 	Len() int
 	// MemoryBytes estimates the bytes of memory the index holds.

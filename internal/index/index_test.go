@@ -12,6 +12,7 @@ func TestParseMetric(t *testing.T) {
 		want Metric
 	}{
 		{"L2", L2}, {"l2", L2}, {"IP", IP}, {"COSINE", Cosine}, {"cosine", Cosine},
+		{"HAMMING", Hamming}, {"jaccard", Jaccard},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			m, err := ParseMetric(tc.in)
@@ -20,8 +21,14 @@ func TestParseMetric(t *testing.T) {
 			require.True(t, m.Valid())
 		})
 	}
-	_, err := ParseMetric("HAMMING")
+	_, err := ParseMetric("SUBSTRUCTURE")
 	require.Error(t, err)
+	require.True(t, Cosine.Float())
+	require.False(t, Hamming.Float())
+	require.True(t, Jaccard.Binary())
+	require.False(t, L2.Binary())
+	require.False(t, Hamming.HigherIsBetter())
+	require.Equal(t, "JACCARD", Jaccard.String())
 	require.Equal(t, "COSINE", Cosine.String())
 	require.False(t, Metric(7).Valid())
 }

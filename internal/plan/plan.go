@@ -15,6 +15,10 @@ const (
 	MetricL2     = "L2"
 	MetricIP     = "IP"
 	MetricCosine = "COSINE"
+	// MetricHamming and MetricJaccard score BinaryVector fields; smaller
+	// is better.
+	MetricHamming = "HAMMING"
+	MetricJaccard = "JACCARD"
 )
 
 // Read is what search and query have in common.
@@ -41,8 +45,14 @@ type Search struct {
 	// FieldID is the vector field searched.
 	FieldID int64
 	Metric  string
-	// Vectors are the nq query vectors (row-major, Dim each).
+	// Vectors are the nq query vectors (row-major, Dim each) of a search on a
+	// FloatVector, Float16Vector, BFloat16Vector or Int8Vector field; the
+	// proxy widens half-precision and int8 queries to float32.
 	Vectors [][]float32
+	// Binary are the nq packed query vectors (Dim/8 bytes each) of a search
+	// on a BinaryVector field, whose Metric is HAMMING or JACCARD; Vectors
+	// is then empty.
+	Binary [][]byte
 	// TopK is the number of hits per query, including Offset.
 	TopK int
 	// Ef is the HNSW search list size (0 = the index's default).
@@ -66,6 +76,9 @@ type Search struct {
 	// StrictGroupSize drops groups that have fewer than GroupSize hits.
 	StrictGroupSize bool
 }
+
+// NQ returns the number of query vectors.
+func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) }
 
 // Hit is one search result row.
 type Hit struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
@@ -12,9 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/catalog"
-	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/index/ivf"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -473,23 +470,11 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 		if it == "" {
 			it = "AUTOINDEX"
 		}
-		if !vectorIndexTypes[it] {
-			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil
-		}
-		mt := strings.ToUpper(params["metric_type"])
-		if mt == "" {
-			mt = "COSINE"
-		}
-		if mt != "L2" && mt != "IP" && mt != "COSINE" {
-			return errcode.Status(errcode.Invalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", params["metric_type"])), nil
+		mt, err := vectorIndexMetric(f, it, params)
+		if err != nil {
+			return errcode.Status(err), nil
 		}
 		params["metric_type"] = mt
-		if (it == "IVF_FLAT" || it == "IVF_SQ8" || it == "IVF_PQ") && f.GetDataType() == schemapb.DataType_FloatVector {
-			dim, _ := column.Dim(f)
-			if _, err := ivf.ParseParams(it, params, dim); err != nil {
-				return errcode.Status(errcode.Invalid("%v", err)), nil
-			}
-		}
 	} else {
 		if !scalarIndexTypes[it] {
 			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil

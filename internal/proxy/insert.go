@@ -340,6 +340,8 @@ func checkValues(f *schemapb.FieldSchema, c column.Column) error {
 				return err
 			}
 		}
+	case *column.ByteVectors:
+		return checkByteVectors(name, c)
 	}
 	return nil
 }

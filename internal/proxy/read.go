@@ -242,36 +242,29 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	if field.GetDataType() != schemapb.DataType_FloatVector {
+	if !denseVectorType(field.GetDataType()) {
 		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
 	}
-	dim, _ := column.Dim(field)
-	var vectors [][]float32
+	var (
+		vectors [][]float32
+		binVecs [][]byte
+	)
 	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
-		vectors, err = p.vectorsByPK(ctx, col, field, ids)
+		vectors, binVecs, err = p.vectorsByPK(ctx, col, field, ids)
 	} else {
-		vectors, err = parsePlaceholders(req.GetPlaceholderGroup(), dim)
+		vectors, binVecs, err = queryVectors(req.GetPlaceholderGroup(), field)
 	}
 	if err != nil {
 		return searchError(err), nil
 	}
-	if req.GetNq() != 0 && int(req.GetNq()) != len(vectors) {
-		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), len(vectors))), nil
+	if nq := len(vectors) + len(binVecs); req.GetNq() != 0 && int(req.GetNq()) != nq {
+		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
 	}
-	indexMetric := p.metricOf(col.ID, field.GetFieldID())
-	metric := strings.ToUpper(kvValue(params, "metric_type"))
-	switch {
-	case metric == "":
-		metric = indexMetric
-		if metric == "" {
-			metric = plan.MetricCosine
-		}
-	case metric != plan.MetricL2 && metric != plan.MetricIP && metric != plan.MetricCosine:
-		return searchError(errcode.Invalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", metric)), nil
-	case indexMetric != "" && metric != indexMetric:
-		return searchError(errcode.Invalid("metric type not match: invalid parameter[expected=%s][actual=%s]", indexMetric, metric)), nil
+	metric, err := searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+	if err != nil {
+		return searchError(err), nil
 	}
-	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, TopK: topk + offset}
+	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, TopK: topk + offset}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil
@@ -359,7 +352,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		topk = MaxTopK * max(sreq.GroupSize, 1)
 		offset = 0
 	}
-	resp, err := p.searchResults(col, out, res, len(vectors), topk, offset, round)
+	resp, err := p.searchResults(col, out, res, sreq.NQ(), topk, offset, round)
 	if err != nil || resp.GetStatus().GetCode() != 0 {
 		return resp, err
 	}
@@ -654,7 +647,7 @@ func (p *Proxy) deleteKeys(ctx context.Context, col *catalog.Collection, partID 
 
 // vectorsByPK fetches the vectors of the given primary keys, in order, for
 // search by primary key.
-func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field *schemapb.FieldSchema, ids *schemapb.IDs) ([][]float32, error) {
+func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field *schemapb.FieldSchema, ids *schemapb.IDs) ([][]float32, [][]byte, error) {
 	pk := col.PKField()
 	var filter string
 	var want []any
@@ -674,25 +667,24 @@ func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field 
 	res, err := p.query.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: col.ID, Filter: filter,
 		OutputFields: []int64{pk.GetFieldID(), field.GetFieldID()}, Strong: true}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	vecs, _ := res.Fields[field.GetFieldID()].(*column.FloatVectors)
-	byPK := map[any][]float32{}
-	for i := 0; i < res.Rows && vecs != nil; i++ {
+	byPK := map[any]int{}
+	for i := 0; i < res.Rows; i++ {
 		switch c := res.Fields[pk.GetFieldID()].(type) {
 		case *column.Ints:
-			byPK[c.Data[i]] = vecs.Row(i)
+			byPK[c.Data[i]] = i
 		case *column.Strings:
-			byPK[c.Data[i]] = vecs.Row(i)
+			byPK[c.Data[i]] = i
 		}
 	}
-	out := make([][]float32, 0, len(want))
+	rows := make([]int, 0, len(want))
 	for _, w := range want {
-		v, found := byPK[w]
+		i, found := byPK[w]
 		if !found {
-			return nil, errcode.Invalid("primary key %v to search by was not found", w)
+			return nil, nil, errcode.Invalid("primary key %v to search by was not found", w)
 		}
-		out = append(out, v)
+		rows = append(rows, i)
 	}
-	return out, nil
+	return rowVectors(res.Fields[field.GetFieldID()], rows)
 }

@@ -7,16 +7,38 @@ import (
 	"path"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/binivf"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
 
-// attachedIndex is a vector index attached to a sealed segment.
+// attachedIndex is a vector index attached to a sealed segment: idx over
+// float vectors (Float16, BFloat16 and Int8 vectors are indexed widened to
+// float32) or bin over packed binary vectors.
 type attachedIndex struct {
 	idx     index.Index
+	bin     index.BinaryIndex
 	metric  string
 	buildID int64
+}
+
+// len returns the number of indexed rows.
+func (a *attachedIndex) len() int {
+	if a.bin != nil {
+		return a.bin.Len()
+	}
+	return a.idx.Len()
+}
+
+// search runs query q of req through the index.
+func (a *attachedIndex) search(req *plan.Search, q int, mask []bool) ([]index.Hit, error) {
+	p := index.SearchParams{Ef: req.Ef, Nprobe: req.Nprobe}
+	if a.bin != nil {
+		return a.bin.SearchBinary(req.Binary[q], req.TopK, p, mask)
+	}
+	return a.idx.Search(req.Vectors[q], req.TopK, p, mask)
 }
 
 // attachIndexes loads the finished index builds of a sealed segment that are
@@ -41,24 +63,40 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		if err != nil {
 			return fmt.Errorf("decode index %s: %w", t.Files[0], err)
 		}
-		if x.Len() != seg.Len() {
-			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], x.Len(), seg.ID, seg.Len())
+		if x.len() != seg.Len() {
+			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], x.len(), seg.ID, seg.Len())
 		}
-		seg.SetIndex(t.FieldID, &attachedIndex{idx: x, metric: metric, buildID: t.BuildID})
+		x.metric, x.buildID = metric, t.BuildID
+		seg.SetIndex(t.FieldID, x)
 	}
 	return nil
 }
 
 // decodeIndex decodes an index file by its file key, the name of the index
 // type that the data node built.
-func decodeIndex(fileKey string, data []byte) (index.Index, error) {
+func decodeIndex(fileKey string, data []byte) (*attachedIndex, error) {
+	var (
+		x   index.Index
+		err error
+	)
 	switch fileKey {
 	case "HNSW":
-		return hnsw.Unmarshal(bytes.NewReader(data))
+		x, err = hnsw.Unmarshal(bytes.NewReader(data))
 	case "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
-		return ivf.Unmarshal(bytes.NewReader(data))
+		x, err = ivf.Unmarshal(bytes.NewReader(data))
+	case "BIN_IVF_FLAT":
+		b, err := binivf.Unmarshal(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		return &attachedIndex{bin: b}, nil
+	default:
+		return nil, fmt.Errorf("unknown index file key %q", fileKey)
 	}
-	return nil, fmt.Errorf("unknown index file key %q", fileKey)
+	if err != nil {
+		return nil, err
+	}
+	return &attachedIndex{idx: x}, nil
 }
 
 // attachAll tries to attach indexes to every sealed segment lacking one.

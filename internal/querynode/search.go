@@ -10,7 +10,6 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/expr"
-	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
@@ -172,7 +171,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	if plan.HigherIsBetter(req.Metric) {
 		better = func(a, b float32) bool { return a > b }
 	}
-	nq := len(req.Vectors)
+	nq := req.NQ()
 	heaps := make([]*hitHeap, nq)
 	for q := range heaps {
 		heaps[q] = &hitHeap{better: better}
@@ -191,15 +190,15 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if err != nil {
 				return err
 			}
-			vecs, ok := v.Column(req.FieldID).(*column.FloatVectors)
-			if !ok {
-				return errcode.Invalid("field %d is not a float vector field", req.FieldID)
+			rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
+			if err != nil {
+				return err
 			}
 			pkCol := v.Column(s.PKField())
 			if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric &&
 				!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
-				for q, qv := range req.Vectors {
-					hits, err := ai.idx.Search(qv, req.TopK, index.SearchParams{Ef: req.Ef, Nprobe: req.Nprobe}, mask)
+				for q := range nq {
+					hits, err := ai.search(req, q, mask)
 					if err != nil {
 						return errcode.Invalid("%v", err)
 					}
@@ -218,11 +217,10 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 				return nil
 			}
 			scores := make([]float32, v.Len())
-			for q, qv := range req.Vectors {
-				if len(qv) != vecs.Dim {
-					return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), vecs.Dim)
+			for q := range nq {
+				if err := rs.score(q, v.Len(), mask, scores); err != nil {
+					return err
 				}
-				scoreRows(req.Metric, qv, qnorms[q], vecs, v.Len(), mask, scores)
 				if req.GroupByField != 0 {
 					for row, ok := range mask {
 						if ok && inRange(req, scores[row]) {
@@ -323,14 +321,14 @@ func inRange(req *plan.Search, sc float32) bool {
 	return true
 }
 
-// scoreRows fills scores[i] for rows where mask[i] is set.
-func scoreRows(metric string, q []float32, qnorm float32, vecs *column.FloatVectors, n int, mask []bool, scores []float32) {
-	dim := vecs.Dim
+// scoreRows fills scores[i] for rows where mask[i] is set; rowAt returns
+// row i as float32.
+func scoreRows(metric string, q []float32, qnorm float32, rowAt func(i int) []float32, n int, mask []bool, scores []float32) {
 	for i := 0; i < n; i++ {
 		if !mask[i] {
 			continue
 		}
-		row := vecs.Data[i*dim : (i+1)*dim]
+		row := rowAt(i)
 		switch metric {
 		case "L2":
 			scores[i] = distance.L2Squared(q, row)

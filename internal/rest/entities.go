@@ -494,6 +494,13 @@ func vectorField(schema *schemapb.CollectionSchema, name string) (*schemapb.Fiel
 // placeholders serializes the query vectors as a PlaceholderGroup.
 func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, error) {
 	ph := &commonpb.PlaceholderValue{Tag: "$0"}
+	if t := field.GetDataType(); t != schemapb.DataType_FloatVector && t != schemapb.DataType_SparseFloatVector {
+		var err error
+		if ph, err = bytePlaceholder(field, data); err != nil {
+			return nil, err
+		}
+		data = nil
+	}
 	for i, raw := range data {
 		var vec []json.Number
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
@@ -511,17 +518,6 @@ func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, 
 					return nil, errorf(CodeIncorrectParameterFormat, "data[%d][%d]: %v", i, j, err)
 				}
 				binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(float32(f)))
-			}
-			ph.Values = append(ph.Values, b)
-		case schemapb.DataType_BinaryVector:
-			ph.Type = commonpb.PlaceholderType_BinaryVector
-			b := make([]byte, len(vec))
-			for j, x := range vec {
-				n, err := strconv.ParseUint(x.String(), 10, 8)
-				if err != nil {
-					return nil, errorf(CodeIncorrectParameterFormat, "data[%d][%d]: %v", i, j, err)
-				}
-				b[j] = byte(n)
 			}
 			ph.Values = append(ph.Values, b)
 		default:

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -265,24 +264,13 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 		}
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(dim),
 			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: d}}}}
-	case schemapb.DataType_BinaryVector:
-		dim, _ := strconv.Atoi(typeParam(f, "dim"))
-		d := make([]byte, 0, n*dim/8)
-		for i, v := range values {
-			list, ok := v.([]any)
-			if !ok || len(list) != dim/8 {
-				return nil, wrap(i, fmt.Errorf("a binary vector of dim %d is an array of %d bytes", dim, dim/8))
-			}
-			for _, x := range list {
-				b, err := toInt(x, 9)
-				if err != nil || b < 0 || b > 255 {
-					return nil, wrap(i, fmt.Errorf("%v is not a byte", x))
-				}
-				d = append(d, byte(b))
-			}
+	case schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector,
+		schemapb.DataType_Int8Vector:
+		vf, err := byteVectorColumn(f, values, wrap)
+		if err != nil {
+			return nil, err
 		}
-		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(dim),
-			Data: &schemapb.VectorField_BinaryVector{BinaryVector: d}}}
+		fd.Field = vf
 	default:
 		return nil, errorf(CodeInvalidInsertData, "field %q: inserting %s through REST is not supported yet", name, t)
 	}
@@ -443,48 +431,15 @@ func cellValue(c *schemapb.FieldData, i int, allowInt64 bool) (any, error) {
 		}
 		return out, nil
 	case *schemapb.VectorField_BinaryVector:
-		w := dim / 8
-		if (i+1)*w > len(d.BinaryVector) {
-			return nil, short
-		}
-		out := make([]int, w)
-		for j := range out {
-			out[j] = int(d.BinaryVector[i*w+j])
-		}
-		return out, nil
+		return byteVectorCell(d.BinaryVector, dim/8, i, false)
 	case *schemapb.VectorField_Float16Vector:
-		return halfFloats(d.Float16Vector, i, dim, f16ToF32)
+		return byteVectorCell(d.Float16Vector, 2*dim, i, false)
 	case *schemapb.VectorField_Bfloat16Vector:
-		return halfFloats(d.Bfloat16Vector, i, dim, func(u uint16) float32 { return math.Float32frombits(uint32(u) << 16) })
+		return byteVectorCell(d.Bfloat16Vector, 2*dim, i, false)
+	case *schemapb.VectorField_Int8Vector:
+		return byteVectorCell(d.Int8Vector, dim, i, true)
 	}
 	return nil, fmt.Errorf("unsupported column type %s", c.GetType())
-}
-
-func halfFloats(b []byte, i, dim int, conv func(uint16) float32) (any, error) {
-	if (i+1)*dim*2 > len(b) {
-		return nil, fmt.Errorf("the column is shorter than the result")
-	}
-	out := make([]float64, dim)
-	for j := range out {
-		out[j] = float64(conv(binary.LittleEndian.Uint16(b[(i*dim+j)*2:])))
-	}
-	return out, nil
-}
-
-// f16ToF32 converts an IEEE half-precision value.
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0:
-		return float32(math.Ldexp(float64(frac), -24)) * float32(1-2*int(h>>15))
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
 }
 
 // finite maps NaN and ±Inf (which JSON cannot carry) to nil-free values.

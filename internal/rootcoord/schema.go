@@ -197,23 +197,12 @@ func checkField(f *schemapb.FieldSchema) error {
 		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > MaxArrayCap {
 			return errcode.Invalid("field %q: max_capacity %q should be an integer in [1, %d]", name, v, MaxArrayCap)
 		}
-	case schemapb.DataType_FloatVector:
-		if f.GetIsPrimaryKey() {
-			return errcode.Invalid("field %q: the data type of the primary key should be Int64 or VarChar", name)
+	case schemapb.DataType_FloatVector, schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
+		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector:
+		if err := checkDenseVector(f); err != nil {
+			return err
 		}
-		if f.GetNullable() {
-			return errcode.Invalid("field %q: vector fields cannot be nullable", name)
-		}
-		v, ok := typeParam(f, "dim")
-		if !ok {
-			return errcode.Invalid("field %q: dimension is not defined in field type params", name)
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n <= 0 || n > MaxDim {
-			return errcode.Invalid("field %q: invalid dimension %q, it should be an integer in [1, %d]", name, v, MaxDim)
-		}
-	case schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector,
-		schemapb.DataType_SparseFloatVector, schemapb.DataType_Int8Vector:
+	case schemapb.DataType_SparseFloatVector:
 		return errcode.Invalid("field %q: data type %s is not supported yet", name, t)
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)
@@ -223,6 +212,35 @@ func checkField(f *schemapb.FieldSchema) error {
 	}
 	if f.GetNullable() && f.GetIsPrimaryKey() {
 		return errcode.Invalid("field %q: the primary key cannot be nullable", name)
+	}
+	return nil
+}
+
+// checkDenseVector checks a fixed-dimension vector field: not a primary key,
+// not nullable, and a dim in [1, MaxDim] (for BinaryVector, a multiple of 8
+// in [8, 8×MaxDim], as Milvus counts binary dimensions in bits).
+func checkDenseVector(f *schemapb.FieldSchema) error {
+	name := f.GetName()
+	if f.GetIsPrimaryKey() {
+		return errcode.Invalid("field %q: the data type of the primary key should be Int64 or VarChar", name)
+	}
+	if f.GetNullable() {
+		return errcode.Invalid("field %q: vector fields cannot be nullable", name)
+	}
+	v, ok := typeParam(f, "dim")
+	if !ok {
+		return errcode.Invalid("field %q: dimension is not defined in field type params", name)
+	}
+	maxDim := MaxDim
+	if f.GetDataType() == schemapb.DataType_BinaryVector {
+		maxDim = 8 * MaxDim
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 || n > maxDim {
+		return errcode.Invalid("field %q: invalid dimension %q, it should be an integer in [1, %d]", name, v, maxDim)
+	}
+	if f.GetDataType() == schemapb.DataType_BinaryVector && n%8 != 0 {
+		return errcode.Invalid("field %q: invalid dimension %d, a binary vector's dimension should be a multiple of 8", name, n)
 	}
 	return nil
 }

@@ -39,7 +39,10 @@
 //
 // # Files
 //
-// distance.go holds the API, generic.go the reference kernels,
+// distance.go holds the API, generic.go the reference kernels, half.go the
+// float16, bfloat16 and int8 conversions to and from float32 (pure Go; the
+// Float16Vector, BFloat16Vector and Int8Vector fields are decoded with them
+// before the float32 kernels run),
 // dispatch_amd64.go the CPU dispatch for the assembly in avx2_amd64.s,
 // avx512_amd64.s and binary_amd64.s, and dispatch_stub.go the dispatch for
 // noasm builds and other architectures.

@@ -63,7 +63,7 @@ func New(dim int, metric index.Metric, cfg Config) (*Index, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("hnsw: dim(%d) must be positive", dim)
 	}
-	if !metric.Valid() {
+	if !metric.Float() {
 		return nil, fmt.Errorf("hnsw: invalid metric %v", metric)
 	}
 	if err := cfg.Validate(); err != nil {

@@ -51,7 +51,7 @@ var _ index.Index = (*Index)(nil)
 
 // newIndex returns an empty index with the derived fields set.
 func newIndex(dim int, metric index.Metric, cfg Config) (*Index, error) {
-	if !metric.Valid() {
+	if !metric.Float() {
 		return nil, fmt.Errorf("ivf: invalid metric %v", metric)
 	}
 	if err := cfg.Validate(); err != nil {

@@ -1,0 +1,92 @@
+package querynode
+
+import (
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/plan"
+)
+
+// rowScorer scores the rows of one segment's vector column against the
+// queries of a search by exact distance. Float16, BFloat16 and Int8 rows are
+// widened to float32 one at a time into a scratch row, so the column stays
+// in its compact form; binary rows are compared packed.
+type rowScorer struct {
+	req    *plan.Search
+	qnorms []float32
+	floats *column.FloatVectors
+	bytes  *column.ByteVectors
+	decode func(dst []float32, src []byte)
+	buf    []float32
+}
+
+// newRowScorer checks that the searched column matches the request.
+func newRowScorer(c column.Column, req *plan.Search, qnorms []float32) (*rowScorer, error) {
+	rs := &rowScorer{req: req, qnorms: qnorms}
+	switch c := c.(type) {
+	case *column.FloatVectors:
+		rs.floats = c
+	case *column.ByteVectors:
+		rs.bytes = c
+		switch c.T {
+		case schemapb.DataType_Float16Vector:
+			rs.decode = distance.DecodeFloat16
+		case schemapb.DataType_BFloat16Vector:
+			rs.decode = distance.DecodeBFloat16
+		case schemapb.DataType_Int8Vector:
+			rs.decode = distance.DecodeInt8
+		}
+		rs.buf = make([]float32, c.Dim)
+	default:
+		return nil, errcode.Invalid("field %d is not a dense vector field", req.FieldID)
+	}
+	binary := rs.bytes != nil && rs.bytes.T == schemapb.DataType_BinaryVector
+	if binary != (len(req.Binary) > 0) && req.NQ() > 0 {
+		return nil, errcode.Invalid("the query vectors of field %d do not match its data type", req.FieldID)
+	}
+	return rs, nil
+}
+
+// score fills scores[i] for the first n rows where mask[i] is set, for
+// query q, and clears mask[i] where the score is NaN.
+func (rs *rowScorer) score(q, n int, mask []bool, scores []float32) error {
+	if rs.floats != nil {
+		dim := rs.floats.Dim
+		if qv := rs.req.Vectors[q]; len(qv) != dim {
+			return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), dim)
+		}
+		scoreRows(rs.req.Metric, rs.req.Vectors[q], rs.qnorms[q], func(i int) []float32 { return rs.floats.Data[i*dim : (i+1)*dim] },
+			n, mask, scores)
+		return nil
+	}
+	c := rs.bytes
+	if rs.decode == nil {
+		qv := rs.req.Binary[q]
+		if len(qv) != c.Width {
+			return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, 8*len(qv), c.Dim)
+		}
+		jaccard := rs.req.Metric == plan.MetricJaccard
+		for i := 0; i < n; i++ {
+			if !mask[i] {
+				continue
+			}
+			if jaccard {
+				scores[i] = distance.Jaccard(qv, c.Row(i))
+			} else {
+				scores[i] = float32(distance.Hamming(qv, c.Row(i)))
+			}
+		}
+		return nil
+	}
+	qv := rs.req.Vectors[q]
+	if len(qv) != c.Dim {
+		return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), c.Dim)
+	}
+	scoreRows(rs.req.Metric, qv, rs.qnorms[q], func(i int) []float32 {
+		rs.decode(rs.buf, c.Row(i))
+		return rs.buf
+	}, n, mask, scores)
+	return nil
+}
