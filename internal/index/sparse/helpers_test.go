@@ -76,7 +76,6 @@ func recall(got, want []index.Hit) float64 {
 	return float64(n) / float64(len(want))
 }
 
-
 // uniform returns n rows of exactly nnz dimensions drawn uniformly from
 // vocab, with values uniform in [0, 1).
 func uniform(seed uint64, n, vocab, nnz int) [][]byte {
