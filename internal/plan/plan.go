@@ -43,6 +43,13 @@ type Search struct {
 	Metric  string
 	// Vectors are the nq query vectors (row-major, Dim each).
 	Vectors [][]float32
+	// Sparse holds the nq query vectors of a search on a SparseFloatVector
+	// field (Milvus wire rows, validated), in place of Vectors.
+	Sparse [][]byte
+	// DropRatioSearch and RefineFactor tune sparse index searches
+	// (0 = the index's defaults).
+	DropRatioSearch float64
+	RefineFactor    int
 	// TopK is the number of hits per query, including Offset.
 	TopK int
 	// Ef is the HNSW search list size (0 = the index's default).

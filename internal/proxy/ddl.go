@@ -15,6 +15,7 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -469,7 +470,11 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 		return errcode.Status(err), nil
 	}
 	it := params["index_type"]
-	if isVectorType(f.GetDataType()) {
+	if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {
+		if it, err = checkSparseIndex(f, it, params); err != nil {
+			return errcode.Status(err), nil
+		}
+	} else if isVectorType(f.GetDataType()) {
 		if it == "" {
 			it = "AUTOINDEX"
 		}

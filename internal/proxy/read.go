@@ -242,12 +242,17 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	if field.GetDataType() != schemapb.DataType_FloatVector {
+	isSparse := field.GetDataType() == schemapb.DataType_SparseFloatVector
+	if field.GetDataType() != schemapb.DataType_FloatVector && !isSparse {
 		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
 	}
 	dim, _ := column.Dim(field)
 	var vectors [][]float32
-	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
+	var sparseQ [][]byte
+	if isSparse {
+		sparseQ, err = sparseQueries(req)
+		vectors = make([][]float32, len(sparseQ)) // counts the queries
+	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		vectors, err = p.vectorsByPK(ctx, col, field, ids)
 	} else {
 		vectors, err = parsePlaceholders(req.GetPlaceholderGroup(), dim)
@@ -260,6 +265,9 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	}
 	indexMetric := p.metricOf(col.ID, field.GetFieldID())
 	metric := strings.ToUpper(kvValue(params, "metric_type"))
+	if err := checkSparseMetric(isSparse, &metric, indexMetric); err != nil {
+		return searchError(err), nil
+	}
 	switch {
 	case metric == "":
 		metric = indexMetric
@@ -271,7 +279,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	case indexMetric != "" && metric != indexMetric:
 		return searchError(errcode.Invalid("metric type not match: invalid parameter[expected=%s][actual=%s]", indexMetric, metric)), nil
 	}
-	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, TopK: topk + offset}
+	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Sparse: sparseQ, TopK: topk + offset}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil
@@ -323,6 +331,9 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 				return searchError(errcode.Invalid("nprobe %v should be a positive integer", v)), nil
 			}
 			sreq.Nprobe = int(f)
+		}
+		if err := parseSparseSearchParams(m, sreq); err != nil {
+			return searchError(err), nil
 		}
 		if v, found := m["radius"]; found {
 			f, ok := toFloat(v)

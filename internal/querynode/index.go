@@ -9,12 +9,15 @@ import (
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/segment"
 )
 
-// attachedIndex is a vector index attached to a sealed segment.
+// attachedIndex is a vector index attached to a sealed segment: idx for
+// dense vectors, sparse for sparse ones.
 type attachedIndex struct {
 	idx     index.Index
+	sparse  *sparse.Index
 	metric  string
 	buildID int64
 }
@@ -37,14 +40,15 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		if err != nil {
 			return fmt.Errorf("load index %s: %w", t.Files[0], err)
 		}
-		x, err := decodeIndex(path.Base(t.Files[0]), data)
+		ai, err := decodeAttached(path.Base(t.Files[0]), data)
 		if err != nil {
 			return fmt.Errorf("decode index %s: %w", t.Files[0], err)
 		}
-		if x.Len() != seg.Len() {
-			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], x.Len(), seg.ID, seg.Len())
+		if ai.len() != seg.Len() {
+			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], ai.len(), seg.ID, seg.Len())
 		}
-		seg.SetIndex(t.FieldID, &attachedIndex{idx: x, metric: metric, buildID: t.BuildID})
+		ai.metric, ai.buildID = metric, t.BuildID
+		seg.SetIndex(t.FieldID, ai)
 	}
 	return nil
 }

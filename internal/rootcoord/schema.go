@@ -212,8 +212,12 @@ func checkField(f *schemapb.FieldSchema) error {
 		if err != nil || n <= 0 || n > MaxDim {
 			return errcode.Invalid("field %q: invalid dimension %q, it should be an integer in [1, %d]", name, v, MaxDim)
 		}
+	case schemapb.DataType_SparseFloatVector:
+		if err := checkSparseField(f); err != nil {
+			return err
+		}
 	case schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector,
-		schemapb.DataType_SparseFloatVector, schemapb.DataType_Int8Vector:
+		schemapb.DataType_Int8Vector:
 		return errcode.Invalid("field %q: data type %s is not supported yet", name, t)
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)

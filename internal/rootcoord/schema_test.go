@@ -110,7 +110,7 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"binary vector", with(f("b", schemapb.DataType_BinaryVector, "dim", "8")), "not supported yet"},
 		{"float16 vector", with(f("b", schemapb.DataType_Float16Vector, "dim", "8")), "not supported yet"},
 		{"bfloat16 vector", with(f("b", schemapb.DataType_BFloat16Vector, "dim", "8")), "not supported yet"},
-		{"sparse vector", with(f("b", schemapb.DataType_SparseFloatVector)), "not supported yet"},
+		{"sparse vector with dim", with(f("b", schemapb.DataType_SparseFloatVector, "dim", "8")), "dim should not be specified"},
 		{"int8 vector", with(f("b", schemapb.DataType_Int8Vector, "dim", "8")), "not supported yet"},
 		{"type none", with(f("x", schemapb.DataType_None)), "not supported"},
 		{"type string", with(f("x", schemapb.DataType_String)), "not supported"},
