@@ -265,6 +265,12 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 		}
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(dim),
 			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: d}}}}
+	case schemapb.DataType_SparseFloatVector:
+		vf, err := sparseColumn(values, wrap)
+		if err != nil {
+			return nil, err
+		}
+		fd.Field = vf
 	case schemapb.DataType_BinaryVector:
 		dim, _ := strconv.Atoi(typeParam(f, "dim"))
 		d := make([]byte, 0, n*dim/8)
@@ -442,6 +448,8 @@ func cellValue(c *schemapb.FieldData, i int, allowInt64 bool) (any, error) {
 			out[j] = finite(float64(data[i*dim+j]))
 		}
 		return out, nil
+	case *schemapb.VectorField_SparseFloatVector:
+		return sparseJSON(d.SparseFloatVector, i)
 	case *schemapb.VectorField_BinaryVector:
 		w := dim / 8
 		if (i+1)*w > len(d.BinaryVector) {
