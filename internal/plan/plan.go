@@ -53,6 +53,13 @@ type Search struct {
 	// on a BinaryVector field, whose Metric is HAMMING or JACCARD; Vectors
 	// is then empty.
 	Binary [][]byte
+	// Sparse holds the nq query vectors of a search on a SparseFloatVector
+	// field (Milvus wire rows, validated), in place of Vectors.
+	Sparse [][]byte
+	// DropRatioSearch and RefineFactor tune sparse index searches
+	// (0 = the index's defaults).
+	DropRatioSearch float64
+	RefineFactor    int
 	// TopK is the number of hits per query, including Offset.
 	TopK int
 	// Ef is the HNSW search list size (0 = the index's default).

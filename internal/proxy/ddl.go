@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -466,7 +467,11 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 		return errcode.Status(err), nil
 	}
 	it := params["index_type"]
-	if isVectorType(f.GetDataType()) {
+	if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {
+		if it, err = checkSparseIndex(f, it, params); err != nil {
+			return errcode.Status(err), nil
+		}
+	} else if isVectorType(f.GetDataType()) {
 		if it == "" {
 			it = "AUTOINDEX"
 		}
