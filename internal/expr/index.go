@@ -1,0 +1,262 @@
+package expr
+
+import "math"
+
+// FieldIndex is a scalar index over one field of a batch, used instead of
+// scanning the column when a predicate compares that field with constants.
+// Each Mark method sets out[r] = true for every row r whose non-null value
+// lies in the given range (it never clears entries), returns the number of
+// rows marked, and returns ok = false when it cannot answer (wrong key type,
+// out not one entry per row), in which case the evaluator scans instead.
+// Bool fields are keyed as the integers 0 and 1.
+type FieldIndex interface {
+	// MarkInts marks rows with lo <= v <= hi.
+	MarkInts(lo, hi int64, out []bool) (n int, ok bool)
+	// MarkFloats marks rows with v between lo and hi, each bound inclusive
+	// or not; NaN values are never marked.
+	MarkFloats(lo, hi float64, loIncl, hiIncl bool, out []bool) (n int, ok bool)
+	// MarkStrings marks rows with v between lo and hi in byte order; hiInf
+	// leaves the upper bound open-ended.
+	MarkStrings(lo, hi string, loIncl, hiIncl, hiInf bool, out []bool) (n int, ok bool)
+	// MarkPrefix marks rows whose string starts with prefix.
+	MarkPrefix(prefix string, out []bool) (n int, ok bool)
+	// Array reports whether the index is over an Array field's elements.
+	Array() bool
+}
+
+// IndexedBatch is a Batch that may carry indexes over some of its fields
+// (a sealed segment with scalar indexes attached). Index returns whatever
+// is attached to the field, or nil; only values implementing FieldIndex
+// are used.
+type IndexedBatch interface {
+	Batch
+	Index(fieldID int64) any
+}
+
+// fieldIndex returns the scalar index of a plain field operand, or nil.
+func (c *evalCtx) fieldIndex(x valNode) FieldIndex {
+	cn, ok := x.(*colNode)
+	if !ok {
+		return nil
+	}
+	ib, ok := c.b.(IndexedBatch)
+	if !ok {
+		return nil
+	}
+	fi, ok := ib.Index(cn.fid).(FieldIndex)
+	if !ok || fi.Array() {
+		return nil
+	}
+	return fi
+}
+
+// markEq marks the rows equal to constant k (converted to the field's type
+// by the checker); ok is false when the index cannot answer.
+func markEq(fi FieldIndex, t vtype, k value, out []bool) bool {
+	var ok bool
+	switch t {
+	case tyInt:
+		n, exact := k.i, k.k == vkInt
+		if k.k == vkFloat {
+			if math.IsNaN(k.f) {
+				return false
+			}
+			n, exact = floatToInt(k.f)
+		}
+		if !exact {
+			return true // no integer equals a fractional or out-of-range constant
+		}
+		_, ok = fi.MarkInts(n, n, out)
+	case tyFloat:
+		f := k.asFloat()
+		if math.IsNaN(f) {
+			return false
+		}
+		_, ok = fi.MarkFloats(f, f, true, true, out)
+	case tyString:
+		_, ok = fi.MarkStrings(k.s, k.s, true, true, false, out)
+	case tyBool:
+		v := int64(0)
+		if k.b {
+			v = 1
+		}
+		_, ok = fi.MarkInts(v, v, out)
+	}
+	return ok
+}
+
+// markCmp marks the rows v with "v op k" for an ordering operator.
+func markCmp(fi FieldIndex, t vtype, op cmpOp, k value, out []bool) bool {
+	var ok bool
+	switch t {
+	case tyInt:
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if k.k == vkFloat {
+			f := k.f
+			switch {
+			case math.IsNaN(f):
+				return false
+			case f >= 9.223372036854775807e18: // above every int64
+				if op == opGt || op == opGe {
+					return true
+				}
+				_, ok = fi.MarkInts(lo, hi, out)
+				return ok
+			case f < -9.223372036854775808e18: // below every int64
+				if op == opLt || op == opLe {
+					return true
+				}
+				_, ok = fi.MarkInts(lo, hi, out)
+				return ok
+			}
+			if n, exact := floatToInt(f); exact {
+				k = intVal(n)
+			} else {
+				// v < f and v <= f mean v <= floor(f); v > f and v >= f mean v > floor(f).
+				fl := int64(math.Floor(f))
+				k = intVal(fl)
+				if op == opLt {
+					op = opLe
+				}
+				if op == opGe {
+					op = opGt
+				}
+			}
+		}
+		n := k.i
+		switch op {
+		case opLt:
+			if n == math.MinInt64 {
+				return true
+			}
+			hi = n - 1
+		case opLe:
+			hi = n
+		case opGt:
+			if n == math.MaxInt64 {
+				return true
+			}
+			lo = n + 1
+		case opGe:
+			lo = n
+		}
+		_, ok = fi.MarkInts(lo, hi, out)
+	case tyFloat:
+		f := k.asFloat()
+		if math.IsNaN(f) {
+			return false
+		}
+		switch op {
+		case opLt, opLe:
+			_, ok = fi.MarkFloats(math.Inf(-1), f, true, op == opLe, out)
+		default:
+			_, ok = fi.MarkFloats(f, math.Inf(1), op == opGe, true, out)
+		}
+	case tyString:
+		switch op {
+		case opLt, opLe:
+			_, ok = fi.MarkStrings("", k.s, true, op == opLe, false, out)
+		default:
+			_, ok = fi.MarkStrings(k.s, "", op == opGe, false, true, out)
+		}
+	}
+	return ok
+}
+
+// complementValid turns the rows marked equal into the rows not equal:
+// every non-null row not marked.
+func complementValid(out, valid []bool) {
+	for i, x := range out {
+		out[i] = !x && (valid == nil || valid[i])
+	}
+}
+
+// evalIndex answers "x op k" from a scalar index; ok is false when it
+// cannot, and the caller scans.
+func (p *cmpConstPred) evalIndex(c *evalCtx) (boolVec, bool) {
+	fi := c.fieldIndex(p.x)
+	if fi == nil {
+		return boolVec{}, false
+	}
+	v, err := p.x.eval(c) // for the validity mask; no values are read
+	if err != nil {
+		return boolVec{}, false
+	}
+	out := make([]bool, c.n)
+	t := p.x.typ()
+	switch p.op {
+	case opEq, opNe:
+		if !markEq(fi, t, p.k, out) {
+			return boolVec{}, false
+		}
+		if p.op == opNe {
+			complementValid(out, v.valid)
+		}
+	default:
+		if t == tyBool || !markCmp(fi, t, p.op, p.k, out) {
+			return boolVec{}, false
+		}
+	}
+	return boolVec{val: out, valid: v.valid}, true
+}
+
+// evalIndex answers "x in [...]" from a scalar index.
+func (p *inPred) evalIndex(c *evalCtx) (boolVec, bool) {
+	fi := c.fieldIndex(p.x)
+	if fi == nil {
+		return boolVec{}, false
+	}
+	v, err := p.x.eval(c)
+	if err != nil {
+		return boolVec{}, false
+	}
+	out := make([]bool, c.n)
+	t := p.x.typ()
+	switch t {
+	case tyFloat:
+		for f := range p.flts {
+			if !math.IsNaN(f) && !markEq(fi, t, floatVal(f), out) {
+				return boolVec{}, false
+			}
+		}
+	case tyBool:
+		for i, want := range p.bools {
+			if want && !markEq(fi, t, boolVal(i == 1), out) {
+				return boolVec{}, false
+			}
+		}
+	default:
+		for _, k := range p.vals {
+			if !markEq(fi, t, k, out) {
+				return boolVec{}, false
+			}
+		}
+	}
+	return boolVec{val: out, valid: v.valid}, true
+}
+
+// evalIndex answers exact and prefix LIKE patterns from a scalar index.
+func (p *likePred) evalIndex(c *evalCtx) (boolVec, bool) {
+	if p.m.kind != likeExact && p.m.kind != likePrefix {
+		return boolVec{}, false
+	}
+	fi := c.fieldIndex(p.x)
+	if fi == nil {
+		return boolVec{}, false
+	}
+	v, err := p.x.eval(c)
+	if err != nil {
+		return boolVec{}, false
+	}
+	out := make([]bool, c.n)
+	var ok bool
+	if p.m.kind == likeExact {
+		_, ok = fi.MarkStrings(p.m.lit, p.m.lit, true, true, false, out)
+	} else {
+		_, ok = fi.MarkPrefix(p.m.lit, out)
+	}
+	if !ok {
+		return boolVec{}, false
+	}
+	return boolVec{val: out, valid: v.valid}, true
+}

@@ -1,0 +1,212 @@
+package expr
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/index/scalar"
+)
+
+// indexedBatch is a mapBatch with scalar indexes over some fields.
+type indexedBatch struct {
+	*mapBatch
+	idx map[int64]any
+}
+
+func (b *indexedBatch) Index(id int64) any { return b.idx[id] }
+
+// countingIndex counts the lookups answered by a scalar index.
+type countingIndex struct {
+	*scalar.Index
+	calls *atomic.Int64
+}
+
+func (c countingIndex) MarkInts(lo, hi int64, out []bool) (int, bool) {
+	c.calls.Add(1)
+	return c.Index.MarkInts(lo, hi, out)
+}
+
+func (c countingIndex) MarkFloats(lo, hi float64, li, hiI bool, out []bool) (int, bool) {
+	c.calls.Add(1)
+	return c.Index.MarkFloats(lo, hi, li, hiI, out)
+}
+
+func (c countingIndex) MarkStrings(lo, hi string, li, hiI, inf bool, out []bool) (int, bool) {
+	c.calls.Add(1)
+	return c.Index.MarkStrings(lo, hi, li, hiI, inf, out)
+}
+
+func (c countingIndex) MarkPrefix(p string, out []bool) (int, bool) {
+	c.calls.Add(1)
+	return c.Index.MarkPrefix(p, out)
+}
+
+var propStrings = []string{"", "a", "ab", "abc", "b", "ba", "c", "a%", "é", "zz"}
+
+// randomBatch builds n rows over the scalar fields of testSchema, with
+// nulls in several fields and NaN, ±Inf and -0 among the doubles.
+func randomBatch(r *rand.Rand, n int) *mapBatch {
+	valid := func() []bool {
+		v := make([]bool, n)
+		for i := range v {
+			v[i] = r.IntN(6) != 0
+		}
+		return v
+	}
+	ints := func(lo, span int64) []int64 {
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = lo + r.Int64N(span)
+		}
+		return out
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	i64 := ints(-20, 40)
+	i64[0], i64[1] = math.MinInt64, math.MaxInt64
+	fl := make([]float64, n)
+	dl := make([]float64, n)
+	for i := range fl {
+		fl[i] = float64(float32(float64(r.IntN(40)-20) / 4))
+		dl[i] = float64(r.IntN(40)-20) / 8
+	}
+	dl[2], dl[3], dl[4], dl[5] = math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1)
+	ss := make([]string, n)
+	bl := make([]bool, n)
+	for i := range ss {
+		ss[i] = propStrings[r.IntN(len(propStrings))] + propStrings[r.IntN(len(propStrings))]
+		bl[i] = r.IntN(2) == 0
+	}
+	return &mapBatch{n: n, cols: map[int64]column.Column{
+		fID:  &column.Ints{T: schemapb.DataType_Int64, Data: ids},
+		fS:   &column.Strings{Nulls: column.Nulls{Valid: valid()}, T: schemapb.DataType_VarChar, Data: ss},
+		fI8:  &column.Ints{T: schemapb.DataType_Int8, Data: ints(-5, 10)},
+		fI16: &column.Ints{Nulls: column.Nulls{Valid: valid()}, T: schemapb.DataType_Int16, Data: ints(-100, 200)},
+		fI32: &column.Ints{T: schemapb.DataType_Int32, Data: ints(0, 30)},
+		fF:   &column.Floats{T: schemapb.DataType_Float, Data: fl},
+		fD:   &column.Floats{Nulls: column.Nulls{Valid: valid()}, T: schemapb.DataType_Double, Data: dl},
+		fB:   &column.Bools{Nulls: column.Nulls{Valid: valid()}, Data: bl},
+		fN:   &column.Ints{Nulls: column.Nulls{Valid: valid()}, T: schemapb.DataType_Int64, Data: i64},
+	}}
+}
+
+// randomFilter writes a random filter over the indexed fields.
+func randomFilter(r *rand.Rand, depth int) string {
+	if depth > 0 && r.IntN(3) != 0 {
+		switch r.IntN(3) {
+		case 0:
+			return "(" + randomFilter(r, depth-1) + " and " + randomFilter(r, depth-1) + ")"
+		case 1:
+			return "(" + randomFilter(r, depth-1) + " or " + randomFilter(r, depth-1) + ")"
+		default:
+			return "not (" + randomFilter(r, depth-1) + ")"
+		}
+	}
+	ops := []string{"==", "!=", "<", "<=", ">", ">="}
+	op := ops[r.IntN(len(ops))]
+	intConst := func() string {
+		switch r.IntN(12) {
+		case 0:
+			return "-9223372036854775808"
+		case 1:
+			return "9223372036854775807"
+		case 2:
+			return "1e19"
+		case 3:
+			return "-1e19"
+		case 4:
+			return fmt.Sprint(float64(r.IntN(40)-20) / 2)
+		}
+		return fmt.Sprint(r.IntN(60) - 30)
+	}
+	floatConst := func() string {
+		if r.IntN(6) == 0 {
+			return "-0.0"
+		}
+		return fmt.Sprint(float64(r.IntN(50)-25) / 8)
+	}
+	str := func() string { return fmt.Sprintf("%q", propStrings[r.IntN(len(propStrings))]) }
+	list := func(gen func() string) string {
+		parts := make([]string, r.IntN(4))
+		for i := range parts {
+			parts[i] = gen()
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	intField := []string{"i8", "i16", "i32", "n", "id"}[r.IntN(5)]
+	floatField := []string{"f", "d"}[r.IntN(2)]
+	switch r.IntN(11) {
+	case 0:
+		return intField + " " + op + " " + intConst()
+	case 1:
+		return floatField + " " + op + " " + floatConst()
+	case 2:
+		return "s " + op + " " + str()
+	case 3:
+		return intField + " in " + list(intConst)
+	case 4:
+		return floatField + " not in " + list(floatConst)
+	case 5:
+		return "s in " + list(str)
+	case 6:
+		p := propStrings[r.IntN(len(propStrings))]
+		if r.IntN(3) == 0 {
+			return fmt.Sprintf("s like %q", strings.ReplaceAll(p, "%", `\%`))
+		}
+		return fmt.Sprintf("s like %q", strings.ReplaceAll(p, "%", `\%`)+"%")
+	case 7:
+		return fmt.Sprintf("%s < %s <= %s", intConst(), intField, intConst())
+	case 8:
+		return "b " + []string{"==", "!="}[r.IntN(2)] + " " + []string{"true", "false"}[r.IntN(2)]
+	case 9:
+		return []string{"n is null", "s is not null", "b", "not b"}[r.IntN(4)]
+	}
+	return fmt.Sprintf("%s >= %s and %s < %s", floatField, floatConst(), floatField, floatConst())
+}
+
+// TestIndexedEvalMatchesScan compares evaluation with scalar indexes against
+// plain scanning over many random filters, with nulls, NaN and infinities.
+func TestIndexedEvalMatchesScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	schema := testSchema(false)
+	var calls atomic.Int64
+	for round := range 4 {
+		b := randomBatch(r, 500+r.IntN(1500))
+		kinds := map[int64][]scalar.Kind{
+			fID: {scalar.Inverted, scalar.Sort}, fS: {scalar.Inverted, scalar.Trie, scalar.Bitmap},
+			fI8: {scalar.Bitmap, scalar.Sort, scalar.Inverted}, fI16: {scalar.Sort, scalar.Inverted},
+			fI32: {scalar.Inverted, scalar.Bitmap}, fF: {scalar.Sort, scalar.Inverted}, fD: {scalar.Inverted, scalar.Sort},
+			fB: {scalar.Bitmap, scalar.Inverted}, fN: {scalar.Sort, scalar.Inverted},
+		}
+		ib := &indexedBatch{mapBatch: b, idx: map[int64]any{}}
+		for fid, ks := range kinds {
+			if round > 0 && r.IntN(4) == 0 {
+				continue // some fields stay unindexed
+			}
+			x, err := scalar.Build(ks[r.IntN(len(ks))], b.cols[fid])
+			require.NoError(t, err)
+			ib.idx[fid] = countingIndex{Index: x, calls: &calls}
+		}
+		for range 500 {
+			src := randomFilter(r, 3)
+			e, err := Compile(src, schema, nil)
+			require.NoError(t, err, src)
+			want, err := e.Eval(b)
+			require.NoError(t, err, src)
+			got, err := e.Eval(ib)
+			require.NoError(t, err, src)
+			require.Equal(t, matching(want), matching(got), "filter %s", src)
+		}
+	}
+	require.Greater(t, calls.Load(), int64(1000), "the index path must actually be taken")
+}
