@@ -50,6 +50,21 @@ func (c *evalCtx) fieldIndex(x valNode) FieldIndex {
 	return fi
 }
 
+// indexTarget returns the scalar index of x, x's vector (for its validity
+// mask; no values are read) and a zeroed output mask; ok is false when x
+// has no usable index.
+func (c *evalCtx) indexTarget(x valNode) (FieldIndex, vec, []bool, bool) {
+	fi := c.fieldIndex(x)
+	if fi == nil {
+		return nil, vec{}, nil, false
+	}
+	v, err := x.eval(c)
+	if err != nil {
+		return nil, vec{}, nil, false
+	}
+	return fi, v, make([]bool, c.n), true
+}
+
 // markEq marks the rows equal to constant k (converted to the field's type
 // by the checker); ok is false when the index cannot answer.
 func markEq(fi FieldIndex, t vtype, k value, out []bool) bool {
@@ -174,15 +189,10 @@ func complementValid(out, valid []bool) {
 // evalIndex answers "x op k" from a scalar index; ok is false when it
 // cannot, and the caller scans.
 func (p *cmpConstPred) evalIndex(c *evalCtx) (boolVec, bool) {
-	fi := c.fieldIndex(p.x)
-	if fi == nil {
+	fi, v, out, ok := c.indexTarget(p.x)
+	if !ok {
 		return boolVec{}, false
 	}
-	v, err := p.x.eval(c) // for the validity mask; no values are read
-	if err != nil {
-		return boolVec{}, false
-	}
-	out := make([]bool, c.n)
 	t := p.x.typ()
 	switch p.op {
 	case opEq, opNe:
@@ -202,15 +212,10 @@ func (p *cmpConstPred) evalIndex(c *evalCtx) (boolVec, bool) {
 
 // evalIndex answers "x in [...]" from a scalar index.
 func (p *inPred) evalIndex(c *evalCtx) (boolVec, bool) {
-	fi := c.fieldIndex(p.x)
-	if fi == nil {
+	fi, v, out, ok := c.indexTarget(p.x)
+	if !ok {
 		return boolVec{}, false
 	}
-	v, err := p.x.eval(c)
-	if err != nil {
-		return boolVec{}, false
-	}
-	out := make([]bool, c.n)
 	t := p.x.typ()
 	switch t {
 	case tyFloat:
@@ -240,16 +245,10 @@ func (p *likePred) evalIndex(c *evalCtx) (boolVec, bool) {
 	if p.m.kind != likeExact && p.m.kind != likePrefix {
 		return boolVec{}, false
 	}
-	fi := c.fieldIndex(p.x)
-	if fi == nil {
+	fi, v, out, ok := c.indexTarget(p.x)
+	if !ok {
 		return boolVec{}, false
 	}
-	v, err := p.x.eval(c)
-	if err != nil {
-		return boolVec{}, false
-	}
-	out := make([]bool, c.n)
-	var ok bool
 	if p.m.kind == likeExact {
 		_, ok = fi.MarkStrings(p.m.lit, p.m.lit, true, true, false, out)
 	} else {

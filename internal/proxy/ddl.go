@@ -417,12 +417,10 @@ func (p *Proxy) GetFlushState(ctx context.Context, req *milvuspb.GetFlushStateRe
 	return &milvuspb.GetFlushStateResponse{Status: ok(), Flushed: flushed}, nil
 }
 
-// Vector index types accepted for float vectors, and scalar index types.
+// Vector index types accepted for float vectors (scalar ones: checkScalarIndex).
 var (
 	vectorIndexTypes = map[string]bool{"FLAT": true, "IVF_FLAT": true, "IVF_SQ8": true, "IVF_PQ": true,
 		"HNSW": true, "AUTOINDEX": true, "DISKANN": true, "SCANN": true, "IVF_RABITQ": true}
-	scalarIndexTypes = map[string]bool{"": true, "INVERTED": true, "STL_SORT": true, "Trie": true,
-		"TRIE": true, "BITMAP": true, "AUTOINDEX": true}
 )
 
 // indexParams flattens CreateIndex extra_params, accepting the legacy
@@ -484,19 +482,17 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 			return errcode.Status(errcode.Invalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", params["metric_type"])), nil
 		}
 		params["metric_type"] = mt
+		if err := checkHNSWParams(it, params); err != nil {
+			return errcode.Status(err), nil
+		}
 		if (it == "IVF_FLAT" || it == "IVF_SQ8" || it == "IVF_PQ") && f.GetDataType() == schemapb.DataType_FloatVector {
 			dim, _ := column.Dim(f)
 			if _, err := ivf.ParseParams(it, params, dim); err != nil {
 				return errcode.Status(errcode.Invalid("%v", err)), nil
 			}
 		}
-	} else {
-		if !scalarIndexTypes[it] {
-			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil
-		}
-		if it == "" {
-			it = "INVERTED"
-		}
+	} else if it, err = checkScalarIndex(f, it, params); err != nil {
+		return errcode.Status(err), nil
 	}
 	params["index_type"] = it
 	name := req.GetIndexName()

@@ -231,6 +231,29 @@ func (h *Handler) indexRoutes() {
 			CollectionName: req.CollectionName, IndexName: req.IndexName})
 		return nil, check(resp, err)
 	})
+	// indexes/alter_properties sets properties, indexes/drop_properties
+	// deletes them (propertyKeys); both are AlterIndex.
+	alter := func(ctx context.Context, r *request) (any, error) {
+		var req struct {
+			indexNameReq
+			Properties   map[string]any `json:"properties"`
+			PropertyKeys []string       `json:"propertyKeys"`
+		}
+		if err := r.decode(&req); err != nil {
+			return nil, err
+		}
+		if _, err := req.name(); err != nil {
+			return nil, err
+		}
+		if req.IndexName == "" {
+			return nil, missing("indexName")
+		}
+		resp, err := h.svc.AlterIndex(ctx, &milvuspb.AlterIndexRequest{DbName: r.db, CollectionName: req.CollectionName,
+			IndexName: req.IndexName, ExtraParams: propsOf(req.Properties), DeleteKeys: req.PropertyKeys})
+		return nil, check(resp, err)
+	}
+	h.add("indexes/alter_properties", true, alter)
+	h.add("indexes/drop_properties", true, alter)
 }
 
 type aliasReq struct {
