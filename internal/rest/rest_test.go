@@ -243,7 +243,7 @@ func TestSchemaFormPartitionsIndexes(t *testing.T) {
 	require.Equal(t, "HNSW", idx[0]["indexType"])
 	require.Equal(t, "IP", idx[0]["metricType"])
 	require.Equal(t, "embedding", idx[0]["fieldName"])
-	c.fail("indexes/drop", m{"collectionName": "movies", "indexName": "emb"}) // loaded
+	c.fail("indexes/drop", m{"collectionName": "movies", "indexName": "emb"})                                                    // loaded
 	c.fail("indexes/alter_properties", m{"collectionName": "movies", "indexName": "emb", "properties": m{"mmap.enabled": true}}) // loaded
 	c.call("partitions/release", m{"collectionName": "movies", "partitionNames": []string{"p1"}})
 	c.call("partitions/load", m{"collectionName": "movies", "partitionNames": []string{"p1"}})
