@@ -472,7 +472,7 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 			it = "AUTOINDEX"
 		}
 		if !vectorIndexTypes[it] {
-			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil
+			return errcode.Status(vectorIndexTypeError(f, it)), nil
 		}
 		mt := strings.ToUpper(params["metric_type"])
 		if mt == "" {

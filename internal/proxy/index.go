@@ -38,6 +38,15 @@ func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 	return it, nil
 }
 
+// vectorIndexTypeError explains why it cannot index the vector field f.
+func vectorIndexTypeError(f *schemapb.FieldSchema, it string) error {
+	if _, ok := scalar.ParseKind(it); ok {
+		return errcode.Invalid("index type %s is for scalar fields; field %s is %s: use a vector index type such as HNSW, IVF_FLAT or AUTOINDEX",
+			it, f.GetName(), f.GetDataType())
+	}
+	return errcode.Invalid("invalid index type: %s", it)
+}
+
 // checkHNSWParams checks HNSW build parameters at CreateIndex time, so an
 // out-of-range M or efConstruction is an error rather than a failed build.
 func checkHNSWParams(it string, params map[string]string) error {
