@@ -98,7 +98,7 @@ func TestIndexBadInput(t *testing.T) {
 	// Search parameters.
 	_, err = c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1, 2}).
 		WithVarcharColumn("name", []string{"a", "b"}).WithColumns(column.NewColumnDouble("price", []float64{1, 2}),
-			column.NewColumnJSONBytes("meta", [][]byte{[]byte(`{"a":1}`), []byte(`{"a":2}`)})).
+		column.NewColumnJSONBytes("meta", [][]byte{[]byte(`{"a":1}`), []byte(`{"a":2}`)})).
 		WithFloatVectorColumn("vec", 4, [][]float32{{1, 0, 0, 0}, {0, 1, 0, 0}}).
 		WithFloatVectorColumn("vec2", 4, [][]float32{{1, 0, 0, 0}, {0, 1, 0, 0}}))
 	require.NoError(t, err)
