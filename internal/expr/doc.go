@@ -115,6 +115,17 @@
 //     the ST_* geometry functions are recognised and rejected as not
 //     supported; timestamptz ISO/INTERVAL forms and =~ / !~ are rejected.
 //
+// # Scalar indexes
+//
+// When the batch is an IndexedBatch whose Index(field) implements
+// FieldIndex (a sealed segment with a scalar index attached), comparisons
+// of that field with a constant (==, !=, <, <=, >, >=, chained ranges), in
+// and not in lists, and exact or prefix like patterns are answered from the
+// index instead of scanning the column; and, or and not combine those
+// results as usual, and anything an index cannot answer scans. Results are
+// identical to scanning (TestIndexedEvalMatchesScan checks this over random
+// filters with nulls, NaN and infinities).
+//
 // The empty filter matches every row. Errors are *Error values carrying the
 // byte offset of the problem.
 package expr
