@@ -100,82 +100,179 @@ func markEq(fi FieldIndex, t vtype, k value, out []bool) bool {
 	return ok
 }
 
-// markCmp marks the rows v with "v op k" for an ordering operator.
-func markCmp(fi FieldIndex, t vtype, op cmpOp, k value, out []bool) bool {
-	var ok bool
+// interval is a range of index keys of one value type; bounds of the
+// other types are ignored.
+type interval struct {
+	t            vtype
+	empty        bool
+	ilo, ihi     int64 // tyInt and tyBool, inclusive
+	flo, fhi     float64
+	floIn, fhiIn bool
+	slo, shi     string
+	sloIn, shiIn bool
+	shiInf       bool // no upper bound for strings
+}
+
+// fullInterval holds every key of type t.
+func fullInterval(t vtype) interval {
+	return interval{t: t, ilo: math.MinInt64, ihi: math.MaxInt64, flo: math.Inf(-1), fhi: math.Inf(1),
+		floIn: true, fhiIn: true, sloIn: true, shiInf: true}
+}
+
+// cmpInterval returns the keys v with "v op k" for an ordering operator,
+// with k converted to the field's type by the checker; ok is false for a
+// NaN constant (the caller scans).
+func cmpInterval(t vtype, op cmpOp, k value) (interval, bool) {
+	iv := fullInterval(t)
+	less := op == opLt || op == opLe
 	switch t {
 	case tyInt:
-		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 		if k.k == vkFloat {
 			f := k.f
 			switch {
 			case math.IsNaN(f):
-				return false
+				return iv, false
 			case f >= 9.223372036854775807e18: // above every int64
-				if op == opGt || op == opGe {
-					return true
-				}
-				_, ok = fi.MarkInts(lo, hi, out)
-				return ok
+				iv.empty = !less
+				return iv, true
 			case f < -9.223372036854775808e18: // below every int64
-				if op == opLt || op == opLe {
-					return true
-				}
-				_, ok = fi.MarkInts(lo, hi, out)
-				return ok
+				iv.empty = less
+				return iv, true
 			}
-			if n, exact := floatToInt(f); exact {
-				k = intVal(n)
-			} else {
-				// v < f and v <= f mean v <= floor(f); v > f and v >= f mean v > floor(f).
+			n, exact := floatToInt(f)
+			if !exact {
+				// v < f and v <= f mean v <= floor(f); v > f and v >= f mean v >= floor(f)+1.
+				// A fractional float64 is below 2^52 in magnitude, so neither overflows.
 				fl := int64(math.Floor(f))
-				k = intVal(fl)
-				if op == opLt {
-					op = opLe
+				if less {
+					iv.ihi = fl
+				} else {
+					iv.ilo = fl + 1
 				}
-				if op == opGe {
-					op = opGt
-				}
+				return iv, true
 			}
+			k = intVal(n)
 		}
 		n := k.i
 		switch op {
 		case opLt:
-			if n == math.MinInt64 {
-				return true
-			}
-			hi = n - 1
+			iv.empty = n == math.MinInt64
+			iv.ihi = n - 1
 		case opLe:
-			hi = n
+			iv.ihi = n
 		case opGt:
-			if n == math.MaxInt64 {
-				return true
-			}
-			lo = n + 1
+			iv.empty = n == math.MaxInt64
+			iv.ilo = n + 1
 		case opGe:
-			lo = n
+			iv.ilo = n
 		}
-		_, ok = fi.MarkInts(lo, hi, out)
 	case tyFloat:
 		f := k.asFloat()
 		if math.IsNaN(f) {
-			return false
+			return iv, false
 		}
-		switch op {
-		case opLt, opLe:
-			_, ok = fi.MarkFloats(math.Inf(-1), f, true, op == opLe, out)
-		default:
-			_, ok = fi.MarkFloats(f, math.Inf(1), op == opGe, true, out)
+		if less {
+			iv.fhi, iv.fhiIn = f, op == opLe
+		} else {
+			iv.flo, iv.floIn = f, op == opGe
 		}
 	case tyString:
-		switch op {
-		case opLt, opLe:
-			_, ok = fi.MarkStrings("", k.s, true, op == opLe, false, out)
-		default:
-			_, ok = fi.MarkStrings(k.s, "", op == opGe, false, true, out)
+		if less {
+			iv.shi, iv.shiIn, iv.shiInf = k.s, op == opLe, false
+		} else {
+			iv.slo, iv.sloIn = k.s, op == opGe
 		}
+	default:
+		return iv, false
+	}
+	return iv, true
+}
+
+// intersect returns the keys in both a and b (of the same type).
+func (a interval) intersect(b interval) interval {
+	a.empty = a.empty || b.empty
+	a.ilo, a.ihi = max(a.ilo, b.ilo), min(a.ihi, b.ihi)
+	switch {
+	case b.flo > a.flo:
+		a.flo, a.floIn = b.flo, b.floIn
+	case b.flo == a.flo:
+		a.floIn = a.floIn && b.floIn
+	}
+	switch {
+	case b.fhi < a.fhi:
+		a.fhi, a.fhiIn = b.fhi, b.fhiIn
+	case b.fhi == a.fhi:
+		a.fhiIn = a.fhiIn && b.fhiIn
+	}
+	switch {
+	case b.slo > a.slo:
+		a.slo, a.sloIn = b.slo, b.sloIn
+	case b.slo == a.slo:
+		a.sloIn = a.sloIn && b.sloIn
+	}
+	switch {
+	case b.shiInf:
+	case a.shiInf || b.shi < a.shi:
+		a.shi, a.shiIn, a.shiInf = b.shi, b.shiIn, false
+	case b.shi == a.shi:
+		a.shiIn = a.shiIn && b.shiIn
+	}
+	return a
+}
+
+// mark marks the rows whose key lies in the interval.
+func (a interval) mark(fi FieldIndex, out []bool) bool {
+	if a.empty {
+		return true
+	}
+	var ok bool
+	switch a.t {
+	case tyInt:
+		_, ok = fi.MarkInts(a.ilo, a.ihi, out)
+	case tyFloat:
+		_, ok = fi.MarkFloats(a.flo, a.fhi, a.floIn, a.fhiIn, out)
+	case tyString:
+		_, ok = fi.MarkStrings(a.slo, a.shi, a.sloIn, a.shiIn, a.shiInf, out)
 	}
 	return ok
+}
+
+// markCmp marks the rows v with "v op k" for an ordering operator.
+func markCmp(fi FieldIndex, t vtype, op cmpOp, k value, out []bool) bool {
+	iv, ok := cmpInterval(t, op, k)
+	return ok && iv.mark(fi, out)
+}
+
+// evalIndexRange answers a conjunction of ordering comparisons of one
+// indexed field with constants ("lo < x <= hi", "x >= a and x < b") with a
+// single index lookup of the intersected range.
+func (p *andPred) evalIndexRange(c *evalCtx) (boolVec, bool) {
+	var x *colNode
+	var iv interval
+	for i, q := range p.ps {
+		cp, ok := q.(*cmpConstPred)
+		if !ok || cp.op == opEq || cp.op == opNe {
+			return boolVec{}, false
+		}
+		cn, ok := cp.x.(*colNode)
+		if !ok || x != nil && cn.fid != x.fid {
+			return boolVec{}, false
+		}
+		qv, ok := cmpInterval(cn.t, cp.op, cp.k)
+		if !ok {
+			return boolVec{}, false
+		}
+		if i == 0 {
+			x, iv = cn, qv
+		} else {
+			iv = iv.intersect(qv)
+		}
+	}
+	fi, v, out, ok := c.indexTarget(x)
+	if !ok || !iv.mark(fi, out) {
+		return boolVec{}, false
+	}
+	return boolVec{val: out, valid: v.valid}, true
 }
 
 // complementValid turns the rows marked equal into the rows not equal:
@@ -203,7 +300,7 @@ func (p *cmpConstPred) evalIndex(c *evalCtx) (boolVec, bool) {
 			complementValid(out, v.valid)
 		}
 	default:
-		if t == tyBool || !markCmp(fi, t, p.op, p.k, out) {
+		if !markCmp(fi, t, p.op, p.k, out) {
 			return boolVec{}, false
 		}
 	}

@@ -171,7 +171,21 @@ func randomFilter(r *rand.Rand, depth int) string {
 	case 9:
 		return []string{"n is null", "s is not null", "b", "not b"}[r.IntN(4)]
 	}
-	return fmt.Sprintf("%s >= %s and %s < %s", floatField, floatConst(), floatField, floatConst())
+	// A conjunction of ordering comparisons on one field (one range lookup),
+	// with constants from a small set so bounds often coincide.
+	rops := []string{"<", "<=", ">", ">="}
+	field, konst := floatField, func() string { return []string{"-0.5", "0", "0.5", "1.25"}[r.IntN(4)] }
+	switch r.IntN(3) {
+	case 0:
+		field, konst = intField, func() string { return []string{"-3", "0", "2", "2.5", "9223372036854775807"}[r.IntN(5)] }
+	case 1:
+		field, konst = "s", func() string { return []string{`""`, `"a"`, `"ab"`, `"b"`}[r.IntN(4)] }
+	}
+	parts := make([]string, 2+r.IntN(2))
+	for i := range parts {
+		parts[i] = field + " " + rops[r.IntN(len(rops))] + " " + konst()
+	}
+	return "(" + strings.Join(parts, " and ") + ")"
 }
 
 // TestIndexedEvalMatchesScan compares evaluation with scalar indexes against

@@ -346,6 +346,9 @@ func (p *notPred) String() string {
 }
 
 func (p *andPred) eval(c *evalCtx) (boolVec, error) {
+	if bv, ok := p.evalIndexRange(c); ok {
+		return bv, nil
+	}
 	acc, err := p.ps[0].eval(c)
 	if err != nil {
 		return boolVec{}, err
