@@ -356,3 +356,76 @@ func (p *likePred) evalIndex(c *evalCtx) (boolVec, bool) {
 	}
 	return boolVec{val: out, valid: v.valid}, true
 }
+
+// arrayIndex returns the scalar index over an Array field's elements, or nil.
+func (c *evalCtx) arrayIndex(fid int64) FieldIndex {
+	ib, ok := c.b.(IndexedBatch)
+	if !ok {
+		return nil
+	}
+	fi, ok := ib.Index(fid).(FieldIndex)
+	if !ok || !fi.Array() {
+		return nil
+	}
+	return fi
+}
+
+// evalIndex answers array_contains, array_contains_any and
+// array_contains_all from an index over the array's elements: the union
+// (or, for all, the intersection) of the rows holding each wanted element.
+func (p *arrayContainsPred) evalIndex(c *evalCtx) (boolVec, bool) {
+	fi := c.arrayIndex(p.arr.fid)
+	if fi == nil || p.impossible {
+		return boolVec{}, false
+	}
+	var wants []func(out []bool) bool
+	for _, v := range p.ints {
+		wants = append(wants, func(out []bool) bool { _, ok := fi.MarkInts(v, v, out); return ok })
+	}
+	for _, b := range p.bools {
+		k := int64(0)
+		if b {
+			k = 1
+		}
+		wants = append(wants, func(out []bool) bool { _, ok := fi.MarkInts(k, k, out); return ok })
+	}
+	for _, f := range p.flts {
+		if math.IsNaN(f) {
+			return boolVec{}, false
+		}
+		wants = append(wants, func(out []bool) bool { _, ok := fi.MarkFloats(f, f, true, true, out); return ok })
+	}
+	for _, s := range p.strs {
+		wants = append(wants, func(out []bool) bool { _, ok := fi.MarkStrings(s, s, true, true, false, out); return ok })
+	}
+	if len(wants) == 0 {
+		return boolVec{}, false // contains_all of [] holds for every non-null row: scan
+	}
+	col, err := p.arr.col(c)
+	if err != nil {
+		return boolVec{}, false
+	}
+	out := make([]bool, c.n)
+	if p.mode != containsAll {
+		for _, w := range wants {
+			if !w(out) {
+				return boolVec{}, false
+			}
+		}
+		return boolVec{val: out, valid: col.Valid}, true
+	}
+	if !wants[0](out) {
+		return boolVec{}, false
+	}
+	tmp := make([]bool, c.n)
+	for _, w := range wants[1:] {
+		clear(tmp)
+		if !w(tmp) {
+			return boolVec{}, false
+		}
+		for i, x := range tmp {
+			out[i] = out[i] && x
+		}
+	}
+	return boolVec{val: out, valid: col.Valid}, true
+}

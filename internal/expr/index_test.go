@@ -87,7 +87,22 @@ func randomBatch(r *rand.Rand, n int) *mapBatch {
 		ss[i] = propStrings[r.IntN(len(propStrings))] + propStrings[r.IntN(len(propStrings))]
 		bl[i] = r.IntN(2) == 0
 	}
+	ai, as, af := make([]*schemapb.ScalarField, n), make([]*schemapb.ScalarField, n), make([]*schemapb.ScalarField, n)
+	for i := range n {
+		var li []int64
+		var ls []string
+		var lf []float32
+		for range r.IntN(4) {
+			li = append(li, r.Int64N(8))
+			ls = append(ls, propStrings[r.IntN(len(propStrings))])
+			lf = append(lf, float32(r.IntN(6))/4)
+		}
+		ai[i], as[i], af[i] = longs(li...), strs(ls...), floats32(lf...)
+	}
 	return &mapBatch{n: n, cols: map[int64]column.Column{
+		fAI:  &column.Arrays{Nulls: column.Nulls{Valid: valid()}, Elem: schemapb.DataType_Int64, Data: ai},
+		fAS:  &column.Arrays{Nulls: column.Nulls{Valid: valid()}, Elem: schemapb.DataType_VarChar, Data: as},
+		fAF:  &column.Arrays{Elem: schemapb.DataType_Float, Data: af},
 		fID:  &column.Ints{T: schemapb.DataType_Int64, Data: ids},
 		fS:   &column.Strings{Nulls: column.Nulls{Valid: valid()}, T: schemapb.DataType_VarChar, Data: ss},
 		fI8:  &column.Ints{T: schemapb.DataType_Int8, Data: ints(-5, 10)},
@@ -145,7 +160,20 @@ func randomFilter(r *rand.Rand, depth int) string {
 	}
 	intField := []string{"i8", "i16", "i32", "n", "id"}[r.IntN(5)]
 	floatField := []string{"f", "d"}[r.IntN(2)]
-	switch r.IntN(11) {
+	switch r.IntN(13) {
+	case 11:
+		fn := []string{"array_contains", "array_contains_any", "array_contains_all"}[r.IntN(3)]
+		arr, gen := "ai", func() string { return fmt.Sprint(r.IntN(10)) }
+		switch r.IntN(3) {
+		case 0:
+			arr, gen = "as", str
+		case 1:
+			arr, gen = "af", func() string { return fmt.Sprint(float64(r.IntN(7)) / 4) }
+		}
+		if fn == "array_contains" {
+			return fn + "(" + arr + ", " + gen() + ")"
+		}
+		return fn + "(" + arr + ", " + list(gen) + ")"
 	case 0:
 		return intField + " " + op + " " + intConst()
 	case 1:
@@ -201,6 +229,7 @@ func TestIndexedEvalMatchesScan(t *testing.T) {
 			fI8: {scalar.Bitmap, scalar.Sort, scalar.Inverted}, fI16: {scalar.Sort, scalar.Inverted},
 			fI32: {scalar.Inverted, scalar.Bitmap}, fF: {scalar.Sort, scalar.Inverted}, fD: {scalar.Inverted, scalar.Sort},
 			fB: {scalar.Bitmap, scalar.Inverted}, fN: {scalar.Sort, scalar.Inverted},
+			fAI: {scalar.Inverted, scalar.Bitmap}, fAS: {scalar.Inverted, scalar.Bitmap}, fAF: {scalar.Inverted},
 		}
 		ib := &indexedBatch{mapBatch: b, idx: map[int64]any{}}
 		for fid, ks := range kinds {
@@ -254,7 +283,7 @@ func BenchmarkIndexedEval(b *testing.B) {
 	require.NoError(b, err)
 	indexed := &indexedBatch{mapBatch: plain, idx: map[int64]any{2: bi, 3: ti}}
 	for _, f := range []string{
-		"bucket == 7", "bucket in [1, 50, 900]", "bucket < 10", "bucket < 100", "bucket < 500", "bucket != 7",
+		"bucket == 7", "bucket in [1, 50, 900]", "bucket < 10", "bucket < 100", "bucket < 500", "bucket != 7", "500 <= bucket < 510",
 		`tag == "tag-00042"`, `tag like "tag-001%"`, `tag in ["tag-00001", "tag-09999"]`, `bucket < 20 and tag like "tag-0%"`,
 	} {
 		e, err := Compile(f, schema, nil)
