@@ -24,6 +24,8 @@ func scalarSchema(name string) *entity.Schema {
 		WithField(entity.NewField().WithName("tag").WithDataType(entity.FieldTypeVarChar).WithMaxLength(16).WithNullable(true)).
 		WithField(entity.NewField().WithName("flag").WithDataType(entity.FieldTypeBool)).
 		WithField(entity.NewField().WithName("grp").WithDataType(entity.FieldTypeInt32)).
+		WithField(entity.NewField().WithName("labels").WithDataType(entity.FieldTypeArray).
+			WithElementType(entity.FieldTypeInt64).WithMaxCapacity(4)).
 		WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(4))
 }
 
@@ -39,6 +41,7 @@ func insertScalarRows(t *testing.T, c *milvusclient.Client, coll string, from, n
 	ageValid, tagValid := make([]bool, n), make([]bool, n)
 	scores, flags, grps := make([]float64, n), make([]bool, n), make([]int32, n)
 	vecs := make([][]float32, n)
+	labels := make([][]int64, n)
 	for i := range n {
 		id := int64(from + i)
 		ids[i] = id
@@ -52,13 +55,17 @@ func insertScalarRows(t *testing.T, c *milvusclient.Client, coll string, from, n
 		flags[i] = id%3 == 0
 		grps[i] = int32(id % 5)
 		vecs[i] = []float32{float32(id % 13), float32(id % 17), 1, float32(id % 3)}
+		labels[i] = []int64{}
+		for j := range id % 4 {
+			labels[i] = append(labels[i], (id*7+j*3)%10)
+		}
 	}
 	age, err := column.NewNullableColumnInt64("age", ages, ageValid)
 	require.NoError(t, err)
 	tag, err := column.NewNullableColumnVarChar("tag", tags, tagValid)
 	require.NoError(t, err)
 	_, err = c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", ids).
-		WithColumns(age, tag, column.NewColumnDouble("score", scores)).WithBoolColumn("flag", flags).
+		WithColumns(age, tag, column.NewColumnDouble("score", scores), column.NewColumnInt64Array("labels", labels)).WithBoolColumn("flag", flags).
 		WithInt32Column("grp", grps).WithFloatVectorColumn("vec", 4, vecs))
 	require.NoError(t, err)
 }
@@ -71,7 +78,10 @@ func randomScalarFilter(r *rand.Rand, depth int) string {
 	}
 	op := []string{"==", "!=", "<", "<=", ">", ">="}[r.IntN(6)]
 	tag := func() string { return fmt.Sprintf("%q", scalarTags[r.IntN(len(scalarTags))]) }
-	switch r.IntN(9) {
+	switch r.IntN(10) {
+	case 8:
+		fn := []string{"array_contains_any", "array_contains_all"}[r.IntN(2)]
+		return fmt.Sprintf("%s(labels, [%d, %d])", fn, r.IntN(10), r.IntN(10))
 	case 0:
 		return fmt.Sprintf("age %s %d", op, r.IntN(60)-5)
 	case 1:
@@ -118,7 +128,7 @@ func TestScalarIndexesMatchScan(t *testing.T) {
 	}
 	for field, idx := range map[string]index.Index{
 		"age": index.NewInvertedIndex(), "score": index.NewSortedIndex(), "tag": index.NewTrieIndex(),
-		"grp": index.NewBitmapIndex(), "flag": index.NewBitmapIndex(),
+		"grp": index.NewBitmapIndex(), "flag": index.NewBitmapIndex(), "labels": index.NewInvertedIndex(),
 	} {
 		it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(indexed, field, idx))
 		require.NoError(t, err, field)
