@@ -1,6 +1,9 @@
 package expr
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // FieldIndex is a scalar index over one field of a batch, used instead of
 // scanning the column when a predicate compares that field with constants.
@@ -188,34 +191,31 @@ func cmpInterval(t vtype, op cmpOp, k value) (interval, bool) {
 	return iv, true
 }
 
+// tighter returns the tighter of two bounds v and w with their
+// inclusivity: the larger for a lower bound, the smaller for an upper one.
+func tighter[T cmp.Ordered](v T, vIn bool, w T, wIn bool, lower bool) (T, bool) {
+	switch {
+	case v == w:
+		return v, vIn && wIn
+	case (w > v) == lower:
+		return w, wIn
+	}
+	return v, vIn
+}
+
 // intersect returns the keys in both a and b (of the same type).
 func (a interval) intersect(b interval) interval {
 	a.empty = a.empty || b.empty
 	a.ilo, a.ihi = max(a.ilo, b.ilo), min(a.ihi, b.ihi)
-	switch {
-	case b.flo > a.flo:
-		a.flo, a.floIn = b.flo, b.floIn
-	case b.flo == a.flo:
-		a.floIn = a.floIn && b.floIn
-	}
-	switch {
-	case b.fhi < a.fhi:
-		a.fhi, a.fhiIn = b.fhi, b.fhiIn
-	case b.fhi == a.fhi:
-		a.fhiIn = a.fhiIn && b.fhiIn
-	}
-	switch {
-	case b.slo > a.slo:
-		a.slo, a.sloIn = b.slo, b.sloIn
-	case b.slo == a.slo:
-		a.sloIn = a.sloIn && b.sloIn
-	}
+	a.flo, a.floIn = tighter(a.flo, a.floIn, b.flo, b.floIn, true)
+	a.fhi, a.fhiIn = tighter(a.fhi, a.fhiIn, b.fhi, b.fhiIn, false)
+	a.slo, a.sloIn = tighter(a.slo, a.sloIn, b.slo, b.sloIn, true)
 	switch {
 	case b.shiInf:
-	case a.shiInf || b.shi < a.shi:
+	case a.shiInf:
 		a.shi, a.shiIn, a.shiInf = b.shi, b.shiIn, false
-	case b.shi == a.shi:
-		a.shiIn = a.shiIn && b.shiIn
+	default:
+		a.shi, a.shiIn = tighter(a.shi, a.shiIn, b.shi, b.shiIn, false)
 	}
 	return a
 }

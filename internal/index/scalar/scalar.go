@@ -338,6 +338,23 @@ func (x *Index) markRun(a, b int, out []bool) {
 // countRun returns the number of postings of keys [a, b).
 func (x *Index) countRun(a, b int) int { return int(x.offs[b] - x.offs[a]) }
 
+// between returns the run [a, b) of sorted keys lying between lo and hi,
+// each bound inclusive or not; hiInf drops the upper bound.
+func between[T cmp.Ordered](keys []T, lo, hi T, loIncl, hiIncl, hiInf bool) (int, int) {
+	a := sort.Search(len(keys), func(i int) bool { return keys[i] > lo || loIncl && keys[i] == lo })
+	b := len(keys)
+	if !hiInf {
+		b = sort.Search(len(keys), func(i int) bool { return keys[i] > hi || !hiIncl && keys[i] == hi })
+	}
+	return a, max(a, b)
+}
+
+// markBetween marks the postings of keys [a, b) and counts them.
+func (x *Index) markBetween(a, b int, out []bool) (int, bool) {
+	x.markRun(a, b, out)
+	return x.countRun(a, b), true
+}
+
 // MarkInts sets out[r] for every row r holding an integer (or bool as 0/1)
 // value v with lo <= v <= hi, and returns the number of postings marked.
 // ok is false when the index is not over integers or out is not Len() long.
@@ -345,13 +362,8 @@ func (x *Index) MarkInts(lo, hi int64, out []bool) (n int, ok bool) {
 	if x.kt != keyInt || len(out) != x.rows {
 		return 0, false
 	}
-	if lo > hi {
-		return 0, true
-	}
-	a := sort.Search(len(x.ints), func(i int) bool { return x.ints[i] >= lo })
-	b := sort.Search(len(x.ints), func(i int) bool { return x.ints[i] > hi })
-	x.markRun(a, b, out)
-	return x.countRun(a, b), true
+	a, b := between(x.ints, lo, hi, true, true, false)
+	return x.markBetween(a, b, out)
 }
 
 // MarkFloats sets out[r] for every row r holding a float v between lo and
@@ -361,23 +373,8 @@ func (x *Index) MarkFloats(lo, hi float64, loIncl, hiIncl bool, out []bool) (n i
 	if x.kt != keyFloat || len(out) != x.rows || math.IsNaN(lo) || math.IsNaN(hi) {
 		return 0, false
 	}
-	a := sort.Search(len(x.flts), func(i int) bool {
-		if loIncl {
-			return x.flts[i] >= lo
-		}
-		return x.flts[i] > lo
-	})
-	b := sort.Search(len(x.flts), func(i int) bool {
-		if hiIncl {
-			return x.flts[i] > hi
-		}
-		return x.flts[i] >= hi
-	})
-	if a >= b {
-		return 0, true
-	}
-	x.markRun(a, b, out)
-	return x.countRun(a, b), true
+	a, b := between(x.flts, lo, hi, loIncl, hiIncl, false)
+	return x.markBetween(a, b, out)
 }
 
 // MarkStrings sets out[r] for every row r holding a string v between lo and
@@ -387,26 +384,8 @@ func (x *Index) MarkStrings(lo, hi string, loIncl, hiIncl, hiInf bool, out []boo
 	if x.kt != keyString || len(out) != x.rows {
 		return 0, false
 	}
-	a := sort.Search(len(x.strs), func(i int) bool {
-		if loIncl {
-			return x.strs[i] >= lo
-		}
-		return x.strs[i] > lo
-	})
-	b := len(x.strs)
-	if !hiInf {
-		b = sort.Search(len(x.strs), func(i int) bool {
-			if hiIncl {
-				return x.strs[i] > hi
-			}
-			return x.strs[i] >= hi
-		})
-	}
-	if a >= b {
-		return 0, true
-	}
-	x.markRun(a, b, out)
-	return x.countRun(a, b), true
+	a, b := between(x.strs, lo, hi, loIncl, hiIncl, hiInf)
+	return x.markBetween(a, b, out)
 }
 
 // MarkPrefix sets out[r] for every row r holding a string that starts with
@@ -417,6 +396,5 @@ func (x *Index) MarkPrefix(prefix string, out []bool) (n int, ok bool) {
 	}
 	a := sort.Search(len(x.strs), func(i int) bool { return x.strs[i] >= prefix })
 	b := a + sort.Search(len(x.strs)-a, func(i int) bool { return !strings.HasPrefix(x.strs[a+i], prefix) })
-	x.markRun(a, b, out)
-	return x.countRun(a, b), true
+	return x.markBetween(a, b, out)
 }
