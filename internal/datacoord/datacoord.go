@@ -716,13 +716,14 @@ func (c *Coordinator) CreateIndex(ctx context.Context, idx catalog.IndexInfo) er
 	return c.scheduleIndexTasks(ctx)
 }
 
+// equalParams compares index definitions, ignoring the properties
+// AlterIndex manages (catalog.IsConfigurableIndexParam).
 func equalParams(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
+	for _, m := range [2][2]map[string]string{{a, b}, {b, a}} {
+		for k, v := range m[0] {
+			if w, ok := m[1][k]; !catalog.IsConfigurableIndexParam(k) && (!ok || w != v) {
+				return false
+			}
 		}
 	}
 	return true

@@ -72,6 +72,9 @@ func (n *Node) RunIndexBuilder(ctx context.Context, coord IndexCoord, name strin
 
 // buildIndex builds one task and returns the files it wrote.
 func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.IndexTask, idx catalog.IndexInfo) ([]string, int64, error) {
+	if kind, ok := n.scalarKind(coord, task, idx); ok {
+		return n.buildScalarIndex(ctx, coord, task, kind)
+	}
 	indexType := strings.ToUpper(idx.Params["index_type"])
 	switch indexType {
 	case "HNSW", "AUTOINDEX", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "BIN_IVF_FLAT", "SPARSE_INVERTED_INDEX", "SPARSE_WAND":

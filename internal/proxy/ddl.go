@@ -415,12 +415,10 @@ func (p *Proxy) GetFlushState(ctx context.Context, req *milvuspb.GetFlushStateRe
 	return &milvuspb.GetFlushStateResponse{Status: ok(), Flushed: flushed}, nil
 }
 
-// Vector index types accepted for float vectors, and scalar index types.
+// Vector index types accepted for float vectors (scalar ones: checkScalarIndex).
 var (
 	vectorIndexTypes = map[string]bool{"FLAT": true, "IVF_FLAT": true, "IVF_SQ8": true, "IVF_PQ": true,
 		"HNSW": true, "AUTOINDEX": true, "DISKANN": true, "SCANN": true, "IVF_RABITQ": true}
-	scalarIndexTypes = map[string]bool{"": true, "INVERTED": true, "STL_SORT": true, "Trie": true,
-		"TRIE": true, "BITMAP": true, "AUTOINDEX": true}
 )
 
 // indexParams flattens CreateIndex extra_params, accepting the legacy
@@ -480,13 +478,11 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 			return errcode.Status(err), nil
 		}
 		params["metric_type"] = mt
-	} else {
-		if !scalarIndexTypes[it] {
-			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil
+		if err := checkHNSWParams(it, params); err != nil {
+			return errcode.Status(err), nil
 		}
-		if it == "" {
-			it = "INVERTED"
-		}
+	} else if it, err = checkScalarIndex(f, it, params); err != nil {
+		return errcode.Status(err), nil
 	}
 	params["index_type"] = it
 	name := req.GetIndexName()

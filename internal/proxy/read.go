@@ -325,8 +325,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		}
 		if v, found := m["nprobe"]; found {
 			f, ok := toFloat(v)
-			if !ok || f < 1 || f != float64(int(f)) {
-				return searchError(errcode.Invalid("nprobe %v should be a positive integer", v)), nil
+			if !ok || f < 1 || f > 65536 || f != float64(int(f)) {
+				return searchError(errcode.Invalid("nprobe %v should be an integer in [1, 65536]", v)), nil
 			}
 			sreq.Nprobe = int(f)
 		}

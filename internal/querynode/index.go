@@ -10,6 +10,7 @@ import (
 	"github.com/strata-db/strata/internal/index/binivf"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/scalar"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
@@ -63,6 +64,12 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		data, err := d.node.objects.Get(ctx, t.Files[0])
 		if err != nil {
 			return fmt.Errorf("load index %s: %w", t.Files[0], err)
+		}
+		if _, ok := scalar.ParseKind(path.Base(t.Files[0])); ok {
+			if err := attachScalarIndex(seg, t.FieldID, t.Files[0], data); err != nil {
+				return err
+			}
+			continue
 		}
 		ai, err := decodeAttached(path.Base(t.Files[0]), data)
 		if err != nil {
