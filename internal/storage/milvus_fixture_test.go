@@ -167,6 +167,10 @@ func readFixtureSegment(t *testing.T, s *fixtureSegment, schema []*schemapb.Fiel
 			require.Equal(t, []int64{s.coll, s.part, s.seg, f.FieldID}, []int64{d.CollectionID, d.PartitionID, d.SegmentID, d.FieldID})
 			require.Equal(t, f.DataType, d.PayloadType, "field %d", f.FieldID)
 			require.Equal(t, InsertEventType, b.EventType())
+			// 2.3.5 writes the classic form: column "val", no "nullable" extra.
+			require.Equal(t, []string{"val"}, b.ColumnNames)
+			require.NotEmpty(t, extraString(d.Extras, ExtraOriginalSize))
+			require.NotContains(t, d.Extras, ExtraNullable)
 			require.NotZero(t, d.StartTimestamp)
 			require.LessOrEqual(t, d.StartTimestamp, d.EndTimestamp)
 		}
