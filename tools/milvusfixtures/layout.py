@@ -26,9 +26,8 @@ VOLATILE = {"descriptor.timestamp", "descriptor.collection", "descriptor.partiti
 
 
 def header(b, off):
-    ts, code, length, nxt = struct.unpack_from("<QbiI", b, off)
-    return {"timestamp": ts, "type": code, "event_length": length,
-            "next_position": struct.unpack_from("<i", b, off + 13)[0]}
+    ts, code, length, nxt = struct.unpack_from("<Qbii", b, off)
+    return {"timestamp": ts, "type": code, "event_length": length, "next_position": nxt}
 
 
 def parquet_props(payload):
