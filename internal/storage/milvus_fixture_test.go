@@ -5,6 +5,7 @@ package storage
 // and checks every row against the rules of tools/milvusfixtures/rows.py.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -167,6 +168,10 @@ func readFixtureSegment(t *testing.T, s *fixtureSegment, schema []*schemapb.Fiel
 			require.Equal(t, []int64{s.coll, s.part, s.seg, f.FieldID}, []int64{d.CollectionID, d.PartitionID, d.SegmentID, d.FieldID})
 			require.Equal(t, f.DataType, d.PayloadType, "field %d", f.FieldID)
 			require.Equal(t, InsertEventType, b.EventType())
+			// 2.3.5 writes the classic form: column "val", no "nullable" extra.
+			require.Equal(t, []string{"val"}, b.ColumnNames)
+			require.NotEmpty(t, extraString(d.Extras, ExtraOriginalSize))
+			require.NotContains(t, d.Extras, ExtraNullable)
 			require.NotZero(t, d.StartTimestamp)
 			require.LessOrEqual(t, d.StartTimestamp, d.EndTimestamp)
 		}
@@ -283,21 +288,11 @@ func checkStats(t *testing.T, s *fixtureSegment, pkType schemapb.DataType, keys 
 func cmpKey(a, b any) int {
 	switch a := a.(type) {
 	case int64:
-		return cmpOrdered(a, b.(int64))
+		return cmp.Compare(a, b.(int64))
 	case string:
-		return cmpOrdered(a, b.(string))
+		return cmp.Compare(a, b.(string))
 	}
 	panic(fmt.Sprintf("key type %T", a))
-}
-
-func cmpOrdered[T int64 | string](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // checkAlltRow compares row r of a segment of "allt" with rows.py's row i.
