@@ -84,6 +84,10 @@ type Coordinator struct {
 
 	indexKick chan struct{}
 	schedKick chan struct{}
+	// indexPlanMu serialises scheduleIndexTasks, so that two concurrent
+	// plans (CreateIndex and the periodic loop) never both create the same
+	// missing build.
+	indexPlanMu sync.Mutex
 
 	compaction compactionState
 	gc         gcState // garbage collection (gc.go)
