@@ -84,6 +84,9 @@ type Coordinator struct {
 
 	indexKick chan struct{}
 	schedKick chan struct{}
+	// schedMu serialises scheduleIndexTasks, so that concurrent callers
+	// (CreateIndex and the background loop) never plan the same build twice.
+	schedMu sync.Mutex
 
 	compaction compactionState
 	gc         gcState // garbage collection (gc.go)

@@ -82,6 +82,8 @@ func (c *Coordinator) kickIndex() {
 
 // scheduleIndexTasks creates the missing build tasks.
 func (c *Coordinator) scheduleIndexTasks(ctx context.Context) error {
+	c.schedMu.Lock()
+	defer c.schedMu.Unlock()
 	c.mu.Lock()
 	var indexes []catalog.IndexInfo
 	for _, idx := range c.indexes {

@@ -45,3 +45,35 @@ func TestAlterIndex(t *testing.T) {
 	require.NoError(t, c.AlterIndex(ctx, 100, "vec", nil, []string{"mmap.enabled"}))
 	require.NotContains(t, c.Indexes(100)[0].Params, "mmap.enabled")
 }
+
+// TestScheduleIndexTasksConcurrent: concurrent schedulers (CreateIndex and
+// the background loop) create exactly one build per index and segment.
+func TestScheduleIndexTasksConcurrent(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.coord(t)
+	c.mu.Lock()
+	for id := int64(1); id <= 20; id++ {
+		c.segments[id] = &segment{info: catalog.SegmentInfo{ID: id, CollectionID: 100, PartitionID: 1,
+			State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 10}}
+	}
+	for id := int64(1); id <= 5; id++ {
+		c.indexes[1000+id] = catalog.IndexInfo{ID: 1000 + id, CollectionID: 100, FieldID: 100 + id, Name: "f"}
+	}
+	c.mu.Unlock()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() { errs <- c.scheduleIndexTasks(ctx) }()
+	}
+	for range 8 {
+		require.NoError(t, <-errs)
+	}
+	seen := map[[2]int64]int{}
+	for _, task := range c.IndexTasks(100) {
+		seen[[2]int64{task.IndexID, task.SegmentID}]++
+	}
+	require.Len(t, seen, 100)
+	for k, n := range seen {
+		require.Equal(t, 1, n, "index %d segment %d", k[0], k[1])
+	}
+}
