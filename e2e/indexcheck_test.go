@@ -7,6 +7,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
+	"github.com/milvus-io/milvus/client/v2/index"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/milvus-io/milvus/pkg/v2/util/merr"
 	"github.com/stretchr/testify/require"
@@ -103,6 +104,18 @@ func TestIndexBadInput(t *testing.T) {
 		WithFloatVectorColumn("vec2", 4, [][]float32{{1, 0, 0, 0}, {0, 1, 0, 0}}))
 	require.NoError(t, err)
 	require.NoError(t, create("vec2", map[string]string{"index_type": "IVF_FLAT", "metric_type": "L2", "nlist": "2"}))
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	// A JSON-path index is recorded and its (empty) builds finish.
+	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "meta",
+		index.NewJSONPathIndex(index.Inverted, "double", `meta["a"]`)))
+	require.NoError(t, err)
+	require.NoError(t, it.Await(ctx))
+	desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "meta"))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, desc.IndexedRows)
+	require.Equal(t, "INVERTED", desc.Params()["index_type"])
 	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, lt.Await(ctx))
@@ -153,7 +166,7 @@ func TestIndexBadInput(t *testing.T) {
 		require.Contains(t, err.Error(), tc.msg)
 	}
 	require.NoError(t, alter("vec", "mmap.enabled", "true"))
-	desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vec"))
+	desc, err = c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vec"))
 	require.NoError(t, err)
 	require.Equal(t, "true", desc.Params()["mmap.enabled"])
 	require.Equal(t, "16", desc.Params()["M"], "altering keeps the build parameters")

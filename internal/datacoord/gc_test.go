@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/catalog"
@@ -502,30 +500,3 @@ func TestSegmentFilesKeys(t *testing.T) {
 	require.True(t, strings.HasPrefix(keys[0], storage.KindPrefix("files", storage.KindInsertLog)))
 }
 
-// TestIndexPlanningConcurrent: concurrent plans (CreateIndex and the periodic
-// loop) create one build per segment, and progress counts each segment once.
-func TestIndexPlanningConcurrent(t *testing.T) {
-	e := newGCEnv(t)
-	const coll, part = 1, 2
-	vch := "by-dev-rootcoord-dml_0_1v0"
-	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{CollectionID: coll, FieldID: testVec, Name: "v",
-		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}))
-	e.sync(coll, part, 10, vch, true) // flushed after the index: builds missing
-	e.sync(coll, part, 11, vch, true)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			assert.NoError(t, e.c.scheduleIndexTasks(e.ctx))
-		}()
-	}
-	wg.Wait()
-	tasks := e.c.IndexTasks(coll)
-	require.Len(t, tasks, 2)
-	require.NotEqual(t, tasks[0].SegmentID, tasks[1].SegmentID)
-	idx := e.c.Indexes(coll)
-	require.Len(t, idx, 1)
-	p := e.c.IndexProgress(idx[0].ID)
-	require.Equal(t, tasks[0].Rows+tasks[1].Rows, p.PendingRows+p.IndexedRows)
-}

@@ -31,7 +31,7 @@ func (n *Node) taskField(coord IndexCoord, task catalog.IndexTask) (catalog.Segm
 }
 
 // scalarKind returns the scalar index kind a task builds: the named kind,
-// or INVERTED for AUTOINDEX on a scalar field.
+// or INVERTED for AUTOINDEX on a scalar or JSON field.
 func (n *Node) scalarKind(coord IndexCoord, task catalog.IndexTask, idx catalog.IndexInfo) (scalar.Kind, bool) {
 	it := idx.Params["index_type"]
 	if k, ok := scalar.ParseKind(it); ok {
@@ -47,7 +47,7 @@ func (n *Node) scalarKind(coord IndexCoord, task catalog.IndexTask, idx catalog.
 	switch f.GetDataType() {
 	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
 		schemapb.DataType_Int64, schemapb.DataType_Float, schemapb.DataType_Double, schemapb.DataType_VarChar,
-		schemapb.DataType_Array:
+		schemapb.DataType_Array, schemapb.DataType_JSON:
 		return scalar.Inverted, true
 	}
 	return 0, false

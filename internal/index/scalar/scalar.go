@@ -97,6 +97,12 @@ func Check(k Kind, f *schemapb.FieldSchema, params map[string]string) error {
 			if params["json_cast_type"] == "" || params["json_path"] == "" {
 				return fmt.Errorf("json index on field %s must specify json_cast_type and json_path", name)
 			}
+			switch strings.ToUpper(params["json_cast_type"]) {
+			case "BOOL", "DOUBLE", "VARCHAR", "ARRAY_BOOL", "ARRAY_DOUBLE", "ARRAY_VARCHAR":
+			default:
+				return fmt.Errorf("json_cast_type %q of field %s is not supported: use BOOL, DOUBLE, VARCHAR, ARRAY_BOOL, ARRAY_DOUBLE or ARRAY_VARCHAR",
+					params["json_cast_type"], name)
+			}
 		default:
 			return fmt.Errorf("INVERTED index is not supported on %s field %s", t, name)
 		}

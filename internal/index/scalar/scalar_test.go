@@ -211,6 +211,7 @@ func TestCheck(t *testing.T) {
 		{Inverted, f("a", schemapb.DataType_Array, schemapb.DataType_Float), nil, ""},
 		{Inverted, f("j", schemapb.DataType_JSON, none), nil, "json_cast_type"},
 		{Inverted, f("j", schemapb.DataType_JSON, none), map[string]string{"json_cast_type": "double", "json_path": "j['a']"}, ""},
+		{Inverted, f("j", schemapb.DataType_JSON, none), map[string]string{"json_cast_type": "int", "json_path": "j['a']"}, "json_cast_type \"int\""},
 		{Inverted, f("v", schemapb.DataType_FloatVector, none), nil, "not supported on FloatVector field v"},
 		{Sort, f("s", schemapb.DataType_VarChar, none), nil, "STL_SORT are only supported on numeric field"},
 		{Sort, f("d", schemapb.DataType_Double, none), nil, ""},
