@@ -499,4 +499,3 @@ func TestSegmentFilesKeys(t *testing.T) {
 	}, keys)
 	require.True(t, strings.HasPrefix(keys[0], storage.KindPrefix("files", storage.KindInsertLog)))
 }
-
