@@ -244,6 +244,37 @@ func TestSparsePipeline(t *testing.T) {
 		t.Logf("%s drop_ratio_search %v: recall@10 %.3f (%.3f with 0.8 and no refinement)", name, tc.dropSearch, r, pruned)
 		require.GreaterOrEqual(t, r, tc.min, name)
 	}
+
+	// Upsert replaces a row of the indexed segment; query returns the new
+	// vector byte for byte and search sees it.
+	up := sparseDoc{id: 5, tag: 1, vec: map[uint32]float32{1: 0.5, 1999: 3, 4000: 2}}
+	ur, err := c.Upsert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", []int64{up.id}),
+		column.NewColumnInt64("tag", []int64{up.tag}), column.NewColumnSparseVectors("sv", []entity.SparseEmbedding{embedding(t, up.vec)})))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, ur.UpsertCount)
+	live[up.id] = up
+	rs, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id == 5").WithOutputFields("sv").
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	v, err := rs.GetColumn("sv").Get(0)
+	require.NoError(t, err)
+	require.Equal(t, embedding(t, up.vec).Serialize(), v.(entity.SparseEmbedding).Serialize())
+	top, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 1, []entity.Vector{embedding(t, map[uint32]float32{4000: 1})}).
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, 1, top[0].ResultCount)
+	id, _ := top[0].IDs.GetAsInt64(0)
+	require.EqualValues(t, 5, id)
+	require.InDelta(t, 2.0, float64(top[0].Scores[0]), 1e-6)
+
+	// After a restart the index files are loaded again and serve the same
+	// results.
+	pruned := recall(`{"drop_ratio_search": 0.8, "refine_factor": 1}`)
+	s.stop()
+	s = startServer(t, dir)
+	c = s.client(t)
+	require.InDelta(t, pruned, recall(`{"drop_ratio_search": 0.8, "refine_factor": 1}`), 1e-9)
+	require.Equal(t, 1.0, recall(""))
 }
 
 // TestSparseBadInput: invalid sparse rows, index parameters and search
