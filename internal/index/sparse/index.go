@@ -232,6 +232,9 @@ func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index
 			out = append(out, index.Hit{Row: h.Row, Score: s})
 		}
 	}
+	if len(out) == 0 {
+		return nil, nil
+	}
 	index.SortHits(out, index.IP)
 	if len(out) > k {
 		out = out[:k]
