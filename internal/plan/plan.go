@@ -74,6 +74,9 @@ type Search struct {
 	StrictGroupSize bool
 }
 
+// NQ returns the number of query vectors, dense or sparse.
+func (s *Search) NQ() int { return len(s.Vectors) + len(s.Sparse) }
+
 // Hit is one search result row.
 type Hit struct {
 	// PK is an int64 or a string.

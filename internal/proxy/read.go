@@ -251,7 +251,6 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	var sparseQ [][]byte
 	if isSparse {
 		sparseQ, err = sparseQueries(req)
-		vectors = make([][]float32, len(sparseQ)) // counts the queries
 	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		vectors, err = p.vectorsByPK(ctx, col, field, ids)
 	} else {
@@ -260,8 +259,9 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	if req.GetNq() != 0 && int(req.GetNq()) != len(vectors) {
-		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), len(vectors))), nil
+	nq := len(vectors) + len(sparseQ)
+	if req.GetNq() != 0 && int(req.GetNq()) != nq {
+		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
 	}
 	indexMetric := p.metricOf(col.ID, field.GetFieldID())
 	metric := strings.ToUpper(kvValue(params, "metric_type"))
@@ -370,7 +370,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		topk = MaxTopK * max(sreq.GroupSize, 1)
 		offset = 0
 	}
-	resp, err := p.searchResults(col, out, res, len(vectors), topk, offset, round)
+	resp, err := p.searchResults(col, out, res, nq, topk, offset, round)
 	if err != nil || resp.GetStatus().GetCode() != 0 {
 		return resp, err
 	}

@@ -172,7 +172,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	if plan.HigherIsBetter(req.Metric) {
 		better = func(a, b float32) bool { return a > b }
 	}
-	nq := len(req.Vectors)
+	nq := req.NQ()
 	heaps := make([]*hitHeap, nq)
 	for q := range heaps {
 		heaps[q] = &hitHeap{better: better}
