@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
@@ -358,4 +359,74 @@ func appendPair(b []byte, idx uint32, v float32) []byte {
 	bits := math.Float32bits(v)
 	return append(b, byte(idx), byte(idx>>8), byte(idx>>16), byte(idx>>24),
 		byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24))
+}
+
+// TestSparseCompaction: segments with sparse rows survive a mix compaction
+// (deleted rows dropped, the rest rewritten byte for byte) and the merged
+// segment gets its own sparse index, which serves exact results.
+func TestSparseCompaction(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	svc := c.GetService()
+	const coll = "sparsecompact"
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, sparseSchema(coll))))
+	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "sv", index.NewSparseWANDIndex(entity.IP, 0)))
+	require.NoError(t, err)
+	require.NoError(t, it.Await(ctx))
+	rng := rand.New(rand.NewPCG(17, 17))
+	live := map[int64]sparseDoc{}
+	for b := 0; b < 3; b++ {
+		batch := genSparse(b*400, 400, 15, rng)
+		insertSparse(t, c, coll, batch)
+		for _, d := range batch {
+			live[d.id] = d
+		}
+		ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+		require.NoError(t, err)
+		require.NoError(t, ft.Await(ctx))
+	}
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	_, err = c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithExpr("id % 5 == 0"))
+	require.NoError(t, err)
+	for id := range live {
+		if id%5 == 0 {
+			delete(live, id)
+		}
+	}
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	waitCompaction(t, ctx, svc, coll)
+
+	// The merged segment is indexed again.
+	require.Eventually(t, func() bool {
+		d, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "sv"))
+		return err == nil && d.IndexedRows == int64(len(live)) && d.PendingIndexRows == 0
+	}, 30*time.Second, 50*time.Millisecond)
+
+	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id >= 0").WithOutputFields("id", "sv").
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, len(live), rs.ResultCount)
+	for i := 0; i < rs.ResultCount; i++ {
+		id, _ := rs.GetColumn("id").GetAsInt64(i)
+		v, err := rs.GetColumn("sv").Get(i)
+		require.NoError(t, err)
+		require.Equal(t, embedding(t, live[id].vec).Serialize(), v.(entity.SparseEmbedding).Serialize(), "row %d", id)
+	}
+	for _, q := range genSparse(1, 10, 6, rand.New(rand.NewPCG(3, 4))) {
+		res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{embedding(t, q.vec)}).
+			WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		want, _ := sparseExact(live, q.vec, 10, nil)
+		var got []int64
+		for i := 0; i < res[0].ResultCount; i++ {
+			id, _ := res[0].IDs.GetAsInt64(i)
+			got = append(got, id)
+		}
+		require.Equal(t, want, got)
+	}
 }
