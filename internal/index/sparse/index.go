@@ -339,12 +339,10 @@ func (x *Index) buildBlocks() {
 // first posting with row >= target and the last row of that block, without
 // moving the cursor. ok is false when no posting has row >= target.
 func (x *Index) blockAt(c *cursor, target uint32) (ub float64, last uint32, ok bool) {
-	b := (c.pos - c.start) / blockSize
-	nb := x.blockOff[c.list+1] - x.blockOff[c.list]
-	lastRow := func(b uint64) uint32 { return x.postRow[min(c.start+(b+1)*blockSize, c.end)-1] }
-	for ; b < nb; b++ {
-		if l := lastRow(b); l >= target {
-			return c.q * float64(x.blockMax[x.blockOff[c.list]+b]), l, true
+	first := x.blockOff[c.list]
+	for b := (c.pos - c.start) / blockSize; first+b < x.blockOff[c.list+1]; b++ {
+		if l := x.postRow[min(c.start+(b+1)*blockSize, c.end)-1]; l >= target {
+			return c.q * float64(x.blockMax[first+b]), l, true
 		}
 	}
 	return 0, 0, false
@@ -371,11 +369,11 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 	top := newTopK(k)
 	at := make([]*cursor, 0, len(terms)) // the cursors on the pivot row
 	scored := 0
-	// Upper bounds are summed in float64 and inflated slightly, so that
-	// rounding never prunes a row whose float32 score would qualify.
-	above := func(ub, threshold float64) bool { return ub*(1+1e-6)+1e-30 > threshold }
 	for {
-		threshold := top.threshold() // a row must score above it
+		// A row must score above the threshold. Upper bounds are summed in
+		// float64 and compared with a slightly lowered threshold, so that
+		// rounding never prunes a row whose float32 score would qualify.
+		limit := (top.threshold() - 1e-30) / (1 + 1e-6)
 		var acc float64
 		pivot := -1
 		for i, c := range cs {
@@ -383,7 +381,7 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 				break
 			}
 			acc += c.ub
-			if above(acc, threshold) {
+			if acc > limit {
 				pivot = i
 				break
 			}
@@ -411,7 +409,7 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 			}
 		}
 		switch {
-		case !above(bub, threshold):
+		case bub <= limit:
 			// No row in [prow, next) can beat the k-th score.
 			for _, c := range cs[:last+1] {
 				x.advance(c, next)
@@ -450,6 +448,10 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 // advance moves c to its first posting with row >= target, galloping.
 func (x *Index) advance(c *cursor, target uint32) {
 	if c.row >= target {
+		return
+	}
+	if next := c.pos + 1; next < c.end && x.postRow[next] >= target {
+		c.pos, c.row = next, x.postRow[next] // the common one-step move
 		return
 	}
 	// postRow[lo] < target; gallop until postRow[hi] >= target or the end.
