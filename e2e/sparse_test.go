@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
@@ -244,6 +245,37 @@ func TestSparsePipeline(t *testing.T) {
 		t.Logf("%s drop_ratio_search %v: recall@10 %.3f (%.3f with 0.8 and no refinement)", name, tc.dropSearch, r, pruned)
 		require.GreaterOrEqual(t, r, tc.min, name)
 	}
+
+	// Upsert replaces a row of the indexed segment; query returns the new
+	// vector byte for byte and search sees it.
+	up := sparseDoc{id: 5, tag: 1, vec: map[uint32]float32{1: 0.5, 1999: 3, 4000: 2}}
+	ur, err := c.Upsert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", []int64{up.id}),
+		column.NewColumnInt64("tag", []int64{up.tag}), column.NewColumnSparseVectors("sv", []entity.SparseEmbedding{embedding(t, up.vec)})))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, ur.UpsertCount)
+	live[up.id] = up
+	rs, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id == 5").WithOutputFields("sv").
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	v, err := rs.GetColumn("sv").Get(0)
+	require.NoError(t, err)
+	require.Equal(t, embedding(t, up.vec).Serialize(), v.(entity.SparseEmbedding).Serialize())
+	top, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 1, []entity.Vector{embedding(t, map[uint32]float32{4000: 1})}).
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, 1, top[0].ResultCount)
+	id, _ := top[0].IDs.GetAsInt64(0)
+	require.EqualValues(t, 5, id)
+	require.InDelta(t, 2.0, float64(top[0].Scores[0]), 1e-6)
+
+	// After a restart the index files are loaded again and serve the same
+	// results.
+	pruned := recall(`{"drop_ratio_search": 0.8, "refine_factor": 1}`)
+	s.stop()
+	s = startServer(t, dir)
+	c = s.client(t)
+	require.InDelta(t, pruned, recall(`{"drop_ratio_search": 0.8, "refine_factor": 1}`), 1e-9)
+	require.Equal(t, 1.0, recall(""))
 }
 
 // TestSparseBadInput: invalid sparse rows, index parameters and search
@@ -327,4 +359,74 @@ func appendPair(b []byte, idx uint32, v float32) []byte {
 	bits := math.Float32bits(v)
 	return append(b, byte(idx), byte(idx>>8), byte(idx>>16), byte(idx>>24),
 		byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24))
+}
+
+// TestSparseCompaction: segments with sparse rows survive a mix compaction
+// (deleted rows dropped, the rest rewritten byte for byte) and the merged
+// segment gets its own sparse index, which serves exact results.
+func TestSparseCompaction(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	svc := c.GetService()
+	const coll = "sparsecompact"
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, sparseSchema(coll))))
+	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "sv", index.NewSparseWANDIndex(entity.IP, 0)))
+	require.NoError(t, err)
+	require.NoError(t, it.Await(ctx))
+	rng := rand.New(rand.NewPCG(17, 17))
+	live := map[int64]sparseDoc{}
+	for b := 0; b < 3; b++ {
+		batch := genSparse(b*400, 400, 15, rng)
+		insertSparse(t, c, coll, batch)
+		for _, d := range batch {
+			live[d.id] = d
+		}
+		ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+		require.NoError(t, err)
+		require.NoError(t, ft.Await(ctx))
+	}
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	_, err = c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithExpr("id % 5 == 0"))
+	require.NoError(t, err)
+	for id := range live {
+		if id%5 == 0 {
+			delete(live, id)
+		}
+	}
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	waitCompaction(t, ctx, svc, coll)
+
+	// The merged segment is indexed again.
+	require.Eventually(t, func() bool {
+		d, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "sv"))
+		return err == nil && d.IndexedRows == int64(len(live)) && d.PendingIndexRows == 0
+	}, 30*time.Second, 50*time.Millisecond)
+
+	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id >= 0").WithOutputFields("id", "sv").
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, len(live), rs.ResultCount)
+	for i := 0; i < rs.ResultCount; i++ {
+		id, _ := rs.GetColumn("id").GetAsInt64(i)
+		v, err := rs.GetColumn("sv").Get(i)
+		require.NoError(t, err)
+		require.Equal(t, embedding(t, live[id].vec).Serialize(), v.(entity.SparseEmbedding).Serialize(), "row %d", id)
+	}
+	for _, q := range genSparse(1, 10, 6, rand.New(rand.NewPCG(3, 4))) {
+		res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{embedding(t, q.vec)}).
+			WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		want, _ := sparseExact(live, q.vec, 10, nil)
+		var got []int64
+		for i := 0; i < res[0].ResultCount; i++ {
+			id, _ := res[0].IDs.GetAsInt64(i)
+			got = append(got, id)
+		}
+		require.Equal(t, want, got)
+	}
 }

@@ -84,8 +84,8 @@ type Search struct {
 	StrictGroupSize bool
 }
 
-// NQ returns the number of query vectors.
-func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) }
+// NQ returns the number of query vectors: dense, binary or sparse.
+func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) + len(s.Sparse) }
 
 // Hit is one search result row.
 type Hit struct {

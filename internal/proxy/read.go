@@ -253,7 +253,6 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	)
 	if isSparse {
 		sparseQ, err = sparseQueries(req)
-		vectors = make([][]float32, len(sparseQ)) // counts the queries
 	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		vectors, binVecs, err = p.vectorsByPK(ctx, col, field, ids)
 	} else {
@@ -262,7 +261,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	if nq := len(vectors) + len(binVecs); req.GetNq() != 0 && int(req.GetNq()) != nq {
+	if nq := len(vectors) + len(binVecs) + len(sparseQ); req.GetNq() != 0 && int(req.GetNq()) != nq {
 		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
 	}
 	var metric string

@@ -57,6 +57,9 @@ func (t *topK) threshold() float64 {
 
 // sorted returns the kept hits best first.
 func (t *topK) sorted() []index.Hit {
+	if len(t.hits) == 0 {
+		return nil
+	}
 	out := t.hits
 	index.SortHits(out, index.IP)
 	return out

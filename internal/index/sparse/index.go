@@ -36,6 +36,11 @@ type Index struct {
 	postRow []uint32
 	postVal []float32
 
+	// Block maxima (derived, not stored): list l's blocks are
+	// blockMax[blockOff[l]:blockOff[l+1]], see buildBlocks.
+	blockOff []uint64
+	blockMax []float32
+
 	scratch sync.Pool // *scratch
 }
 
@@ -70,6 +75,7 @@ func Build(rows [][]byte, p BuildParams) (*Index, error) {
 	}
 	threshold := dropThreshold(x.fwdVal, p.DropRatioBuild)
 	x.buildPostings(threshold)
+	x.buildBlocks()
 	return x, nil
 }
 
@@ -148,7 +154,8 @@ func (x *Index) Len() int { return len(x.rowOff) - 1 }
 
 // MemoryBytes estimates the bytes the index holds.
 func (x *Index) MemoryBytes() int64 {
-	return int64(8*len(x.rowOff) + 8*len(x.fwdIdx) + 12*len(x.dims) + 8*len(x.listOff) + 8*len(x.postRow))
+	return int64(8*len(x.rowOff) + 8*len(x.fwdIdx) + 12*len(x.dims) + 8*len(x.listOff) + 8*len(x.postRow) +
+		8*len(x.blockOff) + 4*len(x.blockMax))
 }
 
 // row returns row r as a Vector sharing the index's memory.
@@ -225,6 +232,9 @@ func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index
 			out = append(out, index.Hit{Row: h.Row, Score: s})
 		}
 	}
+	if len(out) == 0 {
+		return nil, nil
+	}
 	index.SortHits(out, index.IP)
 	if len(out) > k {
 		out = out[:k]
@@ -293,49 +303,85 @@ func (x *Index) searchInverted(terms []term, k int, allowed []bool) []index.Hit 
 
 // cursor walks one posting list for WAND.
 type cursor struct {
-	term int     // position in the query's terms (ascending dimension)
-	pos  uint64  // next posting
-	end  uint64  // end of the list
-	ub   float64 // upper bound of the term's contribution
-	row  uint32  // current row (exhausted when pos == end)
+	term  int     // position in the query's terms (ascending dimension)
+	list  int     // posting list
+	start uint64  // first posting of the list
+	pos   uint64  // current posting
+	end   uint64  // end of the list
+	q     float64 // |query value|
+	ub    float64 // upper bound of the term's contribution
+	row   uint32  // current row (exhausted when pos == end)
 }
 
 const exhausted = math.MaxUint32
 
-// searchWAND is document-at-a-time WAND: cursors stay sorted by their
-// current row; the pivot is the first cursor at which the summed upper
-// bounds exceed the current k-th score; rows before the pivot row are
-// skipped by moving the cursors behind it forward with a galloping search.
+// blockSize is the number of postings that share one block maximum.
+const blockSize = 64
+
+// buildBlocks derives the block maxima of every posting list: block b of
+// list l covers postings listOff[l]+b*blockSize onwards.
+func (x *Index) buildBlocks() {
+	x.blockOff = make([]uint64, len(x.dims)+1)
+	for l := range x.dims {
+		n := x.listOff[l+1] - x.listOff[l]
+		x.blockOff[l+1] = x.blockOff[l] + (n+blockSize-1)/blockSize
+	}
+	x.blockMax = make([]float32, x.blockOff[len(x.dims)])
+	for l := range x.dims {
+		for j := x.listOff[l]; j < x.listOff[l+1]; j++ {
+			b := x.blockOff[l] + (j-x.listOff[l])/blockSize
+			x.blockMax[b] = max(x.blockMax[b], float32(math.Abs(float64(x.postVal[j]))))
+		}
+	}
+}
+
+// blockAt returns, for cursor c, the upper bound of the block holding the
+// first posting with row >= target and the last row of that block, without
+// moving the cursor. ok is false when no posting has row >= target.
+func (x *Index) blockAt(c *cursor, target uint32) (ub float64, last uint32, ok bool) {
+	first := x.blockOff[c.list]
+	for b := (c.pos - c.start) / blockSize; first+b < x.blockOff[c.list+1]; b++ {
+		if l := x.postRow[min(c.start+(b+1)*blockSize, c.end)-1]; l >= target {
+			return c.q * float64(x.blockMax[first+b]), l, true
+		}
+	}
+	return 0, 0, false
+}
+
+// searchWAND is document-at-a-time block-max WAND. Cursors stay sorted by
+// their current row. The pivot is the first cursor at which the summed
+// list upper bounds exceed the current k-th score; rows before the pivot
+// row cannot make the top k and are skipped. The pivot row is then checked
+// against the tighter bounds of the blocks that hold it: if even those
+// cannot beat the k-th score, every row up to the end of the shortest of
+// those blocks is skipped too. Skips move cursors with a galloping search.
 // It also returns how many rows it scored.
 func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, int) {
-	cs := make([]cursor, len(terms))
+	curs := make([]cursor, len(terms))
+	cs := make([]*cursor, len(terms)) // sorted by current row
 	for i, t := range terms {
-		c := cursor{term: i, pos: x.listOff[t.list], end: x.listOff[t.list+1],
-			ub: float64(t.q) * float64(x.maxAbs[t.list])}
-		c.ub = math.Abs(c.ub)
-		c.row = x.postRow[c.pos]
-		cs[i] = c
+		q := math.Abs(float64(t.q))
+		curs[i] = cursor{term: i, list: t.list, start: x.listOff[t.list], pos: x.listOff[t.list], end: x.listOff[t.list+1],
+			q: q, ub: q * float64(x.maxAbs[t.list]), row: x.postRow[x.listOff[t.list]]}
+		cs[i] = &curs[i]
 	}
 	sortCursors(cs)
 	top := newTopK(k)
-	type match struct {
-		term int
-		pos  uint64
-	}
-	at := make([]match, 0, len(terms)) // the cursors on the pivot row
+	at := make([]*cursor, 0, len(terms)) // the cursors on the pivot row
 	scored := 0
 	for {
-		threshold := top.threshold() // a row must score above it
-		// Upper bounds are summed in float64 and inflated slightly, so that
+		// A row must score above the threshold. Upper bounds are summed in
+		// float64 and compared with a slightly lowered threshold, so that
 		// rounding never prunes a row whose float32 score would qualify.
+		limit := (top.threshold() - 1e-30) / (1 + 1e-6)
 		var acc float64
 		pivot := -1
-		for i := range cs {
-			if cs[i].row == exhausted {
+		for i, c := range cs {
+			if c.row == exhausted {
 				break
 			}
-			acc += cs[i].ub
-			if acc*(1+1e-6)+1e-30 > threshold {
+			acc += c.ub
+			if acc > limit {
 				pivot = i
 				break
 			}
@@ -344,27 +390,54 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 			break
 		}
 		prow := cs[pivot].row
-		if cs[0].row == prow {
-			scored++
-			at = at[:0]
-			for i := 0; i < len(cs) && cs[i].row == prow; i++ {
-				at = append(at, match{cs[i].term, cs[i].pos})
-				x.advance(&cs[i], prow+1)
+		last := pivot // the last cursor on the pivot row
+		for last+1 < len(cs) && cs[last+1].row == prow {
+			last++
+		}
+		// Block-max check of the pivot row over the cursors up to last.
+		var bub float64
+		next := uint32(exhausted) // the first row the blocks do not cover
+		if last+1 < len(cs) {
+			next = cs[last+1].row
+		}
+		for _, c := range cs[:last+1] {
+			if ub, l, ok := x.blockAt(c, prow); ok {
+				bub += ub
+				if l < next-1 {
+					next = l + 1
+				}
 			}
+		}
+		switch {
+		case bub <= limit:
+			// No row in [prow, next) can beat the k-th score.
+			for _, c := range cs[:last+1] {
+				x.advance(c, next)
+			}
+		case cs[0].row == prow:
+			scored++
+			at = append(at[:0], cs[:last+1]...)
 			if allowed == nil || allowed[prow] {
 				// Add in ascending dimension order, as every other path does.
-				slices.SortFunc(at, func(a, b match) int { return a.term - b.term })
+				for i := 1; i < len(at); i++ {
+					for j := i; j > 0 && at[j].term < at[j-1].term; j-- {
+						at[j], at[j-1] = at[j-1], at[j]
+					}
+				}
 				var sc float32
-				for _, m := range at {
-					sc += float32(terms[m.term].q * x.postVal[m.pos])
+				for _, c := range at {
+					sc += float32(terms[c.term].q * x.postVal[c.pos])
 				}
 				if sc > 0 {
 					top.offer(prow, sc)
 				}
 			}
-		} else {
-			for i := 0; i < pivot; i++ {
-				x.advance(&cs[i], prow)
+			for _, c := range at {
+				x.advance(c, prow+1)
+			}
+		default:
+			for _, c := range cs[:pivot] {
+				x.advance(c, prow)
 			}
 		}
 		sortCursors(cs)
@@ -375,6 +448,10 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 // advance moves c to its first posting with row >= target, galloping.
 func (x *Index) advance(c *cursor, target uint32) {
 	if c.row >= target {
+		return
+	}
+	if next := c.pos + 1; next < c.end && x.postRow[next] >= target {
+		c.pos, c.row = next, x.postRow[next] // the common one-step move
 		return
 	}
 	// postRow[lo] < target; gallop until postRow[hi] >= target or the end.
@@ -399,7 +476,7 @@ func (x *Index) advance(c *cursor, target uint32) {
 
 // sortCursors orders cursors by current row (insertion sort: the order
 // changes little between steps).
-func sortCursors(cs []cursor) {
+func sortCursors(cs []*cursor) {
 	for i := 1; i < len(cs); i++ {
 		for j := i; j > 0 && cs[j].row < cs[j-1].row; j-- {
 			cs[j], cs[j-1] = cs[j-1], cs[j]

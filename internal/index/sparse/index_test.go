@@ -263,3 +263,48 @@ func TestWANDPrunes(t *testing.T) {
 	t.Logf("WAND scored %d of %d candidate rows (%.1f%%)", scored, candidates, 100*float64(scored)/float64(candidates))
 	require.Less(t, scored, candidates/2)
 }
+
+// TestRandomizedTies compares both kinds with the exact search on many
+// small random indexes whose values come from a tiny set, so that equal
+// scores are common and the k-th place is often a tie; lists are long
+// enough to span several blocks.
+func TestRandomizedTies(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 37))
+	vals := []float32{0.5, 1, 2}
+	for round := 0; round < 60; round++ {
+		n, vocab := 50+r.IntN(400), 3+r.IntN(30)
+		rows := make([][]byte, n)
+		for i := range rows {
+			m := map[uint32]float32{}
+			for j := r.IntN(6); j > 0; j-- {
+				m[uint32(r.IntN(vocab))] = vals[r.IntN(len(vals))]
+			}
+			rows[i] = fromMap(m)
+		}
+		var allowed []bool
+		if round%2 == 1 {
+			allowed = make([]bool, n)
+			for i := range allowed {
+				allowed[i] = r.IntN(4) > 0
+			}
+		}
+		inv, err := Build(rows, BuildParams{Kind: Inverted})
+		require.NoError(t, err)
+		wand, err := Build(rows, BuildParams{Kind: WAND})
+		require.NoError(t, err)
+		for qi := 0; qi < 10; qi++ {
+			m := map[uint32]float32{}
+			for j := 1 + r.IntN(5); j > 0; j-- {
+				m[uint32(r.IntN(vocab+2))] = vals[r.IntN(len(vals))]
+			}
+			q := Decode(fromMap(m))
+			k := 1 + r.IntN(20)
+			want := exact(rows, q, k, allowed)
+			for _, x := range []*Index{inv, wand} {
+				got, err := x.Search(q, k, SearchParams{}, allowed)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "round %d query %d k %d %s", round, qi, k, x.Kind())
+			}
+		}
+	}
+}

@@ -107,6 +107,7 @@ func Unmarshal(r io.Reader) (*Index, error) {
 	if err := x.check(); err != nil {
 		return nil, err
 	}
+	x.buildBlocks()
 	return x, nil
 }
 
