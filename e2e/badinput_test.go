@@ -270,7 +270,7 @@ func TestBadInput(t *testing.T) {
 		{"dim 0", []*entity.Field{pk(), vec(0)}, []string{"vec", "dimension"}},
 		{"dim negative", []*entity.Field{pk(), vec(-1)}, []string{"vec", "dimension"}},
 		{"dim over 32768", []*entity.Field{pk(), vec(32769)}, []string{"vec", "32768"}},
-		{"binary dim not a multiple of 8", []*entity.Field{pk(), vec(4), field("bits", entity.FieldTypeBinaryVector).WithDim(12)}, []string{"bits", "multiple of 8"}},
+		{"binary vector dim not a multiple of 8", []*entity.Field{pk(), vec(4), field("bits", entity.FieldTypeBinaryVector).WithDim(12)}, []string{"bits", "multiple of 8"}},
 		{"unsupported scalar type", []*entity.Field{pk(), vec(4), field("s", entity.FieldTypeString)}, []string{`"s"`, "not supported"}},
 		{"float primary key", []*entity.Field{field("id", entity.FieldTypeFloat).WithIsPrimaryKey(true), vec(4)}, []string{"id", "Int64 or VarChar"}},
 		{"varchar without max_length", []*entity.Field{pk(), vec(4), field("s", entity.FieldTypeVarChar)}, []string{"s", "max_length"}},

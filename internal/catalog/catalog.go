@@ -190,6 +190,12 @@ type IndexInfo struct {
 	Deleted      bool              `json:"deleted,omitempty"`
 }
 
+// IsConfigurableIndexParam reports whether key is an index property that
+// AlterIndex may set or delete after creation (Milvus allows only
+// mmap.enabled). Such keys live in IndexInfo.Params but do not make two
+// index definitions differ.
+func IsConfigurableIndexParam(key string) bool { return key == "mmap.enabled" }
+
 // Marshal encodes a record.
 func Marshal(v any) ([]byte, error) { return json.Marshal(v) }
 

@@ -83,10 +83,11 @@ type Coordinator struct {
 	tasks    map[int64]catalog.IndexTask
 
 	indexKick chan struct{}
-	// scheduleMu serializes scheduleIndexTasks, so that CreateIndex and the
-	// periodic check cannot both plan (and build) the same missing task.
-	scheduleMu sync.Mutex
-	schedKick  chan struct{}
+	schedKick chan struct{}
+	// indexPlanMu serialises scheduleIndexTasks, so that two concurrent
+	// plans (CreateIndex and the periodic loop) never both create the same
+	// missing build.
+	indexPlanMu sync.Mutex
 
 	compaction compactionState
 	gc         gcState // garbage collection (gc.go)
@@ -719,13 +720,14 @@ func (c *Coordinator) CreateIndex(ctx context.Context, idx catalog.IndexInfo) er
 	return c.scheduleIndexTasks(ctx)
 }
 
+// equalParams compares index definitions, ignoring the properties
+// AlterIndex manages (catalog.IsConfigurableIndexParam).
 func equalParams(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
+	for _, m := range [2][2]map[string]string{{a, b}, {b, a}} {
+		for k, v := range m[0] {
+			if w, ok := m[1][k]; !catalog.IsConfigurableIndexParam(k) && (!ok || w != v) {
+				return false
+			}
 		}
 	}
 	return true

@@ -82,8 +82,8 @@ func (c *Coordinator) kickIndex() {
 
 // scheduleIndexTasks creates the missing build tasks.
 func (c *Coordinator) scheduleIndexTasks(ctx context.Context) error {
-	c.scheduleMu.Lock()
-	defer c.scheduleMu.Unlock()
+	c.indexPlanMu.Lock()
+	defer c.indexPlanMu.Unlock()
 	c.mu.Lock()
 	var indexes []catalog.IndexInfo
 	for _, idx := range c.indexes {
@@ -230,7 +230,9 @@ func (c *Coordinator) IndexProgress(indexID int64) catalog.IndexProgress {
 		}
 	}
 	p.State = catalog.IndexFinished
-	built := map[int64]bool{}
+	// One task counts per segment, the newest, so a rebuild or a retried
+	// task never counts a segment's rows twice.
+	latest := map[int64]catalog.IndexTask{}
 	for _, t := range c.tasks {
 		if t.IndexID != indexID || t.Deleted {
 			continue
@@ -238,6 +240,12 @@ func (c *Coordinator) IndexProgress(indexID int64) catalog.IndexProgress {
 		if s, ok := c.segments[t.SegmentID]; !ok || s.info.State != catalog.SegmentFlushed {
 			continue
 		}
+		if prev, ok := latest[t.SegmentID]; !ok || t.BuildID > prev.BuildID {
+			latest[t.SegmentID] = t
+		}
+	}
+	built := map[int64]bool{}
+	for _, t := range latest {
 		built[t.SegmentID] = true
 		switch t.State {
 		case catalog.IndexFinished:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/storage"
 )
 
@@ -27,8 +29,8 @@ type IndexCoord interface {
 
 // IndexFileName is the file key of an HNSW index inside its build
 // directory. Every index file is keyed by the name of the index type built
-// (HNSW, IVF_FLAT, IVF_SQ8, IVF_PQ or BIN_IVF_FLAT), which is how the query
-// node picks the decoder.
+// (HNSW, IVF_FLAT, IVF_SQ8, IVF_PQ, BIN_IVF_FLAT, SPARSE_INVERTED_INDEX or
+// SPARSE_WAND), which is how the query node picks the decoder.
 const IndexFileName = "HNSW"
 
 // RunIndexBuilder claims build tasks from coord and builds them one at a
@@ -70,9 +72,12 @@ func (n *Node) RunIndexBuilder(ctx context.Context, coord IndexCoord, name strin
 
 // buildIndex builds one task and returns the files it wrote.
 func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.IndexTask, idx catalog.IndexInfo) ([]string, int64, error) {
+	if kind, ok := n.scalarKind(coord, task, idx); ok {
+		return n.buildScalarIndex(ctx, coord, task, kind)
+	}
 	indexType := strings.ToUpper(idx.Params["index_type"])
 	switch indexType {
-	case "HNSW", "AUTOINDEX", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "BIN_IVF_FLAT":
+	case "HNSW", "AUTOINDEX", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "BIN_IVF_FLAT", "SPARSE_INVERTED_INDEX", "SPARSE_WAND":
 	default:
 		// Other index types are served by exact search for now: nothing to build.
 		return nil, 0, nil
@@ -94,6 +99,9 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if field.GetFieldID() != task.FieldID {
 		return nil, 0, fmt.Errorf("field %d not in collection %d", task.FieldID, task.CollectionID)
 	}
+	if field.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(indexType) {
+		return n.buildSparseIndex(ctx, task, idx, seg, field, indexType)
+	}
 	metric, err := index.ParseMetric(idx.Params["metric_type"])
 	if err != nil {
 		return nil, 0, err
@@ -106,6 +114,14 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err != nil {
 		return nil, 0, err
 	}
+	return n.storeIndex(ctx, task, seg, fileKey, x)
+}
+
+// storeIndex writes an index's file under its file key in the build's
+// directory and returns the files written and their size.
+func (n *Node) storeIndex(ctx context.Context, task catalog.IndexTask, seg catalog.SegmentInfo, fileKey string,
+	x interface{ Marshal(io.Writer) error },
+) ([]string, int64, error) {
 	var buf bytes.Buffer
 	if err := x.Marshal(&buf); err != nil {
 		return nil, 0, err

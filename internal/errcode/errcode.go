@@ -19,6 +19,7 @@ const (
 	RateLimit            int32 = 8
 	CollectionNotFound   int32 = 100
 	CollectionNotLoaded  int32 = 101
+	CollectionLoaded     int32 = 104
 	SchemaMismatch       int32 = 109
 	PartitionNotFound    int32 = 200
 	PartitionNotLoaded   int32 = 201

@@ -75,6 +75,9 @@ func widen[T int32 | float32, U int64 | float64](xs []T) []U {
 }
 
 func (p *arrayContainsPred) eval(c *evalCtx) (boolVec, error) {
+	if bv, ok := p.evalIndex(c); ok {
+		return bv, nil
+	}
 	col, err := p.arr.col(c)
 	if err != nil {
 		return boolVec{}, err

@@ -115,6 +115,20 @@
 //     the ST_* geometry functions are recognised and rejected as not
 //     supported; timestamptz ISO/INTERVAL forms and =~ / !~ are rejected.
 //
+// # Scalar indexes
+//
+// When the batch is an IndexedBatch whose Index(field) implements
+// FieldIndex (a sealed segment with a scalar index attached), comparisons
+// of that field with a constant (==, !=, <, <=, >, >=, chained ranges), in
+// and not in lists, and exact or prefix like patterns are answered from the
+// index instead of scanning the column (a conjunction of ordering
+// comparisons on one field is a single range lookup), and array_contains,
+// array_contains_any and array_contains_all use an index over an Array
+// field's elements; and, or and not combine those
+// results as usual, and anything an index cannot answer scans. Results are
+// identical to scanning (TestIndexedEvalMatchesScan checks this over random
+// filters with nulls, NaN and infinities).
+//
 // The empty filter matches every row. Errors are *Error values carrying the
 // byte offset of the problem.
 package expr

@@ -210,6 +210,9 @@ func (p *cmpConstPred) String() string {
 }
 
 func (p *cmpConstPred) eval(c *evalCtx) (boolVec, error) {
+	if bv, ok := p.evalIndex(c); ok {
+		return bv, nil
+	}
 	v, err := p.x.eval(c)
 	if err != nil {
 		return boolVec{}, err
@@ -343,6 +346,9 @@ func (p *notPred) String() string {
 }
 
 func (p *andPred) eval(c *evalCtx) (boolVec, error) {
+	if bv, ok := p.evalIndexRange(c); ok {
+		return bv, nil
+	}
 	acc, err := p.ps[0].eval(c)
 	if err != nil {
 		return boolVec{}, err
@@ -487,6 +493,9 @@ func (p *inPred) addFields(add func(int64)) { p.x.addFields(add) }
 func (p *inPred) String() string            { return p.x.String() + " in " + listVal(p.vals).String() }
 
 func (p *inPred) eval(c *evalCtx) (boolVec, error) {
+	if bv, ok := p.evalIndex(c); ok {
+		return bv, nil
+	}
 	v, err := p.x.eval(c)
 	if err != nil {
 		return boolVec{}, err
@@ -536,6 +545,9 @@ func (p *likePred) addFields(add func(int64)) { p.x.addFields(add) }
 func (p *likePred) String() string            { return p.x.String() + " like " + strVal(p.m.pattern).String() }
 
 func (p *likePred) eval(c *evalCtx) (boolVec, error) {
+	if bv, ok := p.evalIndex(c); ok {
+		return bv, nil
+	}
 	v, err := p.x.eval(c)
 	if err != nil {
 		return boolVec{}, err

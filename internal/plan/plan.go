@@ -53,6 +53,13 @@ type Search struct {
 	// on a BinaryVector field, whose Metric is HAMMING or JACCARD; Vectors
 	// is then empty.
 	Binary [][]byte
+	// Sparse holds the nq query vectors of a search on a SparseFloatVector
+	// field (Milvus wire rows, validated), in place of Vectors.
+	Sparse [][]byte
+	// DropRatioSearch and RefineFactor tune sparse index searches
+	// (0 = the index's defaults).
+	DropRatioSearch float64
+	RefineFactor    int
 	// TopK is the number of hits per query, including Offset.
 	TopK int
 	// Ef is the HNSW search list size (0 = the index's default).
@@ -77,8 +84,8 @@ type Search struct {
 	StrictGroupSize bool
 }
 
-// NQ returns the number of query vectors.
-func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) }
+// NQ returns the number of query vectors: dense, binary or sparse.
+func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) + len(s.Sparse) }
 
 // Hit is one search result row.
 type Hit struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -414,12 +415,10 @@ func (p *Proxy) GetFlushState(ctx context.Context, req *milvuspb.GetFlushStateRe
 	return &milvuspb.GetFlushStateResponse{Status: ok(), Flushed: flushed}, nil
 }
 
-// Vector index types accepted for float vectors, and scalar index types.
+// Vector index types accepted for float vectors (scalar ones: checkScalarIndex).
 var (
 	vectorIndexTypes = map[string]bool{"FLAT": true, "IVF_FLAT": true, "IVF_SQ8": true, "IVF_PQ": true,
 		"HNSW": true, "AUTOINDEX": true, "DISKANN": true, "SCANN": true, "IVF_RABITQ": true}
-	scalarIndexTypes = map[string]bool{"": true, "INVERTED": true, "STL_SORT": true, "Trie": true,
-		"TRIE": true, "BITMAP": true, "AUTOINDEX": true}
 )
 
 // indexParams flattens CreateIndex extra_params, accepting the legacy
@@ -466,7 +465,11 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 		return errcode.Status(err), nil
 	}
 	it := params["index_type"]
-	if isVectorType(f.GetDataType()) {
+	if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {
+		if it, err = checkSparseIndex(f, it, params); err != nil {
+			return errcode.Status(err), nil
+		}
+	} else if isVectorType(f.GetDataType()) {
 		if it == "" {
 			it = "AUTOINDEX"
 		}
@@ -475,13 +478,11 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 			return errcode.Status(err), nil
 		}
 		params["metric_type"] = mt
-	} else {
-		if !scalarIndexTypes[it] {
-			return errcode.Status(errcode.Invalid("invalid index type: %s", it)), nil
+		if err := checkHNSWParams(it, params); err != nil {
+			return errcode.Status(err), nil
 		}
-		if it == "" {
-			it = "INVERTED"
-		}
+	} else if it, err = checkScalarIndex(f, it, params); err != nil {
+		return errcode.Status(err), nil
 	}
 	params["index_type"] = it
 	name := req.GetIndexName()

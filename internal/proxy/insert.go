@@ -107,7 +107,7 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 				}
 			}
 		}
-		if v := fd.GetVectors(); v != nil && isVectorType(f.GetDataType()) {
+		if v := fd.GetVectors(); v != nil && isVectorType(f.GetDataType()) && f.GetDataType() != schemapb.DataType_SparseFloatVector {
 			dim, _ := column.Dim(f)
 			if v.GetDim() != 0 && int(v.GetDim()) != dim {
 				return nil, errcode.Invalid("the dim (%d) of field data(%s) is not equal to schema dim (%d)", v.GetDim(), f.GetName(), dim)
@@ -288,6 +288,8 @@ func checkValues(f *schemapb.FieldSchema, c column.Column) error {
 				return errcode.Invalid("field %q: the vector of row %d contains NaN or Inf (%v)", name, i/c.Dim, v)
 			}
 		}
+	case *column.SparseVectors:
+		return checkSparseRows(f, c)
 	case *column.Ints:
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 		switch f.GetDataType() {

@@ -49,6 +49,7 @@ type DataCoord interface {
 	Indexes(collectionID int64) []catalog.IndexInfo
 	IndexProgress(indexID int64) catalog.IndexProgress
 	DropIndex(ctx context.Context, collectionID int64, name string) error
+	AlterIndex(ctx context.Context, collectionID int64, name string, set map[string]string, deleteKeys []string) error
 	ManualCompaction(ctx context.Context, collectionID int64) (int64, error)
 	CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan)
 	Segments(collectionID int64) []catalog.SegmentInfo

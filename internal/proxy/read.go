@@ -242,14 +242,18 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	if !denseVectorType(field.GetDataType()) {
+	isSparse := field.GetDataType() == schemapb.DataType_SparseFloatVector
+	if !denseVectorType(field.GetDataType()) && !isSparse {
 		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
 	}
 	var (
 		vectors [][]float32
 		binVecs [][]byte
+		sparseQ [][]byte
 	)
-	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
+	if isSparse {
+		sparseQ, err = sparseQueries(req)
+	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		vectors, binVecs, err = p.vectorsByPK(ctx, col, field, ids)
 	} else {
 		vectors, binVecs, err = queryVectors(req.GetPlaceholderGroup(), field)
@@ -257,14 +261,22 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	if nq := len(vectors) + len(binVecs); req.GetNq() != 0 && int(req.GetNq()) != nq {
+	if nq := len(vectors) + len(binVecs) + len(sparseQ); req.GetNq() != 0 && int(req.GetNq()) != nq {
 		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
 	}
-	metric, err := searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
-	if err != nil {
+	var metric string
+	if indexMetric := p.metricOf(col.ID, field.GetFieldID()); isSparse {
+		metric = strings.ToUpper(kvValue(params, "metric_type"))
+		if err := checkSparseMetric(true, &metric, indexMetric); err != nil {
+			return searchError(err), nil
+		}
+		if metric == "" {
+			metric = indexMetric
+		}
+	} else if metric, err = searchMetric(field, kvValue(params, "metric_type"), indexMetric); err != nil {
 		return searchError(err), nil
 	}
-	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, TopK: topk + offset}
+	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, TopK: topk + offset}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil
@@ -312,10 +324,13 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		}
 		if v, found := m["nprobe"]; found {
 			f, ok := toFloat(v)
-			if !ok || f < 1 || f != float64(int(f)) {
-				return searchError(errcode.Invalid("nprobe %v should be a positive integer", v)), nil
+			if !ok || f < 1 || f > 65536 || f != float64(int(f)) {
+				return searchError(errcode.Invalid("nprobe %v should be an integer in [1, 65536]", v)), nil
 			}
 			sreq.Nprobe = int(f)
+		}
+		if err := parseSparseSearchParams(m, sreq); err != nil {
+			return searchError(err), nil
 		}
 		if v, found := m["radius"]; found {
 			f, ok := toFloat(v)

@@ -88,7 +88,7 @@ func vectorIndexMetric(f *schemapb.FieldSchema, it string, params map[string]str
 	case !binary && binaryIndexTypes[it] && it != "AUTOINDEX":
 		return "", errcode.Invalid("data type %s of field %q can't build with index type %s", t, f.GetName(), it)
 	case !binary && !vectorIndexTypes[it]:
-		return "", errcode.Invalid("invalid index type: %s", it)
+		return "", vectorIndexTypeError(f, it)
 	}
 	mt := strings.ToUpper(params["metric_type"])
 	if mt == "" {

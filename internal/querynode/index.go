@@ -10,24 +10,30 @@ import (
 	"github.com/strata-db/strata/internal/index/binivf"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/scalar"
+	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
 
 // attachedIndex is a vector index attached to a sealed segment: idx over
 // float vectors (Float16, BFloat16 and Int8 vectors are indexed widened to
-// float32) or bin over packed binary vectors.
+// float32), bin over packed binary vectors or sparse over sparse vectors.
 type attachedIndex struct {
 	idx     index.Index
 	bin     index.BinaryIndex
+	sparse  *sparse.Index
 	metric  string
 	buildID int64
 }
 
 // len returns the number of indexed rows.
 func (a *attachedIndex) len() int {
-	if a.bin != nil {
+	switch {
+	case a.bin != nil:
 		return a.bin.Len()
+	case a.sparse != nil:
+		return a.sparse.Len()
 	}
 	return a.idx.Len()
 }
@@ -59,15 +65,21 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		if err != nil {
 			return fmt.Errorf("load index %s: %w", t.Files[0], err)
 		}
-		x, err := decodeIndex(path.Base(t.Files[0]), data)
+		if _, ok := scalar.ParseKind(path.Base(t.Files[0])); ok {
+			if err := attachScalarIndex(seg, t.FieldID, t.Files[0], data); err != nil {
+				return err
+			}
+			continue
+		}
+		ai, err := decodeAttached(path.Base(t.Files[0]), data)
 		if err != nil {
 			return fmt.Errorf("decode index %s: %w", t.Files[0], err)
 		}
-		if x.len() != seg.Len() {
-			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], x.len(), seg.ID, seg.Len())
+		if ai.len() != seg.Len() {
+			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], ai.len(), seg.ID, seg.Len())
 		}
-		x.metric, x.buildID = metric, t.BuildID
-		seg.SetIndex(t.FieldID, x)
+		ai.metric, ai.buildID = metric, t.BuildID
+		seg.SetIndex(t.FieldID, ai)
 	}
 	return nil
 }

@@ -190,11 +190,14 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if err != nil {
 				return err
 			}
+			pkCol := v.Column(s.PKField())
+			if req.Sparse != nil {
+				return searchSparse(v, req, mask, si, pkCol, heaps, groupCands)
+			}
 			rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
 			if err != nil {
 				return err
 			}
-			pkCol := v.Column(s.PKField())
 			if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric &&
 				!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
 				for q := range nq {
@@ -202,16 +205,9 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 					if err != nil {
 						return errcode.Invalid("%v", err)
 					}
-					h := heaps[q]
 					for _, hit := range hits {
 						row := int(hit.Row)
-						c := candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}
-						if h.Len() < req.TopK {
-							heap.Push(h, c)
-						} else if better(c.score, h.items[0].score) {
-							h.items[0] = c
-							heap.Fix(h, 0)
-						}
+						heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}, req.TopK)
 					}
 				}
 				return nil
@@ -221,31 +217,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 				if err := rs.score(q, v.Len(), mask, scores); err != nil {
 					return err
 				}
-				if req.GroupByField != 0 {
-					for row, ok := range mask {
-						if ok && inRange(req, scores[row]) {
-							groupCands[q] = append(groupCands[q], candidate{score: scores[row], seg: si, row: row,
-								ts: v.Timestamp(row), pk: pkAt(pkCol, row), group: groupKey(v.Column(req.GroupByField), row)})
-						}
-					}
-					continue
-				}
-				h := heaps[q]
-				for row, ok := range mask {
-					if !ok {
-						continue
-					}
-					sc := scores[row]
-					if !inRange(req, sc) {
-						continue
-					}
-					if h.Len() < req.TopK {
-						heap.Push(h, candidate{score: sc, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)})
-					} else if better(sc, h.items[0].score) {
-						h.items[0] = candidate{score: sc, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}
-						heap.Fix(h, 0)
-					}
-				}
+				collectScores(v, req, si, pkCol, mask, scores, heaps[q], &groupCands[q])
 			}
 			return nil
 		})
@@ -287,6 +259,35 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 		}
 	}
 	return res, nil
+}
+
+// offer adds c if it is among the k best so far.
+func (h *hitHeap) offer(c candidate, k int) {
+	if h.Len() < k {
+		heap.Push(h, c)
+	} else if h.better(c.score, h.items[0].score) {
+		h.items[0] = c
+		heap.Fix(h, 0)
+	}
+}
+
+// collectScores offers every row of mask whose score is in range to h, or
+// appends it to the group-by candidates when grouping.
+func collectScores(v *segment.View, req *plan.Search, si int, pkCol column.Column, mask []bool, scores []float32,
+	h *hitHeap, groupCands *[]candidate,
+) {
+	for row, ok := range mask {
+		if !ok || !inRange(req, scores[row]) {
+			continue
+		}
+		c := candidate{score: scores[row], seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}
+		if req.GroupByField != 0 {
+			c.group = groupKey(v.Column(req.GroupByField), row)
+			*groupCands = append(*groupCands, c)
+			continue
+		}
+		h.offer(c, req.TopK)
+	}
 }
 
 func inRange(req *plan.Search, sc float32) bool {

@@ -143,6 +143,17 @@ type indexNameReq struct {
 	IndexName string `json:"indexName"`
 }
 
+// check requires the collection and index names.
+func (q *indexNameReq) check() error {
+	if _, err := q.name(); err != nil {
+		return err
+	}
+	if q.IndexName == "" {
+		return missing("indexName")
+	}
+	return nil
+}
+
 func (h *Handler) indexRoutes() {
 	h.add("indexes/list", true, func(ctx context.Context, r *request) (any, error) {
 		name, err := decodeCollection(r)
@@ -167,11 +178,8 @@ func (h *Handler) indexRoutes() {
 		if err := r.decode(&req); err != nil {
 			return nil, err
 		}
-		if _, err := req.name(); err != nil {
+		if err := req.check(); err != nil {
 			return nil, err
-		}
-		if req.IndexName == "" {
-			return nil, missing("indexName")
 		}
 		resp, err := h.svc.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{DbName: r.db,
 			CollectionName: req.CollectionName, IndexName: req.IndexName})
@@ -221,16 +229,33 @@ func (h *Handler) indexRoutes() {
 		if err := r.decode(&req); err != nil {
 			return nil, err
 		}
-		if _, err := req.name(); err != nil {
+		if err := req.check(); err != nil {
 			return nil, err
-		}
-		if req.IndexName == "" {
-			return nil, missing("indexName")
 		}
 		resp, err := h.svc.DropIndex(ctx, &milvuspb.DropIndexRequest{DbName: r.db,
 			CollectionName: req.CollectionName, IndexName: req.IndexName})
 		return nil, check(resp, err)
 	})
+	// indexes/alter_properties sets properties, indexes/drop_properties
+	// deletes them (propertyKeys); both are AlterIndex.
+	alter := func(ctx context.Context, r *request) (any, error) {
+		var req struct {
+			indexNameReq
+			Properties   map[string]any `json:"properties"`
+			PropertyKeys []string       `json:"propertyKeys"`
+		}
+		if err := r.decode(&req); err != nil {
+			return nil, err
+		}
+		if err := req.check(); err != nil {
+			return nil, err
+		}
+		resp, err := h.svc.AlterIndex(ctx, &milvuspb.AlterIndexRequest{DbName: r.db, CollectionName: req.CollectionName,
+			IndexName: req.IndexName, ExtraParams: propsOf(req.Properties), DeleteKeys: req.PropertyKeys})
+		return nil, check(resp, err)
+	}
+	h.add("indexes/alter_properties", true, alter)
+	h.add("indexes/drop_properties", true, alter)
 }
 
 type aliasReq struct {

@@ -290,6 +290,9 @@ func fieldLen(c *schemapb.FieldData) int {
 		return 0
 	}
 	v := c.GetVectors()
+	if sv := v.GetSparseFloatVector(); sv != nil {
+		return len(sv.GetContents())
+	}
 	dim := int(v.GetDim())
 	if dim == 0 {
 		return 0
@@ -502,6 +505,12 @@ func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, 
 		data = nil
 	}
 	for i, raw := range data {
+		if field.GetDataType() == schemapb.DataType_SparseFloatVector {
+			if err := sparsePlaceholder(ph, i, raw); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		var vec []json.Number
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		dec.UseNumber()

@@ -64,6 +64,7 @@ func TestRoutes(t *testing.T) {
 		"partitions/list", "partitions/has", "partitions/get_stats", "partitions/create", "partitions/drop",
 		"partitions/load", "partitions/release",
 		"indexes/list", "indexes/describe", "indexes/create", "indexes/drop",
+		"indexes/alter_properties", "indexes/drop_properties",
 		"aliases/list", "aliases/describe", "aliases/create", "aliases/drop", "aliases/alter",
 		"databases/list", "databases/describe", "databases/create", "databases/drop", "databases/alter",
 	})

@@ -243,10 +243,18 @@ func TestSchemaFormPartitionsIndexes(t *testing.T) {
 	require.Equal(t, "HNSW", idx[0]["indexType"])
 	require.Equal(t, "IP", idx[0]["metricType"])
 	require.Equal(t, "embedding", idx[0]["fieldName"])
-	c.fail("indexes/drop", m{"collectionName": "movies", "indexName": "emb"}) // loaded
+	c.fail("indexes/drop", m{"collectionName": "movies", "indexName": "emb"})                                                    // loaded
+	c.fail("indexes/alter_properties", m{"collectionName": "movies", "indexName": "emb", "properties": m{"mmap.enabled": true}}) // loaded
 	c.call("partitions/release", m{"collectionName": "movies", "partitionNames": []string{"p1"}})
 	c.call("partitions/load", m{"collectionName": "movies", "partitionNames": []string{"p1"}})
 	c.call("collections/release", m{"collectionName": "movies"})
+	c.call("indexes/alter_properties", m{"collectionName": "movies", "indexName": "emb", "properties": m{"mmap.enabled": true}})
+	idx = decode[[]m](t, c.call("indexes/describe", m{"collectionName": "movies", "indexName": "emb"}))
+	require.Equal(t, "true", idx[0]["params"].(m)["mmap.enabled"])
+	c.fail("indexes/alter_properties", m{"collectionName": "movies", "indexName": "emb", "properties": m{"nlist": 8}})
+	c.call("indexes/drop_properties", m{"collectionName": "movies", "indexName": "emb", "propertyKeys": []string{"mmap.enabled"}})
+	idx = decode[[]m](t, c.call("indexes/describe", m{"collectionName": "movies", "indexName": "emb"}))
+	require.NotContains(t, idx[0]["params"], "mmap.enabled")
 	c.call("indexes/drop", m{"collectionName": "movies", "indexName": "emb"})
 	require.Equal(t, []string{}, decode[[]string](t, c.call("indexes/list", m{"collectionName": "movies"})))
 	c.call("indexes/create", m{"collectionName": "movies", "indexParams": []m{{"fieldName": "year", "indexName": "y", "indexType": "STL_SORT"}}})

@@ -264,6 +264,12 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 		}
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(dim),
 			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: d}}}}
+	case schemapb.DataType_SparseFloatVector:
+		vf, err := sparseColumn(values, wrap)
+		if err != nil {
+			return nil, err
+		}
+		fd.Field = vf
 	case schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector,
 		schemapb.DataType_Int8Vector:
 		vf, err := byteVectorColumn(f, values, wrap)
@@ -430,6 +436,8 @@ func cellValue(c *schemapb.FieldData, i int, allowInt64 bool) (any, error) {
 			out[j] = finite(float64(data[i*dim+j]))
 		}
 		return out, nil
+	case *schemapb.VectorField_SparseFloatVector:
+		return sparseJSON(d.SparseFloatVector, i)
 	case *schemapb.VectorField_BinaryVector:
 		return byteVectorCell(d.BinaryVector, dim/8, i, false)
 	case *schemapb.VectorField_Float16Vector:

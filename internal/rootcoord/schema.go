@@ -203,7 +203,9 @@ func checkField(f *schemapb.FieldSchema) error {
 			return err
 		}
 	case schemapb.DataType_SparseFloatVector:
-		return errcode.Invalid("field %q: data type %s is not supported yet", name, t)
+		if err := checkSparseField(f); err != nil {
+			return err
+		}
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)
 	}

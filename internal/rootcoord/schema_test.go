@@ -117,7 +117,7 @@ func TestPrepareSchemaRejects(t *testing.T) {
 			Nullable: true, TypeParams: kv("dim", "4")}), "cannot be nullable"},
 		{"binary vector pk", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
 			{Name: "b", DataType: schemapb.DataType_BinaryVector, IsPrimaryKey: true, TypeParams: kv("dim", "8")}}}, "Int64 or VarChar"},
-		{"sparse vector", with(f("b", schemapb.DataType_SparseFloatVector)), "not supported yet"},
+		{"sparse vector with dim", with(f("b", schemapb.DataType_SparseFloatVector, "dim", "8")), "dim should not be specified"},
 		{"type none", with(f("x", schemapb.DataType_None)), "not supported"},
 		{"type string", with(f("x", schemapb.DataType_String)), "not supported"},
 		{"unknown type number", with(f("x", schemapb.DataType(999))), "not supported"},

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Parameter limits, as Milvus enforces them for HNSW.
@@ -52,4 +54,30 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("hnsw: workers(%d) must not be negative", c.Workers))
 	}
 	return errors.Join(errs...)
+}
+
+// ParseParams reads the Milvus HNSW build parameters M and efConstruction
+// from an index's parameters (absent ones keep their defaults) and checks
+// them against the Milvus limits. The error names the offending parameter.
+func ParseParams(params map[string]string) (Config, error) {
+	cfg := Defaults()
+	for key, dst := range map[string]*int{"M": &cfg.M, "efConstruction": &cfg.EfConstruction} {
+		v, ok := params[key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Trim(v, `" `))
+		if err != nil {
+			return Config{}, fmt.Errorf("hnsw: param '%s' (%q) should be an integer", key, v)
+		}
+		*dst = n
+	}
+	if cfg.M < MinM || cfg.M > MaxM {
+		return Config{}, fmt.Errorf("hnsw: param 'M' (%d) should be in range [%d, %d]", cfg.M, MinM, MaxM)
+	}
+	if cfg.EfConstruction < MinEfConstruction || cfg.EfConstruction > MaxEfConstruction {
+		return Config{}, fmt.Errorf("hnsw: param 'efConstruction' (%d) should be in range [%d, %d]",
+			cfg.EfConstruction, MinEfConstruction, MaxEfConstruction)
+	}
+	return cfg, nil
 }

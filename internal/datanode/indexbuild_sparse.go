@@ -1,0 +1,45 @@
+package datanode
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/index/sparse"
+	"github.com/strata-db/strata/internal/storage"
+)
+
+// buildSparseIndex builds a SPARSE_INVERTED_INDEX or SPARSE_WAND index
+// (AUTOINDEX builds the former) over a sparse field's binlogs; its file key
+// is the type built.
+func (n *Node) buildSparseIndex(ctx context.Context, task catalog.IndexTask, idx catalog.IndexInfo,
+	seg catalog.SegmentInfo, field *schemapb.FieldSchema, indexType string,
+) ([]string, int64, error) {
+	if field.GetDataType() != schemapb.DataType_SparseFloatVector {
+		return nil, 0, fmt.Errorf("only sparse float vector fields can have an %s index", indexType)
+	}
+	if mt := idx.Params["metric_type"]; mt != "IP" {
+		return nil, 0, fmt.Errorf("metric type %s is not supported for sparse index, only IP is", mt)
+	}
+	p, err := sparse.ParseBuildParams(indexType, idx.Params)
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
+		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID())}, field)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, ok := c.(*column.SparseVectors)
+	if !ok {
+		return nil, 0, fmt.Errorf("field %q did not read as sparse vectors", field.GetName())
+	}
+	x, err := sparse.Build(rows.Data, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	return n.storeIndex(ctx, task, seg, p.Kind.String(), x)
+}

@@ -1,0 +1,485 @@
+package sparse
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/strata-db/strata/internal/index"
+)
+
+// Index is an inverted index over the sparse rows of one segment: one
+// posting list per dimension (rows ascending, with their values and the
+// largest absolute value of the list) plus the rows themselves, which exact
+// refinement needs when values were dropped.
+//
+// Search is safe for concurrent use; an Index is immutable after Build or
+// Unmarshal.
+type Index struct {
+	kind           Kind
+	dropRatioBuild float32
+	dropped        bool // some values were left out of the posting lists
+
+	// Forward rows: row r holds fwdIdx/fwdVal[rowOff[r]:rowOff[r+1]].
+	rowOff []uint64
+	fwdIdx []uint32
+	fwdVal []float32
+
+	// Posting lists: list l is dimension dims[l] (ascending) and holds
+	// postRow/postVal[listOff[l]:listOff[l+1]], rows ascending.
+	dims    []uint32
+	listOff []uint64
+	maxAbs  []float32
+	postRow []uint32
+	postVal []float32
+
+	// Block maxima (derived, not stored): list l's blocks are
+	// blockMax[blockOff[l]:blockOff[l+1]], see buildBlocks.
+	blockOff []uint64
+	blockMax []float32
+
+	scratch sync.Pool // *scratch
+}
+
+// scratch is the per-search accumulator of the term-at-a-time search.
+type scratch struct {
+	scores  []float32
+	seen    []bool
+	touched []uint32
+}
+
+// Build indexes rows (each in the Milvus wire format; see Validate, which
+// Build applies to every row).
+func Build(rows [][]byte, p BuildParams) (*Index, error) {
+	if p.DropRatioBuild < 0 || p.DropRatioBuild >= 1 {
+		return nil, fmt.Errorf("sparse: invalid drop_ratio_build: %v, must be in range [0, 1)", p.DropRatioBuild)
+	}
+	if p.Kind != Inverted && p.Kind != WAND {
+		return nil, fmt.Errorf("sparse: unknown index kind %d", p.Kind)
+	}
+	if uint64(len(rows)) >= math.MaxInt32 {
+		return nil, fmt.Errorf("sparse: %d rows is more than an index holds", len(rows))
+	}
+	x := &Index{kind: p.Kind, dropRatioBuild: float32(p.DropRatioBuild), rowOff: make([]uint64, 1, len(rows)+1)}
+	for r, row := range rows {
+		if err := Validate(row); err != nil {
+			return nil, fmt.Errorf("sparse: row %d: %w", r, err)
+		}
+		v := Decode(row)
+		x.fwdIdx = append(x.fwdIdx, v.Indices...)
+		x.fwdVal = append(x.fwdVal, v.Values...)
+		x.rowOff = append(x.rowOff, uint64(len(x.fwdIdx)))
+	}
+	threshold := dropThreshold(x.fwdVal, p.DropRatioBuild)
+	x.buildPostings(threshold)
+	x.buildBlocks()
+	return x, nil
+}
+
+// dropThreshold returns the absolute value below which the smallest ratio
+// of vals fall (0 when nothing is dropped).
+func dropThreshold(vals []float32, ratio float64) float32 {
+	n := int(ratio * float64(len(vals)))
+	if n <= 0 {
+		return 0
+	}
+	abs := make([]float32, len(vals))
+	for i, v := range vals {
+		abs[i] = float32(math.Abs(float64(v)))
+	}
+	slices.Sort(abs)
+	return abs[n]
+}
+
+// buildPostings transposes the forward rows into posting lists, leaving out
+// values whose absolute value is below threshold.
+func (x *Index) buildPostings(threshold float32) {
+	keep := func(v float32) bool { return float32(math.Abs(float64(v))) >= threshold }
+	counts := map[uint32]uint64{}
+	for _, i := range x.fwdIdx {
+		counts[i]++
+	}
+	x.dims = make([]uint32, 0, len(counts))
+	for d := range counts {
+		x.dims = append(x.dims, d)
+	}
+	slices.Sort(x.dims)
+	slot := make(map[uint32]int, len(x.dims))
+	x.listOff = make([]uint64, len(x.dims)+1)
+	for l, d := range x.dims {
+		slot[d] = l
+	}
+	var kept uint64
+	sizes := make([]uint64, len(x.dims))
+	for j, d := range x.fwdIdx {
+		if keep(x.fwdVal[j]) {
+			sizes[slot[d]]++
+			kept++
+		}
+	}
+	x.dropped = kept < uint64(len(x.fwdIdx))
+	for l, s := range sizes {
+		x.listOff[l+1] = x.listOff[l] + s
+	}
+	x.postRow = make([]uint32, kept)
+	x.postVal = make([]float32, kept)
+	x.maxAbs = make([]float32, len(x.dims))
+	fill := slices.Clone(x.listOff[:len(x.dims)])
+	for r := 0; r+1 < len(x.rowOff); r++ {
+		for j := x.rowOff[r]; j < x.rowOff[r+1]; j++ {
+			v := x.fwdVal[j]
+			if !keep(v) {
+				continue
+			}
+			l := slot[x.fwdIdx[j]]
+			x.postRow[fill[l]] = uint32(r)
+			x.postVal[fill[l]] = v
+			fill[l]++
+			x.maxAbs[l] = max(x.maxAbs[l], float32(math.Abs(float64(v))))
+		}
+	}
+}
+
+// Kind returns the index's search algorithm.
+func (x *Index) Kind() Kind { return x.kind }
+
+// DropRatioBuild returns the build parameter the index was built with.
+func (x *Index) DropRatioBuild() float64 { return float64(x.dropRatioBuild) }
+
+// Len returns the number of indexed rows.
+func (x *Index) Len() int { return len(x.rowOff) - 1 }
+
+// MemoryBytes estimates the bytes the index holds.
+func (x *Index) MemoryBytes() int64 {
+	return int64(8*len(x.rowOff) + 8*len(x.fwdIdx) + 12*len(x.dims) + 8*len(x.listOff) + 8*len(x.postRow) +
+		8*len(x.blockOff) + 4*len(x.blockMax))
+}
+
+// row returns row r as a Vector sharing the index's memory.
+func (x *Index) row(r uint32) Vector {
+	lo, hi := x.rowOff[r], x.rowOff[r+1]
+	return Vector{Indices: x.fwdIdx[lo:hi], Values: x.fwdVal[lo:hi]}
+}
+
+// term is one query dimension present in the index.
+type term struct {
+	list int     // posting list
+	q    float32 // query value
+}
+
+// ErrBadQuery is returned for a query vector that is not a valid sparse
+// vector (unsorted indices, mismatched lengths, non-finite values).
+var ErrBadQuery = errors.New("sparse: invalid query vector")
+
+// Search returns the k best rows by inner product with q, best first, ties
+// by ascending row. Only rows with a positive score are hits, as with
+// Milvus: a row that shares no dimension with the query is never returned.
+// allowed, when non-nil, has Len() entries and masks rows out.
+//
+// With no values dropped (drop_ratio_build and drop_ratio_search 0) the
+// result equals an exact search, for both kinds. Otherwise the search
+// collects k×RefineFactor candidates from the pruned lists and query and
+// rescores them exactly with the full rows.
+func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index.Hit, error) {
+	if k < 0 {
+		return nil, fmt.Errorf("sparse: k %d is negative", k)
+	}
+	if err := CheckDropRatioSearch(p.DropRatioSearch); err != nil {
+		return nil, fmt.Errorf("sparse: %w", err)
+	}
+	if p.RefineFactor < 0 {
+		return nil, fmt.Errorf("sparse: refine_factor %d is negative", p.RefineFactor)
+	}
+	if allowed != nil && len(allowed) != x.Len() {
+		return nil, fmt.Errorf("sparse: allowed has %d entries, the index %d rows", len(allowed), x.Len())
+	}
+	if len(q.Indices) != len(q.Values) {
+		return nil, fmt.Errorf("%w: %d indices and %d values", ErrBadQuery, len(q.Indices), len(q.Values))
+	}
+	for i := 1; i < len(q.Indices); i++ {
+		if q.Indices[i] <= q.Indices[i-1] {
+			return nil, fmt.Errorf("%w: indices are not strictly ascending", ErrBadQuery)
+		}
+	}
+	if k == 0 || len(q.Indices) == 0 || x.Len() == 0 {
+		return nil, nil
+	}
+	terms, droppedQ := x.terms(q, p.DropRatioSearch)
+	kk := k
+	refine := x.dropped || droppedQ
+	if refine {
+		rf := p.RefineFactor
+		if rf == 0 {
+			rf = DefaultRefineFactor
+		}
+		kk = k * rf
+	}
+	var hits []index.Hit
+	if x.kind == WAND {
+		hits, _ = x.searchWAND(terms, kk, allowed)
+	} else {
+		hits = x.searchInverted(terms, kk, allowed)
+	}
+	if !refine {
+		return hits, nil
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if s := Dot(q, x.row(uint32(h.Row))); s > 0 {
+			out = append(out, index.Hit{Row: h.Row, Score: s})
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	index.SortHits(out, index.IP)
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// terms maps the query's dimensions to posting lists, in ascending
+// dimension order, leaving out the smallest ratio of the query's values
+// (by absolute value). It reports whether any query value was dropped.
+func (x *Index) terms(q Vector, ratio float64) ([]term, bool) {
+	threshold := dropThreshold(q.Values, ratio)
+	terms := make([]term, 0, len(q.Indices))
+	dropped := false
+	for i, d := range q.Indices {
+		v := q.Values[i]
+		if float32(math.Abs(float64(v))) < threshold {
+			dropped = true
+			continue
+		}
+		if v == 0 {
+			continue
+		}
+		l := sort.Search(len(x.dims), func(j int) bool { return x.dims[j] >= d })
+		if l < len(x.dims) && x.dims[l] == d && x.listOff[l] < x.listOff[l+1] {
+			terms = append(terms, term{list: l, q: v})
+		}
+	}
+	return terms, dropped
+}
+
+func (x *Index) getScratch() *scratch {
+	if s, ok := x.scratch.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{scores: make([]float32, x.Len()), seen: make([]bool, x.Len())}
+}
+
+// searchInverted accumulates the score of every row in the query's posting
+// lists, term by term in ascending dimension order, then selects the top k.
+func (x *Index) searchInverted(terms []term, k int, allowed []bool) []index.Hit {
+	s := x.getScratch()
+	defer x.scratch.Put(s)
+	s.touched = s.touched[:0]
+	for _, t := range terms {
+		lo, hi := x.listOff[t.list], x.listOff[t.list+1]
+		rows, vals := x.postRow[lo:hi], x.postVal[lo:hi]
+		for i, r := range rows {
+			if !s.seen[r] {
+				s.seen[r] = true
+				s.touched = append(s.touched, r)
+			}
+			s.scores[r] += float32(t.q * vals[i])
+		}
+	}
+	top := newTopK(k)
+	for _, r := range s.touched {
+		sc := s.scores[r]
+		s.scores[r], s.seen[r] = 0, false
+		if sc > 0 && (allowed == nil || allowed[r]) {
+			top.offer(r, sc)
+		}
+	}
+	return top.sorted()
+}
+
+// cursor walks one posting list for WAND.
+type cursor struct {
+	term  int     // position in the query's terms (ascending dimension)
+	list  int     // posting list
+	start uint64  // first posting of the list
+	pos   uint64  // current posting
+	end   uint64  // end of the list
+	q     float64 // |query value|
+	ub    float64 // upper bound of the term's contribution
+	row   uint32  // current row (exhausted when pos == end)
+}
+
+const exhausted = math.MaxUint32
+
+// blockSize is the number of postings that share one block maximum.
+const blockSize = 64
+
+// buildBlocks derives the block maxima of every posting list: block b of
+// list l covers postings listOff[l]+b*blockSize onwards.
+func (x *Index) buildBlocks() {
+	x.blockOff = make([]uint64, len(x.dims)+1)
+	for l := range x.dims {
+		n := x.listOff[l+1] - x.listOff[l]
+		x.blockOff[l+1] = x.blockOff[l] + (n+blockSize-1)/blockSize
+	}
+	x.blockMax = make([]float32, x.blockOff[len(x.dims)])
+	for l := range x.dims {
+		for j := x.listOff[l]; j < x.listOff[l+1]; j++ {
+			b := x.blockOff[l] + (j-x.listOff[l])/blockSize
+			x.blockMax[b] = max(x.blockMax[b], float32(math.Abs(float64(x.postVal[j]))))
+		}
+	}
+}
+
+// blockAt returns, for cursor c, the upper bound of the block holding the
+// first posting with row >= target and the last row of that block, without
+// moving the cursor. ok is false when no posting has row >= target.
+func (x *Index) blockAt(c *cursor, target uint32) (ub float64, last uint32, ok bool) {
+	first := x.blockOff[c.list]
+	for b := (c.pos - c.start) / blockSize; first+b < x.blockOff[c.list+1]; b++ {
+		if l := x.postRow[min(c.start+(b+1)*blockSize, c.end)-1]; l >= target {
+			return c.q * float64(x.blockMax[first+b]), l, true
+		}
+	}
+	return 0, 0, false
+}
+
+// searchWAND is document-at-a-time block-max WAND. Cursors stay sorted by
+// their current row. The pivot is the first cursor at which the summed
+// list upper bounds exceed the current k-th score; rows before the pivot
+// row cannot make the top k and are skipped. The pivot row is then checked
+// against the tighter bounds of the blocks that hold it: if even those
+// cannot beat the k-th score, every row up to the end of the shortest of
+// those blocks is skipped too. Skips move cursors with a galloping search.
+// It also returns how many rows it scored.
+func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, int) {
+	curs := make([]cursor, len(terms))
+	cs := make([]*cursor, len(terms)) // sorted by current row
+	for i, t := range terms {
+		q := math.Abs(float64(t.q))
+		curs[i] = cursor{term: i, list: t.list, start: x.listOff[t.list], pos: x.listOff[t.list], end: x.listOff[t.list+1],
+			q: q, ub: q * float64(x.maxAbs[t.list]), row: x.postRow[x.listOff[t.list]]}
+		cs[i] = &curs[i]
+	}
+	sortCursors(cs)
+	top := newTopK(k)
+	at := make([]*cursor, 0, len(terms)) // the cursors on the pivot row
+	scored := 0
+	for {
+		// A row must score above the threshold. Upper bounds are summed in
+		// float64 and compared with a slightly lowered threshold, so that
+		// rounding never prunes a row whose float32 score would qualify.
+		limit := (top.threshold() - 1e-30) / (1 + 1e-6)
+		var acc float64
+		pivot := -1
+		for i, c := range cs {
+			if c.row == exhausted {
+				break
+			}
+			acc += c.ub
+			if acc > limit {
+				pivot = i
+				break
+			}
+		}
+		if pivot < 0 {
+			break
+		}
+		prow := cs[pivot].row
+		last := pivot // the last cursor on the pivot row
+		for last+1 < len(cs) && cs[last+1].row == prow {
+			last++
+		}
+		// Block-max check of the pivot row over the cursors up to last.
+		var bub float64
+		next := uint32(exhausted) // the first row the blocks do not cover
+		if last+1 < len(cs) {
+			next = cs[last+1].row
+		}
+		for _, c := range cs[:last+1] {
+			if ub, l, ok := x.blockAt(c, prow); ok {
+				bub += ub
+				if l < next-1 {
+					next = l + 1
+				}
+			}
+		}
+		switch {
+		case bub <= limit:
+			// No row in [prow, next) can beat the k-th score.
+			for _, c := range cs[:last+1] {
+				x.advance(c, next)
+			}
+		case cs[0].row == prow:
+			scored++
+			at = append(at[:0], cs[:last+1]...)
+			if allowed == nil || allowed[prow] {
+				// Add in ascending dimension order, as every other path does.
+				for i := 1; i < len(at); i++ {
+					for j := i; j > 0 && at[j].term < at[j-1].term; j-- {
+						at[j], at[j-1] = at[j-1], at[j]
+					}
+				}
+				var sc float32
+				for _, c := range at {
+					sc += float32(terms[c.term].q * x.postVal[c.pos])
+				}
+				if sc > 0 {
+					top.offer(prow, sc)
+				}
+			}
+			for _, c := range at {
+				x.advance(c, prow+1)
+			}
+		default:
+			for _, c := range cs[:pivot] {
+				x.advance(c, prow)
+			}
+		}
+		sortCursors(cs)
+	}
+	return top.sorted(), scored
+}
+
+// advance moves c to its first posting with row >= target, galloping.
+func (x *Index) advance(c *cursor, target uint32) {
+	if c.row >= target {
+		return
+	}
+	if next := c.pos + 1; next < c.end && x.postRow[next] >= target {
+		c.pos, c.row = next, x.postRow[next] // the common one-step move
+		return
+	}
+	// postRow[lo] < target; gallop until postRow[hi] >= target or the end.
+	step := uint64(1)
+	lo := c.pos
+	hi := lo + step
+	for hi < c.end && x.postRow[hi] < target {
+		lo = hi
+		step *= 2
+		hi = lo + step
+	}
+	hi = min(hi, c.end-1)
+	// the first position in (lo, hi] with row >= target, else hi+1
+	i := sort.Search(int(hi-lo), func(j int) bool { return x.postRow[lo+1+uint64(j)] >= target })
+	c.pos = lo + 1 + uint64(i)
+	if c.pos >= c.end {
+		c.pos, c.row = c.end, exhausted
+		return
+	}
+	c.row = x.postRow[c.pos]
+}
+
+// sortCursors orders cursors by current row (insertion sort: the order
+// changes little between steps).
+func sortCursors(cs []*cursor) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].row < cs[j-1].row; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}

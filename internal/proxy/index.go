@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/hnsw"
+	"github.com/strata-db/strata/internal/index/scalar"
+)
+
+// checkScalarIndex validates a scalar index request as Milvus does and
+// returns the index type to record: an empty type means INVERTED, and
+// AUTOINDEX is checked (and built) as INVERTED.
+func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
+	if it == "" {
+		it = "INVERTED"
+	}
+	kind, ok := scalar.ParseKind(it)
+	if it == "AUTOINDEX" {
+		kind, ok = scalar.Inverted, true
+	}
+	if !ok {
+		if vectorIndexTypes[it] {
+			return "", errcode.Invalid("index type %s is for vector fields; field %s is %s: use INVERTED, STL_SORT, BITMAP or Trie",
+				it, f.GetName(), f.GetDataType())
+		}
+		return "", errcode.Invalid("invalid index type: %s", it)
+	}
+	if err := scalar.Check(kind, f, params); err != nil {
+		return "", errcode.Invalid("%v", err)
+	}
+	return it, nil
+}
+
+// vectorIndexTypeError explains why it cannot index the vector field f.
+func vectorIndexTypeError(f *schemapb.FieldSchema, it string) error {
+	if _, ok := scalar.ParseKind(it); ok {
+		return errcode.Invalid("index type %s is for scalar fields; field %s is %s: use a vector index type such as HNSW, IVF_FLAT or AUTOINDEX",
+			it, f.GetName(), f.GetDataType())
+	}
+	return errcode.Invalid("invalid index type: %s", it)
+}
+
+// checkHNSWParams checks HNSW build parameters at CreateIndex time, so an
+// out-of-range M or efConstruction is an error rather than a failed build.
+func checkHNSWParams(it string, params map[string]string) error {
+	if it != "HNSW" {
+		return nil
+	}
+	if _, err := hnsw.ParseParams(params); err != nil {
+		return errcode.Invalid("%v", err)
+	}
+	return nil
+}
+
+// checkIndexProperty checks a property AlterIndex sets: only the keys
+// catalog.IsConfigurableIndexParam allows, mmap.enabled taking a bool.
+func checkIndexProperty(key, value string) error {
+	if !catalog.IsConfigurableIndexParam(key) {
+		return errcode.Invalid("%s is not configable index param", key)
+	}
+	if _, err := strconv.ParseBool(value); err != nil {
+		return errcode.Invalid("%s %q should be true or false", key, value)
+	}
+	return nil
+}
+
+// AlterIndex sets or deletes configurable properties (mmap.enabled) of an
+// index of a released collection; DescribeIndex shows them among the params.
+func (p *Proxy) AlterIndex(ctx context.Context, req *milvuspb.AlterIndexRequest) (*commonpb.Status, error) {
+	set := map[string]string{}
+	for _, kv := range req.GetExtraParams() {
+		if err := checkIndexProperty(kv.GetKey(), kv.GetValue()); err != nil {
+			return errcode.Status(err), nil
+		}
+		set[kv.GetKey()] = kv.GetValue()
+	}
+	for _, k := range req.GetDeleteKeys() {
+		if !catalog.IsConfigurableIndexParam(k) {
+			return errcode.Status(errcode.Invalid("%s is not configable index param", k)), nil
+		}
+	}
+	if len(set) == 0 && len(req.GetDeleteKeys()) == 0 {
+		return errcode.Status(errcode.Invalid("no index property to alter: give extra_params or delete_keys")), nil
+	}
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if req.GetIndexName() == "" {
+		return errcode.Status(errcode.Invalid("index name is empty")), nil
+	}
+	if loaded, _ := p.query.Loaded(col.ID); loaded {
+		return errcode.Status(errcode.New(errcode.CollectionLoaded,
+			"can't alter index on loaded collection, please release the collection first: collection already loaded[collection=%s]",
+			col.Name)), nil
+	}
+	return errcode.Status(p.data.AlterIndex(ctx, col.ID, req.GetIndexName(), set, req.GetDeleteKeys())), nil
+}

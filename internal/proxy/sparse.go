@@ -1,0 +1,130 @@
+package proxy
+
+import (
+	"strings"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/sparse"
+	"github.com/strata-db/strata/internal/plan"
+)
+
+// checkSparseRows validates every row of a sparse vector column as Milvus
+// does (sparse.Validate) and sets the column's dim to the largest index
+// plus one, whatever dim the client sent.
+func checkSparseRows(f *schemapb.FieldSchema, c *column.SparseVectors) error {
+	c.Dim = 0
+	for i, row := range c.Data {
+		if err := sparse.Validate(row); err != nil {
+			return errcode.Invalid("field %q: row %d: %v", f.GetName(), i, err)
+		}
+		c.Dim = max(c.Dim, sparse.Dim(row))
+	}
+	return nil
+}
+
+// parseSparsePlaceholder decodes the query vectors of a search on a sparse
+// field, each validated like an inserted row.
+func parseSparsePlaceholder(ph *commonpb.PlaceholderValue) ([][]byte, error) {
+	if ph.GetType() != commonpb.PlaceholderType_SparseFloatVector {
+		return nil, errcode.Invalid("query vectors of type %s do not match the sparse float vector field", ph.GetType())
+	}
+	if len(ph.GetValues()) == 0 {
+		return nil, errcode.Invalid("no query vectors were sent")
+	}
+	for i, row := range ph.GetValues() {
+		if err := sparse.Validate(row); err != nil {
+			return nil, errcode.Invalid("query vector %d: %v", i, err)
+		}
+	}
+	return ph.GetValues(), nil
+}
+
+// sparseQueries returns the query vectors of a search on a sparse field.
+func sparseQueries(req *milvuspb.SearchRequest) ([][]byte, error) {
+	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
+		return nil, errcode.Invalid("searching a sparse float vector field by primary key is not supported")
+	}
+	pg := &commonpb.PlaceholderGroup{}
+	if err := proto.Unmarshal(req.GetPlaceholderGroup(), pg); err != nil {
+		return nil, errcode.Invalid("the placeholder group is malformed: %v", err)
+	}
+	if len(pg.GetPlaceholders()) != 1 {
+		return nil, errcode.Invalid("expected one placeholder, got %d", len(pg.GetPlaceholders()))
+	}
+	return parseSparsePlaceholder(pg.GetPlaceholders()[0])
+}
+
+// checkSparseMetric applies the metric rules of sparse fields: IP is the
+// default and the only metric supported (Milvus also has BM25, for
+// full-text search, which Strata does not implement).
+func checkSparseMetric(isSparse bool, metric *string, indexMetric string) error {
+	if !isSparse {
+		return nil
+	}
+	if *metric == "" && indexMetric == "" {
+		*metric = plan.MetricIP
+	}
+	if m := *metric; m != "" && m != plan.MetricIP {
+		return errcode.Invalid("metric type %s is not supported for sparse float vectors, supported: [IP]", m)
+	}
+	return nil
+}
+
+// parseSparseSearchParams reads the sparse index search parameters:
+// drop_ratio_search, a number in [0, 1), and refine_factor, a positive
+// integer.
+func parseSparseSearchParams(m map[string]any, sreq *plan.Search) error {
+	if v, found := m["drop_ratio_search"]; found {
+		f, ok := toFloat(v)
+		if !ok {
+			return errcode.Invalid("invalid drop_ratio_search: %v, must be in range [0, 1)", v)
+		}
+		if err := sparse.CheckDropRatioSearch(f); err != nil {
+			return errcode.Invalid("%v", err)
+		}
+		sreq.DropRatioSearch = f
+	}
+	if v, found := m["refine_factor"]; found {
+		f, ok := toFloat(v)
+		if !ok || f < 1 || f != float64(int(f)) || f > 1<<16 {
+			return errcode.Invalid("refine_factor %v should be a positive integer", v)
+		}
+		sreq.RefineFactor = int(f)
+	}
+	return nil
+}
+
+// checkSparseIndex validates CreateIndex parameters for a sparse field, or
+// a sparse index type asked for on another field, and returns the index
+// type to record. AUTOINDEX builds SPARSE_INVERTED_INDEX; the metric is IP
+// (the default); drop_ratio_build must be in [0, 1).
+func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
+	if f.GetDataType() != schemapb.DataType_SparseFloatVector {
+		return "", errcode.Invalid("index type %s is only supported for sparse float vector fields, field %q is %s",
+			it, f.GetName(), f.GetDataType())
+	}
+	if it == "" {
+		it = "AUTOINDEX"
+	}
+	if _, ok := sparse.ParseKind(it); !ok {
+		return "", errcode.Invalid("invalid index type: %s, sparse float vector fields support SPARSE_INVERTED_INDEX, SPARSE_WAND and AUTOINDEX", it)
+	}
+	mt := strings.ToUpper(params["metric_type"])
+	if mt == "" {
+		mt = plan.MetricIP
+	}
+	if mt != plan.MetricIP {
+		return "", errcode.Invalid("metric type %s is not supported for sparse index, only IP is the supported metric type", params["metric_type"])
+	}
+	params["metric_type"] = mt
+	if _, err := sparse.ParseBuildParams(it, params); err != nil {
+		return "", errcode.Invalid("%v", err)
+	}
+	return it, nil
+}

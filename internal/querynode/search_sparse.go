@@ -1,0 +1,70 @@
+package querynode
+
+import (
+	"bytes"
+
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/sparse"
+	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/segment"
+)
+
+// decodeAttached decodes an index file by its file key (the index type the
+// data node built): a sparse index or a dense one.
+func decodeAttached(fileKey string, data []byte) (*attachedIndex, error) {
+	if sparse.IsIndexType(fileKey) {
+		x, err := sparse.Unmarshal(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		return &attachedIndex{sparse: x}, nil
+	}
+	return decodeIndex(fileKey, data)
+}
+
+// searchSparse searches one segment view for the sparse query vectors of
+// req: through the segment's sparse index when it has one and the request
+// is a plain top-k, otherwise exactly (inner product with every row). Only
+// rows with a positive score are hits, as in Milvus and in the index.
+func searchSparse(v *segment.View, req *plan.Search, mask []bool, si int, pkCol column.Column,
+	heaps []*hitHeap, groupCands [][]candidate,
+) error {
+	queries := make([]sparse.Vector, len(req.Sparse))
+	for q, row := range req.Sparse {
+		queries[q] = sparse.Decode(row)
+	}
+	if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.sparse != nil && ai.metric == req.Metric &&
+		!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
+		p := sparse.SearchParams{DropRatioSearch: req.DropRatioSearch, RefineFactor: req.RefineFactor}
+		for q, qv := range queries {
+			hits, err := ai.sparse.Search(qv, req.TopK, p, mask)
+			if err != nil {
+				return errcode.Invalid("%v", err)
+			}
+			for _, hit := range hits {
+				row := int(hit.Row)
+				heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}, req.TopK)
+			}
+		}
+		return nil
+	}
+	col, ok := v.Column(req.FieldID).(*column.SparseVectors)
+	if !ok {
+		return errcode.Invalid("field %d is not a sparse float vector field", req.FieldID)
+	}
+	n := v.Len()
+	scores := make([]float32, n)
+	hit := make([]bool, n)
+	for q, qv := range queries {
+		for row := 0; row < n; row++ {
+			hit[row] = false
+			if mask[row] {
+				scores[row] = sparse.DotRow(qv, col.Data[row])
+				hit[row] = scores[row] > 0
+			}
+		}
+		collectScores(v, req, si, pkCol, hit, scores, heaps[q], &groupCands[q])
+	}
+	return nil
+}
