@@ -122,8 +122,9 @@ func Build(vectors []byte, dim int, metric index.Metric, cfg Config) (*Index, er
 	x.centroids = x.train(train, rng)
 	labels := make([]int32, n)
 	parallelFor(n, func(lo, hi int) {
+		buf := make([]float32, nlist)
 		for i := lo; i < hi; i++ {
-			labels[i] = x.nearest(vectors[i*w : (i+1)*w])
+			labels[i] = x.nearest(vectors[i*w:(i+1)*w], buf)
 		}
 	})
 	x.offsets = make([]uint32, nlist+1)
@@ -153,12 +154,22 @@ func (x *Index) dist(a, b []byte) float32 {
 	return float32(distance.Hamming(a, b))
 }
 
-// nearest returns the list whose centroid is nearest to v, the lowest on ties.
-func (x *Index) nearest(v []byte) int32 {
-	w := x.width
+// distBatch fills out[i] with the metric between q and row i of data.
+func (x *Index) distBatch(q, data []byte, out []float32) {
+	if x.metric == index.Jaccard {
+		distance.JaccardBatch(q, data, out)
+		return
+	}
+	distance.HammingBatch(q, data, out)
+}
+
+// nearest returns the list whose centroid is nearest to v, the lowest on
+// ties; buf is scratch of nlist entries.
+func (x *Index) nearest(v []byte, buf []float32) int32 {
+	x.distBatch(v, x.centroids, buf)
 	best, bestD := int32(0), float32(math.Inf(1))
-	for l := range len(x.centroids) / w {
-		if d := x.dist(v, x.centroids[l*w:(l+1)*w]); d < bestD {
+	for l, d := range buf {
+		if d < bestD {
 			best, bestD = int32(l), d
 		}
 	}
@@ -186,8 +197,9 @@ func (x *Index) train(sample []byte, rng *rand.Rand) []byte {
 	sizes := make([]int32, nlist)
 	for range iterations {
 		parallelFor(m, func(lo, hi int) {
+			buf := make([]float32, nlist)
 			for i := lo; i < hi; i++ {
-				labels[i] = x.nearest(sample[i*w : (i+1)*w])
+				labels[i] = x.nearest(sample[i*w:(i+1)*w], buf)
 			}
 		})
 		clear(counts)

@@ -12,6 +12,7 @@ import (
 type scratch struct {
 	lists []index.Hit // the nprobe nearest lists, a max-heap (Row = list)
 	res   []index.Hit // the best rows so far, a max-heap on (Score, Row)
+	dists []float32   // the distances of one list's rows
 }
 
 // worse reports whether a ranks after b: a larger distance, or an equal one
@@ -107,12 +108,15 @@ func (x *Index) SearchBinary(q []byte, k int, params index.SearchParams, allowed
 // scan offers every allowed row of list l to the top-k heap.
 func (x *Index) scan(q []byte, l, k int, allowed []bool, s *scratch) {
 	w := x.width
-	for p := int(x.offsets[l]); p < int(x.offsets[l+1]); p++ {
-		r := x.rows[p]
+	lo, hi := int(x.offsets[l]), int(x.offsets[l+1])
+	s.dists = slices.Grow(s.dists[:0], hi-lo)[:hi-lo]
+	x.distBatch(q, x.vecs[lo*w:hi*w], s.dists)
+	for i, d := range s.dists {
+		r := x.rows[lo+i]
 		if allowed != nil && !allowed[r] {
 			continue
 		}
-		s.res = offer(s.res, k, index.Hit{Row: r, Score: x.dist(q, x.vecs[p*w:(p+1)*w])})
+		s.res = offer(s.res, k, index.Hit{Row: r, Score: d})
 	}
 }
 

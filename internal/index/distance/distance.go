@@ -114,3 +114,33 @@ func Jaccard(a, b []byte) float32 {
 	checkLen(len(a), len(b))
 	return impl.jaccard(a, b)
 }
+
+// HammingBatch computes, for a packed query q and data holding len(out)
+// contiguous rows of len(q) bytes, out[i] = Hamming(q, row i). It panics
+// unless len(data) == len(q)*len(out).
+func HammingBatch(q, data []byte, out []float32) {
+	w := checkBatch(len(q), len(data), len(out))
+	if w == 0 {
+		clear(out)
+		return
+	}
+	h := impl.hamming
+	for i := range out {
+		out[i] = float32(h(q, data[i*w:(i+1)*w]))
+	}
+}
+
+// JaccardBatch computes, for a packed query q and data holding len(out)
+// contiguous rows of len(q) bytes, out[i] = Jaccard(q, row i). It panics
+// unless len(data) == len(q)*len(out).
+func JaccardBatch(q, data []byte, out []float32) {
+	w := checkBatch(len(q), len(data), len(out))
+	if w == 0 {
+		clear(out)
+		return
+	}
+	j := impl.jaccard
+	for i := range out {
+		out[i] = j(q, data[i*w:(i+1)*w])
+	}
+}

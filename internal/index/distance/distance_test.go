@@ -320,3 +320,27 @@ func TestBinaryKernels(t *testing.T) {
 		})
 	}
 }
+
+func TestBinaryBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, w := range []int{0, 1, 8, 13, 64, 100} {
+		const n = 9
+		q, data := make([]byte, w), make([]byte, w*n)
+		for i := range q {
+			q[i] = byte(r.Uint32())
+		}
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		hs, js := make([]float32, n), make([]float32, n)
+		HammingBatch(q, data, hs)
+		JaccardBatch(q, data, js)
+		for i := range n {
+			row := data[i*w : (i+1)*w]
+			require.Equal(t, float32(Hamming(q, row)), hs[i], "w=%d row %d", w, i)
+			require.Equal(t, Jaccard(q, row), js[i], "w=%d row %d", w, i)
+		}
+	}
+	require.Panics(t, func() { HammingBatch([]byte{1}, []byte{1, 2}, make([]float32, 1)) })
+	require.Panics(t, func() { JaccardBatch(nil, []byte{1}, nil) })
+}
