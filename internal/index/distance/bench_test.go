@@ -153,3 +153,26 @@ func BenchmarkHamming(b *testing.B) {
 func BenchmarkJaccard(b *testing.B) {
 	benchBinary(b, func(k binaryKernel) func(a, b []byte) float32 { return k.jaccard })
 }
+
+// BenchmarkHammingBatch scores one query against 1,000 rows per operation
+// (the inner loop of BIN_IVF_FLAT lists and exact binary search).
+func BenchmarkHammingBatch(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, k := range availableKernels() {
+		for _, nbits := range []int{256, 784, 2048} {
+			b.Run(fmt.Sprintf("%s/%s/bits=%d", k.name, k.binName, nbits), func(b *testing.B) {
+				w := nbits / 8
+				q, data := make([]byte, w), make([]byte, 1000*w)
+				for i := range data {
+					data[i] = byte(r.Uint32())
+				}
+				out := make([]float32, 1000)
+				clk := startCPU(b, int64(len(data)))
+				for b.Loop() {
+					k.hammingBatch(q, data, out)
+				}
+				clk.stop(b, int64(len(data)))
+			})
+		}
+	}
+}

@@ -260,3 +260,62 @@ reduce:
 	MOVQ AX, inter+48(FP)
 	MOVQ DX, union+56(FP)
 	RET
+
+// func hammingBatchAVX512(q, data []byte, out []float32)
+// out[i] = popcount(q XOR row i), where data holds len(out) rows of len(q)
+// bytes. Requires len(q) > 0, len(data) == len(q)*len(out), AVX512F,
+// AVX512BW and AVX512_VPOPCNTDQ. Each row is counted in 64-byte blocks and
+// a byte-masked tail (the mask, for len(q)%64 bytes, is set once).
+TEXT ·hammingBatchAVX512(SB), NOSPLIT, $0-72
+	MOVQ q_base+0(FP), R8
+	MOVQ q_len+8(FP), R9
+	MOVQ data_base+24(FP), DI
+	MOVQ out_base+48(FP), R10
+	MOVQ out_len+56(FP), R11
+	MOVQ R9, CX
+	ANDQ $63, CX
+	MOVQ CX, R13 // tail bytes
+	BYTEMASK
+	MOVQ R9, R12
+	SHRQ $6, R12 // whole blocks per row
+
+row:
+	TESTQ  R11, R11
+	JZ     done
+	MOVQ   R8, SI
+	MOVQ   R12, CX
+	VPXORQ Z0, Z0, Z0
+
+block:
+	TESTQ     CX, CX
+	JZ        tail
+	VMOVDQU64 (SI), Z2
+	VPXORQ    (DI), Z2, Z2
+	VPOPCNTQ  Z2, Z2
+	VPADDQ    Z2, Z0, Z0
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JMP       block
+
+tail:
+	TESTQ      R13, R13
+	JZ         store
+	VMOVDQU8.Z (SI), K1, Z2
+	VMOVDQU8.Z (DI), K1, Z3
+	VPXORQ     Z3, Z2, Z2
+	VPOPCNTQ   Z2, Z2
+	VPADDQ     Z2, Z0, Z0
+	ADDQ       R13, DI
+
+store:
+	HSUMQ(Z0, Y0, AX)
+	VCVTSI2SSQ AX, X1, X1
+	VMOVSS     X1, (R10)
+	ADDQ       $4, R10
+	DECQ       R11
+	JMP        row
+
+done:
+	VZEROUPPER
+	RET

@@ -45,6 +45,9 @@ func hammingAVX512(a, b []byte) int
 func jaccardCountsAVX512(a, b []byte) (inter, union int)
 
 //go:noescape
+func hammingBatchAVX512(q, data []byte, out []float32)
+
+//go:noescape
 func hammingBlocksAVX2(a, b []byte) int
 
 //go:noescape
@@ -149,15 +152,21 @@ func withHalf(k kernels) kernels {
 // VPOPCNTQ when the AVX-512 set includes it, else the AVX2 nibble lookup
 // (VPSHUFB), else scalar POPCNT, else Go.
 func withBinary(k kernels, allowAVX512 bool) kernels {
+	k.hammingBatch = nil
 	switch {
 	case allowAVX512 && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasAVX512BW:
 		k.binName, k.hamming, k.jaccard = "vpopcntq", hammingAVX512, jaccardAVX512
+		k.hammingBatch = hammingBatchAVX512
 	case cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT:
 		k.binName, k.hamming, k.jaccard = "vpshufb", hammingAVX2, jaccardAVX2
 	case cpu.X86.HasPOPCNT:
 		k.binName, k.hamming, k.jaccard = "popcnt", hammingPOPCNT, jaccardPOPCNT
 	default:
 		k.binName, k.hamming, k.jaccard = "generic", HammingGeneric, JaccardGeneric
+	}
+	if k.hammingBatch == nil {
+		h := k.hamming
+		k.hammingBatch = func(q, data []byte, out []float32) { hammingLoop(h, q, data, out) }
 	}
 	return k
 }

@@ -14,6 +14,8 @@ type kernels struct {
 	dotBatch func(q, data, out []float32)
 	hamming  func(a, b []byte) int
 	jaccard  func(a, b []byte) float32
+	// hammingBatch is HammingBatch for shapes already checked, len(q) > 0.
+	hammingBatch func(q, data []byte, out []float32)
 	// decodeF16, decodeBF16 and decodeI8 widen float16, bfloat16 and int8
 	// values to float32; shapes are already checked.
 	decodeF16  func(dst []float32, src []byte)
@@ -32,6 +34,8 @@ func genericKernels() kernels {
 		binName:  "generic",
 		hamming:  HammingGeneric,
 		jaccard:  JaccardGeneric,
+
+		hammingBatch: func(q, data []byte, out []float32) { hammingLoop(HammingGeneric, q, data, out) },
 
 		decodeF16:  DecodeFloat16Generic,
 		decodeBF16: DecodeBFloat16Generic,
@@ -124,7 +128,12 @@ func HammingBatch(q, data []byte, out []float32) {
 		clear(out)
 		return
 	}
-	h := impl.hamming
+	impl.hammingBatch(q, data, out)
+}
+
+// hammingLoop is a batch Hamming over a pairwise kernel.
+func hammingLoop(h func(a, b []byte) int, q, data []byte, out []float32) {
+	w := len(q)
 	for i := range out {
 		out[i] = float32(h(q, data[i*w:(i+1)*w]))
 	}

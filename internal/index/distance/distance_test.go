@@ -344,3 +344,29 @@ func TestBinaryBatch(t *testing.T) {
 	require.Panics(t, func() { HammingBatch([]byte{1}, []byte{1, 2}, make([]float32, 1)) })
 	require.Panics(t, func() { JaccardBatch(nil, []byte{1}, nil) })
 }
+
+// TestHammingBatchKernels holds every batch Hamming kernel to the pairwise
+// reference over many row widths (blocks and tails) and row counts.
+func TestHammingBatchKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, k := range availableKernels() {
+		t.Run(k.name+"/"+k.binName, func(t *testing.T) {
+			for w := 1; w <= 200; w++ {
+				for _, n := range []int{0, 1, 3} {
+					q, data := make([]byte, w), make([]byte, w*n)
+					for i := range q {
+						q[i] = byte(r.Uint32())
+					}
+					for i := range data {
+						data[i] = byte(r.Uint32())
+					}
+					out := make([]float32, n)
+					k.hammingBatch(q, data, out)
+					for i := range n {
+						require.Equal(t, float32(HammingGeneric(q, data[i*w:(i+1)*w])), out[i], "w=%d n=%d row %d", w, n, i)
+					}
+				}
+			}
+		})
+	}
+}

@@ -49,6 +49,21 @@ func TestKernelsStayInBounds(t *testing.T) {
 			require.Equal(t, xor, k.hamming(x, y), "%s n=%d", k.name, n)
 			require.Equal(t, wantJaccard(and, or), k.jaccard(x, y), "%s n=%d", k.name, n)
 		}
+		if n == 0 {
+			continue
+		}
+		// Batches whose last row ends at the guard page.
+		data := guardedBytes(t, 3*n)
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		out := make([]float32, 3)
+		for _, k := range availableKernels() {
+			k.hammingBatch(x, data, out)
+			for i := range out {
+				require.Equal(t, float32(HammingGeneric(x, data[i*n:(i+1)*n])), out[i], "%s batch n=%d row %d", k.name, n, i)
+			}
+		}
 	}
 	for n := 0; n <= 70; n++ {
 		a, b := guardedFloats(t, n), guardedFloats(t, n)
