@@ -126,4 +126,7 @@ def test_hybrid_search(client: MilvusClient, name):
                                                                param={"metric_type": "L2"}, limit=L)],
                              RRFRanker(), limit=3)
     assert e.value.code == 1100
+    with pytest.raises(MilvusException) as e:
+        client.hybrid_search(name, reqs, RRFRanker(), limit=3, group_by_field="g")
+    assert e.value.code == 1100
     client.drop_collection(name)

@@ -208,6 +208,9 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	if req.GetFunctionScore() != nil && len(req.GetFunctionScore().GetFunctions()) > 0 {
 		return searchError(errcode.Invalid("function score rerankers are not supported; use RRFRanker or WeightedRanker")), nil
 	}
+	if v, _ := kvGet(req.GetRankParams(), "group_by_field"); v != "" {
+		return searchError(errcode.Invalid("group_by_field is not supported in hybrid search")), nil
+	}
 	rk, err := parseRanker(req.GetRankParams(), len(subs))
 	if err != nil {
 		return searchError(err), nil
