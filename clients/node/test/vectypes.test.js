@@ -5,7 +5,7 @@
 // test_sparse.py).
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { DataType } = require('@zilliz/milvus2-sdk-node');
+const { DataType, RRFRanker, WeightedRanker } = require('@zilliz/milvus2-sdk-node');
 const { newClient, newName, ok } = require('./common');
 
 // Deterministic PRNG (mulberry32), as in common.js.
@@ -260,6 +260,67 @@ test('sparse vectors: dict, coo and csr rows with SPARSE_INVERTED_INDEX and SPAR
     assert.equal(neg.status.code, 1100);
     const badDrop = await c.search({ collection_name: name, data: [{ 1: 1 }], limit: 3, params: { drop_ratio_search: 1 } });
     assert.equal(badDrop.status.code, 1100);
+    ok(await c.dropCollection({ collection_name: name }));
+  } finally {
+    await c.dropCollection({ collection_name: name }).catch(() => {});
+    await c.closeConnection();
+  }
+});
+
+test('hybrid search: a dense and a sparse sub-search fused with RRFRanker and WeightedRanker', async () => {
+  const c = newClient();
+  const name = newName();
+  const DIM = 4;
+  const n = 200;
+  try {
+    ok(await c.createCollection({
+      collection_name: name,
+      fields: [
+        { name: 'pk', data_type: DataType.Int64, is_primary_key: true, autoID: false },
+        { name: 'g', data_type: DataType.Int32 },
+        { name: 'dv', data_type: DataType.FloatVector, dim: DIM },
+        { name: 'sv', data_type: DataType.SparseFloatVector },
+      ],
+      index_params: [
+        { field_name: 'dv', index_type: 'FLAT', metric_type: 'L2' },
+        { field_name: 'sv', index_type: 'SPARSE_INVERTED_INDEX', metric_type: 'IP' },
+      ],
+    }));
+    const r = rng(23);
+    const dense = Array.from({ length: n }, () => Array.from({ length: DIM }, () => f32(r() * 2 - 1)));
+    const sparse = Array.from({ length: n }, () => {
+      const row = {};
+      for (let j = 0; j < 5; j++) row[Math.floor(r() * 40)] = f32(r() + 0.05);
+      return row;
+    });
+    ok(await c.insert({ collection_name: name, data: dense.map((v, i) => ({ pk: i, g: i % 3, dv: v, sv: sparse[i] })) }));
+    const qd = [0.2, -0.1, 0.4, 0.0];
+    const qs = sparse[3];
+    const L = 10;
+    const l2s = dense.map(v => l2(v, qd));
+    const dots = sparse.map(row => sparseDot(row, qs));
+    const topRows = (scores, larger) => [...scores.keys()].filter(i => !larger || scores[i] > 0)
+      .sort((a, b) => (larger ? scores[b] - scores[a] : scores[a] - scores[b])).slice(0, L);
+    const dl = topRows(l2s, false);
+    const sl = topRows(dots, true);
+    const cases = [
+      [RRFRanker(20), (row) => [dl, sl].reduce((s, l) => s + (l.includes(row) ? 1 / (20 + l.indexOf(row) + 1) : 0), 0)],
+      // without norm_score, the L2 scores are turned larger-is-better (1 - 2 atan(d) / pi) because the metrics mix
+      [WeightedRanker([0.5, 0.5]), (row) => (dl.includes(row) ? 0.5 * (1 - 2 * Math.atan(l2s[row]) / Math.PI) : 0) +
+        (sl.includes(row) ? 0.5 * dots[row] : 0)],
+    ];
+    for (const [rerank, fused] of cases) {
+      const res = ok(await c.hybridSearch({
+        collection_name: name, limit: L, rerank, output_fields: ['pk', 'g'], consistency_level: 'Strong',
+        data: [
+          { data: qd, anns_field: 'dv', params: { metric_type: 'L2' } },
+          { data: qs, anns_field: 'sv' },
+        ],
+      }));
+      const candidates = [...new Set([...dl, ...sl])];
+      checkHits(res.results, fused, candidates, { larger: true, k: L, tol: 1e-5 });
+      for (const h of res.results) assert.equal(Number(h.g), Number(h.pk) % 3);
+    }
     ok(await c.dropCollection({ collection_name: name }));
   } finally {
     await c.dropCollection({ collection_name: name }).catch(() => {});
