@@ -27,7 +27,7 @@ for s in $suites; do
 done
 
 python=${PYTHON:-python3}
-command -v "$python" >/dev/null || fail "$python not found (the client suites need Python >= 3.9)"
+command -v "$python" >/dev/null || fail "$python not found (the client suites need Python >= 3.11)"
 
 req=clients/python/requirements.txt
 cache=${STRATA_CLIENTS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/strata-clients}

@@ -64,7 +64,7 @@ func TestIndexBadInput(t *testing.T) {
 		{"scalar index on a vector", "vec", map[string]string{"index_type": "INVERTED"}, []string{"INVERTED", "vec", "scalar"}},
 		{"vector index on a scalar", "price", map[string]string{"index_type": "HNSW"}, []string{"HNSW", "price"}},
 		{"unknown scalar index type", "price", map[string]string{"index_type": "BTREE"}, []string{"invalid index type", "BTREE"}},
-		{"STL_SORT on VarChar", "name", map[string]string{"index_type": "STL_SORT"}, []string{"STL_SORT", "numeric", "name"}},
+		{"STL_SORT on JSON", "meta", map[string]string{"index_type": "STL_SORT"}, []string{"STL_SORT", "numeric or varchar", "meta"}},
 		{"Trie on a number", "price", map[string]string{"index_type": "Trie"}, []string{"TRIE", "varchar", "price"}},
 		{"BITMAP on Double", "price", map[string]string{"index_type": "BITMAP"}, []string{"bitmap", "price", "Double"}},
 		{"BITMAP on the primary key", "id", map[string]string{"index_type": "BITMAP"}, []string{"primary key"}},

@@ -326,6 +326,8 @@ func TestSparseBadInput(t *testing.T) {
 		{index.NewSparseInvertedIndex(entity.IP, 1.3), "invalid drop_ratio_build: 1.3, must be in range [0, 1)"},
 		{index.NewSparseWANDIndex(entity.IP, -0.1), "invalid drop_ratio_build"},
 		{index.NewHNSWIndex(entity.IP, 16, 64), "invalid index type: HNSW"},
+		{index.NewGenericIndex("sv", map[string]string{"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "IP",
+			"inverted_index_algo": "daat_wand"}), "sparse inverted index algo daat_wand not found or not supported"},
 	} {
 		_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "sv", tc.idx))
 		require.ErrorContains(t, err, tc.err)

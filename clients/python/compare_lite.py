@@ -17,6 +17,7 @@ import enum
 import json
 import logging
 import random
+import struct
 import sys
 import time
 import uuid
@@ -40,6 +41,20 @@ def quick_rows(n, start=0, seed=1):
     colors = ["red", "green", "blue"]
     return [{"id": start + i, "vector": v, "color": colors[(start + i) % 3], "n": start + i}
             for i, v in enumerate(vectors(n, seed))]
+
+
+# Placeholders of the collections the flows create.
+COLLECTIONS = ("Q", "S", "V", "A", "SP", "B", "H", "X")
+
+
+def sparse_rows():
+    """8 sparse rows as {index: value} dicts (values exact in float32)."""
+    return [{"pk": i, "sv": {j: (i + j + 1) / 8 for j in range(i % 4, 12, 1 + i % 3)}, "g": i % 2} for i in range(8)]
+
+
+def float16_bytes(values):
+    """Little-endian IEEE half-precision bytes (no numpy: the lite environment pins only pymilvus's deps)."""
+    return b"".join(struct.pack("<e", v) for v in values)
 
 
 def schema_rows(n, seed=2):
@@ -392,9 +407,158 @@ def steps():
     def _(t):
         return t.c.drop_index(t.real("S"), "emb")
 
-    @step("drop_collection(Q, S, V, A) + list_collections (ours)")
+    # sparse collection "SP": SPARSE_INVERTED_INDEX under IP, rows as {index: value} dicts
+    @step("create_collection(SP, Int64 pk + SparseFloatVector, SPARSE_INVERTED_INDEX IP)")
     def _(t):
-        for p in ("Q", "S", "V", "A"):
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("pk", DataType.INT64, is_primary=True)
+        schema.add_field("sv", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_field("g", DataType.INT64)
+        idx = t.c.prepare_index_params()
+        idx.add_index(field_name="sv", index_name="sv", index_type="SPARSE_INVERTED_INDEX", metric_type="IP",
+                      params={"inverted_index_algo": "DAAT_MAXSCORE"})
+        return t.c.create_collection(t.real("SP"), schema=schema, index_params=idx)
+
+    @step("describe_collection(SP) + describe_index(SP, sv)")
+    def _(t):
+        return {"collection": t.c.describe_collection(t.real("SP")), "index": t.c.describe_index(t.real("SP"), "sv")}
+
+    @step("insert(SP, 8 sparse rows)")
+    def _(t):
+        return t.c.insert(t.real("SP"), sparse_rows())
+
+    @step("get(SP, ids [0, 5], output sv)")
+    def _(t):
+        return sort_rows(t.c.get(t.real("SP"), ids=[0, 5], output_fields=["sv"], **STRONG), "pk")
+
+    @step("search(SP, 2 sparse queries, limit 3, drop_ratio_search 0)")
+    def _(t):
+        return sorted_hits(t.c.search(t.real("SP"), anns_field="sv", data=[{1: 1.0, 7: 0.5}, {3: 2.0}], limit=3, output_fields=["g"],
+                                      search_params={"params": {"drop_ratio_search": 0.0}}, **STRONG))
+
+    @step("search(SP, drop_ratio_search 0.5, filter g == 1)")
+    def _(t):
+        return sorted_hits(t.c.search(t.real("SP"), anns_field="sv", data=[{1: 1.0, 2: 0.1, 7: 0.5}], limit=3, filter="g == 1",
+                                      search_params={"params": {"drop_ratio_search": 0.5}}, **STRONG))
+
+    @step("search(SP, query sharing no dimension)")
+    def _(t):
+        return sorted_hits(t.c.search(t.real("SP"), anns_field="sv", data=[{999: 1.0}], limit=3, **STRONG))
+
+    @step("ERR insert(SP, negative sparse value)")
+    def _(t):
+        return t.c.insert(t.real("SP"), [{"pk": 100, "sv": {1: -1.0}, "g": 0}])
+
+    @step("ERR search(SP, metric L2)")
+    def _(t):
+        return t.c.search(t.real("SP"), anns_field="sv", data=[{1: 1.0}], limit=3, search_params={"metric_type": "L2"}, **STRONG)
+
+    @step("ERR search(SP, drop_ratio_search 1.5)")
+    def _(t):
+        return t.c.search(t.real("SP"), anns_field="sv", data=[{1: 1.0}], limit=3, search_params={"params": {"drop_ratio_search": 1.5}},
+                          **STRONG)
+
+    @step("release(SP) + drop_index + create_index(SP, SPARSE_WAND) + load + search")
+    def _(t):
+        t.c.release_collection(t.real("SP"))
+        t.c.drop_index(t.real("SP"), "sv")
+        idx = t.c.prepare_index_params()
+        idx.add_index(field_name="sv", index_name="sv", index_type="SPARSE_WAND", metric_type="IP")
+        t.c.create_index(t.real("SP"), idx)
+        t.c.load_collection(t.real("SP"))
+        return sorted_hits(t.c.search(t.real("SP"), anns_field="sv", data=[{1: 1.0, 7: 0.5}], limit=3, **STRONG))
+
+    @step("ERR create_index(SP, sparse with metric L2)")
+    def _(t):
+        t.c.release_collection(t.real("SP"))
+        t.c.drop_index(t.real("SP"), "sv")
+        idx = t.c.prepare_index_params()
+        idx.add_index(field_name="sv", index_name="sv", index_type="SPARSE_INVERTED_INDEX", metric_type="L2")
+        return t.c.create_index(t.real("SP"), idx)
+
+    # binary collection "B" (HAMMING, BIN_FLAT), float16 "H"
+    @step("create_collection(B, BinaryVector dim 16, BIN_FLAT HAMMING) + insert + search")
+    def _(t):
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("pk", DataType.INT64, is_primary=True)
+        schema.add_field("bv", DataType.BINARY_VECTOR, dim=16)
+        idx = t.c.prepare_index_params()
+        idx.add_index(field_name="bv", index_type="BIN_FLAT", metric_type="HAMMING")
+        t.c.create_collection(t.real("B"), schema=schema, index_params=idx)
+        t.c.insert(t.real("B"), [{"pk": i, "bv": bytes([i, 255 - i])} for i in range(6)])
+        return {"get": t.c.get(t.real("B"), ids=[2], output_fields=["bv"], **STRONG),
+                "search": sorted_hits(t.c.search(t.real("B"), [bytes([3, 250])], limit=3, **STRONG))}
+
+    @step("create_collection(H, Float16Vector dim 4, FLAT L2) + insert + get")
+    def _(t):
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("pk", DataType.INT64, is_primary=True)
+        schema.add_field("hv", DataType.FLOAT16_VECTOR, dim=4)
+        idx = t.c.prepare_index_params()
+        idx.add_index(field_name="hv", index_type="FLAT", metric_type="L2")
+        t.c.create_collection(t.real("H"), schema=schema, index_params=idx)
+        # little-endian float16 bytes of [1, 2, 3, 4] * (i + 1) / 4, exact in float16
+        rows = [{"pk": i, "hv": float16_bytes([(j + 1) * (i + 1) / 4 for j in range(4)])} for i in range(4)]
+        t.c.insert(t.real("H"), rows)
+        # float32 query values on a Float16Vector field
+        return {"get": t.c.get(t.real("H"), ids=[1], output_fields=["hv"], **STRONG),
+                "search": sorted_hits(t.c.search(t.real("H"), [[0.5, 1, 1.5, 2]], limit=2, **STRONG))}
+
+    # scalar indexes on "X"
+    @step("create_collection(X, INVERTED on tag) + insert 12 rows")
+    def _(t):
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("pk", DataType.INT64, is_primary=True)
+        schema.add_field("vec", DataType.FLOAT_VECTOR, dim=DIM)
+        schema.add_field("n", DataType.INT64)
+        schema.add_field("cat", DataType.INT32)
+        schema.add_field("tag", DataType.VARCHAR, max_length=16)
+        schema.add_field("name", DataType.VARCHAR, max_length=16)
+        idx = t.c.prepare_index_params()
+        idx.add_index(field_name="vec", index_type="FLAT", metric_type="L2")
+        idx.add_index(field_name="tag", index_name="tag_idx", index_type="INVERTED")
+        t.c.create_collection(t.real("X"), schema=schema, index_params=idx)
+        return t.c.insert(t.real("X"), [{"pk": i, "vec": v, "n": i, "cat": i % 3, "tag": f"t{i % 4}",
+                                         "name": f"name{i}"} for i, v in enumerate(vectors(12, 8))])
+
+    for field, index_type in (("n", "STL_SORT"), ("cat", "BITMAP"), ("name", "Trie")):
+        @step(f"create_index(X, {field}, {index_type}) + describe_index")
+        def _(t, field=field, index_type=index_type):
+            idx = t.c.prepare_index_params()
+            idx.add_index(field_name=field, index_name=f"{field}_idx", index_type=index_type)
+            t.c.create_index(t.real("X"), idx)
+            return t.c.describe_index(t.real("X"), f"{field}_idx")
+
+    @step("list_indexes(X) + describe_index(X, tag_idx)")
+    def _(t):
+        return {"list": sorted(t.c.list_indexes(t.real("X"))), "tag": t.c.describe_index(t.real("X"), "tag_idx")}
+
+    @step("query(X) with filters on every indexed field")
+    def _(t):
+        out = {}
+        for f in ("n >= 3 and n < 7", "cat == 1", 'tag in ["t0", "t3"]', 'name like "name1%"', "cat != 2 and n > 8"):
+            out[f] = sorted(r["pk"] for r in t.c.query(t.real("X"), filter=f, output_fields=["pk"], **STRONG))
+        return out
+
+    @step("ERR create_index(X, Trie on Int64)")
+    def _(t):
+        idx = t.c.prepare_index_params()
+        idx.add_index(field_name="cat", index_name="cat_trie", index_type="Trie")
+        return t.c.create_index(t.real("X"), idx)
+
+    @step("ERR alter_index_properties(X, n_idx) while loaded")
+    def _(t):
+        return t.c.alter_index_properties(t.real("X"), "n_idx", properties={"mmap.enabled": True})
+
+    @step("release(X) + alter_index_properties(X, n_idx, mmap.enabled) + describe_index")
+    def _(t):
+        t.c.release_collection(t.real("X"))
+        t.c.alter_index_properties(t.real("X"), "n_idx", properties={"mmap.enabled": True})
+        return t.c.describe_index(t.real("X"), "n_idx")
+
+    @step("drop_collection(Q, S, V, A, SP, B, H, X) + list_collections (ours)")
+    def _(t):
+        for p in COLLECTIONS:
             t.c.drop_collection(t.real(p))
         ours = set(t.names.values())
         return sorted(n for n in t.c.list_collections() if n in ours)
@@ -429,7 +593,7 @@ def report(labels, results, flow, other_version):
     lines = [f"# Strata vs {b_label}", "",
              f"pymilvus MilvusClient flows run against both; `{a_label}` and `{b_label}` "
              f"({other_version}). Floats rounded to 4 places; collection names replaced by "
-             f"placeholders (Q, S, V, A, MISSING); volatile keys ({', '.join(sorted(VOLATILE))}) dropped.", ""]
+             f"placeholders ({', '.join(COLLECTIONS)}, MISSING); volatile keys ({', '.join(sorted(VOLATILE))}) dropped.", ""]
     same = sum(1 for a, b in zip(a_res, b_res) if a == b)
     lines += [f"**{same} of {len(flow)} steps identical.**", "", "| # | step | result |", "|---|---|---|"]
     for i, ((title, _), a, b) in enumerate(zip(flow, a_res, b_res), 1):
@@ -486,7 +650,7 @@ def main():
             other_version = "milvus-lite (version unknown)"
 
     suffix = uuid.uuid4().hex[:8]
-    names = {p: f"cmp_{p.lower()}_{suffix}" for p in ("Q", "S", "V", "A", "MISSING")}
+    names = {p: f"cmp_{p.lower()}_{suffix}" for p in COLLECTIONS + ("MISSING",)}
     flow = steps()
     results = []
     for label, make in (("strata", lambda: MilvusClient(uri=args.strata)),
@@ -497,7 +661,7 @@ def main():
         try:
             results.append(run(target, flow))
         finally:
-            for p in ("Q", "S", "V", "A"):
+            for p in COLLECTIONS:
                 try:
                     client.drop_collection(names[p])
                 except Exception:  # noqa: BLE001

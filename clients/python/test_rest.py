@@ -105,3 +105,88 @@ def test_rest_databases_and_aliases(uri, name):
     inside("collections/drop", collectionName=name)
     rest("databases/drop", dbName=db)
     assert db not in rest("databases/list")
+
+
+def test_rest_binary_float16_sparse(rest, name):
+    """Binary, float16 and sparse vectors over REST v2: arrays (and base64) in,
+    base64 out for byte vectors, {index: value} objects for sparse ones."""
+    import base64
+
+    import numpy as np
+
+    from vecutil import check_hits, hamming, l2, sparse_dot
+
+    schema = {"autoId": False, "enableDynamicField": False, "fields": [
+        {"fieldName": "id", "dataType": "Int64", "isPrimary": True},
+        {"fieldName": "bin", "dataType": "BinaryVector", "elementTypeParams": {"dim": "32"}},
+        {"fieldName": "half", "dataType": "Float16Vector", "elementTypeParams": {"dim": "4"}},
+        {"fieldName": "sp", "dataType": "SparseFloatVector"},
+    ]}
+    index = [
+        {"fieldName": "bin", "indexName": "bin", "indexType": "BIN_IVF_FLAT", "metricType": "HAMMING",
+         "params": {"nlist": 4}},
+        {"fieldName": "half", "indexName": "half", "indexType": "HNSW", "metricType": "L2",
+         "params": {"M": 8, "efConstruction": 64}},
+        {"fieldName": "sp", "indexName": "sp", "indexType": "SPARSE_INVERTED_INDEX", "metricType": "IP"},
+    ]
+    rest("collections/create", collectionName=name, schema=schema, indexParams=index)
+    desc = rest("collections/describe", collectionName=name)
+    assert [f["type"] for f in desc["fields"]] == ["Int64", "BinaryVector", "Float16Vector", "SparseFloatVector"]
+
+    rng = np.random.default_rng(5)
+    n = 60
+    bins = rng.integers(0, 256, size=(n, 4), dtype=np.uint8)
+    halves = rng.random((n, 4)).astype(np.float16)
+    sparse = [{int(k): float(np.float32(v)) for k, v in zip(sorted(rng.choice(100, 3, replace=False)),
+                                                          rng.random(3) + 0.1)} for _ in range(n)]
+    data = []
+    for i in range(n):
+        row = {"id": i, "sp": {str(k): v for k, v in sparse[i].items()}}
+        if i % 2:  # base64 of the raw bytes
+            row["bin"] = base64.b64encode(bins[i].tobytes()).decode()
+            row["half"] = base64.b64encode(halves[i].tobytes()).decode()
+        else:  # arrays: bytes 0..255 and numbers
+            row["bin"] = [int(b) for b in bins[i]]
+            row["half"] = [float(x) for x in halves[i]]
+        data.append(row)
+    assert rest("entities/insert", collectionName=name, data=data)["insertCount"] == n
+
+    got = rest("entities/get", collectionName=name, id=[3, 4], outputFields=["bin", "half", "sp"],
+               consistencyLevel="Strong")
+    assert sorted(int(r["id"]) for r in got) == [3, 4]
+    for r in got:
+        i = int(r["id"])
+        assert base64.b64decode(r["bin"]) == bins[i].tobytes()
+        assert base64.b64decode(r["half"]) == halves[i].tobytes()
+        assert {int(k): v for k, v in r["sp"].items()} == sparse[i]
+
+    def search(field, vec, params=None):
+        out = rest.raw("entities/search", {"collectionName": name, "annsField": field, "data": [vec], "limit": 5,
+                                           "consistencyLevel": "Strong", "searchParams": params or {}})
+        assert out["code"] == 0, out
+        return [{"id": int(h["id"]), "distance": h["distance"]} for h in out["data"]]
+
+    ids = list(range(n))
+    hits = search("bin", [int(b) for b in bins[7]], {"metricType": "HAMMING", "params": {"nprobe": 4}})
+    check_hits(hits, ids, hamming(bins, bins[7]), "HAMMING", 5, rel=0, abs_=1e-6)
+    assert hits[0] == {"id": 7, "distance": 0}
+    hits = search("bin", base64.b64encode(bins[8].tobytes()).decode(), {"params": {"nprobe": 4}})
+    assert hits[0]["id"] == 8
+    hits = search("half", [float(x) for x in halves[9]], {"metricType": "L2", "params": {"ef": 32}})
+    check_hits(hits, ids, l2(halves.astype(np.float32), halves[9].astype(np.float32)), "L2", 5, rel=1e-3,
+               abs_=1e-4, min_recall=0.8)
+    q = {"1": 0.5, "50": 1.0, "99": 0.25}
+    hits = search("sp", q, {"params": {"drop_ratio_search": 0.0}})
+    check_hits(hits, ids, sparse_dot(sparse, {int(k): v for k, v in q.items()}), "IP", 5, rel=1e-5, abs_=1e-6,
+               positive_only=True)
+
+    # 1804: Milvus REST's "fail to deal the insert data" (ErrInvalidInsertData).
+    assert rest.error("entities/insert", collectionName=name,
+                      data=[{**data[0], "id": 1000, "bin": [1, 2]}]) == 1804  # 2 bytes for dim 32
+    assert rest.error("entities/insert", collectionName=name,
+                      data=[{**data[0], "id": 1000, "half": [1.0, 2.0, 3.0]}]) == 1804
+    assert rest.error("entities/insert", collectionName=name,
+                      data=[{**data[0], "id": 1000, "sp": {"3": -1.0}}]) in (1804, 1100)
+    assert rest.error("entities/search", collectionName=name, annsField="bin", data=[[1, 2, 3, 4]], limit=3,
+                      searchParams={"metricType": "L2"}) == 1100
+    rest("collections/drop", collectionName=name)

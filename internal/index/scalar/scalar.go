@@ -79,7 +79,7 @@ func isString(t schemapb.DataType) bool {
 // Check reports whether an index of kind k may be built on field f with the
 // given build parameters, with the rules Milvus applies: INVERTED on bool,
 // integer, float, VarChar, Array of those, and JSON only with json_path and
-// json_cast_type; STL_SORT on numeric fields; BITMAP on bool, integer,
+// json_cast_type; STL_SORT on numeric and VarChar fields (Milvus 2.6); BITMAP on bool, integer,
 // VarChar and Array of those, never on the primary key; Trie on VarChar.
 // The error names the field and the index type.
 func Check(k Kind, f *schemapb.FieldSchema, params map[string]string) error {
@@ -107,8 +107,8 @@ func Check(k Kind, f *schemapb.FieldSchema, params map[string]string) error {
 			return fmt.Errorf("INVERTED index is not supported on %s field %s", t, name)
 		}
 	case Sort:
-		if !isInt(t) && !isFloat(t) {
-			return fmt.Errorf("STL_SORT are only supported on numeric field, field %s is %s", name, t)
+		if !isInt(t) && !isFloat(t) && !isString(t) {
+			return fmt.Errorf("STL_SORT are only supported on numeric or varchar field, field %s is %s", name, t)
 		}
 	case Bitmap:
 		ok := t == schemapb.DataType_Bool || isInt(t) || isString(t) ||

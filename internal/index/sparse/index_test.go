@@ -69,6 +69,14 @@ func TestParams(t *testing.T) {
 		_, err := ParseBuildParams("SPARSE_INVERTED_INDEX", map[string]string{"drop_ratio_build": bad})
 		require.ErrorContains(t, err, "invalid drop_ratio_build", bad)
 	}
+	for _, algo := range InvertedIndexAlgos {
+		_, err := ParseBuildParams("SPARSE_WAND", map[string]string{"inverted_index_algo": algo})
+		require.NoError(t, err, algo)
+	}
+	for _, bad := range []string{"NOPE", "", "daat_maxscore"} {
+		_, err := ParseBuildParams("SPARSE_INVERTED_INDEX", map[string]string{"inverted_index_algo": bad})
+		require.ErrorContains(t, err, "sparse inverted index algo "+bad+" not found or not supported", bad)
+	}
 	_, err = ParseBuildParams("HNSW", nil)
 	require.Error(t, err)
 	require.NoError(t, CheckDropRatioSearch(0.99))

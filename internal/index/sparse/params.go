@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -57,9 +58,16 @@ type BuildParams struct {
 	DropRatioBuild float64
 }
 
+// InvertedIndexAlgos are the values Milvus 2.6 accepts for the
+// inverted_index_algo build parameter. Every search path here returns the
+// exact top k when nothing is dropped, so the choice is validated and
+// recorded but does not change results.
+var InvertedIndexAlgos = []string{"TAAT_NAIVE", "DAAT_WAND", "DAAT_MAXSCORE"}
+
 // ParseBuildParams reads the Milvus index parameters of a sparse index:
-// index_type and drop_ratio_build (a number in [0, 1), default 0). The
-// metric is checked by the caller (only IP is supported).
+// index_type, drop_ratio_build (a number in [0, 1), default 0) and
+// inverted_index_algo (one of InvertedIndexAlgos, exact case, as Milvus
+// checks it). The metric is checked by the caller (only IP is supported).
 func ParseBuildParams(indexType string, params map[string]string) (BuildParams, error) {
 	k, ok := ParseKind(indexType)
 	if !ok {
@@ -72,6 +80,10 @@ func ParseBuildParams(indexType string, params map[string]string) (BuildParams, 
 			return BuildParams{}, fmt.Errorf("invalid drop_ratio_build: %s, must be in range [0, 1)", v)
 		}
 		p.DropRatioBuild = f
+	}
+	if v, ok := params["inverted_index_algo"]; ok && !slices.Contains(InvertedIndexAlgos, v) {
+		return BuildParams{}, fmt.Errorf("sparse inverted index algo %s not found or not supported, supported: %v",
+			v, InvertedIndexAlgos)
 	}
 	return p, nil
 }
