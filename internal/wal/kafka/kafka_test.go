@@ -1,0 +1,56 @@
+package kafka
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/goleak"
+
+	"github.com/strata-db/strata/internal/wal"
+	"github.com/strata-db/strata/internal/wal/waltest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// startCluster starts an in-process kfake cluster, closed when t ends.
+func startCluster(t testing.TB) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// tWriter sends log output to the test log.
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+func TestConformance(t *testing.T) {
+	waltest.RunConformance(t, waltest.Harness{
+		Open: func(t *testing.T) wal.Log {
+			l, err := Open(Config{Brokers: startCluster(t)}, testLogger(t))
+			require.NoError(t, err)
+			return l
+		},
+		Reopen: func(t *testing.T, old wal.Log) wal.Log {
+			require.NoError(t, old.Close())
+			l, err := Open(old.(*Log).cfg, testLogger(t))
+			require.NoError(t, err)
+			return l
+		},
+		TruncatesAfter: 1, // DeleteRecords moves the log start exactly
+	})
+}
