@@ -25,18 +25,7 @@ func startCluster(t testing.TB) []string {
 	return c.ListenAddrs()
 }
 
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// tWriter sends log output to the test log.
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(string(p))
-	return len(p), nil
-}
+func testLogger(t *testing.T) *slog.Logger { return waltest.Logger(t) }
 
 func TestConformance(t *testing.T) {
 	waltest.RunConformance(t, waltest.Harness{
