@@ -32,29 +32,29 @@ var ErrInvalidConfig = errors.New("wal/kafka: invalid config")
 // defaults; call Defaults to fill them in.
 type Config struct {
 	// Brokers are the seed brokers, "host:port".
-	Brokers []string `json:"brokers"`
+	Brokers []string
 	// TopicPrefix is prepended to a pchannel name to form its topic name
 	// (empty: the topic is named like the pchannel, as in Milvus).
-	TopicPrefix string `json:"topicPrefix,omitempty"`
+	TopicPrefix string
 	// ReplicationFactor of created topics; -1 (the default) is the broker's
 	// default.replication.factor.
-	ReplicationFactor int16 `json:"replicationFactor,omitempty"`
+	ReplicationFactor int16
 	// MaxRecordBytes is the largest record AppendAsync accepts. Topics the
 	// Log creates get max.message.bytes = MaxRecordBytes + 4 KiB; brokers
 	// must allow fetches (replica.fetch.max.bytes) of that size too.
-	MaxRecordBytes int32 `json:"maxRecordBytes,omitempty"`
+	MaxRecordBytes int32
 	// Linger is how long the producer waits to batch records before sending;
 	// 0 (the default) sends at once, batching only while requests are in flight.
-	Linger time.Duration `json:"linger,omitempty"`
+	Linger time.Duration
 	// DeliveryTimeout fails an append that the brokers have not acknowledged
 	// within it (then the append's result carries the error).
-	DeliveryTimeout time.Duration `json:"deliveryTimeout,omitempty"`
+	DeliveryTimeout time.Duration
 	// CloseTimeout bounds how long Close waits for pending appends.
-	CloseTimeout time.Duration `json:"closeTimeout,omitempty"`
+	CloseTimeout time.Duration
 	// RequestTimeout bounds topic creation, offset listing and DeleteRecords.
-	RequestTimeout time.Duration `json:"requestTimeout,omitempty"`
+	RequestTimeout time.Duration
 	// ClientID names the Kafka client in broker logs ("strata" by default).
-	ClientID string `json:"clientID,omitempty"`
+	ClientID string
 }
 
 // Defaults returns c with every zero field (but Brokers) set to its default.

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/goleak"
 
+	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/wal"
 	"github.com/strata-db/strata/internal/wal/waltest"
 )
@@ -17,13 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 // startCluster starts an in-process kfake cluster, closed when t ends.
-func startCluster(t testing.TB) []string {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()
-}
+func startCluster(t testing.TB) []string { return enginetest.Kafka(t) }
 
 func testLogger(t *testing.T) *slog.Logger { return waltest.Logger(t) }
 
