@@ -50,6 +50,9 @@ type channel struct {
 	mu      sync.Mutex
 	topic   string
 	created atomic.Bool // the topic is known to exist
+	// truncated is the highest log start offset this Log has set, so that
+	// repeated Truncate calls at the same checkpoint cost no request.
+	truncated atomic.Int64
 }
 
 // Open connects to the brokers of cfg (after Defaults and Validate). It
@@ -263,30 +266,40 @@ func (l *Log) Truncate(ctx context.Context, pchannel string, before int64) error
 	if l.isClosed() {
 		return wal.ErrClosed
 	}
-	topic, err := l.topicOf(pchannel)
+	c, err := l.channel(pchannel)
 	if err != nil {
 		return err
+	}
+	if before <= c.truncated.Load() {
+		return nil
 	}
 	end, err := l.End(ctx, pchannel)
 	if err != nil {
 		return err
 	}
 	before = min(before, end)
-	if before <= 0 {
+	if before <= c.truncated.Load() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.RequestTimeout)
 	defer cancel()
 	var os kadm.Offsets
-	os.Add(kadm.Offset{Topic: topic, Partition: 0, At: before, LeaderEpoch: -1})
+	os.Add(kadm.Offset{Topic: c.topic, Partition: 0, At: before, LeaderEpoch: -1})
 	rs, err := l.adm.DeleteRecords(ctx, os)
+	if err == nil {
+		if r, ok := rs.Lookup(c.topic, 0); ok {
+			err = r.Err
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("wal/kafka: delete records of %q before %d: %w", topic, before, err)
+		return fmt.Errorf("wal/kafka: delete records of %q before %d: %w", c.topic, before, err)
 	}
-	if r, ok := rs.Lookup(topic, 0); ok && r.Err != nil {
-		return fmt.Errorf("wal/kafka: delete records of %q before %d: %w", topic, before, r.Err)
+	for {
+		cur := c.truncated.Load()
+		if before <= cur || c.truncated.CompareAndSwap(cur, before) {
+			return nil
+		}
 	}
-	return nil
 }
 
 func (l *Log) isClosed() bool {
