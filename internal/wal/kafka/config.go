@@ -47,7 +47,9 @@ type Config struct {
 	// 0 (the default) sends at once, batching only while requests are in flight.
 	Linger time.Duration
 	// DeliveryTimeout fails an append that the brokers have not acknowledged
-	// within it (then the append's result carries the error).
+	// within it (checked when the client retries, so it can take a few
+	// seconds more); the append's result then carries the error, though
+	// the records may still be durable. At least 1s.
 	DeliveryTimeout time.Duration
 	// CloseTimeout bounds how long Close waits for pending appends.
 	CloseTimeout time.Duration
@@ -94,8 +96,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: maxRecordBytes %d must be in (0, %d]", ErrInvalidConfig, c.MaxRecordBytes, maxMaxRecordBytes)
 	case c.Linger < 0:
 		return fmt.Errorf("%w: linger %v must not be negative", ErrInvalidConfig, c.Linger)
-	case c.DeliveryTimeout <= 0:
-		return fmt.Errorf("%w: deliveryTimeout %v must be positive", ErrInvalidConfig, c.DeliveryTimeout)
+	case c.DeliveryTimeout < time.Second:
+		return fmt.Errorf("%w: deliveryTimeout %v must be at least 1s", ErrInvalidConfig, c.DeliveryTimeout)
 	case c.CloseTimeout <= 0:
 		return fmt.Errorf("%w: closeTimeout %v must be positive", ErrInvalidConfig, c.CloseTimeout)
 	case c.RequestTimeout <= 0:

@@ -41,7 +41,10 @@
 // keeps a partition's records in buffer order across retries, so calls on a
 // pchannel land in call order and a call's records are contiguous. The
 // result is delivered when every record of the call is acknowledged by all
-// in-sync replicas, and carries the offset of the first. wal.Writer takes its
+// in-sync replicas, and carries the offset of the first, or when it fails
+// (after Config.DeliveryTimeout at the latest: in-flight records may be
+// canceled, so a failed append may still be durable, as wal.Writer.Append
+// already tells its callers). wal.Writer takes its
 // per-pchannel lock around timestamp allocation and AppendAsync, so
 // timestamps are non-decreasing in offset order exactly as with wal/local,
 // and time ticks are ordinary records. End is the partition's high

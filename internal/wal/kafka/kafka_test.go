@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/goleak"
 
 	"github.com/strata-db/strata/internal/enginetest"
@@ -35,5 +36,22 @@ func TestConformance(t *testing.T) {
 			return l
 		},
 		TruncatesAfter: 1, // DeleteRecords moves the log start exactly
+	})
+}
+
+// TestConformanceReplicated runs the suite on three brokers with topics
+// replicated three times, so requests go to partition leaders and acks=all
+// waits for every in-sync replica.
+func TestConformanceReplicated(t *testing.T) {
+	waltest.RunConformance(t, waltest.Harness{
+		Open: func(t *testing.T) wal.Log {
+			c, err := kfake.NewCluster(kfake.NumBrokers(3))
+			require.NoError(t, err)
+			t.Cleanup(c.Close)
+			l, err := Open(Config{Brokers: c.ListenAddrs(), ReplicationFactor: 3}, testLogger(t))
+			require.NoError(t, err)
+			return l
+		},
+		TruncatesAfter: 1,
 	})
 }

@@ -65,12 +65,18 @@ func Open(cfg Config, logger *slog.Logger) (*Log, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The producer is idempotent (franz-go's default, which requires
+	// acks=all): retries never duplicate or reorder a partition's records.
 	cl, err := kgo.NewClient(append(clientOpts(cfg),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchMaxBytes(cfg.MaxRecordBytes+batchOverhead),
 		kgo.ProducerLinger(cfg.Linger),
 		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
+		// Let DeliveryTimeout fail records whose request is in flight too:
+		// an append must end, and a failed append may still be durable
+		// (wal.Writer.Append says so), so a retry may duplicate it.
+		kgo.AllowIdempotentProduceCancellation(),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("wal/kafka: client: %w", err)
@@ -89,9 +95,6 @@ func clientOpts(cfg Config) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cfg.ClientID),
-		kgo.RequestTimeoutOverhead(cfg.RequestTimeout),
-		// Idempotent writes are the default; keep them explicit in spirit:
-		// retries never duplicate or reorder records of a partition.
 	}
 }
 
@@ -312,6 +315,7 @@ func (l *Log) isClosed() bool {
 // appends to be acknowledged, fails the rest, wakes blocked readers and
 // disconnects. It is idempotent.
 func (l *Log) Close() error {
+	l.cancel() // topic creation in progress gives up, so the lock comes quickly
 	l.closeMu.Lock()
 	if l.closed {
 		l.closeMu.Unlock()
@@ -319,7 +323,6 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	l.closeMu.Unlock()
-	l.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.CloseTimeout)
 	defer cancel()
 	var err error

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-db/strata/internal/wal"
@@ -41,6 +42,7 @@ func TestConfigValidate(t *testing.T) {
 		{"ZeroReplication", func(c *Config) { c.ReplicationFactor = -2 }, "replicationFactor"},
 		{"HugeRecord", func(c *Config) { c.MaxRecordBytes = 1 << 30 }, "maxRecordBytes"},
 		{"NegativeLinger", func(c *Config) { c.Linger = -time.Second }, "linger"},
+		{"ShortDelivery", func(c *Config) { c.DeliveryTimeout = time.Millisecond }, "deliveryTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok
@@ -197,4 +199,25 @@ func TestCloseFlushes(t *testing.T) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, end, int64(acked))
 	require.Equal(t, 100, acked, "Close waits for pending appends")
+}
+
+// TestBrokersGone checks that with the brokers down appends fail after
+// DeliveryTimeout instead of hanging, and Close still returns.
+func TestBrokersGone(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	l, err := Open(Config{Brokers: c.ListenAddrs(), DeliveryTimeout: time.Second,
+		RequestTimeout: 500 * time.Millisecond, CloseTimeout: 500 * time.Millisecond}, testLogger(t))
+	require.NoError(t, err)
+	require.NoError(t, (<-l.AppendAsync("ch", [][]byte{[]byte("a")})).Err)
+	c.Close()
+	select {
+	case r := <-l.AppendAsync("ch", [][]byte{[]byte("b")}):
+		require.Error(t, r.Err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("append did not fail")
+	}
+	r := <-l.AppendAsync("other", [][]byte{[]byte("c")})
+	require.ErrorContains(t, r.Err, `create topic "other"`)
+	_ = l.Close() // may report the appends it could not flush
 }
