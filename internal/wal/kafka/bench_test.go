@@ -21,3 +21,13 @@ func BenchmarkAppend(b *testing.B) {
 		return l
 	})
 }
+
+// BenchmarkReadTail is wal/local's BenchmarkReadTail on kfake (records come
+// from the broker's memory over loopback TCP).
+func BenchmarkReadTail(b *testing.B) {
+	l, err := Open(Config{Brokers: startCluster(b)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	waltest.BenchReadTail(b, l)
+}

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"testing"
 
 	"github.com/strata-db/strata/internal/wal"
@@ -20,38 +19,12 @@ func BenchmarkAppend(b *testing.B) {
 	})
 }
 
-// BenchmarkReadTail measures reading back 1 KiB records from the page cache.
+// BenchmarkReadTail measures reading back 1 KiB records from the page cache
+// (waltest.BenchReadTail).
 func BenchmarkReadTail(b *testing.B) {
 	l, err := Open(Config{Dir: b.TempDir(), SegmentSize: 8 << 20}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
-		if err := l.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
-	rec := payload(1, 1<<10)
-	batch := make([][]byte, 1000)
-	for i := range batch {
-		batch[i] = rec
-	}
-	for written := 0; written < b.N; written += len(batch) {
-		if res := <-l.AppendAsync("bench", batch); res.Err != nil {
-			b.Fatal(res.Err)
-		}
-	}
-	ctx := context.Background()
-	r, err := l.Read(ctx, "bench", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	b.SetBytes(int64(len(rec)))
-	b.ResetTimer()
-	for range b.N {
-		if _, err := r.Next(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	waltest.BenchReadTail(b, l)
 }

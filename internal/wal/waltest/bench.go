@@ -1,6 +1,7 @@
 package waltest
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -78,4 +79,40 @@ func benchAppend(b *testing.B, l wal.Log, size, appenders int) {
 		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
+}
+
+// BenchReadTail measures reading back 1 KiB records written in calls of
+// 1000 before the timer starts. It closes l.
+func BenchReadTail(b *testing.B, l wal.Log) {
+	defer func() {
+		if err := l.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	rec := make([]byte, 1<<10)
+	for i := range rec {
+		rec[i] = byte(i * 31)
+	}
+	batch := make([][]byte, 1000)
+	for i := range batch {
+		batch[i] = rec
+	}
+	for written := 0; written < b.N; written += len(batch) {
+		if res := <-l.AppendAsync("bench", batch); res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+	ctx := context.Background()
+	r, err := l.Read(ctx, "bench", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	b.SetBytes(int64(len(rec)))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := r.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
