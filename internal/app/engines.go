@@ -74,36 +74,28 @@ func (e Engines) Defaults() Engines {
 // Validate checks the engine names and the selected engines' settings;
 // call it after Defaults.
 func (e Engines) Validate() error {
+	ports := []struct {
+		port, engine      string // "meta", e.MetaEngine
+		embedded, cluster string // the two engine names
+		validate          func() error
+	}{
+		{"meta", e.MetaEngine, EngineEmbedded, EngineEtcd, e.Etcd.Validate},
+		{"objects", e.ObjectEngine, EngineLocal, EngineS3, e.S3.Validate},
+		{"wal", e.WALEngine, EngineLocal, EngineKafka, e.Kafka.Validate},
+	}
 	var errs []error
-	switch e.MetaEngine {
-	case EngineEmbedded:
-	case EngineEtcd:
-		errs = append(errs, prefixErr("engines.meta.etcd", e.Etcd.Validate()))
-	default:
-		errs = append(errs, fmt.Errorf("app: engines.meta.type %q: want %q or %q", e.MetaEngine, EngineEmbedded, EngineEtcd))
-	}
-	switch e.ObjectEngine {
-	case EngineLocal:
-	case EngineS3:
-		errs = append(errs, prefixErr("engines.objects.s3", e.S3.Validate()))
-	default:
-		errs = append(errs, fmt.Errorf("app: engines.objects.type %q: want %q or %q", e.ObjectEngine, EngineLocal, EngineS3))
-	}
-	switch e.WALEngine {
-	case EngineLocal:
-	case EngineKafka:
-		errs = append(errs, prefixErr("engines.wal.kafka", e.Kafka.Validate()))
-	default:
-		errs = append(errs, fmt.Errorf("app: engines.wal.type %q: want %q or %q", e.WALEngine, EngineLocal, EngineKafka))
+	for _, p := range ports {
+		switch p.engine {
+		case p.embedded:
+		case p.cluster:
+			if err := p.validate(); err != nil {
+				errs = append(errs, fmt.Errorf("app: engines.%s.%s: %w", p.port, p.cluster, err))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("app: engines.%s.type %q: want %q or %q", p.port, p.engine, p.embedded, p.cluster))
+		}
 	}
 	return errors.Join(errs...)
-}
-
-func prefixErr(field string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("app: %s: %w", field, err)
 }
 
 // openMeta opens the selected meta store.
