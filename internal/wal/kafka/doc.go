@@ -16,10 +16,10 @@
 //	retention.ms       -1, retention.bytes -1 (no time or size retention)
 //	cleanup.policy     delete (never compact: offsets must stay dense)
 //
-// A topic that already exists is used as is; if an operator creates topics
-// by hand they must have one partition, cleanup.policy=delete and a
-// retention longer than any checkpoint lag, or records not yet flushed to
-// segments would be lost.
+// A topic that already exists is used as is if it has one partition (the
+// Log refuses one with more). An operator who creates topics by hand must
+// also give them cleanup.policy=delete and a retention longer than any
+// checkpoint lag, or records not yet flushed to segments would be lost.
 //
 // # Records and offsets
 //

@@ -137,7 +137,18 @@ func (l *Log) ensureTopic(ctx context.Context, c *channel) error {
 		"cleanup.policy":    kadm.StringPtr("delete"),
 	}
 	_, err := l.adm.CreateTopic(ctx, 1, l.cfg.ReplicationFactor, configs, c.topic)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+	switch {
+	case errors.Is(err, kerr.TopicAlreadyExists):
+		// Made by another server or by hand: it must have one partition,
+		// or records would be spread over partitions this Log never reads.
+		td, err := l.adm.ListTopics(ctx, c.topic)
+		if err != nil {
+			return fmt.Errorf("wal/kafka: describe topic %q: %w", c.topic, err)
+		}
+		if n := len(td[c.topic].Partitions); n != 1 {
+			return fmt.Errorf("wal/kafka: topic %q has %d partitions; a WAL topic must have exactly 1", c.topic, n)
+		}
+	case err != nil:
 		return fmt.Errorf("wal/kafka: create topic %q: %w", c.topic, err)
 	}
 	c.created.Store(true)

@@ -108,6 +108,30 @@ func TestTopicLayout(t *testing.T) {
 	require.Equal(t, fmt.Sprint(DefaultMaxRecordBytes+batchOverhead), got["max.message.bytes"])
 }
 
+// TestExistingTopic checks that a topic made elsewhere is used when it has one
+// partition and refused, naming it, when it has more.
+func TestExistingTopic(t *testing.T) {
+	brokers := startCluster(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+	_, err = adm.CreateTopic(ctx, 1, -1, nil, "one")
+	require.NoError(t, err)
+	_, err = adm.CreateTopic(ctx, 3, -1, nil, "three")
+	require.NoError(t, err)
+
+	l := openLog(t, Config{Brokers: brokers})
+	res := <-l.AppendAsync("one", [][]byte{[]byte("x")})
+	require.NoError(t, res.Err)
+	require.Zero(t, res.Offset)
+	res = <-l.AppendAsync("three", [][]byte{[]byte("x")})
+	require.ErrorContains(t, res.Err, `topic "three" has 3 partitions; a WAL topic must have exactly 1`)
+	_, err = l.Read(ctx, "three", 0)
+	require.ErrorContains(t, err, "has 3 partitions")
+}
+
 // counterClock is a wal.Clock over a counter (strictly increasing).
 type counterClock struct{ n atomic.Uint64 }
 
