@@ -55,8 +55,9 @@ type channel struct {
 	truncated atomic.Int64
 }
 
-// Open connects to the brokers of cfg (after Defaults and Validate). It
-// does not create topics: each is created when its pchannel is first used.
+// Open connects to the brokers of cfg (after Defaults and Validate), failing
+// if none answers within RequestTimeout. It does not create topics: each is
+// created when its pchannel is first used.
 func Open(cfg Config, logger *slog.Logger) (*Log, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -80,6 +81,13 @@ func Open(cfg Config, logger *slog.Logger) (*Log, error) {
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("wal/kafka: client: %w", err)
+	}
+	pctx, pcancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
+	err = cl.Ping(pctx)
+	pcancel()
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("wal/kafka: brokers %v unreachable: %w", cfg.Brokers, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	adm := kadm.NewClient(cl)

@@ -230,7 +230,8 @@ func TestCloseFlushes(t *testing.T) {
 func TestBrokersGone(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	require.NoError(t, err)
-	l, err := Open(Config{Brokers: c.ListenAddrs(), DeliveryTimeout: time.Second,
+	brokers := c.ListenAddrs() // not callable once c is closed
+	l, err := Open(Config{Brokers: brokers, DeliveryTimeout: time.Second,
 		RequestTimeout: 500 * time.Millisecond, CloseTimeout: 500 * time.Millisecond}, testLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, (<-l.AppendAsync("ch", [][]byte{[]byte("a")})).Err)
@@ -244,4 +245,7 @@ func TestBrokersGone(t *testing.T) {
 	r := <-l.AppendAsync("other", [][]byte{[]byte("c")})
 	require.ErrorContains(t, r.Err, `create topic "other"`)
 	_ = l.Close() // may report the appends it could not flush
+
+	_, err = Open(Config{Brokers: brokers, RequestTimeout: 500 * time.Millisecond}, nil)
+	require.ErrorContains(t, err, "unreachable")
 }
