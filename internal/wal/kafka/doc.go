@@ -6,6 +6,7 @@
 // # Topics
 //
 // Open fails unless a broker answers within Config.RequestTimeout.
+//
 // Each pchannel is one topic named Config.TopicPrefix + pchannel (by default
 // exactly the pchannel name, "by-dev-rootcoord-dml_0", as Milvus names its
 // Kafka topics) with a single partition, 0. The Log creates a topic the
