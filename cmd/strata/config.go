@@ -38,6 +38,106 @@ type fileConfig struct {
 	WAL *struct {
 		SegmentSize *int64 `json:"segmentSize"`
 	} `json:"wal"`
+	Engines *fileEngines `json:"engines"`
+}
+
+// fileEngines is the "engines" section: which implementation each storage
+// port uses (app.Engines). An absent port keeps its embedded engine.
+type fileEngines struct {
+	Meta *struct {
+		Type string `json:"type"` // "embedded" or "etcd"
+		Etcd *struct {
+			Endpoints   []string  `json:"endpoints"`
+			Root        *string   `json:"root"`
+			DialTimeout *duration `json:"dialTimeout"`
+			Username    *string   `json:"username"`
+			Password    *string   `json:"password"`
+		} `json:"etcd"`
+	} `json:"meta"`
+	Objects *struct {
+		Type string `json:"type"` // "local" or "s3"
+		S3   *struct {
+			Endpoint     *string `json:"endpoint"`
+			Bucket       *string `json:"bucket"`
+			AccessKey    *string `json:"accessKey"`
+			SecretKey    *string `json:"secretKey"`
+			UseSSL       *bool   `json:"useSSL"`
+			Root         *string `json:"root"`
+			Region       *string `json:"region"`
+			CreateBucket *bool   `json:"createBucket"`
+		} `json:"s3"`
+	} `json:"objects"`
+	WAL *struct {
+		Type  string `json:"type"` // "local" or "kafka"
+		Kafka *struct {
+			Brokers           []string  `json:"brokers"`
+			TopicPrefix       *string   `json:"topicPrefix"`
+			ReplicationFactor *int16    `json:"replicationFactor"`
+			MaxRecordBytes    *int32    `json:"maxRecordBytes"`
+			Linger            *duration `json:"linger"`
+			DeliveryTimeout   *duration `json:"deliveryTimeout"`
+			CloseTimeout      *duration `json:"closeTimeout"`
+			RequestTimeout    *duration `json:"requestTimeout"`
+			ClientID          *string   `json:"clientID"`
+		} `json:"kafka"`
+	} `json:"wal"`
+}
+
+// set copies *v to *dst when v is present.
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// apply copies the present fields of fe onto e.
+func (fe *fileEngines) apply(e *app.Engines) {
+	setD := func(dst *time.Duration, v *duration) {
+		if v != nil {
+			*dst = time.Duration(*v)
+		}
+	}
+	if m := fe.Meta; m != nil {
+		e.MetaEngine = m.Type
+		if c := m.Etcd; c != nil {
+			if c.Endpoints != nil {
+				e.Etcd.Endpoints = c.Endpoints
+			}
+			set(&e.Etcd.Root, c.Root)
+			setD(&e.Etcd.DialTimeout, c.DialTimeout)
+			set(&e.Etcd.Username, c.Username)
+			set(&e.Etcd.Password, c.Password)
+		}
+	}
+	if o := fe.Objects; o != nil {
+		e.ObjectEngine = o.Type
+		if c := o.S3; c != nil {
+			set(&e.S3.Endpoint, c.Endpoint)
+			set(&e.S3.Bucket, c.Bucket)
+			set(&e.S3.AccessKey, c.AccessKey)
+			set(&e.S3.SecretKey, c.SecretKey)
+			set(&e.S3.UseSSL, c.UseSSL)
+			set(&e.S3.Root, c.Root)
+			set(&e.S3.Region, c.Region)
+			set(&e.S3.CreateBucket, c.CreateBucket)
+		}
+	}
+	if w := fe.WAL; w != nil {
+		e.WALEngine = w.Type
+		if c := w.Kafka; c != nil {
+			if c.Brokers != nil {
+				e.Kafka.Brokers = c.Brokers
+			}
+			set(&e.Kafka.TopicPrefix, c.TopicPrefix)
+			set(&e.Kafka.ReplicationFactor, c.ReplicationFactor)
+			set(&e.Kafka.MaxRecordBytes, c.MaxRecordBytes)
+			setD(&e.Kafka.Linger, c.Linger)
+			setD(&e.Kafka.DeliveryTimeout, c.DeliveryTimeout)
+			setD(&e.Kafka.CloseTimeout, c.CloseTimeout)
+			setD(&e.Kafka.RequestTimeout, c.RequestTimeout)
+			set(&e.Kafka.ClientID, c.ClientID)
+		}
+	}
 }
 
 // duration is a time.Duration written as a Go duration string.
@@ -111,6 +211,9 @@ func loadConfigFile(path string, cfg *app.Config) error {
 	}
 	if w := fc.WAL; w != nil {
 		setI(&cfg.WAL.SegmentSize, w.SegmentSize)
+	}
+	if fc.Engines != nil {
+		fc.Engines.apply(&cfg.Engines)
 	}
 	return nil
 }

@@ -68,3 +68,47 @@ func TestStandaloneRejectsInvalidConfig(t *testing.T) {
 	err := run([]string{"standalone", "--config", p, "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--metrics-addr", ""}, os.Stdout, os.Stderr)
 	require.ErrorContains(t, err, "segment max size")
 }
+
+func TestLoadConfigFileEngines(t *testing.T) {
+	cfg := app.Defaults()
+	p := writeConfig(t, `{"engines": {
+		"meta": {"type": "etcd", "etcd": {"endpoints": ["http://e1:2379", "http://e2:2379"], "root": "strata/", "dialTimeout": "3s"}},
+		"objects": {"type": "s3", "s3": {"endpoint": "s3:9000", "bucket": "b", "accessKey": "a", "secretKey": "s",
+			"useSSL": true, "root": "r", "createBucket": true}},
+		"wal": {"type": "kafka", "kafka": {"brokers": ["k1:9092"], "topicPrefix": "strata.", "replicationFactor": 3,
+			"maxRecordBytes": 8388608, "linger": "2ms", "deliveryTimeout": "1m"}}
+	}}`)
+	require.NoError(t, loadConfigFile(p, &cfg))
+	e := cfg.Engines
+	require.Equal(t, app.EngineEtcd, e.MetaEngine)
+	require.Equal(t, []string{"http://e1:2379", "http://e2:2379"}, e.Etcd.Endpoints)
+	require.Equal(t, "strata/", e.Etcd.Root)
+	require.Equal(t, 3*time.Second, e.Etcd.DialTimeout)
+	require.Equal(t, app.EngineS3, e.ObjectEngine)
+	require.Equal(t, "s3:9000", e.S3.Endpoint)
+	require.True(t, e.S3.UseSSL)
+	require.True(t, e.S3.CreateBucket)
+	require.Equal(t, app.EngineKafka, e.WALEngine)
+	require.Equal(t, []string{"k1:9092"}, e.Kafka.Brokers)
+	require.Equal(t, "strata.", e.Kafka.TopicPrefix)
+	require.EqualValues(t, 3, e.Kafka.ReplicationFactor)
+	require.EqualValues(t, 8<<20, e.Kafka.MaxRecordBytes)
+	require.Equal(t, 2*time.Millisecond, e.Kafka.Linger)
+	require.Equal(t, time.Minute, e.Kafka.DeliveryTimeout)
+	require.Equal(t, app.Defaults().Engines.Kafka.CloseTimeout, e.Kafka.CloseTimeout, "absent fields keep their defaults")
+	require.NoError(t, cfg.Validate())
+}
+
+func TestStandaloneRejectsBadEngines(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"engines": {"wal": {"type": "pulsar"}}}`:                                                    `engines.wal.type "pulsar"`,
+		`{"engines": {"wal": {"type": "kafka"}}}`:                                                     "engines.wal.kafka: wal/kafka: invalid config: brokers is empty",
+		`{"engines": {"wal": {"type": "kafka", "kafka": {"brokers": ["k:1"], "topicPrefix": "a/"}}}}`: "topicPrefix",
+		`{"engines": {"meta": {"type": "etcd"}}}`:                                                     "engines.meta.etcd: metastore/etcd: config: no endpoints",
+		`{"engines": {"objects": {"type": "s3", "s3": {"endpoint": "h:1"}}}}`:                         "engines.objects.s3: objstore/s3: config: Bucket is required",
+	} {
+		p := writeConfig(t, body)
+		err := run([]string{"standalone", "--config", p, "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--metrics-addr", ""}, os.Stdout, os.Stderr)
+		require.ErrorContains(t, err, want, body)
+	}
+}

@@ -2,11 +2,14 @@
 // its configuration, wires them through their small interfaces, and runs
 // them under one errgroup with a defined start and stop order.
 //
-// Standalone layout of the data directory:
+// Standalone layout of the data directory (with the default, embedded engines):
 //
 //	{data-dir}/meta.db   meta store (bbolt)
 //	{data-dir}/wal/      WAL, one directory per pchannel
 //	{data-dir}/storage/  object storage (keys "files/insert_log/…", …)
+//
+// Config.Engines can move each of the three onto its cluster engine: the
+// meta store to etcd, object storage to S3, the WAL to Kafka (see Engines).
 package app
 
 import (
@@ -17,7 +20,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -31,8 +33,6 @@ import (
 	"github.com/strata-db/strata/internal/api"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
-	"github.com/strata-db/strata/internal/metastore/embedded"
-	"github.com/strata-db/strata/internal/objstore/local"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rest"
@@ -53,7 +53,10 @@ type Config struct {
 	QueryNode   querynode.Config
 	Proxy       proxy.Config
 	Writer      wal.WriterConfig
-	WAL         wallocal.Config
+	// WAL configures the local WAL (Engines.WALEngine "local").
+	WAL wallocal.Config
+	// Engines selects the meta store, object store and WAL implementations.
+	Engines Engines
 }
 
 // Defaults returns the default standalone configuration.
@@ -63,6 +66,7 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterConfig{}.Defaults(), WAL: wallocal.Config{}.Defaults(),
+		Engines: Engines{}.Defaults(),
 	}
 }
 
@@ -76,7 +80,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("app: data coordinator root path %q differs from the data node's %q",
 			c.DataCoord.RootPath, c.DataNode.RootPath)
 	}
-	return errors.Join(c.RootCoord.Validate(), c.DataCoord.Validate(), c.Writer.Validate())
+	return errors.Join(c.RootCoord.Validate(), c.DataCoord.Validate(), c.Writer.Validate(), c.Engines.Defaults().Validate())
 }
 
 // Server is a running standalone server.
@@ -130,18 +134,17 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	meta, err := embedded.Open(filepath.Join(cfg.DataDir, "meta.db"), logger)
+	meta, err := openMeta(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, meta.Close()) }()
-	objects, err := local.Open(filepath.Join(cfg.DataDir, "storage"))
+	objects, closeObjects, err := openObjects(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	walCfg := cfg.WAL
-	walCfg.Dir = filepath.Join(cfg.DataDir, "wal")
-	log, err := wallocal.Open(walCfg, logger)
+	defer func() { err = errors.Join(err, closeObjects()) }()
+	log, err := openWAL(cfg, logger)
 	if err != nil {
 		return err
 	}

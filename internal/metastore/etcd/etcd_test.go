@@ -3,15 +3,12 @@ package etcd_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/goleak"
 
+	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metastore/etcd"
 	"github.com/strata-db/strata/internal/metastore/kvtest"
@@ -21,40 +18,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// freeURL returns an http URL on a currently free loopback port.
-func freeURL(t *testing.T) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return url.URL{Scheme: "http", Host: addr}
-}
-
 // startEtcd runs a single-member etcd server in-process until the test ends.
-func startEtcd(t *testing.T) string {
-	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.Logger = "zap"
-	cfg.LogLevel = "error"
-	cfg.LogOutputs = []string{"stderr"}
-	client, peer := freeURL(t), freeURL(t)
-	cfg.LCUrls, cfg.ACUrls = []url.URL{client}, []url.URL{client}
-	cfg.LPUrls, cfg.APUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peer.String())
-
-	e, err := embed.StartEtcd(cfg)
-	require.NoError(t, err)
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		e.Server.Stop()
-		t.Fatal("etcd did not become ready")
-	}
-	return client.String()
-}
+func startEtcd(t *testing.T) string { return enginetest.Etcd(t) }
 
 func TestConformance(t *testing.T) {
 	endpoint := startEtcd(t)

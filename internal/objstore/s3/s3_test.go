@@ -3,15 +3,12 @@ package s3_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"net/url"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/objstore/objtest"
 	"github.com/strata-db/strata/internal/objstore/s3"
@@ -22,14 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 // startFakeS3 serves an in-memory S3 until the test ends and returns its host:port.
-func startFakeS3(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	require.NoError(t, err)
-	return u.Host
-}
+func startFakeS3(t *testing.T) string { return enginetest.S3(t) }
 
 func open(t *testing.T, cfg s3.Config) *s3.Store {
 	t.Helper()

@@ -15,18 +15,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// tWriter sends log output to the test log.
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(string(p))
-	return len(p), nil
-}
+func testLogger(t *testing.T) *slog.Logger { return waltest.Logger(t) }
 
 func TestConformance(t *testing.T) {
 	const segSize = 1 << 10 // about 40 small records per segment
