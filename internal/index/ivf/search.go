@@ -108,15 +108,7 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 				s.order = append(s.order, topk.Item{D: d, ID: int32(l)})
 			}
 		}
-		slices.SortFunc(s.order, func(a, b topk.Item) int {
-			if topk.Worse(a, b) {
-				return 1
-			}
-			if topk.Worse(b, a) {
-				return -1
-			}
-			return 0
-		})
+		slices.SortFunc(s.order, topk.Compare)
 		for _, p := range s.order {
 			if s.res.Full() {
 				break

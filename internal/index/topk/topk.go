@@ -107,3 +107,15 @@ func (t *Heap) Top() Item { return t.items[0] }
 
 // Len returns the number of items kept.
 func (t *Heap) Len() int { return len(t.items) }
+
+// Compare orders a before b when b is worse: a comparison function for
+// slices.SortFunc that sorts best first.
+func Compare(a, b Item) int {
+	if Worse(a, b) {
+		return 1
+	}
+	if Worse(b, a) {
+		return -1
+	}
+	return 0
+}

@@ -30,15 +30,7 @@ func TestHeapKeepsBest(t *testing.T) {
 			}
 			require.Equal(t, n >= k, h.Full())
 			want := slices.Clone(all)
-			slices.SortFunc(want, func(a, b Item) int {
-				if Worse(a, b) {
-					return 1
-				}
-				if Worse(b, a) {
-					return -1
-				}
-				return 0
-			})
+			slices.SortFunc(want, Compare)
 			got := h.Sorted()
 			require.True(t, slices.Equal(want[:min(k, n)], got), "k=%d n=%d: %v", k, n, got)
 		}
