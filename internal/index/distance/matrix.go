@@ -6,13 +6,14 @@ import "fmt"
 // many-query dot-product tile. A tile kernel scores rows consecutive rows of
 // x against every query of groups packed groups of four (see packQueries)
 // and stores the dot product of query i and row j at out[i*ostride+j]; it
-// requires len(x) == rows*dim and dim > 0.
+// requires len(x) == rows*dim and dim > 0. next holds the rows the following
+// call will score (empty for the last), which a kernel may prefetch.
 type matrixKernels struct {
 	name  string
 	sum   func(v []float32) float32
 	lanes int // floats per query chunk in a packed group; 0 when tile is nil
 	rows  int // rows per tile
-	tile  func(x []float32, dim int, q []float32, groups int, out []float32, ostride int)
+	tile  func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 }
 
 // genericMatrix is the portable implementation: no tile kernel, so every
@@ -109,7 +110,8 @@ func (qs *Queries) DotMatrix(x, out []float32) {
 		rows := qs.k.rows
 		full := nx / rows * rows
 		for j := 0; j < full; j += rows {
-			qs.k.tile(x[j*dim:(j+rows)*dim], dim, qs.packed, qs.groups, out[j:], nx)
+			next := x[(j+rows)*dim : min(j+2*rows, nx)*dim]
+			qs.k.tile(x[j*dim:(j+rows)*dim], dim, qs.packed, qs.groups, out[j:], nx, next)
 		}
 		done = qs.groups * 4
 		if full < nx {

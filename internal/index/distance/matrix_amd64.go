@@ -10,10 +10,11 @@ func sumAVX512(v []float32) float32
 //go:noescape
 func sumAVX2(v []float32) float32
 
-// dotTileAVX512 is the AVX-512F tile kernel: six rows, 16 lanes.
+// dotTileAVX512 is the AVX-512F tile kernel: six rows, 16 lanes, and a
+// prefetch of the next tile's rows.
 //
 //go:noescape
-func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int)
+func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 
 // dotTileAVX2 is the AVX2+FMA tile kernel: three rows, 8 lanes, with mask
 // selecting the last dim%8 lanes for VMASKMOVPS.
@@ -40,7 +41,7 @@ func avx512Matrix() matrixKernels {
 // avx2Matrix is the AVX2+FMA implementation.
 func avx2Matrix() matrixKernels {
 	return matrixKernels{name: "avx2", sum: sumAVX2, lanes: 8, rows: 3,
-		tile: func(x []float32, dim int, q []float32, groups int, out []float32, ostride int) {
+		tile: func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, _ []float32) {
 			dotTileAVX2(x, dim, q, groups, out, ostride, tailMasks8[dim%8])
 		}}
 }

@@ -61,11 +61,17 @@
 	VFMADD231PS Z4, Z7, Z30; \
 	VFMADD231PS Z5, Z7, Z31
 
-// func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int)
+// func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 // x holds six rows of dim floats; q holds groups packed groups of four
 // queries (matrix.go, packQueries, 16 lanes). For query i of the groups and
-// row j it stores the dot product at out[i*ostride+j].
-TEXT ·dotTileAVX512(SB), NOSPLIT, $0-96
+// row j it stores the dot product at out[i*ostride+j]. Meanwhile it
+// prefetches next (the following tile's rows) into the L2 cache, one cache
+// line per step, so that the next call finds its rows there.
+TEXT ·dotTileAVX512(SB), NOSPLIT, $8-120
+	MOVQ  next_base+96(FP), R15
+	MOVQ  next_len+104(FP), AX
+	LEAQ  (R15)(AX*4), AX
+	MOVQ  AX, pfend-8(SP)
 	MOVQ  x_base+0(FP), R8
 	MOVQ  dim+24(FP), CX
 	MOVQ  q_base+32(FP), DI
@@ -131,6 +137,12 @@ loop:
 	VMOVUPS (R12)(AX*1), Z4
 	VMOVUPS (R13)(AX*1), Z5
 	STEP
+	CMPQ    R15, pfend-8(SP)
+	JAE     nopf
+	PREFETCHT1 (R15)
+	ADDQ    $64, R15
+
+nopf:
 	ADDQ    $64, AX
 	ADDQ    $256, DI
 	CMPQ    AX, CX

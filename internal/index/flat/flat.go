@@ -19,9 +19,10 @@
 // ||x||² - 2 x·q (||q||² is the same for every row of a query) and the hits'
 // reported scores are recomputed exactly with distance.L2Squared, so they
 // equal Search's; rows within rounding error of each other may rank in
-// another order than in Search. Queries are taken in chunks of
-// queryChunk, so that a chunk's packed queries stay in the L2 cache, and the
-// rows are read from memory once per chunk.
+// another order than in Search. The rows' squared norms are computed once
+// per call. Queries are taken in chunks of queryChunk, so that a chunk's
+// packed queries stay in the L2 cache, and the rows are read from memory
+// once per chunk.
 //
 // # Scores
 //
@@ -45,8 +46,8 @@ const (
 	// kernel call; its scores stay in the L1 cache.
 	blockRows = 1024
 	// batchRows is the number of rows of a SearchBatch block, a multiple of
-	// every tile height (6 and 3); the block's rows stay in the L2 cache
-	// between computing their norms and their dot products.
+	// every tile height (6 and 3); a block's dot products (queryChunk ×
+	// batchRows) stay in the L2 cache until the selection reads them.
 	batchRows = 252
 	// queryChunk is the largest number of queries scored together.
 	queryChunk = 96
@@ -205,15 +206,21 @@ func SearchBatch(data []float32, dim int, metric index.Metric, queries []float32
 	}
 	nq := len(queries) / dim
 	out := make([][]index.Hit, nq)
+	var sq []float32 // squared row norms, for L2 and COSINE
+	if metric != index.IP && k > 0 && nq > 0 {
+		sq = make([]float32, n)
+		distance.SquaredNorms(data, dim, sq)
+	}
 	for lo := 0; lo < nq; lo += queryChunk {
 		hi := min(lo+queryChunk, nq)
-		searchChunk(data, n, dim, metric, queries[lo*dim:hi*dim], k, allowed, out[lo:hi])
+		searchChunk(data, sq, n, dim, metric, queries[lo*dim:hi*dim], k, allowed, out[lo:hi])
 	}
 	return out, nil
 }
 
-// searchChunk is SearchBatch for one chunk of queries, writing out.
-func searchChunk(data []float32, n, dim int, metric index.Metric, queries []float32, k int, allowed []bool, out [][]index.Hit) {
+// searchChunk is SearchBatch for one chunk of queries, writing out; sq
+// holds the squared norms of all rows (nil for IP).
+func searchChunk(data, sq []float32, n, dim int, metric index.Metric, queries []float32, k int, allowed []bool, out [][]index.Hit) {
 	nq := len(out)
 	if k == 0 || n == 0 {
 		for i := range out {
@@ -239,32 +246,31 @@ func searchChunk(data []float32, n, dim int, metric index.Metric, queries []floa
 		thr[i] = float32(math.Inf(1))
 	}
 	dots := make([]float32, nq*min(batchRows, n))
-	sq := make([]float32, min(batchRows, n))
 	for lo := 0; lo < n; lo += batchRows {
 		hi := min(lo+batchRows, n)
 		if !anyAllowed(allowed, lo, hi) {
 			continue
 		}
 		m := hi - lo
-		rows := data[lo*dim : hi*dim]
-		if metric != index.IP {
-			distance.SquaredNorms(rows, dim, sq[:m])
-		}
 		d := dots[:nq*m]
-		qs.DotMatrix(rows, d)
+		qs.DotMatrix(data[lo*dim:hi*dim], d)
+		var bsq []float32
+		if sq != nil {
+			bsq = sq[lo:hi]
+		}
 		for i := range nq {
 			kb := d[i*m : (i+1)*m]
 			switch metric {
 			case index.L2:
 				for j, x := range kb {
-					kb[j] = sq[j] - 2*x
+					kb[j] = bsq[j] - 2*x
 				}
 			case index.IP:
 				for j := range kb {
 					kb[j] = -kb[j]
 				}
 			default:
-				cosineKeys(kb, sq, zero[i])
+				cosineKeys(kb, bsq, zero[i])
 			}
 			thr[i] = offer(&heaps[i], thr[i], kb, lo, allowed)
 		}
