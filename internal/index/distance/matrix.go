@@ -11,8 +11,10 @@ import "fmt"
 type matrixKernels struct {
 	name  string
 	sum   func(v []float32) float32
-	lanes int // floats per query chunk in a packed group; 0 when tile is nil
-	rows  int // rows per tile
+	fma   func(n int) // n iterations of fmaFlops floating-point operations
+	flops int         // per fma iteration; 0 when fma is nil
+	lanes int         // floats per query chunk in a packed group; 0 when tile is nil
+	rows  int         // rows per tile
 	tile  func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 }
 
@@ -29,6 +31,20 @@ var mimpl = selectMatrix()
 // caches Sum runs at the core's memory read bandwidth; internal/bench uses it
 // to measure that bandwidth.
 func Sum(v []float32) float32 { return mimpl.sum(v) }
+
+// FMALoop runs iters iterations of a loop of independent fused multiply-adds
+// on registers only, as wide and as many as the selected implementation
+// keeps in flight, and returns the floating-point operations done (2 per
+// lane per FMA), or 0 when there is no assembly implementation. Timing it
+// gives the core's peak arithmetic rate, the limit of compute-bound kernels
+// such as DotMatrix; internal/bench reports it.
+func FMALoop(iters int) int {
+	if mimpl.fma == nil || iters <= 0 {
+		return 0
+	}
+	mimpl.fma(iters)
+	return iters * mimpl.flops
+}
 
 // SumGeneric is the portable reference for Sum.
 func SumGeneric(v []float32) float32 {

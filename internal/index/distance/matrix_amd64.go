@@ -10,6 +10,12 @@ func sumAVX512(v []float32) float32
 //go:noescape
 func sumAVX2(v []float32) float32
 
+// fmaLoopAVX512 runs n iterations of 24 independent 16-lane FMAs.
+func fmaLoopAVX512(n int)
+
+// fmaLoopAVX2 runs n iterations of 12 independent 8-lane FMAs.
+func fmaLoopAVX2(n int)
+
 // dotTileAVX512 is the AVX-512F tile kernel: six rows, 16 lanes, and a
 // prefetch of the next tile's rows.
 //
@@ -35,12 +41,13 @@ var tailMasks8 = func() (m [8][]int32) {
 
 // avx512Matrix is the AVX-512F implementation.
 func avx512Matrix() matrixKernels {
-	return matrixKernels{name: "avx512", sum: sumAVX512, lanes: 16, rows: 6, tile: dotTileAVX512}
+	return matrixKernels{name: "avx512", sum: sumAVX512, fma: fmaLoopAVX512, flops: 24 * 16 * 2,
+		lanes: 16, rows: 6, tile: dotTileAVX512}
 }
 
 // avx2Matrix is the AVX2+FMA implementation.
 func avx2Matrix() matrixKernels {
-	return matrixKernels{name: "avx2", sum: sumAVX2, lanes: 8, rows: 3,
+	return matrixKernels{name: "avx2", sum: sumAVX2, fma: fmaLoopAVX2, flops: 12 * 8 * 2, lanes: 8, rows: 3,
 		tile: func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, _ []float32) {
 			dotTileAVX2(x, dim, q, groups, out, ostride, tailMasks8[dim%8])
 		}}

@@ -151,3 +151,41 @@ func BenchmarkSum(b *testing.B) {
 		})
 	}
 }
+
+func TestFMALoop(t *testing.T) {
+	for _, k := range availableMatrix() {
+		if k.fma == nil {
+			continue
+		}
+		k.fma(0)
+		k.fma(1000)
+	}
+	if mimpl.fma != nil {
+		require.Equal(t, 10*mimpl.flops, FMALoop(10))
+	} else {
+		require.Zero(t, FMALoop(10))
+	}
+	require.Zero(t, FMALoop(0))
+}
+
+// BenchmarkFMALoop measures the core's peak FMA rate in GFLOP/s of thread
+// CPU time, the ceiling of BenchmarkDotMatrix.
+func BenchmarkFMALoop(b *testing.B) {
+	for _, k := range availableMatrix() {
+		if k.fma == nil {
+			continue
+		}
+		b.Run(k.name, func(b *testing.B) {
+			const iters = 1 << 20
+			clk := startCPU(b, 0)
+			for b.Loop() {
+				k.fma(iters)
+			}
+			cpu := threadCPUTime() - clk.start
+			clk.stop(b, 0)
+			if clk.start > 0 && cpu > 0 {
+				b.ReportMetric(float64(iters*k.flops)*float64(b.N)/cpu.Seconds()/1e9, "cpu-GFLOP/s")
+			}
+		})
+	}
+}

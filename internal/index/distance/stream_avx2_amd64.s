@@ -2,6 +2,9 @@
 
 #include "textflag.h"
 
+// Streaming sum, the read-bandwidth probe, and the FMA throughput probe;
+// see matrix.go (Sum, FMALoop).
+
 // func sumAVX2(v []float32) float32
 TEXT ·sumAVX2(SB), NOSPLIT, $0-28
 	MOVQ   v_base+0(FP), SI
@@ -65,4 +68,45 @@ tail:
 done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
+	RET
+
+// func fmaLoopAVX2(n int)
+// Runs n iterations of 12 independent FMAs on registers: 192 flops each.
+TEXT ·fmaLoopAVX2(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	TESTQ CX, CX
+	JZ    done
+
+loop:
+	VFMADD231PS Y12, Y13, Y0
+	VFMADD231PS Y12, Y13, Y1
+	VFMADD231PS Y12, Y13, Y2
+	VFMADD231PS Y12, Y13, Y3
+	VFMADD231PS Y12, Y13, Y4
+	VFMADD231PS Y12, Y13, Y5
+	VFMADD231PS Y12, Y13, Y6
+	VFMADD231PS Y12, Y13, Y7
+	VFMADD231PS Y12, Y13, Y8
+	VFMADD231PS Y12, Y13, Y9
+	VFMADD231PS Y12, Y13, Y10
+	VFMADD231PS Y12, Y13, Y11
+	DECQ CX
+	JNZ  loop
+
+done:
+	VZEROUPPER
 	RET
