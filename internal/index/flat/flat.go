@@ -81,22 +81,38 @@ func anyAllowed(allowed []bool, lo, hi int) bool {
 }
 
 // offer feeds the keys of rows base.. into h, skipping NaN keys and rows
-// not allowed; thr is the key a row must beat once h is full, which offer
-// updates and returns.
+// not allowed; thr is the key a row must beat once h is full (+Inf until
+// then), which offer updates and returns.
 func offer(h *topk.Heap, thr float32, keys []float32, base int, allowed []bool) float32 {
 	for j, s := range keys {
-		if !(s < thr) { // also rejects NaN
-			if h.Full() || s != s {
-				continue
-			}
+		if s <= thr { // false for NaN; one comparison per row once h is full
+			thr = admit(h, thr, s, base+j, allowed)
 		}
-		if allowed != nil && !allowed[base+j] {
-			continue
+	}
+	return thr
+}
+
+// offerL2 is offer for the L2 keys sq[j] - 2*dots[j] (||x||² - 2 x·q).
+func offerL2(h *topk.Heap, thr float32, dots, sq []float32, base int, allowed []bool) float32 {
+	sq = sq[:len(dots)]
+	for j, d := range dots {
+		if s := sq[j] - 2*d; s <= thr {
+			thr = admit(h, thr, s, base+j, allowed)
 		}
-		h.Offer(topk.Item{D: s, ID: int32(base + j)})
-		if h.Full() {
-			thr = h.Top().D
-		}
+	}
+	return thr
+}
+
+// admit offers row with key s <= thr to h unless it only ties the worst of
+// a full h (a later row loses ties) or is not allowed, and returns the new
+// threshold.
+func admit(h *topk.Heap, thr, s float32, row int, allowed []bool) float32 {
+	if s == thr && h.Full() || allowed != nil && !allowed[row] {
+		return thr
+	}
+	h.Offer(topk.Item{D: s, ID: int32(row)})
+	if h.Full() {
+		return h.Top().D
 	}
 	return thr
 }
@@ -262,9 +278,8 @@ func searchChunk(data, sq []float32, n, dim int, metric index.Metric, queries []
 			kb := d[i*m : (i+1)*m]
 			switch metric {
 			case index.L2:
-				for j, x := range kb {
-					kb[j] = bsq[j] - 2*x
-				}
+				thr[i] = offerL2(&heaps[i], thr[i], kb, bsq, lo, allowed)
+				continue
 			case index.IP:
 				for j := range kb {
 					kb[j] = -kb[j]
