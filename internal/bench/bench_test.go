@@ -158,6 +158,11 @@ func TestRun(t *testing.T) {
 			lines := 6 + 1 + len(res.Rows)
 			if typ == "FLAT" {
 				lines += 4 // bandwidth, single-query limit, batched
+				if f := res.Flat; f.PeakGFLOPs > 0 {
+					lines++ // compute limit
+					require.Positive(t, f.BatchPercent())
+					require.InDelta(t, f.PeakGFLOPs*1e9/float64(2*ds.N()*ds.Dim), f.ComputeLimitQPS, 1e-6*f.ComputeLimitQPS)
+				}
 				f := res.Flat
 				require.NotNil(t, f)
 				require.Positive(t, f.StreamGBs)

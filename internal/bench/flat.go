@@ -23,6 +23,13 @@ type FlatResult struct {
 	// StreamGBs over the bytes of the base vectors, which each query reads
 	// once.
 	LimitQPS float64
+	// PeakGFLOPs is the core's peak arithmetic rate in GFLOP/s of thread
+	// CPU time, timing distance.FMALoop (0 without assembly kernels).
+	PeakGFLOPs float64
+	// ComputeLimitQPS is the batched throughput that rate allows: each
+	// query costs 2*N*Dim floating-point operations (a multiply and an add
+	// per coordinate of every row).
+	ComputeLimitQPS float64
 	// BatchRecall is the mean recall@K of the batched search.
 	BatchRecall float64
 	// BatchQPS1 and BatchCPUQPS1 are the batched throughput on one thread,
@@ -40,7 +47,20 @@ func (f *FlatResult) SinglePercent(row Row) float64 {
 	return 100 * row.CPUQPS1 / f.LimitQPS
 }
 
-// measureFlat measures the read bandwidth and the batched search of x.
+// BatchPercent is the batched single-thread CPU-time QPS as a percentage of
+// ComputeLimitQPS, or 0 when that is unknown.
+func (f *FlatResult) BatchPercent() float64 {
+	if f.ComputeLimitQPS <= 0 {
+		return 0
+	}
+	return 100 * f.BatchCPUQPS1 / f.ComputeLimitQPS
+}
+
+// fmaIters is the length of one timed FMALoop run: about 0.1 s.
+const fmaIters = 20 << 20
+
+// measureFlat measures the read bandwidth, the peak arithmetic rate and the
+// batched search of x.
 func measureFlat(ctx context.Context, x *flat.Index, ds *Dataset, truth [][]int32, cfg Config, threads int,
 	logf func(string, ...any)) (*FlatResult, error) {
 	res := &FlatResult{}
@@ -60,6 +80,13 @@ func measureFlat(ctx context.Context, x *flat.Index, ds *Dataset, truth [][]int3
 	_ = sink
 	logf("read bandwidth: %.2f GB/s on one core (CPU time), %.2f GB/s wall, %.2f GB/s on %d threads",
 		res.StreamGBs, res.StreamWallGBs, res.StreamNGBs, threads)
+	var flops int
+	ft := bestOf(cfg.Rounds, func() { flops = distance.FMALoop(fmaIters) })
+	if flops > 0 && ft.cpu > 0 {
+		res.PeakGFLOPs = float64(flops) / ft.cpu.Seconds() / 1e9
+		res.ComputeLimitQPS = res.PeakGFLOPs * 1e9 / (2 * float64(ds.N()) * float64(ds.Dim))
+		logf("peak arithmetic rate: %.1f GFLOP/s on one core", res.PeakGFLOPs)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

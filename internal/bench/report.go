@@ -69,8 +69,12 @@ func (r *Result) printFlat(w io.Writer) error {
 			f.LimitQPS, row.CPUQPS1, f.SinglePercent(row))
 	}
 	gflops := func(qps float64) float64 { return 2 * float64(r.N) * float64(r.Dim) * qps / 1e9 }
-	fmt.Fprintf(w, "batched    all %d queries in one call: recall %.4f; %.0f QPS (CPU %.0f, %.0f GFLOP/s) on 1 thread, %.0f QPS on %d threads\n",
-		r.NQ, f.BatchRecall, f.BatchQPS1, f.BatchCPUQPS1, gflops(f.BatchCPUQPS1), f.BatchQPSN, r.Threads)
+	if f.PeakGFLOPs > 0 {
+		fmt.Fprintf(w, "compute    peak FMA rate %.1f GFLOP/s on one core (CPU time): batched limit %.0f QPS\n",
+			f.PeakGFLOPs, f.ComputeLimitQPS)
+	}
+	fmt.Fprintf(w, "batched    all %d queries in one call: recall %.4f; %.0f QPS (CPU %.0f, %.0f GFLOP/s = %.0f%% of the limit) on 1 thread, %.0f QPS on %d threads\n",
+		r.NQ, f.BatchRecall, f.BatchQPS1, f.BatchCPUQPS1, gflops(f.BatchCPUQPS1), f.BatchPercent(), f.BatchQPSN, r.Threads)
 	for _, l := range r.Compare {
 		b := l.Batch
 		if b == nil {
