@@ -5,10 +5,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/strata-db/strata/internal/cputime"
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
 )
@@ -36,13 +34,11 @@ func fmnistShape(nq int) (data, queries []float32, dim int) {
 func cpuQPS(b *testing.B, queries int, bytes int64, run func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var t0, t1 unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t0)
+	t0 := cputime.Thread()
 	for b.Loop() {
 		run()
 	}
-	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t1)
-	cpu := time.Duration(t1.Nano() - t0.Nano()).Seconds()
+	cpu := (cputime.Thread() - t0).Seconds()
 	b.ReportMetric(float64(queries*b.N)/b.Elapsed().Seconds(), "QPS")
 	b.ReportMetric(float64(queries*b.N)/cpu, "cpu-QPS")
 	if bytes > 0 {
