@@ -30,7 +30,8 @@
 	VMOVSD  X0, 16(AX)
 
 // STEP multiplies the six row chunks in Z0..Z5 with the four query chunks at
-// (DI), 64(DI), 128(DI) and 192(DI) into the accumulators Z8..Z31.
+// (DI), 64(DI), 128(DI) and 192(DI) into the accumulators Z8..Z31; STEP2
+// does the same with the next four chunks, at 256(DI)..448(DI).
 #define STEP \
 	VMOVUPS     0(DI), Z6; \
 	VFMADD231PS Z0, Z6, Z8; \
@@ -61,13 +62,44 @@
 	VFMADD231PS Z4, Z7, Z30; \
 	VFMADD231PS Z5, Z7, Z31
 
+#define STEP2 \
+	VMOVUPS     256(DI), Z6; \
+	VFMADD231PS Z0, Z6, Z8; \
+	VFMADD231PS Z1, Z6, Z9; \
+	VFMADD231PS Z2, Z6, Z10; \
+	VFMADD231PS Z3, Z6, Z11; \
+	VFMADD231PS Z4, Z6, Z12; \
+	VFMADD231PS Z5, Z6, Z13; \
+	VMOVUPS     320(DI), Z7; \
+	VFMADD231PS Z0, Z7, Z14; \
+	VFMADD231PS Z1, Z7, Z15; \
+	VFMADD231PS Z2, Z7, Z16; \
+	VFMADD231PS Z3, Z7, Z17; \
+	VFMADD231PS Z4, Z7, Z18; \
+	VFMADD231PS Z5, Z7, Z19; \
+	VMOVUPS     384(DI), Z6; \
+	VFMADD231PS Z0, Z6, Z20; \
+	VFMADD231PS Z1, Z6, Z21; \
+	VFMADD231PS Z2, Z6, Z22; \
+	VFMADD231PS Z3, Z6, Z23; \
+	VFMADD231PS Z4, Z6, Z24; \
+	VFMADD231PS Z5, Z6, Z25; \
+	VMOVUPS     448(DI), Z7; \
+	VFMADD231PS Z0, Z7, Z26; \
+	VFMADD231PS Z1, Z7, Z27; \
+	VFMADD231PS Z2, Z7, Z28; \
+	VFMADD231PS Z3, Z7, Z29; \
+	VFMADD231PS Z4, Z7, Z30; \
+	VFMADD231PS Z5, Z7, Z31
+
 // func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 // x holds six rows of dim floats; q holds groups packed groups of four
 // queries (matrix.go, packQueries, 16 lanes). For query i of the groups and
 // row j it stores the dot product at out[i*ostride+j]. Meanwhile it
 // prefetches next (the following tile's rows) into the L2 cache, one cache
-// line per step, so that the next call finds its rows there.
-TEXT ·dotTileAVX512(SB), NOSPLIT, $8-120
+// line per step, so that the next call finds its rows there. The main loop
+// does two steps (32 coordinates) per iteration.
+TEXT ·dotTileAVX512(SB), NOSPLIT, $16-120
 	MOVQ  next_base+96(FP), R15
 	MOVQ  next_len+104(FP), AX
 	LEAQ  (R15)(AX*4), AX
@@ -96,6 +128,8 @@ TEXT ·dotTileAVX512(SB), NOSPLIT, $8-120
 	DECQ  AX
 	KMOVW AX, K1
 	XCHGQ BX, CX
+	LEAQ  -128(CX), AX
+	MOVQ  AX, lim2-16(SP)
 	TESTQ SI, SI
 	JZ    done
 
@@ -126,8 +160,8 @@ group:
 	VPXORD Z30, Z30, Z30
 	VPXORD Z31, Z31, Z31
 	XORQ   AX, AX
-	CMPQ   AX, CX
-	JAE    tail
+	CMPQ   AX, lim2-16(SP)
+	JGT    one
 
 loop:
 	VMOVUPS (R8)(AX*1), Z0
@@ -137,16 +171,37 @@ loop:
 	VMOVUPS (R12)(AX*1), Z4
 	VMOVUPS (R13)(AX*1), Z5
 	STEP
+	VMOVUPS 64(R8)(AX*1), Z0
+	VMOVUPS 64(R9)(AX*1), Z1
+	VMOVUPS 64(R10)(AX*1), Z2
+	VMOVUPS 64(R11)(AX*1), Z3
+	VMOVUPS 64(R12)(AX*1), Z4
+	VMOVUPS 64(R13)(AX*1), Z5
+	STEP2
 	CMPQ    R15, pfend-8(SP)
 	JAE     nopf
 	PREFETCHT1 (R15)
-	ADDQ    $64, R15
+	PREFETCHT1 64(R15)
+	ADDQ    $128, R15
 
 nopf:
+	ADDQ    $128, AX
+	ADDQ    $512, DI
+	CMPQ    AX, lim2-16(SP)
+	JLE     loop
+
+one:
+	CMPQ    AX, CX
+	JAE     tail
+	VMOVUPS (R8)(AX*1), Z0
+	VMOVUPS (R9)(AX*1), Z1
+	VMOVUPS (R10)(AX*1), Z2
+	VMOVUPS (R11)(AX*1), Z3
+	VMOVUPS (R12)(AX*1), Z4
+	VMOVUPS (R13)(AX*1), Z5
+	STEP
 	ADDQ    $64, AX
 	ADDQ    $256, DI
-	CMPQ    AX, CX
-	JB      loop
 
 tail:
 	TESTQ     BX, BX
