@@ -67,7 +67,6 @@ TEXT ·dotTileAVX2(SB), NOSPLIT, $0-120
 	JZ   done
 
 group:
-
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6

@@ -134,7 +134,6 @@ TEXT ·dotTileAVX512(SB), NOSPLIT, $16-120
 	JZ    done
 
 group:
-
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
