@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -53,6 +54,55 @@ func TestSearchFeatures(t *testing.T) {
 		}
 		first, _ := all[0].IDs.GetAsInt64(0)
 		require.EqualValues(t, 42, first, "a vector is its own nearest neighbour")
+	})
+
+	t.Run("many query vectors without an index", func(t *testing.T) {
+		// Nine vectors in one request take the query node's many-query path
+		// (flat.SearchBatch); compare every query's hits with a brute-force
+		// scan of the live rows matching the filter.
+		var qs []entity.Vector
+		var raw [][]float32
+		for i := range 9 {
+			v := live[int64(i*61+5)].vec
+			qs = append(qs, entity.FloatVector(v))
+			raw = append(raw, v)
+		}
+		score := map[string]func(a, b []float32) float32{"L2": l2, "IP": dotE2E, "COSINE": func(a, b []float32) float32 {
+			return dotE2E(a, b) / float32(math.Sqrt(float64(dotE2E(a, a))*float64(dotE2E(b, b))))
+		}}
+		for _, metric := range []string{"L2", "IP", "COSINE"} {
+			rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 15, qs).
+				WithConsistencyLevel(entity.ClStrong).WithFilter("year >= 2000").
+				WithSearchParam("metric_type", metric))
+			require.NoError(t, err)
+			require.Len(t, rs, len(qs))
+			for qi, r := range rs {
+				type hit struct {
+					id int64
+					sc float32
+				}
+				var want []hit
+				for id, m := range live {
+					if m.year >= 2000 {
+						want = append(want, hit{id, score[metric](raw[qi], m.vec)})
+					}
+				}
+				sort.Slice(want, func(i, j int) bool {
+					if want[i].sc != want[j].sc {
+						return (want[i].sc < want[j].sc) == (metric == "L2")
+					}
+					return want[i].id < want[j].id
+				})
+				require.Equal(t, 15, r.ResultCount, "%s query %d", metric, qi)
+				for i := range 15 {
+					id, _ := r.IDs.GetAsInt64(i)
+					require.InDelta(t, want[i].sc, r.Scores[i], 1e-3, "%s query %d rank %d", metric, qi, i)
+					if id != want[i].id {
+						require.InDelta(t, want[i].sc, score[metric](raw[qi], live[id].vec), 1e-4, "%s query %d rank %d", metric, qi, i)
+					}
+				}
+			}
+		}
 	})
 
 	t.Run("filter", func(t *testing.T) {
@@ -192,3 +242,12 @@ func TestSearchFeatures(t *testing.T) {
 }
 
 func columnOfIDs(ids ...int64) column.Column { return column.NewColumnInt64("id", ids) }
+
+// dotE2E is the inner product of a and b.
+func dotE2E(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}

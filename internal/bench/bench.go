@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/flat"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
 )
 
-// Index types the benchmark builds. FLAT is an exact scan: an IVF_FLAT index
-// with a single list.
+// Index types the benchmark builds. FLAT is the exact scan of package flat.
 var IndexTypes = []string{"HNSW", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "FLAT"}
 
 // Config describes one benchmark run.
@@ -103,10 +103,14 @@ func (c Config) DefaultSweep() []int {
 	return append(out, c.Nlist)
 }
 
-// SweepName is the name of the swept search parameter.
+// SweepName is the name of the swept search parameter: ef, nprobe, or for
+// FLAT nq, the number of queries per Search call (always 1).
 func (c Config) SweepName() string {
-	if c.Index == "HNSW" {
+	switch c.Index {
+	case "HNSW":
 		return "ef"
+	case "FLAT":
+		return "nq"
 	}
 	return "nprobe"
 }
@@ -174,6 +178,10 @@ type Row struct {
 	Recall float64
 	// QPS1 is the single-threaded throughput in queries per second.
 	QPS1 float64
+	// CPUQPS1 is the single-threaded throughput per second of the
+	// searching thread's CPU time, which leaves out time the thread waited
+	// for a CPU on a loaded machine; 0 where it was not measured.
+	CPUQPS1 float64
 	// QPSN is the throughput with Threads concurrent searchers.
 	QPSN float64
 }
@@ -190,8 +198,11 @@ type Result struct {
 	MemoryBytes int64
 	// Rows holds one measurement per sweep value.
 	Rows []Row
-	// Compare holds the reference library's measurements, if run.
-	Compare *Comparison
+	// Flat holds the FLAT-only measurements; nil for other index types.
+	Flat *FlatResult
+	// Compare holds the reference libraries' measurements, if run: hnswlib
+	// then faiss for HNSW, faiss for the other types.
+	Compare []*Comparison
 	// CompareNote says why no comparison ran, when none did.
 	CompareNote string
 }
@@ -211,8 +222,12 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 	if len(sweep) == 0 {
 		sweep = cfg.DefaultSweep()
 	}
+	if cfg.HNSW.Workers == 0 {
+		cfg.HNSW.Workers = threads // builds on as many threads as the libraries
+	}
 	res := &Result{Config: cfg, Dataset: ds.Name, N: ds.N(), Dim: ds.Dim, NQ: ds.NQ(), Threads: threads}
 
+	var err error
 	logf("ground truth: %d queries over %d vectors", ds.NQ(), ds.N())
 	truth := GroundTruth(ds, cfg.Metric, cfg.K, threads)
 	if err := ctx.Err(); err != nil {
@@ -222,16 +237,23 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 	logf("building %s (%s)", cfg.Index, cfg.Params(ds.Dim))
 	start := time.Now()
 	var (
-		x     index.Index
+		x     searcher
 		param func(v int) index.SearchParams
 	)
-	if cfg.Index == "HNSW" {
+	switch cfg.Index {
+	case "HNSW":
 		h, err := hnsw.Build(ds.Base, ds.Dim, cfg.Metric, cfg.HNSW)
 		if err != nil {
 			return nil, err
 		}
 		x, param = h, func(v int) index.SearchParams { return index.SearchParams{Ef: max(v, cfg.K)} }
-	} else {
+	case "FLAT":
+		f, err := flat.New(ds.Base, ds.Dim, cfg.Metric)
+		if err != nil {
+			return nil, err
+		}
+		x, param = f, func(int) index.SearchParams { return index.SearchParams{} }
+	default:
 		icfg, err := cfg.ivfConfig(ds.Dim)
 		if err != nil {
 			return nil, err
@@ -256,7 +278,13 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		}
 		row.Param = v
 		res.Rows = append(res.Rows, row)
-		logf("%s=%d recall@%d=%.4f qps(1)=%.0f qps(%d)=%.0f", cfg.SweepName(), v, cfg.K, row.Recall, row.QPS1, threads, row.QPSN)
+		logf("%s=%d recall@%d=%.4f qps(1)=%.0f cpu-qps(1)=%.0f qps(%d)=%.0f", cfg.SweepName(), v, cfg.K, row.Recall,
+			row.QPS1, row.CPUQPS1, threads, row.QPSN)
+	}
+	if f, ok := x.(*flat.Index); ok {
+		if res.Flat, err = measureFlat(ctx, f, ds, truth, cfg, threads, logf); err != nil {
+			return nil, err
+		}
 	}
 
 	if cfg.Python != "" {
@@ -271,9 +299,15 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 	return res, nil
 }
 
+// searcher is the part of an index the benchmark measures.
+type searcher interface {
+	Search(q []float32, k int, params index.SearchParams, allowed []bool) ([]index.Hit, error)
+	MemoryBytes() int64
+}
+
 // measure runs every query once to score recall, then times rounds passes
 // single-threaded and with threads searchers, keeping the fastest.
-func measure(x index.Index, ds *Dataset, truth [][]int32, k int, p index.SearchParams, threads, rounds int) (Row, error) {
+func measure(x searcher, ds *Dataset, truth [][]int32, k int, p index.SearchParams, threads, rounds int) (Row, error) {
 	var row Row
 	for i := range ds.NQ() {
 		hits, err := x.Search(ds.Query(i), k, p, nil)
@@ -290,14 +324,48 @@ func measure(x index.Index, ds *Dataset, truth [][]int32, k int, p index.SearchP
 		})
 		return time.Since(start)
 	}
-	best1, bestN := time.Duration(1<<62), time.Duration(1<<62)
+	best1, bestN := bestOf(rounds, func() { pass(1) }), time.Duration(1<<62)
 	for range rounds {
-		best1 = min(best1, pass(1))
 		bestN = min(bestN, pass(threads))
 	}
-	row.QPS1 = float64(ds.NQ()) / best1.Seconds()
+	row.QPS1, row.CPUQPS1 = best1.qps(ds.NQ())
 	row.QPSN = float64(ds.NQ()) / bestN.Seconds()
 	return row, nil
+}
+
+// timing is the wall and thread CPU time of the fastest of several runs.
+type timing struct{ wall, cpu time.Duration }
+
+// qps converts the timing of n queries into queries per second of wall
+// time and of CPU time (0 when the CPU time is unknown).
+func (t timing) qps(n int) (wall, cpu float64) {
+	wall = float64(n) / t.wall.Seconds()
+	if t.cpu > 0 {
+		cpu = float64(n) / t.cpu.Seconds()
+	}
+	return wall, cpu
+}
+
+// bestOf runs f rounds times on the calling goroutine, locked to its OS
+// thread, and returns the shortest wall time and the shortest thread CPU
+// time (each the minimum over the rounds).
+func bestOf(rounds int, f func()) timing {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	best := timing{wall: 1 << 62, cpu: 1 << 62}
+	for range rounds {
+		c0, w0 := threadCPUTime(), time.Now()
+		f()
+		w, c := time.Since(w0), threadCPUTime()-c0
+		best.wall = min(best.wall, w)
+		if c0 > 0 && c > 0 {
+			best.cpu = min(best.cpu, c)
+		}
+	}
+	if best.cpu == 1<<62 {
+		best.cpu = 0
+	}
+	return best
 }
 
 // forEach calls the function made by newWorker for each i in [0, n), on

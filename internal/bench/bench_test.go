@@ -155,7 +155,29 @@ func TestRun(t *testing.T) {
 			require.NoError(t, res.Print(&out))
 			require.Contains(t, out.String(), "strata "+typ)
 			require.Contains(t, out.String(), "comparison disabled")
-			require.Equal(t, 6+1+len(res.Rows), strings.Count(out.String(), "\n"))
+			lines := 6 + 1 + len(res.Rows)
+			if typ == "FLAT" {
+				lines += 4 // bandwidth, single-query limit, batched
+				if f := res.Flat; f.PeakGFLOPs > 0 {
+					lines++ // compute limit
+					require.Positive(t, f.BatchPercent())
+					require.InDelta(t, f.PeakGFLOPs*1e9/float64(2*ds.N()*ds.Dim), f.ComputeLimitQPS, 1e-6*f.ComputeLimitQPS)
+				}
+				f := res.Flat
+				require.NotNil(t, f)
+				require.Positive(t, f.StreamGBs)
+				require.Positive(t, f.StreamNGBs)
+				require.InDelta(t, f.StreamGBs*1e9/float64(len(ds.Base)*4), f.LimitQPS, 1e-6*f.LimitQPS)
+				require.InDelta(t, 1.0, f.BatchRecall, 1e-9)
+				require.Positive(t, f.BatchQPS1)
+				require.Positive(t, f.BatchCPUQPS1)
+				require.Positive(t, f.BatchQPSN)
+				require.Positive(t, f.SinglePercent(last))
+				require.Contains(t, out.String(), "% of it")
+			} else {
+				require.Nil(t, res.Flat)
+			}
+			require.Equal(t, lines, strings.Count(out.String(), "\n"), out.String())
 		})
 	}
 }
@@ -186,25 +208,54 @@ func TestConfig(t *testing.T) {
 	require.ErrorContains(t, err, "sweep value 0")
 }
 
-// TestCompare runs the embedded script when python3 has hnswlib or faiss;
-// it skips otherwise, since the comparison is optional by design.
+// benchPython is the interpreter TestCompare uses: $STRATA_BENCH_PYTHON, or
+// python3.
+func benchPython() string {
+	if py := os.Getenv("STRATA_BENCH_PYTHON"); py != "" {
+		return py
+	}
+	return "python3"
+}
+
+// TestCompare runs the embedded script when the interpreter has hnswlib and
+// faiss; it skips otherwise, since the comparison is optional by design.
 func TestCompare(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil || exec.Command(py, "-c", "import numpy, hnswlib").Run() != nil {
-		t.Skip("python3 with numpy and hnswlib is not available")
+	py, err := exec.LookPath(benchPython())
+	if err != nil || exec.Command(py, "-c", "import numpy, hnswlib, faiss").Run() != nil {
+		t.Skip("no python with numpy, hnswlib and faiss (set STRATA_BENCH_PYTHON)")
 	}
 	ds := Synthetic(2000, 16, 30, 5)
 	cfg := Defaults()
+	cfg.Python = py
 	cfg.Rounds, cfg.HNSW.EfConstruction, cfg.Sweep = 1, 64, []int{10, 40}
 	res, err := Run(context.Background(), cfg, ds, t.Logf)
 	require.NoError(t, err)
-	require.NotNil(t, res.Compare, res.CompareNote)
-	require.Contains(t, res.Compare.Library, "hnswlib")
-	require.Len(t, res.Compare.Rows, 2)
-	require.GreaterOrEqual(t, res.Compare.Rows[1].Recall, 0.9)
+	require.Len(t, res.Compare, 2, res.CompareNote)
+	require.Contains(t, res.Compare[0].Library, "hnswlib")
+	require.Contains(t, res.Compare[1].Library, "faiss")
+	for _, l := range res.Compare {
+		require.Len(t, l.Rows, 2)
+		require.GreaterOrEqual(t, l.Rows[1].Recall, 0.9)
+		require.Positive(t, l.Rows[1].CPUQPS1)
+		require.Nil(t, l.Batch)
+	}
 	var out bytes.Buffer
 	require.NoError(t, res.Print(&out))
-	require.Contains(t, out.String(), "QPS1 ratio")
+	require.Contains(t, out.String(), "CPU-QPS1 ratio")
+	t.Log("\n" + out.String())
+
+	cfg.Index, cfg.Sweep = "FLAT", nil
+	res, err = Run(context.Background(), cfg, ds, t.Logf)
+	require.NoError(t, err)
+	require.Len(t, res.Compare, 1, res.CompareNote)
+	b := res.Compare[0].Batch
+	require.NotNil(t, b)
+	require.InDelta(t, 1.0, b.Recall, 1e-9)
+	require.InDelta(t, 1.0, res.Compare[0].Rows[0].Recall, 1e-9)
+	require.Positive(t, b.CPUQPS1)
+	out.Reset()
+	require.NoError(t, res.Print(&out))
+	require.Contains(t, out.String(), "batched: recall 1.0000")
 	t.Log("\n" + out.String())
 
 	cfg.Python = "no-such-python-interpreter"

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/cpu"
 )
 
 // compareScript measures hnswlib or faiss; see its docstring.
@@ -26,37 +28,56 @@ var compareScript []byte
 type Comparison struct {
 	// Library names the library and its version, e.g. "hnswlib 0.8.0".
 	Library string `json:"library"`
-	// BuildSeconds is the build time on Threads threads.
+	// BuildSeconds is the build time on Threads threads (as Strata's).
 	BuildSeconds float64 `json:"build_s"`
 	// MemoryBytes is the library's serialized index size, a proxy for its
 	// memory.
 	MemoryBytes int64 `json:"memory_bytes"`
-	// Rows holds one measurement per sweep value.
+	// Rows holds one measurement per sweep value. For FLAT, QPS1 is one
+	// search call per query, as for Strata.
 	Rows []Row `json:"rows"`
-	// Skipped, when set, says why the library was not run.
-	Skipped string `json:"skipped"`
+	// Batch is FLAT's batched search: all queries in one call.
+	Batch *Batch `json:"batch"`
+}
+
+// Batch is a library's batched FLAT search: recall and throughput of one
+// call with all the queries, on one thread (wall and CPU time) and on
+// Threads threads.
+type Batch struct {
+	Recall  float64 `json:"recall"`
+	QPS1    float64 `json:"qps1"`
+	CPUQPS1 float64 `json:"cpuqps1"`
+	QPSN    float64 `json:"qpsN"`
+}
+
+// scriptOutput is what compare.py prints: the libraries it ran, or why it
+// ran none.
+type scriptOutput struct {
+	Libraries []*Comparison `json:"libraries"`
+	Skipped   string        `json:"skipped"`
 }
 
 // UnmarshalJSON reads a Row from the script's lower-case keys.
 func (r *Row) UnmarshalJSON(b []byte) error {
 	var v struct {
-		Param  int     `json:"param"`
-		Recall float64 `json:"recall"`
-		QPS1   float64 `json:"qps1"`
-		QPSN   float64 `json:"qpsN"`
+		Param   int     `json:"param"`
+		Recall  float64 `json:"recall"`
+		QPS1    float64 `json:"qps1"`
+		CPUQPS1 float64 `json:"cpuqps1"`
+		QPSN    float64 `json:"qpsN"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*r = Row{Param: v.Param, Recall: v.Recall, QPS1: v.QPS1, QPSN: v.QPSN}
+	*r = Row{Param: v.Param, Recall: v.Recall, QPS1: v.QPS1, CPUQPS1: v.CPUQPS1, QPSN: v.QPSN}
 	return nil
 }
 
 // compare writes the data and ground truth to a temporary directory and
 // runs compareScript on them. A missing interpreter or library is not an
-// error: it returns a nil Comparison and a note saying why.
+// error: it returns no comparison and a note saying why.
 func compare(ctx context.Context, cfg Config, ds *Dataset, truth [][]int32, sweep []int, threads int,
-	logf func(string, ...any)) (*Comparison, string, error) {
+	logf func(string, ...any)) ([]*Comparison, string, error) {
 	py, err := exec.LookPath(cfg.Python)
 	if err != nil {
 		return nil, fmt.Sprintf("no comparison: %s not found", cfg.Python), nil
@@ -116,24 +137,50 @@ func compare(ctx context.Context, cfg Config, ds *Dataset, truth [][]int32, swee
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, py, scriptPath, specPath)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = os.Environ()
+	if ct := openBLASCore(); ct != "" {
+		cmd.Env = append(cmd.Env, "OPENBLAS_CORETYPE="+ct)
+		logf("OPENBLAS_CORETYPE=%s for the library's BLAS", ct)
+	}
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
 		return nil, fmt.Sprintf("no comparison: %s failed: %v: %s", py, err, lastLine(stderr.String())), nil
 	}
-	var c Comparison
-	if err := json.Unmarshal(lastLineBytes(stdout.Bytes()), &c); err != nil {
+	var out scriptOutput
+	if err := json.Unmarshal(lastLineBytes(stdout.Bytes()), &out); err != nil {
 		return nil, "", fmt.Errorf("bench: reading the comparison script's output: %w", err)
 	}
-	if c.Skipped != "" {
-		return nil, "no comparison: " + c.Skipped, nil
+	if out.Skipped != "" {
+		return nil, "no comparison: " + out.Skipped, nil
 	}
-	if len(c.Rows) != len(sweep) {
-		return nil, "", errors.New("bench: the comparison script measured a different sweep")
+	for _, c := range out.Libraries {
+		if len(c.Rows) != len(sweep) {
+			return nil, "", errors.New("bench: the comparison script measured a different sweep")
+		}
+		logf("%s: built in %.1fs", c.Library, c.BuildSeconds)
 	}
-	logf("%s done in %v", c.Library, time.Since(start).Round(time.Millisecond))
-	return &c, "", nil
+	logf("comparison done in %v", time.Since(start).Round(time.Millisecond))
+	return out.Libraries, "", nil
+}
+
+// openBLASCore returns the OpenBLAS kernel set to force for this CPU when
+// OPENBLAS_CORETYPE is not already set: "SkylakeX" with AVX-512, "Haswell"
+// with AVX2, else "". The OpenBLAS bundled with faiss-cpu wheels predates
+// recent Xeons and would otherwise fall back to its SSE3 ("Prescott")
+// kernels, a quarter of the machine's speed, which is no fair comparison.
+func openBLASCore() string {
+	if os.Getenv("OPENBLAS_CORETYPE") != "" {
+		return ""
+	}
+	switch {
+	case cpu.X86.HasAVX512F:
+		return "SkylakeX"
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return "Haswell"
+	}
+	return ""
 }
 
 func lastLine(s string) string {

@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/expr"
+	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/flat"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
@@ -198,19 +201,30 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if err != nil {
 				return err
 			}
-			if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric &&
-				!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
+			push := func(q int, hits []index.Hit) {
+				for _, hit := range hits {
+					row := int(hit.Row)
+					heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}, req.TopK)
+				}
+			}
+			plainTopK := !req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0
+			if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric && plainTopK {
 				for q := range nq {
 					hits, err := ai.search(req, q, mask)
 					if err != nil {
 						return errcode.Invalid("%v", err)
 					}
-					for _, hit := range hits {
-						row := int(hit.Row)
-						heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}, req.TopK)
-					}
+					push(q, hits)
 				}
 				return nil
+			}
+			if vecs := rs.floats; vecs != nil && plainTopK {
+				for q, qv := range req.Vectors {
+					if len(qv) != vecs.Dim {
+						return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), vecs.Dim)
+					}
+				}
+				return exactTopK(req, vecs, v.Len(), mask, push)
 			}
 			scores := make([]float32, v.Len())
 			for q := range nq {
@@ -322,30 +336,83 @@ func inRange(req *plan.Search, sc float32) bool {
 	return true
 }
 
-// scoreRows fills scores[i] for rows where mask[i] is set; rowAt returns
-// row i as float32.
-func scoreRows(metric string, q []float32, qnorm float32, rowAt func(i int) []float32, n int, mask []bool, scores []float32) {
-	for i := 0; i < n; i++ {
-		if !mask[i] {
+// batchMinQueries is the number of query vectors from which a search
+// without a vector index scores all of them at once with the tiled
+// many-query kernel (flat.SearchBatch), which reads the rows once for all
+// queries, instead of scanning the rows once per query.
+const batchMinQueries = 2
+
+// exactTopK finds each query's top-k over the first n rows of vecs allowed
+// by mask, exactly, and hands the hits to push.
+func exactTopK(req *plan.Search, vecs *column.FloatVectors, n int, mask []bool, push func(q int, hits []index.Hit)) error {
+	metric, err := index.ParseMetric(req.Metric)
+	if err != nil {
+		return errcode.Invalid("%v", err)
+	}
+	data := vecs.Data[:n*vecs.Dim]
+	if len(req.Vectors) >= batchMinQueries {
+		qs := make([]float32, 0, len(req.Vectors)*vecs.Dim)
+		for _, qv := range req.Vectors {
+			qs = append(qs, qv...)
+		}
+		all, err := flat.SearchBatch(data, vecs.Dim, metric, qs, req.TopK, mask)
+		if err != nil {
+			return errcode.Invalid("%v", err)
+		}
+		for q, hits := range all {
+			push(q, hits)
+		}
+		return nil
+	}
+	for q, qv := range req.Vectors {
+		hits, err := flat.Search(data, vecs.Dim, metric, qv, req.TopK, mask)
+		if err != nil {
+			return errcode.Invalid("%v", err)
+		}
+		push(q, hits)
+	}
+	return nil
+}
+
+// scoreFloatRuns fills scores[i] for rows where mask[i] is set, scoring each run
+// of consecutive allowed rows with one batched kernel call, and clears
+// mask[i] where the score is NaN.
+func scoreFloatRuns(metric string, q []float32, qnorm float32, vecs *column.FloatVectors, n int, mask []bool, scores []float32) {
+	dim := vecs.Dim
+	var sq []float32
+	for lo := 0; lo < n; {
+		if !mask[lo] {
+			lo++
 			continue
 		}
-		row := rowAt(i)
+		hi := lo + 1
+		for hi < n && mask[hi] {
+			hi++
+		}
+		rows, out := vecs.Data[lo*dim:hi*dim], scores[lo:hi]
 		switch metric {
 		case "L2":
-			scores[i] = distance.L2Squared(q, row)
+			distance.L2SquaredBatch(q, rows, out)
 		case "IP":
-			scores[i] = distance.Dot(q, row)
+			distance.DotBatch(q, rows, out)
 		default:
-			nr := distance.Norm(row)
-			if nr == 0 || qnorm == 0 {
-				scores[i] = 0
-			} else {
-				scores[i] = distance.Dot(q, row) / (qnorm * nr)
+			distance.DotBatch(q, rows, out)
+			sq = slices.Grow(sq[:0], hi-lo)[:hi-lo]
+			distance.SquaredNorms(rows, dim, sq)
+			for i, d := range out {
+				if sq[i] == 0 || qnorm == 0 {
+					out[i] = 0
+				} else {
+					out[i] = d / (qnorm * float32(math.Sqrt(float64(sq[i]))))
+				}
 			}
 		}
-		if math.IsNaN(float64(scores[i])) {
-			mask[i] = false
+		for i, sc := range out {
+			if math.IsNaN(float64(sc)) {
+				mask[lo+i] = false
+			}
 		}
+		lo = hi
 	}
 }
 

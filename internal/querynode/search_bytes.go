@@ -11,8 +11,9 @@ import (
 
 // rowScorer scores the rows of one segment's vector column against the
 // queries of a search by exact distance. Float16, BFloat16 and Int8 rows are
-// widened to float32 one at a time into a scratch row, so the column stays
-// in its compact form; binary rows are compared packed.
+// widened to float32 a block at a time into a scratch buffer and scored with
+// the float32 batch kernels, so the column stays in its compact form and
+// scores equal those of the widened rows; binary rows are compared packed.
 type rowScorer struct {
 	req    *plan.Search
 	qnorms []float32
@@ -22,6 +23,9 @@ type rowScorer struct {
 	buf    []float32
 }
 
+// widenBlock is how many compact rows are widened to float32 at a time.
+const widenBlock = 256
+
 // newRowScorer checks that the searched column matches the request.
 func newRowScorer(c column.Column, req *plan.Search, qnorms []float32) (*rowScorer, error) {
 	rs := &rowScorer{req: req, qnorms: qnorms}
@@ -30,7 +34,7 @@ func newRowScorer(c column.Column, req *plan.Search, qnorms []float32) (*rowScor
 		rs.floats = c
 	case *column.ByteVectors:
 		rs.bytes, rs.decode = c, column.WidenFunc(c.T)
-		rs.buf = make([]float32, c.Dim)
+		rs.buf = make([]float32, widenBlock*c.Dim)
 	default:
 		return nil, errcode.Invalid("field %d is not a dense vector field", req.FieldID)
 	}
@@ -49,8 +53,7 @@ func (rs *rowScorer) score(q, n int, mask []bool, scores []float32) error {
 		if qv := rs.req.Vectors[q]; len(qv) != dim {
 			return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), dim)
 		}
-		scoreRows(rs.req.Metric, rs.req.Vectors[q], rs.qnorms[q], func(i int) []float32 { return rs.floats.Data[i*dim : (i+1)*dim] },
-			n, mask, scores)
+		scoreFloatRuns(rs.req.Metric, rs.req.Vectors[q], rs.qnorms[q], rs.floats, n, mask, scores)
 		return nil
 	}
 	c := rs.bytes
@@ -72,9 +75,15 @@ func (rs *rowScorer) score(q, n int, mask []bool, scores []float32) error {
 	if len(qv) != c.Dim {
 		return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), c.Dim)
 	}
-	scoreRows(rs.req.Metric, qv, rs.qnorms[q], func(i int) []float32 {
-		rs.decode(rs.buf, c.Row(i))
-		return rs.buf
-	}, n, mask, scores)
+	for lo := 0; lo < n; lo += widenBlock {
+		hi := min(lo+widenBlock, n)
+		for i := lo; i < hi; i++ {
+			if mask[i] {
+				rs.decode(rs.buf[(i-lo)*c.Dim:(i-lo+1)*c.Dim], c.Row(i))
+			}
+		}
+		block := &column.FloatVectors{Dim: c.Dim, Data: rs.buf[:(hi-lo)*c.Dim]}
+		scoreFloatRuns(rs.req.Metric, qv, rs.qnorms[q], block, hi-lo, mask[lo:hi], scores[lo:hi])
+	}
 	return nil
 }

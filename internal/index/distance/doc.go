@@ -20,6 +20,21 @@
 // time so that each query chunk is loaded once per four rows, and finish the
 // remaining rows with the single-vector kernel.
 //
+// Queries.DotMatrix scores many queries against the same rows at once (the
+// many-query FLAT search of package flat). NewQueries packs the queries in
+// groups of four whose coordinates are interleaved in register-width chunks;
+// the assembly tile kernel then keeps a tile of partial sums in registers,
+// 6 rows × 4 queries in 24 zmm accumulators for AVX-512 and 3 × 4 in 12 ymm
+// for AVX2, so that each row chunk loaded serves four queries and each query
+// chunk several rows, and the scan is bound by arithmetic, not memory. Each
+// call also prefetches the next tile's rows. Queries beyond a multiple of
+// four and rows beyond a multiple of the tile height go through the batched
+// single-query kernel.
+//
+// Sum streams a slice through eight accumulators; on a slice far larger
+// than the caches it runs at the core's memory read bandwidth, which
+// internal/bench reports as the limit of one-query-at-a-time exact search.
+//
 // The binary kernels count bits on 64-bit words. The generic form uses
 // math/bits.OnesCount64, which the compiler lowers to POPCNT behind a
 // run-time feature check unless GOAMD64 is v2 or higher; the check costs
@@ -50,8 +65,11 @@
 // does not report and half_amd64.s reads with CPUID, and AVX2 zero and sign
 // extension for bfloat16 and int8),
 // dispatch_amd64.go the CPU dispatch for the assembly in avx2_amd64.s,
-// avx512_amd64.s, binary_amd64.s, binary_avx2_amd64.s and half_amd64.s, and dispatch_stub.go the dispatch for
-// noasm builds and other architectures.
+// avx512_amd64.s, binary_amd64.s, binary_avx2_amd64.s and half_amd64.s, and
+// dispatch_stub.go the dispatch for noasm builds and other architectures.
+// matrix.go holds Sum, Queries and their references, with its own dispatch
+// in matrix_amd64.go (assembly in matrix_avx512_amd64.s, matrix_avx2_amd64.s,
+// stream_avx512_amd64.s and stream_avx2_amd64.s) and matrix_stub.go.
 //
 // # Contracts
 //

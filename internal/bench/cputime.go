@@ -1,0 +1,6 @@
+package bench
+
+import "github.com/strata-db/strata/internal/cputime"
+
+// threadCPUTime is cputime.Thread.
+var threadCPUTime = cputime.Thread

@@ -1,0 +1,70 @@
+//go:build amd64 && !noasm
+
+package distance
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func sumAVX512(v []float32) float32
+
+//go:noescape
+func sumAVX2(v []float32) float32
+
+// fmaLoopAVX512 runs n iterations of 24 independent 16-lane FMAs.
+func fmaLoopAVX512(n int)
+
+// fmaLoopAVX2 runs n iterations of 12 independent 8-lane FMAs.
+func fmaLoopAVX2(n int)
+
+// dotTileAVX512 is the AVX-512F tile kernel: six rows, 16 lanes, and a
+// prefetch of the next tile's rows.
+//
+//go:noescape
+func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
+
+// dotTileAVX2 is the AVX2+FMA tile kernel: three rows, 8 lanes, with mask
+// selecting the last dim%8 lanes for VMASKMOVPS.
+//
+//go:noescape
+func dotTileAVX2(x []float32, dim int, q []float32, groups int, out []float32, ostride int, mask []int32)
+
+// tailMasks8[r] has r all-ones lanes followed by 8-r zero lanes.
+var tailMasks8 = func() (m [8][]int32) {
+	for r := range m {
+		m[r] = make([]int32, 8)
+		for i := range r {
+			m[r][i] = -1
+		}
+	}
+	return m
+}()
+
+// avx512Matrix is the AVX-512F implementation.
+func avx512Matrix() matrixKernels {
+	return matrixKernels{name: "avx512", sum: sumAVX512, fma: fmaLoopAVX512, flops: 24 * 16 * 2,
+		lanes: 16, rows: 6, tile: dotTileAVX512}
+}
+
+// avx2Matrix is the AVX2+FMA implementation.
+func avx2Matrix() matrixKernels {
+	return matrixKernels{name: "avx2", sum: sumAVX2, fma: fmaLoopAVX2, flops: 12 * 8 * 2, lanes: 8, rows: 3,
+		tile: func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, _ []float32) {
+			dotTileAVX2(x, dim, q, groups, out, ostride, tailMasks8[dim%8])
+		}}
+}
+
+// selectMatrix picks the widest matrix implementation this CPU supports.
+func selectMatrix() matrixKernels { return availableMatrix()[0] }
+
+// availableMatrix lists every matrix implementation usable on this CPU,
+// preferred first; the generic one is always last.
+func availableMatrix() []matrixKernels {
+	var ks []matrixKernels
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, avx512Matrix())
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, avx2Matrix())
+	}
+	return append(ks, genericMatrix())
+}

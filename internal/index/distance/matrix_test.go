@@ -1,0 +1,191 @@
+package distance
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// absSum is the sum of |v[i]|, the scale of the rounding error of a sum.
+func absSum(v []float32) float32 {
+	var s float32
+	for _, x := range v {
+		s += float32(math.Abs(float64(x)))
+	}
+	return s
+}
+
+func TestSumKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, k := range availableMatrix() {
+		for n := 0; n <= 300; n++ {
+			v := guardedFloats(t, n)
+			copy(v, randVec(r, n, 0))
+			requireClose(t, SumGeneric(v), k.sum(v), absSum(v), "%s n=%d", k.name, n)
+		}
+	}
+	big := randVec(r, 1<<20+3, 1)
+	requireClose(t, SumGeneric(big), Sum(big), absSum(big))
+	require.Equal(t, float32(6), SumGeneric([]float32{1, 2, 3}))
+}
+
+// TestDotMatrixKernels compares every implementation's DotMatrix with the
+// reference over shapes that exercise whole tiles, leftover rows, leftover
+// queries and every tail length, with rows that end at a guard page.
+func TestDotMatrixKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	dims := []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 784}
+	for _, k := range availableMatrix() {
+		for _, dim := range dims {
+			for _, nq := range []int{0, 1, 3, 4, 5, 8, 9, 13} {
+				for _, nx := range []int{0, 1, 2, 3, 5, 6, 7, 12, 13, 20} {
+					q := randVec(r, nq*dim, nq%3)
+					x := guardedFloats(t, nx*dim)
+					copy(x, randVec(r, nx*dim, 0))
+					want := make([]float32, nq*nx)
+					DotMatrixGeneric(q, x, dim, want)
+					got := make([]float32, nq*nx)
+					for i := range got {
+						got[i] = float32(math.NaN()) // every output must be written
+					}
+					newQueries(q, dim, k).DotMatrix(x, got)
+					for i := range want {
+						requireClose(t, want[i], got[i], float32(dim),
+							"%s dim=%d nq=%d nx=%d out[%d]", k.name, dim, nq, nx, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotMatrixSpecialValues checks that zero padding of the packed queries
+// and masked row tails do not turn into NaN, and that NaN and Inf in a row
+// propagate to that row's products only.
+func TestDotMatrixSpecialValues(t *testing.T) {
+	const dim, nq, nx = 21, 8, 12
+	r := rand.New(rand.NewPCG(25, 26))
+	q := randVec(r, nq*dim, 0)
+	x := randVec(r, nx*dim, 0)
+	x[2*dim+5] = float32(math.NaN())
+	x[7*dim+20] = float32(math.Inf(1))
+	for _, k := range availableMatrix() {
+		got := make([]float32, nq*nx)
+		newQueries(q, dim, k).DotMatrix(x, got)
+		want := make([]float32, nq*nx)
+		DotMatrixGeneric(q, x, dim, want)
+		for i := range want {
+			requireClose(t, want[i], got[i], float32(dim), "%s out[%d]", k.name, i)
+		}
+		for i := range nq {
+			require.True(t, math.IsNaN(float64(got[i*nx+2])), "%s query %d", k.name, i)
+			require.False(t, math.IsNaN(float64(got[i*nx+3])), "%s query %d", k.name, i)
+		}
+	}
+}
+
+func TestDotMatrixShapes(t *testing.T) {
+	require.Panics(t, func() { NewQueries(make([]float32, 5), 2) })
+	require.Panics(t, func() { NewQueries(nil, 0) })
+	qs := NewQueries(make([]float32, 8), 4)
+	require.Equal(t, 2, qs.Len())
+	require.Equal(t, 4, qs.Dim())
+	require.Panics(t, func() { qs.DotMatrix(make([]float32, 6), make([]float32, 2)) })
+	require.Panics(t, func() { qs.DotMatrix(make([]float32, 8), make([]float32, 3)) })
+	qs.DotMatrix(nil, nil) // no rows, no outputs
+
+	norms := make([]float32, 3)
+	SquaredNorms([]float32{1, 2, 0, 0, 3, 4}, 2, norms)
+	require.Equal(t, []float32{5, 0, 25}, norms)
+	require.Panics(t, func() { SquaredNorms(make([]float32, 5), 2, norms) })
+}
+
+// BenchmarkDotMatrix scores query batches against 1,020 rows of
+// Fashion-MNIST's dimension (3.2 MB, from the L3 cache): the tile kernel is
+// compute-bound, so the figure to watch is GFLOP/s (2*dim per product).
+func BenchmarkDotMatrix(b *testing.B) {
+	const dim, nx = 784, 1020
+	r := rand.New(rand.NewPCG(27, 28))
+	x := randVec(r, nx*dim, 0)
+	for _, k := range availableMatrix() {
+		for _, nq := range []int{4, 16, 64} {
+			b.Run(fmt.Sprintf("%s/nq=%d", k.name, nq), func(b *testing.B) {
+				qs := newQueries(randVec(r, nq*dim, 0), dim, k)
+				out := make([]float32, nq*nx)
+				flops := float64(2 * dim * nq * nx)
+				clk := startCPU(b, 0)
+				for b.Loop() {
+					qs.DotMatrix(x, out)
+				}
+				cpu := threadCPUTime() - clk.start
+				clk.stop(b, 0)
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if clk.start > 0 && cpu > 0 {
+					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "cpu-GFLOP/s")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSum streams 256 MiB, far more than the caches hold: the result
+// is the single-core memory read bandwidth.
+func BenchmarkSum(b *testing.B) {
+	v := make([]float32, 64<<20)
+	for i := range v {
+		v[i] = float32(i & 7)
+	}
+	bytes := int64(len(v) * 4)
+	for _, k := range availableMatrix() {
+		b.Run(k.name, func(b *testing.B) {
+			var sink float32
+			clk := startCPU(b, bytes)
+			for b.Loop() {
+				sink += k.sum(v)
+			}
+			clk.stop(b, bytes)
+			_ = sink
+		})
+	}
+}
+
+func TestFMALoop(t *testing.T) {
+	for _, k := range availableMatrix() {
+		if k.fma == nil {
+			continue
+		}
+		k.fma(0)
+		k.fma(1000)
+	}
+	if mimpl.fma != nil {
+		require.Equal(t, 10*mimpl.flops, FMALoop(10))
+	} else {
+		require.Zero(t, FMALoop(10))
+	}
+	require.Zero(t, FMALoop(0))
+}
+
+// BenchmarkFMALoop measures the core's peak FMA rate in GFLOP/s of thread
+// CPU time, the ceiling of BenchmarkDotMatrix.
+func BenchmarkFMALoop(b *testing.B) {
+	for _, k := range availableMatrix() {
+		if k.fma == nil {
+			continue
+		}
+		b.Run(k.name, func(b *testing.B) {
+			const iters = 1 << 20
+			clk := startCPU(b, 0)
+			for b.Loop() {
+				k.fma(iters)
+			}
+			cpu := threadCPUTime() - clk.start
+			clk.stop(b, 0)
+			if clk.start > 0 && cpu > 0 {
+				b.ReportMetric(float64(iters*k.flops)*float64(b.N)/cpu.Seconds()/1e9, "cpu-GFLOP/s")
+			}
+		})
+	}
+}
