@@ -160,11 +160,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, log, root, objects, logger)
+	// Query nodes pin the WAL they still have to replay; truncation behind
+	// the checkpoints goes through the pins.
+	pins := wal.NewPins(log)
+	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, pins, root, objects, logger)
 	if err != nil {
 		return err
 	}
-	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, logger)
+	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, pins, logger)
 	defer func() { err = errors.Join(err, qn.Close()) }()
 	dnCfg := cfg.DataNode
 	dnCfg.PChannels = nil

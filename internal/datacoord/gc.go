@@ -178,6 +178,8 @@ func (c *Coordinator) deleteSegment(ctx context.Context, info catalog.SegmentInf
 		p.files++
 		p.bytes += f.size
 	}
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
 	if err := c.kv.Txn(ctx, metastore.Delete(catalog.SegmentKey(info.CollectionID, info.ID))); err != nil {
 		return fmt.Errorf("datacoord: gc segment %d: delete record: %w", info.ID, err)
 	}

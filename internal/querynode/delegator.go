@@ -32,6 +32,7 @@ type delegator struct {
 	pchannel string
 	seek     int64
 	end      int64 // WAL end when the load started; caught up past it
+	pin      int64 // WAL pin at the next offset to read (node.pins; 0 = none)
 
 	mu      sync.RWMutex
 	growing map[int64]*segment.Segment
@@ -52,9 +53,22 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
 		flushed: map[int64]bool{}, pending: map[int64]bool{},
 		advanced: make(chan struct{}), handoff: make(chan struct{}, 1)}
+	// Pin the whole pchannel before reading where the replay starts, then
+	// move the pin there: the segments load first, and meanwhile the
+	// checkpoints (and the WAL truncation behind them) move on.
+	if n.pins != nil {
+		d.pin = n.pins.Pin(pchannel, 0)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.unpin()
+		}
+	}()
 	rec := n.segs.Recovery(vchannel)
 	d.seek = rec.SeekOffset
 	d.next = rec.SeekOffset
+	d.movePin(rec.SeekOffset)
 	end, err := n.log.End(ctx, pchannel)
 	if err != nil {
 		return nil, err
@@ -103,7 +117,21 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 			seg.Delete(db.pks, db.tss)
 		}
 	}
+	ok = true
 	return d, nil
+}
+
+func (d *delegator) movePin(next int64) {
+	if d.pin != 0 {
+		d.node.pins.Move(d.pin, next)
+	}
+}
+
+// unpin releases the delegator's WAL pin (idempotent).
+func (d *delegator) unpin() {
+	if d.pin != 0 {
+		d.node.pins.Release(d.pin)
+	}
 }
 
 // loadDeltas reads an L0 segment's delta logs into the delete list.
@@ -187,6 +215,7 @@ func (d *delegator) handle(e wal.Entry) error {
 }
 
 func (d *delegator) advance(next int64, ts uint64) {
+	d.movePin(next)
 	d.tsMu.Lock()
 	defer d.tsMu.Unlock()
 	d.next = next
