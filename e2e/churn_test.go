@@ -23,12 +23,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -224,10 +227,39 @@ func churnSegments(ctx context.Context, t *testing.T, svc milvuspb.MilvusService
 	return s
 }
 
+// procMemory returns the server's resident set (VmRSS) and the Go heap in
+// use (go_memstats_heap_inuse_bytes from its metrics endpoint); 0 when unknown.
+func procMemory(p *proc) (rss, heap int64) {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				rss = kb << 10
+			}
+		}
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		return rss, 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			heap = int64(f)
+		}
+	}
+	return rss, heap
+}
+
 type churnPoint struct {
 	at      time.Duration
 	phase   string
 	disk    diskUse
+	rss     int64
+	heap    int64
 	live    int64
 	ops     int64
 	segs    segStats
@@ -242,13 +274,20 @@ func (s churnPoint) row() string {
 	if liveBytes > 0 {
 		ratio = float64(s.disk.total()) / float64(liveBytes)
 	}
-	return fmt.Sprintf("| %6s | %-22s | %9d | %8s | %8s | %7s | %7s | %5.2f | %3d/%3d/%3d/%3d | %9d | %s",
+	perRow := func(n int64) float64 {
+		if s.live == 0 {
+			return math.NaN()
+		}
+		return float64(n) / float64(s.live)
+	}
+	return fmt.Sprintf("| %6s | %-22s | %9d | %8s | %8s | %7s | %7s | %5.2f | %3d/%3d/%3d/%3d | %9d | %7s | %6.0f | %7s | %6.0f | %s",
 		s.at.Round(time.Second), s.phase, s.live, mib(liveBytes), mib(s.disk.storage), mib(s.disk.wal),
-		mib(s.disk.total()), ratio, s.segs.growing, s.segs.sealed, s.segs.flushed, s.segs.l0, s.segs.rows, s.comment)
+		mib(s.disk.total()), ratio, s.segs.growing, s.segs.sealed, s.segs.flushed, s.segs.l0, s.segs.rows,
+		mib(s.rss), perRow(s.rss), mib(s.heap), perRow(s.heap), s.comment)
 }
 
-const churnHeader = "|   time | phase                  | live rows | live MiB | storage | wal MiB | total | disk/live | segs G/S/F/L0 | seg rows  |\n" +
-	"|--------|------------------------|-----------|----------|---------|---------|-------|-----------|---------------|-----------|"
+const churnHeader = "|   time | phase                  | live rows | live MiB | storage | wal MiB | total | disk/live | segs G/S/F/L0 | seg rows  | RSS MiB | RSS B/row | heap MiB | heap B/row |\n" +
+	"|--------|------------------------|-----------|----------|---------|---------|-------|-----------|---------------|-----------|---------|-----------|----------|------------|"
 
 // distHeap is a max-heap of the best (smallest) distances seen.
 type distHeap []struct {
@@ -406,7 +445,8 @@ func TestChurn(t *testing.T) {
 			live += w.live.Load()
 			ops += w.ops.Load()
 		}
-		s := churnPoint{at: time.Since(start), phase: phase, disk: measureDisk(t, dir), live: live, ops: ops,
+		rss, heap := procMemory(p)
+		s := churnPoint{at: time.Since(start), phase: phase, disk: measureDisk(t, dir), rss: rss, heap: heap, live: live, ops: ops,
 			segs: churnSegments(ctx, t, svc), comment: comment}
 		samples = append(samples, s)
 		t.Log(s.row())
