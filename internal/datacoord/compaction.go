@@ -475,7 +475,10 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 			}
 			cur, ok := c.segments[t.ID]
 			if !ok || cur.info.State != catalog.SegmentFlushed {
-				continue // dropped meanwhile (compacted away with the deletes applied in memory)
+				// Compacted (or dropped) meanwhile: whatever replaced it may
+				// lack these deletes. Keep the L0 segments; a new plan
+				// targets the segments there are now.
+				return fail(fmt.Sprintf("target segment %d changed during compaction", t.ID))
 			}
 			info := cur.info
 			info.Deltalogs = append(append([]catalog.Binlog(nil), info.Deltalogs...), logs...)
