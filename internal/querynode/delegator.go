@@ -168,13 +168,17 @@ func (d *delegator) run(ctx context.Context) error {
 		return err
 	}
 	defer sc.Close()
+	// The handoff loop stops with the channel: when reading fails, run must
+	// return (and report) rather than wait for it forever.
+	hctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		d.handoffLoop(ctx)
+		d.handoffLoop(hctx)
 	}()
 	defer wg.Wait()
+	defer stop()
 	for {
 		e, err := sc.Next(ctx)
 		if err != nil {
