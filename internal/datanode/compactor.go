@@ -250,15 +250,12 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 	}
 	sv.cols = map[int64]column.Column{}
 	for _, f := range coll.Schema.GetFields() {
-		c, err := column.New(f)
-		if err != nil {
-			return nil, err
-		}
+		cols := make([]column.Column, len(parts))
 		for i := range parts {
-			column.AppendAll(c, parts[i][f.GetFieldID()])
+			cols[i] = parts[i][f.GetFieldID()]
 			delete(parts[i], f.GetFieldID()) // let the part's column go
 		}
-		sv.cols[f.GetFieldID()] = c
+		sv.cols[f.GetFieldID()] = column.Concat(cols)
 	}
 	return sv, nil
 }
