@@ -9,6 +9,14 @@
 // assignment, so every insert assigned to a segment precedes its Flush
 // message. The data node syncs the segment when it reads the message and
 // reports it here; only then is the segment Flushed.
+//
+// The lifecycle only moves forward (the transitions table in policy.go): a
+// seal that finds the segment Flushed already leaves it so, and a sync
+// report never takes a Sealed segment back to Growing. Every change of a
+// segment record is computed from the current record, persisted and
+// installed as one step under metaMu, so that concurrent writers (a data
+// node's sync, a seal, a compaction commit, garbage collection) never
+// persist stale copies over each other.
 package datacoord
 
 import (
