@@ -114,3 +114,34 @@ func TestTriggersDoNotOverlap(t *testing.T) {
 	}
 	require.Len(t, inFlight, 1, "plans in flight on one vchannel: %v", inFlight)
 }
+
+// TestSlowCompactionNotCommitted: a plan whose files stayed unreferenced
+// for the orphan retention may have lost some of them to garbage
+// collection, so its result is refused and its inputs stay.
+func TestSlowCompactionNotCommitted(t *testing.T) {
+	e := newGCEnv(t)
+	e.cfg.Compaction.MinSmallSegments = 2
+	e.open()
+	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), 7, 0)
+	a, b := e.id(), e.id()
+	e.sync(7, 1, a, vch, true)
+	e.sync(7, 1, b, vch, true)
+	_, n, err := e.c.triggerCompaction(e.ctx, false, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	e.advance(e.cfg.OrphanRetention)
+	out := catalog.SegmentInfo{ID: e.id(), CollectionID: 7, PartitionID: 1, VChannel: vch, NumRows: 20, CompactedFrom: []int64{a, b}}
+	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID, Outputs: []catalog.SegmentInfo{out}}, nil))
+	_, _, failed, _ := e.c.CompactionState(plan.TriggerID)
+	require.Equal(t, 1, failed)
+	for _, id := range []int64{a, b} {
+		info, ok := e.c.Segment(id)
+		require.True(t, ok)
+		require.Equal(t, catalog.SegmentFlushed, info.State, "input %d stays", id)
+	}
+	_, ok = e.c.Segment(out.ID)
+	require.False(t, ok, "the output is not recorded")
+}
