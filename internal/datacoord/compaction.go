@@ -455,11 +455,6 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 	if execErr != nil {
 		return fail(execErr.Error())
 	}
-	if took := c.now().Sub(ps.claimedAt); c.files != nil && took >= c.cfg.OrphanRetention {
-		// Its files were unreferenced for that long: garbage collection may
-		// have deleted some of them. The inputs stay; the plan is made again.
-		return fail(fmt.Sprintf("the plan ran for %v, not less than the orphan retention (%v)", took, c.cfg.OrphanRetention))
-	}
 	now := c.now().UnixMilli()
 	var infos []catalog.SegmentInfo
 	for _, in := range ps.plan.Inputs {

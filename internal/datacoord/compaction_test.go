@@ -2,6 +2,7 @@ package datacoord
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -115,10 +117,10 @@ func TestTriggersDoNotOverlap(t *testing.T) {
 	require.Len(t, inFlight, 1, "plans in flight on one vchannel: %v", inFlight)
 }
 
-// TestSlowCompactionNotCommitted: a plan whose files stayed unreferenced
-// for the orphan retention may have lost some of them to garbage
-// collection, so its result is refused and its inputs stay.
-func TestSlowCompactionNotCommitted(t *testing.T) {
+// TestGCKeepsRunningCompactionOutputs: the outputs of a compaction that
+// runs longer than the orphan retention are not garbage until the plan
+// ends; after a failed plan they are.
+func TestGCKeepsRunningCompactionOutputs(t *testing.T) {
 	e := newGCEnv(t)
 	e.cfg.Compaction.MinSmallSegments = 2
 	e.open()
@@ -132,16 +134,16 @@ func TestSlowCompactionNotCommitted(t *testing.T) {
 	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
-	e.advance(e.cfg.OrphanRetention)
-	out := catalog.SegmentInfo{ID: e.id(), CollectionID: 7, PartitionID: 1, VChannel: vch, NumRows: 20, CompactedFrom: []int64{a, b}}
-	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID, Outputs: []catalog.SegmentInfo{out}}, nil))
-	_, _, failed, _ := e.c.CompactionState(plan.TriggerID)
-	require.Equal(t, 1, failed)
-	for _, id := range []int64{a, b} {
-		info, ok := e.c.Segment(id)
-		require.True(t, ok)
-		require.Equal(t, catalog.SegmentFlushed, info.State, "input %d stays", id)
-	}
-	_, ok = e.c.Segment(out.ID)
-	require.False(t, ok, "the output is not recorded")
+	// The executor writes an output under IDs allocated after the plan's.
+	id, err := e.ids.Allocate(e.ctx, 2)
+	require.NoError(t, err)
+	out, logID := int64(id), int64(id)+1
+	key := storage.InsertLogKey("files", 7, 1, out, testVec, logID)
+	e.put(key)
+	e.advance(e.cfg.OrphanRetention + time.Hour)
+	e.gc()
+	require.Contains(t, e.keys(), key, "a running plan's output is kept past the orphan retention")
+	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("executor failed")))
+	e.gc()
+	require.NotContains(t, e.keys(), key, "once the plan ended, an uncommitted output is an orphan")
 }
