@@ -23,12 +23,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -224,10 +227,61 @@ func churnSegments(ctx context.Context, t *testing.T, svc milvuspb.MilvusService
 	return s
 }
 
+// liveHeap makes the server collect garbage and returns the Go heap still
+// allocated (HeapAlloc of the heap profile taken right after), the memory
+// its data structures really hold; 0 when unknown.
+func liveHeap(p *proc) int64 {
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Get("http://" + p.metrics + "/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// procMemory returns the server's resident set (VmRSS) and the Go heap in
+// use (go_memstats_heap_inuse_bytes from its metrics endpoint, garbage not
+// yet collected included); 0 when unknown.
+func procMemory(p *proc) (rss, heap int64) {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				rss = kb << 10
+			}
+		}
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		return rss, 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			heap = int64(f)
+		}
+	}
+	return rss, heap
+}
+
 type churnPoint struct {
 	at      time.Duration
 	phase   string
 	disk    diskUse
+	rss     int64
+	heap    int64
+	alive   int64 // live heap after a forced GC (0 = not measured)
 	live    int64
 	ops     int64
 	segs    segStats
@@ -242,13 +296,24 @@ func (s churnPoint) row() string {
 	if liveBytes > 0 {
 		ratio = float64(s.disk.total()) / float64(liveBytes)
 	}
-	return fmt.Sprintf("| %6s | %-22s | %9d | %8s | %8s | %7s | %7s | %5.2f | %3d/%3d/%3d/%3d | %9d | %s",
+	perRow := func(n int64) float64 {
+		if s.live == 0 {
+			return math.NaN()
+		}
+		return float64(n) / float64(s.live)
+	}
+	alive := "-"
+	if s.alive > 0 {
+		alive = fmt.Sprintf("%s (%.0f B/row)", mib(s.alive), perRow(s.alive))
+	}
+	return fmt.Sprintf("| %6s | %-22s | %9d | %8s | %8s | %7s | %7s | %5.2f | %3d/%3d/%3d/%3d | %9d | %7s | %6.0f | %7s | %6.0f | %s | %s",
 		s.at.Round(time.Second), s.phase, s.live, mib(liveBytes), mib(s.disk.storage), mib(s.disk.wal),
-		mib(s.disk.total()), ratio, s.segs.growing, s.segs.sealed, s.segs.flushed, s.segs.l0, s.segs.rows, s.comment)
+		mib(s.disk.total()), ratio, s.segs.growing, s.segs.sealed, s.segs.flushed, s.segs.l0, s.segs.rows,
+		mib(s.rss), perRow(s.rss), mib(s.heap), perRow(s.heap), alive, s.comment)
 }
 
-const churnHeader = "|   time | phase                  | live rows | live MiB | storage | wal MiB | total | disk/live | segs G/S/F/L0 | seg rows  |\n" +
-	"|--------|------------------------|-----------|----------|---------|---------|-------|-----------|---------------|-----------|"
+const churnHeader = "|   time | phase                  | live rows | live MiB | storage | wal MiB | total | disk/live | segs G/S/F/L0 | seg rows  | RSS MiB | RSS B/row | heap MiB | heap B/row | heap after GC MiB |\n" +
+	"|--------|------------------------|-----------|----------|---------|---------|-------|-----------|---------------|-----------|---------|-----------|----------|------------|-------------------|"
 
 // distHeap is a max-heap of the best (smallest) distances seen.
 type distHeap []struct {
@@ -406,8 +471,13 @@ func TestChurn(t *testing.T) {
 			live += w.live.Load()
 			ops += w.ops.Load()
 		}
-		s := churnPoint{at: time.Since(start), phase: phase, disk: measureDisk(t, dir), live: live, ops: ops,
-			segs: churnSegments(ctx, t, svc), comment: comment}
+		rss, heap := procMemory(p)
+		var alive int64
+		if phase != "churn" { // a forced GC would slow the writers down
+			alive = liveHeap(p)
+		}
+		s := churnPoint{at: time.Since(start), phase: phase, disk: measureDisk(t, dir), rss: rss, heap: heap, alive: alive,
+			live: live, ops: ops, segs: churnSegments(ctx, t, svc), comment: comment}
 		samples = append(samples, s)
 		t.Log(s.row())
 		return s
@@ -530,5 +600,16 @@ func TestChurn(t *testing.T) {
 	fmt.Fprintf(&b, "after compaction + GC: %s MiB (storage %s, wal %s), %.2f× live; storage/live %.2f\n", mib(final.disk.total()),
 		mib(final.disk.storage), mib(final.disk.wal), ratio(final), float64(final.disk.storage)/float64(final.live*churnRowBytes))
 	fmt.Fprintf(&b, "recall@%d vs brute force: %.4f at the end of churn, %.4f after compaction + GC\n", churnTopK, recallBefore, recallAfter)
+	var peakRSS churnPoint
+	for _, s := range samples {
+		if s.rss > peakRSS.rss {
+			peakRSS = s
+		}
+	}
+	perRow := func(n, rows int64) float64 { return float64(n) / float64(max(rows, 1)) }
+	fmt.Fprintf(&b, "server memory: peak RSS %s MiB at %v (%.0f B/live row); end of churn RSS %.0f, heap after GC %.0f B/live row; "+
+		"after compaction + GC RSS %.0f, heap after GC %.0f B/live row (raw rows: %d B)\n",
+		mib(peakRSS.rss), peakRSS.at.Round(time.Second), perRow(peakRSS.rss, peakRSS.live), perRow(end.rss, end.live),
+		perRow(end.alive, end.live), perRow(final.rss, final.live), perRow(final.alive, final.live), churnRowBytes)
 	t.Log(b.String())
 }

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync/atomic"
 	"time"
@@ -163,11 +164,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, log, root, objects, logger)
+	// Query nodes pin the WAL they still have to replay; truncation behind
+	// the checkpoints goes through the pins.
+	pins := wal.NewPins(log)
+	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, pins, root, objects, logger)
 	if err != nil {
 		return err
 	}
-	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, logger)
+	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, pins, logger)
 	defer func() { err = errors.Join(err, qn.Close()) }()
 	dnCfg := cfg.DataNode
 	dnCfg.PChannels = nil
@@ -208,6 +212,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if s.httpLis != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		// Go runtime profiles (heap, goroutines, CPU) on the metrics port.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 			if !s.ready.Load() {
 				http.Error(w, "starting", http.StatusServiceUnavailable)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/strata-db/strata/internal/catalog"
@@ -44,8 +45,14 @@ type planState struct {
 
 // compactionState is the coordinator's compaction bookkeeping.
 type compactionState struct {
-	plans map[int64]*planState
-	kick  chan struct{}
+	// trigger serialises triggers (the Run loop's, follow-ups and
+	// ManualCompaction): the busy vchannels are read and the new plans
+	// recorded as one step, so two triggers never plan the same vchannel
+	// from one snapshot (an L0 plan and a mix plan over the same segments
+	// would lose the L0 deletes for the mix output).
+	trigger sync.Mutex
+	plans   map[int64]*planState
+	kick    chan struct{}
 	// followUps are forced triggers to continue once their L0 plans are
 	// done: a manual compaction applies deletes first, then merges.
 	followUps []followUp
@@ -281,6 +288,8 @@ func (c *Coordinator) triggerCompaction(ctx context.Context, force bool, collect
 
 // triggerCompactionAs plans under an existing trigger ID (0 = a new one).
 func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, collectionID, triggerID int64) (int64, int, error) {
+	c.compaction.trigger.Lock()
+	defer c.compaction.trigger.Unlock()
 	c.mu.Lock()
 	busy := map[string]bool{}
 	for _, p := range c.compaction.plans {
@@ -430,6 +439,8 @@ func (c *Coordinator) ClaimCompaction(ctx context.Context, wait time.Duration) (
 // refused (and the result's files left for garbage collection) when an input
 // changed since the plan was made.
 func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.CompactionResult, execErr error) error {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
 	c.mu.Lock()
 	ps, ok := c.compaction.plans[res.PlanID]
 	if !ok || ps.state != "executing" {
@@ -464,7 +475,10 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 			}
 			cur, ok := c.segments[t.ID]
 			if !ok || cur.info.State != catalog.SegmentFlushed {
-				continue // dropped meanwhile (compacted away with the deletes applied in memory)
+				// Compacted (or dropped) meanwhile: whatever replaced it may
+				// lack these deletes. Keep the L0 segments; a new plan
+				// targets the segments there are now.
+				return fail(fmt.Sprintf("target segment %d changed during compaction", t.ID))
 			}
 			info := cur.info
 			info.Deltalogs = append(append([]catalog.Binlog(nil), info.Deltalogs...), logs...)
@@ -488,15 +502,8 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 		c.mu.Unlock()
 		return err
 	}
+	c.apply(infos)
 	c.mu.Lock()
-	for _, info := range infos {
-		s, ok := c.segments[info.ID]
-		if !ok {
-			s = &segment{sealing: true, assigned: info.NumRows}
-			c.segments[info.ID] = s
-		}
-		s.info = info
-	}
 	ps.state = "completed"
 	c.mu.Unlock()
 	select {

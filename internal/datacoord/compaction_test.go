@@ -1,11 +1,18 @@
 package datacoord
 
 import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/storage"
+	"github.com/strata-db/strata/internal/wal"
 )
 
 // TestManualCompactionRewritesLargeSegmentsWithDeletes: a segment too large
@@ -42,3 +49,101 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 
 // noClustering is a clustering-key lookup for collections without one.
 func noClustering(int64) int64 { return 0 }
+
+// pausingIDs is the real ID allocator with a gate: once armed, the next
+// Allocate signals and waits until released.
+type pausingIDs struct {
+	Allocator
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+func (p *pausingIDs) Allocate(ctx context.Context, n uint32) (uint64, error) {
+	if p.armed.CompareAndSwap(true, false) {
+		close(p.entered)
+		<-p.release
+	}
+	return p.Allocator.Allocate(ctx, n)
+}
+
+// TestTriggersDoNotOverlap: the automatic trigger plans a merge from its
+// snapshot and is held up (allocating plan IDs) while a delete batch is
+// synced as an L0 segment and a manual compaction is triggered. The manual
+// trigger must not plan the same vchannel meanwhile: an L0 plan over the
+// merge's inputs would be committed after the merge, skip the inputs (gone)
+// and drop the L0 segment, and the merge's output would never get its
+// deletes: deleted rows would come back after a restart.
+func TestTriggersDoNotOverlap(t *testing.T) {
+	e := newGCEnv(t)
+	e.cfg.Compaction.MinSmallSegments = 2
+	ids := &pausingIDs{Allocator: e.ids, entered: make(chan struct{}), release: make(chan struct{})}
+	c, err := New(e.ctx, e.cfg, e.meta, ids, e.writer, e.log, nil, e.objs, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	e.c = c
+	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), 7, 0)
+	e.sync(7, 1, e.id(), vch, true)
+	e.sync(7, 1, e.id(), vch, true)
+
+	ids.armed.Store(true)
+	auto := make(chan error, 1)
+	go func() {
+		_, _, err := c.triggerCompaction(e.ctx, false, 0)
+		auto <- err
+	}()
+	<-ids.entered // the automatic trigger has its snapshot: a merge of the two segments
+	e.syncL0(7, vch)
+	manual := make(chan error, 1)
+	go func() {
+		_, err := c.ManualCompaction(e.ctx, 7)
+		manual <- err
+	}()
+	select {
+	case err := <-manual: // a trigger that does not wait for the other
+		manual <- err
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(ids.release)
+	require.NoError(t, <-auto)
+	require.NoError(t, <-manual)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var inFlight []string
+	for _, p := range c.compaction.plans {
+		if p.state == "pending" || p.state == "executing" {
+			inFlight = append(inFlight, p.plan.Type.String())
+		}
+	}
+	require.Len(t, inFlight, 1, "plans in flight on one vchannel: %v", inFlight)
+}
+
+// TestGCKeepsRunningCompactionOutputs: the outputs of a compaction that
+// runs longer than the orphan retention are not garbage until the plan
+// ends; after a failed plan they are.
+func TestGCKeepsRunningCompactionOutputs(t *testing.T) {
+	e := newGCEnv(t)
+	e.cfg.Compaction.MinSmallSegments = 2
+	e.open()
+	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), 7, 0)
+	a, b := e.id(), e.id()
+	e.sync(7, 1, a, vch, true)
+	e.sync(7, 1, b, vch, true)
+	_, n, err := e.c.triggerCompaction(e.ctx, false, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	// The executor writes an output under IDs allocated after the plan's.
+	id, err := e.ids.Allocate(e.ctx, 2)
+	require.NoError(t, err)
+	out, logID := int64(id), int64(id)+1
+	key := storage.InsertLogKey("files", 7, 1, out, testVec, logID)
+	e.put(key)
+	e.advance(e.cfg.OrphanRetention + time.Hour)
+	e.gc()
+	require.Contains(t, e.keys(), key, "a running plan's output is kept past the orphan retention")
+	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("executor failed")))
+	e.gc()
+	require.NotContains(t, e.keys(), key, "once the plan ended, an uncommitted output is an orphan")
+}

@@ -9,6 +9,14 @@
 // assignment, so every insert assigned to a segment precedes its Flush
 // message. The data node syncs the segment when it reads the message and
 // reports it here; only then is the segment Flushed.
+//
+// The lifecycle only moves forward (the transitions table in policy.go): a
+// seal that finds the segment Flushed already leaves it so, and a sync
+// report never takes a Sealed segment back to Growing. Every change of a
+// segment record is computed from the current record, persisted and
+// installed as one step under metaMu, so that concurrent writers (a data
+// node's sync, a seal, a compaction commit, garbage collection) never
+// persist stale copies over each other.
 package datacoord
 
 import (
@@ -76,6 +84,15 @@ type Coordinator struct {
 	logger *slog.Logger
 	now    func() time.Time
 
+	// metaMu serialises every read-modify-write of segment records (seal,
+	// Synced, compaction commits, drops, garbage collection): each computes
+	// the new records from the current ones under mu, persists them, and
+	// applies them under mu, all while holding metaMu. Without it two writers
+	// can persist stale copies in either order, so that the meta store ends
+	// up with a record that misses files whose rows the checkpoint already
+	// covers (a kill then loses them), or a Sealed segment reverts to Growing.
+	// Lock order: metaMu before mu; never held across a WAL append.
+	metaMu   sync.Mutex
 	mu       sync.Mutex
 	segments map[int64]*segment
 	cps      map[string]catalog.ChannelCheckpoint
@@ -310,19 +327,48 @@ func (c *Coordinator) seal(ctx context.Context, vchannels []string, only map[int
 	if err != nil {
 		return nil, 0, fmt.Errorf("datacoord: seal: %w", err)
 	}
+	sort.Slice(sealed, func(i, j int) bool { return sealed[i] < sealed[j] })
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
 	var infos []catalog.SegmentInfo
 	c.mu.Lock()
 	for _, id := range sealed {
-		s := c.segments[id]
-		if s.info.State == catalog.SegmentGrowing {
-			s.info.State = catalog.SegmentSealed
-			s.info.FlushTS = ts
-			infos = append(infos, s.info)
+		s, ok := c.segments[id]
+		// The data node may have flushed it already (it reads the Flush
+		// message as soon as it is appended): never move it backwards.
+		if !ok || !canTransition(s.info.State, catalog.SegmentSealed) {
+			continue
 		}
+		info := s.info
+		info.State, info.FlushTS = catalog.SegmentSealed, ts
+		infos = append(infos, info)
 	}
 	c.mu.Unlock()
-	sort.Slice(sealed, func(i, j int) bool { return sealed[i] < sealed[j] })
-	return sealed, ts, c.persist(ctx, infos)
+	if err := c.persist(ctx, infos); err != nil {
+		return sealed, ts, err
+	}
+	c.apply(infos)
+	return sealed, ts, nil
+}
+
+// apply installs persisted records in memory. The caller holds metaMu.
+func (c *Coordinator) apply(infos []catalog.SegmentInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, info := range infos {
+		s, ok := c.segments[info.ID]
+		if !ok {
+			s = &segment{sealing: true}
+			c.segments[info.ID] = s
+		}
+		if info.State != catalog.SegmentGrowing {
+			s.sealing = true
+		}
+		s.info = info
+		if s.assigned < info.NumRows {
+			s.assigned = info.NumRows
+		}
+	}
 }
 
 // Flush seals every growing segment of the collection's vchannels and returns
@@ -353,6 +399,8 @@ func (c *Coordinator) FlushState(segIDs []int64, vchannels []string, flushTS uin
 // Synced records a data node sync in one meta-store transaction: new files,
 // row counts, states, the L0 segment and the checkpoint.
 func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
 	c.mu.Lock()
 	var infos []catalog.SegmentInfo
 	for _, ss := range r.Segments {
@@ -399,22 +447,9 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 	if err := c.persist(ctx, infos, r.Checkpoint); err != nil {
 		return err
 	}
+	c.apply(infos)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, info := range infos {
-		s, ok := c.segments[info.ID]
-		if !ok {
-			s = &segment{sealing: true}
-			c.segments[info.ID] = s
-		}
-		if info.State == catalog.SegmentFlushed {
-			s.sealing = true
-		}
-		s.info = info
-		if s.assigned < info.NumRows {
-			s.assigned = info.NumRows
-		}
-	}
 	c.cps[r.Checkpoint.VChannel] = r.Checkpoint
 	flushed := false
 	for _, info := range infos {
@@ -541,11 +576,13 @@ func (c *Coordinator) DropPartition(ctx context.Context, collectionID, partition
 }
 
 func (c *Coordinator) drop(ctx context.Context, match func(*catalog.SegmentInfo) bool, vchannels []string) error {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
 	c.mu.Lock()
 	var infos []catalog.SegmentInfo
 	now := c.now().UnixMilli()
 	for _, s := range c.segments {
-		if match(&s.info) && s.info.State != catalog.SegmentDropped {
+		if match(&s.info) && canTransition(s.info.State, catalog.SegmentDropped) {
 			info := s.info
 			info.State = catalog.SegmentDropped
 			info.DroppedAt = now

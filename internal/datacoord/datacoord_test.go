@@ -558,3 +558,94 @@ func TestNoAssignmentAfterUnrecordedFlush(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, []int64{seg, next}, sealed)
 }
+
+// pausingKV is the real meta store with a hook run after each committed
+// transaction: a test stops one writer right after its commit to let
+// another run in between, as a busy machine's scheduler can.
+type pausingKV struct {
+	*embedded.Store
+	after func(ops []metastore.Op)
+}
+
+func (p *pausingKV) Txn(ctx context.Context, ops ...metastore.Op) error {
+	if err := p.Store.Txn(ctx, ops...); err != nil {
+		return err
+	}
+	if p.after != nil {
+		p.after(ops)
+	}
+	return nil
+}
+
+// TestSyncedRacingSeal: a data node's size-triggered sync of a growing
+// segment commits its files and the channel checkpoint while the segment is
+// being sealed. The seal must not persist the record as it was before the
+// sync (the checkpoint already covers the synced rows: a kill would lose
+// them), and the sync must not turn the Sealed segment back into Growing.
+func TestSyncedRacingSeal(t *testing.T) {
+	e := newEnv(t)
+	kv := &pausingKV{Store: e.kv}
+	c, err := New(context.Background(), e.cfg, kv, e.ids, e.w, e.log, nil, nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	ctx := context.Background()
+	seg, err := c.AssignSegment(ctx, 100, 1, vch0, 5, 10)
+	require.NoError(t, err)
+	batch := func(logID, off int64) catalog.SyncReport {
+		return catalog.SyncReport{VChannel: vch0,
+			Segments: []catalog.SegmentSync{{SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: 2,
+				Binlogs:       map[int64][]catalog.Binlog{100: {{LogID: logID, Entries: 2}}},
+				StartPosition: &catalog.Position{Offset: off}, SyncedOffset: off}},
+			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: off + 1}, DeltaSyncedOffset: -1}}
+	}
+	require.NoError(t, c.Synced(ctx, batch(10, 0)))
+
+	// The second sync stops right after its commit ...
+	committed, resume := make(chan struct{}), make(chan struct{})
+	kv.after = func(ops []metastore.Op) {
+		for _, op := range ops {
+			if op.Key() == catalog.CheckpointKey(vch0) {
+				kv.after = nil
+				close(committed)
+				<-resume
+				return
+			}
+		}
+	}
+	syncDone := make(chan error, 1)
+	go func() { syncDone <- c.Synced(ctx, batch(20, 1)) }()
+	<-committed
+	// ... while the segment is sealed: its Flush message is appended, and the
+	// seal gets every chance to record the segment before the sync finishes.
+	sealDone := make(chan error, 1)
+	go func() {
+		_, _, err := c.Flush(ctx, 100, []string{vch0})
+		sealDone <- err
+	}()
+	for {
+		end, err := e.log.End(ctx, pch0)
+		require.NoError(t, err)
+		if end > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-sealDone: // a seal that does not wait for the sync
+		sealDone <- err
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(resume)
+	require.NoError(t, <-syncDone)
+	require.NoError(t, <-sealDone)
+
+	check := func(c *Coordinator, what string) {
+		info, ok := c.Segment(seg)
+		require.True(t, ok)
+		require.Equal(t, catalog.SegmentSealed, info.State, what)
+		require.Equal(t, []catalog.Binlog{{LogID: 10, Entries: 2}, {LogID: 20, Entries: 2}}, info.Binlogs[100], what)
+		require.EqualValues(t, 1, info.SyncedOffset, what)
+		require.EqualValues(t, 4, info.NumRows, what)
+	}
+	check(c, "in memory")
+	check(e.coord(t), "in the meta store")
+}

@@ -36,7 +36,10 @@ import (
 //     meanwhile. Writers put files before they commit the records that name
 //     them, so a file younger than the retention may still be claimed; and
 //     since listing precedes reading the records, a commit that lands during
-//     the pass is seen. A key that does not parse as one of the storage key
+//     the pass is seen. Files whose segment or log ID is above the ID of a
+//     compaction plan being executed are kept too: they may be its outputs,
+//     which no record names until its commit, however long it runs. A key
+//     that does not parse as one of the storage key
 //     shapes is never deleted; it is logged and counted. Temporary files of
 //     writes cut short by a crash (objstore/local's hidden ".tmp-" files,
 //     see TempRemover) are deleted past OrphanRetention too.
@@ -178,6 +181,8 @@ func (c *Coordinator) deleteSegment(ctx context.Context, info catalog.SegmentInf
 		p.files++
 		p.bytes += f.size
 	}
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
 	if err := c.kv.Txn(ctx, metastore.Delete(catalog.SegmentKey(info.CollectionID, info.ID))); err != nil {
 		return fmt.Errorf("datacoord: gc segment %d: delete record: %w", info.ID, err)
 	}
@@ -240,12 +245,22 @@ type gcRefs struct {
 	logs       map[logRef]bool
 	indexFiles map[string]bool
 	building   map[[2]int64]bool // {buildID, version} of InProgress builds
+	// inflight is the smallest ID of a compaction plan being executed (0 =
+	// none). Its outputs get segment and log IDs allocated after it, from
+	// the same allocator, and are unreferenced until the commit, however
+	// long the plan runs: files with a larger segment or log ID are kept.
+	inflight int64
 }
 
 func (c *Coordinator) gcReferences() gcRefs {
 	r := gcRefs{logs: map[logRef]bool{}, indexFiles: map[string]bool{}, building: map[[2]int64]bool{}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, p := range c.compaction.plans {
+		if p.state == "executing" && (r.inflight == 0 || p.plan.ID < r.inflight) {
+			r.inflight = p.plan.ID
+		}
+	}
 	for _, s := range c.segments {
 		i := &s.info
 		for f, logs := range i.Binlogs {
@@ -274,6 +289,12 @@ func (c *Coordinator) gcReferences() gcRefs {
 }
 
 func (r gcRefs) has(k storage.ObjectKey, key string) bool {
+	switch k.Kind {
+	case storage.KindInsertLog, storage.KindStatsLog, storage.KindDeltaLog:
+		if r.inflight != 0 && (k.SegmentID > r.inflight || k.LogID > r.inflight) {
+			return true // possibly a running compaction's output
+		}
+	}
 	switch k.Kind {
 	case storage.KindInsertLog, storage.KindStatsLog:
 		return r.logs[logRef{k.Kind, k.SegmentID, k.FieldID, k.LogID}]

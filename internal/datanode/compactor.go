@@ -207,14 +207,11 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 			latestDelete[k] = max(latestDelete[k], tss[i][r])
 		}
 	}
-	sv := &survivors{cols: map[int64]column.Column{}, synced: -1, pkID: coll.PKField().GetFieldID()}
-	for _, f := range coll.Schema.GetFields() {
-		c, err := column.New(f)
-		if err != nil {
-			return nil, err
-		}
-		sv.cols[f.GetFieldID()] = c
-	}
+	sv := &survivors{synced: -1, pkID: coll.PKField().GetFieldID()}
+	// Each input's surviving rows are taken column by column (one exact-size
+	// copy, the input's decoded columns are garbage right after); several
+	// inputs are then concatenated.
+	var parts []map[int64]column.Column
 	for _, in := range plan.Inputs {
 		cols, err := n.readSegment(ctx, coll, in)
 		if err != nil {
@@ -222,6 +219,7 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 		}
 		tsCol := cols[1].(*column.Ints)
 		pkCol := cols[sv.pkID]
+		keep := make([]int, 0, tsCol.Len())
 		for r := 0; r < tsCol.Len(); r++ {
 			ts := uint64(tsCol.Data[r])
 			if d, ok := latestDelete[pkValue(pkCol, r)]; ok && d > ts {
@@ -230,15 +228,34 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 			if plan.ExpireBefore != 0 && ts < plan.ExpireBefore {
 				continue
 			}
-			for id, dst := range sv.cols {
-				dst.AppendFrom(cols[id], r)
-			}
-			sv.rows++
+			keep = append(keep, r)
 		}
+		part := cols
+		if len(keep) < tsCol.Len() {
+			part = make(map[int64]column.Column, len(cols))
+			for id, c := range cols {
+				part[id] = c.Take(keep)
+			}
+		}
+		parts = append(parts, part)
+		sv.rows += int64(len(keep))
 		sv.synced = max(sv.synced, in.SyncedOffset)
 		sv.flushTS = max(sv.flushTS, in.FlushTS)
 		sv.inputIDs = append(sv.inputIDs, in.ID)
 		sv.maxInRow = max(sv.maxInRow, in.MaxRows)
+	}
+	if len(parts) == 1 {
+		sv.cols = parts[0]
+		return sv, nil
+	}
+	sv.cols = map[int64]column.Column{}
+	for _, f := range coll.Schema.GetFields() {
+		cols := make([]column.Column, len(parts))
+		for i := range parts {
+			cols[i] = parts[i][f.GetFieldID()]
+			delete(parts[i], f.GetFieldID()) // let the part's column go
+		}
+		sv.cols[f.GetFieldID()] = column.Concat(cols)
 	}
 	return sv, nil
 }

@@ -18,10 +18,20 @@ import (
 	"github.com/strata-db/strata/internal/wal"
 )
 
-// deleteBatch is one Delete message: keys and their timestamps.
+// deleteBatch is one Delete message (or one L0 delta log): keys and their
+// timestamps, and the largest of them.
 type deleteBatch struct {
-	pks column.Column
-	tss []uint64
+	pks   column.Column
+	tss   []uint64
+	maxTs uint64
+}
+
+func newDeleteBatch(pks column.Column, tss []uint64) deleteBatch {
+	b := deleteBatch{pks: pks, tss: tss}
+	for _, t := range tss {
+		b.maxTs = max(b.maxTs, t)
+	}
+	return b
 }
 
 // delegator serves one vchannel of a loaded collection.
@@ -32,13 +42,19 @@ type delegator struct {
 	pchannel string
 	seek     int64
 	end      int64 // WAL end when the load started; caught up past it
+	pin      int64 // WAL pin at the next offset to read (node.pins; 0 = none)
 
 	mu      sync.RWMutex
 	growing map[int64]*segment.Segment
 	sealed  map[int64]*segment.Segment
 	flushed map[int64]bool // inserts for these segments are skipped
 	pending map[int64]bool // flush seen, waiting for the flushed copy
+	// deletes are kept to be applied to segments loaded later (handoffs,
+	// compaction outputs) until pruneDeletes finds every such segment
+	// already reflects them.
 	deletes []deleteBatch
+	// since is the first insert timestamp of each growing segment.
+	since map[int64]uint64
 
 	tsMu     sync.Mutex
 	tsafe    uint64
@@ -50,11 +66,24 @@ type delegator struct {
 func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
 	d := &delegator{node: n, info: info, vchannel: vchannel, pchannel: pchannel,
 		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
-		flushed: map[int64]bool{}, pending: map[int64]bool{},
+		flushed: map[int64]bool{}, pending: map[int64]bool{}, since: map[int64]uint64{},
 		advanced: make(chan struct{}), handoff: make(chan struct{}, 1)}
+	// Pin the whole pchannel before reading where the replay starts, then
+	// move the pin there: the segments load first, and meanwhile the
+	// checkpoints (and the WAL truncation behind them) move on.
+	if n.pins != nil {
+		d.pin = n.pins.Pin(pchannel, 0)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.unpin()
+		}
+	}()
 	rec := n.segs.Recovery(vchannel)
 	d.seek = rec.SeekOffset
 	d.next = rec.SeekOffset
+	d.movePin(rec.SeekOffset)
 	end, err := n.log.End(ctx, pchannel)
 	if err != nil {
 		return nil, err
@@ -103,7 +132,21 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 			seg.Delete(db.pks, db.tss)
 		}
 	}
+	ok = true
 	return d, nil
+}
+
+func (d *delegator) movePin(next int64) {
+	if d.pin != 0 {
+		d.node.pins.Move(d.pin, next)
+	}
+}
+
+// unpin releases the delegator's WAL pin (idempotent).
+func (d *delegator) unpin() {
+	if d.pin != 0 {
+		d.node.pins.Release(d.pin)
+	}
 }
 
 // loadDeltas reads an L0 segment's delta logs into the delete list.
@@ -113,7 +156,7 @@ func (d *delegator) loadDeltas(ctx context.Context, s catalog.SegmentInfo) error
 		if err != nil {
 			return err
 		}
-		d.deletes = append(d.deletes, deleteBatch{pks: pks, tss: tss})
+		d.deletes = append(d.deletes, newDeleteBatch(pks, tss))
 	}
 	return nil
 }
@@ -125,13 +168,17 @@ func (d *delegator) run(ctx context.Context) error {
 		return err
 	}
 	defer sc.Close()
+	// The handoff loop stops with the channel: when reading fails, run must
+	// return (and report) rather than wait for it forever.
+	hctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		d.handoffLoop(ctx)
+		d.handoffLoop(hctx)
 	}()
 	defer wg.Wait()
+	defer stop()
 	for {
 		e, err := sc.Next(ctx)
 		if err != nil {
@@ -187,6 +234,7 @@ func (d *delegator) handle(e wal.Entry) error {
 }
 
 func (d *delegator) advance(next int64, ts uint64) {
+	d.movePin(next)
 	d.tsMu.Lock()
 	defer d.tsMu.Unlock()
 	d.next = next
@@ -230,6 +278,7 @@ func (d *delegator) applyInsert(m wal.Message) error {
 			return nil
 		}
 		d.growing[req.GetSegmentID()] = seg
+		d.since[req.GetSegmentID()] = m.TimeTick
 		d.mu.Unlock()
 	}
 	tss := make([]uint64, n)
@@ -300,7 +349,7 @@ func (d *delegator) applyDelete(m wal.Message) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.deletes = append(d.deletes, deleteBatch{pks: pks, tss: tss})
+	d.deletes = append(d.deletes, newDeleteBatch(pks, tss))
 	for _, s := range d.growing {
 		s.Delete(pks, tss)
 	}
@@ -374,10 +423,16 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 		}
 		d.sealed[id] = seg
 	}
-	delete(d.growing, id)
+	d.dropGrowing(id)
 	delete(d.pending, id)
 	d.flushed[id] = true
 	return nil
+}
+
+// dropGrowing forgets a growing segment. The caller holds d.mu.
+func (d *delegator) dropGrowing(id int64) {
+	delete(d.growing, id)
+	delete(d.since, id)
 }
 
 // currentTSafe returns the delegator's tsafe.
@@ -479,6 +534,7 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 			gone = append(gone, id)
 		}
 	}
+	keepFrom := deleteWatermark(rec, d.since)
 	d.mu.RUnlock()
 	loaded := make([]*segment.Segment, len(outputs))
 	for i, o := range outputs {
@@ -491,13 +547,11 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		}
 		loaded[i] = seg
 	}
-	if len(outputs) == 0 && len(gone) == 0 {
-		return nil
-	}
 	// One step: every output in, its inputs and the segments they replaced
 	// (compacted further since) out.
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.pruneDeletes(keepFrom)
 	for i, o := range outputs {
 		seg := loaded[i]
 		for _, db := range d.deletes {
@@ -507,16 +561,59 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		d.flushed[o.ID] = true
 		for _, in := range o.CompactedFrom {
 			delete(d.sealed, in)
-			delete(d.growing, in)
+			d.dropGrowing(in)
 			delete(d.pending, in)
 			d.flushed[in] = true // inserts still to come for it are in the output
 		}
 	}
 	for _, id := range gone {
 		delete(d.sealed, id)
-		delete(d.growing, id)
+		d.dropGrowing(id)
 		delete(d.pending, id)
 		d.flushed[id] = true
 	}
 	return nil
+}
+
+// deleteWatermark returns the timestamp below which a delete no longer
+// needs to be kept for segments loaded later. Those are (1) flushed copies
+// of growing segments, whose rows are all at or after the growing copy's
+// first insert, and (2) compaction outputs and other flushed segments,
+// loaded with their own delta logs. A flushed segment's files reflect every
+// delete that L0 compaction has applied (the L0 segments it dropped), and a
+// mix compaction applies every live L0 segment it sees; only deletes still
+// in a live L0 segment or not synced yet (after the checkpoint) may be
+// missing from them. So deletes are kept from the smallest of: the first
+// insert of every growing copy, the oldest delete of every live L0 segment,
+// and the vchannel checkpoint. The caller holds d.mu (read or write).
+func deleteWatermark(rec catalog.RecoveryInfo, since map[int64]uint64) uint64 {
+	w := rec.Checkpoint.Position.TimeTick
+	for _, s := range rec.Segments {
+		if s.Level != catalog.LevelL0 {
+			continue
+		}
+		for _, l := range s.Deltalogs {
+			if l.TsFrom == 0 {
+				return 0 // unknown: keep everything
+			}
+			w = min(w, l.TsFrom)
+		}
+	}
+	for _, ts := range since {
+		w = min(w, ts)
+	}
+	return w
+}
+
+// pruneDeletes drops the delete batches entirely below keepFrom. The
+// caller holds d.mu.
+func (d *delegator) pruneDeletes(keepFrom uint64) {
+	kept := d.deletes[:0]
+	for _, b := range d.deletes {
+		if b.maxTs >= keepFrom {
+			kept = append(kept, b)
+		}
+	}
+	clear(d.deletes[len(kept):])
+	d.deletes = kept
 }

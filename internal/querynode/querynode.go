@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
@@ -64,6 +65,7 @@ type Node struct {
 	segs    Segments
 	colls   Collections
 	ticker  Ticker
+	pins    *wal.Pins // nil: nothing truncates the WAL
 	logger  *slog.Logger
 
 	mu          sync.RWMutex
@@ -79,9 +81,12 @@ type collection struct {
 	wg         sync.WaitGroup
 }
 
-// New returns a query node.
-func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collections, ticker Ticker, logger *slog.Logger) *Node {
-	return &Node{cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, logger: logger,
+// New returns a query node. Its delegators pin the WAL offsets they still
+// have to read in pins (nil when nothing truncates the WAL).
+func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collections, ticker Ticker, pins *wal.Pins,
+	logger *slog.Logger,
+) *Node {
+	return &Node{cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, pins: pins, logger: logger,
 		collections: map[int64]*collection{}}
 }
 
@@ -104,7 +109,7 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64)
 	c := &collection{info: info, cancel: cancel}
 	c.setPartitions(partitions)
 	for i, v := range info.VChannels {
-		d, err := newDelegator(ctx, n, info, v, info.PChannels[i])
+		d, err := newDelegatorRetrying(ctx, n, info, v, info.PChannels[i])
 		if err != nil {
 			cancel()
 			c.stop()
@@ -132,6 +137,30 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64)
 	return nil
 }
 
+// loadAttempts bounds newDelegatorRetrying.
+const loadAttempts = 5
+
+// newDelegatorRetrying builds a delegator, starting over from a fresh
+// recovery view when an attempt fails: compaction and garbage collection go
+// on while the sealed segments load, so a segment of the view the attempt
+// started from may be compacted away and its files deleted before they are read.
+func newDelegatorRetrying(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		d, err := newDelegator(ctx, n, info, vchannel, pchannel)
+		if err == nil || attempt == loadAttempts || ctx.Err() != nil {
+			return d, err
+		}
+		n.logger.Warn("loading a vchannel failed; starting over", "vchannel", vchannel, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+}
+
 func (c *collection) setPartitions(parts []int64) {
 	if len(parts) == 0 {
 		c.partitions = nil
@@ -150,6 +179,9 @@ func (c *collection) setPartitions(parts []int64) {
 func (c *collection) stop() {
 	c.cancel()
 	c.wg.Wait()
+	for _, d := range c.delegators {
+		d.unpin()
+	}
 }
 
 // Release unloads a collection; releasing an unloaded one is not an error.

@@ -40,3 +40,26 @@ func TestLoadAdoptsColumns(t *testing.T) {
 	require.NoError(t, err)
 	require.Error(t, s2.Load(map[int64]column.Column{100: &column.Strings{Data: []string{"a"}}, 101: vecs}, []uint64{1}))
 }
+
+// TestLoadedKeyIndex: deletes find loaded rows through the sorted key index
+// (every copy of a key, string keys too) and rows appended later through the
+// hash index.
+func TestLoadedKeyIndex(t *testing.T) {
+	schema := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
+		{FieldID: 100, Name: "id", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "8"}}},
+	}}
+	s, err := New(Info{ID: 1}, schema)
+	require.NoError(t, err)
+	require.NoError(t, s.Load(map[int64]column.Column{100: &column.Strings{Data: []string{"c", "a", "b", "a", "d"}}},
+		[]uint64{10, 10, 10, 20, 10}))
+	require.NoError(t, s.Append(map[int64]column.Column{100: &column.Strings{Data: []string{"a", "e"}}}, []uint64{30, 30}))
+	// "a" at 25 hides the copies inserted at 10 and 20, not the one at 30;
+	// "e" at 25 hides nothing (inserted later); "z" is absent.
+	require.Equal(t, 2, s.Delete(&column.Strings{Data: []string{"a", "e", "z"}}, []uint64{25, 25, 25}))
+	require.Equal(t, 1, s.Delete(&column.Strings{Data: []string{"a"}}, []uint64{35}))
+	require.NoError(t, s.Read(func(v *View) error {
+		require.Equal(t, []bool{true, false, true, false, true, false, true}, v.Visible(40))
+		return nil
+	}))
+}

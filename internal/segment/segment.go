@@ -11,10 +11,18 @@
 // A growing segment is appended to while it is read; a sealed segment is
 // loaded once. Both are the same type; readers use Read, which holds a read
 // lock for the duration of the callback.
+//
+// The primary-key index maps keys to rows for deletes. Rows given to Load
+// (a sealed segment's) are indexed by a permutation sorted by key, 4 bytes
+// a row, searched by bisection; rows appended later (a growing segment's)
+// go into a hash map, which costs an order of magnitude more per row but
+// takes inserts one by one.
 package segment
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -45,6 +53,9 @@ type Segment struct {
 	cols   map[int64]column.Column
 	tss    []uint64
 	delTs  []uint64
+	// sorted lists the rows Load adopted (0 … len(sorted)-1) in key order.
+	sorted []int32
+	// intIdx and strIdx index the rows appended after them (nil until then).
 	intIdx map[int64][]int32
 	strIdx map[string][]int32
 
@@ -90,11 +101,6 @@ func New(info Info, schema *schemapb.CollectionSchema) (*Segment, error) {
 	if s.pkField < 0 {
 		return nil, fmt.Errorf("segment: schema has no primary key")
 	}
-	if s.cols[s.pkField].Type() == schemapb.DataType_Int64 {
-		s.intIdx = map[int64][]int32{}
-	} else {
-		s.strIdx = map[string][]int32{}
-	}
 	return s, nil
 }
 
@@ -124,10 +130,16 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 	s.delTs = append(s.delTs, make([]uint64, n)...)
 	switch pk := s.cols[s.pkField].(type) {
 	case *column.Ints:
+		if s.intIdx == nil {
+			s.intIdx = map[int64][]int32{}
+		}
 		for i := base; i < base+n; i++ {
 			s.intIdx[pk.Data[i]] = append(s.intIdx[pk.Data[i]], int32(i))
 		}
 	case *column.Strings:
+		if s.strIdx == nil {
+			s.strIdx = map[string][]int32{}
+		}
 		for i := base; i < base+n; i++ {
 			s.strIdx[pk.Data[i]] = append(s.strIdx[pk.Data[i]], int32(i))
 		}
@@ -165,19 +177,27 @@ func (s *Segment) Load(cols map[int64]column.Column, tss []uint64) error {
 	}
 	s.tss = tss
 	s.delTs = make([]uint64, n)
+	s.sorted = make([]int32, n)
+	for i := range s.sorted {
+		s.sorted[i] = int32(i)
+	}
 	switch pk := s.cols[s.pkField].(type) {
 	case *column.Ints:
-		s.intIdx = make(map[int64][]int32, n)
-		for i, v := range pk.Data {
-			s.intIdx[v] = append(s.intIdx[v], int32(i))
-		}
+		slices.SortFunc(s.sorted, func(a, b int32) int { return cmp.Or(cmp.Compare(pk.Data[a], pk.Data[b]), cmp.Compare(a, b)) })
 	case *column.Strings:
-		s.strIdx = make(map[string][]int32, n)
-		for i, v := range pk.Data {
-			s.strIdx[v] = append(s.strIdx[v], int32(i))
-		}
+		slices.SortFunc(s.sorted, func(a, b int32) int { return cmp.Or(cmp.Compare(pk.Data[a], pk.Data[b]), cmp.Compare(a, b)) })
 	}
 	return nil
+}
+
+// sortedRows returns the loaded rows holding key v (a run of s.sorted).
+func sortedRows[T cmp.Ordered](sorted []int32, data []T, v T) []int32 {
+	lo, _ := slices.BinarySearchFunc(sorted, v, func(r int32, v T) int { return cmp.Compare(data[r], v) })
+	hi := lo
+	for hi < len(sorted) && data[sorted[hi]] == v {
+		hi++
+	}
+	return sorted[lo:hi]
 }
 
 // Delete applies deletes of the given keys (a column.Ints or column.Strings)
@@ -196,18 +216,30 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 	}
 	switch pk := pks.(type) {
 	case *column.Ints:
-		if s.intIdx == nil {
+		own, ok := s.cols[s.pkField].(*column.Ints)
+		if !ok {
 			return 0
 		}
 		for i, v := range pk.Data {
-			mark(s.intIdx[v], tss[i])
+			if len(s.sorted) > 0 {
+				mark(sortedRows(s.sorted, own.Data, v), tss[i])
+			}
+			if s.intIdx != nil {
+				mark(s.intIdx[v], tss[i])
+			}
 		}
 	case *column.Strings:
-		if s.strIdx == nil {
+		own, ok := s.cols[s.pkField].(*column.Strings)
+		if !ok {
 			return 0
 		}
 		for i, v := range pk.Data {
-			mark(s.strIdx[v], tss[i])
+			if len(s.sorted) > 0 {
+				mark(sortedRows(s.sorted, own.Data, v), tss[i])
+			}
+			if s.strIdx != nil {
+				mark(s.strIdx[v], tss[i])
+			}
 		}
 	}
 	return n

@@ -25,7 +25,7 @@ type FieldLogs struct {
 // column (rows in log order). It fails when the field has no binlogs.
 func ReadField(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb.FieldSchema) (column.Column, error) {
 	id := f.GetFieldID()
-	var acc column.Column
+	parts := make([]column.Column, 0, len(loc.LogIDs))
 	for _, logID := range loc.LogIDs {
 		key := InsertLogKey(loc.Root, loc.Collection, loc.Partition, loc.ID, id, logID)
 		data, err := get.Get(ctx, key)
@@ -36,15 +36,12 @@ func ReadField(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb
 		if err != nil {
 			return nil, fmt.Errorf("storage: decode %s: %w", key, err)
 		}
-		c := bl.Column()
-		if acc == nil {
-			acc = c
-			continue
-		}
-		column.AppendAll(acc, c)
+		parts = append(parts, bl.Column())
 	}
-	if acc == nil {
+	if len(parts) == 0 {
 		return nil, fmt.Errorf("storage: segment %d has no binlogs for field %d", loc.ID, id)
 	}
-	return acc, nil
+	// One allocation at the final size: loaded columns live as long as the
+	// segment, so spare capacity from growing them would be kept for good.
+	return column.Concat(parts), nil
 }

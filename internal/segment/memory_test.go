@@ -1,0 +1,104 @@
+package segment_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/segment"
+)
+
+// churnSchema is the churn run's schema: an int64 key and a 32-d float
+// vector, 136 bytes of raw data a row.
+var churnSchema = &schemapb.CollectionSchema{Name: "churn", Fields: []*schemapb.FieldSchema{
+	{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+	{FieldID: 101, Name: "vec", DataType: schemapb.DataType_FloatVector,
+		TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "32"}}},
+}}
+
+const churnRawRow = 8 + 4*32
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// BenchmarkSealedMemory loads sealed segments of the churn schema (keys of
+// four interleaved writers, 30% of the rows deleted) and reports the Go heap
+// they hold per row: heap-B/row, and overhead-B/row beyond the raw 136 bytes.
+//
+//	go test -run '^$' -bench SealedMemory -benchtime 1x ./internal/segment/
+func BenchmarkSealedMemory(b *testing.B) {
+	const segs, perSeg = 4, 250_000
+	for range b.N {
+		before := heapInUse()
+		held := make([]*segment.Segment, 0, segs)
+		for si := range segs {
+			s, err := segment.New(segment.Info{ID: int64(si)}, churnSchema)
+			require.NoError(b, err)
+			pks := make([]int64, perSeg)
+			for i := range pks {
+				n := si*perSeg + i
+				pks[i] = int64(n%4)<<40 + int64(n/4)
+			}
+			tss := make([]uint64, perSeg)
+			for i := range tss {
+				tss[i] = uint64(1000 + i/1000)
+			}
+			vecs := &column.FloatVectors{Dim: 32, Data: make([]float32, 32*perSeg)}
+			require.NoError(b, s.Load(map[int64]column.Column{100: &column.Ints{T: schemapb.DataType_Int64, Data: pks}, 101: vecs}, tss))
+			del := &column.Ints{T: schemapb.DataType_Int64}
+			var dts []uint64
+			for i := 0; i < perSeg; i += 10 {
+				for j := range 3 {
+					del.Data = append(del.Data, pks[i+j])
+					dts = append(dts, 1<<40)
+				}
+			}
+			require.Equal(b, len(dts), s.Delete(del, dts))
+			held = append(held, s)
+		}
+		after := heapInUse()
+		rows := float64(segs * perSeg)
+		perRow := float64(after-before) / rows
+		b.ReportMetric(perRow, "heap-B/row")
+		b.ReportMetric(perRow-churnRawRow, "overhead-B/row")
+		runtime.KeepAlive(held)
+	}
+}
+
+// BenchmarkDeleteLoaded applies delete batches of 300 keys (a third of them
+// in the segment) to a loaded segment of 1M rows.
+func BenchmarkDeleteLoaded(b *testing.B) {
+	const n = 1_000_000
+	s, err := segment.New(segment.Info{ID: 1}, churnSchema)
+	require.NoError(b, err)
+	pks := make([]int64, n)
+	for i := range pks {
+		pks[i] = int64(i%4)<<40 + int64(i/4)
+	}
+	tss := make([]uint64, n)
+	for i := range tss {
+		tss[i] = 10
+	}
+	require.NoError(b, s.Load(map[int64]column.Column{100: &column.Ints{T: schemapb.DataType_Int64, Data: pks},
+		101: &column.FloatVectors{Dim: 32, Data: make([]float32, 32*n)}}, tss))
+	batch := &column.Ints{T: schemapb.DataType_Int64, Data: make([]int64, 300)}
+	dts := make([]uint64, 300)
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range batch.Data {
+			k := (i*300 + j) * 7919 % (3 * n)
+			batch.Data[j] = int64(k%4)<<40 + int64(k/4)
+			dts[j] = 20
+		}
+		s.Delete(batch, dts)
+	}
+}
