@@ -5,13 +5,10 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestDeleteWatermark(t *testing.T) {
 	l0 := func(from ...uint64) catalog.SegmentInfo {
