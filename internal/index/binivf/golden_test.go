@@ -1,0 +1,28 @@
+package binivf
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indextest"
+)
+
+// TestMarshalGolden pins the file format: a fixed small index marshals to
+// the bytes of testdata/hamming.golden, and that file still loads.
+func TestMarshalGolden(t *testing.T) {
+	data := clustered(150, 64, 4, 5)
+	x, err := Build(data, 64, index.Hamming, Config{Nlist: 4, Seed: 2})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, x.Marshal(&buf))
+	indextest.Golden(t, "hamming.golden", buf.Bytes())
+	back, err := Unmarshal(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	require.Equal(t, 150, back.Len())
+	var again bytes.Buffer
+	require.NoError(t, back.Marshal(&again))
+	require.Equal(t, buf.Bytes(), again.Bytes())
+}
