@@ -241,7 +241,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 	// A structurally wrong file with a valid checksum is caught by the checks.
 	bad := bytes.Clone(data[:len(data)-4])
 	hsize := binary.Size(header{})
-	binary.LittleEndian.PutUint64(bad[hsize:], 5) // rowOff[0] != 0
+	binary.LittleEndian.PutUint64(bad[format.HeaderSize()+hsize:], 5) // rowOff[0] != 0
 	bad = binary.LittleEndian.AppendUint32(bad, crc32.Checksum(bad, crc32.MakeTable(crc32.Castagnoli)))
 	_, err = Unmarshal(bytes.NewReader(bad))
 	require.ErrorContains(t, err, "row offsets")
