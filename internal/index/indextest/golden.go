@@ -1,7 +1,9 @@
 package indextest
 
 import (
+	"bytes"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,4 +26,26 @@ func Golden(t testing.TB, name string, got []byte) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "golden file missing: run the test with -update-golden")
 	require.Equal(t, want, got, "bytes differ from the golden file %s", path)
+}
+
+// Marshaler is an index that writes itself as a file.
+type Marshaler interface {
+	Marshal(w io.Writer) error
+}
+
+// MarshalGolden pins a file format: x must marshal to the bytes of the
+// golden file testdata/name (see Golden), load must accept that file, and
+// the loaded index must marshal to the same bytes again. It returns the
+// loaded index.
+func MarshalGolden[T Marshaler](t testing.TB, name string, x T, load func([]byte) (T, error)) T {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, x.Marshal(&buf))
+	Golden(t, name, buf.Bytes())
+	back, err := load(buf.Bytes())
+	require.NoError(t, err)
+	var again bytes.Buffer
+	require.NoError(t, back.Marshal(&again))
+	require.Equal(t, buf.Bytes(), again.Bytes(), "a loaded index marshals to the same bytes")
+	return back
 }
