@@ -41,8 +41,9 @@ func TestGaussian(t *testing.T) {
 
 var errBad = errors.New("bad")
 
-// sumLoad loads a toy format: payload then a one-byte sum of the payload bytes
-// and its length, so that every truncation and every flip is detectable.
+// sumLoad loads a toy format: payload then one byte, the sum of the payload
+// bytes, the file length and 7, so that every truncation and every flip is
+// detectable.
 func sumLoad(b []byte) error {
 	if len(b) < 1 {
 		return errBad
@@ -51,7 +52,7 @@ func sumLoad(b []byte) error {
 	for _, c := range b[:len(b)-1] {
 		s += c
 	}
-	if s+byte(len(b)) != b[len(b)-1] {
+	if s+byte(len(b))+7 != b[len(b)-1] {
 		return errBad
 	}
 	return nil
@@ -59,7 +60,7 @@ func sumLoad(b []byte) error {
 
 func TestRequireRejects(t *testing.T) {
 	data := []byte{1, 2, 3, 4}
-	data = append(data, 10+5)
+	data = append(data, 10+5+7)
 	require.NoError(t, sumLoad(data))
 	RequireRejects(t, data, errBad, sumLoad)
 
