@@ -22,9 +22,9 @@ func Gaussian(rng *rand.Rand, n, dim int) []float32 {
 // TopK is the brute-force reference search over rows 0..n-1: score returns
 // a row's score under metric, and false to leave the row out. The result is
 // the k best rows, best first, ties by ascending row, as every index
-// returns them. It is never nil.
+// returns them; nil when no row scores.
 func TopK(n, k int, metric index.Metric, score func(row int) (float32, bool)) []index.Hit {
-	hits := []index.Hit{}
+	var hits []index.Hit
 	for r := range n {
 		if s, ok := score(r); ok {
 			hits = append(hits, index.Hit{Row: int32(r), Score: s})
