@@ -172,12 +172,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 func TestUnmarshalRejectsDamage(t *testing.T) {
 	x, err := Build(clustered(40, 32, 3, 6), 32, index.Hamming, Config{Nlist: 3, Seed: 1})
 	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, x.Marshal(&buf))
-	indextest.RequireRejects(t, buf.Bytes(), ErrCorrupt, func(b []byte) error {
-		_, err := Unmarshal(bytes.NewReader(b))
-		return err
-	})
+	indextest.RequireRejects(t, indextest.Bytes(t, x), ErrCorrupt, indextest.FromReader(Unmarshal))
 }
 
 func BenchmarkSearch(b *testing.B) {

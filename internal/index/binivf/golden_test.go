@@ -1,7 +1,6 @@
 package binivf
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,6 +15,6 @@ func TestMarshalGolden(t *testing.T) {
 	data := clustered(150, 64, 4, 5)
 	x, err := Build(data, 64, index.Hamming, Config{Nlist: 4, Seed: 2})
 	require.NoError(t, err)
-	back := indextest.MarshalGolden(t, "hamming.golden", x, func(b []byte) (*Index, error) { return Unmarshal(bytes.NewReader(b)) })
+	back := indextest.MarshalGolden(t, "hamming.golden", x, indextest.FromReader(Unmarshal))
 	require.Equal(t, 150, back.Len())
 }

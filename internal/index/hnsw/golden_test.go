@@ -1,7 +1,6 @@
 package hnsw
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -25,6 +24,6 @@ func TestMarshalGolden(t *testing.T) {
 	}
 	x, err := Build(data, dim, index.L2, Config{M: 4, EfConstruction: 16, Seed: 3, Workers: 1})
 	require.NoError(t, err)
-	back := indextest.MarshalGolden(t, "l2.golden", x, func(b []byte) (*Index, error) { return Unmarshal(bytes.NewReader(b)) })
+	back := indextest.MarshalGolden(t, "l2.golden", x, indextest.FromReader(Unmarshal))
 	require.Equal(t, n, back.Len())
 }

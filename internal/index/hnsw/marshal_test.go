@@ -70,10 +70,5 @@ func TestUnmarshalCorrupt(t *testing.T) {
 func TestUnmarshalRejectsDamage(t *testing.T) {
 	idx, err := Build(indextest.Gaussian(newRng(), 40, 4), 4, index.IP, Config{M: 2, EfConstruction: 8, Seed: 1, Workers: 1})
 	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, idx.Marshal(&buf))
-	indextest.RequireRejects(t, buf.Bytes(), ErrCorrupt, func(b []byte) error {
-		_, err := Unmarshal(bytes.NewReader(b))
-		return err
-	})
+	indextest.RequireRejects(t, indextest.Bytes(t, idx), ErrCorrupt, indextest.FromReader(Unmarshal))
 }

@@ -33,19 +33,30 @@ type Marshaler interface {
 	Marshal(w io.Writer) error
 }
 
+// Bytes returns the file x marshals to.
+func Bytes(t testing.TB, x Marshaler) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, x.Marshal(&buf))
+	return buf.Bytes()
+}
+
+// FromReader adapts an Unmarshal that reads a stream to one that takes the
+// whole file, as MarshalGolden and RequireRejects want.
+func FromReader[T any](unmarshal func(io.Reader) (T, error)) func([]byte) (T, error) {
+	return func(b []byte) (T, error) { return unmarshal(bytes.NewReader(b)) }
+}
+
 // MarshalGolden pins a file format: x must marshal to the bytes of the
 // golden file testdata/name (see Golden), load must accept that file, and
 // the loaded index must marshal to the same bytes again. It returns the
 // loaded index.
 func MarshalGolden[T Marshaler](t testing.TB, name string, x T, load func([]byte) (T, error)) T {
 	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, x.Marshal(&buf))
-	Golden(t, name, buf.Bytes())
-	back, err := load(buf.Bytes())
+	data := Bytes(t, x)
+	Golden(t, name, data)
+	back, err := load(data)
 	require.NoError(t, err)
-	var again bytes.Buffer
-	require.NoError(t, back.Marshal(&again))
-	require.Equal(t, buf.Bytes(), again.Bytes(), "a loaded index marshals to the same bytes")
+	require.Equal(t, data, Bytes(t, back), "a loaded index marshals to the same bytes")
 	return back
 }

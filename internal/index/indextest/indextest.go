@@ -56,15 +56,17 @@ func Recall(got, want []index.Hit) float64 {
 // RequireRejects checks that load fails with an error wrapping corrupt,
 // and does not panic, for every truncation of the file data and for every
 // single byte of it flipped.
-func RequireRejects(t testing.TB, data []byte, corrupt error, load func([]byte) error) {
+func RequireRejects[T any](t testing.TB, data []byte, corrupt error, load func([]byte) (T, error)) {
 	t.Helper()
 	for n := range len(data) {
-		require.ErrorIs(t, load(data[:n]), corrupt, "truncated to %d of %d bytes", n, len(data))
+		_, err := load(data[:n])
+		require.ErrorIs(t, err, corrupt, "truncated to %d of %d bytes", n, len(data))
 	}
 	bad := bytes.Clone(data)
 	for i := range bad {
 		bad[i] ^= 0x41
-		require.ErrorIs(t, load(bad), corrupt, "byte %d of %d flipped", i, len(data))
+		_, err := load(bad)
+		require.ErrorIs(t, err, corrupt, "byte %d of %d flipped", i, len(data))
 		bad[i] ^= 0x41
 	}
 }

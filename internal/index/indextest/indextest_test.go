@@ -1,7 +1,6 @@
 package indextest
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -44,31 +43,32 @@ var errBad = errors.New("bad")
 // sumLoad loads a toy format: payload then one byte, the sum of the payload
 // bytes, the file length and 7, so that every truncation and every flip is
 // detectable.
-func sumLoad(b []byte) error {
+func sumLoad(b []byte) (int, error) {
 	if len(b) < 1 {
-		return errBad
+		return 0, errBad
 	}
 	var s byte
 	for _, c := range b[:len(b)-1] {
 		s += c
 	}
 	if s+byte(len(b))+7 != b[len(b)-1] {
-		return errBad
+		return 0, errBad
 	}
-	return nil
+	return len(b), nil
 }
 
 func TestRequireRejects(t *testing.T) {
 	data := []byte{1, 2, 3, 4}
 	data = append(data, 10+5+7)
-	require.NoError(t, sumLoad(data))
+	_, err := sumLoad(data)
+	require.NoError(t, err)
 	RequireRejects(t, data, errBad, sumLoad)
 
 	// A loader that accepts a truncated file fails the check.
 	ft := &fakeT{}
-	RequireRejects(ft, data, errBad, func(b []byte) error {
+	RequireRejects(ft, data, errBad, func(b []byte) (int, error) {
 		if len(b) == 2 {
-			return nil
+			return 2, nil
 		}
 		return sumLoad(b)
 	})
@@ -91,15 +91,14 @@ type blob []byte
 func (b blob) Marshal(w io.Writer) error { _, err := w.Write(b); return err }
 
 func TestMarshalGolden(t *testing.T) {
-	back := MarshalGolden(t, "blob.golden", blob("strata golden\n"), func(b []byte) (blob, error) {
-		return blob(bytes.Clone(b)), nil
-	})
+	load := FromReader(func(r io.Reader) (blob, error) { return io.ReadAll(r) })
+	back := MarshalGolden(t, "blob.golden", blob("strata golden\n"), load)
 	require.Equal(t, blob("strata golden\n"), back)
 
 	if *update {
 		return // the case below would overwrite the file
 	}
 	ft := &fakeT{}
-	MarshalGolden(ft, "blob.golden", blob("other"), func(b []byte) (blob, error) { return blob(b), nil })
+	MarshalGolden(ft, "blob.golden", blob("other"), load)
 	require.True(t, ft.failed, "different bytes fail")
 }

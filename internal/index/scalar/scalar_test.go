@@ -179,12 +179,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 	col := &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"b", "a", "b", "c"}}
 	x, err := Build(Trie, col)
 	require.NoError(t, err)
-	var b bytes.Buffer
-	require.NoError(t, x.Marshal(&b))
-	indextest.RequireRejects(t, b.Bytes(), ErrCorrupt, func(data []byte) error {
-		_, err := Unmarshal(data)
-		return err
-	})
+	indextest.RequireRejects(t, indextest.Bytes(t, x), ErrCorrupt, Unmarshal)
 }
 
 func TestCheck(t *testing.T) {

@@ -1,7 +1,6 @@
 package sparse
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,7 +19,7 @@ func TestMarshalGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			x, err := Build(rows, p)
 			require.NoError(t, err)
-			back := indextest.MarshalGolden(t, name, x, func(b []byte) (*Index, error) { return Unmarshal(bytes.NewReader(b)) })
+			back := indextest.MarshalGolden(t, name, x, indextest.FromReader(Unmarshal))
 			require.Equal(t, len(rows), back.Len())
 		})
 	}

@@ -230,10 +230,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, x.Marshal(&buf))
 	data := buf.Bytes()
-	indextest.RequireRejects(t, data, ErrCorrupt, func(b []byte) error {
-		_, err := Unmarshal(bytes.NewReader(b))
-		return err
-	})
+	indextest.RequireRejects(t, data, ErrCorrupt, indextest.FromReader(Unmarshal))
 	// A structurally wrong file with a valid checksum is caught by the checks.
 	bad := bytes.Clone(data[:len(data)-4])
 	hsize := binary.Size(header{})
