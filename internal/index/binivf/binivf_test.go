@@ -2,7 +2,6 @@ package binivf
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 // clustered returns n packed rows of dim bits around c random centres, each
@@ -40,34 +40,16 @@ func clustered(n, dim, c int, seed uint64) []byte {
 // exact is the brute-force top k under metric, ties by ascending row.
 func exact(data, q []byte, k int, metric index.Metric, allowed []bool) []index.Hit {
 	w := len(q)
-	var hits []index.Hit
-	for r := range len(data) / w {
+	return indextest.TopK(len(data)/w, k, metric, func(r int) (float32, bool) {
 		if allowed != nil && !allowed[r] {
-			continue
+			return 0, false
 		}
 		v := data[r*w : (r+1)*w]
-		d := float32(distance.Hamming(q, v))
 		if metric == index.Jaccard {
-			d = distance.Jaccard(q, v)
+			return distance.Jaccard(q, v), true
 		}
-		hits = append(hits, index.Hit{Row: int32(r), Score: d})
-	}
-	index.SortHits(hits, metric)
-	return hits[:min(k, len(hits))]
-}
-
-func recall(got, want []index.Hit) float64 {
-	set := map[int32]bool{}
-	for _, h := range want {
-		set[h.Row] = true
-	}
-	n := 0
-	for _, h := range got {
-		if set[h.Row] {
-			n++
-		}
-	}
-	return float64(n) / float64(len(want))
+		return float32(distance.Hamming(q, v)), true
+	})
 }
 
 func TestSearchMatchesBruteForce(t *testing.T) {
@@ -89,7 +71,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 				got, err := x.SearchBinary(q, k, index.SearchParams{Nprobe: 4}, nil)
 				require.NoError(t, err)
 				require.Len(t, got, k)
-				sum += recall(got, want)
+				sum += indextest.Recall(got, want)
 			}
 			require.GreaterOrEqual(t, sum/50, 0.9, "recall@10 with nprobe 4 of 32 on clustered data")
 		})
@@ -183,14 +165,14 @@ func TestMarshalRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, a, b)
 	}
-	for _, off := range []int{0, 9, 13, 45, len(raw) / 2, len(raw) - 1} {
-		bad := append([]byte(nil), raw...)
-		bad[off] ^= 0x10
-		_, err := Unmarshal(bytes.NewReader(bad))
-		require.True(t, errors.Is(err, ErrCorrupt), "offset %d: %v", off, err)
-	}
-	_, err = Unmarshal(bytes.NewReader(raw[:len(raw)-9]))
-	require.ErrorIs(t, err, ErrCorrupt)
+}
+
+// TestUnmarshalRejectsDamage: every truncation and every flipped byte of a
+// small index is an error wrapping ErrCorrupt, never a panic.
+func TestUnmarshalRejectsDamage(t *testing.T) {
+	x, err := Build(clustered(40, 32, 3, 6), 32, index.Hamming, Config{Nlist: 3, Seed: 1})
+	require.NoError(t, err)
+	indextest.RequireRejects(t, indextest.Bytes(t, x), ErrCorrupt, indextest.FromReader(Unmarshal))
 }
 
 func BenchmarkSearch(b *testing.B) {

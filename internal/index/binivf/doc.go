@@ -23,7 +23,8 @@
 //
 // # Format
 //
-// Marshal writes version 1; all integers are little-endian.
+// Marshal writes version 1 in the envelope of package indexfile (magic,
+// version, payload, CRC-32C); all integers are little-endian.
 //
 //	offset  size  field
 //	0       8     magic "STRBIVF\x00"

@@ -1,59 +1,49 @@
 package binivf
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"hash/crc32"
 	"io"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indexfile"
 )
 
-const (
-	magic         = "STRBIVF\x00"
-	formatVersion = 1
-	headerSize    = 40
-)
+// headerSize is the length of the fixed header: the envelope's magic and
+// version, then metric, dim, nlist, seed and the row count.
+const headerSize = 40
 
 // ErrCorrupt is wrapped by every Unmarshal error caused by malformed data.
 var ErrCorrupt = errors.New("binivf: corrupt index data")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// format is the file envelope; the payload is described in the package
+// documentation.
+var format = indexfile.Format{Magic: "STRBIVF\x00", Version: 1, VersionSize: 4, Corrupt: ErrCorrupt}
 
 // Marshal writes the index in the version-1 format described in the
 // package documentation.
 func (x *Index) Marshal(w io.Writer) error {
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriter(io.MultiWriter(w, crc))
+	fw := format.NewWriter(w)
 	le := binary.LittleEndian
-	h := make([]byte, headerSize)
-	copy(h, magic)
-	le.PutUint32(h[8:], formatVersion)
-	le.PutUint32(h[12:], uint32(x.metric))
-	le.PutUint32(h[16:], uint32(x.dim))
-	le.PutUint32(h[20:], uint32(x.cfg.Nlist))
-	le.PutUint64(h[24:], x.cfg.Seed)
-	le.PutUint64(h[32:], uint64(x.n))
-	bw.Write(h)
-	bw.Write(x.centroids)
+	h := make([]byte, headerSize-format.HeaderSize())
+	le.PutUint32(h[0:], uint32(x.metric)) // file offset 12
+	le.PutUint32(h[4:], uint32(x.dim))
+	le.PutUint32(h[8:], uint32(x.cfg.Nlist))
+	le.PutUint64(h[12:], x.cfg.Seed)
+	le.PutUint64(h[20:], uint64(x.n))
+	fw.Write(h)
+	fw.Write(x.centroids)
 	var b [4]byte
 	for _, o := range x.offsets {
 		le.PutUint32(b[:], o)
-		bw.Write(b[:])
+		fw.Write(b[:])
 	}
 	for _, r := range x.rows {
 		le.PutUint32(b[:], uint32(r))
-		bw.Write(b[:])
+		fw.Write(b[:])
 	}
-	bw.Write(x.vecs)
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	le.PutUint32(b[:], crc.Sum32())
-	_, err := w.Write(b[:])
-	return err
+	fw.Write(x.vecs)
+	return fw.Close()
 }
 
 // Unmarshal reads an index written by Marshal, checking its checksum and
@@ -63,23 +53,17 @@ func Unmarshal(r io.Reader) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	corrupt := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	corrupt := format.Errorf
+	if _, err := format.Open(data); err != nil {
+		return nil, err
 	}
 	if len(data) < headerSize+4 {
 		return nil, corrupt("%d bytes is too short", len(data))
 	}
+	// The offsets below are from the start of the file, as in the package
+	// documentation.
 	le := binary.LittleEndian
-	body, sum := data[:len(data)-4], le.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, corrupt("checksum mismatch")
-	}
-	if string(body[:8]) != magic {
-		return nil, corrupt("bad magic %q", body[:8])
-	}
-	if v := le.Uint32(body[8:]); v != formatVersion {
-		return nil, corrupt("unsupported version %d", v)
-	}
+	body := data[:len(data)-4]
 	dim, nlist := le.Uint32(body[16:]), le.Uint32(body[20:])
 	if dim > 1<<24 || nlist > MaxNlist {
 		return nil, corrupt("dim %d, nlist %d", dim, nlist)

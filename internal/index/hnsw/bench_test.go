@@ -1,11 +1,15 @@
 package hnsw
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 func BenchmarkBuild(b *testing.B) {
@@ -73,5 +77,36 @@ func BenchmarkFilteredSearch(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// benchIndex is a 5000-row, 64-dimension index for the Marshal benchmarks.
+func benchIndex(b *testing.B) *Index {
+	b.Helper()
+	x, err := Build(indextest.Gaussian(newRng(), 5000, 64), 64, index.L2, Config{M: 16, EfConstruction: 40, Seed: 1})
+	require.NoError(b, err)
+	return x
+}
+
+func BenchmarkMarshal(b *testing.B) {
+	x := benchIndex(b)
+	var buf bytes.Buffer
+	require.NoError(b, x.Marshal(&buf))
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		buf.Reset()
+		require.NoError(b, x.Marshal(&buf))
+	}
+}
+
+func BenchmarkUnmarshal(b *testing.B) {
+	var buf bytes.Buffer
+	require.NoError(b, benchIndex(b).Marshal(&buf))
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		_, err := Unmarshal(bytes.NewReader(buf.Bytes()))
+		require.NoError(b, err)
 	}
 }

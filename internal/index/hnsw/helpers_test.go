@@ -10,61 +10,30 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
-
-// gaussian returns n*dim standard normal values.
-func gaussian(rng *rand.Rand, n, dim int) []float32 {
-	v := make([]float32, n*dim)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
-}
 
 // exact is the brute-force reference: the k best allowed rows under m,
 // scored as Milvus does, ties by row.
 func exact(data []float32, dim int, m index.Metric, q []float32, k int, allowed []bool) []index.Hit {
-	n := len(data) / dim
 	qn := distance.Norm(q)
-	hits := make([]index.Hit, 0, n)
-	for i := range n {
+	return indextest.TopK(len(data)/dim, k, m, func(i int) (float32, bool) {
 		if allowed != nil && !allowed[i] {
-			continue
+			return 0, false
 		}
 		row := data[i*dim : (i+1)*dim]
-		var s float32
 		switch m {
 		case index.L2:
-			s = distance.L2Squared(q, row)
+			return distance.L2Squared(q, row), true
 		case index.IP:
-			s = distance.Dot(q, row)
+			return distance.Dot(q, row), true
 		case index.Cosine:
 			if rn := distance.Norm(row); rn > 0 && qn > 0 {
-				s = distance.Dot(q, row) / (qn * rn)
+				return distance.Dot(q, row) / (qn * rn), true
 			}
 		}
-		hits = append(hits, index.Hit{Row: int32(i), Score: s})
-	}
-	index.SortHits(hits, m)
-	return hits[:min(k, len(hits))]
-}
-
-// recall is |got ∩ want| / |want| over rows.
-func recall(got, want []index.Hit) float64 {
-	if len(want) == 0 {
-		return 1
-	}
-	set := make(map[int32]bool, len(want))
-	for _, h := range want {
-		set[h.Row] = true
-	}
-	n := 0
-	for _, h := range got {
-		if set[h.Row] {
-			n++
-		}
-	}
-	return float64(n) / float64(len(want))
+		return 0, true
+	})
 }
 
 // requireOrdered checks the best-first, ties-by-row contract.
@@ -81,7 +50,7 @@ func requireOrdered(t *testing.T, hits []index.Hit, m index.Metric) {
 // 64 dimensions do not, and on them HNSW (ours and hnswlib alike) reaches
 // only ~0.80 recall@10 at ef=64. The same seed gives the same subspace.
 func lowRank(seed uint64, n, dim, latent int) []float32 {
-	basis := gaussian(rand.New(rand.NewPCG(seed, 0)), latent, dim)
+	basis := indextest.Gaussian(rand.New(rand.NewPCG(seed, 0)), latent, dim)
 	rng := rand.New(rand.NewPCG(seed, uint64(n)))
 	v := make([]float32, n*dim)
 	z := make([]float32, latent)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 var metrics = []index.Metric{index.L2, index.IP, index.Cosine}
@@ -26,7 +27,7 @@ func TestRecall(t *testing.T) {
 				require.Len(t, got, 10)
 				requireOrdered(t, got, m)
 				want := exact(f.data, f.dim, m, q, 10, nil)
-				sum += recall(got, want)
+				sum += indextest.Recall(got, want)
 				// Scores are Milvus scores of the returned rows.
 				for _, h := range got {
 					e := exact(f.data[int(h.Row)*f.dim:(int(h.Row)+1)*f.dim], f.dim, m, q, 1, nil)
@@ -70,7 +71,7 @@ func TestFilteredRecall(t *testing.T) {
 					for _, h := range got {
 						require.True(t, allowed[h.Row])
 					}
-					sum += recall(got, exact(f.data, f.dim, index.L2, q, 10, allowed))
+					sum += indextest.Recall(got, exact(f.data, f.dim, index.L2, q, 10, allowed))
 				}
 				r := sum / fixQ
 				t.Logf("recall@10 = %.4f", r)
@@ -102,10 +103,10 @@ func TestFewerAllowedThanK(t *testing.T) {
 
 func TestKLargerThanIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	data := gaussian(rng, 50, 8)
+	data := indextest.Gaussian(rng, 50, 8)
 	idx, err := Build(data, 8, index.L2, Config{M: 4, EfConstruction: 10, Seed: 1})
 	require.NoError(t, err)
-	q := gaussian(rng, 1, 8)
+	q := indextest.Gaussian(rng, 1, 8)
 	got, err := idx.Search(q, 100, index.SearchParams{Ef: 100}, nil)
 	require.NoError(t, err)
 	require.Equal(t, exact(data, 8, index.L2, q, 100, nil), got)
@@ -151,7 +152,7 @@ func TestDim1(t *testing.T) {
 func TestDuplicates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	const distinct, copies, dim = 500, 4, 16
-	base := gaussian(rng, distinct, dim)
+	base := indextest.Gaussian(rng, distinct, dim)
 	var data []float32
 	for range copies {
 		data = append(data, base...)
@@ -250,7 +251,7 @@ func TestValidation(t *testing.T) {
 
 func TestDeterministicSingleWorker(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
-	data := gaussian(rng, 2000, 16)
+	data := indextest.Gaussian(rng, 2000, 16)
 	cfg := Config{M: 8, EfConstruction: 64, Seed: 99, Workers: 1}
 	var bufs [2]bytes.Buffer
 	for i := range bufs {
@@ -287,7 +288,7 @@ func TestIncrementalAdd(t *testing.T) {
 		q := queries[i*dim : (i+1)*dim]
 		got, err := idx.Search(q, 10, index.SearchParams{Ef: 64}, nil)
 		require.NoError(t, err)
-		sum += recall(got, exact(data, dim, index.Cosine, q, 10, nil))
+		sum += indextest.Recall(got, exact(data, dim, index.Cosine, q, 10, nil))
 	}
 	require.GreaterOrEqual(t, sum/100, 0.95)
 }
@@ -377,7 +378,7 @@ func TestParallelBuild(t *testing.T) {
 		q := queries[i*dim : (i+1)*dim]
 		got, err := idx.Search(q, 10, index.SearchParams{Ef: 64}, nil)
 		require.NoError(t, err)
-		sum += recall(got, exact(data, dim, index.L2, q, 10, nil))
+		sum += indextest.Recall(got, exact(data, dim, index.L2, q, 10, nil))
 	}
 	t.Logf("recall@10 = %.4f", sum/50)
 	require.GreaterOrEqual(t, sum/50, 0.95)

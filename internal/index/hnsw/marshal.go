@@ -1,16 +1,14 @@
 package hnsw
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
 	"io"
 	"math"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indexfile"
 )
 
 // Serialized format, version 1. All integers and floats are little-endian.
@@ -34,30 +32,28 @@ import (
 //	                         with levels[row] blocks of count + M ids
 //	...     4     CRC-32C (Castagnoli) of every preceding byte
 //
+// The magic, version and CRC are the envelope of package indexfile.
 // Build-only settings (Workers) are not stored.
-const (
-	magic         = "STRHNSW\x00"
-	formatVersion = 1
-	headerSize    = 64
-)
+const headerSize = 64
 
 // ErrCorrupt is wrapped by every Unmarshal error caused by malformed data.
 var ErrCorrupt = errors.New("hnsw: corrupt index data")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// format is the file envelope.
+var format = indexfile.Format{Magic: "STRHNSW\x00", Version: 1, VersionSize: 4, Corrupt: ErrCorrupt}
 
 // Marshal writes the index in the version-1 format described above. It is
 // safe to call concurrently with Search.
 func (x *Index) Marshal(w io.Writer) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
+	bw := format.NewWriter(w)
 
-	var h [headerSize]byte
-	copy(h[0:8], magic)
+	// h holds the header after the envelope's magic and version; the
+	// indexes below are its file offsets.
+	var hb [headerSize]byte
+	h := hb[:]
 	le := binary.LittleEndian
-	le.PutUint32(h[8:], formatVersion)
 	le.PutUint32(h[12:], uint32(x.metric))
 	le.PutUint32(h[16:], uint32(x.dim))
 	le.PutUint32(h[20:], uint32(x.cfg.M))
@@ -66,14 +62,14 @@ func (x *Index) Marshal(w io.Writer) error {
 	le.PutUint64(h[40:], uint64(x.n))
 	le.PutUint64(h[48:], uint64(int64(x.entry)))
 	le.PutUint64(h[56:], uint64(len(x.upper)))
-	if _, err := bw.Write(h[:]); err != nil {
+	if _, err := bw.Write(h[format.HeaderSize():]); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
 	if _, err := bw.Write(x.levels); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
 	// Encode words through a fixed buffer; bufio's error is sticky and
-	// checked at Flush.
+	// checked at Close.
 	var chunk [4096]byte
 	put := func(cnt int, word func(i int) uint32) {
 		for i := 0; i < cnt; {
@@ -88,50 +84,23 @@ func (x *Index) Marshal(w io.Writer) error {
 	put(len(x.vecs), func(i int) uint32 { return math.Float32bits(x.vecs[i]) })
 	put(len(x.links0), func(i int) uint32 { return x.links0[i] })
 	put(len(x.upper), func(i int) uint32 { return x.upper[i] })
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("hnsw: marshal: %w", err)
-	}
-	var buf [4]byte
-	le.PutUint32(buf[:], crc.Sum32())
-	if _, err := w.Write(buf[:]); err != nil {
+	if err := bw.Close(); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
 	return nil
 }
 
-// reader tracks the offset and checksum of what Unmarshal has read.
-type reader struct {
-	r   *bufio.Reader
-	crc hash.Hash32
-	off int64
-	buf []byte
-}
-
-// next returns the next n bytes, valid until the following call.
-func (r *reader) next(n int) ([]byte, error) {
-	if cap(r.buf) < n {
-		r.buf = make([]byte, n)
-	}
-	b := r.buf[:n]
-	if _, err := io.ReadFull(r.r, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: truncated at offset %d", ErrCorrupt, r.off)
-		}
-		return nil, fmt.Errorf("hnsw: unmarshal: %w", err)
-	}
-	r.crc.Write(b)
-	r.off += int64(n)
-	return b, nil
-}
+// reader reads the payload, tracking its offset and checksum.
+type reader struct{ *indexfile.Reader }
 
 // u32s reads cnt little-endian words in chunks, so that a corrupt length
 // fails at the end of the data rather than allocating it all up front.
-func (r *reader) u32s(cnt uint64) ([]uint32, error) {
+func (r reader) u32s(cnt uint64) ([]uint32, error) {
 	const chunk = 1 << 14
 	out := make([]uint32, 0, min(cnt, 1<<20))
 	for cnt > 0 {
 		c := min(cnt, chunk)
-		b, err := r.next(int(c) * 4)
+		b, err := r.Next(int(c) * 4)
 		if err != nil {
 			return nil, err
 		}
@@ -143,25 +112,35 @@ func (r *reader) u32s(cnt uint64) ([]uint32, error) {
 	return out, nil
 }
 
-func corrupt(off int64, format string, args ...any) error {
-	return fmt.Errorf("%w at offset %d: %s", ErrCorrupt, off, fmt.Sprintf(format, args...))
+func corrupt(off int64, msg string, args ...any) error {
+	return fmt.Errorf("%w at offset %d: %s", ErrCorrupt, off, fmt.Sprintf(msg, args...))
 }
 
 // Unmarshal reads an index written by Marshal, verifying its checksum and
 // the consistency of the graph. Errors caused by bad data wrap ErrCorrupt.
 func Unmarshal(rd io.Reader) (*Index, error) {
-	r := &reader{r: bufio.NewReaderSize(rd, 1<<16), crc: crc32.New(castagnoli)}
-	h, err := r.next(headerSize)
+	x, err := unmarshal(rd)
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		err = fmt.Errorf("hnsw: unmarshal: %w", err)
+	}
+	return x, err
+}
+
+func unmarshal(rd io.Reader) (*Index, error) {
+	fr, err := format.NewReader(rd)
 	if err != nil {
 		return nil, err
 	}
+	r := reader{fr}
+	// h holds the header after the envelope's magic and version; the
+	// indexes below are its file offsets.
+	rest, err := r.Next(headerSize - format.HeaderSize())
+	if err != nil {
+		return nil, err
+	}
+	h := make([]byte, headerSize)
+	copy(h[format.HeaderSize():], rest)
 	le := binary.LittleEndian
-	if string(h[0:8]) != magic {
-		return nil, corrupt(0, "bad magic %q", h[0:8])
-	}
-	if v := le.Uint32(h[8:]); v != formatVersion {
-		return nil, corrupt(8, "unsupported version %d", v)
-	}
 	metric := index.Metric(le.Uint32(h[12:]))
 	dim := le.Uint32(h[16:])
 	cfg := Config{M: int(le.Uint32(h[20:])), EfConstruction: int(le.Uint32(h[24:])), Seed: le.Uint64(h[32:])}
@@ -182,7 +161,7 @@ func Unmarshal(rd io.Reader) (*Index, error) {
 		return nil, corrupt(48, "entry point %d with %d rows", entry, n)
 	}
 
-	lv, err := r.next(int(n))
+	lv, err := r.Next(int(n))
 	if err != nil {
 		return nil, err
 	}
@@ -206,21 +185,16 @@ func Unmarshal(rd io.Reader) (*Index, error) {
 		x.vecs[i] = math.Float32frombits(b)
 	}
 
-	linkOff := r.off
+	linkOff := r.Offset()
 	if x.links0, err = r.u32s(n * uint64(x.maxM0+1)); err != nil {
 		return nil, err
 	}
-	upperOff := r.off
+	upperOff := r.Offset()
 	if x.upper, err = r.u32s(upperWords); err != nil {
 		return nil, err
 	}
-	sum := r.crc.Sum32()
-	tail, err := r.next(4)
-	if err != nil {
+	if err := r.Close(); err != nil {
 		return nil, err
-	}
-	if got := le.Uint32(tail); got != sum {
-		return nil, corrupt(r.off-4, "checksum %08x, computed %08x", got, sum)
 	}
 
 	x.n = int(n)

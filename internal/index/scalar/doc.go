@@ -16,7 +16,8 @@
 //
 // # File format (version 1)
 //
-// All integers are little-endian. A file is:
+// All integers are little-endian. The magic, version and CRC are the
+// envelope of package indexfile. A file is:
 //
 //	magic    [4]byte  "STSX"
 //	version  uint16   1

@@ -4,31 +4,27 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/strata-db/strata/internal/index/indexfile"
 )
 
-const (
-	magic   = "STSX"
-	version = 1
-	// headerSize is magic, version, kind, keyType, flags, rows, nkeys.
-	headerSize = 4 + 2 + 1 + 1 + 1 + 4 + 4
-)
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// headerSize is the fixed start of the payload: kind, keyType, flags, rows,
+// nkeys.
+const headerSize = 1 + 1 + 1 + 4 + 4
 
 // ErrCorrupt is returned (wrapped) by Unmarshal for a malformed file.
 var ErrCorrupt = errors.New("scalar: corrupt index file")
+
+// format is the file envelope.
+var format = indexfile.Format{Magic: "STSX", Version: 1, VersionSize: 2, Corrupt: ErrCorrupt}
 
 // Marshal writes the index in the format described in the package
 // documentation.
 func (x *Index) Marshal(w io.Writer) error {
 	var b bytes.Buffer
-	b.WriteString(magic)
 	le := binary.LittleEndian
-	b.Write(le.AppendUint16(nil, version))
 	flags := byte(0)
 	if x.array {
 		flags = 1
@@ -58,35 +54,27 @@ func (x *Index) Marshal(w io.Writer) error {
 	for _, r := range x.post {
 		b.Write(le.AppendUint32(tmp[:0], r))
 	}
-	b.Write(le.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
-	_, err := w.Write(b.Bytes())
-	return err
+	fw := format.NewWriter(w)
+	_, _ = fw.Write(b.Bytes())
+	return fw.Close()
 }
 
 // Unmarshal decodes an index written by Marshal, validating it fully.
 func Unmarshal(data []byte) (*Index, error) {
-	corrupt := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	corrupt := format.Errorf
+	body, err := format.Open(data)
+	if err != nil {
+		return nil, err
 	}
-	if len(data) < headerSize+4 {
+	if len(body) < headerSize {
 		return nil, corrupt("%d bytes is shorter than the header", len(data))
 	}
-	if string(data[:4]) != magic {
-		return nil, corrupt("bad magic %q", data[:4])
-	}
 	le := binary.LittleEndian
-	body, sum := data[:len(data)-4], le.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, corrupt("checksum mismatch")
-	}
-	if v := le.Uint16(data[4:]); v != version {
-		return nil, corrupt("unsupported version %d", v)
-	}
-	x := &Index{kind: Kind(data[6]), kt: keyType(data[7]), array: data[8]&1 != 0, rows: int(le.Uint32(data[9:]))}
+	x := &Index{kind: Kind(body[0]), kt: keyType(body[1]), array: body[2]&1 != 0, rows: int(le.Uint32(body[3:]))}
 	if x.kind < Inverted || x.kind > Trie {
-		return nil, corrupt("unknown kind %d", data[6])
+		return nil, corrupt("unknown kind %d", body[0])
 	}
-	nkeys := int(le.Uint32(data[13:]))
+	nkeys := int(le.Uint32(body[7:]))
 	p := body[headerSize:]
 	need := func(n int) error {
 		if n < 0 || len(p) < n {
@@ -136,7 +124,7 @@ func Unmarshal(data []byte) (*Index, error) {
 			}
 		}
 	default:
-		return nil, corrupt("unknown key type %d", data[7])
+		return nil, corrupt("unknown key type %d", body[1])
 	}
 	if err := need((nkeys + 1) * 4); err != nil {
 		return nil, err

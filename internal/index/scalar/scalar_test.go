@@ -2,7 +2,6 @@ package scalar
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 // nulls returns a validity mask with roughly one row in five null.
@@ -179,19 +179,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 	col := &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"b", "a", "b", "c"}}
 	x, err := Build(Trie, col)
 	require.NoError(t, err)
-	var b bytes.Buffer
-	require.NoError(t, x.Marshal(&b))
-	good := b.Bytes()
-	for i := range good {
-		bad := bytes.Clone(good)
-		bad[i] ^= 0x41
-		_, err := Unmarshal(bad)
-		require.ErrorIs(t, err, ErrCorrupt, "flipping byte %d", i)
-	}
-	for n := range len(good) {
-		_, err := Unmarshal(good[:n])
-		require.True(t, errors.Is(err, ErrCorrupt), "truncated to %d", n)
-	}
+	indextest.RequireRejects(t, indextest.Bytes(t, x), ErrCorrupt, Unmarshal)
 }
 
 func TestCheck(t *testing.T) {

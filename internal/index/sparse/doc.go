@@ -33,7 +33,8 @@
 //
 // # File format (version 1)
 //
-// Everything is little-endian. The file is the index type's file key in the
+// Everything is little-endian. The magic, version (the magic's last digit)
+// and CRC are the envelope of package indexfile. The file is the index type's file key in the
 // index build directory (SPARSE_INVERTED_INDEX or SPARSE_WAND).
 //
 //	header:

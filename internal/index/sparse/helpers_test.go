@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 // synth returns n random rows over a vocabulary of vocab dimensions with
@@ -42,38 +43,13 @@ func fromMap(m map[uint32]float32) []byte {
 // exact is the brute-force reference: every allowed row with a positive
 // dot product, best first, ties by row.
 func exact(rows [][]byte, q Vector, k int, allowed []bool) []index.Hit {
-	var hits []index.Hit
-	for r, row := range rows {
+	return indextest.TopK(len(rows), k, index.IP, func(r int) (float32, bool) {
 		if allowed != nil && !allowed[r] {
-			continue
+			return 0, false
 		}
-		if s := Dot(q, Decode(row)); s > 0 {
-			hits = append(hits, index.Hit{Row: int32(r), Score: s})
-		}
-	}
-	index.SortHits(hits, index.IP)
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	return hits
-}
-
-// recall is the fraction of want's rows found in got.
-func recall(got, want []index.Hit) float64 {
-	if len(want) == 0 {
-		return 1
-	}
-	set := map[int32]bool{}
-	for _, h := range got {
-		set[h.Row] = true
-	}
-	n := 0
-	for _, h := range want {
-		if set[h.Row] {
-			n++
-		}
-	}
-	return float64(n) / float64(len(want))
+		s := Dot(q, Decode(rows[r]))
+		return s, s > 0
+	})
 }
 
 // uniform returns n rows of exactly nnz dimensions drawn uniformly from

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 func TestValidate(t *testing.T) {
@@ -157,7 +159,7 @@ func TestDropRatios(t *testing.T) {
 				for _, h := range got {
 					require.Equal(t, Dot(q, Decode(rows[h.Row])), h.Score, "refined scores are exact")
 				}
-				sum += recall(got, want)
+				sum += indextest.Recall(got, want)
 			}
 			rc := sum / float64(len(queries))
 			t.Logf("%s build %.1f search %.1f: recall@10 %.3f", kind, tc.build, tc.search, rc)
@@ -228,20 +230,11 @@ func TestUnmarshalCorrupt(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, x.Marshal(&buf))
 	data := buf.Bytes()
-	for n := 0; n < len(data); n += 7 {
-		_, err := Unmarshal(bytes.NewReader(data[:n]))
-		require.ErrorIs(t, err, ErrCorrupt, "truncated to %d", n)
-	}
-	for i := 0; i < len(data); i++ {
-		bad := bytes.Clone(data)
-		bad[i] ^= 0x41
-		_, err := Unmarshal(bytes.NewReader(bad))
-		require.ErrorIs(t, err, ErrCorrupt, "byte %d flipped", i)
-	}
+	indextest.RequireRejects(t, data, ErrCorrupt, indextest.FromReader(Unmarshal))
 	// A structurally wrong file with a valid checksum is caught by the checks.
 	bad := bytes.Clone(data[:len(data)-4])
 	hsize := binary.Size(header{})
-	binary.LittleEndian.PutUint64(bad[hsize:], 5) // rowOff[0] != 0
+	binary.LittleEndian.PutUint64(bad[format.HeaderSize()+hsize:], 5) // rowOff[0] != 0
 	bad = binary.LittleEndian.AppendUint32(bad, crc32.Checksum(bad, crc32.MakeTable(crc32.Castagnoli)))
 	_, err = Unmarshal(bytes.NewReader(bad))
 	require.ErrorContains(t, err, "row offsets")

@@ -5,20 +5,22 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
-)
 
-// magic opens every index file; the trailing digit is the format version.
-var magic = [8]byte{'S', 'T', 'R', 'S', 'P', 'R', 'S', '1'}
+	"github.com/strata-db/strata/internal/index/indexfile"
+)
 
 // ErrCorrupt is wrapped by every Unmarshal error about the file's content.
 var ErrCorrupt = errors.New("sparse: corrupt index file")
 
-// header is the fixed-size start of the file (little-endian).
+// format is the file envelope; the magic's trailing digit is the format
+// version.
+var format = indexfile.Format{Magic: "STRSPRS1", Corrupt: ErrCorrupt}
+
+// header is the fixed-size start of the payload (little-endian), after the
+// magic.
 type header struct {
-	Magic          [8]byte
 	Kind           uint32
 	DropRatioBuild float32
 	Dropped        uint32
@@ -29,32 +31,28 @@ type header struct {
 	Postings       uint64
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Marshal writes the index in the format described in the package
 // documentation.
 func (x *Index) Marshal(w io.Writer) error {
-	h := header{Magic: magic, Kind: uint32(x.kind), DropRatioBuild: x.dropRatioBuild,
+	h := header{Kind: uint32(x.kind), DropRatioBuild: x.dropRatioBuild,
 		Rows: uint32(x.Len()), NNZ: uint64(len(x.fwdIdx)), Lists: uint32(len(x.dims)), Postings: uint64(len(x.postRow))}
 	if x.dropped {
 		h.Dropped = 1
 	}
-	crc := crc32.New(castagnoli)
-	mw := io.MultiWriter(w, crc)
+	fw := format.NewWriter(w)
 	for _, v := range []any{h, x.rowOff, x.fwdIdx, x.fwdVal, x.dims, x.listOff, x.maxAbs, x.postRow, x.postVal} {
-		if err := binary.Write(mw, binary.LittleEndian, v); err != nil {
+		if err := binary.Write(fw, binary.LittleEndian, v); err != nil {
 			return fmt.Errorf("sparse: marshal: %w", err)
 		}
 	}
-	if err := binary.Write(w, binary.LittleEndian, crc.Sum32()); err != nil {
+	if err := fw.Close(); err != nil {
 		return fmt.Errorf("sparse: marshal: %w", err)
 	}
 	return nil
 }
 
-func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
-}
+// corrupt returns an error wrapping ErrCorrupt.
+var corrupt = format.Errorf
 
 // Unmarshal reads an index written by Marshal, checking its checksum and
 // every offset, order and bound, so that a damaged file is an error and
@@ -64,20 +62,17 @@ func Unmarshal(r io.Reader) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sparse: unmarshal: %w", err)
 	}
-	hsize := binary.Size(header{})
-	if len(data) < hsize+4 {
-		return nil, corrupt("%d bytes is shorter than the header", len(data))
+	body, err := format.Open(data)
+	if err != nil {
+		return nil, err
 	}
-	body := data[:len(data)-4]
-	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(data[len(data)-4:]); got != want {
-		return nil, corrupt("checksum %08x, the file says %08x", got, want)
+	hsize := binary.Size(header{})
+	if len(body) < hsize {
+		return nil, corrupt("%d bytes is shorter than the header", len(data))
 	}
 	var h header
 	if err := binary.Read(bytes.NewReader(body[:hsize]), binary.LittleEndian, &h); err != nil {
 		return nil, corrupt("header: %v", err)
-	}
-	if h.Magic != magic {
-		return nil, corrupt("bad magic %q", h.Magic[:])
 	}
 	if h.Kind != uint32(Inverted) && h.Kind != uint32(WAND) {
 		return nil, corrupt("unknown kind %d", h.Kind)

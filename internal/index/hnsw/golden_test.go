@@ -1,0 +1,29 @@
+package hnsw
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indextest"
+)
+
+// TestMarshalGolden pins the file format: a fixed small index marshals to
+// the bytes of testdata/l2.golden, and that file still loads. The vectors
+// hold small integers so that every distance is exact whatever SIMD kernel
+// the machine uses, and the build is single-threaded so that it is
+// deterministic.
+func TestMarshalGolden(t *testing.T) {
+	const n, dim = 120, 8
+	rng := rand.New(rand.NewPCG(5, 6))
+	data := make([]float32, n*dim)
+	for i := range data {
+		data[i] = float32(rng.IntN(9) - 4)
+	}
+	x, err := Build(data, dim, index.L2, Config{M: 4, EfConstruction: 16, Seed: 3, Workers: 1})
+	require.NoError(t, err)
+	back := indextest.MarshalGolden(t, "l2.golden", x, indextest.FromReader(Unmarshal))
+	require.Equal(t, n, back.Len())
+}

@@ -1,0 +1,161 @@
+package indexfile
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var errTest = errors.New("test: corrupt")
+
+var formats = []Format{
+	{Magic: "TEST\x00\x00\x00\x00", Version: 3, VersionSize: 4, Corrupt: errTest},
+	{Magic: "TST2", Version: 1, VersionSize: 2, Corrupt: errTest},
+	{Magic: "TESTFMT7", VersionSize: 0, Corrupt: errTest},
+}
+
+func write(t *testing.T, f Format, payload []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := f.NewWriter(&buf)
+	_, err := w.Write(payload[:len(payload)/2])
+	require.NoError(t, err)
+	_, err = w.Write(payload[len(payload)/2:])
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// TestLayout checks the documented bytes: magic, version, payload, CRC-32C.
+func TestLayout(t *testing.T) {
+	f := Format{Magic: "AB", Version: 0x0102, VersionSize: 2, Corrupt: errTest}
+	got := write(t, f, []byte("xyz"))
+	// The checksum is compared with a bit-at-a-time CRC-32C, itself checked
+	// against the algorithm's standard check value.
+	require.Equal(t, []byte("AB\x02\x01xyz"), got[:7])
+	require.Len(t, got, 11)
+	require.Equal(t, crc32cBitwise(got[:7]), uint32(got[7])|uint32(got[8])<<8|uint32(got[9])<<16|uint32(got[10])<<24)
+	require.Equal(t, uint32(0xE3069283), crc32cBitwise([]byte("123456789")), "CRC-32C check value")
+}
+
+// crc32cBitwise is a bit-at-a-time CRC-32C (reflected polynomial 0x82F63B78).
+func crc32cBitwise(b []byte) uint32 {
+	c := ^uint32(0)
+	for _, x := range b {
+		c ^= uint32(x)
+		for range 8 {
+			if c&1 != 0 {
+				c = c>>1 ^ 0x82F63B78
+			} else {
+				c >>= 1
+			}
+		}
+	}
+	return ^c
+}
+
+func TestRoundTrip(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 10000) // larger than the buffers
+	for _, f := range formats {
+		for _, payload := range [][]byte{{}, []byte("hello"), big} {
+			data := write(t, f, payload)
+			require.Len(t, data, f.HeaderSize()+len(payload)+4)
+			got, err := f.Open(data)
+			require.NoError(t, err)
+			require.Equal(t, payload, got)
+
+			r, err := f.NewReader(bytes.NewReader(data))
+			require.NoError(t, err)
+			require.EqualValues(t, f.HeaderSize(), r.Offset())
+			back := []byte{}
+			for len(back) < len(payload) {
+				b, err := r.Next(min(1000, len(payload)-len(back)))
+				require.NoError(t, err)
+				back = append(back, b...)
+			}
+			require.Equal(t, payload, back)
+			require.NoError(t, r.Close())
+		}
+	}
+}
+
+// TestRejects: every truncation and every flipped byte fails both readers
+// with an error wrapping Corrupt.
+func TestRejects(t *testing.T) {
+	for _, f := range formats {
+		payload := []byte("some payload bytes")
+		data := write(t, f, payload)
+		check := func(b []byte, what string) {
+			_, err := f.Open(b)
+			require.ErrorIs(t, err, errTest, what)
+			r, err := f.NewReader(bytes.NewReader(b))
+			if err == nil {
+				if _, err = r.Next(len(payload)); err == nil {
+					err = r.Close()
+				}
+			}
+			require.ErrorIs(t, err, errTest, what)
+		}
+		for n := range len(data) {
+			check(data[:n], "truncated")
+		}
+		for i := range data {
+			b := bytes.Clone(data)
+			b[i] ^= 0x20
+			check(b, "flipped")
+		}
+	}
+}
+
+func TestMessages(t *testing.T) {
+	f := formats[0]
+	data := write(t, f, []byte("p"))
+	b := bytes.Clone(data)
+	b[0] = 'X'
+	_, err := f.Open(b)
+	require.ErrorContains(t, err, "test: corrupt: bad magic")
+	b = bytes.Clone(data)
+	b[8] = 9
+	_, err = f.Open(b)
+	require.ErrorContains(t, err, "unsupported version 9")
+	_, err = f.NewReader(bytes.NewReader(b))
+	require.ErrorContains(t, err, "unsupported version 9")
+	b = bytes.Clone(data)
+	b[12] ^= 1
+	_, err = f.Open(b)
+	require.ErrorContains(t, err, "checksum")
+	_, err = f.Open(data[:5])
+	require.ErrorContains(t, err, "5 bytes is too short")
+	_, err = f.NewReader(bytes.NewReader(data[:5]))
+	require.ErrorContains(t, err, "truncated at offset 0")
+}
+
+type failWriter struct{ n int }
+
+var errWrite = errors.New("disk full")
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.n+len(p) > 100 {
+		return 0, errWrite
+	}
+	w.n += len(p)
+	return len(p), nil
+}
+
+type failReader struct{}
+
+func (failReader) Read([]byte) (int, error) { return 0, errWrite }
+
+func TestIOErrors(t *testing.T) {
+	w := formats[0].NewWriter(&failWriter{})
+	_, _ = w.Write(make([]byte, 1<<17))
+	require.ErrorIs(t, w.Close(), errWrite)
+	w = formats[0].NewWriter(&failWriter{n: 84})
+	_, _ = w.Write(make([]byte, 2))
+	require.ErrorIs(t, w.Close(), errWrite, "the checksum write fails")
+	_, err := formats[0].NewReader(failReader{})
+	require.ErrorIs(t, err, errWrite)
+	require.NotErrorIs(t, err, errTest)
+}
