@@ -39,6 +39,9 @@ type fileConfig struct {
 		SegmentSize *int64 `json:"segmentSize"`
 	} `json:"wal"`
 	Engines *fileEngines `json:"engines"`
+	// MemoryLimit is the Go runtime's soft memory limit in bytes (0 = none);
+	// absent, it is 3/4 of the memory available unless GOMEMLIMIT is set.
+	MemoryLimit *int64 `json:"memoryLimit"`
 }
 
 // fileEngines is the "engines" section: which implementation each storage
@@ -156,8 +159,16 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// loadConfigFile applies the JSON configuration file at path to cfg.
-func loadConfigFile(path string, cfg *app.Config) error {
+// processConfig holds the settings of the file that belong to the process
+// rather than to the server (app.Config).
+type processConfig struct {
+	// MemoryLimit is the "memoryLimit" setting; nil when absent.
+	MemoryLimit *int64
+}
+
+// loadConfigFile applies the JSON configuration file at path to cfg and,
+// when proc is not nil, to proc.
+func loadConfigFile(path string, cfg *app.Config, proc *processConfig) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -214,6 +225,9 @@ func loadConfigFile(path string, cfg *app.Config) error {
 	}
 	if fc.Engines != nil {
 		fc.Engines.apply(&cfg.Engines)
+	}
+	if proc != nil {
+		proc.MemoryLimit = fc.MemoryLimit
 	}
 	return nil
 }

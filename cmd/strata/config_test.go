@@ -28,7 +28,7 @@ func TestLoadConfigFile(t *testing.T) {
 		"dataNode": {"syncPeriod": "4s"},
 		"wal": {"segmentSize": 4194304}
 	}`)
-	require.NoError(t, loadConfigFile(p, &cfg))
+	require.NoError(t, loadConfigFile(p, &cfg, nil))
 	require.EqualValues(t, 1<<20, cfg.DataCoord.SegmentMaxSize)
 	require.Equal(t, 100*time.Millisecond, cfg.DataCoord.CheckInterval)
 	require.Equal(t, time.Second, cfg.DataCoord.GCInterval)
@@ -56,11 +56,11 @@ func TestLoadConfigFileErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := app.Defaults()
-			require.Error(t, loadConfigFile(writeConfig(t, body), &cfg))
+			require.Error(t, loadConfigFile(writeConfig(t, body), &cfg, nil))
 		})
 	}
 	cfg := app.Defaults()
-	require.Error(t, loadConfigFile(filepath.Join(t.TempDir(), "missing.json"), &cfg))
+	require.Error(t, loadConfigFile(filepath.Join(t.TempDir(), "missing.json"), &cfg, nil))
 }
 
 func TestStandaloneRejectsInvalidConfig(t *testing.T) {
@@ -78,7 +78,7 @@ func TestLoadConfigFileEngines(t *testing.T) {
 		"wal": {"type": "kafka", "kafka": {"brokers": ["k1:9092"], "topicPrefix": "strata.", "replicationFactor": 3,
 			"maxRecordBytes": 8388608, "linger": "2ms", "deliveryTimeout": "1m"}}
 	}}`)
-	require.NoError(t, loadConfigFile(p, &cfg))
+	require.NoError(t, loadConfigFile(p, &cfg, nil))
 	e := cfg.Engines
 	require.Equal(t, app.EngineEtcd, e.MetaEngine)
 	require.Equal(t, []string{"http://e1:2379", "http://e2:2379"}, e.Etcd.Endpoints)

@@ -66,8 +66,9 @@ func standalone(args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	var proc processConfig
 	if *configFile != "" {
-		if err := loadConfigFile(*configFile, &cfg); err != nil {
+		if err := loadConfigFile(*configFile, &cfg, &proc); err != nil {
 			return err
 		}
 	}
@@ -76,6 +77,9 @@ func standalone(args []string, stderr io.Writer) error {
 		return fmt.Errorf("bad --log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if limit := applyMemoryLimit(proc.MemoryLimit); limit > 0 {
+		logger.Info("memory limit", "bytes", limit)
+	}
 	srv, err := app.Listen(cfg, logger)
 	if err != nil {
 		return err
