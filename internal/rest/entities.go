@@ -22,6 +22,8 @@ func (h *Handler) entityRoutes() {
 	h.add("entities/query", true, h.query)
 	h.add("entities/get", true, h.get)
 	h.add("entities/search", true, h.search)
+	h.add("entities/hybrid_search", true, h.hybridSearch)
+	h.add("entities/advanced_search", true, h.hybridSearch)
 }
 
 type writeReq struct {
@@ -114,8 +116,9 @@ func (h *Handler) write(ctx context.Context, r *request, upsert bool) (any, erro
 	return map[string]any{"insertCount": resp.GetInsertCnt(), "insertIds": idList(resp.GetIDs(), r.allowInt64)}, nil
 }
 
-// pkFilter builds `pk in [...]` from an `id` value (one key or a list).
-func pkFilter(schema *schemapb.CollectionSchema, raw json.RawMessage) (string, error) {
+// primaryKeys parses an `id` or `ids` value (one key or a list) as keys of
+// the collection's primary key; exactly one of ints and strs is filled.
+func primaryKeys(schema *schemapb.CollectionSchema, param string, raw json.RawMessage) (*schemapb.FieldSchema, []int64, []string, error) {
 	var pk *schemapb.FieldSchema
 	for _, f := range schema.GetFields() {
 		if f.GetIsPrimaryKey() {
@@ -123,35 +126,52 @@ func pkFilter(schema *schemapb.CollectionSchema, raw json.RawMessage) (string, e
 		}
 	}
 	if pk == nil {
-		return "", errorf(CodeCheckPrimaryKey, "the collection has no primary key")
+		return nil, nil, nil, errorf(CodeCheckPrimaryKey, "the collection has no primary key")
 	}
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return "", errorf(CodeCheckPrimaryKey, "id: %v", err)
+		return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s: %v", param, err)
 	}
 	list, ok := v.([]any)
 	if !ok {
 		list = []any{v}
 	}
 	if len(list) == 0 {
-		return "", errorf(CodeCheckPrimaryKey, "id is empty")
+		return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s is empty", param)
 	}
-	parts := make([]string, 0, len(list))
+	var ints []int64
+	var strs []string
 	for _, x := range list {
 		if pk.GetDataType() == schemapb.DataType_Int64 {
 			n, err := toInt(x, 64)
 			if err != nil {
-				return "", errorf(CodeCheckPrimaryKey, "id: %v", err)
+				return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s: %v", param, err)
 			}
-			parts = append(parts, strconv.FormatInt(n, 10))
+			ints = append(ints, n)
 			continue
 		}
 		s, ok := x.(string)
 		if !ok {
-			return "", errorf(CodeCheckPrimaryKey, "id: %v is not a string", x)
+			return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s: %v is not a string", param, x)
 		}
+		strs = append(strs, s)
+	}
+	return pk, ints, strs, nil
+}
+
+// pkFilter builds `pk in [...]` from an `id` value (one key or a list).
+func pkFilter(schema *schemapb.CollectionSchema, raw json.RawMessage) (string, error) {
+	pk, ints, strs, err := primaryKeys(schema, "id", raw)
+	if err != nil {
+		return "", err
+	}
+	parts := make([]string, 0, len(ints)+len(strs))
+	for _, n := range ints {
+		parts = append(parts, strconv.FormatInt(n, 10))
+	}
+	for _, s := range strs {
 		b, _ := json.Marshal(s)
 		parts = append(parts, string(b))
 	}
@@ -346,94 +366,6 @@ func (h *Handler) get(ctx context.Context, r *request) (any, error) {
 		return nil, err
 	}
 	return h.runQuery(ctx, r, name, &req.readReq, filter, false)
-}
-
-type searchReq struct {
-	readReq
-	Data          []json.RawMessage `json:"data"`
-	AnnsField     string            `json:"annsField"`
-	GroupingField string            `json:"groupingField"`
-	GroupSize     int               `json:"groupSize"`
-	SearchParams  map[string]any    `json:"searchParams"`
-}
-
-func (h *Handler) search(ctx context.Context, r *request) (any, error) {
-	var req searchReq
-	if err := r.decode(&req); err != nil {
-		return nil, err
-	}
-	name, err := req.name()
-	if err != nil {
-		return nil, err
-	}
-	if len(req.Data) == 0 {
-		return nil, missing("data")
-	}
-	coll, err := h.describe(ctx, r.db, name)
-	if err != nil {
-		return nil, err
-	}
-	field, err := vectorField(coll.GetSchema(), req.AnnsField)
-	if err != nil {
-		return nil, err
-	}
-	pg, err := placeholders(field, req.Data)
-	if err != nil {
-		return nil, err
-	}
-	limit := 100
-	if req.Limit != nil {
-		limit = *req.Limit
-	}
-	params := []*commonpb.KeyValuePair{
-		{Key: "topk", Value: strconv.Itoa(limit)},
-		{Key: "anns_field", Value: field.GetName()},
-		{Key: "round_decimal", Value: "-1"},
-	}
-	if req.Offset > 0 {
-		params = append(params, &commonpb.KeyValuePair{Key: "offset", Value: strconv.Itoa(req.Offset)})
-	}
-	inner := map[string]any{}
-	for k, v := range req.SearchParams {
-		switch k {
-		case "metricType", "metric_type":
-			params = append(params, &commonpb.KeyValuePair{Key: "metric_type", Value: paramString(v)})
-		case "params":
-			if m, ok := v.(map[string]any); ok {
-				for pk, pv := range m {
-					inner[pk] = pv
-				}
-			}
-		case "ignoreGrowing", "ignore_growing":
-			params = append(params, &commonpb.KeyValuePair{Key: "ignore_growing", Value: paramString(v)})
-		default:
-			inner[k] = v
-		}
-	}
-	b, _ := json.Marshal(inner)
-	params = append(params, &commonpb.KeyValuePair{Key: "params", Value: string(b)})
-	if req.GroupingField != "" {
-		params = append(params, &commonpb.KeyValuePair{Key: "group_by_field", Value: req.GroupingField})
-		if req.GroupSize > 0 {
-			params = append(params, &commonpb.KeyValuePair{Key: "group_size", Value: strconv.Itoa(req.GroupSize)})
-		}
-	}
-	level, useDefault, err := consistency(req.ConsistencyLevel)
-	if err != nil {
-		return nil, err
-	}
-	tmpl, err := templates(req.ExprParams)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := h.svc.Search(ctx, &milvuspb.SearchRequest{DbName: r.db, CollectionName: name,
-		PartitionNames: req.PartitionNames, Dsl: req.Filter, DslType: commonpb.DslType_BoolExprV1,
-		OutputFields: req.OutputFields, SearchParams: params, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: pg}, Nq: int64(len(req.Data)),
-		ConsistencyLevel: level, UseDefaultConsistency: useDefault, ExprTemplateValues: tmpl})
-	if err := check(resp, err); err != nil {
-		return nil, err
-	}
-	return searchRows(resp.GetResults(), r.allowInt64)
 }
 
 // searchRows flattens search results: one row per hit holding the primary
