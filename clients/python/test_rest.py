@@ -190,3 +190,106 @@ def test_rest_binary_float16_sparse(rest, name):
     assert rest.error("entities/search", collectionName=name, annsField="bin", data=[[1, 2, 3, 4]], limit=3,
                       searchParams={"metricType": "L2"}) == 1100
     rest("collections/drop", collectionName=name)
+
+
+def test_rest_hybrid_search_matches_grpc(client, uri, name):
+    """entities/hybrid_search (and advanced_search) over REST v2 returns the
+    same fused hits and scores as pymilvus's gRPC hybrid_search on the same
+    data, for RRF and Weighted rankers; plus REST search parity: offset,
+    radius/range_filter, groupingField and search by primary key."""
+    import numpy as np
+    from pymilvus import AnnSearchRequest, DataType, MilvusClient, RRFRanker, WeightedRanker
+
+    dim = 6
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field("g", DataType.INT64)
+    schema.add_field("v1", DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field("v2", DataType.FLOAT_VECTOR, dim=dim)
+    params = client.prepare_index_params()
+    params.add_index(field_name="v1", index_type="FLAT", metric_type="L2")
+    params.add_index(field_name="v2", index_type="FLAT", metric_type="IP")
+    client.create_collection(name, schema=schema, index_params=params)
+    rng = np.random.default_rng(11)
+    v1 = rng.normal(size=(200, dim)).astype(np.float32)
+    v2 = rng.normal(size=(200, dim)).astype(np.float32)
+    client.insert(name, [{"id": i, "g": i % 4, "v1": v1[i].tolist(), "v2": v2[i].tolist()} for i in range(200)])
+    rest = Rest(uri, {"Accept-Type-Allow-Int64": "true"})
+    q1, q2 = rng.normal(size=(2, dim)).astype(np.float32).tolist(), rng.normal(size=(2, dim)).astype(np.float32).tolist()
+
+    def grpc(ranker, limit, offset=0, expr=""):
+        reqs = [AnnSearchRequest(data=q1, anns_field="v1", param={"metric_type": "L2"}, limit=15, expr=expr),
+                AnnSearchRequest(data=q2, anns_field="v2", param={"metric_type": "IP"}, limit=15, expr=expr)]
+        res = client.hybrid_search(name, reqs, ranker, limit=limit, offset=offset, output_fields=["g"],
+                                   consistency_level="Strong")
+        return [[(h["id"], h["distance"], h["entity"]["g"]) for h in hits] for hits in res]
+
+    def via_rest(path, rerank, limit, offset=0, expr=""):
+        subs = [{"data": q1, "annsField": "v1", "limit": 15, "filter": expr, "params": {"metricType": "L2"}},
+                {"data": q2, "annsField": "v2", "limit": 15, "filter": expr, "params": {"metricType": "IP"}}]
+        out = rest.raw(path, {"collectionName": name, "search": subs, "rerank": rerank, "limit": limit,
+                              "offset": offset, "outputFields": ["g"], "consistencyLevel": "Strong"})
+        assert out["code"] == 0, out
+        flat = [(h["id"], h["distance"], h["g"]) for h in out["data"]]
+        groups, at = [], 0
+        for k in out["topks"]:
+            groups.append(flat[at:at + k])
+            at += k
+        return groups
+
+    def same(a, b):
+        assert [[(i, g) for i, _, g in q] for q in a] == [[(i, g) for i, _, g in q] for q in b]
+        for qa, qb in zip(a, b):
+            for (_, da, _), (_, db, _) in zip(qa, qb):
+                assert abs(da - db) <= 1e-6 * max(1.0, abs(db))
+
+    cases = [
+        (RRFRanker(), {"strategy": "rrf", "params": {"k": 60}}),
+        (RRFRanker(k=5), {"strategy": "rrf", "params": {"k": 5}}),
+        # pymilvus's WeightedRanker sends norm_score=True unless told otherwise; the server's default is false.
+        (WeightedRanker(0.3, 0.7), {"strategy": "weighted", "params": {"weights": [0.3, 0.7], "norm_score": True}}),
+        (WeightedRanker(0.6, 0.4, norm_score=False),
+         {"strategy": "weighted", "params": {"weights": [0.6, 0.4], "norm_score": False}}),
+    ]
+    for ranker, rerank in cases:
+        want = grpc(ranker, 8)
+        assert [len(q) for q in want] == [8, 8]
+        same(via_rest("entities/hybrid_search", rerank, 8), want)
+        same(via_rest("entities/advanced_search", rerank, 8), want)
+        same(via_rest("entities/hybrid_search", rerank, 5, offset=3), grpc(ranker, 5, offset=3))
+        same(via_rest("entities/hybrid_search", rerank, 6, expr="g in [1, 2]"), grpc(ranker, 6, expr="g in [1, 2]"))
+
+    assert rest.error("entities/hybrid_search", collectionName=name) == 1802
+    assert rest.error("entities/hybrid_search", collectionName=name, search=[{"data": q1, "annsField": "v1"}],
+                      rerank={"strategy": "weighted", "params": {"weights": [0.5, 0.5]}}) == 1100
+    assert rest.error("entities/hybrid_search", collectionName=name, search=[{"data": q1, "annsField": "v1"}],
+                      rerank={"strategy": "nope"}) == 1100
+
+    # Search parity with gRPC search: offset, range search, grouping.
+    def rest_search(**extra):
+        body = {"collectionName": name, "data": [q1[0]], "annsField": "v1", "consistencyLevel": "Strong", **extra}
+        return [(h["id"], h["distance"]) for h in rest("entities/search", **body)]
+
+    def grpc_search(limit, **kw):
+        res = client.search(name, [q1[0]], anns_field="v1", limit=limit, consistency_level="Strong", **kw)
+        return [(h["id"], h["distance"]) for h in res[0]]
+
+    def close(a, b):
+        assert [i for i, _ in a] == [i for i, _ in b]
+        assert all(abs(x - y) <= 1e-5 * max(1.0, abs(y)) for (_, x), (_, y) in zip(a, b))
+
+    close(rest_search(limit=5, offset=4), grpc_search(5, offset=4))
+    rng_params = {"metric_type": "L2", "params": {"radius": 12.0, "range_filter": 4.0}}
+    ranged = grpc_search(50, search_params=rng_params)
+    assert ranged and all(4.0 <= d < 12.0 for _, d in ranged)
+    close(rest_search(limit=50, searchParams={"metricType": "L2", "params": {"radius": 12.0, "range_filter": 4.0}}),
+          ranged)
+    close(rest_search(limit=3, groupingField="g", groupSize=2),
+          grpc_search(3, group_by_field="g", group_size=2))
+
+    # Search by primary key: the stored vector of row 7.
+    by_id = rest("entities/search", collectionName=name, ids=[7], annsField="v1", limit=4, consistencyLevel="Strong")
+    by_vec = rest("entities/search", collectionName=name, data=[v1[7].tolist()], annsField="v1", limit=4,
+                  consistencyLevel="Strong")
+    assert [h["id"] for h in by_id] == [h["id"] for h in by_vec] and by_id[0]["id"] == 7
+    client.drop_collection(name)
