@@ -133,6 +133,9 @@ func subRequest(schema *schemapb.CollectionSchema, s *annSearch, where string, d
 				metric = paramString(v)
 			case "params":
 				sub, ok := v.(map[string]any)
+				if str, isStr := v.(string); isStr { // a JSON object in a string, as the gRPC `params`
+					ok = json.Unmarshal([]byte(str), &sub) == nil
+				}
 				if !ok {
 					return nil, errorf(CodeIncorrectParameterFormat, "%ssearch params: params should be an object, got %s", where, paramString(v))
 				}

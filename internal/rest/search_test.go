@@ -199,4 +199,9 @@ func TestSearchParity(t *testing.T) {
 	require.Equal(t, int32(1100), c.fail("entities/search", q(m{"ids": []int{1}})).Code)
 	require.Equal(t, int32(1802), c.fail("entities/search", m{"collectionName": "hy", "annsField": "a"}).Code)
 	require.Equal(t, int32(1100), c.fail("entities/search", q(m{"offset": -1})).Code)
+	require.Equal(t, int32(1801), c.fail("entities/search", q(m{"searchParams": m{"params": 3}})).Code)
+	require.Equal(t, int32(1801), c.fail("entities/search", q(m{"searchParams": m{"ignoreGrowing": "maybe"}})).Code)
+	ids, _ = hits(t, c.call("entities/search", q(m{"limit": 10,
+		"searchParams": m{"params": `{"radius": 30, "range_filter": 3}`}})))
+	require.Equal(t, []int{2, 3, 4, 5}, ids, "params as a JSON string")
 }
