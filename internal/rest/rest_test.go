@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 // startServer runs a standalone server on a free port and returns its base URL.
-func startServer(t *testing.T) string {
+func startServer(t testing.TB) string {
 	t.Helper()
 	cfg := app.Defaults()
 	cfg.DataDir = t.TempDir()
@@ -54,7 +54,7 @@ type reply struct {
 }
 
 type client struct {
-	t       *testing.T
+	t       testing.TB
 	base    string
 	headers map[string]string
 }
@@ -97,7 +97,7 @@ func (c *client) fail(path string, body any) reply {
 	return r
 }
 
-func decode[T any](t *testing.T, r reply) T {
+func decode[T any](t testing.TB, r reply) T {
 	t.Helper()
 	var v T
 	require.NoError(t, json.Unmarshal(r.Data, &v))

@@ -11,7 +11,7 @@ import (
 // twoVectorCollection creates "hy": id, cat (= id % 3), a = [id, 0] and
 // b = [0, 7·id mod 20] (FLAT, L2), with ids 0..19, so that the nearest
 // neighbours of [0, 0] in a and in b differ and have no ties.
-func twoVectorCollection(t *testing.T, c *client) {
+func twoVectorCollection(t testing.TB, c *client) {
 	t.Helper()
 	c.call("collections/create", m{
 		"collectionName": "hy",
@@ -204,4 +204,31 @@ func TestSearchParity(t *testing.T) {
 	ids, _ = hits(t, c.call("entities/search", q(m{"limit": 10,
 		"searchParams": m{"params": `{"radius": 30, "range_filter": 3}`}})))
 	require.Equal(t, []int{2, 3, 4, 5}, ids, "params as a JSON string")
+}
+
+// BenchmarkHybridSearch measures one REST hybrid_search round trip (two
+// sub-searches of limit 5 over 20 rows, RRF, one output field) against the
+// same search through entities/search, to show the cost of the fusion and
+// the requery by primary key.
+func BenchmarkHybridSearch(b *testing.B) {
+	c := &client{t: b, base: startServer(b), headers: map[string]string{"Accept-Type-Allow-Int64": "true"}}
+	twoVectorCollection(b, c)
+	sub := func(field string) m {
+		return m{"data": [][]float32{{0, 0}}, "annsField": field, "limit": 5}
+	}
+	b.Run("hybrid", func(b *testing.B) {
+		c := &client{t: b, base: c.base, headers: c.headers}
+		body := m{"collectionName": "hy", "search": []m{sub("a"), sub("b")}, "limit": 5, "outputFields": []string{"cat"}}
+		for b.Loop() {
+			c.call("entities/hybrid_search", body)
+		}
+	})
+	b.Run("search", func(b *testing.B) {
+		c := &client{t: b, base: c.base, headers: c.headers}
+		body := sub("a")
+		body["collectionName"], body["outputFields"] = "hy", []string{"cat"}
+		for b.Loop() {
+			c.call("entities/search", body)
+		}
+	})
 }
