@@ -96,3 +96,23 @@ func (t *topK) sorted() []item {
 	}
 	return h
 }
+
+// offerAll offers the items {ds[i], rows[i]}. Once t is full, a score
+// worse than the root's is dropped with one comparison and no push; ties
+// still go through offer, which orders them by id.
+func (t *topK) offerAll(ds []float32, rows []int32) {
+	rows = rows[:len(ds)]
+	i := 0
+	for ; i < len(ds) && len(t.items) < t.k; i++ {
+		t.offer(item{ds[i], rows[i]})
+	}
+	if t.k == 0 {
+		return
+	}
+	for ; i < len(ds); i++ {
+		if ds[i] > t.items[0].d {
+			continue
+		}
+		t.offer(item{ds[i], rows[i]})
+	}
+}

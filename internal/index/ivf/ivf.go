@@ -43,6 +43,10 @@ type Index struct {
 	// (vector minus its list centroid).
 	codebooks  []float32
 	ksub, dsub int
+	// pqPre holds, for an L2 PQ index, the per-list tables of
+	// precomputePQ: Nlist blocks of M*ksub values (nil if too large, or
+	// under IP). Derived from the centroids and codebooks; not serialized.
+	pqPre []float32
 
 	pool sync.Pool // *scratch for searches
 }
@@ -148,6 +152,7 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 				x.encodePQ(res, x.codes[p*m:(p+1)*m], buf)
 			}
 		})
+		x.precomputePQ()
 	}
 	return x, nil
 }
@@ -232,6 +237,6 @@ func (x *Index) ListSizes() []int {
 func (x *Index) MemoryBytes() int64 {
 	b := int64(cap(x.centroids))*4 + int64(cap(x.offsets))*4 + int64(cap(x.rows))*4 +
 		int64(cap(x.vecs))*4 + int64(cap(x.codes)) + int64(cap(x.sqMin))*4 +
-		int64(cap(x.sqScale))*4 + int64(cap(x.codebooks))*4
+		int64(cap(x.sqScale))*4 + int64(cap(x.codebooks))*4 + int64(cap(x.pqPre))*4
 	return b + int64(unsafe.Sizeof(*x))
 }

@@ -1,0 +1,107 @@
+package ivf
+
+import (
+	"unsafe"
+
+	"github.com/strata-db/strata/internal/index/distance"
+)
+
+// PQMaxPrecomputedBytes bounds the precomputed IVF_PQ tables of an L2 index
+// (Nlist*M*2^Nbits float32 values). They are also kept only while they take
+// at most 1/8 of the raw float32 vectors (n*dim*4 bytes), so that they never
+// dominate the index: small segments with many lists build the table of
+// each probed list from the query's residual instead.
+const PQMaxPrecomputedBytes = 256 << 20
+
+// usePQPre reports whether an L2 PQ index keeps precomputed tables.
+func (x *Index) usePQPre() bool {
+	b := int64(x.cfg.Nlist) * int64(x.cfg.M) * int64(x.ksub) * 4
+	return x.cfg.Kind == PQ && !x.ip && b <= PQMaxPrecomputedBytes && b <= int64(x.n)*int64(x.dim)*4/8
+}
+
+// precomputePQ fills x.pqPre when usePQPre allows, and leaves it nil
+// otherwise.
+//
+// With row = centroid c + residual r, and r quantised to codewords r_j per
+// sub-space, the asymmetric L2 distance splits into
+//
+//	||q - c - r||^2 = ||q - c||^2 + sum_j (||r_j||^2 + 2<c_j, r_j>) - 2 sum_j <q_j, r_j>
+//
+// The first term is the coarse distance Search already has, the second
+// depends only on the list and the code (pqPre, built here), and the third
+// only on the query and the code (computed once per search). The table of a
+// probed list is then the sum of two tables, not M*2^Nbits sub-vector
+// distances.
+func (x *Index) precomputePQ() {
+	x.pqPre = nil
+	if !x.usePQPre() {
+		return
+	}
+	x.buildPQPre()
+}
+
+// buildPQPre computes x.pqPre unconditionally.
+func (x *Index) buildPQPre() {
+	m, ksub, dsub, nlist := x.cfg.M, x.ksub, x.dsub, x.cfg.Nlist
+	sz := m * ksub
+	norms := make([]float32, sz)
+	for j := range m {
+		cb := x.codebook(j)
+		for c := range ksub {
+			w := cb[c*dsub : (c+1)*dsub]
+			norms[j*ksub+c] = distance.Dot(w, w)
+		}
+	}
+	pre := make([]float32, nlist*sz)
+	parallelFor(nlist, workerCount(x.cfg.Workers), func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			c := x.centroid(l)
+			for j := range m {
+				t := pre[l*sz+j*ksub : l*sz+(j+1)*ksub]
+				distance.DotBatch(c[j*dsub:(j+1)*dsub], x.codebook(j), t)
+				for i := range t {
+					t[i] = 2*t[i] + norms[j*ksub+i]
+				}
+			}
+		}
+	})
+	x.pqPre = pre
+}
+
+// pqScan writes base plus the table distance of every code in codes (M
+// bytes each) to out: out[i] = base + sum_j tab[j*ksub + code_i[j]]. Four
+// partial sums per row break the dependency chain of the additions.
+func pqScan(tab []float32, ksub int, codes []byte, m int, base float32, out []float32) {
+	codes = codes[:len(out)*m]
+	if ksub == 256 && m > 0 {
+		// One [256]float32 per sub-space: a byte code indexes it without a
+		// bounds check.
+		_ = tab[m*256-1]
+		tt := unsafe.Slice((*[256]float32)(unsafe.Pointer(unsafe.SliceData(tab))), m)
+		for i := range out {
+			c := codes[i*m : (i+1)*m : (i+1)*m]
+			t := tt[:len(c)]
+			var a0, a1, a2, a3 float32
+			j := 0
+			for ; j+3 < len(c); j += 4 {
+				a0 += t[j][c[j]]
+				a1 += t[j+1][c[j+1]]
+				a2 += t[j+2][c[j+2]]
+				a3 += t[j+3][c[j+3]]
+			}
+			for ; j < len(c); j++ {
+				a0 += t[j][c[j]]
+			}
+			out[i] = base + ((a0 + a1) + (a2 + a3))
+		}
+		return
+	}
+	for i := range out {
+		c := codes[i*m : (i+1)*m : (i+1)*m]
+		d := base
+		for j, v := range c {
+			d += tab[j*ksub+int(v)]
+		}
+		out[i] = d
+	}
+}
