@@ -82,14 +82,13 @@ func pqScan(tab []float32, ksub int, codes []byte, m int, base float32, out []fl
 			c := codes[i*m : (i+1)*m : (i+1)*m]
 			t := tt[:len(c)]
 			var a0, a1, a2, a3 float32
-			j := 0
-			for ; j+3 < len(c); j += 4 {
-				a0 += t[j][c[j]]
-				a1 += t[j+1][c[j+1]]
-				a2 += t[j+2][c[j+2]]
-				a3 += t[j+3][c[j+3]]
+			for ; len(c) >= 4 && len(t) >= 4; c, t = c[4:], t[4:] {
+				a0 += t[0][c[0]]
+				a1 += t[1][c[1]]
+				a2 += t[2][c[2]]
+				a3 += t[3][c[3]]
 			}
-			for ; j < len(c); j++ {
+			for j := range min(len(c), len(t)) {
 				a0 += t[j][c[j]]
 			}
 			out[i] = base + ((a0 + a1) + (a2 + a3))
