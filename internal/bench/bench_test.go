@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -149,13 +150,16 @@ func TestRun(t *testing.T) {
 			for _, r := range res.Rows {
 				require.Positive(t, r.QPS1)
 				require.Positive(t, r.QPSN)
+				if runtime.GOOS == "linux" {
+					require.Positive(t, r.QPS1CPU)
+				}
 			}
 			require.Positive(t, res.MemoryBytes)
 			var out bytes.Buffer
 			require.NoError(t, res.Print(&out))
 			require.Contains(t, out.String(), "strata "+typ)
 			require.Contains(t, out.String(), "comparison disabled")
-			require.Equal(t, 6+1+len(res.Rows), strings.Count(out.String(), "\n"))
+			require.Equal(t, 7+1+len(res.Rows), strings.Count(out.String(), "\n"))
 		})
 	}
 }
@@ -205,6 +209,8 @@ func TestCompare(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, res.Print(&out))
 	require.Contains(t, out.String(), "QPS1 ratio")
+	require.Contains(t, out.String(), "cpu ratio")
+	require.Positive(t, res.Compare.Rows[0].QPS1CPU)
 	t.Log("\n" + out.String())
 
 	cfg.Python = "no-such-python-interpreter"

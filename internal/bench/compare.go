@@ -44,11 +44,12 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 		Recall float64 `json:"recall"`
 		QPS1   float64 `json:"qps1"`
 		QPSN   float64 `json:"qpsN"`
+		CPU1   float64 `json:"qps1_cpu"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*r = Row{Param: v.Param, Recall: v.Recall, QPS1: v.QPS1, QPSN: v.QPSN}
+	*r = Row{Param: v.Param, Recall: v.Recall, QPS1: v.QPS1, QPSN: v.QPSN, QPS1CPU: v.CPU1}
 	return nil
 }
 
@@ -148,7 +149,7 @@ func lastLineBytes(b []byte) []byte { return []byte(lastLine(string(b))) }
 
 // ratio formats a/b, or "-" when b is not positive.
 func ratio(a, b float64) string {
-	if b <= 0 || math.IsNaN(a) {
+	if a <= 0 || b <= 0 || math.IsNaN(a) {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", a/b)

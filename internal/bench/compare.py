@@ -5,7 +5,8 @@ the same index type with the same parameters in hnswlib (HNSW) or faiss
 (HNSW, IVF_FLAT, IVF_SQ8, IVF_PQ, FLAT) over the vectors the Go side wrote,
 measures recall@k against the Go side's exact ground truth and throughput
 single-threaded and on `threads` threads (best of `rounds` passes, each pass
-one batch call), and prints one JSON object on stdout. When no library fits
+one batch call), and single-threaded per second of the calling thread's CPU
+time, and prints one JSON object on stdout. When no library fits
 it prints {"skipped": reason} and exits 0.
 """
 
@@ -52,6 +53,21 @@ def best_time(fn, rounds):
     return best
 
 
+def best_time_cpu(fn, rounds):
+    """Best wall and best calling-thread CPU time of rounds calls of fn."""
+    wall, cpu = float("inf"), float("inf")
+    for _ in range(rounds):
+        t, c = time.perf_counter(), time.thread_time()
+        fn()
+        cpu = min(cpu, time.thread_time() - c)
+        wall = min(wall, time.perf_counter() - t)
+    return wall, cpu
+
+
+def qps_cpu(n, cpu):
+    return n / cpu if cpu > 0 else 0
+
+
 def run_hnswlib(spec, base, queries, gt):
     import hnswlib
 
@@ -68,9 +84,10 @@ def run_hnswlib(spec, base, queries, gt):
         idx.set_ef(max(ef, k))
         labels, _ = idx.knn_query(queries, k=k, num_threads=1)
         r = recall(labels, gt)
-        t1 = best_time(lambda: idx.knn_query(queries, k=k, num_threads=1), spec["rounds"])
+        t1, c1 = best_time_cpu(lambda: idx.knn_query(queries, k=k, num_threads=1), spec["rounds"])
         tn = best_time(lambda: idx.knn_query(queries, k=k, num_threads=spec["threads"]), spec["rounds"])
-        rows.append({"param": ef, "recall": r, "qps1": len(queries) / t1, "qpsN": len(queries) / tn})
+        rows.append({"param": ef, "recall": r, "qps1": len(queries) / t1, "qpsN": len(queries) / tn,
+                     "qps1_cpu": qps_cpu(len(queries), c1)})
     mem = idx.index_file_size() if hasattr(idx, "index_file_size") else 0
     return {"library": "hnswlib " + version(hnswlib, "hnswlib"), "build_s": build, "memory_bytes": mem, "rows": rows}
 
@@ -119,9 +136,12 @@ def run_faiss(spec, base, queries, gt):
             faiss.omp_set_num_threads(threads)
             idx.search(queries, k)
 
-        t1 = best_time(lambda: search(1), spec["rounds"])
+        # With one OpenMP thread faiss searches on the calling thread, so
+        # its thread CPU time is the search's.
+        t1, c1 = best_time_cpu(lambda: search(1), spec["rounds"])
         tn = best_time(lambda: search(spec["threads"]), spec["rounds"])
-        rows.append({"param": v, "recall": r, "qps1": len(queries) / t1, "qpsN": len(queries) / tn})
+        rows.append({"param": v, "recall": r, "qps1": len(queries) / t1, "qpsN": len(queries) / tn,
+                     "qps1_cpu": qps_cpu(len(queries), c1)})
     mem = int(faiss.serialize_index(idx).nbytes)
     return {"library": "faiss " + version(faiss, "faiss-cpu"), "build_s": build, "memory_bytes": mem, "rows": rows}
 

@@ -24,20 +24,21 @@ func (r *Result) Print(w io.Writer) error {
 	} else if r.CompareNote != "" {
 		fmt.Fprintf(w, "compare  %s\n", r.CompareNote)
 	}
-	fmt.Fprintf(w, "timing   best of %d passes; strata times one Search call per query, the library one batch call per pass\n\n", c.Rounds)
+	fmt.Fprintf(w, "timing   best of %d passes; strata times one Search call per query, the library one batch call per pass;\n"+
+		"         \"cpu\" columns count the searching thread's CPU time, not wall time (steadier under load)\n\n", c.Rounds)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := fmt.Sprintf("%s\trecall\tQPS 1 thr\tQPS %d thr\t", c.SweepName(), r.Threads)
+	head := fmt.Sprintf("%s\trecall\tQPS 1 thr\tQPS %d thr\tQPS 1 cpu\t", c.SweepName(), r.Threads)
 	if r.Compare != nil {
-		head += "lib recall\tlib QPS 1\tlib QPS N\tQPS1 ratio\tQPSN ratio\t"
+		head += "lib recall\tlib QPS 1\tlib QPS N\tlib QPS 1 cpu\tQPS1 ratio\tQPSN ratio\tcpu ratio\t"
 	}
 	fmt.Fprintln(tw, head)
 	for i, row := range r.Rows {
-		line := fmt.Sprintf("%d\t%.4f\t%.0f\t%.0f\t", row.Param, row.Recall, row.QPS1, row.QPSN)
+		line := fmt.Sprintf("%d\t%.4f\t%.0f\t%.0f\t%.0f\t", row.Param, row.Recall, row.QPS1, row.QPSN, row.QPS1CPU)
 		if r.Compare != nil {
 			l := r.Compare.Rows[i]
-			line += fmt.Sprintf("%.4f\t%.0f\t%.0f\t%s\t%s\t", l.Recall, l.QPS1, l.QPSN,
-				ratio(row.QPS1, l.QPS1), ratio(row.QPSN, l.QPSN))
+			line += fmt.Sprintf("%.4f\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t", l.Recall, l.QPS1, l.QPSN, l.QPS1CPU,
+				ratio(row.QPS1, l.QPS1), ratio(row.QPSN, l.QPSN), ratio(row.QPS1CPU, l.QPS1CPU))
 		}
 		fmt.Fprintln(tw, line)
 	}
