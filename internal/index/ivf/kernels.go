@@ -17,6 +17,9 @@ package ivf
 //
 // Both read the first len(q) bytes of each row and never decode to float32
 // vectors. add adds two tables element-wise (the IVF_PQ per-list table).
+// pqInner computes the inner products of one query sub-vector a with every
+// codeword of a sub-space stored transposed (dimension-major, t[d*n+c] is
+// dimension d of codeword c), as len(a) scaled additions of contiguous rows.
 
 // sqKernel is the shape of the SQ8 row kernels. scale is only read by
 // sq8L2.
@@ -30,11 +33,15 @@ type scanKernels struct {
 	sq8L2  sqKernel
 	sq8Dot sqKernel
 	add    func(a, b, out []float32)
+	// pqInner sets out[c] = sum_d a[d]*t[d*len(out)+c]; the assembly
+	// requires len(out) to be a multiple of 16.
+	pqInner func(a, t, out []float32)
 }
 
 // genericScanKernels is the portable implementation.
 func genericScanKernels() scanKernels {
-	return scanKernels{name: "generic", sq8L2: sq8L2Generic, sq8Dot: sq8DotGeneric, add: addGeneric}
+	return scanKernels{name: "generic", sq8L2: sq8L2Generic, sq8Dot: sq8DotGeneric, add: addGeneric,
+		pqInner: pqInnerGeneric}
 }
 
 // scanImpl is the dispatch table, written once at initialisation.
@@ -112,4 +119,25 @@ func addTables(a, b, out []float32) {
 	n16 := len(out) &^ 15
 	scanImpl.add(a[:n16], b[:n16], out[:n16])
 	addGeneric(a[n16:], b[n16:], out[n16:])
+}
+
+// pqInnerGeneric is the reference for pqInner.
+func pqInnerGeneric(a, t, out []float32) {
+	n := len(out)
+	clear(out)
+	for d, v := range a {
+		row := t[d*n : (d+1)*n]
+		for c, w := range row {
+			out[c] += v * w
+		}
+	}
+}
+
+// pqInner is the dispatched pqInner kernel.
+func pqInner(a, t, out []float32) {
+	if len(out)%16 != 0 {
+		pqInnerGeneric(a, t, out)
+		return
+	}
+	scanImpl.pqInner(a, t, out)
 }

@@ -27,6 +27,12 @@ func addAVX512(a, b, out []float32)
 //go:noescape
 func addAVX2(a, b, out []float32)
 
+//go:noescape
+func pqInnerAVX512(a, t, out []float32)
+
+//go:noescape
+func pqInnerAVX2(a, t, out []float32)
+
 // selectScanKernels picks the widest implementation this CPU supports.
 func selectScanKernels() scanKernels { return availableScanKernels()[0] }
 
@@ -35,10 +41,10 @@ func selectScanKernels() scanKernels { return availableScanKernels()[0] }
 func availableScanKernels() []scanKernels {
 	var ks []scanKernels
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, scanKernels{name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512})
+		ks = append(ks, scanKernels{name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512, pqInner: pqInnerAVX512})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, scanKernels{name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2})
+		ks = append(ks, scanKernels{name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2, pqInner: pqInnerAVX2})
 	}
 	return append(ks, genericScanKernels())
 }

@@ -384,3 +384,74 @@ aloop:
 adone:
 	VZEROUPPER
 	RET
+
+// func pqInnerAVX512(a, t, out []float32)
+// out[c] = sum_d a[d]*t[d*len(out)+c]; requires len(out) to be a multiple
+// of 16 and len(t) == len(a)*len(out).
+TEXT ·pqInnerAVX512(SB), NOSPLIT, $0-72
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ t_base+24(FP), DI
+	MOVQ out_base+48(FP), DX
+	MOVQ out_len+56(FP), R8
+	SHLQ $2, R8
+	XORQ R9, R9
+
+ichunk:
+	CMPQ   R9, R8
+	JAE    idone
+	VPXORD Z0, Z0, Z0
+	LEAQ   (DI)(R9*1), R10
+	XORQ   AX, AX
+
+idim:
+	VBROADCASTSS (SI)(AX*4), Z8
+	VFMADD231PS  (R10), Z8, Z0
+	ADDQ         R8, R10
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           idim
+	VMOVUPS      Z0, (DX)(R9*1)
+	ADDQ         $64, R9
+	JMP          ichunk
+
+idone:
+	VZEROUPPER
+	RET
+
+// func pqInnerAVX2(a, t, out []float32)
+// out[c] = sum_d a[d]*t[d*len(out)+c]; requires len(out) to be a multiple
+// of 16 and len(t) == len(a)*len(out).
+TEXT ·pqInnerAVX2(SB), NOSPLIT, $0-72
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ t_base+24(FP), DI
+	MOVQ out_base+48(FP), DX
+	MOVQ out_len+56(FP), R8
+	SHLQ $2, R8
+	XORQ R9, R9
+
+ichunk:
+	CMPQ   R9, R8
+	JAE    idone
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	LEAQ   (DI)(R9*1), R10
+	XORQ   AX, AX
+
+idim:
+	VBROADCASTSS (SI)(AX*4), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	ADDQ         R8, R10
+	INCQ         AX
+	CMPQ         AX, CX
+	JB           idim
+	VMOVUPS      Y0, (DX)(R9*1)
+	VMOVUPS      Y1, 32(DX)(R9*1)
+	ADDQ         $64, R9
+	JMP          ichunk
+
+idone:
+	VZEROUPPER
+	RET

@@ -87,3 +87,36 @@ func TestScanKernelsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// TestPQInnerMatchesReference checks every pqInner implementation against
+// the reference and the reference against plain inner products.
+func TestPQInnerMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, k := range availableScanKernels() {
+		for _, dsub := range []int{1, 2, 3, 8, 16} {
+			for _, n := range []int{16, 32, 256} {
+				a := make([]float32, dsub)
+				for i := range a {
+					a[i] = rng.Float32()*2 - 1
+				}
+				tr := make([]float32, dsub*n)
+				for i := range tr {
+					tr[i] = rng.Float32()*2 - 1
+				}
+				want, got := make([]float32, n), make([]float32, n)
+				pqInnerGeneric(a, tr, want)
+				k.pqInner(a, tr, got)
+				for c := range n {
+					var dot, mag float64
+					for d := range dsub {
+						dot += float64(a[d]) * float64(tr[d*n+c])
+						mag += math.Abs(float64(a[d]) * float64(tr[d*n+c]))
+					}
+					require.InDelta(t, dot, float64(want[c]), 1e-5*max(1, mag))
+					require.Truef(t, close32(got[c], want[c], float32(mag)), "%s dsub=%d n=%d c=%d: got %v want %v",
+						k.name, dsub, n, c, got[c], want[c])
+				}
+			}
+		}
+	}
+}

@@ -19,6 +19,47 @@ func (x *Index) usePQPre() bool {
 	return x.cfg.Kind == PQ && !x.ip && b <= PQMaxPrecomputedBytes && b <= int64(x.n)*int64(x.dim)*4/8
 }
 
+// derivePQ computes what a PQ index derives from its codebooks and
+// centroids rather than stores: the transposed codebooks and, when
+// usePQPre allows, the precomputed L2 tables. Build and Unmarshal call it.
+func (x *Index) derivePQ() {
+	if x.cfg.Kind != PQ {
+		return
+	}
+	m, ksub, dsub := x.cfg.M, x.ksub, x.dsub
+	x.cbT = make([]float32, len(x.codebooks))
+	for j := range m {
+		cb, t := x.codebook(j), x.cbT[j*ksub*dsub:(j+1)*ksub*dsub]
+		for c := range ksub {
+			for d := range dsub {
+				t[d*ksub+c] = cb[c*dsub+d]
+			}
+		}
+	}
+	x.cbNorm = make([]float32, m*ksub)
+	for j := range m {
+		cb := x.codebook(j)
+		for c := range ksub {
+			w := cb[c*dsub : (c+1)*dsub]
+			x.cbNorm[j*ksub+c] = distance.Dot(w, w)
+		}
+	}
+	x.precomputePQ()
+}
+
+// pqInnerTable sets tab[j*ksub+c] = scale * <v_j, codeword c of sub-space
+// j> for every sub-space j, using a (at least len(v) floats) as scratch: one
+// pqInner call per sub-space over the transposed codebook.
+func (x *Index) pqInnerTable(v []float32, scale float32, a, tab []float32) {
+	ksub, dsub := x.ksub, x.dsub
+	for i, f := range v {
+		a[i] = scale * f
+	}
+	for j := range x.cfg.M {
+		pqInner(a[j*dsub:(j+1)*dsub], x.cbT[j*ksub*dsub:(j+1)*ksub*dsub], tab[j*ksub:(j+1)*ksub])
+	}
+}
+
 // precomputePQ fills x.pqPre when usePQPre allows, and leaves it nil
 // otherwise.
 //
@@ -44,14 +85,7 @@ func (x *Index) precomputePQ() {
 func (x *Index) buildPQPre() {
 	m, ksub, dsub, nlist := x.cfg.M, x.ksub, x.dsub, x.cfg.Nlist
 	sz := m * ksub
-	norms := make([]float32, sz)
-	for j := range m {
-		cb := x.codebook(j)
-		for c := range ksub {
-			w := cb[c*dsub : (c+1)*dsub]
-			norms[j*ksub+c] = distance.Dot(w, w)
-		}
-	}
+	norms := x.cbNorm
 	pre := make([]float32, nlist*sz)
 	parallelFor(nlist, workerCount(x.cfg.Workers), func(lo, hi int) {
 		for l := lo; l < hi; l++ {

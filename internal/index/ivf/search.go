@@ -190,35 +190,15 @@ func (x *Index) prepareQuery(q []float32, s *scratch) {
 		}
 	case PQ:
 		s.buf = slices.Grow(s.buf[:0], x.dim)[:x.dim]
+		s.qa = slices.Grow(s.qa[:0], x.dim)[:x.dim]
 		s.tab = slices.Grow(s.tab[:0], x.cfg.M*x.ksub)[:x.cfg.M*x.ksub]
 		switch {
 		case x.ip:
-			x.pqTable(q, s.tab, true)
+			x.pqInnerTable(q, -1, s.qa, s.tab)
 		case x.pqPre != nil:
 			// The cross term -2<q, codeword> of every sub-space.
 			s.t3 = slices.Grow(s.t3[:0], len(s.tab))[:len(s.tab)]
-			x.pqTable(q, s.t3, true)
-			for i := range s.t3 {
-				s.t3[i] *= 2
-			}
-		}
-	}
-}
-
-// pqTable fills tab[j*ksub+c] with the internal distance between the
-// sub-vector j of v and codeword c of sub-space j: the squared L2
-// distance, or with ip the negated inner product.
-func (x *Index) pqTable(v, tab []float32, ip bool) {
-	dsub, ksub := x.dsub, x.ksub
-	for j := range x.cfg.M {
-		t := tab[j*ksub : (j+1)*ksub]
-		if ip {
-			distance.DotBatch(v[j*dsub:(j+1)*dsub], x.codebook(j), t)
-			for c := range t {
-				t[c] = -t[c]
-			}
-		} else {
-			distance.L2SquaredBatch(v[j*dsub:(j+1)*dsub], x.codebook(j), t)
+			x.pqInnerTable(q, -2, s.qa, s.t3)
 		}
 	}
 }
@@ -258,7 +238,7 @@ func (x *Index) scan(q []float32, l int, allowed []bool, s *scratch) {
 // prepareList readies the per-list state of a scan and returns the
 // distance offset every row of list l shares: for PQ it builds the list's
 // distance table in s.tab; under IP the offset is the centroid score, under
-// L2 with precomputed tables the query-to-centroid distance.
+// L2 the query-to-centroid distance.
 func (x *Index) prepareList(q []float32, l int, s *scratch) float32 {
 	if x.cfg.Kind != PQ {
 		return 0
@@ -271,9 +251,13 @@ func (x *Index) prepareList(q []float32, l int, s *scratch) float32 {
 		addTables(x.pqPre[l*sz:(l+1)*sz], s.t3, s.tab)
 		return s.cdist[l]
 	default:
+		// ||r_q - w||^2 = ||r_q||^2 - 2<r_q, w> + ||w||^2 for the query
+		// residual r_q = q - c, summed over sub-spaces: the ||r_q||^2
+		// terms add up to the coarse distance.
 		residual(q, x.centroid(l), s.buf)
-		x.pqTable(s.buf, s.tab, false)
-		return 0
+		x.pqInnerTable(s.buf, -2, s.qa, s.tab)
+		addTables(s.tab, x.cbNorm, s.tab)
+		return s.cdist[l]
 	}
 }
 
