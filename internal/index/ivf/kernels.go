@@ -36,12 +36,15 @@ type scanKernels struct {
 	// pqInner sets out[c] = sum_d a[d]*t[d*len(out)+c]; the assembly
 	// requires len(out) to be a multiple of 16.
 	pqInner func(a, t, out []float32)
+	// pqScan8 is pqScan for 8-bit codes (ksub = 256); the assembly is
+	// scalar SSE with four partial sums, bit-identical to the reference.
+	pqScan8 func(tab []float32, codes []byte, m int, base float32, out []float32)
 }
 
 // genericScanKernels is the portable implementation.
 func genericScanKernels() scanKernels {
 	return scanKernels{name: "generic", sq8L2: sq8L2Generic, sq8Dot: sq8DotGeneric, add: addGeneric,
-		pqInner: pqInnerGeneric}
+		pqInner: pqInnerGeneric, pqScan8: pqScan8Generic}
 }
 
 // scanImpl is the dispatch table, written once at initialisation.

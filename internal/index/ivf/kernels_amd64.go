@@ -33,6 +33,9 @@ func pqInnerAVX512(a, t, out []float32)
 //go:noescape
 func pqInnerAVX2(a, t, out []float32)
 
+//go:noescape
+func pqScan8Asm(tab []float32, codes []byte, m int, base float32, out []float32)
+
 // selectScanKernels picks the widest implementation this CPU supports.
 func selectScanKernels() scanKernels { return availableScanKernels()[0] }
 
@@ -41,10 +44,12 @@ func selectScanKernels() scanKernels { return availableScanKernels()[0] }
 func availableScanKernels() []scanKernels {
 	var ks []scanKernels
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, scanKernels{name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512, pqInner: pqInnerAVX512})
+		ks = append(ks, scanKernels{name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512, pqInner: pqInnerAVX512,
+			pqScan8: pqScan8Asm})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, scanKernels{name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2, pqInner: pqInnerAVX2})
+		ks = append(ks, scanKernels{name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2, pqInner: pqInnerAVX2,
+			pqScan8: pqScan8Asm})
 	}
 	return append(ks, genericScanKernels())
 }

@@ -455,3 +455,82 @@ idim:
 idone:
 	VZEROUPPER
 	RET
+
+// One table look-up: ACC += tab[OFF/1024 + j][code[j+COFF]].
+#define LOOKUP(COFF, OFF, R, ACC) \
+	MOVBLZX COFF(SI), R; \
+	ADDSS   OFF(R10)(R*4), ACC
+
+// func pqScan8Asm(tab []float32, codes []byte, m int, base float32, out []float32)
+// out[i] = base + ((a0+a1) + (a2+a3)), where a_r sums, in ascending j, the
+// look-ups tab[j*256 + codes[i*m+j]] of the sub-spaces j with j%4 == r among
+// the first m&^3, and a0 also those of the last m%4: the additions of the Go
+// loop in pqScanGeneric, in its order, so the results are identical.
+// Requires len(tab) >= m*256 and len(codes) >= len(out)*m.
+TEXT ·pqScan8Asm(SB), NOSPLIT, $0-88
+	MOVQ  tab_base+0(FP), DI
+	MOVQ  codes_base+24(FP), SI
+	MOVQ  m+48(FP), CX
+	MOVSS base+56(FP), X7
+	MOVQ  out_base+64(FP), DX
+	MOVQ  out_len+72(FP), R8
+	TESTQ R8, R8
+	JZ    pdone
+
+prow:
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+	MOVQ  DI, R10
+	MOVQ  CX, R9
+	CMPQ  R9, $8
+	JB    p4
+
+p8:
+	LOOKUP(0, 0, AX, X0)
+	LOOKUP(1, 1024, BX, X1)
+	LOOKUP(2, 2048, R11, X2)
+	LOOKUP(3, 3072, R12, X3)
+	LOOKUP(4, 4096, R13, X0)
+	LOOKUP(5, 5120, R14, X1)
+	LOOKUP(6, 6144, AX, X2)
+	LOOKUP(7, 7168, BX, X3)
+	ADDQ $8, SI
+	ADDQ $8192, R10
+	SUBQ $8, R9
+	CMPQ R9, $8
+	JAE  p8
+
+p4:
+	CMPQ R9, $4
+	JB   p1
+	LOOKUP(0, 0, AX, X0)
+	LOOKUP(1, 1024, BX, X1)
+	LOOKUP(2, 2048, R11, X2)
+	LOOKUP(3, 3072, R12, X3)
+	ADDQ $4, SI
+	ADDQ $4096, R10
+	SUBQ $4, R9
+
+p1:
+	TESTQ R9, R9
+	JZ    psum
+	LOOKUP(0, 0, AX, X0)
+	INCQ  SI
+	ADDQ  $1024, R10
+	DECQ  R9
+	JMP   p1
+
+psum:
+	ADDSS X1, X0
+	ADDSS X3, X2
+	ADDSS X2, X0
+	ADDSS X7, X0
+	MOVSS X0, (DX)
+	ADDQ  $4, DX
+	DECQ  R8
+	JNZ   prow
+
+pdone:
+	RET

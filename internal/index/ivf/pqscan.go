@@ -103,30 +103,12 @@ func (x *Index) buildPQPre() {
 }
 
 // pqScan writes base plus the table distance of every code in codes (M
-// bytes each) to out: out[i] = base + sum_j tab[j*ksub + code_i[j]]. Four
-// partial sums per row break the dependency chain of the additions.
+// bytes each) to out: out[i] = base + sum_j tab[j*ksub + code_i[j]].
 func pqScan(tab []float32, ksub int, codes []byte, m int, base float32, out []float32) {
 	codes = codes[:len(out)*m]
 	if ksub == 256 && m > 0 {
-		// One [256]float32 per sub-space: a byte code indexes it without a
-		// bounds check.
 		_ = tab[m*256-1]
-		tt := unsafe.Slice((*[256]float32)(unsafe.Pointer(unsafe.SliceData(tab))), m)
-		for i := range out {
-			c := codes[i*m : (i+1)*m : (i+1)*m]
-			t := tt[:len(c)]
-			var a0, a1, a2, a3 float32
-			for ; len(c) >= 4 && len(t) >= 4; c, t = c[4:], t[4:] {
-				a0 += t[0][c[0]]
-				a1 += t[1][c[1]]
-				a2 += t[2][c[2]]
-				a3 += t[3][c[3]]
-			}
-			for j := range min(len(c), len(t)) {
-				a0 += t[j][c[j]]
-			}
-			out[i] = base + ((a0 + a1) + (a2 + a3))
-		}
+		scanImpl.pqScan8(tab, codes, m, base, out)
 		return
 	}
 	for i := range out {
@@ -136,5 +118,36 @@ func pqScan(tab []float32, ksub int, codes []byte, m int, base float32, out []fl
 			d += tab[j*ksub+int(v)]
 		}
 		out[i] = d
+	}
+}
+
+// pqScan8Generic is the reference for pqScan8: pqScan with ksub = 256 and
+// four partial sums per row, which break the dependency chain of the
+// additions. Requires len(tab) >= m*256 and len(codes) >= len(out)*m.
+func pqScan8Generic(tab []float32, codes []byte, m int, base float32, out []float32) {
+	if m == 0 {
+		for i := range out {
+			out[i] = base
+		}
+		return
+	}
+	// One [256]float32 per sub-space: a byte code indexes it without a
+	// bounds check.
+	_ = tab[m*256-1]
+	tt := unsafe.Slice((*[256]float32)(unsafe.Pointer(unsafe.SliceData(tab))), m)
+	for i := range out {
+		c := codes[i*m : (i+1)*m : (i+1)*m]
+		t := tt[:len(c)]
+		var a0, a1, a2, a3 float32
+		for ; len(c) >= 4 && len(t) >= 4; c, t = c[4:], t[4:] {
+			a0 += t[0][c[0]]
+			a1 += t[1][c[1]]
+			a2 += t[2][c[2]]
+			a3 += t[3][c[3]]
+		}
+		for j := range min(len(c), len(t)) {
+			a0 += t[j][c[j]]
+		}
+		out[i] = base + ((a0 + a1) + (a2 + a3))
 	}
 }
