@@ -64,13 +64,19 @@
 //
 // # Kernels
 //
-// The SQ8 row kernels and the table addition (kernels.go) have pure-Go
-// references and, on amd64, AVX-512 and AVX2 assembly (kernels_amd64.s)
-// that converts 16 (or 8) code bytes to float32 lanes per step and scores
-// four rows at a time. The implementation is picked once at initialisation
-// from the CPU features; the noasm build tag selects the references. The
-// IVF_FLAT scans use the batched kernels of package distance. The IVF_PQ
-// look-up loop is Go, with four partial sums per row. A filter that admits at
+// The list-scan kernels (kernels.go) have pure-Go references and, on amd64,
+// assembly (kernels_amd64.s), picked once at initialisation from the CPU
+// features (AVX-512F, else AVX2 with FMA, else Go); the noasm build tag
+// selects the references. The SQ8 row kernels convert 16 (AVX-512) or 8
+// (AVX2) code bytes to float32 lanes per step and score four rows at a
+// time. The IVF_PQ query tables come from codebooks kept transposed per
+// sub-space (dimension-major, derived at Build and Unmarshal, not
+// serialized), so a sub-space's 2^Nbits inner products are dsub scaled
+// additions of contiguous rows (pqInner). The 8-bit IVF_PQ look-up loop is
+// scalar assembly with eight look-ups per step into four partial sums,
+// bit-identical to its Go reference; the per-list table addition is
+// vectorised. The IVF_FLAT scans use the batched kernels of package
+// distance. A filter that admits at
 // most Len()*Nprobe/Nlist rows makes the search scan every list instead:
 // that costs no more distance computations than an unfiltered search and is
 // exact. If the probed lists still hold fewer than k allowed rows, the next
