@@ -37,7 +37,8 @@ type scanKernels struct {
 	// requires len(out) to be a multiple of 16.
 	pqInner func(a, t, out []float32)
 	// pqScan8 is pqScan for 8-bit codes (ksub = 256); the assembly is
-	// scalar SSE with four partial sums, bit-identical to the reference.
+	// scalar SSE, two rows at a time with four partial sums each,
+	// bit-identical to the reference.
 	pqScan8 func(tab []float32, codes []byte, m int, base float32, out []float32)
 }
 

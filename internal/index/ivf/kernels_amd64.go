@@ -45,11 +45,26 @@ func availableScanKernels() []scanKernels {
 	var ks []scanKernels
 	if cpu.X86.HasAVX512F {
 		ks = append(ks, scanKernels{name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512, pqInner: pqInnerAVX512,
-			pqScan8: pqScan8Asm})
+			pqScan8: pqScan8Asm2})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, scanKernels{name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2, pqInner: pqInnerAVX2,
-			pqScan8: pqScan8Asm})
+			pqScan8: pqScan8Asm2})
 	}
 	return append(ks, genericScanKernels())
+}
+
+//go:noescape
+func pqScan8x2Asm(tab []float32, codes []byte, m int, base float32, out []float32)
+
+// pqScan8Asm2 runs pqScan8x2Asm over pairs of rows and pqScan8Asm over
+// the last row of an odd count.
+func pqScan8Asm2(tab []float32, codes []byte, m int, base float32, out []float32) {
+	e := len(out) &^ 1
+	if e > 0 {
+		pqScan8x2Asm(tab, codes, m, base, out[:e])
+	}
+	if e < len(out) {
+		pqScan8Asm(tab, codes[e*m:], m, base, out[e:])
+	}
 }

@@ -534,3 +534,79 @@ psum:
 
 pdone:
 	RET
+
+// LOOKUP2 does look-up COFF of two rows, whose codes are at SI and SI+R13
+// (R13 = m), into ACC and ACC2.
+#define LOOKUP2(COFF, OFF, R, S, ACC, ACC2) \
+	MOVBLZX COFF(SI), R; \
+	MOVBLZX COFF(SI)(R13*1), S; \
+	ADDSS   OFF(R10)(R*4), ACC; \
+	ADDSS   OFF(R10)(S*4), ACC2
+
+// func pqScan8x2Asm(tab []float32, codes []byte, m int, base float32, out []float32)
+// pqScan8Asm over two rows at a time (same additions, same order), which
+// shares the table pointer and loop overhead and gives more independent
+// loads. Requires len(out) even, len(tab) >= m*256, len(codes) >= len(out)*m.
+TEXT ·pqScan8x2Asm(SB), NOSPLIT, $0-88
+	MOVQ  tab_base+0(FP), DI
+	MOVQ  codes_base+24(FP), SI
+	MOVQ  m+48(FP), CX
+	MOVSS base+56(FP), X15
+	MOVQ  out_base+64(FP), DX
+	MOVQ  out_len+72(FP), R8
+	SHRQ  $1, R8
+	JZ    qdone
+	MOVQ  CX, R13
+
+qrow:
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+	XORPS X4, X4
+	XORPS X5, X5
+	XORPS X6, X6
+	XORPS X7, X7
+	MOVQ  DI, R10
+	MOVQ  CX, R9
+	CMPQ  R9, $4
+	JB    q1
+
+q4:
+	LOOKUP2(0, 0, AX, BX, X0, X4)
+	LOOKUP2(1, 1024, R11, R12, X1, X5)
+	LOOKUP2(2, 2048, AX, BX, X2, X6)
+	LOOKUP2(3, 3072, R11, R12, X3, X7)
+	ADDQ $4, SI
+	ADDQ $4096, R10
+	SUBQ $4, R9
+	CMPQ R9, $4
+	JAE  q4
+
+q1:
+	TESTQ R9, R9
+	JZ    qsum
+	LOOKUP2(0, 0, AX, BX, X0, X4)
+	INCQ  SI
+	ADDQ  $1024, R10
+	DECQ  R9
+	JMP   q1
+
+qsum:
+	ADDSS X1, X0
+	ADDSS X3, X2
+	ADDSS X2, X0
+	ADDSS X15, X0
+	MOVSS X0, (DX)
+	ADDSS X5, X4
+	ADDSS X7, X6
+	ADDSS X6, X4
+	ADDSS X15, X4
+	MOVSS X4, 4(DX)
+	ADDQ  R13, SI
+	ADDQ  $8, DX
+	DECQ  R8
+	JNZ   qrow
+
+qdone:
+	RET

@@ -128,7 +128,7 @@ func TestPQScan8MatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, k := range availableScanKernels() {
 		for _, m := range []int{1, 3, 4, 5, 8, 11, 12, 16, 98} {
-			for _, rows := range []int{0, 1, 7} {
+			for _, rows := range []int{0, 1, 2, 7, 8} {
 				tab := make([]float32, m*256)
 				for i := range tab {
 					tab[i] = rng.Float32() * 10
