@@ -72,8 +72,10 @@
 // time. The IVF_PQ query tables come from codebooks kept transposed per
 // sub-space (dimension-major, derived at Build and Unmarshal, not
 // serialized), so a sub-space's 2^Nbits inner products are dsub scaled
-// additions of contiguous rows (pqInner). The 8-bit IVF_PQ look-up loop is
-// scalar assembly over two rows at a time, four partial sums per row,
+// additions of contiguous rows (pqInner). The 8-bit IVF_PQ look-up loop
+// runs over blocks of 16 sub-spaces, so that the 16 KiB of tables a block
+// uses stay in the L1 cache while every row of the list looks them up, and
+// is scalar assembly over two rows at a time, four partial sums per row,
 // bit-identical to its Go reference (an AVX-512 gather version measured
 // slower); the per-list table addition is
 // vectorised. The IVF_FLAT scans use the batched kernels of package

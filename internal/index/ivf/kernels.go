@@ -36,10 +36,11 @@ type scanKernels struct {
 	// pqInner sets out[c] = sum_d a[d]*t[d*len(out)+c]; the assembly
 	// requires len(out) to be a multiple of 16.
 	pqInner func(a, t, out []float32)
-	// pqScan8 is pqScan for 8-bit codes (ksub = 256); the assembly is
-	// scalar SSE, two rows at a time with four partial sums each,
-	// bit-identical to the reference.
-	pqScan8 func(tab []float32, codes []byte, m int, base float32, out []float32)
+	// pqScan8 adds to out[i] the look-ups of sub-spaces 0..m-1 of row i
+	// (row i at codes[i*stride:]) in the 8-bit tables tab (256 floats per
+	// sub-space). The assembly is scalar SSE, two rows at a time with four
+	// partial sums each, bit-identical to the reference.
+	pqScan8 func(tab []float32, codes []byte, m, stride int, out []float32)
 }
 
 // genericScanKernels is the portable implementation.

@@ -34,7 +34,7 @@ func pqInnerAVX512(a, t, out []float32)
 func pqInnerAVX2(a, t, out []float32)
 
 //go:noescape
-func pqScan8Asm(tab []float32, codes []byte, m int, base float32, out []float32)
+func pqScan8Asm(tab []float32, codes []byte, m, stride int, out []float32)
 
 // selectScanKernels picks the widest implementation this CPU supports.
 func selectScanKernels() scanKernels { return availableScanKernels()[0] }
@@ -55,16 +55,16 @@ func availableScanKernels() []scanKernels {
 }
 
 //go:noescape
-func pqScan8x2Asm(tab []float32, codes []byte, m int, base float32, out []float32)
+func pqScan8x2Asm(tab []float32, codes []byte, m, stride int, out []float32)
 
 // pqScan8Asm2 runs pqScan8x2Asm over pairs of rows and pqScan8Asm over
 // the last row of an odd count.
-func pqScan8Asm2(tab []float32, codes []byte, m int, base float32, out []float32) {
+func pqScan8Asm2(tab []float32, codes []byte, m, stride int, out []float32) {
 	e := len(out) &^ 1
 	if e > 0 {
-		pqScan8x2Asm(tab, codes, m, base, out[:e])
+		pqScan8x2Asm(tab, codes, m, stride, out[:e])
 	}
 	if e < len(out) {
-		pqScan8Asm(tab, codes[e*m:], m, base, out[e:])
+		pqScan8Asm(tab, codes[e*stride:], m, stride, out[e:])
 	}
 }

@@ -461,17 +461,18 @@ idone:
 	MOVBLZX COFF(SI), R; \
 	ADDSS   OFF(R10)(R*4), ACC
 
-// func pqScan8Asm(tab []float32, codes []byte, m int, base float32, out []float32)
-// out[i] = base + ((a0+a1) + (a2+a3)), where a_r sums, in ascending j, the
-// look-ups tab[j*256 + codes[i*m+j]] of the sub-spaces j with j%4 == r among
-// the first m&^3, and a0 also those of the last m%4: the additions of the Go
-// loop in pqScanGeneric, in its order, so the results are identical.
-// Requires len(tab) >= m*256 and len(codes) >= len(out)*m.
+// func pqScan8Asm(tab []float32, codes []byte, m, stride int, out []float32)
+// out[i] += (a0+a1) + (a2+a3), where a_r sums, in ascending j, the look-ups
+// tab[j*256 + codes[i*stride+j]] of the sub-spaces j < m with j%4 == r among
+// the first m&^3, and a0 also those of the last m%4: the additions of
+// pqScan8Generic, in its order, so the results are identical.
+// Requires len(tab) >= m*256 and codes to hold len(out) rows of stride
+// bytes, the last at least m.
 TEXT ·pqScan8Asm(SB), NOSPLIT, $0-88
 	MOVQ  tab_base+0(FP), DI
-	MOVQ  codes_base+24(FP), SI
+	MOVQ  codes_base+24(FP), R14
 	MOVQ  m+48(FP), CX
-	MOVSS base+56(FP), X7
+	MOVQ  stride+56(FP), R13
 	MOVQ  out_base+64(FP), DX
 	MOVQ  out_len+72(FP), R8
 	TESTQ R8, R8
@@ -482,29 +483,13 @@ prow:
 	XORPS X1, X1
 	XORPS X2, X2
 	XORPS X3, X3
+	MOVQ  R14, SI
 	MOVQ  DI, R10
 	MOVQ  CX, R9
-	CMPQ  R9, $8
-	JB    p4
-
-p8:
-	LOOKUP(0, 0, AX, X0)
-	LOOKUP(1, 1024, BX, X1)
-	LOOKUP(2, 2048, R11, X2)
-	LOOKUP(3, 3072, R12, X3)
-	LOOKUP(4, 4096, R13, X0)
-	LOOKUP(5, 5120, R14, X1)
-	LOOKUP(6, 6144, AX, X2)
-	LOOKUP(7, 7168, BX, X3)
-	ADDQ $8, SI
-	ADDQ $8192, R10
-	SUBQ $8, R9
-	CMPQ R9, $8
-	JAE  p8
+	CMPQ  R9, $4
+	JB    p1
 
 p4:
-	CMPQ R9, $4
-	JB   p1
 	LOOKUP(0, 0, AX, X0)
 	LOOKUP(1, 1024, BX, X1)
 	LOOKUP(2, 2048, R11, X2)
@@ -512,6 +497,8 @@ p4:
 	ADDQ $4, SI
 	ADDQ $4096, R10
 	SUBQ $4, R9
+	CMPQ R9, $4
+	JAE  p4
 
 p1:
 	TESTQ R9, R9
@@ -526,8 +513,9 @@ psum:
 	ADDSS X1, X0
 	ADDSS X3, X2
 	ADDSS X2, X0
-	ADDSS X7, X0
+	ADDSS (DX), X0
 	MOVSS X0, (DX)
+	ADDQ  R13, R14
 	ADDQ  $4, DX
 	DECQ  R8
 	JNZ   prow
@@ -536,27 +524,27 @@ pdone:
 	RET
 
 // LOOKUP2 does look-up COFF of two rows, whose codes are at SI and SI+R13
-// (R13 = m), into ACC and ACC2.
+// (R13 = stride), into ACC and ACC2.
 #define LOOKUP2(COFF, OFF, R, S, ACC, ACC2) \
 	MOVBLZX COFF(SI), R; \
 	MOVBLZX COFF(SI)(R13*1), S; \
 	ADDSS   OFF(R10)(R*4), ACC; \
 	ADDSS   OFF(R10)(S*4), ACC2
 
-// func pqScan8x2Asm(tab []float32, codes []byte, m int, base float32, out []float32)
+// func pqScan8x2Asm(tab []float32, codes []byte, m, stride int, out []float32)
 // pqScan8Asm over two rows at a time (same additions, same order), which
 // shares the table pointer and loop overhead and gives more independent
-// loads. Requires len(out) even, len(tab) >= m*256, len(codes) >= len(out)*m.
+// loads. Requires len(out) even and the bounds of pqScan8Asm.
 TEXT ·pqScan8x2Asm(SB), NOSPLIT, $0-88
-	MOVQ  tab_base+0(FP), DI
-	MOVQ  codes_base+24(FP), SI
-	MOVQ  m+48(FP), CX
-	MOVSS base+56(FP), X15
-	MOVQ  out_base+64(FP), DX
-	MOVQ  out_len+72(FP), R8
-	SHRQ  $1, R8
-	JZ    qdone
-	MOVQ  CX, R13
+	MOVQ tab_base+0(FP), DI
+	MOVQ codes_base+24(FP), R14
+	MOVQ m+48(FP), CX
+	MOVQ stride+56(FP), R13
+	MOVQ out_base+64(FP), DX
+	MOVQ out_len+72(FP), R8
+	SHRQ $1, R8
+	JZ   qdone
+	LEAQ (R13)(R13*1), R15
 
 qrow:
 	XORPS X0, X0
@@ -567,6 +555,7 @@ qrow:
 	XORPS X5, X5
 	XORPS X6, X6
 	XORPS X7, X7
+	MOVQ  R14, SI
 	MOVQ  DI, R10
 	MOVQ  CX, R9
 	CMPQ  R9, $4
@@ -596,14 +585,14 @@ qsum:
 	ADDSS X1, X0
 	ADDSS X3, X2
 	ADDSS X2, X0
-	ADDSS X15, X0
+	ADDSS (DX), X0
 	MOVSS X0, (DX)
 	ADDSS X5, X4
 	ADDSS X7, X6
 	ADDSS X6, X4
-	ADDSS X15, X4
+	ADDSS 4(DX), X4
 	MOVSS X4, 4(DX)
-	ADDQ  R13, SI
+	ADDQ  R15, R14
 	ADDQ  $8, DX
 	DECQ  R8
 	JNZ   qrow

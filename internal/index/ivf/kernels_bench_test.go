@@ -7,7 +7,7 @@ import (
 
 // BenchmarkPQScan8 times the 8-bit look-up scan of one Fashion-MNIST-sized
 // list (470 rows, m = 98 sub-spaces: a 98 KiB table) with each available
-// implementation.
+// implementation, and the blocked pqScan that Search runs.
 func BenchmarkPQScan8(b *testing.B) {
 	const m, rows = 98, 470
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -23,8 +23,13 @@ func BenchmarkPQScan8(b *testing.B) {
 	for _, k := range availableScanKernels() {
 		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
-				k.pqScan8(tab, codes, m, 0, out)
+				k.pqScan8(tab, codes, m, m, out)
 			}
 		})
 	}
+	b.Run("blocked", func(b *testing.B) {
+		for b.Loop() {
+			pqScan(tab, 256, codes, m, 0, out)
+		}
+	})
 }

@@ -122,33 +122,66 @@ func TestPQInnerMatchesReference(t *testing.T) {
 }
 
 // TestPQScan8MatchesReference: every pqScan8 implementation gives the
-// reference's results bit for bit (they add in the same order), and the
-// reference is the plain sum of look-ups up to rounding.
+// reference's results bit for bit (they add in the same order), with rows
+// packed (stride m) or strided (a block of a longer code), and the
+// reference adds the plain sum of look-ups up to rounding.
 func TestPQScan8MatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, k := range availableScanKernels() {
 		for _, m := range []int{1, 3, 4, 5, 8, 11, 12, 16, 98} {
-			for _, rows := range []int{0, 1, 2, 7, 8} {
-				tab := make([]float32, m*256)
-				for i := range tab {
-					tab[i] = rng.Float32() * 10
-				}
-				codes := make([]byte, rows*m)
-				for i := range codes {
-					codes[i] = byte(rng.UintN(256))
-				}
-				want, got := make([]float32, rows), make([]float32, rows)
-				pqScan8Generic(tab, codes, m, 1.5, want)
-				k.pqScan8(tab, codes, m, 1.5, got)
-				require.Equal(t, want, got, "%s m=%d rows=%d", k.name, m, rows)
-				for i := range rows {
-					sum := 1.5
-					for j := range m {
-						sum += float64(tab[j*256+int(codes[i*m+j])])
+			for _, extra := range []int{0, 5} {
+				stride := m + extra
+				for _, rows := range []int{0, 1, 2, 7, 8} {
+					tab := make([]float32, m*256)
+					for i := range tab {
+						tab[i] = rng.Float32() * 10
 					}
-					require.InEpsilon(t, sum, float64(want[i]), 1e-5)
+					codes := make([]byte, rows*stride)
+					for i := range codes {
+						codes[i] = byte(rng.UintN(256))
+					}
+					want, got := make([]float32, rows), make([]float32, rows)
+					for i := range rows {
+						want[i], got[i] = float32(i)+0.5, float32(i)+0.5
+					}
+					pqScan8Generic(tab, codes, m, stride, want)
+					k.pqScan8(tab, codes, m, stride, got)
+					require.Equal(t, want, got, "%s m=%d stride=%d rows=%d", k.name, m, stride, rows)
+					for i := range rows {
+						sum := float64(i) + 0.5
+						for j := range m {
+							sum += float64(tab[j*256+int(codes[i*stride+j])])
+						}
+						require.InEpsilon(t, sum, float64(want[i]), 1e-5)
+					}
 				}
 			}
+		}
+	}
+}
+
+// TestPQScanBlocked: pqScan over 8-bit codes, which runs the kernel over
+// blocks of sub-spaces, equals the plain sum of look-ups up to rounding.
+func TestPQScanBlocked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, m := range []int{1, 15, 16, 17, 40, 98} {
+		const rows = 9
+		tab := make([]float32, m*256)
+		for i := range tab {
+			tab[i] = rng.Float32()
+		}
+		codes := make([]byte, rows*m)
+		for i := range codes {
+			codes[i] = byte(rng.UintN(256))
+		}
+		out := make([]float32, rows)
+		pqScan(tab, 256, codes, m, 2, out)
+		for i := range rows {
+			sum := 2.0
+			for j := range m {
+				sum += float64(tab[j*256+int(codes[i*m+j])])
+			}
+			require.InEpsilon(t, sum, float64(out[i]), 1e-5, "m=%d row %d", m, i)
 		}
 	}
 }
