@@ -29,25 +29,57 @@
 //     lists is a brute-force search.
 //   - IVF_SQ8 keeps one byte per dimension: code = round((x-min)/scale) with
 //     the per-dimension minimum and scale = (max-min)/255 taken from the
-//     training sample (values outside are clamped). A search decodes each
-//     row and scores it with the distance kernels. About 1/4 of the raw size.
+//     training sample (values outside are clamped). A search scores the
+//     codes directly, without decoding them to float32: under L2 it
+//     prepares q' = q - min once and sums (q'[j] - scale[j]*code[j])^2;
+//     under IP the score is <q, min> + sum (q[j]*scale[j])*code[j]. About
+//     1/4 of the raw size.
 //   - IVF_PQ splits each row's residual (vector minus its list's centroid)
 //     into M sub-vectors of dim/M floats and stores, per sub-vector, the
 //     index of the nearest of 2^Nbits codewords (one byte each; Nbits <= 8).
 //     The codebooks are trained by k-means on the residuals of a sample of at
 //     most MaxPointsPerCentroid*2^Nbits rows. A search scores rows by
 //     asymmetric distance: the query stays exact, and a row's distance is the
-//     sum of M look-ups in a table of query-to-codeword distances. Under L2
-//     the table is built per probed list from the query's residual; under IP
-//     it is built once per query and offset by the list centroid's inner
-//     product. With M = dim/8 and 8 bits the index is about 1/15 of the raw
-//     vectors (8 code bytes and a 4-byte row number per 4*dim bytes).
+//     sum of M look-ups in a table of query-to-codeword distances. Under IP
+//     the table is built once per query and offset by the list centroid's
+//     inner product. Under L2 the distance splits into ||q-c||^2 (the
+//     coarse distance), a list term sum_j ||r_j||^2 + 2<c_j, r_j> and a
+//     query term -2 sum_j <q_j, r_j>, as in faiss: the list terms of every
+//     list are precomputed (Nlist*M*2^Nbits floats, derived at Build and
+//     Unmarshal, never serialized) when they take at most 1/8 of the raw
+//     vectors and PQMaxPrecomputedBytes, so a probed list's table is one
+//     vector addition; otherwise it is built per probed list from the
+//     query's residual. With M = dim/8 and 8 bits the codes and row numbers
+//     are about 1/15 of the raw vectors (8 code bytes and a 4-byte row
+//     number per 4*dim bytes).
 //
 // # Search
 //
-// Search ranks the centroids against the query, scans the Nprobe best lists
-// and keeps the k best allowed rows in a bounded heap. Rows that the allowed
-// mask excludes are skipped before they are scored. A filter that admits at
+// Search ranks the centroids against the query (one batched kernel call),
+// scans the Nprobe best lists and keeps the k best allowed rows in a bounded
+// heap. A list is scored by one batched kernel call over its contiguous rows
+// (over each run of consecutive allowed rows when a filter is given, so rows
+// the mask excludes are not scored), and each score is first compared with
+// the heap's current k-th best, so most rows cost no push.
+//
+// # Kernels
+//
+// The list-scan kernels (kernels.go) have pure-Go references and, on amd64,
+// assembly (kernels_amd64.s), picked once at initialisation from the CPU
+// features (AVX-512F, else AVX2 with FMA, else Go); the noasm build tag
+// selects the references. The SQ8 row kernels convert 16 (AVX-512) or 8
+// (AVX2) code bytes to float32 lanes per step and score four rows at a
+// time. The IVF_PQ query tables come from codebooks kept transposed per
+// sub-space (dimension-major, derived at Build and Unmarshal, not
+// serialized), so a sub-space's 2^Nbits inner products are dsub scaled
+// additions of contiguous rows (pqInner). The 8-bit IVF_PQ look-up loop
+// runs over blocks of 16 sub-spaces, so that the 16 KiB of tables a block
+// uses stay in the L1 cache while every row of the list looks them up, and
+// is scalar assembly over two rows at a time, four partial sums per row,
+// bit-identical to its Go reference (an AVX-512 gather version measured
+// slower); the per-list table addition is
+// vectorised. The IVF_FLAT scans use the batched kernels of package
+// distance. A filter that admits at
 // most Len()*Nprobe/Nlist rows makes the search scan every list instead:
 // that costs no more distance computations than an unfiltered search and is
 // exact. If the probed lists still hold fewer than k allowed rows, the next

@@ -2,6 +2,7 @@ package ivf
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -171,4 +172,16 @@ func (f *fixture) groundTruth(m index.Metric) [][]index.Hit {
 	}
 	f.truth[m] = g
 	return g
+}
+
+// requireSameHits checks that got holds the rows of want in the same order
+// with scores equal up to rounding: the batched distance kernels sum in
+// another order than the pairwise ones the reference uses.
+func requireSameHits(t *testing.T, want, got []index.Hit) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for j := range want {
+		require.Equal(t, want[j].Row, got[j].Row, "hit %d", j)
+		require.InDelta(t, want[j].Score, got[j].Score, 1e-5*max(1, math.Abs(float64(want[j].Score))), "hit %d", j)
+	}
 }

@@ -43,6 +43,17 @@ type Index struct {
 	// (vector minus its list centroid).
 	codebooks  []float32
 	ksub, dsub int
+	// cbT holds the codebooks transposed per sub-space (dimension-major:
+	// cbT[j*ksub*dsub + d*ksub + c] is dimension d of codeword c), for
+	// pqInner. Derived from codebooks; not serialized.
+	cbT []float32
+	// cbNorm holds the squared norm of every codeword, M*ksub values.
+	// Derived from codebooks; not serialized.
+	cbNorm []float32
+	// pqPre holds, for an L2 PQ index, the per-list tables of
+	// precomputePQ: Nlist blocks of M*ksub values (nil if too large, or
+	// under IP). Derived from the centroids and codebooks; not serialized.
+	pqPre []float32
 
 	pool sync.Pool // *scratch for searches
 }
@@ -148,6 +159,7 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 				x.encodePQ(res, x.codes[p*m:(p+1)*m], buf)
 			}
 		})
+		x.derivePQ()
 	}
 	return x, nil
 }
@@ -232,6 +244,6 @@ func (x *Index) ListSizes() []int {
 func (x *Index) MemoryBytes() int64 {
 	b := int64(cap(x.centroids))*4 + int64(cap(x.offsets))*4 + int64(cap(x.rows))*4 +
 		int64(cap(x.vecs))*4 + int64(cap(x.codes)) + int64(cap(x.sqMin))*4 +
-		int64(cap(x.sqScale))*4 + int64(cap(x.codebooks))*4
+		int64(cap(x.sqScale))*4 + int64(cap(x.codebooks))*4 + int64(cap(x.cbT))*4 + int64(cap(x.cbNorm))*4 + int64(cap(x.pqPre))*4
 	return b + int64(unsafe.Sizeof(*x))
 }

@@ -282,6 +282,7 @@ func Unmarshal(rd io.Reader) (*Index, error) {
 	if err := x.checkLists(offOff, rowsOff); err != nil {
 		return nil, err
 	}
+	x.derivePQ()
 	return x, nil
 }
 

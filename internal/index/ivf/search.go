@@ -9,19 +9,22 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
-	"github.com/strata-db/strata/internal/index/topk"
 )
 
 // scratch is the per-search working memory, pooled across searches.
 type scratch struct {
-	q     []float32   // normalised query (COSINE)
-	cdist []float32   // internal distance of the query to every centroid
-	probe topk.Heap   // the lists to scan
-	res   topk.Heap   // the best rows so far
-	buf   []float32   // a decoded SQ8 vector, or a PQ residual query
-	tab   []float32   // PQ distance table, M*ksub
-	order []topk.Item // remaining lists, when the probed ones fall short
-	seen  []bool      // lists already scanned, when the probed ones fall short
+	q      []float32 // normalised query (COSINE)
+	cdist  []float32 // internal distance of the query to every centroid
+	probe  topK      // the lists to scan
+	res    topK      // the best rows so far
+	buf    []float32 // a PQ residual query
+	tab    []float32 // PQ distance table, M*ksub
+	t3     []float32 // PQ cross term -2<q, codeword>, M*ksub (precomputed tables)
+	qa     []float32 // SQ8 query: q-min (L2) or q*scale (IP)
+	dists  []float32 // scores of the rows of one list
+	sqBase float32   // SQ8 under IP: <q, min>
+	order  []item    // remaining lists, when the probed ones fall short
+	seen   []bool    // lists already scanned, when the probed ones fall short
 }
 
 // Search returns the k nearest rows to q, best first (ties by ascending
@@ -82,48 +85,56 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 		distance.L2SquaredBatch(q, x.centroids, s.cdist)
 	}
 	x.prepareQuery(q, s)
-	s.res.Reset(k)
+	s.res.reset(k)
 	if allowed != nil && exactFilter(countTrue(allowed), x.n, nprobe, nlist) {
 		nprobe = nlist
 	}
-	s.probe.Reset(nprobe)
+	s.probe.reset(nprobe)
 	for l, d := range s.cdist {
-		s.probe.Offer(topk.Item{D: d, ID: int32(l)})
+		s.probe.offer(item{d, int32(l)})
 	}
-	probed := s.probe.Sorted()
+	probed := s.probe.sorted()
 	for _, p := range probed {
-		x.scan(q, int(p.ID), allowed, s)
+		x.scan(q, int(p.id), allowed, s)
 	}
-	if !s.res.Full() && nprobe < nlist {
+	if !s.res.full() && nprobe < nlist {
 		// Too few allowed rows in the probed lists: continue with the
 		// remaining lists, best first.
 		s.order = s.order[:0]
 		s.seen = slices.Grow(s.seen[:0], nlist)[:nlist]
 		clear(s.seen)
 		for _, p := range probed {
-			s.seen[p.ID] = true
+			s.seen[p.id] = true
 		}
 		for l, d := range s.cdist {
 			if !s.seen[l] {
-				s.order = append(s.order, topk.Item{D: d, ID: int32(l)})
+				s.order = append(s.order, item{d, int32(l)})
 			}
 		}
-		slices.SortFunc(s.order, topk.Compare)
+		slices.SortFunc(s.order, func(a, b item) int {
+			if worse(a, b) {
+				return 1
+			}
+			if worse(b, a) {
+				return -1
+			}
+			return 0
+		})
 		for _, p := range s.order {
-			if s.res.Full() {
+			if s.res.full() {
 				break
 			}
-			x.scan(q, int(p.ID), allowed, s)
+			x.scan(q, int(p.id), allowed, s)
 		}
 	}
-	best := s.res.Sorted()
+	best := s.res.sorted()
 	out := make([]index.Hit, len(best))
 	for i, it := range best {
-		sc := it.D
+		sc := it.d
 		if x.ip {
 			sc = -sc
 		}
-		out[i] = index.Hit{Row: it.ID, Score: sc}
+		out[i] = index.Hit{Row: it.id, Score: sc}
 	}
 	return out, nil
 }
@@ -157,104 +168,125 @@ func countTrue(m []bool) int {
 	return n
 }
 
-// dist is the internal distance: smaller is better for every metric.
-func (x *Index) dist(a, b []float32) float32 {
-	if x.ip {
-		return -distance.Dot(a, b)
-	}
-	return distance.L2Squared(a, b)
-}
-
-// prepareQuery sizes the scratch buffers and, for PQ under IP, computes
-// the distance table, which does not depend on the list.
+// prepareQuery sizes the scratch buffers and computes what depends on the
+// query but not on the list: for SQ8 the query rewritten for the code
+// kernels, for PQ the query's distance table (IP) or its cross term (L2
+// with precomputed tables).
 func (x *Index) prepareQuery(q []float32, s *scratch) {
 	switch x.cfg.Kind {
 	case SQ8:
-		s.buf = slices.Grow(s.buf[:0], x.dim)[:x.dim]
+		s.qa = slices.Grow(s.qa[:0], x.dim)[:x.dim]
+		if x.ip {
+			// <q, min + scale*code> = <q, min> + <q*scale, code>.
+			for j, v := range q {
+				s.qa[j] = v * x.sqScale[j]
+			}
+			s.sqBase = distance.Dot(q, x.sqMin)
+		} else {
+			// (q - min - scale*code)^2, summed.
+			for j, v := range q {
+				s.qa[j] = v - x.sqMin[j]
+			}
+		}
 	case PQ:
 		s.buf = slices.Grow(s.buf[:0], x.dim)[:x.dim]
+		s.qa = slices.Grow(s.qa[:0], x.dim)[:x.dim]
 		s.tab = slices.Grow(s.tab[:0], x.cfg.M*x.ksub)[:x.cfg.M*x.ksub]
-		if x.ip {
-			x.pqTable(q, s.tab, true)
+		switch {
+		case x.ip:
+			x.pqInnerTable(q, -1, s.qa, s.tab)
+		case x.pqPre != nil:
+			// The cross term -2<q, codeword> of every sub-space.
+			s.t3 = slices.Grow(s.t3[:0], len(s.tab))[:len(s.tab)]
+			x.pqInnerTable(q, -2, s.qa, s.t3)
 		}
 	}
 }
 
-// pqTable fills tab[j*ksub+c] with the internal distance between the
-// sub-vector j of v and codeword c of sub-space j: the squared L2
-// distance, or with ip the negated inner product.
-func (x *Index) pqTable(v, tab []float32, ip bool) {
-	dsub, ksub := x.dsub, x.ksub
-	for j := range x.cfg.M {
-		t := tab[j*ksub : (j+1)*ksub]
-		if ip {
-			distance.DotBatch(v[j*dsub:(j+1)*dsub], x.codebook(j), t)
-			for c := range t {
-				t[c] = -t[c]
-			}
-		} else {
-			distance.L2SquaredBatch(v[j*dsub:(j+1)*dsub], x.codebook(j), t)
-		}
-	}
-}
-
-// scan offers the allowed rows of list l to s.res.
+// scan offers the allowed rows of list l to s.res. It scores runs of
+// consecutive allowed rows with one batched kernel call each (the whole
+// list when allowed is nil), then offers the scores to the heap, skipping
+// without a push every score worse than the current k-th best.
 func (x *Index) scan(q []float32, l int, allowed []bool, s *scratch) {
 	lo, hi := int(x.offsets[l]), int(x.offsets[l+1])
 	if lo == hi {
 		return
 	}
-	dim := x.dim
-	rows := x.rows[lo:hi]
-	switch x.cfg.Kind {
-	case Flat:
-		vecs := x.vecs[lo*dim : hi*dim]
-		for i, r := range rows {
-			if allowed != nil && !allowed[r] {
-				continue
-			}
-			s.res.Offer(topk.Item{D: x.dist(q, vecs[i*dim:(i+1)*dim:(i+1)*dim]), ID: r})
+	s.dists = slices.Grow(s.dists[:0], hi-lo)[:hi-lo]
+	base := x.prepareList(q, l, s)
+	if allowed == nil {
+		x.score(q, lo, hi, base, s, s.dists)
+		s.res.offerAll(s.dists, x.rows[lo:hi])
+		return
+	}
+	for p := lo; p < hi; {
+		if !allowed[x.rows[p]] {
+			p++
+			continue
 		}
-	case SQ8:
-		codes := x.codes[lo*dim : hi*dim]
-		for i, r := range rows {
-			if allowed != nil && !allowed[r] {
-				continue
-			}
-			x.decodeSQ(codes[i*dim:(i+1)*dim], s.buf)
-			s.res.Offer(topk.Item{D: x.dist(q, s.buf), ID: r})
+		end := p + 1
+		for end < hi && allowed[x.rows[end]] {
+			end++
 		}
-	case PQ:
-		x.scanPQ(q, l, lo, rows, allowed, s)
+		d := s.dists[:end-p]
+		x.score(q, p, end, base, s, d)
+		s.res.offerAll(d, x.rows[p:end])
+		p = end
 	}
 }
 
-// scanPQ scores the rows of list l by asymmetric distance: the query stays
-// exact and each row's distance is a sum of M table look-ups. Under L2 the
-// table is built per list from the query's residual q - centroid; under IP
-// the inner product splits into <q, centroid> + <q, residual>, so the
-// list-independent table from prepareQuery is offset by the list's
-// centroid score.
-func (x *Index) scanPQ(q []float32, l, lo int, rows []int32, allowed []bool, s *scratch) {
-	m, ksub := x.cfg.M, x.ksub
-	var base float32
-	if x.ip {
-		base = s.cdist[l]
-	} else {
-		residual(q, x.centroid(l), s.buf)
-		x.pqTable(s.buf, s.tab, false)
+// prepareList readies the per-list state of a scan and returns the
+// distance offset every row of list l shares: for PQ it builds the list's
+// distance table in s.tab; under IP the offset is the centroid score, under
+// L2 the query-to-centroid distance.
+func (x *Index) prepareList(q []float32, l int, s *scratch) float32 {
+	if x.cfg.Kind != PQ {
+		return 0
 	}
-	tab := s.tab
-	codes := x.codes[lo*m : (lo+len(rows))*m]
-	for i, r := range rows {
-		if allowed != nil && !allowed[r] {
-			continue
+	switch {
+	case x.ip:
+		return s.cdist[l]
+	case x.pqPre != nil:
+		sz := x.cfg.M * x.ksub
+		addTables(x.pqPre[l*sz:(l+1)*sz], s.t3, s.tab)
+		return s.cdist[l]
+	default:
+		// ||r_q - w||^2 = ||r_q||^2 - 2<r_q, w> + ||w||^2 for the query
+		// residual r_q = q - c, summed over sub-spaces: the ||r_q||^2
+		// terms add up to the coarse distance.
+		residual(q, x.centroid(l), s.buf)
+		x.pqInnerTable(s.buf, -2, s.qa, s.tab)
+		addTables(s.tab, x.cbNorm, s.tab)
+		return s.cdist[l]
+	}
+}
+
+// score writes the internal distances of positions lo..hi-1 to out.
+func (x *Index) score(q []float32, lo, hi int, base float32, s *scratch, out []float32) {
+	dim := x.dim
+	switch x.cfg.Kind {
+	case Flat:
+		vecs := x.vecs[lo*dim : hi*dim]
+		if x.ip {
+			distance.DotBatch(q, vecs, out)
+			for i, d := range out {
+				out[i] = -d
+			}
+		} else {
+			distance.L2SquaredBatch(q, vecs, out)
 		}
-		d := base
-		code := codes[i*m : (i+1)*m : (i+1)*m]
-		for j, c := range code {
-			d += tab[j*ksub+int(c)]
+	case SQ8:
+		codes := x.codes[lo*dim : hi*dim]
+		if x.ip {
+			sq8Dot(s.qa, codes, out)
+			for i, d := range out {
+				out[i] = -(s.sqBase + d)
+			}
+		} else {
+			sq8L2(s.qa, x.sqScale, codes, out)
 		}
-		s.res.Offer(topk.Item{D: d, ID: r})
+	case PQ:
+		m := x.cfg.M
+		pqScan(s.tab, x.ksub, x.codes[lo*m:hi*m], m, base, out)
 	}
 }
