@@ -9,22 +9,23 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/topk"
 )
 
 // scratch is the per-search working memory, pooled across searches.
 type scratch struct {
-	q      []float32 // normalised query (COSINE)
-	cdist  []float32 // internal distance of the query to every centroid
-	probe  topK      // the lists to scan
-	res    topK      // the best rows so far
-	buf    []float32 // a PQ residual query
-	tab    []float32 // PQ distance table, M*ksub
-	t3     []float32 // PQ cross term -2<q, codeword>, M*ksub (precomputed tables)
-	qa     []float32 // SQ8 query: q-min (L2) or q*scale (IP)
-	dists  []float32 // scores of the rows of one list
-	sqBase float32   // SQ8 under IP: <q, min>
-	order  []item    // remaining lists, when the probed ones fall short
-	seen   []bool    // lists already scanned, when the probed ones fall short
+	q      []float32   // normalised query (COSINE)
+	cdist  []float32   // internal distance of the query to every centroid
+	probe  topk.Heap   // the lists to scan
+	res    topk.Heap   // the best rows so far
+	buf    []float32   // a PQ residual query
+	tab    []float32   // PQ distance table, M*ksub
+	t3     []float32   // PQ cross term -2<q, codeword>, M*ksub (precomputed tables)
+	qa     []float32   // SQ8 query: q-min (L2) or q*scale (IP)
+	dists  []float32   // scores of the rows of one list
+	sqBase float32     // SQ8 under IP: <q, min>
+	order  []topk.Item // remaining lists, when the probed ones fall short
+	seen   []bool      // lists already scanned, when the probed ones fall short
 }
 
 // Search returns the k nearest rows to q, best first (ties by ascending
@@ -85,56 +86,56 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 		distance.L2SquaredBatch(q, x.centroids, s.cdist)
 	}
 	x.prepareQuery(q, s)
-	s.res.reset(k)
+	s.res.Reset(k)
 	if allowed != nil && exactFilter(countTrue(allowed), x.n, nprobe, nlist) {
 		nprobe = nlist
 	}
-	s.probe.reset(nprobe)
+	s.probe.Reset(nprobe)
 	for l, d := range s.cdist {
-		s.probe.offer(item{d, int32(l)})
+		s.probe.Offer(topk.Item{D: d, ID: int32(l)})
 	}
-	probed := s.probe.sorted()
+	probed := s.probe.Sorted()
 	for _, p := range probed {
-		x.scan(q, int(p.id), allowed, s)
+		x.scan(q, int(p.ID), allowed, s)
 	}
-	if !s.res.full() && nprobe < nlist {
+	if !s.res.Full() && nprobe < nlist {
 		// Too few allowed rows in the probed lists: continue with the
 		// remaining lists, best first.
 		s.order = s.order[:0]
 		s.seen = slices.Grow(s.seen[:0], nlist)[:nlist]
 		clear(s.seen)
 		for _, p := range probed {
-			s.seen[p.id] = true
+			s.seen[p.ID] = true
 		}
 		for l, d := range s.cdist {
 			if !s.seen[l] {
-				s.order = append(s.order, item{d, int32(l)})
+				s.order = append(s.order, topk.Item{D: d, ID: int32(l)})
 			}
 		}
-		slices.SortFunc(s.order, func(a, b item) int {
-			if worse(a, b) {
+		slices.SortFunc(s.order, func(a, b topk.Item) int {
+			if topk.Worse(a, b) {
 				return 1
 			}
-			if worse(b, a) {
+			if topk.Worse(b, a) {
 				return -1
 			}
 			return 0
 		})
 		for _, p := range s.order {
-			if s.res.full() {
+			if s.res.Full() {
 				break
 			}
-			x.scan(q, int(p.id), allowed, s)
+			x.scan(q, int(p.ID), allowed, s)
 		}
 	}
-	best := s.res.sorted()
+	best := s.res.Sorted()
 	out := make([]index.Hit, len(best))
 	for i, it := range best {
-		sc := it.d
+		sc := it.D
 		if x.ip {
 			sc = -sc
 		}
-		out[i] = index.Hit{Row: it.id, Score: sc}
+		out[i] = index.Hit{Row: it.ID, Score: sc}
 	}
 	return out, nil
 }
@@ -216,7 +217,7 @@ func (x *Index) scan(q []float32, l int, allowed []bool, s *scratch) {
 	base := x.prepareList(q, l, s)
 	if allowed == nil {
 		x.score(q, lo, hi, base, s, s.dists)
-		s.res.offerAll(s.dists, x.rows[lo:hi])
+		s.res.OfferAll(s.dists, x.rows[lo:hi])
 		return
 	}
 	for p := lo; p < hi; {
@@ -230,7 +231,7 @@ func (x *Index) scan(q []float32, l int, allowed []bool, s *scratch) {
 		}
 		d := s.dists[:end-p]
 		x.score(q, p, end, base, s, d)
-		s.res.offerAll(d, x.rows[p:end])
+		s.res.OfferAll(d, x.rows[p:end])
 		p = end
 	}
 }

@@ -119,3 +119,23 @@ func Compare(a, b Item) int {
 	}
 	return 0
 }
+
+// OfferAll offers the items {ds[i], rows[i]}. Once t is full, a distance
+// worse than the root's is dropped with one comparison and no push; ties
+// still go through Offer, which orders them by id.
+func (t *Heap) OfferAll(ds []float32, rows []int32) {
+	rows = rows[:len(ds)]
+	i := 0
+	for ; i < len(ds) && len(t.items) < t.k; i++ {
+		t.Offer(Item{ds[i], rows[i]})
+	}
+	if t.k == 0 {
+		return
+	}
+	for ; i < len(ds); i++ {
+		if ds[i] > t.items[0].D {
+			continue
+		}
+		t.Offer(Item{ds[i], rows[i]})
+	}
+}
