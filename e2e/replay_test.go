@@ -109,21 +109,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		return true
 	})
 	s.stop()
-	records := func() map[int64]catalog.SegmentInfo {
-		meta, err := embedded.Open(filepath.Join(dir, "meta.db"), slog.New(slog.DiscardHandler))
-		require.NoError(t, err)
-		defer func() { require.NoError(t, meta.Close()) }()
-		kvs, err := meta.Scan(context.Background(), catalog.SegmentPrefix)
-		require.NoError(t, err)
-		out := map[int64]catalog.SegmentInfo{}
-		for _, kv := range kvs {
-			var info catalog.SegmentInfo
-			require.NoError(t, catalog.Unmarshal(kv.Value, &info))
-			out[info.ID] = info
-		}
-		return out
-	}
-	before := records()
+	before := segmentRecords(t, dir)
 	for _, id := range merged {
 		require.NotContains(t, before, id, "the merged segments' records are collected")
 	}
@@ -140,8 +126,25 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		require.NotContains(t, now, id, "a compacted segment does not come back")
 	}
 	s.stop()
-	after := records()
+	after := segmentRecords(t, dir)
 	for _, id := range merged {
 		require.NotContains(t, after, id, "nor is its record written again")
 	}
+}
+
+// segmentRecords reads the segment records of a stopped server's meta store.
+func segmentRecords(t *testing.T, dir string) map[int64]catalog.SegmentInfo {
+	t.Helper()
+	meta, err := embedded.Open(filepath.Join(dir, "meta.db"), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, meta.Close()) }()
+	kvs, err := meta.Scan(context.Background(), catalog.SegmentPrefix)
+	require.NoError(t, err)
+	out := map[int64]catalog.SegmentInfo{}
+	for _, kv := range kvs {
+		var info catalog.SegmentInfo
+		require.NoError(t, catalog.Unmarshal(kv.Value, &info))
+		out[info.ID] = info
+	}
+	return out
 }
