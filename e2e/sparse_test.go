@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/index"
@@ -431,4 +434,64 @@ func TestSparseCompaction(t *testing.T) {
 		}
 		require.Equal(t, want, got)
 	}
+}
+
+// TestSparseSearchByPK searches a sparse field by primary key through raw
+// gRPC: the stored vectors of the keys (one in a flushed segment, one still
+// growing) are the queries, and the hits match brute force over every row.
+func TestSparseSearchByPK(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "sparsebypk"
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, sparseSchema(coll))))
+	rng := rand.New(rand.NewPCG(5, 6))
+	docs := genSparse(0, 300, 6, rng)
+	insertSparse(t, c, coll, docs[:200])
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	insertSparse(t, c, coll, docs[200:])
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	byID := map[int64]sparseDoc{}
+	for _, d := range docs {
+		byID[d.id] = d
+	}
+
+	search := func(keys ...int64) (*milvuspb.SearchResults, error) {
+		return c.GetService().Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
+			SearchInput: &milvuspb.SearchRequest_Ids{Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: keys}}}},
+			SearchParams: []*commonpb.KeyValuePair{{Key: "topk", Value: "5"}, {Key: "anns_field", Value: "sv"},
+				{Key: "metric_type", Value: "IP"}, {Key: "params", Value: "{}"}},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+	}
+	keys := []int64{7, 250}
+	sr, err := search(keys...)
+	require.NoError(t, err)
+	require.Zero(t, sr.GetStatus().GetCode(), sr.GetStatus().GetReason())
+	res := sr.GetResults()
+	require.EqualValues(t, len(keys), res.GetNumQueries())
+	got, scores := res.GetIds().GetIntId().GetData(), res.GetScores()
+	off := 0
+	for q, key := range keys {
+		want, exact := sparseExact(byID, byID[key].vec, 5, nil)
+		require.NotEmpty(t, want)
+		require.EqualValues(t, len(want), res.GetTopks()[q], "query %d: every row with a positive score, up to topk", key)
+		hits := got[off : off+len(want)]
+		require.Contains(t, hits, key, "a row is among its own nearest neighbours")
+		for i, id := range hits {
+			score := float64(scores[off+i])
+			require.InDelta(t, exact[want[i]], score, 1e-3*math.Max(1, score), "query %d rank %d", key, i)
+			require.InDelta(t, exact[id], score, 1e-3*math.Max(1, score), "query %d: hit %d's score", key, id)
+		}
+		off += len(want)
+	}
+
+	// A key that is not stored is a clear error.
+	sr, err = search(7, 100000)
+	require.NoError(t, err)
+	require.NotZero(t, sr.GetStatus().GetCode())
+	require.Contains(t, sr.GetStatus().GetReason(), "100000")
 }

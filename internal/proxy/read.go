@@ -251,10 +251,18 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		binVecs [][]byte
 		sparseQ [][]byte
 	)
-	if isSparse {
+	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
+		var stored column.Column
+		var rows []int
+		if stored, rows, err = p.vectorsByPK(ctx, col, field, ids); err == nil {
+			if isSparse {
+				sparseQ, err = sparseRows(stored, rows)
+			} else {
+				vectors, binVecs, err = rowVectors(stored, rows)
+			}
+		}
+	} else if isSparse {
 		sparseQ, err = sparseQueries(req)
-	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
-		vectors, binVecs, err = p.vectorsByPK(ctx, col, field, ids)
 	} else {
 		vectors, binVecs, err = queryVectors(req.GetPlaceholderGroup(), field)
 	}
@@ -660,9 +668,10 @@ func (p *Proxy) deleteKeys(ctx context.Context, col *catalog.Collection, partID 
 	return pks, nil
 }
 
-// vectorsByPK fetches the vectors of the given primary keys, in order, for
-// search by primary key.
-func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field *schemapb.FieldSchema, ids *schemapb.IDs) ([][]float32, [][]byte, error) {
+// vectorsByPK fetches the stored vectors of the given primary keys for
+// search by primary key: the vector field's column and, for each key in
+// order, its row there.
+func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field *schemapb.FieldSchema, ids *schemapb.IDs) (column.Column, []int, error) {
 	pk := col.PKField()
 	var filter string
 	var want []any
@@ -701,5 +710,5 @@ func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field 
 		}
 		rows = append(rows, i)
 	}
-	return rowVectors(res.Fields[field.GetFieldID()], rows)
+	return res.Fields[field.GetFieldID()], rows, nil
 }

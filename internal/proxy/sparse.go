@@ -47,9 +47,6 @@ func parseSparsePlaceholder(ph *commonpb.PlaceholderValue) ([][]byte, error) {
 
 // sparseQueries returns the query vectors of a search on a sparse field.
 func sparseQueries(req *milvuspb.SearchRequest) ([][]byte, error) {
-	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
-		return nil, errcode.Invalid("searching a sparse float vector field by primary key is not supported")
-	}
 	pg := &commonpb.PlaceholderGroup{}
 	if err := proto.Unmarshal(req.GetPlaceholderGroup(), pg); err != nil {
 		return nil, errcode.Invalid("the placeholder group is malformed: %v", err)
@@ -127,4 +124,24 @@ func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 		return "", errcode.Invalid("%v", err)
 	}
 	return it, nil
+}
+
+// sparseRows returns the given rows of a stored sparse vector column as
+// query vectors (search by primary key).
+func sparseRows(c column.Column, rows []int) ([][]byte, error) {
+	sv, ok := c.(*column.SparseVectors)
+	if !ok {
+		if len(rows) == 0 {
+			return nil, nil
+		}
+		return nil, errcode.Invalid("the vectors to search by could not be read")
+	}
+	out := make([][]byte, len(rows))
+	for j, i := range rows {
+		if sv.IsNull(i) {
+			return nil, errcode.Invalid("the vector to search by (row %d of the keys) is null", j)
+		}
+		out[j] = sv.Data[i]
+	}
+	return out, nil
 }
