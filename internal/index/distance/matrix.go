@@ -16,7 +16,20 @@ type matrixKernels struct {
 	lanes int         // floats per query chunk in a packed group; 0 when tile is nil
 	rows  int         // rows per tile
 	tile  func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
+	// panel, when set, is the GEMM-style kernel preferred for whole panels
+	// of panelQueries queries: it scores panelRows consecutive rows of x
+	// against every query of panels packed panels (see packPanels) and
+	// stores like tile; it requires len(x) == panelRows*dim and dim > 0.
+	panel func(x []float32, dim int, q []float32, panels int, out []float32, ostride int)
 }
+
+const (
+	// panelQueries is the number of queries in a packed panel: three
+	// 16-lane registers.
+	panelQueries = 48
+	// panelRows is the number of rows the panel kernel scores per call.
+	panelRows = 8
+)
 
 // genericMatrix is the portable implementation: no tile kernel, so every
 // query is scored with the batched single-query kernel.
@@ -74,7 +87,9 @@ func SumGeneric(v []float32) float32 {
 type Queries struct {
 	dim, n int
 	raw    []float32
-	packed []float32
+	panel  []float32 // the first panels*panelQueries queries, packPanels
+	panels int
+	packed []float32 // the next groups*4 queries, packQueries
 	groups int
 	k      matrixKernels
 }
@@ -91,9 +106,14 @@ func NewQueries(q []float32, dim int) *Queries {
 
 func newQueries(q []float32, dim int, k matrixKernels) *Queries {
 	qs := &Queries{dim: dim, n: len(q) / dim, raw: q, k: k}
+	if k.panel != nil {
+		qs.panels = qs.n / panelQueries
+		qs.panel = packPanels(q, dim, qs.panels)
+	}
 	if k.tile != nil {
-		qs.groups = qs.n / 4
-		qs.packed = packQueries(q, dim, k.lanes, qs.groups)
+		rest := q[qs.panels*panelQueries*dim:]
+		qs.groups = len(rest) / dim / 4
+		qs.packed = packQueries(rest, dim, k.lanes, qs.groups)
 	}
 	return qs
 }
@@ -121,23 +141,40 @@ func (qs *Queries) DotMatrix(x, out []float32) {
 	if nx == 0 {
 		return
 	}
-	done := 0 // queries scored by the tile kernel
-	if qs.groups > 0 && nx >= qs.k.rows {
+	// Queries [0, done) go through the panel kernel, the next groups*4
+	// through the tile kernel, the rest through the single-query kernel, as
+	// do the rows past a multiple of each kernel's height.
+	done := qs.panels * panelQueries
+	if qs.panels > 0 {
+		full := nx / panelRows * panelRows
+		for j := 0; j < full; j += panelRows {
+			qs.k.panel(x[j*dim:(j+panelRows)*dim], dim, qs.panel, qs.panels, out[j:], nx)
+		}
+		qs.rowTail(x, full, 0, done, out)
+	}
+	if qs.groups > 0 {
 		rows := qs.k.rows
 		full := nx / rows * rows
+		o := out[done*nx:]
 		for j := 0; j < full; j += rows {
 			next := x[(j+rows)*dim : min(j+2*rows, nx)*dim]
-			qs.k.tile(x[j*dim:(j+rows)*dim], dim, qs.packed, qs.groups, out[j:], nx, next)
+			qs.k.tile(x[j*dim:(j+rows)*dim], dim, qs.packed, qs.groups, o[j:], nx, next)
 		}
-		done = qs.groups * 4
-		if full < nx {
-			for i := range done {
-				impl.dotBatch(qs.Query(i), x[full*dim:], out[i*nx+full:(i+1)*nx])
-			}
-		}
+		qs.rowTail(x, full, done, done+qs.groups*4, out)
+		done += qs.groups * 4
 	}
-	for i := done; i < qs.n; i++ {
-		impl.dotBatch(qs.Query(i), x, out[i*nx:(i+1)*nx])
+	qs.rowTail(x, 0, done, qs.n, out)
+}
+
+// rowTail scores queries [qlo, qhi) against the rows of x from row lo on
+// with the batched single-query kernel.
+func (qs *Queries) rowTail(x []float32, lo, qlo, qhi int, out []float32) {
+	dim, nx := qs.dim, len(x)/qs.dim
+	if lo == nx {
+		return
+	}
+	for i := qlo; i < qhi; i++ {
+		impl.dotBatch(qs.Query(i), x[lo*dim:], out[i*nx+lo:(i+1)*nx])
 	}
 }
 
@@ -177,6 +214,23 @@ func packQueries(q []float32, dim, lanes, groups int) []float32 {
 			for s := range steps {
 				lo := s * lanes
 				copy(out[((g*steps+s)*4+i)*lanes:], v[lo:min(lo+lanes, dim)])
+			}
+		}
+	}
+	return out
+}
+
+// packPanels copies the first panels*panelQueries queries of q into panels:
+// a panel holds, for every coordinate in turn, that coordinate of each of
+// its panelQueries queries, so it is dim*panelQueries floats.
+func packPanels(q []float32, dim, panels int) []float32 {
+	out := make([]float32, panels*dim*panelQueries)
+	for p := range panels {
+		dst := out[p*dim*panelQueries : (p+1)*dim*panelQueries]
+		for i := range panelQueries {
+			v := q[(p*panelQueries+i)*dim : (p*panelQueries+i+1)*dim]
+			for c, f := range v {
+				dst[c*panelQueries+i] = f
 			}
 		}
 	}
