@@ -19,8 +19,9 @@ type matrixKernels struct {
 	// panel, when set, is the GEMM-style kernel preferred for whole panels
 	// of panelQueries queries: it scores panelRows consecutive rows of x
 	// against every query of panels packed panels (see packPanels) and
-	// stores like tile; it requires len(x) == panelRows*dim and dim > 0.
-	panel func(x []float32, dim int, q []float32, panels int, out []float32, ostride int)
+	// stores and prefetches like tile; it requires len(x) == panelRows*dim
+	// and dim > 0.
+	panel func(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
 }
 
 const (
@@ -148,7 +149,8 @@ func (qs *Queries) DotMatrix(x, out []float32) {
 	if qs.panels > 0 {
 		full := nx / panelRows * panelRows
 		for j := 0; j < full; j += panelRows {
-			qs.k.panel(x[j*dim:(j+panelRows)*dim], dim, qs.panel, qs.panels, out[j:], nx)
+			next := x[(j+panelRows)*dim : min(j+2*panelRows, nx)*dim]
+			qs.k.panel(x[j*dim:(j+panelRows)*dim], dim, qs.panel, qs.panels, out[j:], nx, next)
 		}
 		qs.rowTail(x, full, 0, done, out)
 	}

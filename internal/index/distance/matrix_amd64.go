@@ -23,10 +23,11 @@ func fmaLoopAVX2(n int)
 func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 
 // dotPanelAVX512 is the AVX-512F panel kernel: eight rows, panels of 48
-// queries held in the lanes of three registers.
+// queries held in the lanes of three registers, and a prefetch of the next
+// call's rows.
 //
 //go:noescape
-func dotPanelAVX512(x []float32, dim int, q []float32, panels int, out []float32, ostride int)
+func dotPanelAVX512(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
 
 // dotTileAVX2 is the AVX2+FMA tile kernel: three rows, 8 lanes, with mask
 // selecting the last dim%8 lanes for VMASKMOVPS.

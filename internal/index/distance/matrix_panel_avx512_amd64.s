@@ -100,17 +100,23 @@
 	STQ(3, A2, A6); \
 	STQ(3, A3, A7)
 
-// func dotPanelAVX512(x []float32, dim int, q []float32, panels int, out []float32, ostride int)
+// func dotPanelAVX512(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
 // x holds eight rows of dim floats; q holds panels packed panels of 48
 // queries (matrix.go, packPanels). For query i of the panels and row j it
 // stores the dot product at out[i*ostride+j]. The coordinate loop does four
-// coordinates per iteration.
-TEXT ·dotPanelAVX512(SB), NOSPLIT, $8-96
+// coordinates per iteration and prefetches two cache lines of next (the
+// following call's rows) into the L2 cache until all of next is requested.
+TEXT ·dotPanelAVX512(SB), NOSPLIT, $24-120
+	MOVQ next_base+96(FP), DX
+	MOVQ next_len+104(FP), CX
+	LEAQ (DX)(CX*4), AX
+	MOVQ AX, pfend-16(SP)
 	MOVQ x_base+0(FP), R8
 	MOVQ dim+24(FP), CX
 	MOVQ q_base+32(FP), DI
 	MOVQ panels+56(FP), SI
-	MOVQ out_base+64(FP), DX
+	MOVQ out_base+64(FP), AX
+	MOVQ AX, outp-24(SP)
 	MOVQ ostride+88(FP), BX
 	SHLQ $2, BX
 	SHLQ $2, CX
@@ -162,6 +168,13 @@ loop4:
 	KSTEP(576, 640, 704, 12)
 	ADDQ $16, AX
 	ADDQ $768, DI
+	CMPQ DX, pfend-16(SP)
+	JAE  nopf
+	PREFETCHT1 (DX)
+	PREFETCHT1 64(DX)
+	ADDQ $128, DX
+
+nopf:
 	CMPQ AX, lim4-8(SP)
 	JLE  loop4
 
@@ -174,11 +187,11 @@ one:
 	JMP  one
 
 store:
-	MOVQ DX, AX
+	MOVQ outp-24(SP), AX
 	STORE16(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	STORE16(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 	STORE16(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
-	MOVQ AX, DX
+	MOVQ AX, outp-24(SP)
 	DECQ SI
 	JNZ  panel
 

@@ -46,11 +46,11 @@ const (
 	// kernel call; its scores stay in the L1 cache.
 	blockRows = 1024
 	// batchRows is the number of rows of a SearchBatch block, a multiple of
-	// every tile height (6 and 3); a block's dot products (queryChunk ×
+	// every kernel height (8, 6 and 3); a block's dot products (queryChunk ×
 	// batchRows) stay in the L2 cache until the selection reads them.
-	batchRows = 252
+	batchRows = 264
 	// queryChunk is the largest number of queries scored together.
-	queryChunk = 96
+	queryChunk = 192
 )
 
 // checkArgs validates the shapes shared by Search and SearchBatch.
