@@ -22,6 +22,9 @@ type matrixKernels struct {
 	// stores and prefetches like tile; it requires len(x) == panelRows*dim
 	// and dim > 0.
 	panel func(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
+	// below, when set, is FirstL2Below over the whole 16-float chunks of
+	// dots: it returns len(dots)&^15 when none of them qualifies.
+	below func(dots, sq []float32, thr float32) int
 }
 
 const (
@@ -237,4 +240,33 @@ func packPanels(q []float32, dim, panels int) []float32 {
 		}
 	}
 	return out
+}
+
+// FirstL2Below returns the first j with sq[j] - 2*dots[j] <= thr, or
+// len(dots) when there is none; NaN keys never qualify. It panics unless
+// len(sq) >= len(dots). Many-query L2 search ranks rows by these keys
+// (||x||² - 2 x·q) and uses it to skip the rows that cannot enter a full
+// top-k list; the assembly versions test sixteen keys at a time. Keys are
+// computed exactly as the scalar expression (doubling is exact).
+func FirstL2Below(dots, sq []float32, thr float32) int {
+	sq = sq[:len(dots)]
+	j := 0
+	if mimpl.below != nil && len(dots) >= 16 {
+		j = mimpl.below(dots, sq, thr)
+		if j < len(dots)&^15 {
+			return j
+		}
+	}
+	return j + FirstL2BelowGeneric(dots[j:], sq[j:], thr)
+}
+
+// FirstL2BelowGeneric is the portable reference for FirstL2Below.
+func FirstL2BelowGeneric(dots, sq []float32, thr float32) int {
+	sq = sq[:len(dots)]
+	for j, d := range dots {
+		if sq[j]-2*d <= thr {
+			return j
+		}
+	}
+	return len(dots)
 }

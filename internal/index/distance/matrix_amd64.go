@@ -29,6 +29,12 @@ func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32,
 //go:noescape
 func dotPanelAVX512(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
 
+// firstBelowL2AVX512 is FirstL2Below over the whole 16-float chunks of
+// dots (see matrixKernels.below).
+//
+//go:noescape
+func firstBelowL2AVX512(dots, sq []float32, thr float32) int
+
 // dotTileAVX2 is the AVX2+FMA tile kernel: three rows, 8 lanes, with mask
 // selecting the last dim%8 lanes for VMASKMOVPS.
 //
@@ -49,7 +55,7 @@ var tailMasks8 = func() (m [8][]int32) {
 // avx512Matrix is the AVX-512F implementation.
 func avx512Matrix() matrixKernels {
 	k := avx512TileMatrix()
-	k.name, k.panel = "avx512", dotPanelAVX512
+	k.name, k.panel, k.below = "avx512", dotPanelAVX512, firstBelowL2AVX512
 	return k
 }
 

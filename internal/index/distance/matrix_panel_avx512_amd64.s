@@ -198,3 +198,38 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+// func firstBelowL2AVX512(dots, sq []float32, thr float32) int
+// Scans the whole 16-float chunks of dots for the first j with
+// sq[j] - 2*dots[j] <= thr (ordered: false for NaN) and returns it, or
+// len(dots)&^15 when there is none. len(sq) >= len(dots).
+TEXT ·firstBelowL2AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dots_base+0(FP), SI
+	MOVQ         dots_len+8(FP), CX
+	MOVQ         sq_base+24(FP), DI
+	VBROADCASTSS thr+48(FP), Z1
+	ANDQ         $-16, CX
+	XORQ         AX, AX
+
+below:
+	CMPQ     AX, CX
+	JAE      none
+	VMOVUPS  (SI)(AX*4), Z2
+	VADDPS   Z2, Z2, Z2
+	VMOVUPS  (DI)(AX*4), Z3
+	VSUBPS   Z2, Z3, Z3
+	VCMPPS   $0x12, Z1, Z3, K1
+	KORTESTW K1, K1
+	JNZ      found
+	ADDQ     $16, AX
+	JMP      below
+
+found:
+	KMOVW  K1, BX
+	BSFL   BX, BX
+	ADDQ   BX, AX
+
+none:
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET

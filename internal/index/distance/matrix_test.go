@@ -189,3 +189,52 @@ func BenchmarkFMALoop(b *testing.B) {
 		})
 	}
 }
+
+// TestFirstL2Below compares every implementation with the reference over
+// lengths that cover whole chunks and tails, thresholds below, between and
+// above the keys, exact ties, and NaN and Inf dot products and norms.
+func TestFirstL2Below(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for n := 0; n <= 70; n++ {
+		for trial := range 40 {
+			dots := guardedFloats(t, n)
+			sq := make([]float32, n)
+			for j := range n {
+				dots[j] = float32(r.IntN(9)) / 2 // small integers: exact ties
+				sq[j] = float32(r.IntN(20))
+				switch r.IntN(12) {
+				case 0:
+					dots[j] = nan
+				case 1:
+					sq[j] = inf
+				case 2:
+					dots[j] = -inf
+				}
+			}
+			thr := float32(r.IntN(24)) - 6
+			switch trial {
+			case 0:
+				thr = inf
+			case 1:
+				thr = -inf
+			case 2:
+				thr = nan
+			}
+			want := FirstL2BelowGeneric(dots, sq, thr)
+			require.Equal(t, want, FirstL2Below(dots, sq, thr), "n=%d thr=%v", n, thr)
+			for _, k := range availableMatrix() {
+				if k.below == nil || n < 16 {
+					continue
+				}
+				got := k.below(dots, sq, thr)
+				if want < n&^15 {
+					require.Equal(t, want, got, "%s n=%d thr=%v", k.name, n, thr)
+				} else {
+					require.Equal(t, n&^15, got, "%s n=%d thr=%v", k.name, n, thr)
+				}
+			}
+		}
+	}
+	require.Panics(t, func() { FirstL2Below(make([]float32, 3), make([]float32, 2), 0) })
+}

@@ -92,13 +92,14 @@ func offer(h *topk.Heap, thr float32, keys []float32, base int, allowed []bool) 
 	return thr
 }
 
-// offerL2 is offer for the L2 keys sq[j] - 2*dots[j] (||x||² - 2 x·q).
+// offerL2 is offer for the L2 keys sq[j] - 2*dots[j] (||x||² - 2 x·q);
+// distance.FirstL2Below skips the rows whose key exceeds the threshold.
 func offerL2(h *topk.Heap, thr float32, dots, sq []float32, base int, allowed []bool) float32 {
 	sq = sq[:len(dots)]
-	for j, d := range dots {
-		if s := sq[j] - 2*d; s <= thr {
-			thr = admit(h, thr, s, base+j, allowed)
-		}
+	for j := distance.FirstL2Below(dots, sq, thr); j < len(dots); {
+		thr = admit(h, thr, sq[j]-2*dots[j], base+j, allowed)
+		j++
+		j += distance.FirstL2Below(dots[j:], sq[j:], thr)
 	}
 	return thr
 }
