@@ -15,7 +15,8 @@
 //
 // SearchBatch scores every query against a block of rows at once with the
 // register-tiled kernel distance.Queries.DotMatrix, which is bound by
-// arithmetic rather than memory. L2 distances are ranked by
+// arithmetic rather than memory; distance.FirstL2Below skips the rows whose
+// key cannot enter a query's top k. L2 distances are ranked by
 // ||x||² - 2 x·q (||q||² is the same for every row of a query) and the hits'
 // reported scores are recomputed exactly with distance.L2Squared, so they
 // equal Search's; rows within rounding error of each other may rank in
