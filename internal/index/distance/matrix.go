@@ -82,10 +82,12 @@ func SumGeneric(v []float32) float32 {
 
 // Queries is a set of query vectors prepared for scoring many queries
 // against the same rows at once (DotMatrix). Preparing copies the queries
-// into groups of four whose coordinates are interleaved in register-width
-// chunks, which lets the assembly tile kernel keep a tile of rows × four
-// queries of partial sums in registers: each row chunk loaded from memory
-// serves four queries and each query chunk several rows, so the scan is
+// into the layouts of the assembly kernels: with AVX-512, panels of 48
+// queries stored coordinate-major for the panel kernel (queries in the
+// register lanes, rows broadcast), and the rest in groups of four whose
+// coordinates are interleaved in register-width chunks for the tile kernel.
+// Either way a tile of rows × queries of partial sums stays in registers:
+// each value loaded from memory serves several products, so the scan is
 // bound by arithmetic rather than memory bandwidth. A Queries is read-only
 // after NewQueries and safe for concurrent use.
 type Queries struct {
