@@ -21,15 +21,22 @@
 // remaining rows with the single-vector kernel.
 //
 // Queries.DotMatrix scores many queries against the same rows at once (the
-// many-query FLAT search of package flat). NewQueries packs the queries in
-// groups of four whose coordinates are interleaved in register-width chunks;
-// the assembly tile kernel then keeps a tile of partial sums in registers,
-// 6 rows × 4 queries in 24 zmm accumulators for AVX-512 and 3 × 4 in 12 ymm
-// for AVX2, so that each row chunk loaded serves four queries and each query
-// chunk several rows, and the scan is bound by arithmetic, not memory. Each
-// call also prefetches the next tile's rows. Queries beyond a multiple of
-// four and rows beyond a multiple of the tile height go through the batched
-// single-query kernel.
+// many-query FLAT search of package flat). With AVX-512, NewQueries packs
+// whole panels of 48 queries coordinate-major (for each coordinate, the 48
+// queries' values: three zmm registers), and the GEMM-style panel kernel
+// keeps an 8-row × 48-query tile of partial sums in 24 zmm accumulators with
+// the queries in the lanes: per coordinate it loads the three query
+// registers and broadcasts each row's value, 24 FMAs and no horizontal
+// reduction; the finished tile is transposed in registers and stored as
+// eight consecutive products per query. It also prefetches the next call's
+// rows. The remaining queries (and all queries with AVX2) go through the
+// tile kernel: NewQueries packs them in groups of four whose coordinates
+// are interleaved in register-width chunks, and the kernel keeps 6 rows × 4
+// queries in 24 zmm accumulators (3 × 4 in 12 ymm for AVX2), reduced
+// horizontally at the end. Queries beyond a multiple of four and rows
+// beyond a multiple of a kernel's height go through the batched
+// single-query kernel. FirstL2Below tests sixteen L2 keys (||x||² - 2 x·q)
+// per compare against a top-k threshold.
 //
 // Sum streams a slice through eight accumulators; on a slice far larger
 // than the caches it runs at the core's memory read bandwidth, which

@@ -16,7 +16,24 @@ type matrixKernels struct {
 	lanes int         // floats per query chunk in a packed group; 0 when tile is nil
 	rows  int         // rows per tile
 	tile  func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
+	// panel, when set, is the GEMM-style kernel preferred for whole panels
+	// of panelQueries queries: it scores panelRows consecutive rows of x
+	// against every query of panels packed panels (see packPanels) and
+	// stores and prefetches like tile; it requires len(x) == panelRows*dim
+	// and dim > 0.
+	panel func(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
+	// below, when set, is FirstL2Below over the whole 16-float chunks of
+	// dots: it returns len(dots)&^15 when none of them qualifies.
+	below func(dots, sq []float32, thr float32) int
 }
+
+const (
+	// panelQueries is the number of queries in a packed panel: three
+	// 16-lane registers.
+	panelQueries = 48
+	// panelRows is the number of rows the panel kernel scores per call.
+	panelRows = 8
+)
 
 // genericMatrix is the portable implementation: no tile kernel, so every
 // query is scored with the batched single-query kernel.
@@ -65,16 +82,20 @@ func SumGeneric(v []float32) float32 {
 
 // Queries is a set of query vectors prepared for scoring many queries
 // against the same rows at once (DotMatrix). Preparing copies the queries
-// into groups of four whose coordinates are interleaved in register-width
-// chunks, which lets the assembly tile kernel keep a tile of rows × four
-// queries of partial sums in registers: each row chunk loaded from memory
-// serves four queries and each query chunk several rows, so the scan is
+// into the layouts of the assembly kernels: with AVX-512, panels of 48
+// queries stored coordinate-major for the panel kernel (queries in the
+// register lanes, rows broadcast), and the rest in groups of four whose
+// coordinates are interleaved in register-width chunks for the tile kernel.
+// Either way a tile of rows × queries of partial sums stays in registers:
+// each value loaded from memory serves several products, so the scan is
 // bound by arithmetic rather than memory bandwidth. A Queries is read-only
 // after NewQueries and safe for concurrent use.
 type Queries struct {
 	dim, n int
 	raw    []float32
-	packed []float32
+	panel  []float32 // the first panels*panelQueries queries, packPanels
+	panels int
+	packed []float32 // the next groups*4 queries, packQueries
 	groups int
 	k      matrixKernels
 }
@@ -91,9 +112,14 @@ func NewQueries(q []float32, dim int) *Queries {
 
 func newQueries(q []float32, dim int, k matrixKernels) *Queries {
 	qs := &Queries{dim: dim, n: len(q) / dim, raw: q, k: k}
+	if k.panel != nil {
+		qs.panels = qs.n / panelQueries
+		qs.panel = packPanels(q, dim, qs.panels)
+	}
 	if k.tile != nil {
-		qs.groups = qs.n / 4
-		qs.packed = packQueries(q, dim, k.lanes, qs.groups)
+		rest := q[qs.panels*panelQueries*dim:]
+		qs.groups = len(rest) / dim / 4
+		qs.packed = packQueries(rest, dim, k.lanes, qs.groups)
 	}
 	return qs
 }
@@ -121,23 +147,41 @@ func (qs *Queries) DotMatrix(x, out []float32) {
 	if nx == 0 {
 		return
 	}
-	done := 0 // queries scored by the tile kernel
-	if qs.groups > 0 && nx >= qs.k.rows {
+	// Queries [0, done) go through the panel kernel, the next groups*4
+	// through the tile kernel, the rest through the single-query kernel, as
+	// do the rows past a multiple of each kernel's height.
+	done := qs.panels * panelQueries
+	if qs.panels > 0 {
+		full := nx / panelRows * panelRows
+		for j := 0; j < full; j += panelRows {
+			next := x[(j+panelRows)*dim : min(j+2*panelRows, nx)*dim]
+			qs.k.panel(x[j*dim:(j+panelRows)*dim], dim, qs.panel, qs.panels, out[j:], nx, next)
+		}
+		qs.rowTail(x, full, 0, done, out)
+	}
+	if qs.groups > 0 {
 		rows := qs.k.rows
 		full := nx / rows * rows
+		o := out[done*nx:]
 		for j := 0; j < full; j += rows {
 			next := x[(j+rows)*dim : min(j+2*rows, nx)*dim]
-			qs.k.tile(x[j*dim:(j+rows)*dim], dim, qs.packed, qs.groups, out[j:], nx, next)
+			qs.k.tile(x[j*dim:(j+rows)*dim], dim, qs.packed, qs.groups, o[j:], nx, next)
 		}
-		done = qs.groups * 4
-		if full < nx {
-			for i := range done {
-				impl.dotBatch(qs.Query(i), x[full*dim:], out[i*nx+full:(i+1)*nx])
-			}
-		}
+		qs.rowTail(x, full, done, done+qs.groups*4, out)
+		done += qs.groups * 4
 	}
-	for i := done; i < qs.n; i++ {
-		impl.dotBatch(qs.Query(i), x, out[i*nx:(i+1)*nx])
+	qs.rowTail(x, 0, done, qs.n, out)
+}
+
+// rowTail scores queries [qlo, qhi) against the rows of x from row lo on
+// with the batched single-query kernel.
+func (qs *Queries) rowTail(x []float32, lo, qlo, qhi int, out []float32) {
+	dim, nx := qs.dim, len(x)/qs.dim
+	if lo == nx {
+		return
+	}
+	for i := qlo; i < qhi; i++ {
+		impl.dotBatch(qs.Query(i), x[lo*dim:], out[i*nx+lo:(i+1)*nx])
 	}
 }
 
@@ -181,4 +225,50 @@ func packQueries(q []float32, dim, lanes, groups int) []float32 {
 		}
 	}
 	return out
+}
+
+// packPanels copies the first panels*panelQueries queries of q into panels:
+// a panel holds, for every coordinate in turn, that coordinate of each of
+// its panelQueries queries, so it is dim*panelQueries floats.
+func packPanels(q []float32, dim, panels int) []float32 {
+	out := make([]float32, panels*dim*panelQueries)
+	for p := range panels {
+		dst := out[p*dim*panelQueries : (p+1)*dim*panelQueries]
+		for i := range panelQueries {
+			v := q[(p*panelQueries+i)*dim : (p*panelQueries+i+1)*dim]
+			for c, f := range v {
+				dst[c*panelQueries+i] = f
+			}
+		}
+	}
+	return out
+}
+
+// FirstL2Below returns the first j with sq[j] - 2*dots[j] <= thr, or
+// len(dots) when there is none; NaN keys never qualify. It panics unless
+// len(sq) >= len(dots). Many-query L2 search ranks rows by these keys
+// (||x||² - 2 x·q) and uses it to skip the rows that cannot enter a full
+// top-k list; the assembly versions test sixteen keys at a time. Keys are
+// computed exactly as the scalar expression (doubling is exact).
+func FirstL2Below(dots, sq []float32, thr float32) int {
+	sq = sq[:len(dots)]
+	j := 0
+	if mimpl.below != nil && len(dots) >= 16 {
+		j = mimpl.below(dots, sq, thr)
+		if j < len(dots)&^15 {
+			return j
+		}
+	}
+	return j + FirstL2BelowGeneric(dots[j:], sq[j:], thr)
+}
+
+// FirstL2BelowGeneric is the portable reference for FirstL2Below.
+func FirstL2BelowGeneric(dots, sq []float32, thr float32) int {
+	sq = sq[:len(dots)]
+	for j, d := range dots {
+		if sq[j]-2*d <= thr {
+			return j
+		}
+	}
+	return len(dots)
 }

@@ -22,6 +22,19 @@ func fmaLoopAVX2(n int)
 //go:noescape
 func dotTileAVX512(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 
+// dotPanelAVX512 is the AVX-512F panel kernel: eight rows, panels of 48
+// queries held in the lanes of three registers, and a prefetch of the next
+// call's rows.
+//
+//go:noescape
+func dotPanelAVX512(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
+
+// firstBelowL2AVX512 is FirstL2Below over the whole 16-float chunks of
+// dots (see matrixKernels.below).
+//
+//go:noescape
+func firstBelowL2AVX512(dots, sq []float32, thr float32) int
+
 // dotTileAVX2 is the AVX2+FMA tile kernel: three rows, 8 lanes, with mask
 // selecting the last dim%8 lanes for VMASKMOVPS.
 //
@@ -41,7 +54,16 @@ var tailMasks8 = func() (m [8][]int32) {
 
 // avx512Matrix is the AVX-512F implementation.
 func avx512Matrix() matrixKernels {
-	return matrixKernels{name: "avx512", sum: sumAVX512, fma: fmaLoopAVX512, flops: 24 * 16 * 2,
+	k := avx512TileMatrix()
+	k.name, k.panel, k.below = "avx512", dotPanelAVX512, firstBelowL2AVX512
+	return k
+}
+
+// avx512TileMatrix is the AVX-512F implementation without the panel
+// kernel: every query goes through the tile kernel. It is kept for
+// comparison and so that tests cover the tile kernel on many queries.
+func avx512TileMatrix() matrixKernels {
+	return matrixKernels{name: "avx512-tile", sum: sumAVX512, fma: fmaLoopAVX512, flops: 24 * 16 * 2,
 		lanes: 16, rows: 6, tile: dotTileAVX512}
 }
 
@@ -61,7 +83,7 @@ func selectMatrix() matrixKernels { return availableMatrix()[0] }
 func availableMatrix() []matrixKernels {
 	var ks []matrixKernels
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, avx512Matrix())
+		ks = append(ks, avx512Matrix(), avx512TileMatrix())
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, avx2Matrix())

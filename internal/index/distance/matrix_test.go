@@ -40,8 +40,8 @@ func TestDotMatrixKernels(t *testing.T) {
 	dims := []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 784}
 	for _, k := range availableMatrix() {
 		for _, dim := range dims {
-			for _, nq := range []int{0, 1, 3, 4, 5, 8, 9, 13} {
-				for _, nx := range []int{0, 1, 2, 3, 5, 6, 7, 12, 13, 20} {
+			for _, nq := range []int{0, 1, 3, 4, 5, 8, 9, 13, 48, 53, 100} {
+				for _, nx := range []int{0, 1, 2, 3, 5, 6, 7, 8, 9, 12, 13, 16, 20, 25} {
 					q := randVec(r, nq*dim, nq%3)
 					x := guardedFloats(t, nx*dim)
 					copy(x, randVec(r, nx*dim, 0))
@@ -66,7 +66,7 @@ func TestDotMatrixKernels(t *testing.T) {
 // and masked row tails do not turn into NaN, and that NaN and Inf in a row
 // propagate to that row's products only.
 func TestDotMatrixSpecialValues(t *testing.T) {
-	const dim, nq, nx = 21, 8, 12
+	const dim, nq, nx = 21, 101, 17
 	r := rand.New(rand.NewPCG(25, 26))
 	q := randVec(r, nq*dim, 0)
 	x := randVec(r, nx*dim, 0)
@@ -111,7 +111,7 @@ func BenchmarkDotMatrix(b *testing.B) {
 	r := rand.New(rand.NewPCG(27, 28))
 	x := randVec(r, nx*dim, 0)
 	for _, k := range availableMatrix() {
-		for _, nq := range []int{4, 16, 64} {
+		for _, nq := range []int{4, 16, 64, 96, 192} {
 			b.Run(fmt.Sprintf("%s/nq=%d", k.name, nq), func(b *testing.B) {
 				qs := newQueries(randVec(r, nq*dim, 0), dim, k)
 				out := make([]float32, nq*nx)
@@ -188,4 +188,53 @@ func BenchmarkFMALoop(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestFirstL2Below compares every implementation with the reference over
+// lengths that cover whole chunks and tails, thresholds below, between and
+// above the keys, exact ties, and NaN and Inf dot products and norms.
+func TestFirstL2Below(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for n := 0; n <= 70; n++ {
+		for trial := range 40 {
+			dots := guardedFloats(t, n)
+			sq := make([]float32, n)
+			for j := range n {
+				dots[j] = float32(r.IntN(9)) / 2 // small integers: exact ties
+				sq[j] = float32(r.IntN(20))
+				switch r.IntN(12) {
+				case 0:
+					dots[j] = nan
+				case 1:
+					sq[j] = inf
+				case 2:
+					dots[j] = -inf
+				}
+			}
+			thr := float32(r.IntN(24)) - 6
+			switch trial {
+			case 0:
+				thr = inf
+			case 1:
+				thr = -inf
+			case 2:
+				thr = nan
+			}
+			want := FirstL2BelowGeneric(dots, sq, thr)
+			require.Equal(t, want, FirstL2Below(dots, sq, thr), "n=%d thr=%v", n, thr)
+			for _, k := range availableMatrix() {
+				if k.below == nil || n < 16 {
+					continue
+				}
+				got := k.below(dots, sq, thr)
+				if want < n&^15 {
+					require.Equal(t, want, got, "%s n=%d thr=%v", k.name, n, thr)
+				} else {
+					require.Equal(t, n&^15, got, "%s n=%d thr=%v", k.name, n, thr)
+				}
+			}
+		}
+	}
+	require.Panics(t, func() { FirstL2Below(make([]float32, 3), make([]float32, 2), 0) })
 }

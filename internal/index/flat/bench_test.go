@@ -50,7 +50,7 @@ func cpuQPS(b *testing.B, queries int, bytes int64, run func()) {
 // rate the rows are read at, to compare with BenchmarkStream) and batched
 // search (compute-bound), reporting queries per second.
 func BenchmarkFMNIST(b *testing.B) {
-	data, queries, dim := fmnistShape(256)
+	data, queries, dim := fmnistShape(1000)
 	bytes := int64(len(data) * 4)
 	var sink float32
 	b.Run("stream", func(b *testing.B) {
@@ -65,7 +65,7 @@ func BenchmarkFMNIST(b *testing.B) {
 			i = (i + 1) % 256
 		})
 	})
-	for _, nq := range []int{16, 64, 256} {
+	for _, nq := range []int{16, 64, 256, 1000} {
 		b.Run(fmt.Sprintf("batch/nq=%d", nq), func(b *testing.B) {
 			cpuQPS(b, nq, 0, func() {
 				if _, err := SearchBatch(data, dim, index.L2, queries[:nq*dim], 10, nil); err != nil {

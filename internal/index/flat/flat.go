@@ -15,7 +15,8 @@
 //
 // SearchBatch scores every query against a block of rows at once with the
 // register-tiled kernel distance.Queries.DotMatrix, which is bound by
-// arithmetic rather than memory. L2 distances are ranked by
+// arithmetic rather than memory; distance.FirstL2Below skips the rows whose
+// key cannot enter a query's top k. L2 distances are ranked by
 // ||x||² - 2 x·q (||q||² is the same for every row of a query) and the hits'
 // reported scores are recomputed exactly with distance.L2Squared, so they
 // equal Search's; rows within rounding error of each other may rank in
@@ -46,11 +47,11 @@ const (
 	// kernel call; its scores stay in the L1 cache.
 	blockRows = 1024
 	// batchRows is the number of rows of a SearchBatch block, a multiple of
-	// every tile height (6 and 3); a block's dot products (queryChunk ×
+	// every kernel height (8, 6 and 3); a block's dot products (queryChunk ×
 	// batchRows) stay in the L2 cache until the selection reads them.
-	batchRows = 252
+	batchRows = 264
 	// queryChunk is the largest number of queries scored together.
-	queryChunk = 96
+	queryChunk = 192
 )
 
 // checkArgs validates the shapes shared by Search and SearchBatch.
@@ -92,13 +93,14 @@ func offer(h *topk.Heap, thr float32, keys []float32, base int, allowed []bool) 
 	return thr
 }
 
-// offerL2 is offer for the L2 keys sq[j] - 2*dots[j] (||x||² - 2 x·q).
+// offerL2 is offer for the L2 keys sq[j] - 2*dots[j] (||x||² - 2 x·q);
+// distance.FirstL2Below skips the rows whose key exceeds the threshold.
 func offerL2(h *topk.Heap, thr float32, dots, sq []float32, base int, allowed []bool) float32 {
 	sq = sq[:len(dots)]
-	for j, d := range dots {
-		if s := sq[j] - 2*d; s <= thr {
-			thr = admit(h, thr, s, base+j, allowed)
-		}
+	for j := distance.FirstL2Below(dots, sq, thr); j < len(dots); {
+		thr = admit(h, thr, sq[j]-2*dots[j], base+j, allowed)
+		j++
+		j += distance.FirstL2Below(dots[j:], sq[j:], thr)
 	}
 	return thr
 }

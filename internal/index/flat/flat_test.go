@@ -77,11 +77,12 @@ func testData(r *rand.Rand, n, dim, nq int) (data, queries []float32) {
 }
 
 func TestSearchMatchesNaive(t *testing.T) {
+	const nq = 53 // a panel of 48 queries, a tile group of 4 and one more
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, metric := range []index.Metric{index.L2, index.IP, index.Cosine} {
 		for _, n := range []int{0, 1, 7, 300, 2500} {
 			for _, dim := range []int{1, 5, 16, 37} {
-				data, queries := testData(r, n, dim, 11)
+				data, queries := testData(r, n, dim, nq)
 				masks := [][]bool{nil, make([]bool, n), make([]bool, n)}
 				for i := range n {
 					masks[1][i] = r.IntN(3) == 0
@@ -91,8 +92,8 @@ func TestSearchMatchesNaive(t *testing.T) {
 					for _, k := range []int{0, 1, 10, 400} {
 						batch, err := SearchBatch(data, dim, metric, queries, k, allowed)
 						require.NoError(t, err)
-						require.Len(t, batch, 11)
-						for i := range 11 {
+						require.Len(t, batch, nq)
+						for i := range nq {
 							q := queries[i*dim : (i+1)*dim]
 							want, all := naive(data, dim, metric, q, k, allowed)
 							got, err := Search(data, dim, metric, q, k, allowed)
