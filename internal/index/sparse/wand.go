@@ -1,0 +1,230 @@
+package sparse
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/strata-db/strata/internal/index"
+)
+
+// wandTerm is one query term's cursor for searchWAND.
+type wandTerm struct {
+	q     float32 // query value
+	aq    float64 // |q|
+	start uint64  // first posting of the list
+	blk0  uint64  // first block of the list
+	pos   uint64  // cursor: next posting not yet passed
+	hi    uint64  // end of the current window's postings
+	end   uint64  // end of the list
+	wub   float64 // upper bound of the term's contribution in the window
+}
+
+// Window sizes (rows) of searchWAND: a power of two between these, chosen
+// so that a window holds about wandWindowPostings of the query's postings.
+const (
+	minWandWindow      = 1 << 12
+	maxWandWindow      = 1 << 17
+	wandWindowPostings = 1 << 13
+)
+
+// wandWindow returns the window size for postings postings over n rows.
+func wandWindow(postings uint64, n int) int {
+	w := minWandWindow
+	for w < maxWandWindow && uint64(w)*postings < wandWindowPostings*uint64(n) && w < n {
+		w *= 2
+	}
+	return w
+}
+
+// searchWAND is a windowed block-max MaxScore search. Rows are processed in
+// windows of consecutive rows. For each window every term gets an upper
+// bound from the block maxima of its postings inside the window; a window
+// whose bounds sum to no more than the current k-th score is skipped whole.
+// Otherwise the terms are ordered by bound and the longest prefix of weak
+// terms whose bounds together cannot beat the k-th score is
+// non-essential: a row must hold some essential term to qualify. The
+// essential terms are accumulated term at a time into a window-sized
+// array; each touched row whose partial score plus the non-essential
+// bounds could beat the k-th score probes the non-essential lists
+// (strongest first, giving up as soon as the bound fails), and a row that
+// survives is scored exactly: its contributions added in float32 in
+// ascending dimension order, as Dot and the inverted search do, so scores
+// are bit-identical. The bounds are float64 and allow for float32 rounding
+// (slack), so pruning never drops a row that could qualify.
+//
+// It also returns how many rows it scored exactly.
+func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, int) {
+	ts := make([]wandTerm, len(terms))
+	var ubAll float64
+	var postings uint64
+	for i, t := range terms {
+		aq := math.Abs(float64(t.q))
+		lo, hi := x.listOff[t.list], x.listOff[t.list+1]
+		ts[i] = wandTerm{q: t.q, aq: aq, start: lo, blk0: x.blockOff[t.list], pos: lo, hi: lo, end: hi}
+		ubAll += aq * float64(x.maxAbs[t.list])
+		postings += hi - lo
+	}
+	// A float32 sum of n products differs from the real sum by at most
+	// about (n+1)·2⁻²⁴ times the sum of the absolute products, which ubAll
+	// bounds; twice that is ample.
+	slack := 2 * float64(len(ts)+2) * 0x1p-24 * ubAll
+	n := x.Len()
+	w := wandWindow(postings, n)
+	s := x.getScratch()
+	defer x.scratch.Put(s)
+	if len(s.acc) < w {
+		s.acc = make([]float32, w)
+		s.bits = make([]uint64, w/64)
+	}
+	acc, seen := s.acc[:w], s.bits[:w/64]
+	order := make([]int, len(ts)) // term indices by ascending window bound
+	cum := make([]float64, len(ts))
+	rows, vals := x.postRow, x.postVal
+	top := newTopK(k)
+	thr := top.threshold()
+	limit := thr - slack
+	scored := 0
+	for {
+		// Start the window at the first row any list still holds.
+		first := uint32(math.MaxUint32)
+		for i := range ts {
+			if t := &ts[i]; t.pos < t.end {
+				first = min(first, rows[t.pos])
+			}
+		}
+		if first == math.MaxUint32 {
+			break
+		}
+		base := first &^ uint32(w-1)
+		wend := base + uint32(w) // rows are below 2^31
+		var total float64
+		for i := range ts {
+			t := &ts[i]
+			t.hi, t.wub = t.pos, 0
+			if t.pos == t.end {
+				continue
+			}
+			t.hi = seek(rows, t.pos, t.end, wend)
+			if t.hi == t.pos {
+				continue
+			}
+			var m float32
+			for b := t.blk0 + (t.pos-t.start)/blockSize; b <= t.blk0+(t.hi-1-t.start)/blockSize; b++ {
+				m = max(m, x.blockMax[b])
+			}
+			t.wub = t.aq * float64(m)
+			total += t.wub
+		}
+		if total > limit {
+			// Order by window bound (insertion sort, few terms).
+			for i := range order {
+				order[i] = i
+			}
+			for i := 1; i < len(order); i++ {
+				for j := i; j > 0 && ts[order[j]].wub < ts[order[j-1]].wub; j-- {
+					order[j], order[j-1] = order[j-1], order[j]
+				}
+			}
+			ne := 0 // order[:ne] are non-essential
+			var c float64
+			for ne < len(order) {
+				if c+ts[order[ne]].wub > limit {
+					break
+				}
+				c += ts[order[ne]].wub
+				cum[ne] = c
+				ne++
+			}
+			neSum := c
+			for _, ti := range order[ne:] {
+				t := &ts[ti]
+				q := t.q
+				rs, vs := rows[t.pos:t.hi], vals[t.pos:t.hi]
+				vs = vs[:len(rs)]
+				for j, r := range rs {
+					d := r - base
+					acc[d&uint32(w-1)] += float32(q * vs[j])
+					seen[(d>>6)&uint32(len(seen)-1)] |= 1 << (d & 63)
+				}
+			}
+			for wi, word := range seen {
+				if word == 0 {
+					continue
+				}
+				seen[wi] = 0
+				for word != 0 {
+					d := uint32(wi*64 + bits.TrailingZeros64(word))
+					word &= word - 1
+					a := float64(acc[d])
+					acc[d] = 0
+					r := base + d
+					if a+neSum <= limit || (allowed != nil && !allowed[r]) {
+						continue
+					}
+					ok := true
+					for j := ne - 1; j >= 0; j-- {
+						if a+cum[j] <= limit {
+							ok = false
+							break
+						}
+						t := &ts[order[j]]
+						t.pos = seek(rows, t.pos, t.hi, r)
+						if t.pos < t.hi && rows[t.pos] == r {
+							a += float64(float32(t.q * vals[t.pos]))
+						}
+					}
+					if !ok || a <= limit {
+						continue
+					}
+					scored++
+					var sc float32
+					for i := range ts {
+						t := &ts[i]
+						t.pos = seek(rows, t.pos, t.hi, r)
+						if t.pos < t.hi && rows[t.pos] == r {
+							sc += float32(t.q * vals[t.pos])
+						}
+					}
+					if float64(sc) > thr {
+						top.offer(r, sc)
+						thr = top.threshold()
+						limit = thr - slack
+					}
+				}
+			}
+		}
+		for i := range ts {
+			ts[i].pos = ts[i].hi
+		}
+	}
+	return top.sorted(), scored
+}
+
+// seek returns the first position in [pos, end) whose row is >= target,
+// or end: a linear look at the next few postings, then a galloping and a
+// binary search.
+func seek(rows []uint32, pos, end uint64, target uint32) uint64 {
+	for i := 0; i < 4; i++ {
+		if pos >= end || rows[pos] >= target {
+			return pos
+		}
+		pos++
+	}
+	// rows[pos-1] < target: gallop until rows[hi] >= target or the end.
+	lo, step := pos, uint64(1)
+	for lo+step < end && rows[lo+step] < target {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, end)
+	// the answer is in [lo, hi]: rows[hi] >= target or hi == end.
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if rows[m] < target {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
