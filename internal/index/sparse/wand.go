@@ -55,11 +55,13 @@ func wandWindow(postings uint64, n int) int {
 // It also returns how many rows it scored exactly.
 func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, int) {
 	ts := make([]wandTerm, len(terms))
+	qv := Vector{Indices: make([]uint32, len(terms)), Values: make([]float32, len(terms))}
 	var ubAll float64
 	var postings uint64
 	for i, t := range terms {
 		aq := math.Abs(float64(t.q))
 		lo, hi := x.listOff[t.list], x.listOff[t.list+1]
+		qv.Indices[i], qv.Values[i] = x.dims[t.list], t.q
 		ts[i] = wandTerm{q: t.q, aq: aq, start: lo, blk0: x.blockOff[t.list], pos: lo, hi: lo, end: hi}
 		ubAll += aq * float64(x.maxAbs[t.list])
 		postings += hi - lo
@@ -80,10 +82,13 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 	order := make([]int, len(ts)) // term indices by ascending window bound
 	cum := make([]float64, len(ts))
 	rows, vals := x.postRow, x.postVal
-	top := newTopK(k)
-	thr := top.threshold()
-	limit := thr - slack
-	scored := 0
+	// limit: a row whose bound is at most limit cannot make the top k.
+	// Until k rows are known it is -slack (only positive scores are hits);
+	// then it follows the k-th best of the candidates' bounds, each within
+	// slack/2 of the exact score.
+	limit := -slack
+	ak := &kthBound{k: k}
+	var cands []wandCand
 	for {
 		// Start the window at the first row any list still holds.
 		first := uint32(math.MaxUint32)
@@ -176,19 +181,9 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 					if !ok || a <= limit {
 						continue
 					}
-					scored++
-					var sc float32
-					for i := range ts {
-						t := &ts[i]
-						t.pos = seek(rows, t.pos, t.hi, r)
-						if t.pos < t.hi && rows[t.pos] == r {
-							sc += float32(t.q * vals[t.pos])
-						}
-					}
-					if float64(sc) > thr {
-						top.offer(r, sc)
-						thr = top.threshold()
-						limit = thr - slack
+					cands = append(cands, wandCand{row: r, bound: a})
+					if ak.push(a) && ak.kth() > slack {
+						limit = max(limit, ak.kth()-slack)
 					}
 				}
 			}
@@ -197,8 +192,85 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 			ts[i].pos = ts[i].hi
 		}
 	}
+	// Score the surviving candidates exactly, in ascending dimension order.
+	top := newTopK(k)
+	scored := 0
+	for _, c := range cands {
+		if c.bound <= limit {
+			continue
+		}
+		scored++
+		var sc float32
+		if x.dropped {
+			for i := range ts {
+				t := &ts[i]
+				p := seek(rows, t.start, t.end, c.row)
+				if p < t.end && rows[p] == c.row {
+					sc += float32(t.q * vals[p])
+				}
+			}
+		} else {
+			// The lists hold every value: the row itself is faster.
+			sc = Dot(qv, x.row(c.row))
+		}
+		if sc > 0 {
+			top.offer(c.row, sc)
+		}
+	}
 	return top.sorted(), scored
 }
+
+// wandCand is a row that passed every bound, with its approximate score.
+type wandCand struct {
+	row   uint32
+	bound float64
+}
+
+// kthBound keeps the k largest values pushed (a min-heap).
+type kthBound struct {
+	k int
+	h []float64
+}
+
+// push adds v and reports whether k values are kept.
+func (b *kthBound) push(v float64) bool {
+	h := b.h
+	if len(h) < b.k {
+		h = append(h, v)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h[p] <= h[i] {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		b.h = h
+		return len(h) == b.k
+	}
+	if v <= h[0] {
+		return true
+	}
+	h[0] = v
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l] < h[m] {
+			m = l
+		}
+		if r < len(h) && h[r] < h[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	return true
+}
+
+// kth returns the smallest kept value (the k-th largest once k are kept).
+func (b *kthBound) kth() float64 { return b.h[0] }
 
 // seek returns the first position in [pos, end) whose row is >= target,
 // or end: a linear look at the next few postings, then a galloping and a
@@ -228,3 +300,4 @@ func seek(rows []uint32, pos, end uint64, target uint32) uint64 {
 	}
 	return lo
 }
+
