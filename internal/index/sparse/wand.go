@@ -300,4 +300,3 @@ func seek(rows []uint32, pos, end uint64, target uint32) uint64 {
 	}
 	return lo
 }
-
