@@ -221,7 +221,7 @@ func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index
 		kk = k * rf
 	}
 	var hits []index.Hit
-	if x.kind == WAND {
+	if x.kind == WAND && x.wandPays(terms) {
 		hits, _ = x.searchWAND(terms, kk, allowed)
 	} else {
 		hits = x.searchInverted(terms, kk, allowed)

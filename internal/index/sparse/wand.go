@@ -19,22 +19,24 @@ type wandTerm struct {
 	wub   float64 // upper bound of the term's contribution in the window
 }
 
-// Window sizes (rows) of searchWAND: a power of two between these, chosen
-// so that a window holds about wandWindowPostings of the query's postings.
-const (
-	minWandWindow      = 1 << 12
-	maxWandWindow      = 1 << 17
-	wandWindowPostings = 1 << 13
-)
+// wandWindow is the number of consecutive rows searchWAND handles at a
+// time (a power of two; its accumulator stays in the L1 cache).
+const wandWindow = 1 << 14
 
-// wandWindow returns the window size for postings postings over n rows.
-func wandWindow(postings uint64, n int) int {
-	w := minWandWindow
-	for w < maxWandWindow && uint64(w)*postings < wandWindowPostings*uint64(n) && w < n {
-		w *= 2
+// wandPays reports whether searchWAND is worth its per-window work for
+// terms: with fewer than one posting per wandSparse rows the windows are
+// nearly empty and the term-at-a-time search, which returns the same hits,
+// is faster.
+func (x *Index) wandPays(terms []term) bool {
+	var postings uint64
+	for _, t := range terms {
+		postings += x.listOff[t.list+1] - x.listOff[t.list]
 	}
-	return w
+	return postings*wandSparse >= uint64(x.Len())
 }
+
+// wandSparse: see wandPays.
+const wandSparse = 4
 
 // searchWAND is a windowed block-max MaxScore search. Rows are processed in
 // windows of consecutive rows. For each window every term gets an upper
@@ -57,28 +59,25 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 	ts := make([]wandTerm, len(terms))
 	qv := Vector{Indices: make([]uint32, len(terms)), Values: make([]float32, len(terms))}
 	var ubAll float64
-	var postings uint64
 	for i, t := range terms {
 		aq := math.Abs(float64(t.q))
 		lo, hi := x.listOff[t.list], x.listOff[t.list+1]
 		qv.Indices[i], qv.Values[i] = x.dims[t.list], t.q
 		ts[i] = wandTerm{q: t.q, aq: aq, start: lo, blk0: x.blockOff[t.list], pos: lo, hi: lo, end: hi}
 		ubAll += aq * float64(x.maxAbs[t.list])
-		postings += hi - lo
 	}
 	// A float32 sum of n products differs from the real sum by at most
 	// about (n+1)·2⁻²⁴ times the sum of the absolute products, which ubAll
 	// bounds; twice that is ample.
 	slack := 2 * float64(len(ts)+2) * 0x1p-24 * ubAll
-	n := x.Len()
-	w := wandWindow(postings, n)
+	const w = wandWindow
 	s := x.getScratch()
 	defer x.scratch.Put(s)
 	if len(s.acc) < w {
 		s.acc = make([]float32, w)
 		s.bits = make([]uint64, w/64)
 	}
-	acc, seen := s.acc[:w], s.bits[:w/64]
+	acc, seen := (*[w]float32)(s.acc), (*[w / 64]uint64)(s.bits)
 	order := make([]int, len(ts)) // term indices by ascending window bound
 	cum := make([]float64, len(ts))
 	rows, vals := x.postRow, x.postVal
@@ -103,6 +102,7 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 		base := first &^ uint32(w-1)
 		wend := base + uint32(w) // rows are below 2^31
 		var total float64
+		var all uint64 // postings in the window
 		for i := range ts {
 			t := &ts[i]
 			t.hi, t.wub = t.pos, 0
@@ -113,6 +113,7 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 			if t.hi == t.pos {
 				continue
 			}
+			all += t.hi - t.pos
 			var m float32
 			for b := t.blk0 + (t.pos-t.start)/blockSize; b <= t.blk0+(t.hi-1-t.start)/blockSize; b++ {
 				m = max(m, x.blockMax[b])
@@ -121,69 +122,78 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 			total += t.wub
 		}
 		if total > limit {
-			// Order by window bound (insertion sort, few terms).
-			for i := range order {
-				order[i] = i
+			ne := x.split(ts, order, cum, limit, all)
+			var neSum float64
+			if ne > 0 {
+				neSum = cum[ne-1]
 			}
-			for i := 1; i < len(order); i++ {
-				for j := i; j > 0 && ts[order[j]].wub < ts[order[j-1]].wub; j-- {
-					order[j], order[j-1] = order[j-1], order[j]
+			if ne == 0 && all >= wandWindow/4 {
+				// Dense and exact: no touched-row bitmap, scan the window.
+				for _, t := range ts {
+					rs, vs := rows[t.pos:t.hi], vals[t.pos:t.hi]
+					vs = vs[:len(rs)]
+					for j, r := range rs {
+						acc[(r-base)&(wandWindow-1)] += float32(t.q * vs[j])
+					}
 				}
-			}
-			ne := 0 // order[:ne] are non-essential
-			var c float64
-			for ne < len(order) {
-				if c+ts[order[ne]].wub > limit {
-					break
-				}
-				c += ts[order[ne]].wub
-				cum[ne] = c
-				ne++
-			}
-			neSum := c
-			for _, ti := range order[ne:] {
-				t := &ts[ti]
-				q := t.q
-				rs, vs := rows[t.pos:t.hi], vals[t.pos:t.hi]
-				vs = vs[:len(rs)]
-				for j, r := range rs {
-					d := r - base
-					acc[d&uint32(w-1)] += float32(q * vs[j])
-					seen[(d>>6)&uint32(len(seen)-1)] |= 1 << (d & 63)
-				}
-			}
-			for wi, word := range seen {
-				if word == 0 {
-					continue
-				}
-				seen[wi] = 0
-				for word != 0 {
-					d := uint32(wi*64 + bits.TrailingZeros64(word))
-					word &= word - 1
-					a := float64(acc[d])
+				for d, a := range acc {
+					if a == 0 {
+						continue
+					}
 					acc[d] = 0
-					r := base + d
-					if a+neSum <= limit || (allowed != nil && !allowed[r]) {
+					r := base + uint32(d)
+					if a < 0 || float64(a) <= limit || (allowed != nil && !allowed[r]) {
 						continue
 					}
-					ok := true
-					for j := ne - 1; j >= 0; j-- {
-						if a+cum[j] <= limit {
-							ok = false
-							break
-						}
-						t := &ts[order[j]]
-						t.pos = seek(rows, t.pos, t.hi, r)
-						if t.pos < t.hi && rows[t.pos] == r {
-							a += float64(float32(t.q * vals[t.pos]))
-						}
-					}
-					if !ok || a <= limit {
-						continue
-					}
-					cands = append(cands, wandCand{row: r, bound: a})
-					if ak.push(a) && ak.kth() > slack {
+					cands = append(cands, wandCand{row: r, bound: float64(a)})
+					if ak.push(float64(a)) && ak.kth() > slack {
 						limit = max(limit, ak.kth()-slack)
+					}
+				}
+			} else {
+				for _, ti := range order[ne:] {
+					t := &ts[ti]
+					rs, vs := rows[t.pos:t.hi], vals[t.pos:t.hi]
+					vs = vs[:len(rs)]
+					for j, r := range rs {
+						d := (r - base) & (wandWindow - 1)
+						acc[d] += float32(t.q * vs[j])
+						seen[d>>6] |= 1 << (d & 63)
+					}
+				}
+				for wi, word := range seen {
+					if word == 0 {
+						continue
+					}
+					seen[wi] = 0
+					for word != 0 {
+						d := uint32(wi*64 + bits.TrailingZeros64(word))
+						word &= word - 1
+						a := float64(acc[d])
+						acc[d] = 0
+						r := base + d
+						if a+neSum <= limit || (ne == 0 && a <= 0) || (allowed != nil && !allowed[r]) {
+							continue
+						}
+						ok := true
+						for j := ne - 1; j >= 0; j-- {
+							if a+cum[j] <= limit {
+								ok = false
+								break
+							}
+							t := &ts[order[j]]
+							t.pos = seek(rows, t.pos, t.hi, r)
+							if t.pos < t.hi && rows[t.pos] == r {
+								a += float64(float32(t.q * vals[t.pos]))
+							}
+						}
+						if !ok || a <= limit {
+							continue
+						}
+						cands = append(cands, wandCand{row: r, bound: a})
+						if ak.push(a) && ak.kth() > slack {
+							limit = max(limit, ak.kth()-slack)
+						}
 					}
 				}
 			}
@@ -300,3 +310,55 @@ func seek(rows []uint32, pos, end uint64, target uint32) uint64 {
 	}
 	return lo
 }
+
+// split chooses how searchWAND handles a window whose terms' bounds
+// (wub) are set, holding all postings, and returns ne: the terms order[:ne]
+// are non-essential, cum[j] the sum of the bounds of order[:j+1]. With ne 0
+// every term is essential and order is the query's (ascending dimension)
+// order, so the window's accumulated scores are exact. That is also the
+// choice when the non-essential terms would skip too few postings to pay
+// for probing them.
+func (x *Index) split(ts []wandTerm, order []int, cum []float64, limit float64, all uint64) int {
+	for i := range order {
+		order[i] = i
+	}
+	if wandMode == wandTAAT {
+		return 0
+	}
+	// Order by window bound (insertion sort, few terms).
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && ts[order[j]].wub < ts[order[j-1]].wub; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	ne := 0
+	var c float64
+	var skipped uint64
+	for ne < len(order) {
+		t := &ts[order[ne]]
+		if c+t.wub > limit {
+			break
+		}
+		c += t.wub
+		cum[ne] = c
+		skipped += t.hi - t.pos
+		ne++
+	}
+	if ne == 0 || (wandMode == wandAuto && 2*skipped < all) {
+		for i := range order {
+			order[i] = i
+		}
+		return 0
+	}
+	return ne
+}
+
+// wandMode fixes split's choice for tests, which must cover both ways of
+// handling a window whatever the data's bounds favour.
+var wandMode = wandAuto
+
+const (
+	wandAuto     = iota // split decides
+	wandTAAT            // every window accumulates every term exactly
+	wandMaxScore        // non-essential terms whenever the bounds allow
+)
