@@ -20,7 +20,7 @@ type wandTerm struct {
 }
 
 // wandWindow is the number of consecutive rows searchWAND handles at a
-// time (a power of two; its accumulator stays in the L1 cache).
+// time (a power of two; its 64 KiB accumulator stays in the L2 cache).
 const wandWindow = 1 << 14
 
 // wandPays reports whether searchWAND is worth its per-window work for
@@ -38,21 +38,29 @@ func (x *Index) wandPays(terms []term) bool {
 // wandSparse: see wandPays.
 const wandSparse = 4
 
-// searchWAND is a windowed block-max MaxScore search. Rows are processed in
-// windows of consecutive rows. For each window every term gets an upper
-// bound from the block maxima of its postings inside the window; a window
-// whose bounds sum to no more than the current k-th score is skipped whole.
-// Otherwise the terms are ordered by bound and the longest prefix of weak
-// terms whose bounds together cannot beat the k-th score is
-// non-essential: a row must hold some essential term to qualify. The
-// essential terms are accumulated term at a time into a window-sized
-// array; each touched row whose partial score plus the non-essential
-// bounds could beat the k-th score probes the non-essential lists
-// (strongest first, giving up as soon as the bound fails), and a row that
-// survives is scored exactly: its contributions added in float32 in
-// ascending dimension order, as Dot and the inverted search do, so scores
-// are bit-identical. The bounds are float64 and allow for float32 rounding
-// (slack), so pruning never drops a row that could qualify.
+// searchWAND is a windowed block-max search. Rows are processed in
+// windows of wandWindow consecutive rows. For each window every term gets
+// an upper bound from the block maxima of its postings inside the window;
+// a window whose bounds sum to no more than the current limit is skipped
+// whole. Otherwise split decides how to search it:
+//
+//   - exactly: every term is accumulated term at a time, in ascending
+//     dimension order, into a window-sized array, which then holds each
+//     row's exact float32 score (the same sum, in the same order, as Dot
+//     and the inverted search);
+//   - MaxScore: the terms are ordered by bound, and the longest prefix of
+//     weak terms whose bounds together cannot beat the limit is
+//     non-essential. Only the essential terms are accumulated; a touched
+//     row whose partial score plus the non-essential bounds could beat the
+//     limit probes the non-essential lists (strongest first, giving up as
+//     soon as the bound fails).
+//
+// Rows that pass become candidates with their (approximate) score, and
+// the limit follows the k-th best candidate score. At the end the
+// candidates still above the limit are scored exactly and ranked. The
+// bounds are float64 and allow for float32 rounding (slack), so pruning
+// never drops a row that could qualify and the hits equal the inverted
+// search's.
 //
 // It also returns how many rows it scored exactly.
 func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, int) {
