@@ -273,7 +273,7 @@ func (x *Index) getScratch() *scratch {
 	if s, ok := x.scratch.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{scores: make([]float32, x.Len()), seen: make([]bool, x.Len())}
+	return &scratch{}
 }
 
 // searchInverted accumulates the score of every row in the query's posting
@@ -281,6 +281,9 @@ func (x *Index) getScratch() *scratch {
 func (x *Index) searchInverted(terms []term, k int, allowed []bool) []index.Hit {
 	s := x.getScratch()
 	defer x.scratch.Put(s)
+	if s.scores == nil {
+		s.scores, s.seen = make([]float32, x.Len()), make([]bool, x.Len())
+	}
 	s.touched = s.touched[:0]
 	for _, t := range terms {
 		lo, hi := x.listOff[t.list], x.listOff[t.list+1]
