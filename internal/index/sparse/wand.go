@@ -137,27 +137,25 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 			}
 			if ne == 0 && all >= wandWindow/4 {
 				// Dense and exact: no touched-row bitmap, scan the window.
-				for _, t := range ts {
-					rs, vs := rows[t.pos:t.hi], vals[t.pos:t.hi]
-					vs = vs[:len(rs)]
-					for j, r := range rs {
-						acc[(r-base)&(wandWindow-1)] += float32(t.q * vs[j])
-					}
+				for i := range ts {
+					accumulate(acc, base, ts[i].q, rows[ts[i].pos:ts[i].hi], vals[ts[i].pos:ts[i].hi])
 				}
+				lim := below(max(limit, 0))
 				for d, a := range acc {
-					if a == 0 {
+					if a <= lim {
 						continue
 					}
-					acc[d] = 0
 					r := base + uint32(d)
-					if a < 0 || float64(a) <= limit || (allowed != nil && !allowed[r]) {
+					if float64(a) <= limit || (allowed != nil && !allowed[r]) {
 						continue
 					}
 					cands = append(cands, wandCand{row: r, bound: float64(a)})
 					if ak.push(float64(a)) && ak.kth() > slack {
 						limit = max(limit, ak.kth()-slack)
+						lim = below(limit)
 					}
 				}
+				clear(acc[:])
 			} else {
 				for _, ti := range order[ne:] {
 					t := &ts[ti]
@@ -236,6 +234,32 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 		}
 	}
 	return top.sorted(), scored
+}
+
+// accumulate adds q times each value of vs to the accumulator slot of its
+// row in rs (rows base onwards, within the window).
+func accumulate(acc *[wandWindow]float32, base uint32, q float32, rs []uint32, vs []float32) {
+	vs = vs[:len(rs)]
+	j := 0
+	for ; j+4 <= len(rs); j += 4 {
+		acc[(rs[j]-base)&(wandWindow-1)] += float32(q * vs[j])
+		acc[(rs[j+1]-base)&(wandWindow-1)] += float32(q * vs[j+1])
+		acc[(rs[j+2]-base)&(wandWindow-1)] += float32(q * vs[j+2])
+		acc[(rs[j+3]-base)&(wandWindow-1)] += float32(q * vs[j+3])
+	}
+	for ; j < len(rs); j++ {
+		acc[(rs[j]-base)&(wandWindow-1)] += float32(q * vs[j])
+	}
+}
+
+// below returns the largest float32 not above v (v >= 0), so that for any
+// float32 a, a <= below(v) whenever float64(a) <= v.
+func below(v float64) float32 {
+	f := float32(v)
+	if float64(f) > v {
+		f = math.Nextafter32(f, 0)
+	}
+	return f
 }
 
 // wandCand is a row that passed every bound, with its approximate score.
