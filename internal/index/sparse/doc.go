@@ -24,11 +24,17 @@
 // (default 10) and rescores them exactly with the full rows.
 //
 // SPARSE_INVERTED_INDEX accumulates scores term at a time over every
-// posting of the query's dimensions. SPARSE_WAND walks the lists document
-// at a time, summing each list's upper bound (|query value| × the list's
-// largest absolute value) to find the first row that could still beat the
-// current k-th score, and skips the rows before it with a galloping search.
-// With nothing dropped both return exactly the top-k of an exact search
+// posting of the query's dimensions. SPARSE_WAND walks the rows in windows
+// of 16,384 consecutive rows with a small accumulator, using block maxima
+// (the largest absolute value of every 64 postings of a list, derived on
+// Build and Unmarshal, not stored) for upper bounds: a window whose bounds cannot beat the
+// current k-th best is skipped; a window where the weakest lists (by
+// bound) hold most of the postings is searched MaxScore style, those lists
+// only probed for rows the other lists make promising; any other window is
+// accumulated exactly, term at a time (in ascending dimension order). Rows
+// that survive are rescored exactly at the end. Queries whose lists hold
+// under one posting per four rows use the term-at-a-time search, which is
+// faster there. With nothing dropped both return exactly the top-k of an exact search
 // (ties by ascending row).
 //
 // # File format (version 1)

@@ -44,11 +44,14 @@ type Index struct {
 	scratch sync.Pool // *scratch
 }
 
-// scratch is the per-search accumulator of the term-at-a-time search.
+// scratch is the per-search state of the term-at-a-time search and of
+// searchWAND.
 type scratch struct {
 	scores  []float32
 	seen    []bool
 	touched []uint32
+	acc     []float32 // searchWAND's window accumulator
+	bits    []uint64  // searchWAND's rows touched in the window
 }
 
 // Build indexes rows (each in the Milvus wire format; see Validate, which
@@ -218,7 +221,7 @@ func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index
 		kk = k * rf
 	}
 	var hits []index.Hit
-	if x.kind == WAND {
+	if x.kind == WAND && x.wandPays(terms) {
 		hits, _ = x.searchWAND(terms, kk, allowed)
 	} else {
 		hits = x.searchInverted(terms, kk, allowed)
@@ -270,7 +273,7 @@ func (x *Index) getScratch() *scratch {
 	if s, ok := x.scratch.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{scores: make([]float32, x.Len()), seen: make([]bool, x.Len())}
+	return &scratch{}
 }
 
 // searchInverted accumulates the score of every row in the query's posting
@@ -278,6 +281,9 @@ func (x *Index) getScratch() *scratch {
 func (x *Index) searchInverted(terms []term, k int, allowed []bool) []index.Hit {
 	s := x.getScratch()
 	defer x.scratch.Put(s)
+	if s.scores == nil {
+		s.scores, s.seen = make([]float32, x.Len()), make([]bool, x.Len())
+	}
 	s.touched = s.touched[:0]
 	for _, t := range terms {
 		lo, hi := x.listOff[t.list], x.listOff[t.list+1]
@@ -301,20 +307,6 @@ func (x *Index) searchInverted(terms []term, k int, allowed []bool) []index.Hit 
 	return top.sorted()
 }
 
-// cursor walks one posting list for WAND.
-type cursor struct {
-	term  int     // position in the query's terms (ascending dimension)
-	list  int     // posting list
-	start uint64  // first posting of the list
-	pos   uint64  // current posting
-	end   uint64  // end of the list
-	q     float64 // |query value|
-	ub    float64 // upper bound of the term's contribution
-	row   uint32  // current row (exhausted when pos == end)
-}
-
-const exhausted = math.MaxUint32
-
 // blockSize is the number of postings that share one block maximum.
 const blockSize = 64
 
@@ -331,155 +323,6 @@ func (x *Index) buildBlocks() {
 		for j := x.listOff[l]; j < x.listOff[l+1]; j++ {
 			b := x.blockOff[l] + (j-x.listOff[l])/blockSize
 			x.blockMax[b] = max(x.blockMax[b], float32(math.Abs(float64(x.postVal[j]))))
-		}
-	}
-}
-
-// blockAt returns, for cursor c, the upper bound of the block holding the
-// first posting with row >= target and the last row of that block, without
-// moving the cursor. ok is false when no posting has row >= target.
-func (x *Index) blockAt(c *cursor, target uint32) (ub float64, last uint32, ok bool) {
-	first := x.blockOff[c.list]
-	for b := (c.pos - c.start) / blockSize; first+b < x.blockOff[c.list+1]; b++ {
-		if l := x.postRow[min(c.start+(b+1)*blockSize, c.end)-1]; l >= target {
-			return c.q * float64(x.blockMax[first+b]), l, true
-		}
-	}
-	return 0, 0, false
-}
-
-// searchWAND is document-at-a-time block-max WAND. Cursors stay sorted by
-// their current row. The pivot is the first cursor at which the summed
-// list upper bounds exceed the current k-th score; rows before the pivot
-// row cannot make the top k and are skipped. The pivot row is then checked
-// against the tighter bounds of the blocks that hold it: if even those
-// cannot beat the k-th score, every row up to the end of the shortest of
-// those blocks is skipped too. Skips move cursors with a galloping search.
-// It also returns how many rows it scored.
-func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, int) {
-	curs := make([]cursor, len(terms))
-	cs := make([]*cursor, len(terms)) // sorted by current row
-	for i, t := range terms {
-		q := math.Abs(float64(t.q))
-		curs[i] = cursor{term: i, list: t.list, start: x.listOff[t.list], pos: x.listOff[t.list], end: x.listOff[t.list+1],
-			q: q, ub: q * float64(x.maxAbs[t.list]), row: x.postRow[x.listOff[t.list]]}
-		cs[i] = &curs[i]
-	}
-	sortCursors(cs)
-	top := newTopK(k)
-	at := make([]*cursor, 0, len(terms)) // the cursors on the pivot row
-	scored := 0
-	for {
-		// A row must score above the threshold. Upper bounds are summed in
-		// float64 and compared with a slightly lowered threshold, so that
-		// rounding never prunes a row whose float32 score would qualify.
-		limit := (top.threshold() - 1e-30) / (1 + 1e-6)
-		var acc float64
-		pivot := -1
-		for i, c := range cs {
-			if c.row == exhausted {
-				break
-			}
-			acc += c.ub
-			if acc > limit {
-				pivot = i
-				break
-			}
-		}
-		if pivot < 0 {
-			break
-		}
-		prow := cs[pivot].row
-		last := pivot // the last cursor on the pivot row
-		for last+1 < len(cs) && cs[last+1].row == prow {
-			last++
-		}
-		// Block-max check of the pivot row over the cursors up to last.
-		var bub float64
-		next := uint32(exhausted) // the first row the blocks do not cover
-		if last+1 < len(cs) {
-			next = cs[last+1].row
-		}
-		for _, c := range cs[:last+1] {
-			if ub, l, ok := x.blockAt(c, prow); ok {
-				bub += ub
-				if l < next-1 {
-					next = l + 1
-				}
-			}
-		}
-		switch {
-		case bub <= limit:
-			// No row in [prow, next) can beat the k-th score.
-			for _, c := range cs[:last+1] {
-				x.advance(c, next)
-			}
-		case cs[0].row == prow:
-			scored++
-			at = append(at[:0], cs[:last+1]...)
-			if allowed == nil || allowed[prow] {
-				// Add in ascending dimension order, as every other path does.
-				for i := 1; i < len(at); i++ {
-					for j := i; j > 0 && at[j].term < at[j-1].term; j-- {
-						at[j], at[j-1] = at[j-1], at[j]
-					}
-				}
-				var sc float32
-				for _, c := range at {
-					sc += float32(terms[c.term].q * x.postVal[c.pos])
-				}
-				if sc > 0 {
-					top.offer(prow, sc)
-				}
-			}
-			for _, c := range at {
-				x.advance(c, prow+1)
-			}
-		default:
-			for _, c := range cs[:pivot] {
-				x.advance(c, prow)
-			}
-		}
-		sortCursors(cs)
-	}
-	return top.sorted(), scored
-}
-
-// advance moves c to its first posting with row >= target, galloping.
-func (x *Index) advance(c *cursor, target uint32) {
-	if c.row >= target {
-		return
-	}
-	if next := c.pos + 1; next < c.end && x.postRow[next] >= target {
-		c.pos, c.row = next, x.postRow[next] // the common one-step move
-		return
-	}
-	// postRow[lo] < target; gallop until postRow[hi] >= target or the end.
-	step := uint64(1)
-	lo := c.pos
-	hi := lo + step
-	for hi < c.end && x.postRow[hi] < target {
-		lo = hi
-		step *= 2
-		hi = lo + step
-	}
-	hi = min(hi, c.end-1)
-	// the first position in (lo, hi] with row >= target, else hi+1
-	i := sort.Search(int(hi-lo), func(j int) bool { return x.postRow[lo+1+uint64(j)] >= target })
-	c.pos = lo + 1 + uint64(i)
-	if c.pos >= c.end {
-		c.pos, c.row = c.end, exhausted
-		return
-	}
-	c.row = x.postRow[c.pos]
-}
-
-// sortCursors orders cursors by current row (insertion sort: the order
-// changes little between steps).
-func sortCursors(cs []*cursor) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].row < cs[j-1].row; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
 		}
 	}
 }
