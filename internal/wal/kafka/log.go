@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -149,12 +150,24 @@ func (l *Log) ensureTopic(ctx context.Context, c *channel) error {
 	case errors.Is(err, kerr.TopicAlreadyExists):
 		// Made by another server or by hand: it must have one partition,
 		// or records would be spread over partitions this Log never reads.
-		td, err := l.adm.ListTopics(ctx, c.topic)
-		if err != nil {
-			return fmt.Errorf("wal/kafka: describe topic %q: %w", c.topic, err)
-		}
-		if n := len(td[c.topic].Partitions); n != 1 {
-			return fmt.Errorf("wal/kafka: topic %q has %d partitions; a WAL topic must have exactly 1", c.topic, n)
+		// A topic another caller has just created may list no partitions
+		// until its metadata settles: wait for them rather than refuse.
+		for {
+			td, err := l.adm.ListTopics(ctx, c.topic)
+			if err != nil {
+				return fmt.Errorf("wal/kafka: describe topic %q: %w", c.topic, err)
+			}
+			n := len(td[c.topic].Partitions)
+			if n == 1 {
+				break
+			}
+			if n > 1 || ctx.Err() != nil {
+				return fmt.Errorf("wal/kafka: topic %q has %d partitions; a WAL topic must have exactly 1", c.topic, n)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 	case err != nil:
 		return fmt.Errorf("wal/kafka: create topic %q: %w", c.topic, err)
