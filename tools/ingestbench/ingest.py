@@ -33,6 +33,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--name", default="ingestbench")
     ap.add_argument("--label", default="")
+    ap.add_argument("--encode-only", action="store_true",
+                    help="time only pymilvus building and serializing the InsertRequests "
+                         "(one thread, nothing sent): the client's ceiling")
     a = ap.parse_args()
 
     aliases = ["ib%d" % t for t in range(a.threads)]
@@ -55,6 +58,10 @@ def main():
         ids = list(range(lo, hi))
         vecs = rng.random((hi - lo, a.dim), dtype=np.float32).tolist()
         batches.append([ids, vecs])
+
+    if a.encode_only:
+        encode_only(a, main_alias, batches)
+        return
 
     colls = [Collection(a.name, using=al) for al in aliases]
     errors = []
@@ -94,6 +101,28 @@ def main():
     }), flush=True)
     if n != a.rows:
         raise SystemExit("num_entities %d after flush, want %d" % (n, a.rows))
+
+
+def encode_only(a, alias, batches):
+    """Prints the rows/s and MB/s at which one client thread turns the batches
+    into serialized InsertRequests, the work pymilvus does before each RPC."""
+    from pymilvus.client.prepare import Prepare
+    from pymilvus.orm.prepare import Prepare as OrmPrepare
+    h = connections._fetch_handler(alias)
+    fields = h.describe_collection(a.name)["fields"]
+    schema = Collection(a.name, using=alias).schema
+    t0 = time.perf_counter()
+    nbytes = 0
+    for b in batches:
+        ents = OrmPrepare.prepare_insert_data(b, schema)
+        nbytes += len(Prepare.batch_insert_param(a.name, ents, "", fields).SerializeToString())
+    t1 = time.perf_counter()
+    utility.drop_collection(a.name, using=alias)
+    mb = a.rows * (8 + 4 * a.dim) / 1e6
+    print(json.dumps({"label": a.label, "dim": a.dim, "rows": a.rows, "encode_only": True,
+                      "encode_s": round(t1 - t0, 3), "rows_per_s": round(a.rows / (t1 - t0)),
+                      "mb_per_s": round(mb / (t1 - t0), 1), "wire_mb": round(nbytes / 1e6, 1)}),
+          flush=True)
 
 
 if __name__ == "__main__":
