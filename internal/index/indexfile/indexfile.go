@@ -122,6 +122,20 @@ func (f Format) NewWriter(w io.Writer) *Writer {
 // Write appends p to the payload.
 func (w *Writer) Write(p []byte) (int, error) { return w.bw.Write(p) }
 
+// Words appends cnt little-endian 32-bit words, word(0) to word(cnt-1),
+// encoding them through a fixed buffer.
+func (w *Writer) Words(cnt int, word func(i int) uint32) {
+	var chunk [4096]byte
+	for i := 0; i < cnt; {
+		c := min(cnt-i, len(chunk)/4)
+		for j := range c {
+			binary.LittleEndian.PutUint32(chunk[4*j:], word(i+j))
+		}
+		_, _ = w.bw.Write(chunk[:4*c])
+		i += c
+	}
+}
+
 // Close flushes the payload and writes the checksum. It does not close the
 // underlying writer.
 func (w *Writer) Close() error {
@@ -175,6 +189,43 @@ func (r *Reader) Next(n int) ([]byte, error) {
 	r.crc.Write(b)
 	r.off += int64(n)
 	return b, nil
+}
+
+// readChunk bounds the single reads of Bytes and Words, so that a corrupt
+// length fails at the end of the data rather than allocating it all up
+// front.
+const readChunk = 1 << 16
+
+// Bytes reads the next cnt bytes into a new slice.
+func (r *Reader) Bytes(cnt uint64) ([]byte, error) {
+	out := make([]byte, 0, min(cnt, 1<<24))
+	for cnt > 0 {
+		c := min(cnt, readChunk)
+		b, err := r.Next(int(c))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+		cnt -= c
+	}
+	return out, nil
+}
+
+// Words reads the next cnt little-endian 32-bit words.
+func (r *Reader) Words(cnt uint64) ([]uint32, error) {
+	out := make([]uint32, 0, min(cnt, 1<<22))
+	for cnt > 0 {
+		c := min(cnt, readChunk/4)
+		b, err := r.Next(int(c) * 4)
+		if err != nil {
+			return nil, err
+		}
+		for i := range int(c) {
+			out = append(out, binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		cnt -= c
+	}
+	return out, nil
 }
 
 // Close reads the checksum that ends the file and compares it with the

@@ -159,3 +159,44 @@ func TestIOErrors(t *testing.T) {
 	require.ErrorIs(t, err, errWrite)
 	require.NotErrorIs(t, err, errTest)
 }
+
+// TestWordsAndBytes round-trips word and byte runs longer than one chunk
+// and checks that a run past the end of the file is rejected as corrupt.
+func TestWordsAndBytes(t *testing.T) {
+	f := formats[0]
+	const nw, nb = 3*readChunk/4 + 5, 2*readChunk + 3
+	raw := make([]byte, nb)
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	var buf bytes.Buffer
+	w := f.NewWriter(&buf)
+	w.Words(nw, func(i int) uint32 { return uint32(i)*2654435761 + 1 })
+	_, _ = w.Write(raw)
+	require.NoError(t, w.Close())
+	data := buf.Bytes()
+	require.Len(t, data, f.HeaderSize()+4*nw+nb+4)
+	require.Equal(t, []byte{0xb2, 0x79, 0x37, 0x9e}, data[f.HeaderSize()+4:f.HeaderSize()+8], "little-endian word 1")
+
+	r, err := f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	words, err := r.Words(nw)
+	require.NoError(t, err)
+	require.Len(t, words, nw)
+	for i, v := range words {
+		require.Equal(t, uint32(i)*2654435761+1, v, "word %d", i)
+	}
+	b, err := r.Bytes(nb)
+	require.NoError(t, err)
+	require.Equal(t, raw, b)
+	require.NoError(t, r.Close())
+
+	r, err = f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	_, err = r.Words(1 << 40)
+	require.ErrorIs(t, err, errTest, "a huge count fails at the end of the data")
+	r, err = f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	_, err = r.Bytes(1 << 40)
+	require.ErrorIs(t, err, errTest)
+}
