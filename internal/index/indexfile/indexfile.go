@@ -65,6 +65,12 @@ func (f Format) Errorf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", f.Corrupt, fmt.Sprintf(format, args...))
 }
 
+// ErrorAt returns an error wrapping f.Corrupt about the data at file
+// offset off, with the formatted detail.
+func (f Format) ErrorAt(off int64, format string, args ...any) error {
+	return fmt.Errorf("%w at offset %d: %s", f.Corrupt, off, fmt.Sprintf(format, args...))
+}
+
 // checkHeader verifies the magic and version at the start of h, which
 // holds at least HeaderSize bytes.
 func (f Format) checkHeader(h []byte) error {
@@ -189,6 +195,21 @@ func (r *Reader) Next(n int) ([]byte, error) {
 	r.crc.Write(b)
 	r.off += int64(n)
 	return b, nil
+}
+
+// Header reads the rest of an index's fixed header, size bytes long from
+// the start of the file, and returns it in a new slice of size bytes whose
+// first HeaderSize bytes are zero, so that callers index it by file offset
+// as their documentation does. Call it first, right after NewReader.
+func (r *Reader) Header(size int) ([]byte, error) {
+	hs := r.f.HeaderSize()
+	rest, err := r.Next(size - hs)
+	if err != nil {
+		return nil, err
+	}
+	h := make([]byte, size)
+	copy(h[hs:], rest)
+	return h, nil
 }
 
 // readChunk bounds the single reads of Bytes and Words, so that a corrupt

@@ -200,3 +200,22 @@ func TestWordsAndBytes(t *testing.T) {
 	_, err = r.Bytes(1 << 40)
 	require.ErrorIs(t, err, errTest)
 }
+
+// TestHeader: Header returns the fixed header indexed by file offset, and
+// ErrorAt names the offset.
+func TestHeader(t *testing.T) {
+	f := formats[0]
+	data := write(t, f, []byte("abcdefgh"))
+	r, err := f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	h, err := r.Header(f.HeaderSize() + 3)
+	require.NoError(t, err)
+	require.Equal(t, append(make([]byte, f.HeaderSize()), "abc"...), h)
+	require.EqualValues(t, f.HeaderSize()+3, r.Offset())
+	_, err = r.Header(f.HeaderSize() + 100)
+	require.ErrorIs(t, err, errTest)
+
+	err = f.ErrorAt(12, "dim %d", 0)
+	require.ErrorIs(t, err, errTest)
+	require.EqualError(t, err, "test: corrupt at offset 12: dim 0")
+}

@@ -108,10 +108,6 @@ func f32s(r *indexfile.Reader, cnt uint64) ([]float32, error) {
 	return out, nil
 }
 
-func corrupt(off int64, msg string, args ...any) error {
-	return format.Errorf("at offset %d: %s", off, fmt.Sprintf(msg, args...))
-}
-
 // Unmarshal reads an index written by Marshal, verifying its checksum, its
 // parameters and that the lists hold every row exactly once. Errors caused
 // by bad data wrap ErrCorrupt.
@@ -128,13 +124,10 @@ func unmarshal(rd io.Reader) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Pad the rest of the header to its file offsets.
-	h := make([]byte, headerSize)
-	rest, err := r.Next(headerSize - format.HeaderSize())
+	h, err := r.Header(headerSize)
 	if err != nil {
 		return nil, err
 	}
-	copy(h[format.HeaderSize():], rest)
 	le := binary.LittleEndian
 	cfg := Config{
 		Kind:                 Kind(le.Uint32(h[12:])),
@@ -150,17 +143,17 @@ func unmarshal(rd io.Reader) (*Index, error) {
 	dim := le.Uint32(h[20:])
 	n := le.Uint64(h[56:])
 	if dim == 0 || dim > 1<<20 {
-		return nil, corrupt(20, "dim %d", dim)
+		return nil, format.ErrorAt(20, "dim %d", dim)
 	}
 	if le.Uint32(h[12:]) > uint32(PQ) {
-		return nil, corrupt(12, "kind %d", le.Uint32(h[12:]))
+		return nil, format.ErrorAt(12, "kind %d", le.Uint32(h[12:]))
 	}
 	x, err := newIndex(int(dim), metric, cfg)
 	if err != nil {
-		return nil, corrupt(12, "%v", err)
+		return nil, format.ErrorAt(12, "%v", err)
 	}
 	if n > math.MaxInt32 {
-		return nil, corrupt(56, "row count %d", n)
+		return nil, format.ErrorAt(56, "row count %d", n)
 	}
 	x.n = int(n)
 	nlist, d := uint64(cfg.Nlist), uint64(dim)
@@ -211,20 +204,20 @@ func unmarshal(rd io.Reader) (*Index, error) {
 // that the positions hold every row exactly once.
 func (x *Index) checkLists(offOff, rowsOff int64) error {
 	if x.offsets[0] != 0 {
-		return corrupt(offOff, "first list offset %d", x.offsets[0])
+		return format.ErrorAt(offOff, "first list offset %d", x.offsets[0])
 	}
 	for l := range x.cfg.Nlist {
 		if x.offsets[l+1] < x.offsets[l] {
-			return corrupt(offOff+int64(4*(l+1)), "list offset %d after %d", x.offsets[l+1], x.offsets[l])
+			return format.ErrorAt(offOff+int64(4*(l+1)), "list offset %d after %d", x.offsets[l+1], x.offsets[l])
 		}
 	}
 	if int(x.offsets[x.cfg.Nlist]) != x.n {
-		return corrupt(offOff+int64(4*x.cfg.Nlist), "lists hold %d rows, index has %d", x.offsets[x.cfg.Nlist], x.n)
+		return format.ErrorAt(offOff+int64(4*x.cfg.Nlist), "lists hold %d rows, index has %d", x.offsets[x.cfg.Nlist], x.n)
 	}
 	seen := make([]bool, x.n)
 	for p, r := range x.rows {
 		if r < 0 || int(r) >= x.n || seen[r] {
-			return corrupt(rowsOff+int64(4*p), "row %d at position %d is out of range or repeated", r, p)
+			return format.ErrorAt(rowsOff+int64(4*p), "row %d at position %d is out of range or repeated", r, p)
 		}
 		seen[r] = true
 	}
