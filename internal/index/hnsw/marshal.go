@@ -69,9 +69,9 @@ func (x *Index) Marshal(w io.Writer) error {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
 	// The writer's error is sticky and returned by Close.
-	bw.Words(len(x.vecs), func(i int) uint32 { return math.Float32bits(x.vecs[i]) })
-	bw.Words(len(x.links0), func(i int) uint32 { return x.links0[i] })
-	bw.Words(len(x.upper), func(i int) uint32 { return x.upper[i] })
+	bw.Float32s(x.vecs)
+	bw.Uint32s(x.links0)
+	bw.Uint32s(x.upper)
 	if err := bw.Close(); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 )
 
 // castagnoli is the CRC-32C table.
@@ -128,17 +129,39 @@ func (f Format) NewWriter(w io.Writer) *Writer {
 // Write appends p to the payload.
 func (w *Writer) Write(p []byte) (int, error) { return w.bw.Write(p) }
 
-// Words appends cnt little-endian 32-bit words, word(0) to word(cnt-1),
-// encoding them through a fixed buffer.
-func (w *Writer) Words(cnt int, word func(i int) uint32) {
-	var chunk [4096]byte
-	for i := 0; i < cnt; {
-		c := min(cnt-i, len(chunk)/4)
-		for j := range c {
-			binary.LittleEndian.PutUint32(chunk[4*j:], word(i+j))
+// chunkWords is how many words Uint32s, Int32s and Float32s encode at a
+// time.
+const chunkWords = 1024
+
+// Uint32s appends v as little-endian 32-bit words.
+func (w *Writer) Uint32s(v []uint32) { putInts(w, v) }
+
+// Int32s appends v as little-endian two's-complement 32-bit words.
+func (w *Writer) Int32s(v []int32) { putInts(w, v) }
+
+// putInts encodes v through a fixed buffer, chunkWords at a time.
+func putInts[T ~uint32 | ~int32](w *Writer, v []T) {
+	var chunk [4 * chunkWords]byte
+	for len(v) > 0 {
+		c := min(len(v), chunkWords)
+		for j, x := range v[:c] {
+			binary.LittleEndian.PutUint32(chunk[4*j:], uint32(x))
 		}
 		_, _ = w.bw.Write(chunk[:4*c])
-		i += c
+		v = v[c:]
+	}
+}
+
+// Float32s appends v as little-endian IEEE 754 single-precision words.
+func (w *Writer) Float32s(v []float32) {
+	var chunk [4 * chunkWords]byte
+	for len(v) > 0 {
+		c := min(len(v), chunkWords)
+		for j, x := range v[:c] {
+			binary.LittleEndian.PutUint32(chunk[4*j:], math.Float32bits(x))
+		}
+		_, _ = w.bw.Write(chunk[:4*c])
+		v = v[c:]
 	}
 }
 

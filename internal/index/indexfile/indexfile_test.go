@@ -171,11 +171,17 @@ func TestWordsAndBytes(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	w := f.NewWriter(&buf)
-	w.Words(nw, func(i int) uint32 { return uint32(i)*2654435761 + 1 })
+	ws := make([]uint32, nw)
+	for i := range ws {
+		ws[i] = uint32(i)*2654435761 + 1
+	}
+	w.Uint32s(ws)
+	w.Int32s([]int32{-2, 7})
+	w.Float32s([]float32{1.5, -0.25})
 	_, _ = w.Write(raw)
 	require.NoError(t, w.Close())
 	data := buf.Bytes()
-	require.Len(t, data, f.HeaderSize()+4*nw+nb+4)
+	require.Len(t, data, f.HeaderSize()+4*nw+16+nb+4)
 	require.Equal(t, []byte{0xb2, 0x79, 0x37, 0x9e}, data[f.HeaderSize()+4:f.HeaderSize()+8], "little-endian word 1")
 
 	r, err := f.NewReader(bytes.NewReader(data))
@@ -183,9 +189,11 @@ func TestWordsAndBytes(t *testing.T) {
 	words, err := r.Words(nw)
 	require.NoError(t, err)
 	require.Len(t, words, nw)
-	for i, v := range words {
-		require.Equal(t, uint32(i)*2654435761+1, v, "word %d", i)
-	}
+	require.Equal(t, ws, words)
+	tail, err := r.Next(16)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0xfe, 0xff, 0xff, 0xff, 7, 0, 0, 0, 0, 0, 0xc0, 0x3f, 0, 0, 0x80, 0xbe}, tail,
+		"int32 -2 and 7, float32 1.5 and -0.25, little-endian")
 	b, err := r.Bytes(nb)
 	require.NoError(t, err)
 	require.Equal(t, raw, b)

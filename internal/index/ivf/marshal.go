@@ -74,19 +74,18 @@ func (x *Index) Marshal(w io.Writer) error {
 	le.PutUint64(h[56:], uint64(x.n))
 	// The writer's error is sticky and returned by Close.
 	_, _ = fw.Write(h[format.HeaderSize():])
-	floats := func(v []float32) { fw.Words(len(v), func(i int) uint32 { return math.Float32bits(v[i]) }) }
-	floats(x.centroids)
-	fw.Words(len(x.offsets), func(i int) uint32 { return x.offsets[i] })
-	fw.Words(len(x.rows), func(i int) uint32 { return uint32(x.rows[i]) })
+	fw.Float32s(x.centroids)
+	fw.Uint32s(x.offsets)
+	fw.Int32s(x.rows)
 	switch x.cfg.Kind {
 	case Flat:
-		floats(x.vecs)
+		fw.Float32s(x.vecs)
 	case SQ8:
-		floats(x.sqMin)
-		floats(x.sqScale)
+		fw.Float32s(x.sqMin)
+		fw.Float32s(x.sqScale)
 		_, _ = fw.Write(x.codes)
 	case PQ:
-		floats(x.codebooks)
+		fw.Float32s(x.codebooks)
 		_, _ = fw.Write(x.codes)
 	}
 	if err := fw.Close(); err != nil {
