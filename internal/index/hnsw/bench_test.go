@@ -1,7 +1,6 @@
 package hnsw
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -88,25 +87,8 @@ func benchIndex(b *testing.B) *Index {
 	return x
 }
 
-func BenchmarkMarshal(b *testing.B) {
-	x := benchIndex(b)
-	var buf bytes.Buffer
-	require.NoError(b, x.Marshal(&buf))
-	b.SetBytes(int64(buf.Len()))
-	b.ResetTimer()
-	for b.Loop() {
-		buf.Reset()
-		require.NoError(b, x.Marshal(&buf))
-	}
-}
+func BenchmarkMarshal(b *testing.B) { indextest.BenchmarkMarshal(b, benchIndex(b)) }
 
 func BenchmarkUnmarshal(b *testing.B) {
-	var buf bytes.Buffer
-	require.NoError(b, benchIndex(b).Marshal(&buf))
-	b.SetBytes(int64(buf.Len()))
-	b.ResetTimer()
-	for b.Loop() {
-		_, err := Unmarshal(bytes.NewReader(buf.Bytes()))
-		require.NoError(b, err)
-	}
+	indextest.BenchmarkUnmarshal(b, benchIndex(b), indextest.FromReader(Unmarshal))
 }

@@ -2,7 +2,6 @@ package hnsw
 
 import (
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 
@@ -34,14 +33,6 @@ func exact(data []float32, dim int, m index.Metric, q []float32, k int, allowed 
 		}
 		return 0, true
 	})
-}
-
-// requireOrdered checks the best-first, ties-by-row contract.
-func requireOrdered(t *testing.T, hits []index.Hit, m index.Metric) {
-	t.Helper()
-	sorted := slices.Clone(hits)
-	index.SortHits(sorted, m)
-	require.Equal(t, sorted, hits)
 }
 
 // lowRank returns n vectors of dimension dim lying near a random

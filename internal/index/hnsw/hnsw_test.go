@@ -25,7 +25,7 @@ func TestRecall(t *testing.T) {
 				got, err := f.idx.Search(q, 10, index.SearchParams{Ef: 64}, nil)
 				require.NoError(t, err)
 				require.Len(t, got, 10)
-				requireOrdered(t, got, m)
+				indextest.RequireOrdered(t, got, m)
 				want := exact(f.data, f.dim, m, q, 10, nil)
 				sum += indextest.Recall(got, want)
 				// Scores are Milvus scores of the returned rows.
@@ -67,7 +67,7 @@ func TestFilteredRecall(t *testing.T) {
 					got, err := f.idx.search(q, 10, index.SearchParams{Ef: 64}, allowed, mode.m)
 					require.NoError(t, err)
 					require.Len(t, got, 10)
-					requireOrdered(t, got, index.L2)
+					indextest.RequireOrdered(t, got, index.L2)
 					for _, h := range got {
 						require.True(t, allowed[h.Row])
 					}
@@ -171,7 +171,7 @@ func TestDuplicates(t *testing.T) {
 				for _, h := range got {
 					rows = append(rows, h.Row)
 				}
-				requireOrdered(t, got, m)
+				indextest.RequireOrdered(t, got, m)
 				if m == index.IP {
 					// Under IP a longer vector can beat the query's own
 					// copies; compare with the exact answer instead.
@@ -197,7 +197,7 @@ func TestDuplicates(t *testing.T) {
 		got, err := idx.Search(v, 10, index.SearchParams{Ef: 20}, nil)
 		require.NoError(t, err)
 		require.Len(t, got, 10)
-		requireOrdered(t, got, index.L2)
+		indextest.RequireOrdered(t, got, index.L2)
 		for _, h := range got {
 			require.Zero(t, h.Score)
 		}

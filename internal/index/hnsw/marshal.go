@@ -68,52 +68,14 @@ func (x *Index) Marshal(w io.Writer) error {
 	if _, err := bw.Write(x.levels); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
-	// Encode words through a fixed buffer; bufio's error is sticky and
-	// checked at Close.
-	var chunk [4096]byte
-	put := func(cnt int, word func(i int) uint32) {
-		for i := 0; i < cnt; {
-			c := min(cnt-i, len(chunk)/4)
-			for j := range c {
-				le.PutUint32(chunk[4*j:], word(i+j))
-			}
-			_, _ = bw.Write(chunk[:4*c])
-			i += c
-		}
-	}
-	put(len(x.vecs), func(i int) uint32 { return math.Float32bits(x.vecs[i]) })
-	put(len(x.links0), func(i int) uint32 { return x.links0[i] })
-	put(len(x.upper), func(i int) uint32 { return x.upper[i] })
+	// The writer's error is sticky and returned by Close.
+	bw.Float32s(x.vecs)
+	bw.Uint32s(x.links0)
+	bw.Uint32s(x.upper)
 	if err := bw.Close(); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
 	return nil
-}
-
-// reader reads the payload, tracking its offset and checksum.
-type reader struct{ *indexfile.Reader }
-
-// u32s reads cnt little-endian words in chunks, so that a corrupt length
-// fails at the end of the data rather than allocating it all up front.
-func (r reader) u32s(cnt uint64) ([]uint32, error) {
-	const chunk = 1 << 14
-	out := make([]uint32, 0, min(cnt, 1<<20))
-	for cnt > 0 {
-		c := min(cnt, chunk)
-		b, err := r.Next(int(c) * 4)
-		if err != nil {
-			return nil, err
-		}
-		for i := range int(c) {
-			out = append(out, binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		cnt -= c
-	}
-	return out, nil
-}
-
-func corrupt(off int64, msg string, args ...any) error {
-	return fmt.Errorf("%w at offset %d: %s", ErrCorrupt, off, fmt.Sprintf(msg, args...))
 }
 
 // Unmarshal reads an index written by Marshal, verifying its checksum and
@@ -127,19 +89,15 @@ func Unmarshal(rd io.Reader) (*Index, error) {
 }
 
 func unmarshal(rd io.Reader) (*Index, error) {
-	fr, err := format.NewReader(rd)
+	r, err := format.NewReader(rd)
 	if err != nil {
 		return nil, err
 	}
-	r := reader{fr}
-	// h holds the header after the envelope's magic and version; the
-	// indexes below are its file offsets.
-	rest, err := r.Next(headerSize - format.HeaderSize())
+	// The indexes into h below are its file offsets.
+	h, err := r.Header(headerSize)
 	if err != nil {
 		return nil, err
 	}
-	h := make([]byte, headerSize)
-	copy(h[format.HeaderSize():], rest)
 	le := binary.LittleEndian
 	metric := index.Metric(le.Uint32(h[12:]))
 	dim := le.Uint32(h[16:])
@@ -148,17 +106,17 @@ func unmarshal(rd io.Reader) (*Index, error) {
 	entry := int64(le.Uint64(h[48:]))
 	upperWords := le.Uint64(h[56:])
 	if dim == 0 || dim > 1<<20 {
-		return nil, corrupt(16, "dim %d", dim)
+		return nil, format.ErrorAt(16, "dim %d", dim)
 	}
 	x, err := New(int(dim), metric, cfg)
 	if err != nil {
-		return nil, corrupt(12, "%v", err)
+		return nil, format.ErrorAt(12, "%v", err)
 	}
 	if n > math.MaxInt32 {
-		return nil, corrupt(40, "row count %d", n)
+		return nil, format.ErrorAt(40, "row count %d", n)
 	}
 	if (n == 0 && entry != -1) || (n > 0 && (entry < 0 || uint64(entry) >= n)) {
-		return nil, corrupt(48, "entry point %d with %d rows", entry, n)
+		return nil, format.ErrorAt(48, "entry point %d with %d rows", entry, n)
 	}
 
 	lv, err := r.Next(int(n))
@@ -173,10 +131,10 @@ func unmarshal(rd io.Reader) (*Index, error) {
 		want += uint64(l) * uint64(x.maxM+1)
 	}
 	if want != upperWords {
-		return nil, corrupt(56, "upper-layer size %d, levels imply %d", upperWords, want)
+		return nil, format.ErrorAt(56, "upper-layer size %d, levels imply %d", upperWords, want)
 	}
 
-	bits, err := r.u32s(n * uint64(dim))
+	bits, err := r.Words(n * uint64(dim))
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +144,11 @@ func unmarshal(rd io.Reader) (*Index, error) {
 	}
 
 	linkOff := r.Offset()
-	if x.links0, err = r.u32s(n * uint64(x.maxM0+1)); err != nil {
+	if x.links0, err = r.Words(n * uint64(x.maxM0+1)); err != nil {
 		return nil, err
 	}
 	upperOff := r.Offset()
-	if x.upper, err = r.u32s(upperWords); err != nil {
+	if x.upper, err = r.Words(upperWords); err != nil {
 		return nil, err
 	}
 	if err := r.Close(); err != nil {
@@ -212,11 +170,11 @@ func unmarshal(rd io.Reader) (*Index, error) {
 func (x *Index) checkLinks(linkOff, upperOff int64) error {
 	check := func(b []uint32, capacity int, off int64) error {
 		if int(b[0]) > capacity {
-			return corrupt(off, "link count %d exceeds %d", b[0], capacity)
+			return format.ErrorAt(off, "link count %d exceeds %d", b[0], capacity)
 		}
 		for _, v := range b[1 : 1+b[0]] {
 			if int(v) >= x.n {
-				return corrupt(off, "link to row %d of %d", v, x.n)
+				return format.ErrorAt(off, "link to row %d of %d", v, x.n)
 			}
 		}
 		return nil

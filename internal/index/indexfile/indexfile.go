@@ -24,6 +24,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 )
 
 // castagnoli is the CRC-32C table.
@@ -63,6 +64,12 @@ func (f Format) header() []byte {
 // Errorf returns an error wrapping f.Corrupt, with the formatted detail.
 func (f Format) Errorf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", f.Corrupt, fmt.Sprintf(format, args...))
+}
+
+// ErrorAt returns an error wrapping f.Corrupt about the data at file
+// offset off, with the formatted detail.
+func (f Format) ErrorAt(off int64, format string, args ...any) error {
+	return fmt.Errorf("%w at offset %d: %s", f.Corrupt, off, fmt.Sprintf(format, args...))
 }
 
 // checkHeader verifies the magic and version at the start of h, which
@@ -122,6 +129,42 @@ func (f Format) NewWriter(w io.Writer) *Writer {
 // Write appends p to the payload.
 func (w *Writer) Write(p []byte) (int, error) { return w.bw.Write(p) }
 
+// chunkWords is how many words Uint32s, Int32s and Float32s encode at a
+// time.
+const chunkWords = 1024
+
+// Uint32s appends v as little-endian 32-bit words.
+func (w *Writer) Uint32s(v []uint32) { putInts(w, v) }
+
+// Int32s appends v as little-endian two's-complement 32-bit words.
+func (w *Writer) Int32s(v []int32) { putInts(w, v) }
+
+// putInts encodes v through a fixed buffer, chunkWords at a time.
+func putInts[T ~uint32 | ~int32](w *Writer, v []T) {
+	var chunk [4 * chunkWords]byte
+	for len(v) > 0 {
+		c := min(len(v), chunkWords)
+		for j, x := range v[:c] {
+			binary.LittleEndian.PutUint32(chunk[4*j:], uint32(x))
+		}
+		_, _ = w.bw.Write(chunk[:4*c])
+		v = v[c:]
+	}
+}
+
+// Float32s appends v as little-endian IEEE 754 single-precision words.
+func (w *Writer) Float32s(v []float32) {
+	var chunk [4 * chunkWords]byte
+	for len(v) > 0 {
+		c := min(len(v), chunkWords)
+		for j, x := range v[:c] {
+			binary.LittleEndian.PutUint32(chunk[4*j:], math.Float32bits(x))
+		}
+		_, _ = w.bw.Write(chunk[:4*c])
+		v = v[c:]
+	}
+}
+
 // Close flushes the payload and writes the checksum. It does not close the
 // underlying writer.
 func (w *Writer) Close() error {
@@ -175,6 +218,58 @@ func (r *Reader) Next(n int) ([]byte, error) {
 	r.crc.Write(b)
 	r.off += int64(n)
 	return b, nil
+}
+
+// Header reads the rest of an index's fixed header, size bytes long from
+// the start of the file, and returns it in a new slice of size bytes whose
+// first HeaderSize bytes are zero, so that callers index it by file offset
+// as their documentation does. Call it first, right after NewReader.
+func (r *Reader) Header(size int) ([]byte, error) {
+	hs := r.f.HeaderSize()
+	rest, err := r.Next(size - hs)
+	if err != nil {
+		return nil, err
+	}
+	h := make([]byte, size)
+	copy(h[hs:], rest)
+	return h, nil
+}
+
+// readChunk bounds the single reads of Bytes and Words, so that a corrupt
+// length fails at the end of the data rather than allocating it all up
+// front.
+const readChunk = 1 << 16
+
+// Bytes reads the next cnt bytes into a new slice.
+func (r *Reader) Bytes(cnt uint64) ([]byte, error) {
+	out := make([]byte, 0, min(cnt, 1<<24))
+	for cnt > 0 {
+		c := min(cnt, readChunk)
+		b, err := r.Next(int(c))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+		cnt -= c
+	}
+	return out, nil
+}
+
+// Words reads the next cnt little-endian 32-bit words.
+func (r *Reader) Words(cnt uint64) ([]uint32, error) {
+	out := make([]uint32, 0, min(cnt, 1<<22))
+	for cnt > 0 {
+		c := min(cnt, readChunk/4)
+		b, err := r.Next(int(c) * 4)
+		if err != nil {
+			return nil, err
+		}
+		for i := range int(c) {
+			out = append(out, binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		cnt -= c
+	}
+	return out, nil
 }
 
 // Close reads the checksum that ends the file and compares it with the

@@ -159,3 +159,71 @@ func TestIOErrors(t *testing.T) {
 	require.ErrorIs(t, err, errWrite)
 	require.NotErrorIs(t, err, errTest)
 }
+
+// TestWordsAndBytes round-trips word and byte runs longer than one chunk
+// and checks that a run past the end of the file is rejected as corrupt.
+func TestWordsAndBytes(t *testing.T) {
+	f := formats[0]
+	const nw, nb = 3*readChunk/4 + 5, 2*readChunk + 3
+	raw := make([]byte, nb)
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	var buf bytes.Buffer
+	w := f.NewWriter(&buf)
+	ws := make([]uint32, nw)
+	for i := range ws {
+		ws[i] = uint32(i)*2654435761 + 1
+	}
+	w.Uint32s(ws)
+	w.Int32s([]int32{-2, 7})
+	w.Float32s([]float32{1.5, -0.25})
+	_, _ = w.Write(raw)
+	require.NoError(t, w.Close())
+	data := buf.Bytes()
+	require.Len(t, data, f.HeaderSize()+4*nw+16+nb+4)
+	require.Equal(t, []byte{0xb2, 0x79, 0x37, 0x9e}, data[f.HeaderSize()+4:f.HeaderSize()+8], "little-endian word 1")
+
+	r, err := f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	words, err := r.Words(nw)
+	require.NoError(t, err)
+	require.Len(t, words, nw)
+	require.Equal(t, ws, words)
+	tail, err := r.Next(16)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0xfe, 0xff, 0xff, 0xff, 7, 0, 0, 0, 0, 0, 0xc0, 0x3f, 0, 0, 0x80, 0xbe}, tail,
+		"int32 -2 and 7, float32 1.5 and -0.25, little-endian")
+	b, err := r.Bytes(nb)
+	require.NoError(t, err)
+	require.Equal(t, raw, b)
+	require.NoError(t, r.Close())
+
+	r, err = f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	_, err = r.Words(1 << 40)
+	require.ErrorIs(t, err, errTest, "a huge count fails at the end of the data")
+	r, err = f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	_, err = r.Bytes(1 << 40)
+	require.ErrorIs(t, err, errTest)
+}
+
+// TestHeader: Header returns the fixed header indexed by file offset, and
+// ErrorAt names the offset.
+func TestHeader(t *testing.T) {
+	f := formats[0]
+	data := write(t, f, []byte("abcdefgh"))
+	r, err := f.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	h, err := r.Header(f.HeaderSize() + 3)
+	require.NoError(t, err)
+	require.Equal(t, append(make([]byte, f.HeaderSize()), "abc"...), h)
+	require.EqualValues(t, f.HeaderSize()+3, r.Offset())
+	_, err = r.Header(f.HeaderSize() + 100)
+	require.ErrorIs(t, err, errTest)
+
+	err = f.ErrorAt(12, "dim %d", 0)
+	require.ErrorIs(t, err, errTest)
+	require.EqualError(t, err, "test: corrupt at offset 12: dim 0")
+}

@@ -60,3 +60,28 @@ func MarshalGolden[T Marshaler](t testing.TB, name string, x T, load func([]byte
 	require.Equal(t, data, Bytes(t, back), "a loaded index marshals to the same bytes")
 	return back
 }
+
+// BenchmarkMarshal times x.Marshal into a reused buffer, reporting the
+// file size as bytes per operation.
+func BenchmarkMarshal(b *testing.B, x Marshaler) {
+	var buf bytes.Buffer
+	require.NoError(b, x.Marshal(&buf))
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		buf.Reset()
+		require.NoError(b, x.Marshal(&buf))
+	}
+}
+
+// BenchmarkUnmarshal times load of the file x marshals to, reporting the
+// file size as bytes per operation.
+func BenchmarkUnmarshal[T any](b *testing.B, x Marshaler, load func([]byte) (T, error)) {
+	data := Bytes(b, x)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		_, err := load(data)
+		require.NoError(b, err)
+	}
+}

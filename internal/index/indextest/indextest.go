@@ -3,6 +3,7 @@ package indextest
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,15 @@ func TopK(n, k int, metric index.Metric, score func(row int) (float32, bool)) []
 	}
 	index.SortHits(hits, metric)
 	return hits[:min(k, len(hits))]
+}
+
+// RequireOrdered checks the order every index returns hits in: best
+// first under metric, ties by ascending row.
+func RequireOrdered(t testing.TB, hits []index.Hit, metric index.Metric) {
+	t.Helper()
+	sorted := slices.Clone(hits)
+	index.SortHits(sorted, metric)
+	require.Equal(t, sorted, hits, "hits best first, ties by row")
 }
 
 // Recall is |got ∩ want| / |want| over rows: recall@k when want is the

@@ -26,6 +26,17 @@ func TestTopKAndRecall(t *testing.T) {
 	require.Equal(t, 0.0, Recall(nil, want))
 }
 
+func TestRequireOrdered(t *testing.T) {
+	hits := []index.Hit{{Row: 3, Score: 1}, {Row: 5, Score: 1}, {Row: 1, Score: 2}}
+	RequireOrdered(t, hits, index.L2)
+	ft := &fakeT{}
+	RequireOrdered(ft, hits, index.IP)
+	require.True(t, ft.failed, "ascending scores are out of order under IP")
+	ft = &fakeT{}
+	RequireOrdered(ft, []index.Hit{{Row: 5, Score: 1}, {Row: 3, Score: 1}}, index.L2)
+	require.True(t, ft.failed, "ties must be by ascending row")
+}
+
 func TestGaussian(t *testing.T) {
 	v := Gaussian(rand.New(rand.NewPCG(1, 2)), 1000, 10)
 	require.Len(t, v, 10000)

@@ -94,8 +94,9 @@
 //
 // # Serialized format
 //
-// Marshal writes a versioned little-endian format with a CRC-32C trailer; the
-// layout is documented next to Marshal in marshal.go. Unmarshal checks the
+// Marshal writes a versioned little-endian format in the envelope of package
+// indexfile (magic, version, payload, CRC-32C); the layout is documented
+// next to Marshal in marshal.go and pinned by the golden files in testdata. Unmarshal checks the
 // checksum, the parameters and that the lists hold every row exactly once,
 // and wraps ErrCorrupt for malformed input.
 package ivf

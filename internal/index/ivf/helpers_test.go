@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 // clustered returns n vectors of dimension dim drawn from a mixture of
@@ -53,58 +54,24 @@ func clustered(seed, salt uint64, n, dim, centers, latent int) []float32 {
 // scored as Milvus does, ties by row. For COSINE it scores the normalised
 // vectors by inner product, as the index does.
 func exact(data []float32, dim int, m index.Metric, q []float32, k int, allowed []bool) []index.Hit {
-	n := len(data) / dim
 	if m == index.Cosine {
 		q = slices.Clone(q)
 		normalize(q)
 	}
-	hits := make([]index.Hit, 0, n)
 	row := make([]float32, dim)
-	for i := range n {
+	return indextest.TopK(len(data)/dim, k, m, func(i int) (float32, bool) {
 		if allowed != nil && !allowed[i] {
-			continue
+			return 0, false
 		}
 		copy(row, data[i*dim:(i+1)*dim])
-		var s float32
 		switch m {
 		case index.L2:
-			s = distance.L2Squared(q, row)
-		case index.IP:
-			s = distance.Dot(q, row)
+			return distance.L2Squared(q, row), true
 		case index.Cosine:
 			normalize(row)
-			s = distance.Dot(q, row)
 		}
-		hits = append(hits, index.Hit{Row: int32(i), Score: s})
-	}
-	index.SortHits(hits, m)
-	return hits[:min(k, len(hits))]
-}
-
-// recall is |got ∩ want| / |want| over rows.
-func recall(got, want []index.Hit) float64 {
-	if len(want) == 0 {
-		return 1
-	}
-	set := make(map[int32]bool, len(want))
-	for _, h := range want {
-		set[h.Row] = true
-	}
-	n := 0
-	for _, h := range got {
-		if set[h.Row] {
-			n++
-		}
-	}
-	return float64(n) / float64(len(want))
-}
-
-// requireOrdered checks the best-first, ties-by-row contract.
-func requireOrdered(t *testing.T, hits []index.Hit, m index.Metric) {
-	t.Helper()
-	sorted := slices.Clone(hits)
-	index.SortHits(sorted, m)
-	require.Equal(t, sorted, hits)
+		return distance.Dot(q, row), true
+	})
 }
 
 const (

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 var metrics = []index.Metric{index.L2, index.IP, index.Cosine}
@@ -67,8 +68,8 @@ func TestRecall(t *testing.T) {
 					got, err := x.Search(f.query(i), 10, index.SearchParams{Nprobe: 16}, nil)
 					require.NoError(t, err)
 					require.Len(t, got, 10)
-					requireOrdered(t, got, m)
-					sum += recall(got, truth[i])
+					indextest.RequireOrdered(t, got, m)
+					sum += indextest.Recall(got, truth[i])
 				}
 				r := sum / fixQ
 				t.Logf("%v %v recall@10 = %.4f at nprobe=16", tc.kind, m, r)
@@ -90,7 +91,7 @@ func TestRecallGrowsWithNprobe(t *testing.T) {
 		for i := range fixQ {
 			got, err := x.Search(f.query(i), 10, index.SearchParams{Nprobe: np}, nil)
 			require.NoError(t, err)
-			sum += recall(got, truth[i])
+			sum += indextest.Recall(got, truth[i])
 		}
 		r := sum / fixQ
 		t.Logf("nprobe=%d recall@10=%.4f", np, r)
@@ -123,12 +124,12 @@ func TestFilteredSearch(t *testing.T) {
 					// The lists past nprobe are scanned until k allowed
 					// rows are found.
 					require.Len(t, got, min(10, nAllowed))
-					requireOrdered(t, got, index.L2)
+					indextest.RequireOrdered(t, got, index.L2)
 					for _, h := range got {
 						require.True(t, allowed[h.Row])
 					}
 					want := exact(f.data, fixDim, index.L2, q, 10, allowed)
-					sum += recall(got, want)
+					sum += indextest.Recall(got, want)
 					if k == Flat {
 						all, err := x.Search(q, 10, index.SearchParams{Nprobe: fixNlist}, allowed)
 						require.NoError(t, err)
@@ -289,7 +290,7 @@ func TestDeterministic(t *testing.T) {
 					cfg.Nlist, cfg.M, cfg.Workers, cfg.Init, cfg.Iterations = 32, 8, w, init, 5
 					x, err := Build(data, 32, index.L2, cfg)
 					require.NoError(t, err)
-					out = append(out, marshal(t, x))
+					out = append(out, indextest.Bytes(t, x))
 				}
 			}
 			require.Equal(t, out[0], out[1])

@@ -1,16 +1,14 @@
 package ivf
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
 	"io"
 	"math"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indexfile"
 )
 
 // Serialized format, version 1. All integers and floats are little-endian.
@@ -43,27 +41,24 @@ import (
 //	                    n*m       codes in position order
 //	...     4     CRC-32C (Castagnoli) of every preceding byte
 //
+// The magic, version and CRC are the envelope of package indexfile.
 // Build-only settings (Workers) are not stored.
-const (
-	magic         = "STRIVF\x00\x00"
-	formatVersion = 1
-	headerSize    = 64
-)
+const headerSize = 64
 
 // ErrCorrupt is wrapped by every Unmarshal error caused by malformed data.
 var ErrCorrupt = errors.New("ivf: corrupt index data")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// format is the file envelope.
+var format = indexfile.Format{Magic: "STRIVF\x00\x00", Version: 1, VersionSize: 4, Corrupt: ErrCorrupt}
 
 // Marshal writes the index in the version-1 format described above. It is
 // safe to call concurrently with Search.
 func (x *Index) Marshal(w io.Writer) error {
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
-	le := binary.LittleEndian
+	fw := format.NewWriter(w)
+	// h holds the header after the envelope's magic and version; the
+	// indexes below are its file offsets.
 	var h [headerSize]byte
-	copy(h[0:8], magic)
-	le.PutUint32(h[8:], formatVersion)
+	le := binary.LittleEndian
 	le.PutUint32(h[12:], uint32(x.cfg.Kind))
 	le.PutUint32(h[16:], uint32(x.metric))
 	le.PutUint32(h[20:], uint32(x.dim))
@@ -77,109 +72,31 @@ func (x *Index) Marshal(w io.Writer) error {
 	le.PutUint32(h[44:], uint32(x.cfg.MaxPointsPerCentroid))
 	le.PutUint64(h[48:], x.cfg.Seed)
 	le.PutUint64(h[56:], uint64(x.n))
-	// bufio's error is sticky and checked at Flush.
-	_, _ = bw.Write(h[:])
-	var chunk [4096]byte
-	put := func(cnt int, word func(i int) uint32) {
-		for i := 0; i < cnt; {
-			c := min(cnt-i, len(chunk)/4)
-			for j := range c {
-				le.PutUint32(chunk[4*j:], word(i+j))
-			}
-			_, _ = bw.Write(chunk[:4*c])
-			i += c
-		}
-	}
-	floats := func(v []float32) { put(len(v), func(i int) uint32 { return math.Float32bits(v[i]) }) }
-	floats(x.centroids)
-	put(len(x.offsets), func(i int) uint32 { return x.offsets[i] })
-	put(len(x.rows), func(i int) uint32 { return uint32(x.rows[i]) })
+	// The writer's error is sticky and returned by Close.
+	_, _ = fw.Write(h[format.HeaderSize():])
+	fw.Float32s(x.centroids)
+	fw.Uint32s(x.offsets)
+	fw.Int32s(x.rows)
 	switch x.cfg.Kind {
 	case Flat:
-		floats(x.vecs)
+		fw.Float32s(x.vecs)
 	case SQ8:
-		floats(x.sqMin)
-		floats(x.sqScale)
-		_, _ = bw.Write(x.codes)
+		fw.Float32s(x.sqMin)
+		fw.Float32s(x.sqScale)
+		_, _ = fw.Write(x.codes)
 	case PQ:
-		floats(x.codebooks)
-		_, _ = bw.Write(x.codes)
+		fw.Float32s(x.codebooks)
+		_, _ = fw.Write(x.codes)
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("ivf: marshal: %w", err)
-	}
-	var buf [4]byte
-	le.PutUint32(buf[:], crc.Sum32())
-	if _, err := w.Write(buf[:]); err != nil {
+	if err := fw.Close(); err != nil {
 		return fmt.Errorf("ivf: marshal: %w", err)
 	}
 	return nil
 }
 
-// reader tracks the offset and checksum of what Unmarshal has read.
-type reader struct {
-	r   *bufio.Reader
-	crc hash.Hash32
-	off int64
-	buf []byte
-}
-
-// readChunk bounds single reads, so that a corrupt length fails at the end
-// of the data rather than allocating it all up front.
-const readChunk = 1 << 16
-
-// next returns the next n bytes, valid until the following call.
-func (r *reader) next(n int) ([]byte, error) {
-	if cap(r.buf) < n {
-		r.buf = make([]byte, n)
-	}
-	b := r.buf[:n]
-	if _, err := io.ReadFull(r.r, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: truncated at offset %d", ErrCorrupt, r.off)
-		}
-		return nil, fmt.Errorf("ivf: unmarshal: %w", err)
-	}
-	r.crc.Write(b)
-	r.off += int64(n)
-	return b, nil
-}
-
-// bytes reads cnt bytes into a new slice.
-func (r *reader) bytes(cnt uint64) ([]byte, error) {
-	out := make([]byte, 0, min(cnt, 1<<24))
-	for cnt > 0 {
-		c := min(cnt, readChunk)
-		b, err := r.next(int(c))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b...)
-		cnt -= c
-	}
-	return out, nil
-}
-
-// u32s reads cnt little-endian words.
-func (r *reader) u32s(cnt uint64) ([]uint32, error) {
-	out := make([]uint32, 0, min(cnt, 1<<22))
-	for cnt > 0 {
-		c := min(cnt, readChunk/4)
-		b, err := r.next(int(c) * 4)
-		if err != nil {
-			return nil, err
-		}
-		for i := range int(c) {
-			out = append(out, binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		cnt -= c
-	}
-	return out, nil
-}
-
 // f32s reads cnt little-endian float32 values.
-func (r *reader) f32s(cnt uint64) ([]float32, error) {
-	w, err := r.u32s(cnt)
+func f32s(r *indexfile.Reader, cnt uint64) ([]float32, error) {
+	w, err := r.Words(cnt)
 	if err != nil {
 		return nil, err
 	}
@@ -190,26 +107,27 @@ func (r *reader) f32s(cnt uint64) ([]float32, error) {
 	return out, nil
 }
 
-func corrupt(off int64, format string, args ...any) error {
-	return fmt.Errorf("%w at offset %d: %s", ErrCorrupt, off, fmt.Sprintf(format, args...))
-}
-
 // Unmarshal reads an index written by Marshal, verifying its checksum, its
 // parameters and that the lists hold every row exactly once. Errors caused
 // by bad data wrap ErrCorrupt.
 func Unmarshal(rd io.Reader) (*Index, error) {
-	r := &reader{r: bufio.NewReaderSize(rd, 1<<16), crc: crc32.New(castagnoli)}
-	h, err := r.next(headerSize)
+	x, err := unmarshal(rd)
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		err = fmt.Errorf("ivf: unmarshal: %w", err)
+	}
+	return x, err
+}
+
+func unmarshal(rd io.Reader) (*Index, error) {
+	r, err := format.NewReader(rd)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.Header(headerSize)
 	if err != nil {
 		return nil, err
 	}
 	le := binary.LittleEndian
-	if string(h[0:8]) != magic {
-		return nil, corrupt(0, "bad magic %q", h[0:8])
-	}
-	if v := le.Uint32(h[8:]); v != formatVersion {
-		return nil, corrupt(8, "unsupported version %d", v)
-	}
 	cfg := Config{
 		Kind:                 Kind(le.Uint32(h[12:])),
 		Nlist:                int(le.Uint32(h[24:])),
@@ -224,29 +142,29 @@ func Unmarshal(rd io.Reader) (*Index, error) {
 	dim := le.Uint32(h[20:])
 	n := le.Uint64(h[56:])
 	if dim == 0 || dim > 1<<20 {
-		return nil, corrupt(20, "dim %d", dim)
+		return nil, format.ErrorAt(20, "dim %d", dim)
 	}
 	if le.Uint32(h[12:]) > uint32(PQ) {
-		return nil, corrupt(12, "kind %d", le.Uint32(h[12:]))
+		return nil, format.ErrorAt(12, "kind %d", le.Uint32(h[12:]))
 	}
 	x, err := newIndex(int(dim), metric, cfg)
 	if err != nil {
-		return nil, corrupt(12, "%v", err)
+		return nil, format.ErrorAt(12, "%v", err)
 	}
 	if n > math.MaxInt32 {
-		return nil, corrupt(56, "row count %d", n)
+		return nil, format.ErrorAt(56, "row count %d", n)
 	}
 	x.n = int(n)
 	nlist, d := uint64(cfg.Nlist), uint64(dim)
-	if x.centroids, err = r.f32s(nlist * d); err != nil {
+	if x.centroids, err = f32s(r, nlist*d); err != nil {
 		return nil, err
 	}
-	offOff := r.off
-	if x.offsets, err = r.u32s(nlist + 1); err != nil {
+	offOff := r.Offset()
+	if x.offsets, err = r.Words(nlist + 1); err != nil {
 		return nil, err
 	}
-	rowsOff := r.off
-	rows, err := r.u32s(n)
+	rowsOff := r.Offset()
+	rows, err := r.Words(n)
 	if err != nil {
 		return nil, err
 	}
@@ -256,28 +174,23 @@ func Unmarshal(rd io.Reader) (*Index, error) {
 	}
 	switch cfg.Kind {
 	case Flat:
-		x.vecs, err = r.f32s(n * d)
+		x.vecs, err = f32s(r, n*d)
 	case SQ8:
-		if x.sqMin, err = r.f32s(d); err == nil {
-			if x.sqScale, err = r.f32s(d); err == nil {
-				x.codes, err = r.bytes(n * d)
+		if x.sqMin, err = f32s(r, d); err == nil {
+			if x.sqScale, err = f32s(r, d); err == nil {
+				x.codes, err = r.Bytes(n * d)
 			}
 		}
 	case PQ:
-		if x.codebooks, err = r.f32s(uint64(cfg.M) * uint64(x.ksub) * uint64(x.dsub)); err == nil {
-			x.codes, err = r.bytes(n * uint64(cfg.M))
+		if x.codebooks, err = f32s(r, uint64(cfg.M)*uint64(x.ksub)*uint64(x.dsub)); err == nil {
+			x.codes, err = r.Bytes(n * uint64(cfg.M))
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	sum := r.crc.Sum32()
-	tail, err := r.next(4)
-	if err != nil {
+	if err := r.Close(); err != nil {
 		return nil, err
-	}
-	if got := le.Uint32(tail); got != sum {
-		return nil, corrupt(r.off-4, "checksum %08x, computed %08x", got, sum)
 	}
 	if err := x.checkLists(offOff, rowsOff); err != nil {
 		return nil, err
@@ -290,20 +203,20 @@ func Unmarshal(rd io.Reader) (*Index, error) {
 // that the positions hold every row exactly once.
 func (x *Index) checkLists(offOff, rowsOff int64) error {
 	if x.offsets[0] != 0 {
-		return corrupt(offOff, "first list offset %d", x.offsets[0])
+		return format.ErrorAt(offOff, "first list offset %d", x.offsets[0])
 	}
 	for l := range x.cfg.Nlist {
 		if x.offsets[l+1] < x.offsets[l] {
-			return corrupt(offOff+int64(4*(l+1)), "list offset %d after %d", x.offsets[l+1], x.offsets[l])
+			return format.ErrorAt(offOff+int64(4*(l+1)), "list offset %d after %d", x.offsets[l+1], x.offsets[l])
 		}
 	}
 	if int(x.offsets[x.cfg.Nlist]) != x.n {
-		return corrupt(offOff+int64(4*x.cfg.Nlist), "lists hold %d rows, index has %d", x.offsets[x.cfg.Nlist], x.n)
+		return format.ErrorAt(offOff+int64(4*x.cfg.Nlist), "lists hold %d rows, index has %d", x.offsets[x.cfg.Nlist], x.n)
 	}
 	seen := make([]bool, x.n)
 	for p, r := range x.rows {
 		if r < 0 || int(r) >= x.n || seen[r] {
-			return corrupt(rowsOff+int64(4*p), "row %d at position %d is out of range or repeated", r, p)
+			return format.ErrorAt(rowsOff+int64(4*p), "row %d at position %d is out of range or repeated", r, p)
 		}
 		seen[r] = true
 	}

@@ -1,12 +1,12 @@
 package ivf
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indextest"
 )
 
 // TestPQPrecomputedTables: an L2 IVF_PQ search with the precomputed
@@ -18,7 +18,7 @@ func TestPQPrecomputedTables(t *testing.T) {
 	// The fixture is small for its nlist: no tables kept by default.
 	require.False(t, x.usePQPre())
 	require.Nil(t, x.pqPre)
-	y, err := Unmarshal(bytes.NewReader(marshal(t, x)))
+	y, err := load(indextest.Bytes(t, x))
 	require.NoError(t, err)
 	require.Nil(t, y.pqPre)
 	y.buildPQPre()
@@ -45,10 +45,10 @@ func TestPQPrecomputedKept(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, x.usePQPre())
 	require.Len(t, x.pqPre, 8*4*256)
-	y, err := Unmarshal(bytes.NewReader(marshal(t, x)))
+	y, err := load(indextest.Bytes(t, x))
 	require.NoError(t, err)
 	require.Equal(t, x.pqPre, y.pqPre)
-	z, err := Unmarshal(bytes.NewReader(marshal(t, x)))
+	z, err := load(indextest.Bytes(t, x))
 	require.NoError(t, err)
 	z.pqPre = nil
 	qs := clustered(11, 4, 20, dim, 40, 6)
