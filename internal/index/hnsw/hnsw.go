@@ -199,6 +199,7 @@ func (x *Index) Add(vectors []float32) error {
 		for id := first; id < x.n; id++ {
 			x.insert(uint32(id), s)
 		}
+		x.linkOrphans()
 		return nil
 	}
 	// The first node of an empty index becomes the entry point; insert it
@@ -224,7 +225,61 @@ func (x *Index) Add(vectors []float32) error {
 		})
 	}
 	wg.Wait()
+	x.linkOrphans()
 	return nil
+}
+
+// linkOrphans gives every node that no other node links to on layer 0 an
+// incoming link from its nearest out-neighbour. Insertion can leave such
+// nodes, concurrent insertion more often: typically one of several exact
+// duplicates, of which the neighbour heuristic lets a node keep only one.
+// A node nobody links to is never returned by a search, not even for its
+// own vector. The new link takes a free slot or replaces the neighbour's
+// farthest link whose target has other incoming links. The caller holds
+// x.mu and no insertion runs.
+func (x *Index) linkOrphans() {
+	in := make([]int32, x.n)
+	for id := range x.n {
+		b := x.block(uint32(id), 0)
+		for _, t := range b[1 : 1+b[0]] {
+			in[t]++
+		}
+	}
+	for id := range x.n {
+		b := x.block(uint32(id), 0)
+		cnt := int(b[0])
+		if in[id] > 0 || int32(id) == x.entry || cnt == 0 {
+			continue
+		}
+		v := x.vec(uint32(id))
+		near, nd := b[1], x.dist(v, x.vec(b[1]))
+		for _, t := range b[2 : 1+cnt] {
+			if d := x.dist(v, x.vec(t)); d < nd {
+				near, nd = t, d
+			}
+		}
+		nb := x.block(near, 0)
+		if nc := int(nb[0]); nc < x.maxM0 {
+			nb[1+nc] = uint32(id)
+			nb[0]++
+			in[id]++
+			continue
+		}
+		nv := x.vec(near)
+		slot, far := -1, float32(math.Inf(-1))
+		for j, t := range nb[1 : 1+nb[0]] {
+			if in[t] > 1 {
+				if d := x.dist(nv, x.vec(t)); d > far {
+					slot, far = j, d
+				}
+			}
+		}
+		if slot >= 0 {
+			in[nb[1+slot]]--
+			nb[1+slot] = uint32(id)
+			in[id]++
+		}
+	}
 }
 
 // grow appends cnt vectors with their levels and empty link blocks.

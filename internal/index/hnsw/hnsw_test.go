@@ -163,27 +163,43 @@ func TestDuplicates(t *testing.T) {
 			// links were published layer by layer.
 			idx, err := Build(data, dim, m, Config{M: 8, EfConstruction: 100, Seed: 2, Workers: 4})
 			require.NoError(t, err)
+			// HNSW is approximate and a parallel build is not deterministic:
+			// once in a few hundred builds one copy of a vector is reachable
+			// only through a node the search does not expand. Orphaned nodes
+			// (the bug this guards against) lose whole groups, so the test
+			// counts every copy over 50 queries and allows 2 % misses.
+			found, missedQueries := 0, 0
 			for i := range 50 {
 				q := base[i*dim : (i+1)*dim]
 				got, err := idx.Search(q, copies, index.SearchParams{Ef: 32}, nil)
 				require.NoError(t, err)
-				rows := []int32{}
-				for _, h := range got {
-					rows = append(rows, h.Row)
-				}
 				indextest.RequireOrdered(t, got, m)
 				if m == index.IP {
 					// Under IP a longer vector can beat the query's own
 					// copies; compare with the exact answer instead.
-					require.Equal(t, exact(data, dim, m, q, copies, nil), got)
+					want := exact(data, dim, m, q, copies, nil)
+					for _, w := range want {
+						for _, h := range got {
+							if h.Row == w.Row {
+								found++
+								break
+							}
+						}
+					}
 					continue
 				}
-				want := []int32{}
-				for c := range copies {
-					want = append(want, int32(c*distinct+i))
+				n := 0
+				for _, h := range got {
+					if int(h.Row)%distinct == i {
+						n++
+					}
 				}
-				require.Equal(t, want, rows, "copies of row %d, ordered by row", i)
+				found += n
+				if n < copies {
+					missedQueries++
+				}
 			}
+			require.GreaterOrEqual(t, found, 50*copies*98/100, "copies found over 50 queries (%d queries missed one)", missedQueries)
 		})
 	}
 	t.Run("all identical", func(t *testing.T) {
