@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/metastore/embedded"
 	"github.com/strata-db/strata/internal/storage"
 )
 
@@ -315,10 +316,16 @@ func TestCompactionCrash(t *testing.T) {
 // left Dropped, and on temporary files of interrupted writes.
 func checkNoOrphans(t *testing.T, dir string, cutoff time.Time) {
 	t.Helper()
+	meta, err := embedded.Open(filepath.Join(dir, "meta.db"), nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, meta.Close()) }()
+	kvs, err := meta.Scan(context.Background(), catalog.SegmentPrefix)
+	require.NoError(t, err)
 	root := storage.DefaultRootPath
 	refs := map[string]bool{}
-	records := segmentRecords(t, dir)
-	for _, s := range records {
+	for _, e := range kvs {
+		var s catalog.SegmentInfo
+		require.NoError(t, catalog.Unmarshal(e.Value, &s))
 		if s.State == catalog.SegmentDropped && time.UnixMilli(s.DroppedAt).Before(cutoff) {
 			t.Errorf("segment %d was dropped at %s and is still recorded", s.ID, time.UnixMilli(s.DroppedAt))
 		}
@@ -338,7 +345,7 @@ func checkNoOrphans(t *testing.T, dir string, cutoff time.Time) {
 	}
 	storageDir := filepath.Join(dir, "storage")
 	orphans, temps := 0, 0
-	err := filepath.WalkDir(storageDir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(storageDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -363,5 +370,5 @@ func checkNoOrphans(t *testing.T, dir string, cutoff time.Time) {
 		return nil
 	})
 	require.NoError(t, err)
-	t.Logf("%d segment records, %d referenced files, %d orphans, %d temporary files", len(records), len(refs), orphans, temps)
+	t.Logf("%d segment records, %d referenced files, %d orphans, %d temporary files", len(kvs), len(refs), orphans, temps)
 }
