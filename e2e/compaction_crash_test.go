@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/catalog"
-	"github.com/strata-db/strata/internal/metastore/embedded"
 	"github.com/strata-db/strata/internal/storage"
 )
 
@@ -316,16 +315,10 @@ func TestCompactionCrash(t *testing.T) {
 // left Dropped, and on temporary files of interrupted writes.
 func checkNoOrphans(t *testing.T, dir string, cutoff time.Time) {
 	t.Helper()
-	meta, err := embedded.Open(filepath.Join(dir, "meta.db"), nil)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, meta.Close()) }()
-	kvs, err := meta.Scan(context.Background(), catalog.SegmentPrefix)
-	require.NoError(t, err)
 	root := storage.DefaultRootPath
 	refs := map[string]bool{}
-	for _, e := range kvs {
-		var s catalog.SegmentInfo
-		require.NoError(t, catalog.Unmarshal(e.Value, &s))
+	records := segmentRecords(t, dir)
+	for _, s := range records {
 		if s.State == catalog.SegmentDropped && time.UnixMilli(s.DroppedAt).Before(cutoff) {
 			t.Errorf("segment %d was dropped at %s and is still recorded", s.ID, time.UnixMilli(s.DroppedAt))
 		}
@@ -345,7 +338,7 @@ func checkNoOrphans(t *testing.T, dir string, cutoff time.Time) {
 	}
 	storageDir := filepath.Join(dir, "storage")
 	orphans, temps := 0, 0
-	err = filepath.WalkDir(storageDir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(storageDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -370,5 +363,5 @@ func checkNoOrphans(t *testing.T, dir string, cutoff time.Time) {
 		return nil
 	})
 	require.NoError(t, err)
-	t.Logf("%d segment records, %d referenced files, %d orphans, %d temporary files", len(kvs), len(refs), orphans, temps)
+	t.Logf("%d segment records, %d referenced files, %d orphans, %d temporary files", len(records), len(refs), orphans, temps)
 }

@@ -12,7 +12,10 @@
 //
 // The lifecycle only moves forward (the transitions table in policy.go): a
 // seal that finds the segment Flushed already leaves it so, and a sync
-// report never takes a Sealed segment back to Growing. Every change of a
+// report never takes a Sealed segment back to Growing. A sync report for a
+// Dropped segment, or for one garbage collection already removed (a data
+// node replaying its WAL after a restart), is ignored: a dropped segment
+// never comes back. Every change of a
 // segment record is computed from the current record, persisted and
 // installed as one step under metaMu, so that concurrent writers (a data
 // node's sync, a seal, a compaction commit, garbage collection) never
@@ -405,13 +408,14 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 	var infos []catalog.SegmentInfo
 	for _, ss := range r.Segments {
 		s, ok := c.segments[ss.SegmentID]
-		if !ok {
-			// A segment the coordinator never assigned (or already forgot): record it anyway.
-			s = &segment{info: catalog.SegmentInfo{ID: ss.SegmentID, CollectionID: ss.CollectionID, PartitionID: ss.PartitionID,
-				VChannel: r.VChannel, State: catalog.SegmentGrowing, Level: catalog.LevelL1, SyncedOffset: -1, CreatedAt: c.now().UnixMilli()}}
-			c.segments[ss.SegmentID] = s
-		}
-		if s.info.State == catalog.SegmentDropped {
+		if !ok || s.info.State == catalog.SegmentDropped {
+			// Every segment is persisted when assigned, before any row can
+			// name it, so an unknown one was Dropped and garbage collected. A
+			// data node replaying the WAL after a restart reports such a
+			// segment (its Flush message, typically) long after compaction or
+			// a drop removed it: it must not come back, not even as an empty
+			// Flushed record. Files this sync wrote for it are orphans that
+			// garbage collection removes.
 			continue
 		}
 		info := s.info // copy; maps are cloned below

@@ -358,12 +358,13 @@ func TestSynced(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, seg, next)
 
-	// A sync of a segment the coordinator never assigned is recorded.
+	// A sync of a segment the coordinator does not know (one garbage
+	// collection removed) is not recorded; its checkpoint is.
 	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
 		Segments:   []catalog.SegmentSync{{SegmentID: 4242, CollectionID: 100, PartitionID: 1, Rows: 1, SyncedOffset: 9}},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 10, TimeTick: 10}}}))
 	_, ok = c.Segment(4242)
-	require.True(t, ok)
+	require.False(t, ok)
 
 	// Everything is in the meta store: a new coordinator sees the same.
 	c2 := e.coord(t)
@@ -397,7 +398,8 @@ func TestRecoverySeekOffset(t *testing.T) {
 
 	growing, err := c.AssignSegment(ctx, 100, 1, vch0, 1, 1)
 	require.NoError(t, err)
-	flushed := int64(777)
+	flushed, err := c.AssignSegment(ctx, 100, 2, vch0, 1, 1)
+	require.NoError(t, err)
 	// The flushed segment started at 2; the growing one at 5; checkpoint at 20.
 	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
 		Segments: []catalog.SegmentSync{

@@ -150,8 +150,16 @@ func (e *gcEnv) writeBatch(coll, part, seg int64, flush bool) (catalog.SegmentSy
 	return ss, keys
 }
 
-// sync writes a segment's files and reports them, as a data node does.
+// sync writes a segment's files and reports them, as a data node does. A
+// segment the coordinator does not know is first recorded Growing, as
+// AssignSegment would have.
 func (e *gcEnv) sync(coll, part, seg int64, vchannel string, flush bool) []string {
+	if _, ok := e.c.Segment(seg); !ok {
+		info := catalog.SegmentInfo{ID: seg, CollectionID: coll, PartitionID: part, VChannel: vchannel,
+			State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: 1 << 20, SyncedOffset: -1, CreatedAt: e.now.UnixMilli()}
+		require.NoError(e.t, e.c.persist(e.ctx, []catalog.SegmentInfo{info}))
+		e.c.apply([]catalog.SegmentInfo{info})
+	}
 	ss, keys := e.writeBatch(coll, part, seg, flush)
 	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: vchannel, Segments: []catalog.SegmentSync{ss},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1}}))
@@ -498,4 +506,71 @@ func TestSegmentFilesKeys(t *testing.T) {
 		"files/delta_log/1/2/3/10",
 	}, keys)
 	require.True(t, strings.HasPrefix(keys[0], storage.KindPrefix("files", storage.KindInsertLog)))
+}
+
+// TestReplayedFlushOfCompactedSegment: a data node that restarts replays
+// the WAL from its checkpoint, which may lie before the Flush message of a
+// segment that compaction has since dropped and garbage collection removed.
+// Its report (no rows, Flushed) must not bring the segment back, neither
+// while the Dropped record is kept nor after it is gone.
+func TestReplayedFlushOfCompactedSegment(t *testing.T) {
+	e := newGCEnv(t)
+	e.cfg.Compaction.MinSmallSegments = 2
+	e.open()
+	const coll, part = 7, 1
+	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), coll, 0)
+	a, b := e.id(), e.id()
+	e.sync(coll, part, a, vch, true)
+	e.sync(coll, part, b, vch, true)
+	_, n, err := e.c.triggerCompaction(e.ctx, false, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	id, err := e.ids.Allocate(e.ctx, 2)
+	require.NoError(t, err)
+	out, logID := int64(id), int64(id)+1
+	key := storage.InsertLogKey("files", coll, part, out, testVec, logID)
+	output := catalog.SegmentInfo{ID: out, CollectionID: coll, PartitionID: part, VChannel: vch, State: catalog.SegmentFlushed,
+		Level: catalog.LevelL1, NumRows: 20, Binlogs: map[int64][]catalog.Binlog{testVec: {{LogID: logID, Entries: 20, Size: e.put(key)}}}}
+	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID,
+		Outputs: []catalog.SegmentInfo{output}}, nil))
+	info, ok := e.c.Segment(a)
+	require.True(t, ok)
+	require.Equal(t, catalog.SegmentDropped, info.State)
+
+	// What a restarted data node reports for a's replayed Flush message.
+	replay := func() {
+		require.NoError(t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: vch,
+			Segments: []catalog.SegmentSync{{SegmentID: a, CollectionID: coll, Flushed: true,
+				Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: 5}},
+			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch, Position: catalog.Position{Offset: 6}, DeltaSyncedOffset: -1}}))
+	}
+	live := func() []int64 {
+		var ids []int64
+		for _, s := range e.c.Segments(coll) {
+			ids = append(ids, s.ID)
+		}
+		return ids
+	}
+	replay()
+	info, ok = e.c.Segment(a)
+	require.True(t, ok)
+	require.Equal(t, catalog.SegmentDropped, info.State, "a Dropped segment stays Dropped")
+	require.Equal(t, []int64{out}, live())
+
+	e.advance(e.cfg.DroppedRetention + time.Second)
+	e.gc()
+	require.False(t, e.segmentRecords()[a])
+	replay()
+	_, ok = e.c.Segment(a)
+	require.False(t, ok, "a garbage-collected segment does not come back")
+	require.False(t, e.segmentRecords()[a], "nor is it persisted")
+	require.Equal(t, []int64{out}, live())
+	e.open()
+	require.Equal(t, []int64{out}, live(), "after a restart either")
+	cp, ok := e.c.Checkpoint(vch)
+	require.True(t, ok)
+	require.EqualValues(t, 6, cp.Position.Offset, "the replay's checkpoint is recorded")
 }

@@ -130,9 +130,18 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		}
 		var todo []int64
 		for _, id := range ids {
-			if !c.flushed[id] {
-				todo = append(todo, id)
+			if c.flushed[id] {
+				continue
 			}
+			if c.segs[id] == nil {
+				// Replayed after a restart, the Flush of a segment that
+				// compaction or a drop has removed since: nothing to write.
+				if info, ok := c.node.coord.Segment(id); !ok || info.State == catalog.SegmentDropped {
+					c.flushed[id] = true
+					continue
+				}
+			}
+			todo = append(todo, id)
 		}
 		return c.syncUntilDone(ctx, todo)
 	case wal.TypeDropCollection:
