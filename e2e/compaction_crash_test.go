@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,6 +227,8 @@ func TestCompactionCrash(t *testing.T) {
 		})
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", p.stderr.String())
+			p.kill(t)
+			logSegmentRecords(t, dir)
 			return
 		}
 	}
@@ -364,4 +367,26 @@ func checkNoOrphans(t *testing.T, dir string, cutoff time.Time) {
 	})
 	require.NoError(t, err)
 	t.Logf("%d segment records, %d referenced files, %d orphans, %d temporary files", len(records), len(refs), orphans, temps)
+}
+
+// logSegmentRecords logs every segment record of the stopped server's meta
+// store, so that a failure shows which segments existed, in which state
+// and level, with how many rows and files, when a row went missing.
+func logSegmentRecords(t *testing.T, dir string) {
+	t.Helper()
+	recs := segmentRecords(t, dir)
+	ids := make([]int64, 0, len(recs))
+	for id := range recs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		r := recs[id]
+		nlogs := 0
+		for _, l := range r.Binlogs {
+			nlogs += len(l)
+		}
+		t.Logf("segment %d: %s L%d part %d vch %s rows %d binlogs %d deltalogs %d compactedFrom %v syncedOffset %d",
+			r.ID, r.State, r.Level, r.PartitionID, r.VChannel, r.NumRows, nlogs, len(r.Deltalogs), r.CompactedFrom, r.SyncedOffset)
+	}
 }
