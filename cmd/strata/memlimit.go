@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -84,15 +85,18 @@ func parseMemTotal(b []byte) int64 {
 }
 
 // applyMemoryLimit sets the runtime's soft memory limit as memoryLimit
-// decides and returns it (0 = left alone).
+// decides and returns it (0 = left alone; a configured 0 lifts any limit).
 func applyMemoryLimit(configured *int64) int64 {
 	_, envSet := os.LookupEnv("GOMEMLIMIT")
-	limit := memoryLimit(configured, envSet, availableMemory())
-	if limit > 0 || (configured != nil && *configured == 0) {
-		if limit == 0 {
-			limit = int64(^uint64(0) >> 1) // math.MaxInt64: no limit
-		}
+	var available int64
+	if configured == nil && !envSet {
+		available = availableMemory() // read only when the default applies
+	}
+	limit := memoryLimit(configured, envSet, available)
+	if limit > 0 {
 		debug.SetMemoryLimit(limit)
+	} else if configured != nil && *configured == 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
 	}
 	return limit
 }

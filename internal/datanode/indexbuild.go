@@ -82,22 +82,9 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 		// Other index types are served by exact search for now: nothing to build.
 		return nil, 0, nil
 	}
-	seg, ok := coord.Segment(task.SegmentID)
-	if !ok || seg.State != catalog.SegmentFlushed {
-		return nil, 0, fmt.Errorf("segment %d is not flushed", task.SegmentID)
-	}
-	coll, err := n.colls.CollectionByID(task.CollectionID)
+	seg, field, err := n.taskField(coord, task)
 	if err != nil {
 		return nil, 0, err
-	}
-	var field = coll.Schema.GetFields()[0]
-	for _, f := range coll.Schema.GetFields() {
-		if f.GetFieldID() == task.FieldID {
-			field = f
-		}
-	}
-	if field.GetFieldID() != task.FieldID {
-		return nil, 0, fmt.Errorf("field %d not in collection %d", task.FieldID, task.CollectionID)
 	}
 	if field.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(indexType) {
 		return n.buildSparseIndex(ctx, task, idx, seg, field, indexType)
@@ -106,7 +93,7 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err != nil {
 		return nil, 0, err
 	}
-	col, err := n.loadVectors(ctx, seg, field)
+	col, err := n.loadField(ctx, seg, field)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -168,8 +155,8 @@ func buildVectorIndex(indexType string, params map[string]string, vecs *column.F
 	return x, IndexFileName, nil
 }
 
-// loadVectors reads the vector column of field from the binlogs of seg.
-func (n *Node) loadVectors(ctx context.Context, seg catalog.SegmentInfo, field *schemapb.FieldSchema) (column.Column, error) {
+// loadField reads the column of field from the binlogs of seg.
+func (n *Node) loadField(ctx context.Context, seg catalog.SegmentInfo, field *schemapb.FieldSchema) (column.Column, error) {
 	return storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
 		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID())}, field)
 }

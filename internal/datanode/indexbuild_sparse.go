@@ -9,7 +9,6 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/index/sparse"
-	"github.com/strata-db/strata/internal/storage"
 )
 
 // buildSparseIndex builds a SPARSE_INVERTED_INDEX or SPARSE_WAND index
@@ -28,8 +27,7 @@ func (n *Node) buildSparseIndex(ctx context.Context, task catalog.IndexTask, idx
 	if err != nil {
 		return nil, 0, err
 	}
-	c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
-		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID())}, field)
+	c, err := n.loadField(ctx, seg, field)
 	if err != nil {
 		return nil, 0, err
 	}

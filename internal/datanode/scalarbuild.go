@@ -1,7 +1,6 @@
 package datanode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -9,7 +8,6 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/index/scalar"
-	"github.com/strata-db/strata/internal/storage"
 )
 
 // taskField returns the flushed segment and the schema field of a build task.
@@ -65,8 +63,7 @@ func (n *Node) buildScalarIndex(ctx context.Context, coord IndexCoord, task cata
 	if field.GetDataType() == schemapb.DataType_JSON {
 		return nil, 0, nil
 	}
-	col, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
-		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID())}, field)
+	col, err := n.loadField(ctx, seg, field)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -74,13 +71,5 @@ func (n *Node) buildScalarIndex(ctx context.Context, coord IndexCoord, task cata
 	if err != nil {
 		return nil, 0, err
 	}
-	var buf bytes.Buffer
-	if err := x.Marshal(&buf); err != nil {
-		return nil, 0, err
-	}
-	key := storage.IndexFileKey(n.cfg.RootPath, task.BuildID, task.Version, seg.PartitionID, seg.ID, kind.String())
-	if err := n.objects.Put(ctx, key, buf.Bytes()); err != nil {
-		return nil, 0, err
-	}
-	return []string{key}, int64(buf.Len()), nil
+	return n.storeIndex(ctx, task, seg, kind.String(), x)
 }

@@ -272,16 +272,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if nq := len(vectors) + len(binVecs) + len(sparseQ); req.GetNq() != 0 && int(req.GetNq()) != nq {
 		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
 	}
-	var metric string
-	if indexMetric := p.metricOf(col.ID, field.GetFieldID()); isSparse {
-		metric = strings.ToUpper(kvValue(params, "metric_type"))
-		if err := checkSparseMetric(true, &metric, indexMetric); err != nil {
-			return searchError(err), nil
-		}
-		if metric == "" {
-			metric = indexMetric
-		}
-	} else if metric, err = searchMetric(field, kvValue(params, "metric_type"), indexMetric); err != nil {
+	metric, err := searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+	if err != nil {
 		return searchError(err), nil
 	}
 	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, TopK: topk + offset}

@@ -30,26 +30,37 @@ func denseVectorType(t schemapb.DataType) bool {
 }
 
 // metricFits reports whether metric (upper case) applies to vectors of type
-// t: HAMMING and JACCARD to BinaryVector, L2, IP and COSINE to the others.
+// t: HAMMING and JACCARD to BinaryVector, IP to SparseFloatVector (Milvus'
+// BM25 is not implemented), L2, IP and COSINE to the others.
 func metricFits(t schemapb.DataType, metric string) bool {
-	if t == schemapb.DataType_BinaryVector {
+	switch t {
+	case schemapb.DataType_BinaryVector:
 		return metric == plan.MetricHamming || metric == plan.MetricJaccard
+	case schemapb.DataType_SparseFloatVector:
+		return metric == plan.MetricIP
 	}
 	return metric == plan.MetricL2 || metric == plan.MetricIP || metric == plan.MetricCosine
 }
 
 // defaultMetric is the metric of f when neither the request nor an index
-// names one: HAMMING for binary vectors, COSINE for the others.
+// names one: HAMMING for binary vectors, IP for sparse ones, COSINE for the
+// others.
 func defaultMetric(f *schemapb.FieldSchema) string {
-	if f.GetDataType() == schemapb.DataType_BinaryVector {
+	switch f.GetDataType() {
+	case schemapb.DataType_BinaryVector:
 		return plan.MetricHamming
+	case schemapb.DataType_SparseFloatVector:
+		return plan.MetricIP
 	}
 	return plan.MetricCosine
 }
 
 // metricError is the error for a metric that does not fit the field.
 func metricError(f *schemapb.FieldSchema, metric string) error {
-	if f.GetDataType() == schemapb.DataType_BinaryVector {
+	switch f.GetDataType() {
+	case schemapb.DataType_SparseFloatVector:
+		return errcode.Invalid("metric type %s is not supported for sparse float vectors, supported: [IP]", metric)
+	case schemapb.DataType_BinaryVector:
 		return errcode.Invalid("metric type %s is not supported for the BinaryVector field %q, supported: [HAMMING JACCARD]", metric, f.GetName())
 	}
 	if f.GetDataType() != schemapb.DataType_FloatVector || metric == plan.MetricHamming || metric == plan.MetricJaccard {

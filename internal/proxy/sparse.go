@@ -57,22 +57,6 @@ func sparseQueries(req *milvuspb.SearchRequest) ([][]byte, error) {
 	return parseSparsePlaceholder(pg.GetPlaceholders()[0])
 }
 
-// checkSparseMetric applies the metric rules of sparse fields: IP is the
-// default and the only metric supported (Milvus also has BM25, for
-// full-text search, which Strata does not implement).
-func checkSparseMetric(isSparse bool, metric *string, indexMetric string) error {
-	if !isSparse {
-		return nil
-	}
-	if *metric == "" && indexMetric == "" {
-		*metric = plan.MetricIP
-	}
-	if m := *metric; m != "" && m != plan.MetricIP {
-		return errcode.Invalid("metric type %s is not supported for sparse float vectors, supported: [IP]", m)
-	}
-	return nil
-}
-
 // parseSparseSearchParams reads the sparse index search parameters:
 // drop_ratio_search, a number in [0, 1), and refine_factor, a positive
 // integer.
