@@ -289,17 +289,13 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 // subSearchMetric is the metric a validated sub-search ran with: the one it
 // asked for, else its field's index metric, else the field type's default.
 func (p *Proxy) subSearchMetric(col *catalog.Collection, s *milvuspb.SearchRequest) string {
-	if m := strings.ToUpper(kvValue(s.GetSearchParams(), "metric_type")); m != "" {
-		return m
-	}
+	requested := kvValue(s.GetSearchParams(), "metric_type")
 	f, err := annsField(col, kvValue(s.GetSearchParams(), "anns_field"))
 	if err != nil {
-		return ""
+		return strings.ToUpper(requested)
 	}
-	if m := p.metricOf(col.ID, f.GetFieldID()); m != "" {
-		return m
-	}
-	return defaultMetric(f)
+	m, _ := searchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID())) // validated by the sub-search
+	return m
 }
 
 // pkValues lists the primary keys of ids as int64 or string values.

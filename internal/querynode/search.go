@@ -14,6 +14,7 @@ import (
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
 	"github.com/strata-db/strata/internal/index/flat"
+	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
@@ -184,6 +185,10 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	for q, v := range req.Vectors {
 		qnorms[q] = distance.Norm(v)
 	}
+	var sparseQueries []sparse.Vector
+	if req.Sparse != nil {
+		sparseQueries = decodeSparseQueries(req)
+	}
 	for si, s := range segs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -195,7 +200,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			}
 			pkCol := v.Column(s.PKField())
 			if req.Sparse != nil {
-				return searchSparse(v, req, mask, si, pkCol, heaps, groupCands)
+				return searchSparse(v, req, sparseQueries, mask, si, pkCol, heaps, groupCands)
 			}
 			rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
 			if err != nil {

@@ -23,17 +23,23 @@ func decodeAttached(fileKey string, data []byte) (*attachedIndex, error) {
 	return decodeIndex(fileKey, data)
 }
 
-// searchSparse searches one segment view for the sparse query vectors of
-// req: through the segment's sparse index when it has one and the request
-// is a plain top-k, otherwise exactly (inner product with every row). Only
-// rows with a positive score are hits, as in Milvus and in the index.
-func searchSparse(v *segment.View, req *plan.Search, mask []bool, si int, pkCol column.Column,
-	heaps []*hitHeap, groupCands [][]candidate,
-) error {
+// decodeSparseQueries decodes the sparse query vectors of req, once per
+// search.
+func decodeSparseQueries(req *plan.Search) []sparse.Vector {
 	queries := make([]sparse.Vector, len(req.Sparse))
 	for q, row := range req.Sparse {
 		queries[q] = sparse.Decode(row)
 	}
+	return queries
+}
+
+// searchSparse searches one segment view for the sparse query vectors of
+// req (decoded: queries): through the segment's sparse index when it has one and the request
+// is a plain top-k, otherwise exactly (inner product with every row). Only
+// rows with a positive score are hits, as in Milvus and in the index.
+func searchSparse(v *segment.View, req *plan.Search, queries []sparse.Vector, mask []bool, si int, pkCol column.Column,
+	heaps []*hitHeap, groupCands [][]candidate,
+) error {
 	if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.sparse != nil && ai.metric == req.Metric &&
 		!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
 		p := sparse.SearchParams{DropRatioSearch: req.DropRatioSearch, RefineFactor: req.RefineFactor}
