@@ -95,11 +95,6 @@ func set[T any](dst *T, v *T) {
 
 // apply copies the present fields of fe onto e.
 func (fe *fileEngines) apply(e *app.Engines) {
-	setD := func(dst *time.Duration, v *duration) {
-		if v != nil {
-			*dst = time.Duration(*v)
-		}
-	}
 	if m := fe.Meta; m != nil {
 		e.MetaEngine = m.Type
 		if c := m.Etcd; c != nil {
@@ -107,7 +102,7 @@ func (fe *fileEngines) apply(e *app.Engines) {
 				e.Etcd.Endpoints = c.Endpoints
 			}
 			set(&e.Etcd.Root, c.Root)
-			setD(&e.Etcd.DialTimeout, c.DialTimeout)
+			setDuration(&e.Etcd.DialTimeout, c.DialTimeout)
 			set(&e.Etcd.Username, c.Username)
 			set(&e.Etcd.Password, c.Password)
 		}
@@ -134,12 +129,19 @@ func (fe *fileEngines) apply(e *app.Engines) {
 			set(&e.Kafka.TopicPrefix, c.TopicPrefix)
 			set(&e.Kafka.ReplicationFactor, c.ReplicationFactor)
 			set(&e.Kafka.MaxRecordBytes, c.MaxRecordBytes)
-			setD(&e.Kafka.Linger, c.Linger)
-			setD(&e.Kafka.DeliveryTimeout, c.DeliveryTimeout)
-			setD(&e.Kafka.CloseTimeout, c.CloseTimeout)
-			setD(&e.Kafka.RequestTimeout, c.RequestTimeout)
+			setDuration(&e.Kafka.Linger, c.Linger)
+			setDuration(&e.Kafka.DeliveryTimeout, c.DeliveryTimeout)
+			setDuration(&e.Kafka.CloseTimeout, c.CloseTimeout)
+			setDuration(&e.Kafka.RequestTimeout, c.RequestTimeout)
 			set(&e.Kafka.ClientID, c.ClientID)
 		}
+	}
+}
+
+// setDuration sets *dst to v when v is present.
+func setDuration(dst *time.Duration, v *duration) {
+	if v != nil {
+		*dst = time.Duration(*v)
 	}
 }
 
@@ -179,49 +181,30 @@ func loadConfigFile(path string, cfg *app.Config, proc *processConfig) error {
 	if err := dec.Decode(&fc); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
-	setI := func(dst *int64, v *int64) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	setF := func(dst *float64, v *float64) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	setD := func(dst *time.Duration, v *duration) {
-		if v != nil {
-			*dst = time.Duration(*v)
-		}
-	}
 	if dc := fc.DataCoord; dc != nil {
 		c := &cfg.DataCoord
-		setI(&c.SegmentMaxSize, dc.SegmentMaxSize)
-		setF(&c.SealProportion, dc.SealProportion)
-		setD(&c.MaxIdle, dc.MaxIdle)
-		setD(&c.CheckInterval, dc.CheckInterval)
-		setD(&c.GCInterval, dc.GCInterval)
-		setD(&c.DroppedRetention, dc.DroppedRetention)
-		setD(&c.OrphanRetention, dc.OrphanRetention)
-		setI(&c.GrowingMemoryLimit, dc.GrowingMemoryLimit)
+		set(&c.SegmentMaxSize, dc.SegmentMaxSize)
+		set(&c.SealProportion, dc.SealProportion)
+		setDuration(&c.MaxIdle, dc.MaxIdle)
+		setDuration(&c.CheckInterval, dc.CheckInterval)
+		setDuration(&c.GCInterval, dc.GCInterval)
+		setDuration(&c.DroppedRetention, dc.DroppedRetention)
+		setDuration(&c.OrphanRetention, dc.OrphanRetention)
+		set(&c.GrowingMemoryLimit, dc.GrowingMemoryLimit)
 		if cc := dc.Compaction; cc != nil {
-			if cc.L0Count != nil {
-				c.Compaction.L0Count = *cc.L0Count
-			}
-			setD(&c.Compaction.L0MaxAge, cc.L0MaxAge)
-			setF(&c.Compaction.SmallProportion, cc.SmallProportion)
-			if cc.MinSmallSegments != nil {
-				c.Compaction.MinSmallSegments = *cc.MinSmallSegments
-			}
-			setF(&c.Compaction.DeletedRatio, cc.DeletedRatio)
+			set(&c.Compaction.L0Count, cc.L0Count)
+			setDuration(&c.Compaction.L0MaxAge, cc.L0MaxAge)
+			set(&c.Compaction.SmallProportion, cc.SmallProportion)
+			set(&c.Compaction.MinSmallSegments, cc.MinSmallSegments)
+			set(&c.Compaction.DeletedRatio, cc.DeletedRatio)
 		}
 	}
 	if dn := fc.DataNode; dn != nil {
-		setI(&cfg.DataNode.SegmentBufferSize, dn.SegmentBufferSize)
-		setD(&cfg.DataNode.SyncPeriod, dn.SyncPeriod)
+		set(&cfg.DataNode.SegmentBufferSize, dn.SegmentBufferSize)
+		setDuration(&cfg.DataNode.SyncPeriod, dn.SyncPeriod)
 	}
 	if w := fc.WAL; w != nil {
-		setI(&cfg.WAL.SegmentSize, w.SegmentSize)
+		set(&cfg.WAL.SegmentSize, w.SegmentSize)
 	}
 	if fc.Engines != nil {
 		fc.Engines.apply(&cfg.Engines)
