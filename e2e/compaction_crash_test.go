@@ -168,7 +168,7 @@ func TestCompactionCrash(t *testing.T) {
 	for g := range ws {
 		ws[g] = newCrashWriter(g)
 	}
-	args := []string{"--config", cfg, "--log-level", "info"}
+	args := []string{"--config", cfg, "--log-level", "debug"}
 	p := startProc(t, bin, dir, args...)
 	c := p.client(t)
 	createCrashCollection(ctx, t, c, 2)
@@ -179,6 +179,8 @@ func TestCompactionCrash(t *testing.T) {
 	}
 	outer := t
 	midCompaction, outputSeen := 0, 0
+	prevStderr, served := "", ""
+	replayedAway := 0 // replayed inserts of segments flushed or dropped since the view was taken
 	for r := range rounds {
 		t.Run(fmt.Sprintf("round %d", r), func(t *testing.T) {
 			var killed atomic.Bool
@@ -220,20 +222,31 @@ func TestCompactionCrash(t *testing.T) {
 			t.Logf("killed with the manual compaction %s (%d plans executing, %d completed); %d compactions committed by this process",
 				st.GetState(), st.GetExecutingPlanNo(), st.GetCompletedPlanNo(), done)
 
+			prevStderr = p.stderr.String()
 			p = startProc(outer, bin, dir, args...)
 			c = p.client(outer)
 			waitLoaded(ctx, t, c)
+			served = querySegments(ctx, c)
+			traceHealing(ctx, t, c, ws)
 			verify(t, ws, observe(ctx, t, c, ws), false)
+			replayedAway += strings.Count(p.stderr.String(), "replaying inserts of a segment not growing")
 		})
 		if t.Failed() {
-			t.Logf("server stderr:\n%s", p.stderr.String())
+			t.Logf("segments served just before the failing check: %s; now: %s", served, querySegments(ctx, c))
+			t.Logf("stderr of the killed server:\n%s\nstderr of the restarted server:\n%s", prevStderr, p.stderr.String())
+			dups, err := duplicateKeys(ctx, c, ws, 8)
+			t.Logf("keys counted twice: %v (%v)", dups, err)
+			bad, err := mismatchedKeys(ctx, c, ws, 8)
+			t.Logf("keys present or absent against the acknowledged state: %v (%v)", bad, err)
 			p.kill(t)
 			logSegmentRecords(t, dir)
+			keyHistory(t, dir, append(dups, bad...))
 			return
 		}
 	}
-	t.Logf("%d of %d kills landed while the manual compaction was executing, %d with an uncommitted compaction output on disk",
-		midCompaction, rounds, outputSeen)
+	t.Logf("%d of %d kills landed while the manual compaction was executing, %d with an uncommitted compaction output on disk; "+
+		"after the restarts, query nodes replayed inserts of %d segments flushed or dropped since their view was taken",
+		midCompaction, rounds, outputSeen, replayedAway)
 
 	// Compact to the end: seal what is growing, apply every delete, merge.
 	svc := c.GetService()

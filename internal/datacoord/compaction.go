@@ -3,6 +3,7 @@ package datacoord
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"time"
@@ -503,6 +504,17 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 		return err
 	}
 	c.apply(infos)
+	if c.logger.Enabled(ctx, slog.LevelDebug) {
+		var in, out []int64
+		for _, s := range ps.plan.Inputs {
+			in = append(in, s.ID)
+		}
+		for _, s := range res.Outputs {
+			out = append(out, s.ID)
+		}
+		c.logger.Debug("datacoord: compaction committed", "plan", ps.plan.ID, "type", ps.plan.Type.String(),
+			"vchannel", ps.plan.VChannel, "inputs", in, "outputs", out)
+	}
 	c.mu.Lock()
 	ps.state = "completed"
 	c.mu.Unlock()

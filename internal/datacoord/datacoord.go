@@ -452,6 +452,16 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		return err
 	}
 	c.apply(infos)
+	if c.logger.Enabled(ctx, slog.LevelDebug) {
+		var flushed []int64
+		for _, ss := range r.Segments {
+			if ss.Flushed {
+				flushed = append(flushed, ss.SegmentID)
+			}
+		}
+		c.logger.Debug("datacoord: synced", "vchannel", r.VChannel, "segments", len(r.Segments), "flushed", flushed,
+			"l0", r.L0 != nil, "checkpoint", r.Checkpoint.Position.Offset)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cps[r.Checkpoint.VChannel] = r.Checkpoint

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,6 +44,12 @@ type delegator struct {
 	seek     int64
 	end      int64 // WAL end when the load started; caught up past it
 	pin      int64 // WAL pin at the next offset to read (node.pins; 0 = none)
+
+	// follow serialises the steps that swap segments in from the
+	// coordinator's view (handoffs and following compactions): each reads
+	// the view, loads, then installs, and must not install what another
+	// step has replaced meanwhile.
+	follow sync.Mutex
 
 	mu      sync.RWMutex
 	growing map[int64]*segment.Segment
@@ -132,6 +139,8 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 			seg.Delete(db.pks, db.tss)
 		}
 	}
+	n.logger.Debug("querynode: vchannel view", "vchannel", vchannel, "seek", d.seek, "end", d.end,
+		"checkpoint", rec.Checkpoint.Position.Offset, "flushed", len(flushed), "pending", sortedKeys(d.pending))
 	ok = true
 	return d, nil
 }
@@ -184,7 +193,10 @@ func (d *delegator) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := d.handle(e); err != nil {
+		if err := d.handle(ctx, e); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			// A message this node cannot apply (malformed) must not stop the
 			// channel: reads would wait forever. Report it and move on.
 			d.node.logger.Error("skipping a message the query node cannot apply", "vchannel", d.vchannel,
@@ -194,7 +206,7 @@ func (d *delegator) run(ctx context.Context) error {
 	}
 }
 
-func (d *delegator) handle(e wal.Entry) error {
+func (d *delegator) handle(ctx context.Context, e wal.Entry) error {
 	m := e.Message
 	ts := m.TimeTick
 	if m.VChannel != "" && m.VChannel != d.vchannel {
@@ -203,7 +215,7 @@ func (d *delegator) handle(e wal.Entry) error {
 	}
 	switch m.Type {
 	case wal.TypeInsert:
-		if err := d.applyInsert(m); err != nil {
+		if err := d.applyInsert(ctx, m); err != nil {
 			return err
 		}
 		ts--
@@ -245,7 +257,7 @@ func (d *delegator) advance(next int64, ts uint64) {
 	d.advanced = make(chan struct{})
 }
 
-func (d *delegator) applyInsert(m wal.Message) error {
+func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 	req := &msgpb.InsertRequest{}
 	if err := proto.Unmarshal(m.Payload, req); err != nil {
 		return fmt.Errorf("decode insert: %w", err)
@@ -257,8 +269,11 @@ func (d *delegator) applyInsert(m wal.Message) error {
 	if skip {
 		return nil
 	}
-	if seg == nil && !d.admit(req.GetSegmentID()) {
-		return nil
+	if seg == nil {
+		admitted, err := d.admit(ctx, req.GetSegmentID())
+		if err != nil || !admitted {
+			return err
+		}
 	}
 	cols, err := insertColumns(d.info.Schema, req.GetFieldsData())
 	if err != nil {
@@ -318,23 +333,59 @@ func insertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData)
 	return cols, nil
 }
 
-// admit decides, on the first insert of a segment, whether its rows belong
-// in a growing segment here: only while the coordinator has it Growing or
-// Sealed. A Flushed segment is served from its binlogs (handoff); a Dropped
-// one was compacted into another segment (or its partition dropped), and an
-// unknown one was dropped and garbage collected: replaying its inserts
-// would duplicate or resurrect rows.
-func (d *delegator) admit(id int64) bool {
+// admit decides, on the first insert of a segment the delegator neither
+// serves nor skips yet, whether its rows go into a growing segment here.
+// The view the delegator started from serves every segment Flushed then
+// from its binlogs (their inserts are skipped); every other segment's rows
+// are replayed, and must stay visible until what replaces them is served:
+//
+//   - Growing or Sealed: a growing segment, handed off when it is flushed.
+//   - Flushed since the view was taken: a growing segment too, queued for
+//     the handoff at once (skipping its rows would hide them until then).
+//   - Dropped (compacted away, its partition or collection dropped) or
+//     unknown (dropped and garbage collected): its rows are in a live
+//     compaction output or were deleted. The delegator follows compactions
+//     first, so that the outputs are served before the rows are skipped.
+func (d *delegator) admit(ctx context.Context, id int64) (bool, error) {
 	info, ok := d.node.segs.Segment(id)
-	if ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed) {
-		return true
+	if !ok || (info.State != catalog.SegmentGrowing && info.State != catalog.SegmentSealed) {
+		d.node.logger.Debug("querynode: replaying inserts of a segment not growing", "vchannel", d.vchannel,
+			"segment", id, "known", ok, "state", info.State.String())
+	}
+	switch {
+	case ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed):
+		return true, nil
+	case ok && info.State == catalog.SegmentFlushed:
+		d.mu.Lock()
+		d.pending[id] = true
+		d.mu.Unlock()
+		select {
+		case d.handoff <- struct{}{}:
+		default:
+		}
+		return true, nil
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		err := d.followCompactions(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		d.node.logger.Warn("following compactions failed; will retry", "vchannel", d.vchannel, "err", err)
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
 	}
 	d.mu.Lock()
-	if !ok || info.State == catalog.SegmentDropped {
-		d.flushed[id] = true
-	}
+	d.flushed[id] = true
 	d.mu.Unlock()
-	return false
+	return false, nil
 }
 
 func (d *delegator) applyDelete(m wal.Message) error {
@@ -393,6 +444,8 @@ func (d *delegator) handoffLoop(ctx context.Context) {
 }
 
 func (d *delegator) handoffOne(ctx context.Context, id int64) error {
+	d.follow.Lock()
+	defer d.follow.Unlock()
 	info, ok := d.node.segs.Segment(id)
 	if ok && info.State != catalog.SegmentFlushed && info.State != catalog.SegmentDropped {
 		return nil // not flushed yet
@@ -401,7 +454,7 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 		// Flushed and compacted away before its handoff: switch to the
 		// compaction's output first (committed with the drop), so that the
 		// segment's rows are never missing in between.
-		if err := d.followCompactions(ctx); err != nil {
+		if err := d.followCompactionsLocked(ctx); err != nil {
 			return err
 		}
 	}
@@ -423,9 +476,12 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 		}
 		d.sealed[id] = seg
 	}
+	_, hadGrowing := d.growing[id]
 	d.dropGrowing(id)
 	delete(d.pending, id)
 	d.flushed[id] = true
+	d.node.logger.Debug("querynode: handoff", "vchannel", d.vchannel, "segment", id, "loaded", seg != nil,
+		"replacedGrowing", hadGrowing)
 	return nil
 }
 
@@ -496,6 +552,13 @@ func (d *delegator) snapshot() []*segment.Segment {
 // removed, in one step under the lock, so a read sees either the inputs or
 // the output: never both, never neither.
 func (d *delegator) followCompactions(ctx context.Context) error {
+	d.follow.Lock()
+	defer d.follow.Unlock()
+	return d.followCompactionsLocked(ctx)
+}
+
+// followCompactionsLocked is followCompactions; the caller holds d.follow.
+func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 	// The coordinator's view is read under our lock, so that a growing
 	// segment created meanwhile cannot look "gone".
 	d.mu.RLock()
@@ -572,6 +635,13 @@ func (d *delegator) followCompactions(ctx context.Context) error {
 		delete(d.pending, id)
 		d.flushed[id] = true
 	}
+	for _, o := range outputs {
+		d.node.logger.Debug("querynode: compaction output served", "vchannel", d.vchannel, "segment", o.ID,
+			"rows", o.NumRows, "inputs", o.CompactedFrom)
+	}
+	if len(gone) > 0 {
+		d.node.logger.Debug("querynode: segments gone", "vchannel", d.vchannel, "segments", gone)
+	}
 	return nil
 }
 
@@ -616,4 +686,14 @@ func (d *delegator) pruneDeletes(keepFrom uint64) {
 	}
 	clear(d.deletes[len(kept):])
 	d.deletes = kept
+}
+
+// sortedKeys returns a set's members in order (for logs).
+func sortedKeys(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
