@@ -100,8 +100,16 @@ func TestClusteringCompaction(t *testing.T) {
 	check()
 	require.Eventually(t, func() bool {
 		qs, err := svc.GetQuerySegmentInfo(ctx, &milvuspb.GetQuerySegmentInfoRequest{CollectionName: coll})
-		return err == nil && len(qs.GetInfos()) == l2
-	}, 20*time.Second, 50*time.Millisecond)
+		if err != nil || len(qs.GetInfos()) != l2 {
+			return false
+		}
+		for _, sg := range qs.GetInfos() {
+			if sg.GetLevel() != commonpb.SegmentLevel_L2 {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond, "the query node serves the L2 segments, and says so")
 	check()
 	s.stop()
 	s = startServer(t, dir, tweak)

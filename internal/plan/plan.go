@@ -134,4 +134,6 @@ type SegmentInfo struct {
 	Rows        int64
 	Growing     bool
 	Indexed     bool
+	// Level is the compaction level (catalog.SegmentLevel numbering).
+	Level int
 }

@@ -107,7 +107,7 @@ func (p *Proxy) GetQuerySegmentInfo(ctx context.Context, req *milvuspb.GetQueryS
 		}
 		resp.Infos = append(resp.Infos, &milvuspb.QuerySegmentInfo{SegmentID: s.ID, CollectionID: col.ID,
 			PartitionID: s.PartitionID, NumRows: s.Rows, State: state, NodeID: 1, NodeIds: []int64{1},
-			Level: commonpb.SegmentLevel_L1})
+			Level: segmentLevel(catalog.SegmentLevel(s.Level))})
 	}
 	return resp, nil
 }

@@ -16,7 +16,8 @@ import (
 
 // loadSealed builds a sealed segment from its insert binlogs.
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
-	si := segment.Info{ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel}
+	si := segment.Info{ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
+		Level: int(info.Level)}
 	if r := info.KeyRange; r != nil {
 		si.ClusterField = r.FieldID
 		si.ClusterLo, si.ClusterHi = r.Bounds()

@@ -315,10 +315,11 @@ func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
 	for _, d := range c.delegators {
 		d.mu.RLock()
 		for _, s := range d.sealed {
-			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len())})
+			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Level: s.Level})
 		}
 		for _, s := range d.growing {
-			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Growing: true})
+			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Growing: true,
+				Level: int(catalog.LevelL1)})
 		}
 		d.mu.RUnlock()
 	}

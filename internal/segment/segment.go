@@ -36,6 +36,9 @@ type Info struct {
 	CollectionID int64
 	PartitionID  int64
 	VChannel     string
+	// Level is the segment's compaction level (catalog.SegmentLevel
+	// numbering: 1 = L1, 2 = L2).
+	Level int
 	// ClusterField, ClusterLo and ClusterHi give the clustering-key range of
 	// an L2 segment (ClusterLo nil = unknown): reads whose filter excludes
 	// the range skip the segment.
