@@ -26,6 +26,7 @@ type fileConfig struct {
 		Compaction         *struct {
 			L0Count          *int      `json:"l0Count"`
 			L0MaxAge         *duration `json:"l0MaxAge"`
+			L0Size           *int64    `json:"l0Size"`
 			SmallProportion  *float64  `json:"smallProportion"`
 			MinSmallSegments *int      `json:"minSmallSegments"`
 			DeletedRatio     *float64  `json:"deletedRatio"`
@@ -194,6 +195,7 @@ func loadConfigFile(path string, cfg *app.Config, proc *processConfig) error {
 		if cc := dc.Compaction; cc != nil {
 			set(&c.Compaction.L0Count, cc.L0Count)
 			setDuration(&c.Compaction.L0MaxAge, cc.L0MaxAge)
+			set(&c.Compaction.L0Size, cc.L0Size)
 			set(&c.Compaction.SmallProportion, cc.SmallProportion)
 			set(&c.Compaction.MinSmallSegments, cc.MinSmallSegments)
 			set(&c.Compaction.DeletedRatio, cc.DeletedRatio)

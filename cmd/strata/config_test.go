@@ -24,7 +24,7 @@ func TestLoadConfigFile(t *testing.T) {
 	p := writeConfig(t, `{
 		"dataCoord": {"segmentMaxSize": 1048576, "checkInterval": "100ms", "gcInterval": "1s",
 			"droppedRetention": "2s", "orphanRetention": "3s",
-			"compaction": {"l0Count": 2, "l0MaxAge": "5s", "minSmallSegments": 3, "deletedRatio": 0.1}},
+			"compaction": {"l0Count": 2, "l0MaxAge": "5s", "l0Size": 1000, "minSmallSegments": 3, "deletedRatio": 0.1}},
 		"dataNode": {"syncPeriod": "4s"},
 		"wal": {"segmentSize": 4194304}
 	}`)
@@ -36,6 +36,7 @@ func TestLoadConfigFile(t *testing.T) {
 	require.Equal(t, 3*time.Second, cfg.DataCoord.OrphanRetention)
 	require.Equal(t, 2, cfg.DataCoord.Compaction.L0Count)
 	require.Equal(t, 5*time.Second, cfg.DataCoord.Compaction.L0MaxAge)
+	require.EqualValues(t, 1000, cfg.DataCoord.Compaction.L0Size)
 	require.Equal(t, 3, cfg.DataCoord.Compaction.MinSmallSegments)
 	require.InDelta(t, 0.1, cfg.DataCoord.Compaction.DeletedRatio, 1e-9)
 	require.Equal(t, 4*time.Second, cfg.DataNode.SyncPeriod)
@@ -64,9 +65,19 @@ func TestLoadConfigFileErrors(t *testing.T) {
 }
 
 func TestStandaloneRejectsInvalidConfig(t *testing.T) {
-	p := writeConfig(t, `{"dataCoord": {"segmentMaxSize": -1}}`)
-	err := run([]string{"standalone", "--config", p, "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--metrics-addr", ""}, os.Stdout, os.Stderr)
-	require.ErrorContains(t, err, "segment max size")
+	for body, msg := range map[string]string{
+		`{"dataCoord": {"segmentMaxSize": -1}}`:                       "segment max size",
+		`{"dataCoord": {"compaction": {"minSmallSegments": 1}}}`:      "minSmallSegments",
+		`{"dataCoord": {"compaction": {"l0Count": 0}}}`:               "l0Count",
+		`{"dataCoord": {"compaction": {"deletedRatio": 0}}}`:          "deletedRatio",
+		`{"dataCoord": {"compaction": {"l0Size": -5, "l0Count": 3}}}`: "l0Size",
+		`{"dataCoord": {"compaction": {"l0MaxAge": "-1s"}}}`:          "l0MaxAge",
+		`{"dataCoord": {"compaction": {"smallProportion": -0.5}}}`:    "smallProportion",
+	} {
+		p := writeConfig(t, body)
+		err := run([]string{"standalone", "--config", p, "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--metrics-addr", ""}, os.Stdout, os.Stderr)
+		require.ErrorContains(t, err, msg, body)
+	}
 }
 
 func TestLoadConfigFileEngines(t *testing.T) {

@@ -17,6 +17,9 @@ type CompactionConfig struct {
 	L0Count int
 	// L0MaxAge triggers L0 compaction when the oldest L0 segment is this old.
 	L0MaxAge time.Duration
+	// L0Size triggers L0 compaction when the delta logs of a vchannel's L0
+	// segments reach this many bytes (0 = no size trigger).
+	L0Size int64
 	// SmallProportion marks a segment small when below SegmentMaxSize × this.
 	SmallProportion float64
 	// MinSmallSegments triggers a mix compaction of a partition's small segments.
@@ -30,7 +33,8 @@ type CompactionConfig struct {
 
 // DefaultCompaction returns the default compaction settings.
 func DefaultCompaction() CompactionConfig {
-	return CompactionConfig{L0Count: 8, L0MaxAge: 10 * time.Minute, SmallProportion: 0.5, MinSmallSegments: 4, DeletedRatio: 0.2}
+	return CompactionConfig{L0Count: 8, L0MaxAge: 10 * time.Minute, L0Size: 64 << 20, SmallProportion: 0.5, MinSmallSegments: 4,
+		DeletedRatio: 0.2}
 }
 
 // planState tracks a plan in memory. Plans are not persisted: after a crash
@@ -134,13 +138,18 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 		}
 		var eligible []catalog.SegmentInfo
 		oldest := now
+		var l0Bytes int64
 		for _, s := range l0 {
 			if s.SyncedOffset < minStart {
 				eligible = append(eligible, s)
 				oldest = minTime(oldest, time.UnixMilli(s.CreatedAt))
+				for _, l := range s.Deltalogs {
+					l0Bytes += l.Size
+				}
 			}
 		}
-		if len(eligible) > 0 && (force || len(eligible) >= cfg.L0Count || now.Sub(oldest) >= cfg.L0MaxAge) {
+		bySize := cfg.L0Size > 0 && l0Bytes >= cfg.L0Size
+		if len(eligible) > 0 && (force || len(eligible) >= cfg.L0Count || now.Sub(oldest) >= cfg.L0MaxAge || bySize) {
 			out = append(out, catalog.CompactionPlan{Type: catalog.CompactionL0, CollectionID: eligible[0].CollectionID,
 				PartitionID: -1, VChannel: v, Inputs: eligible, Targets: flushed})
 			continue // one plan per vchannel at a time

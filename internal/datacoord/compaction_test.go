@@ -147,3 +147,44 @@ func TestGCKeepsRunningCompactionOutputs(t *testing.T) {
 	e.gc()
 	require.NotContains(t, e.keys(), key, "once the plan ended, an uncommitted output is an orphan")
 }
+
+// TestL0Triggers: L0 segments are compacted when there are L0Count of them,
+// when the oldest is L0MaxAge old, or when their delta logs reach L0Size
+// bytes; only L0 segments synced before every unflushed segment started
+// are eligible.
+func TestL0Triggers(t *testing.T) {
+	cfg := DefaultCompaction()
+	cfg.L0Count, cfg.L0MaxAge, cfg.L0Size = 4, time.Hour, 1000
+	rowSize := func(catalog.SegmentInfo) int64 { return 10 }
+	l0 := func(id, synced, bytes int64, age time.Duration) catalog.SegmentInfo {
+		return catalog.SegmentInfo{ID: id, CollectionID: 1, PartitionID: -1, VChannel: "v", State: catalog.SegmentFlushed,
+			Level: catalog.LevelL0, SyncedOffset: synced, CreatedAt: t0.Add(-age).UnixMilli(),
+			Deltalogs: []catalog.Binlog{{LogID: 100 + id, Entries: 10, Size: bytes}}}
+	}
+	target := catalog.SegmentInfo{ID: 1, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
+		Level: catalog.LevelL1, NumRows: 500}
+	growing := catalog.SegmentInfo{ID: 2, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentGrowing,
+		Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 50}}
+	plan := func(segs ...catalog.SegmentInfo) []catalog.CompactionPlan {
+		return planCompactions(cfg, 1<<20, segs, rowSize, nil, t0, false, 0, nil, noClustering)
+	}
+	require.Empty(t, plan(target, growing, l0(10, 5, 300, time.Minute), l0(11, 6, 300, time.Minute)), "below every trigger")
+	for name, segs := range map[string][]catalog.SegmentInfo{
+		"count": {target, l0(10, 5, 10, 0), l0(11, 6, 10, 0), l0(12, 7, 10, 0), l0(13, 8, 10, 0)},
+		"age":   {target, l0(10, 5, 10, 2*time.Hour)},
+		"size":  {target, l0(10, 5, 600, time.Minute), l0(11, 6, 500, time.Minute)},
+	} {
+		plans := plan(segs...)
+		require.Len(t, plans, 1, name)
+		require.Equal(t, catalog.CompactionL0, plans[0].Type, name)
+		require.Len(t, plans[0].Inputs, len(segs)-1, name)
+		require.Equal(t, []catalog.SegmentInfo{target}, plans[0].Targets, name)
+	}
+	// Deletes synced after a growing segment started may be meant for its
+	// rows: those L0 segments wait, and alone they stay below the size.
+	plans := plan(target, growing, l0(10, 5, 600, time.Minute), l0(11, 60, 600, time.Minute))
+	require.Empty(t, plans, "600 eligible bytes")
+	plans = plan(target, growing, l0(10, 5, 600, time.Minute), l0(11, 6, 600, time.Minute), l0(12, 60, 600, time.Minute))
+	require.Len(t, plans, 1)
+	require.Len(t, plans[0].Inputs, 2, "the L0 segment synced after the growing segment started is not an input")
+}

@@ -81,6 +81,27 @@ func (c Config) Validate() error {
 	case c.RootPath == "" || objstore.ValidateKey(c.RootPath) != nil:
 		return fmt.Errorf("datacoord: root path %q is not a valid object key", c.RootPath)
 	}
+	return c.Compaction.Validate()
+}
+
+// Validate checks the compaction settings.
+func (c CompactionConfig) Validate() error {
+	switch {
+	case c.L0Count < 1:
+		return fmt.Errorf("datacoord: compaction l0Count must be at least 1, got %d", c.L0Count)
+	case c.L0MaxAge <= 0:
+		return fmt.Errorf("datacoord: compaction l0MaxAge must be positive, got %s", c.L0MaxAge)
+	case c.L0Size < 0:
+		return fmt.Errorf("datacoord: compaction l0Size must not be negative, got %d", c.L0Size)
+	case c.SmallProportion < 0:
+		return fmt.Errorf("datacoord: compaction smallProportion must not be negative, got %g", c.SmallProportion)
+	case c.MinSmallSegments < 2:
+		return fmt.Errorf("datacoord: compaction minSmallSegments must be at least 2 (a merge has two inputs), got %d", c.MinSmallSegments)
+	case c.DeletedRatio <= 0:
+		return fmt.Errorf("datacoord: compaction deletedRatio must be positive, got %g", c.DeletedRatio)
+	case c.ClusteringMaxRows < 0:
+		return fmt.Errorf("datacoord: compaction clusteringMaxRows must not be negative, got %d", c.ClusteringMaxRows)
+	}
 	return nil
 }
 
