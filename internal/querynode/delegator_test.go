@@ -1,6 +1,7 @@
 package querynode
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/expr"
+	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/segment"
 )
 
 func TestDeleteWatermark(t *testing.T) {
@@ -54,4 +58,46 @@ func TestPruneDeletes(t *testing.T) {
 	require.Equal(t, []uint64{30, 50, 60}, kept, "batches entirely below the watermark go; the rest keep their order")
 	d.pruneDeletes(0)
 	require.Len(t, d.deletes, 3)
+}
+
+// TestSelectSegmentsPrunesByClusteringKey: an L2 segment whose
+// clustering-key range a filter excludes is not read; segments without a
+// range (L1, growing, the null-key L2 segment) always are.
+func TestSelectSegmentsPrunesByClusteringKey(t *testing.T) {
+	schema := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
+		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+		{FieldID: 101, Name: "year", DataType: schemapb.DataType_Int64, IsClusteringKey: true},
+	}}
+	seg := func(id int64, lo, hi any) *segment.Segment {
+		s, err := segment.New(segment.Info{ID: id, ClusterField: 101, ClusterLo: lo, ClusterHi: hi}, schema)
+		require.NoError(t, err)
+		return s
+	}
+	d := &delegator{
+		sealed: map[int64]*segment.Segment{
+			1: seg(1, int64(1950), int64(1969)),
+			2: seg(2, int64(1970), int64(1989)),
+			3: seg(3, int64(1990), int64(2020)),
+			4: seg(4, nil, nil), // rows with a null key, or an L1 segment
+		},
+		growing: map[int64]*segment.Segment{5: seg(5, nil, nil)},
+	}
+	c := &collection{info: &catalog.Collection{Schema: schema}, delegators: []*delegator{d}}
+	for filter, want := range map[string][]int64{
+		"year == 1960":                 {1, 4, 5},
+		"year >= 1975 and year < 1995": {2, 3, 4, 5},
+		"year < 1900":                  {4, 5},
+		"year in [1955, 2000]":         {1, 3, 4, 5},
+		"id > 3":                       {1, 2, 3, 4, 5},
+		"year == 1960 or id == 7":      {1, 2, 3, 4, 5},
+	} {
+		e, err := expr.Compile(filter, schema, nil)
+		require.NoError(t, err)
+		var got []int64
+		for _, s := range selectSegments(c, &plan.Read{Filter: filter}, nil, e) {
+			got = append(got, s.ID)
+		}
+		slices.Sort(got)
+		require.Equal(t, want, got, filter)
+	}
 }
