@@ -239,6 +239,51 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 	return out
 }
 
+// l0Blockers returns the growing segments to seal so that L0 compaction is
+// not held up for long. An L0 segment may only be applied once every
+// segment still growing (or sealed) started after its deletes (its rows
+// could be their targets, and only its flushed copy can receive them), so a
+// long-lived growing segment, one written slowly but steadily, would keep
+// the L0 segments synced after it started, and their deletes, waiting until
+// it fills or reaches MaxLife (Milvus users met a day, milvus#33464). Once
+// the oldest such L0 segment of a vchannel is L0MaxAge old, the growing
+// segments that block it are sealed: their flush lets the L0 compaction
+// run. Pure.
+func l0Blockers(cfg CompactionConfig, segs []catalog.SegmentInfo, now time.Time) []int64 {
+	byV := map[string][]catalog.SegmentInfo{}
+	for _, s := range segs {
+		if s.State != catalog.SegmentDropped {
+			byV[s.VChannel] = append(byV[s.VChannel], s)
+		}
+	}
+	var out []int64
+	for _, list := range byV {
+		start := func(s catalog.SegmentInfo) int64 {
+			if s.StartPosition == nil {
+				return -1 // rows at an unknown position: blocks every L0 segment
+			}
+			return s.StartPosition.Offset
+		}
+		// The newest synced offset among L0 segments old enough to be due.
+		due := int64(-1)
+		for _, s := range list {
+			if s.Level == catalog.LevelL0 && s.State == catalog.SegmentFlushed && now.Sub(time.UnixMilli(s.CreatedAt)) >= cfg.L0MaxAge {
+				due = max(due, s.SyncedOffset)
+			}
+		}
+		if due < 0 {
+			continue
+		}
+		for _, s := range list {
+			if s.Level == catalog.LevelL1 && s.State == catalog.SegmentGrowing && start(s) <= due {
+				out = append(out, s.ID)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
 // expiredShare estimates the share of a segment's rows inserted before the
 // TTL cut-off from the insert time range of its timestamp binlogs (rows are
 // assumed spread evenly over it): 0 when none can have expired, 1 when all have.

@@ -188,3 +188,79 @@ func TestL0Triggers(t *testing.T) {
 	require.Len(t, plans, 1)
 	require.Len(t, plans[0].Inputs, 2, "the L0 segment synced after the growing segment started is not an input")
 }
+
+// TestL0Blockers: once an L0 segment is L0MaxAge old, the growing segments
+// that keep it from being compacted (started before its deletes, or at an
+// unknown position) are sealed; younger L0 segments, segments started after
+// the deletes, sealed segments and other vchannels are left alone.
+func TestL0Blockers(t *testing.T) {
+	cfg := DefaultCompaction()
+	cfg.L0MaxAge = 10 * time.Minute
+	l0 := func(id int64, v string, synced int64, age time.Duration) catalog.SegmentInfo {
+		return catalog.SegmentInfo{ID: id, VChannel: v, State: catalog.SegmentFlushed, Level: catalog.LevelL0,
+			SyncedOffset: synced, CreatedAt: t0.Add(-age).UnixMilli()}
+	}
+	growing := func(id int64, v string, start int64) catalog.SegmentInfo {
+		s := catalog.SegmentInfo{ID: id, VChannel: v, State: catalog.SegmentGrowing, Level: catalog.LevelL1}
+		if start >= 0 {
+			s.StartPosition = &catalog.Position{Offset: start}
+		}
+		return s
+	}
+	sealed := growing(4, "a", 5)
+	sealed.State = catalog.SegmentSealed
+	segs := []catalog.SegmentInfo{
+		l0(10, "a", 50, 20*time.Minute), // due: its deletes may hit rows of 1 and 2
+		l0(11, "a", 90, time.Minute),    // not due yet
+		growing(1, "a", 10),             // started before the due deletes
+		growing(2, "a", -1),             // position unknown
+		growing(3, "a", 70),             // started after them
+		sealed,                          // already on its way
+		l0(12, "b", 50, time.Minute), growing(5, "b", 10), // not due
+	}
+	require.Equal(t, []int64{1, 2}, l0Blockers(cfg, segs, t0))
+	require.Empty(t, l0Blockers(cfg, segs[1:], t0), "nothing is due")
+	// What the seal achieves: once 1 and 2 are flushed the L0 segment is eligible.
+	for _, i := range []int{2, 3, 5} { // 1, 2 and the sealed 4 flushed
+		segs[i].State = catalog.SegmentFlushed
+	}
+	plans := planCompactions(cfg, 1<<20, segs, func(catalog.SegmentInfo) int64 { return 1 }, nil, t0, false, 0, nil, noClustering)
+	require.Len(t, plans, 1)
+	require.Equal(t, catalog.CompactionL0, plans[0].Type)
+	require.Equal(t, []int64{10}, ids(plans[0].Inputs), "the L0 segment synced before the remaining growing segment (3) started")
+}
+
+func ids(segs []catalog.SegmentInfo) []int64 {
+	var out []int64
+	for _, s := range segs {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+// TestSealByPolicyUnblocksL0: a growing segment written slowly (never idle,
+// never full) that started before an L0 segment's deletes is sealed by the
+// policy loop once that L0 segment is L0MaxAge old, not at MaxLife.
+func TestSealByPolicyUnblocksL0(t *testing.T) {
+	e := newGCEnv(t)
+	const v = "by-dev-rootcoord-dml_0_1v0"
+	g, err := e.c.AssignSegment(e.ctx, 1, 2, v, 10, 100)
+	require.NoError(t, err)
+	l0 := &catalog.SegmentInfo{ID: e.id(), CollectionID: 1, PartitionID: -1, VChannel: v, State: catalog.SegmentFlushed,
+		Level: catalog.LevelL0, SyncedOffset: 20, CreatedAt: e.now.UnixMilli(),
+		Deltalogs: []catalog.Binlog{{LogID: e.id(), Entries: 3, TsFrom: 1, TsTo: 2}}}
+	require.NoError(t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: v, L0: l0,
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: v, Position: catalog.Position{Offset: 5}, DeltaSyncedOffset: 20}}))
+	for range 3 { // a write every few minutes: never idle for MaxIdle
+		e.advance(4 * time.Minute)
+		_, err := e.c.AssignSegment(e.ctx, 1, 2, v, 1, 100)
+		require.NoError(t, err)
+		require.NoError(t, e.c.sealByPolicy(e.ctx))
+		if e.now.Sub(time.UnixMilli(l0.CreatedAt)) < e.cfg.Compaction.L0MaxAge {
+			info, _ := e.c.Segment(g)
+			require.Equal(t, catalog.SegmentGrowing, info.State, "the L0 segment is not due yet")
+		}
+	}
+	info, _ := e.c.Segment(g)
+	require.Equal(t, catalog.SegmentSealed, info.State, "sealed once the L0 segment it blocks is %s old", e.cfg.Compaction.L0MaxAge)
+}

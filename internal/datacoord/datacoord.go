@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -671,7 +672,9 @@ func (c *Coordinator) sealByPolicy(ctx context.Context) error {
 	c.mu.Lock()
 	var stats []growingStat
 	vch := map[int64]string{}
+	all := make([]catalog.SegmentInfo, 0, len(c.segments))
 	for _, s := range c.segments {
+		all = append(all, s.info)
 		if s.info.State != catalog.SegmentGrowing || s.sealing || s.info.Level != catalog.LevelL1 {
 			continue
 		}
@@ -680,7 +683,13 @@ func (c *Coordinator) sealByPolicy(ctx context.Context) error {
 		vch[s.info.ID] = s.info.VChannel
 	}
 	c.mu.Unlock()
-	ids := sealPolicy(c.cfg, stats, c.now())
+	now := c.now()
+	ids := sealPolicy(c.cfg, stats, now)
+	for _, id := range l0Blockers(c.cfg.Compaction, all, now) {
+		if _, growing := vch[id]; growing && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
 	if len(ids) == 0 {
 		return nil
 	}
