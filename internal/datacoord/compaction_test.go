@@ -210,12 +210,12 @@ func TestL0Blockers(t *testing.T) {
 	sealed := growing(4, "a", 5)
 	sealed.State = catalog.SegmentSealed
 	segs := []catalog.SegmentInfo{
-		l0(10, "a", 50, 20*time.Minute), // due: its deletes may hit rows of 1 and 2
-		l0(11, "a", 90, time.Minute),    // not due yet
-		growing(1, "a", 10),             // started before the due deletes
-		growing(2, "a", -1),             // position unknown
-		growing(3, "a", 70),             // started after them
-		sealed,                          // already on its way
+		l0(10, "a", 50, 20*time.Minute),                   // due: its deletes may hit rows of 1 and 2
+		l0(11, "a", 90, time.Minute),                      // not due yet
+		growing(1, "a", 10),                               // started before the due deletes
+		growing(2, "a", -1),                               // position unknown
+		growing(3, "a", 70),                               // started after them
+		sealed,                                            // already on its way
 		l0(12, "b", 50, time.Minute), growing(5, "b", 10), // not due
 	}
 	require.Equal(t, []int64{1, 2}, l0Blockers(cfg, segs, t0))
