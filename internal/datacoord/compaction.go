@@ -61,6 +61,33 @@ type compactionState struct {
 	// followUps are forced triggers to continue once their L0 plans are
 	// done: a manual compaction applies deletes first, then merges.
 	followUps []followUp
+	// failedSegs (inputs of merges) and failedL0 (vchannels of L0 plans)
+	// that failed to execute wait with exponential backoff before the
+	// automatic triggers plan them again: a segment that cannot be read
+	// must not make compaction loop (milvus#37549).
+	failedSegs map[int64]failure
+	failedL0   map[string]failure
+}
+
+// failure counts consecutive failures and says when to try again.
+type failure struct {
+	count   int
+	retryAt time.Time
+}
+
+// Backoff after a failed compaction plan: failureBackoff doubled per
+// consecutive failure, at most maxFailureBackoff.
+const (
+	failureBackoff    = 30 * time.Second
+	maxFailureBackoff = 30 * time.Minute
+)
+
+// next returns the failure after one more, at now.
+func (f failure) next(now time.Time) failure {
+	f.count++
+	d := failureBackoff << min(f.count-1, 10)
+	f.retryAt = now.Add(min(d, maxFailureBackoff))
+	return f
 }
 
 type followUp struct{ trigger, collection int64 }
@@ -93,9 +120,11 @@ func deletedRows(s catalog.SegmentInfo) int64 {
 
 // planCompactions returns the plans to run now for the given segments
 // (force: plan everything that can be compacted, as ManualCompaction does).
-// busy vchannels (with a plan in flight) are skipped. Pure.
+// busy vchannels (with a plan in flight, or waiting after a failed L0 plan)
+// are skipped; held segments (inputs of a failed merge, waiting before the
+// next try) are not merged, though L0 deletes still target them. Pure.
 func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64,
-	busy map[string]bool, now time.Time, force bool, only int64, expire func(collectionID int64) uint64,
+	busy map[string]bool, held map[int64]bool, now time.Time, force bool, only int64, expire func(collectionID int64) uint64,
 	clusterKey func(collectionID int64) int64,
 ) []catalog.CompactionPlan {
 	byV := map[string][]catalog.SegmentInfo{}
@@ -157,7 +186,9 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 		// Mix: per partition, merge small segments (and rewrite ones with many deletes).
 		byPart := map[int64][]catalog.SegmentInfo{}
 		for _, s := range flushed {
-			byPart[s.PartitionID] = append(byPart[s.PartitionID], s)
+			if !held[s.ID] {
+				byPart[s.PartitionID] = append(byPart[s.PartitionID], s)
+			}
 		}
 		var parts []int64
 		for p := range byPart {
@@ -346,10 +377,26 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	c.compaction.trigger.Lock()
 	defer c.compaction.trigger.Unlock()
 	c.mu.Lock()
+	now := c.now()
 	busy := map[string]bool{}
 	for _, p := range c.compaction.plans {
 		if p.state == "pending" || p.state == "executing" {
 			busy[p.plan.VChannel] = true
+		}
+	}
+	// Automatic triggers leave what failed alone until its backoff ends; a
+	// manual compaction tries everything again.
+	held := map[int64]bool{}
+	if !force {
+		for v, f := range c.compaction.failedL0 {
+			if now.Before(f.retryAt) {
+				busy[v] = true
+			}
+		}
+		for id, f := range c.compaction.failedSegs {
+			if now.Before(f.retryAt) {
+				held[id] = true
+			}
 		}
 	}
 	segs := make([]catalog.SegmentInfo, 0, len(c.segments))
@@ -360,7 +407,7 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	}
 	c.mu.Unlock()
 	plans := planCompactions(c.cfg.Compaction, c.cfg.SegmentMaxSize, segs,
-		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, c.now(), force, collectionID, c.expireBefore,
+		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, held, now, force, collectionID, c.expireBefore,
 		c.clusteringKey)
 	if len(plans) == 0 && !force {
 		return 0, 0, nil
@@ -508,6 +555,7 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 		return nil
 	}
 	if execErr != nil {
+		c.noteFailure(ps.plan, execErr)
 		return fail(execErr.Error())
 	}
 	now := c.now().UnixMilli()
@@ -558,6 +606,9 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 		return err
 	}
 	c.apply(infos)
+	c.mu.Lock()
+	c.clearFailure(ps.plan)
+	c.mu.Unlock()
 	if c.logger.Enabled(ctx, slog.LevelDebug) {
 		var in, out []int64
 		for _, s := range ps.plan.Inputs {
@@ -579,6 +630,44 @@ func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.Compac
 	return nil
 }
 
+// noteFailure starts or extends the backoff of a plan that failed to
+// execute (reading an input failed, say). The caller holds c.mu.
+func (c *Coordinator) noteFailure(p catalog.CompactionPlan, err error) {
+	now := c.now()
+	var retry time.Time
+	if p.Type == catalog.CompactionL0 {
+		if c.compaction.failedL0 == nil {
+			c.compaction.failedL0 = map[string]failure{}
+		}
+		f := c.compaction.failedL0[p.VChannel].next(now)
+		c.compaction.failedL0[p.VChannel], retry = f, f.retryAt
+	} else {
+		if c.compaction.failedSegs == nil {
+			c.compaction.failedSegs = map[int64]failure{}
+		}
+		for _, in := range p.Inputs {
+			f := c.compaction.failedSegs[in.ID].next(now)
+			c.compaction.failedSegs[in.ID] = f
+			retry = f.retryAt
+		}
+	}
+	c.logger.Warn("compaction plan failed; automatic compaction leaves its segments alone until the retry time",
+		"plan", p.ID, "type", p.Type.String(), "vchannel", p.VChannel, "inputs", len(p.Inputs), "retry", retry.Format(time.RFC3339),
+		"err", err)
+}
+
+// clearFailure ends the backoff of a plan's segments after it committed.
+// The caller holds c.mu.
+func (c *Coordinator) clearFailure(p catalog.CompactionPlan) {
+	if p.Type == catalog.CompactionL0 {
+		delete(c.compaction.failedL0, p.VChannel)
+		return
+	}
+	for _, in := range p.Inputs {
+		delete(c.compaction.failedSegs, in.ID)
+	}
+}
+
 // requeueStale puts plans whose executor has been silent for too long back
 // to pending (an executor that died mid-plan).
 func (c *Coordinator) requeueStale(timeout time.Duration) {
@@ -589,10 +678,16 @@ func (c *Coordinator) requeueStale(timeout time.Duration) {
 			p.state = "pending"
 		}
 	}
-	// Forget finished plans after an hour.
+	// Forget finished plans after an hour, and the failures of segments
+	// that are gone.
 	for id, p := range c.compaction.plans {
 		if (p.state == "completed" || p.state == "failed") && c.now().Sub(p.claimedAt) > time.Hour {
 			delete(c.compaction.plans, id)
+		}
+	}
+	for id := range c.compaction.failedSegs {
+		if s, ok := c.segments[id]; !ok || s.info.State == catalog.SegmentDropped {
+			delete(c.compaction.failedSegs, id)
 		}
 	}
 }

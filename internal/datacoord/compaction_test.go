@@ -35,8 +35,8 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 		seg(1, 80, 5), // 6% deleted: below DeletedRatio
 		seg(2, 80, 0), // no deletes
 	}
-	require.Empty(t, planCompactions(cfg, maxSize, segs, rowSize, nil, t0, false, 0, nil, noClustering), "automatic: nothing to do")
-	plans := planCompactions(cfg, maxSize, segs, rowSize, nil, t0, true, 0, nil, noClustering)
+	require.Empty(t, planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, false, 0, nil, noClustering), "automatic: nothing to do")
+	plans := planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, true, 0, nil, noClustering)
 	require.Len(t, plans, 1)
 	require.Equal(t, catalog.CompactionMix, plans[0].Type)
 	require.Len(t, plans[0].Inputs, 1)
@@ -44,7 +44,7 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 
 	// Heavily deleted segments are rewritten either way.
 	segs[1] = seg(2, 80, 40)
-	require.Len(t, planCompactions(cfg, maxSize, segs, rowSize, nil, t0, false, 0, nil, noClustering), 1)
+	require.Len(t, planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, false, 0, nil, noClustering), 1)
 }
 
 // noClustering is a clustering-key lookup for collections without one.
@@ -166,7 +166,7 @@ func TestL0Triggers(t *testing.T) {
 	growing := catalog.SegmentInfo{ID: 2, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentGrowing,
 		Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 50}}
 	plan := func(segs ...catalog.SegmentInfo) []catalog.CompactionPlan {
-		return planCompactions(cfg, 1<<20, segs, rowSize, nil, t0, false, 0, nil, noClustering)
+		return planCompactions(cfg, 1<<20, segs, rowSize, nil, nil, t0, false, 0, nil, noClustering)
 	}
 	require.Empty(t, plan(target, growing, l0(10, 5, 300, time.Minute), l0(11, 6, 300, time.Minute)), "below every trigger")
 	for name, segs := range map[string][]catalog.SegmentInfo{
@@ -224,7 +224,7 @@ func TestL0Blockers(t *testing.T) {
 	for _, i := range []int{2, 3, 5} { // 1, 2 and the sealed 4 flushed
 		segs[i].State = catalog.SegmentFlushed
 	}
-	plans := planCompactions(cfg, 1<<20, segs, func(catalog.SegmentInfo) int64 { return 1 }, nil, t0, false, 0, nil, noClustering)
+	plans := planCompactions(cfg, 1<<20, segs, func(catalog.SegmentInfo) int64 { return 1 }, nil, nil, t0, false, 0, nil, noClustering)
 	require.Len(t, plans, 1)
 	require.Equal(t, catalog.CompactionL0, plans[0].Type)
 	require.Equal(t, []int64{10}, ids(plans[0].Inputs), "the L0 segment synced before the remaining growing segment (3) started")
@@ -263,4 +263,74 @@ func TestSealByPolicyUnblocksL0(t *testing.T) {
 	}
 	info, _ := e.c.Segment(g)
 	require.Equal(t, catalog.SegmentSealed, info.State, "sealed once the L0 segment it blocks is %s old", e.cfg.Compaction.L0MaxAge)
+}
+
+// TestFailedCompactionBacksOff: a merge that fails to execute (an input
+// cannot be read, say) is not planned again by the automatic trigger until
+// its backoff ends, and the backoff doubles with each failure; a manual
+// compaction tries at once; a commit clears the record. A failed L0 plan
+// holds its vchannel the same way.
+func TestFailedCompactionBacksOff(t *testing.T) {
+	e := newGCEnv(t)
+	e.cfg.Compaction.MinSmallSegments = 2
+	e.open()
+	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), 7, 0)
+	e.sync(7, 1, e.id(), vch, true)
+	e.sync(7, 1, e.id(), vch, true)
+	failOnce := func(force bool) {
+		t.Helper()
+		var n int
+		var err error
+		if force {
+			_, err = e.c.ManualCompaction(e.ctx, 7)
+			n = 1
+		} else {
+			_, n, err = e.c.triggerCompaction(e.ctx, false, 0)
+		}
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, catalog.CompactionMix, plan.Type)
+		require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("binlog unreadable")))
+	}
+	planned := func() int {
+		t.Helper()
+		_, n, err := e.c.triggerCompaction(e.ctx, false, 0)
+		require.NoError(t, err)
+		return n
+	}
+	failOnce(false)
+	require.Zero(t, planned(), "inside the first backoff")
+	e.advance(failureBackoff + time.Second)
+	// (the trigger above planned nothing, so the claim below is the new plan)
+	failOnce(false)
+	e.advance(failureBackoff + time.Second)
+	require.Zero(t, planned(), "the second backoff is twice as long")
+	failOnce(true) // a manual compaction does not wait
+	e.advance(8*failureBackoff + time.Second)
+	require.Equal(t, 1, planned(), "after the third backoff")
+
+	// The L0 side: a failed L0 plan holds the vchannel.
+	e2 := newGCEnv(t)
+	e2.cfg.Compaction.L0Count = 1 // due at once
+	e2.open()
+	v2 := wal.VChannelName(wal.PChannelName("by-dev", 0), 8, 0)
+	e2.sync(8, 1, e2.id(), v2, true)
+	e2.syncL0(8, v2)
+	_, err := e2.c.ManualCompaction(e2.ctx, 8)
+	require.NoError(t, err)
+	plan, ok, err := e2.c.ClaimCompaction(e2.ctx, time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, catalog.CompactionL0, plan.Type)
+	require.NoError(t, e2.c.CompleteCompaction(e2.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("delta log unreadable")))
+	_, n, err := e2.c.triggerCompaction(e2.ctx, false, 0)
+	require.NoError(t, err)
+	require.Zero(t, n, "the vchannel waits after a failed L0 plan")
+	e2.advance(failureBackoff + time.Second)
+	_, n, err = e2.c.triggerCompaction(e2.ctx, false, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
 }
