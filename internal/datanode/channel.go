@@ -186,6 +186,9 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 	if b == nil {
 		b = &segBuffer{id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
 			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now()}
+		if err := c.reportStart(ctx, req.GetCollectionID(), b); err != nil {
+			return err
+		}
 		for _, f := range c.coll.Schema.GetFields() {
 			col, err := column.New(f)
 			if err != nil {
@@ -245,6 +248,22 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		return c.trySync(ctx, []int64{c.largest()}, false, false)
 	}
 	return nil
+}
+
+// reportStart records where a segment's rows start the first time the
+// channel buffers it (the coordinator's record has no start position until
+// then): L0 compaction may apply deletes only older than every unflushed
+// segment's first row, and treats a segment of unknown start as older than
+// all of them. The checkpoint is reported unchanged.
+func (c *channel) reportStart(ctx context.Context, collectionID int64, b *segBuffer) error {
+	info, ok := c.node.coord.Segment(b.id)
+	if !ok || info.StartPosition != nil {
+		return nil
+	}
+	start := b.start
+	return c.node.coord.Synced(ctx, catalog.SyncReport{VChannel: c.vchannel, Checkpoint: c.cp,
+		Segments: []catalog.SegmentSync{{SegmentID: b.id, CollectionID: collectionID, PartitionID: b.partition,
+			StartPosition: &start, SyncedOffset: -1}}})
 }
 
 func (c *channel) largest() int64 {

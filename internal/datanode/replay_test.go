@@ -121,3 +121,31 @@ func TestRestartAmidUpserts(t *testing.T) {
 	require.EqualValues(t, 42, s.Count(), "42 keys, each live once")
 	require.Equal(t, append(keyRange(0, 40), 1000, 1001), s.Keys())
 }
+
+// The data node records where a growing segment's rows start as soon as it
+// buffers its first insert, without syncing: L0 segments synced before that
+// point can be compacted while the segment is still growing (an unknown
+// start would hold back every L0 segment of the vchannel).
+func TestStartPositionReportedOnFirstInsert(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 10)
+	s.Delete(0, 5)
+	s.Flush() // the rows flushed, the deletes in an L0 segment
+	x := s.Insert(10, 20)
+	cp, _ := s.Data.Checkpoint(s.VChannels[0])
+	s.RunDataNode(s.NewDataNode(), func() bool { info, _ := s.Data.Segment(x); return info.StartPosition != nil })
+	info, _ := s.Data.Segment(x)
+	require.Zero(t, info.NumRows, "nothing synced")
+	require.GreaterOrEqual(t, info.StartPosition.Offset, cp.Position.Offset)
+	after, _ := s.Data.Checkpoint(s.VChannels[0])
+	require.Equal(t, cp.Position.Offset, after.Position.Offset, "the checkpoint does not move past buffered rows")
+
+	id, err := s.Data.ManualCompaction(context.Background(), s.CollectionID)
+	require.NoError(t, err)
+	_, _, _, plans := s.Data.CompactionState(id)
+	var types []string
+	for _, p := range plans {
+		types = append(types, p.Type.String())
+	}
+	require.Contains(t, types, catalog.CompactionL0.String(), "the L0 segment is eligible while x grows")
+}
