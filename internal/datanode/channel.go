@@ -187,7 +187,12 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		b = &segBuffer{id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
 			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now()}
 		if err := c.reportStart(ctx, req.GetCollectionID(), b); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// Not fatal: the start stays unknown (L0 compaction waits for
+			// the segment's first sync), as before this report existed.
+			c.node.logger.Warn("recording a segment's start position failed", "segment", b.id, "err", err)
 		}
 		for _, f := range c.coll.Schema.GetFields() {
 			col, err := column.New(f)
