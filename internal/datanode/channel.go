@@ -111,6 +111,11 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		if err := c.insert(ctx, e); err != nil {
 			return err
 		}
+		// An upsert's deletes arrive mid-record (its insert follows), where
+		// they cannot sync; its end is the first chance.
+		if c.dels != nil && !c.midRecord && c.dels.bytes >= c.node.cfg.SegmentBufferSize {
+			return c.trySync(ctx, nil, false, true)
+		}
 	case wal.TypeDelete:
 		if off <= c.cp.DeltaSyncedOffset {
 			return nil

@@ -95,12 +95,12 @@ func TestRestartWritesNothingTwice(t *testing.T) {
 
 // A data node restarted in the middle of a run of upserts (each one WAL
 // record: the delete of the old row and the insert of the new one, at one
-// timestamp), after it synced the rows of some of them while older rows
-// and the buffered deletes kept the checkpoint behind, leaves every key
-// with exactly one live row and every delete written once.
+// timestamp), after it synced the rows and deletes of some of them while
+// older rows kept the checkpoint behind, leaves every key with exactly one
+// live row and every delete written once.
 func TestRestartAmidUpserts(t *testing.T) {
 	s := stacktest.New(t)
-	s.DataNodeConfig.SegmentBufferSize = 200 // every upsert's deletes and rows sync at its end
+	s.DataNodeConfig.SegmentBufferSize = 200 // every upsert's rows and deletes sync at its end
 	s.CreatePartition("p2")
 	s.Insert(0, 40)
 	s.Flush()
@@ -148,4 +148,28 @@ func TestStartPositionReportedOnFirstInsert(t *testing.T) {
 		types = append(types, p.Type.String())
 	}
 	require.Contains(t, types, catalog.CompactionL0.String(), "the L0 segment is eligible while x grows")
+}
+
+// The deletes of upserts sync as L0 segments once they pass the buffer
+// size, at the end of an upsert record (never between its delete and its
+// insert), without waiting for a flush: the checkpoint, and the WAL
+// truncation behind it, move on under an upsert-only load.
+func TestUpsertDeletesSyncBySize(t *testing.T) {
+	s := stacktest.New(t)
+	s.DataNodeConfig.SegmentBufferSize = 200 // 13 deletes
+	s.Insert(0, 40)
+	s.Flush()
+	for i := range 4 {
+		s.Upsert(int64(i*10), int64(i*10+10))
+	}
+	s.RunDataNode(s.NewDataNode(), func() bool { return len(storedDeletes(t, s)) >= 20 })
+	for _, seg := range s.Data.Segments(s.CollectionID) {
+		if seg.Level == catalog.LevelL0 {
+			require.Zero(t, seg.NumRows%10, "L0 segment %d holds whole upserts' deletes: %d", seg.ID, seg.NumRows)
+		}
+	}
+	s.Flush()
+	require.Len(t, storedDeletes(t, s), 40, "each upsert's deletes once")
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.EqualValues(t, 40, s.Count())
 }
