@@ -188,11 +188,18 @@ func (w *crashWriter) run(ctx context.Context, t *testing.T, c *milvusclient.Cli
 	}
 }
 
-// observe reads every row of the writers' key ranges with Strong
-// consistency, failing on a key returned twice.
-func observe(ctx context.Context, t *testing.T, c *milvusclient.Client, ws []*crashWriter) map[int64]int64 {
-	t.Helper()
-	got := map[int64]int64{}
+// servedRows is what the server returns for the writers' key ranges: each
+// key's value, the keys a range query returned more than once, and count(*).
+type servedRows struct {
+	vals     map[int64]int64
+	repeated []int64
+	count    int64
+}
+
+// readServed reads every row of the writers' key ranges and count(*) with
+// Strong consistency.
+func readServed(ctx context.Context, c *milvusclient.Client, ws []*crashWriter) (servedRows, error) {
+	s := servedRows{vals: map[int64]int64{}}
 	const chunk = 20000
 	for _, w := range ws {
 		base := int64(w.g) * crashKeySpace
@@ -200,25 +207,52 @@ func observe(ctx context.Context, t *testing.T, c *milvusclient.Client, ws []*cr
 			rs, err := c.Query(ctx, milvusclient.NewQueryOption(crashColl).
 				WithFilter(fmt.Sprintf("id >= %d and id < %d", base+lo, base+lo+chunk)).
 				WithOutputFields("id", "val").WithConsistencyLevel(entity.ClStrong))
-			require.NoError(t, err)
+			if err != nil {
+				return s, err
+			}
 			for i := 0; i < rs.ResultCount; i++ {
 				id, err := rs.GetColumn("id").GetAsInt64(i)
-				require.NoError(t, err)
+				if err != nil {
+					return s, err
+				}
 				val, err := rs.GetColumn("val").GetAsInt64(i)
-				require.NoError(t, err)
-				_, dup := got[id]
-				require.False(t, dup, "primary key %d returned twice", id)
-				got[id] = val
+				if err != nil {
+					return s, err
+				}
+				if _, dup := s.vals[id]; dup {
+					s.repeated = append(s.repeated, id)
+				}
+				s.vals[id] = val
 			}
 		}
 	}
 	rs, err := c.Query(ctx, milvusclient.NewQueryOption(crashColl).WithOutputFields("count(*)").
 		WithConsistencyLevel(entity.ClStrong))
+	if err != nil {
+		return s, err
+	}
+	s.count, err = rs.GetColumn("count(*)").GetAsInt64(0)
+	return s, err
+}
+
+// check fails on a key returned twice and on a count(*) that differs from
+// the number of keys, and returns each key's value.
+func (s servedRows) check(t *testing.T) map[int64]int64 {
+	t.Helper()
+	if len(s.repeated) > 0 {
+		require.Fail(t, fmt.Sprintf("primary key %d returned twice", s.repeated[0]))
+	}
+	require.EqualValues(t, len(s.vals), s.count, "count(*) counts a key twice or a key outside the writers' ranges")
+	return s.vals
+}
+
+// observe reads every row of the writers' key ranges with Strong
+// consistency, failing on a key returned twice.
+func observe(ctx context.Context, t *testing.T, c *milvusclient.Client, ws []*crashWriter) map[int64]int64 {
+	t.Helper()
+	s, err := readServed(ctx, c, ws)
 	require.NoError(t, err)
-	n, err := rs.GetColumn("count(*)").GetAsInt64(0)
-	require.NoError(t, err)
-	require.EqualValues(t, len(got), n, "count(*) counts a key twice or a key outside the writers' ranges")
-	return got
+	return s.check(t)
 }
 
 // verify checks the observed rows against the writers' records and resolves

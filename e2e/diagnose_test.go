@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,11 +15,13 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/metastore/embedded"
+	objlocal "github.com/strata-db/strata/internal/objstore/local"
 	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/wal"
 	"github.com/strata-db/strata/internal/wal/local"
@@ -116,7 +115,11 @@ func keyHistory(t *testing.T, dir string, keys []int64) {
 	}
 	_ = meta.Close()
 	recs := segmentRecords(t, dir)
-	get := fileGetter(filepath.Join(dir, "storage"))
+	get, err := objlocal.Open(filepath.Join(dir, "storage"))
+	if err != nil {
+		t.Logf("open storage: %v", err)
+		return
+	}
 	ids := make([]int64, 0, len(recs))
 	for id := range recs {
 		ids = append(ids, id)
@@ -178,26 +181,15 @@ func walHistory(t *testing.T, walDir string, want map[int64]bool) {
 		return
 	}
 	defer log.Close()
-	startRe := regexp.MustCompile(`start (\d+)`)
 	for _, p := range log.PChannels() {
-		end, err := log.End(ctx, p)
-		if err != nil {
+		end, err1 := log.End(ctx, p)
+		from, err2 := log.Start(p)
+		if err := errors.Join(err1, err2); err != nil {
 			t.Logf("wal %s: %v", p, err)
 			continue
 		}
-		from := int64(0)
-		sc, err := wal.OpenScanner(ctx, log, p, from)
-		if err == nil {
-			_, err = sc.Next(ctx)
-			sc.Close()
-		}
-		if errors.Is(err, wal.ErrTruncated) {
-			if m := startRe.FindStringSubmatch(err.Error()); m != nil {
-				from, _ = strconv.ParseInt(m[1], 10, 64)
-			}
-		}
 		t.Logf("wal %s: offsets %d to %d", p, from, end)
-		sc, err = wal.OpenScanner(ctx, log, p, from)
+		sc, err := wal.OpenScanner(ctx, log, p, from)
 		if err != nil {
 			t.Logf("wal %s: %v", p, err)
 			continue
@@ -252,17 +244,10 @@ func walHistory(t *testing.T, walDir string, want map[int64]bool) {
 	}
 }
 
-// fileGetter reads objects of a local object store directory.
-type fileGetter string
-
-// Get returns the object's bytes.
-func (f fileGetter) Get(_ context.Context, key string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(string(f), filepath.FromSlash(key)))
-}
-
-// mismatchedKeys returns the keys (at most limit) whose presence differs
-// from the writers' acknowledged state; keys of a pending request are skipped.
-func mismatchedKeys(ctx context.Context, c *milvusclient.Client, ws []*crashWriter, limit int) ([]int64, error) {
+// mismatchedKeys returns the keys (at most limit) whose presence in s
+// differs from the writers' acknowledged state; keys of a pending request
+// are skipped.
+func mismatchedKeys(s servedRows, ws []*crashWriter, limit int) []int64 {
 	var out []int64
 	for _, w := range ws {
 		pend := map[int64]bool{}
@@ -271,31 +256,13 @@ func mismatchedKeys(ctx context.Context, c *milvusclient.Client, ws []*crashWrit
 				pend[k] = true
 			}
 		}
-		base := int64(w.g) * crashKeySpace
-		got := map[int64]bool{}
-		const chunk = 20000
-		for lo := int64(0); lo < w.next; lo += chunk {
-			rs, err := c.Query(ctx, milvusclient.NewQueryOption(crashColl).
-				WithFilter(fmt.Sprintf("id >= %d and id < %d", base+lo, base+lo+chunk)).
-				WithOutputFields("id").WithConsistencyLevel(entity.ClStrong))
-			if err != nil {
-				return out, err
-			}
-			for i := 0; i < rs.ResultCount; i++ {
-				id, err := rs.GetColumn("id").GetAsInt64(i)
-				if err != nil {
-					return out, err
-				}
-				got[id] = true
-			}
-		}
 		for k, st := range w.state {
-			if !pend[k] && st.present != got[k] && len(out) < limit {
+			if _, present := s.vals[k]; !pend[k] && st.present != present && len(out) < limit {
 				out = append(out, k)
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // querySegments describes the segments the query node serves for the
@@ -312,38 +279,30 @@ func querySegments(ctx context.Context, c *milvusclient.Client) string {
 	return out
 }
 
-// traceHealing checks the served rows against the writers' state without
-// failing; on a difference it logs how it evolves over the next seconds
-// (keys missing or extra, count(*) against distinct keys, served segments).
-func traceHealing(ctx context.Context, t *testing.T, c *milvusclient.Client, ws []*crashWriter) {
+// observeTracing is observe, except that when what it reads differs from
+// the writers' state it first logs how that evolves over the next seconds
+// (keys missing or extra, count(*) against distinct keys, served segments);
+// the checks apply to the first read.
+func observeTracing(ctx context.Context, t *testing.T, c *milvusclient.Client, ws []*crashWriter) map[int64]int64 {
 	t.Helper()
-	state := func() (int, []int64, int64, int, string) {
-		bad, _ := mismatchedKeys(ctx, c, ws, 1<<30)
-		var count int64
-		distinct := 0
-		for _, w := range ws {
-			base := int64(w.g) * crashKeySpace
-			n, d, err := countRange(ctx, c, base, base+w.next)
-			if err != nil {
-				return len(bad), bad, -1, -1, err.Error()
-			}
-			count += n
-			distinct += d
-		}
-		return len(bad), bad[:min(len(bad), 5)], count, distinct, querySegments(ctx, c)
-	}
+	first, err := readServed(ctx, c, ws)
+	require.NoError(t, err)
 	start := time.Now()
-	n, keys, count, distinct, segs := state()
-	if n == 0 && count == int64(distinct) {
-		return
-	}
-	t.Logf("at +0: %d keys differ from the acknowledged state (e.g. %v), count(*) %d, distinct %d, served:%s", n, keys, count, distinct, segs)
-	for range 20 {
+	for s, i := first, 0; i <= 20; i++ {
+		bad := mismatchedKeys(s, ws, 1<<30)
+		if len(bad) == 0 && s.count == int64(len(s.vals)) && len(s.repeated) == 0 {
+			break
+		}
+		t.Logf("at +%v: %d keys differ from the acknowledged state (e.g. %v), count(*) %d, distinct %d, served:%s",
+			time.Since(start).Round(time.Millisecond), len(bad), bad[:min(len(bad), 5)], s.count, len(s.vals), querySegments(ctx, c))
+		if i == 20 {
+			break
+		}
 		time.Sleep(100 * time.Millisecond)
-		n, keys, count, distinct, segs = state()
-		t.Logf("at +%v: %d keys differ (e.g. %v), count(*) %d, distinct %d, served:%s", time.Since(start).Round(time.Millisecond), n, keys, count, distinct, segs)
-		if n == 0 && count == int64(distinct) {
+		if s, err = readServed(ctx, c, ws); err != nil {
+			t.Logf("reading again: %v", err)
 			break
 		}
 	}
+	return first.check(t)
 }

@@ -127,13 +127,7 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 	busy map[string]bool, held map[int64]bool, now time.Time, force bool, only int64, expire func(collectionID int64) uint64,
 	clusterKey func(collectionID int64) int64,
 ) []catalog.CompactionPlan {
-	byV := map[string][]catalog.SegmentInfo{}
-	for _, s := range segs {
-		if s.State == catalog.SegmentDropped || (only != 0 && s.CollectionID != only) {
-			continue
-		}
-		byV[s.VChannel] = append(byV[s.VChannel], s)
-	}
+	byV := byVChannel(segs, func(s catalog.SegmentInfo) bool { return only == 0 || s.CollectionID == only })
 	var vs []string
 	for v := range byV {
 		vs = append(vs, v)
@@ -158,11 +152,7 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 			case s.State == catalog.SegmentFlushed:
 				flushed = append(flushed, s)
 			default: // growing or sealed
-				if s.StartPosition != nil {
-					minStart = min(minStart, s.StartPosition.Offset)
-				} else {
-					minStart = -1 // rows of unknown position: no L0 is safe to compact
-				}
+				minStart = min(minStart, startOffset(s))
 			}
 		}
 		var eligible []catalog.SegmentInfo
@@ -281,20 +271,8 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 // segments that block it are sealed: their flush lets the L0 compaction
 // run. Pure.
 func l0Blockers(cfg CompactionConfig, segs []catalog.SegmentInfo, now time.Time) []int64 {
-	byV := map[string][]catalog.SegmentInfo{}
-	for _, s := range segs {
-		if s.State != catalog.SegmentDropped {
-			byV[s.VChannel] = append(byV[s.VChannel], s)
-		}
-	}
 	var out []int64
-	for _, list := range byV {
-		start := func(s catalog.SegmentInfo) int64 {
-			if s.StartPosition == nil {
-				return -1 // rows at an unknown position: blocks every L0 segment
-			}
-			return s.StartPosition.Offset
-		}
+	for _, list := range byVChannel(segs, nil) {
 		// The newest synced offset among L0 segments old enough to be due.
 		due := int64(-1)
 		for _, s := range list {
@@ -306,13 +284,35 @@ func l0Blockers(cfg CompactionConfig, segs []catalog.SegmentInfo, now time.Time)
 			continue
 		}
 		for _, s := range list {
-			if s.Level == catalog.LevelL1 && s.State == catalog.SegmentGrowing && start(s) <= due {
+			if s.Level == catalog.LevelL1 && s.State == catalog.SegmentGrowing && startOffset(s) <= due {
 				out = append(out, s.ID)
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// byVChannel groups the segments that are not Dropped (and that keep
+// holds, when given) by vchannel.
+func byVChannel(segs []catalog.SegmentInfo, keep func(catalog.SegmentInfo) bool) map[string][]catalog.SegmentInfo {
+	out := map[string][]catalog.SegmentInfo{}
+	for _, s := range segs {
+		if s.State != catalog.SegmentDropped && (keep == nil || keep(s)) {
+			out[s.VChannel] = append(out[s.VChannel], s)
+		}
+	}
+	return out
+}
+
+// startOffset is the WAL offset of an unflushed segment's first row; -1
+// when unknown (no row buffered yet), which holds back every L0 segment of
+// its vchannel.
+func startOffset(s catalog.SegmentInfo) int64 {
+	if s.StartPosition == nil {
+		return -1
+	}
+	return s.StartPosition.Offset
 }
 
 // expiredShare estimates the share of a segment's rows inserted before the

@@ -113,7 +113,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		}
 		// An upsert's deletes arrive mid-record (its insert follows), where
 		// they cannot sync; its end is the first chance.
-		if c.dels != nil && !c.midRecord && c.dels.bytes >= c.node.cfg.SegmentBufferSize {
+		if c.deletesDue() {
 			return c.trySync(ctx, nil, false, true)
 		}
 	case wal.TypeDelete:
@@ -125,7 +125,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 			return fmt.Errorf("decode delete: %w", err)
 		}
 		c.bufferDelete(req, e)
-		if c.dels != nil && !c.midRecord && c.dels.bytes >= c.node.cfg.SegmentBufferSize {
+		if c.deletesDue() {
 			return c.trySync(ctx, nil, false, true)
 		}
 	case wal.TypeFlush:
@@ -163,6 +163,12 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 	return c.maintain(ctx)
 }
 
+// deletesDue reports whether the delete buffer has reached the sync size
+// at a point where it may sync (the end of a record).
+func (c *channel) deletesDue() bool {
+	return c.dels != nil && !c.midRecord && c.dels.bytes >= c.node.cfg.SegmentBufferSize
+}
+
 func (c *channel) discard(match func(*segBuffer) bool) {
 	for id, b := range c.segs {
 		if match(b) {
@@ -185,13 +191,15 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		return nil
 	}
 	b := c.segs[seg]
-	if b == nil && !c.admit(seg) {
-		return nil
-	}
+	var info catalog.SegmentInfo
 	if b == nil {
+		var admitted bool
+		if info, admitted = c.admit(seg); !admitted {
+			return nil
+		}
 		b = &segBuffer{id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
 			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now()}
-		if err := c.reportStart(ctx, req.GetCollectionID(), b); err != nil {
+		if err := c.reportStart(ctx, info, b); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -264,15 +272,15 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 // channel buffers it (the coordinator's record has no start position until
 // then): L0 compaction may apply deletes only older than every unflushed
 // segment's first row, and treats a segment of unknown start as older than
-// all of them. The checkpoint is reported unchanged.
-func (c *channel) reportStart(ctx context.Context, collectionID int64, b *segBuffer) error {
-	info, ok := c.node.coord.Segment(b.id)
-	if !ok || info.StartPosition != nil {
+// all of them. The checkpoint is reported unchanged. info is the segment's
+// record as admit read it.
+func (c *channel) reportStart(ctx context.Context, info catalog.SegmentInfo, b *segBuffer) error {
+	if info.StartPosition != nil {
 		return nil
 	}
 	start := b.start
 	return c.node.coord.Synced(ctx, catalog.SyncReport{VChannel: c.vchannel, Checkpoint: c.cp,
-		Segments: []catalog.SegmentSync{{SegmentID: b.id, CollectionID: collectionID, PartitionID: b.partition,
+		Segments: []catalog.SegmentSync{{SegmentID: b.id, CollectionID: info.CollectionID, PartitionID: b.partition,
 			StartPosition: &start, SyncedOffset: -1}}})
 }
 
@@ -339,12 +347,12 @@ func (c *channel) syncUntilDone(ctx context.Context, ids []int64) error {
 // buffer, whether to buffer it: only while the coordinator has it Growing or
 // Sealed. A Flushed segment's rows are already in object storage; a Dropped
 // or unknown one was compacted away (or its partition dropped) and must not
-// be written again.
-func (c *channel) admit(seg int64) bool {
+// be written again. It returns the record it read.
+func (c *channel) admit(seg int64) (catalog.SegmentInfo, bool) {
 	info, ok := c.node.coord.Segment(seg)
 	if ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed) {
-		return true
+		return info, true
 	}
 	c.flushed[seg] = true
-	return false
+	return info, false
 }

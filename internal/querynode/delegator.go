@@ -236,10 +236,7 @@ func (d *delegator) handle(ctx context.Context, e wal.Entry) error {
 			}
 		}
 		d.mu.Unlock()
-		select {
-		case d.handoff <- struct{}{}:
-		default:
-		}
+		d.kickHandoff()
 	}
 	d.advance(e.Position.Offset+1, ts)
 	return nil
@@ -282,7 +279,7 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 	n := int(req.GetNumRows())
 	if seg == nil {
 		seg, err = segment.New(segment.Info{ID: req.GetSegmentID(), CollectionID: d.info.ID,
-			PartitionID: req.GetPartitionID(), VChannel: d.vchannel}, d.info.Schema)
+			PartitionID: req.GetPartitionID(), VChannel: d.vchannel, Level: int(catalog.LevelL1)}, d.info.Schema)
 		if err != nil {
 			return err
 		}
@@ -348,21 +345,16 @@ func insertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData)
 //     first, so that the outputs are served before the rows are skipped.
 func (d *delegator) admit(ctx context.Context, id int64) (bool, error) {
 	info, ok := d.node.segs.Segment(id)
-	if !ok || (info.State != catalog.SegmentGrowing && info.State != catalog.SegmentSealed) {
-		d.node.logger.Debug("querynode: replaying inserts of a segment not growing", "vchannel", d.vchannel,
-			"segment", id, "known", ok, "state", info.State.String())
-	}
-	switch {
-	case ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed):
+	if ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed) {
 		return true, nil
-	case ok && info.State == catalog.SegmentFlushed:
+	}
+	d.node.logger.Debug("querynode: replaying inserts of a segment not growing", "vchannel", d.vchannel,
+		"segment", id, "known", ok, "state", info.State.String())
+	if ok && info.State == catalog.SegmentFlushed {
 		d.mu.Lock()
 		d.pending[id] = true
 		d.mu.Unlock()
-		select {
-		case d.handoff <- struct{}{}:
-		default:
-		}
+		d.kickHandoff()
 		return true, nil
 	}
 	backoff := 50 * time.Millisecond
@@ -483,6 +475,14 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	d.node.logger.Debug("querynode: handoff", "vchannel", d.vchannel, "segment", id, "loaded", seg != nil,
 		"replacedGrowing", hadGrowing)
 	return nil
+}
+
+// kickHandoff wakes the handoff loop (a pending wake-up suffices).
+func (d *delegator) kickHandoff() {
+	select {
+	case d.handoff <- struct{}{}:
+	default:
+	}
 }
 
 // dropGrowing forgets a growing segment. The caller holds d.mu.

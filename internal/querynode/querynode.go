@@ -319,7 +319,7 @@ func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
 		}
 		for _, s := range d.growing {
 			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Growing: true,
-				Level: int(catalog.LevelL1)})
+				Level: s.Level})
 		}
 		d.mu.RUnlock()
 	}

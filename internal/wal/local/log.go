@@ -170,6 +170,18 @@ func (l *Log) End(_ context.Context, pchannel string) (int64, error) {
 	return c.end, nil
 }
 
+// Start returns the lowest offset of pchannel still kept (records below it
+// were truncated); 0 for an unknown pchannel.
+func (l *Log) Start(pchannel string) (int64, error) {
+	c, err := l.channel(pchannel, false)
+	if err != nil || c == nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.start, nil
+}
+
 // PChannels returns the names of the known pchannels, sorted.
 func (l *Log) PChannels() []string {
 	l.mu.Lock()
