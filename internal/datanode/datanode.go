@@ -203,7 +203,8 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string) error {
 
 // openChannel restores a vchannel's flowgraph from its recovery info. When
 // the vchannel has no checkpoint yet, one is saved at createdAt (the offset
-// of its CreateCollection message) or 0.
+// of its CreateCollection message) or, when that is not known (-1), where
+// the recovery info says the vchannel starts.
 func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchannel string, createdAt int64) (*channel, error) {
 	rec := n.coord.Recovery(vchannel)
 	ch := &channel{node: n, coll: col, vchannel: vchannel, cp: rec.Checkpoint,
@@ -211,6 +212,7 @@ func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchanne
 		lastSave: time.Now(), lastPeriodic: time.Now()}
 	if ch.cp.VChannel == "" {
 		ch.cp = catalog.ChannelCheckpoint{VChannel: vchannel, DeltaSyncedOffset: -1}
+		ch.cp.Position.Offset = rec.SeekOffset
 		if createdAt >= 0 {
 			ch.cp.Position.Offset = createdAt
 		}
