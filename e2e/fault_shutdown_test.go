@@ -19,14 +19,14 @@ import (
 )
 
 // The shutdown fault test: SIGTERM while an HNSW build runs. The build is
-// sized to take tens of seconds on a 2-core machine (30,000 × 128-dim rows,
-// M=16, efConstruction=400: about 20 s measured here), so a shutdown that
+// sized to take tens of seconds on a 2-core machine (40,000 × 128-dim rows,
+// M=16, efConstruction=500: 20-30 s measured here), so a shutdown that
 // waits for it is far slower than one that cancels it.
 const (
 	shutdownColl     = "shutdown_build"
 	shutdownDim      = 128
-	shutdownRows     = 30000
-	shutdownDeadline = 10 * time.Second
+	shutdownRows     = 40000
+	shutdownDeadline = 5 * time.Second
 )
 
 // insertShutdownRows inserts n random vectors in batches and flushes them
@@ -81,7 +81,7 @@ func TestFaultShutdownDuringIndexBuild(t *testing.T) {
 	c := p.client(t)
 	insertShutdownRows(ctx, t, c, shutdownRows)
 	_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(shutdownColl, "vec",
-		index.NewHNSWIndex(entity.L2, 16, 400)))
+		index.NewHNSWIndex(entity.L2, 16, 500)))
 	require.NoError(t, err)
 
 	// The build is running once the index reports InProgress with rows
