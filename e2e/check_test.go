@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -166,6 +167,28 @@ func TestCheckAndRepair(t *testing.T) {
 		}},
 		{"deleted", func(t *testing.T, path string) { require.NoError(t, os.Remove(path)) }},
 	}
+	// A damaged index file is found by loading it (every index file carries a CRC).
+	t.Run("index file", func(t *testing.T) {
+		dir := t.TempDir()
+		copyDir(t, clean, dir)
+		var file string
+		require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && file == "" {
+				file = p
+			}
+			return err
+		}))
+		require.NotEmpty(t, file)
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		data[len(data)/2] ^= 0x01
+		require.NoError(t, os.WriteFile(file, data, 0o644))
+		out, _, code := runTool(t, bin, "check", "--data-dir", dir)
+		require.Equal(t, 1, code, out)
+		require.Contains(t, out, "DAMAGED index:")
+		require.Contains(t, out, "index file does not load")
+	})
+
 	var damaged string
 	for _, tc := range damages {
 		dir := t.TempDir() // the last one outlives its subtest
@@ -188,8 +211,29 @@ func TestCheckAndRepair(t *testing.T) {
 	}
 	require.NotEmpty(t, damaged)
 
-	// Repair refuses while a server holds the data dir.
+	// The JSON report names the same damage.
+	out, _, code = runTool(t, bin, "check", "--data-dir", damaged, "--json")
+	require.Equal(t, 1, code)
+	var report struct {
+		Clean  bool `json:"clean"`
+		Damage []struct {
+			Kind      string `json:"kind"`
+			SegmentID int64  `json:"segment_id"`
+			File      string `json:"file"`
+		} `json:"damage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &report), out)
+	require.False(t, report.Clean)
+	require.Len(t, report.Damage, 1)
+	require.Equal(t, "binlog", report.Damage[0].Kind)
+	require.Equal(t, seg, fmt.Sprint(report.Damage[0].SegmentID))
+	require.Equal(t, key, report.Damage[0].File)
+
+	// Check and repair refuse while a server holds the data dir.
 	p := startProc(t, bin, damaged)
+	out, _, code = runTool(t, bin, "check", "--data-dir", damaged)
+	require.Equal(t, 2, code, "a locked dir cannot be checked; stdout:\n%s", out)
+	require.Contains(t, out, "locked by another process")
 	_, errOut, code = runTool(t, bin, "repair", "--data-dir", damaged, "--drop-segment", seg)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, "locked by another process")
