@@ -4,6 +4,8 @@
 //	strata standalone [flags]      serve the Milvus API (gRPC and REST v2) on --addr
 //	strata binlog dump FILE        print a binlog's descriptor and rows
 //	strata bench [flags]           measure a vector index: build time, memory, recall and QPS
+//	strata check --data-dir DIR    check a stopped server's data dir offline (exit 0 clean, 1 damaged, 2 unchecked)
+//	strata repair --data-dir DIR   accept a loss: --drop-segment ID, --cut-wal PCHANNEL
 //	strata version                 print the version
 package main
 
@@ -27,10 +29,37 @@ const version = "v2.6.6"
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "strata:", err)
-		os.Exit(1)
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+			err = ee.err
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "strata:", err)
+		}
+		os.Exit(code)
 	}
 }
+
+// usage is the text of `strata help`.
+const usage = `usage: strata [command] [flags]
+
+commands:
+  standalone [flags]             serve the Milvus API (gRPC and REST v2); the default command
+  binlog dump [--max-rows N] FILE
+                                 print a binlog's descriptor and rows
+  bench [flags]                  measure a vector index: build time, memory, recall and QPS
+  check --data-dir DIR [--json]  check a stopped server's data dir offline and read-only: every
+                                 file the metadata references (exists, size, decodes, row counts);
+                                 exit status 0 clean, 1 damage found, 2 could not check
+  repair --data-dir DIR --drop-segment ID | --cut-wal PCHANNEL
+                                 accept a loss on the operator's word: mark a damaged segment
+                                 Dropped (its rows are lost), or cut a WAL at its first bad record
+  version                        print the version
+  help                           print this text
+
+Run "strata COMMAND --help" for a command's flags.`
 
 func run(args []string, stdout, stderr io.Writer) error {
 	cmd := "standalone"
@@ -44,14 +73,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return binlog(args, stdout)
 	case "bench":
 		return benchCmd(args, stdout, stderr)
+	case "check":
+		return checkCmd(args, stdout, stderr)
+	case "repair":
+		return repairCmd(args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "strata", version)
 		return nil
-	case "help":
-		fmt.Fprintln(stdout, "usage: strata [standalone [flags] | binlog dump FILE | bench [flags] | version]")
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try: standalone, binlog dump FILE, bench, version)", cmd)
+	return fmt.Errorf("unknown command %q (try: standalone, binlog dump FILE, bench, check, repair, version, help)", cmd)
 }
 
 func standalone(args []string, stderr io.Writer) error {

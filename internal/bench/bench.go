@@ -242,7 +242,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 	)
 	switch cfg.Index {
 	case "HNSW":
-		h, err := hnsw.Build(ds.Base, ds.Dim, cfg.Metric, cfg.HNSW)
+		h, err := hnsw.Build(ctx, ds.Base, ds.Dim, cfg.Metric, cfg.HNSW)
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		if err != nil {
 			return nil, err
 		}
-		v, err := ivf.Build(ds.Base, ds.Dim, cfg.Metric, icfg)
+		v, err := ivf.Build(ctx, ds.Base, ds.Dim, cfg.Metric, icfg)
 		if err != nil {
 			return nil, err
 		}

@@ -366,6 +366,10 @@ type IndexTask struct {
 	FailReason   string         `json:"fail_reason,omitempty"`
 	// Version counts attempts; each attempt writes under its own version.
 	Version int64 `json:"version"`
+	// Failures counts attempts that reported a build error. An attempt
+	// abandoned because its process stopped (shutdown, crash) reports
+	// nothing and does not count: the task is claimed again after a restart.
+	Failures int `json:"failures,omitempty"`
 	// Files are the index file keys (under the object-storage root) of the finished build.
 	Files     []string `json:"files,omitempty"`
 	SizeBytes int64    `json:"size,omitempty"`

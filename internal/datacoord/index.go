@@ -10,7 +10,9 @@ import (
 	"github.com/strata-db/strata/internal/metastore"
 )
 
-// MaxIndexAttempts is how many times a failing build is tried before it stays Failed.
+// MaxIndexAttempts is how many times a failing build is tried before it
+// stays Failed. Only attempts that report an error count (IndexTask.Failures);
+// one abandoned by a shutdown is simply claimed again.
 const MaxIndexAttempts = 3
 
 // IndexLease is how long a builder holds an InProgress task before it may be
@@ -166,7 +168,7 @@ func (c *Coordinator) ClaimIndexTask(ctx context.Context, builder string, wait t
 }
 
 // FinishIndexTask records a build's outcome. A failure goes back to
-// Unissued until MaxIndexAttempts, then stays Failed with its reason.
+// Unissued until MaxIndexAttempts failures, then stays Failed with its reason.
 // Results of a stale attempt (an older version) are ignored.
 func (c *Coordinator) FinishIndexTask(ctx context.Context, buildID, version int64, files []string, size int64, buildErr error) error {
 	c.mu.Lock()
@@ -179,7 +181,8 @@ func (c *Coordinator) FinishIndexTask(ctx context.Context, buildID, version int6
 	if buildErr != nil {
 		t.FailReason = buildErr.Error()
 		t.State = catalog.IndexUnissued
-		if t.Version >= MaxIndexAttempts {
+		t.Failures++
+		if t.Failures >= MaxIndexAttempts {
 			t.State = catalog.IndexFailed
 		}
 	} else {

@@ -21,6 +21,11 @@ type CompactionCoord interface {
 // Every file a plan writes is new (fresh log and segment IDs); nothing is
 // visible until the coordinator commits the result, so a crash at any point
 // leaves the inputs valid and the outputs as orphans for garbage collection.
+//
+// When ctx ends the plan in hand is abandoned between two steps (every loop
+// over targets, inputs, fields and output chunks checks ctx) and not
+// reported: the coordinator keeps plans in memory only, so after a restart
+// it plans the same compaction again from the unchanged inputs.
 func (n *Node) RunCompactor(ctx context.Context, coord CompactionCoord) error {
 	for {
 		plan, ok, err := coord.ClaimCompaction(ctx, time.Second)
@@ -134,6 +139,9 @@ func (n *Node) compactL0(ctx context.Context, coll *catalog.Collection, plan cat
 	}
 	pkField := coll.PKField()
 	for _, t := range plan.Targets {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
 		stats, err := n.readStats(ctx, coll, t)
 		if err != nil {
 			return res, err
@@ -213,6 +221,9 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 	// inputs are then concatenated.
 	var parts []map[int64]column.Column
 	for _, in := range plan.Inputs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		cols, err := n.readSegment(ctx, coll, in)
 		if err != nil {
 			return nil, err
@@ -250,6 +261,9 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 	}
 	sv.cols = map[int64]column.Column{}
 	for _, f := range coll.Schema.GetFields() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		cols := make([]column.Column, len(parts))
 		for i := range parts {
 			cols[i] = parts[i][f.GetFieldID()]
@@ -349,7 +363,13 @@ func (n *Node) compactClustering(ctx context.Context, coll *catalog.Collection, 
 	if len(nulls) > 0 {
 		chunks = append(chunks, nulls)
 	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
 	for ci, rows := range chunks {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
 		cols := map[int64]column.Column{}
 		for id, c := range sv.cols {
 			cols[id] = c.Take(rows)
@@ -396,6 +416,9 @@ func keyRange(field int64, kind string, c column.Column, lo, hi int) *catalog.Ke
 func (n *Node) readSegment(ctx context.Context, coll *catalog.Collection, s catalog.SegmentInfo) (map[int64]column.Column, error) {
 	cols := map[int64]column.Column{}
 	for _, f := range coll.Schema.GetFields() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
 			Collection: s.CollectionID, Partition: s.PartitionID, ID: s.ID, LogIDs: s.LogIDs(f.GetFieldID())}, f)
 		if err != nil {

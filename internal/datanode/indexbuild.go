@@ -97,7 +97,7 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err != nil {
 		return nil, 0, err
 	}
-	x, fileKey, err := buildFieldIndex(indexType, idx.Params, col, metric)
+	x, fileKey, err := buildFieldIndex(ctx, indexType, idx.Params, col, metric)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -122,15 +122,16 @@ func (n *Node) storeIndex(ctx context.Context, task catalog.IndexTask, seg catal
 
 // buildVectorIndex builds an index of the given (upper-case) type from its
 // Milvus index parameters and returns it with its file key, the name of the
-// type built: AUTOINDEX builds HNSW.
-func buildVectorIndex(indexType string, params map[string]string, vecs *column.FloatVectors, metric index.Metric) (index.Index, string, error) {
+// type built: AUTOINDEX builds HNSW. It returns ctx.Err() soon after ctx
+// ends.
+func buildVectorIndex(ctx context.Context, indexType string, params map[string]string, vecs *column.FloatVectors, metric index.Metric) (index.Index, string, error) {
 	switch indexType {
 	case "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
 		cfg, err := ivf.ParseParams(indexType, params, vecs.Dim)
 		if err != nil {
 			return nil, "", err
 		}
-		x, err := ivf.Build(vecs.Data, vecs.Dim, metric, cfg)
+		x, err := ivf.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
 		if err != nil {
 			return nil, "", err
 		}
@@ -148,7 +149,7 @@ func buildVectorIndex(indexType string, params map[string]string, vecs *column.F
 			return nil, "", fmt.Errorf("efConstruction %q is not an integer", v)
 		}
 	}
-	x, err := hnsw.Build(vecs.Data, vecs.Dim, metric, cfg)
+	x, err := hnsw.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
 	if err != nil {
 		return nil, "", err
 	}

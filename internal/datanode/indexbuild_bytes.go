@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -21,11 +22,12 @@ type marshaler interface {
 // Int8 vectors are widened to float32 for the float indexes (the widened
 // copy lives only during the build; HNSW and IVF_FLAT keep float32 vectors
 // as they do for FloatVector fields). BinaryVector columns build
-// BIN_IVF_FLAT (also for AUTOINDEX, as Milvus does).
-func buildFieldIndex(indexType string, params map[string]string, c column.Column, metric index.Metric) (marshaler, string, error) {
+// BIN_IVF_FLAT (also for AUTOINDEX, as Milvus does). It returns ctx.Err()
+// soon after ctx ends.
+func buildFieldIndex(ctx context.Context, indexType string, params map[string]string, c column.Column, metric index.Metric) (marshaler, string, error) {
 	switch c := c.(type) {
 	case *column.FloatVectors:
-		return buildVectorIndex(indexType, params, c, metric)
+		return buildVectorIndex(ctx, indexType, params, c, metric)
 	case *column.ByteVectors:
 		if c.T == schemapb.DataType_BinaryVector {
 			if indexType != "BIN_IVF_FLAT" && indexType != "AUTOINDEX" {
@@ -35,7 +37,7 @@ func buildFieldIndex(indexType string, params map[string]string, c column.Column
 			if err != nil {
 				return nil, "", err
 			}
-			x, err := binivf.Build(c.Data, c.Dim, metric, cfg)
+			x, err := binivf.Build(ctx, c.Data, c.Dim, metric, cfg)
 			if err != nil {
 				return nil, "", err
 			}
@@ -44,7 +46,7 @@ func buildFieldIndex(indexType string, params map[string]string, c column.Column
 		if indexType == "BIN_IVF_FLAT" {
 			return nil, "", fmt.Errorf("a %s field cannot have a BIN_IVF_FLAT index", c.T)
 		}
-		return buildVectorIndex(indexType, params, c.Widen(), metric)
+		return buildVectorIndex(ctx, indexType, params, c.Widen(), metric)
 	}
 	return nil, "", fmt.Errorf("a %s field cannot have an %s index", c.Type(), indexType)
 }

@@ -35,7 +35,7 @@ func (n *Node) buildSparseIndex(ctx context.Context, task catalog.IndexTask, idx
 	if !ok {
 		return nil, 0, fmt.Errorf("field %q did not read as sparse vectors", field.GetName())
 	}
-	x, err := sparse.Build(rows.Data, p)
+	x, err := sparse.Build(ctx, rows.Data, p)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -67,7 +67,7 @@ func (n *Node) buildScalarIndex(ctx context.Context, coord IndexCoord, task cata
 	if err != nil {
 		return nil, 0, err
 	}
-	x, err := scalar.Build(kind, col)
+	x, err := scalar.Build(ctx, kind, col)
 	if err != nil {
 		return nil, 0, err
 	}

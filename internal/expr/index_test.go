@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -236,7 +237,7 @@ func TestIndexedEvalMatchesScan(t *testing.T) {
 			if round > 0 && r.IntN(4) == 0 {
 				continue // some fields stay unindexed
 			}
-			x, err := scalar.Build(ks[r.IntN(len(ks))], b.cols[fid])
+			x, err := scalar.Build(context.Background(), ks[r.IntN(len(ks))], b.cols[fid])
 			require.NoError(t, err)
 			ib.idx[fid] = countingIndex{Index: x, calls: &calls}
 		}
@@ -277,9 +278,9 @@ func BenchmarkIndexedEval(b *testing.B) {
 		2: &column.Ints{T: schemapb.DataType_Int64, Data: bucket},
 		3: &column.Strings{T: schemapb.DataType_VarChar, Data: tag},
 	}}
-	bi, err := scalar.Build(scalar.Inverted, plain.cols[2])
+	bi, err := scalar.Build(context.Background(), scalar.Inverted, plain.cols[2])
 	require.NoError(b, err)
-	ti, err := scalar.Build(scalar.Trie, plain.cols[3])
+	ti, err := scalar.Build(context.Background(), scalar.Trie, plain.cols[3])
 	require.NoError(b, err)
 	indexed := &indexedBatch{mapBatch: plain, idx: map[int64]any{2: bi, 3: ti}}
 	for _, f := range []string{

@@ -1,6 +1,7 @@
 package binivf
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -97,8 +98,9 @@ func newIndex(dim int, metric index.Metric, cfg Config) (*Index, error) {
 
 // Build returns an index over vectors, which holds len(vectors)/(dim/8)
 // packed rows of dim bits; row i is vectors[i*dim/8:(i+1)*dim/8]. The index
-// copies what it keeps.
-func Build(vectors []byte, dim int, metric index.Metric, cfg Config) (*Index, error) {
+// copies what it keeps. A build stops soon after ctx ends (at the next
+// training iteration or assignment pass) and returns ctx.Err().
+func Build(ctx context.Context, vectors []byte, dim int, metric index.Metric, cfg Config) (*Index, error) {
 	x, err := newIndex(dim, metric, cfg)
 	if err != nil {
 		return nil, err
@@ -119,7 +121,9 @@ func Build(vectors []byte, dim int, metric index.Metric, cfg Config) (*Index, er
 	for i, r := range sample {
 		copy(train[i*w:], vectors[r*w:(r+1)*w])
 	}
-	x.centroids = x.train(train, rng)
+	if x.centroids, err = x.train(ctx, train, rng); err != nil {
+		return nil, err
+	}
 	labels := make([]int32, n)
 	parallelFor(n, func(lo, hi int) {
 		buf := make([]float32, nlist)
@@ -127,6 +131,9 @@ func Build(vectors []byte, dim int, metric index.Metric, cfg Config) (*Index, er
 			labels[i] = x.nearest(vectors[i*w:(i+1)*w], buf)
 		}
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	x.offsets = make([]uint32, nlist+1)
 	for _, l := range labels {
 		x.offsets[l+1]++
@@ -178,13 +185,13 @@ func (x *Index) nearest(v []byte, buf []float32) int32 {
 
 // train runs k-majority clustering over the packed sample and returns the
 // nlist centroids. With fewer sample rows than lists, rows repeat and the
-// extra lists stay empty.
-func (x *Index) train(sample []byte, rng *rand.Rand) []byte {
+// extra lists stay empty. It returns ctx.Err() soon after ctx ends.
+func (x *Index) train(ctx context.Context, sample []byte, rng *rand.Rand) ([]byte, error) {
 	w, nlist := x.width, x.cfg.Nlist
 	m := len(sample) / w
 	cent := make([]byte, nlist*w)
 	if m == 0 {
-		return cent
+		return cent, nil
 	}
 	perm := rng.Perm(m)
 	for l := range nlist {
@@ -196,6 +203,9 @@ func (x *Index) train(sample []byte, rng *rand.Rand) []byte {
 	counts := make([]int32, nlist*x.dim)
 	sizes := make([]int32, nlist)
 	for range iterations {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		parallelFor(m, func(lo, hi int) {
 			buf := make([]float32, nlist)
 			for i := lo; i < hi; i++ {
@@ -237,7 +247,7 @@ func (x *Index) train(sample []byte, rng *rand.Rand) []byte {
 		cent = next
 		x.centroids = cent
 	}
-	return cent
+	return cent, nil
 }
 
 // Len returns the number of indexed rows.

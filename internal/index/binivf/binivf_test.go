@@ -2,6 +2,7 @@ package binivf
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 	data, queries := all[:n*dim/8], all[n*dim/8:]
 	for _, m := range []index.Metric{index.Hamming, index.Jaccard} {
 		t.Run(m.String(), func(t *testing.T) {
-			x, err := Build(data, dim, m, Config{Nlist: 32, Seed: 3})
+			x, err := Build(context.Background(), data, dim, m, Config{Nlist: 32, Seed: 3})
 			require.NoError(t, err)
 			require.Equal(t, n, x.Len())
 			var sum float64
@@ -89,7 +90,7 @@ func scores(h []index.Hit) []float32 {
 func TestSearchFiltered(t *testing.T) {
 	const n, dim = 1000, 64
 	data := clustered(n, dim, 10, 2)
-	x, err := Build(data, dim, index.Hamming, Config{Nlist: 16, Seed: 1})
+	x, err := Build(context.Background(), data, dim, index.Hamming, Config{Nlist: 16, Seed: 1})
 	require.NoError(t, err)
 	allowed := make([]bool, n)
 	for i := 0; i < n; i += 97 {
@@ -107,7 +108,7 @@ func TestSearchFiltered(t *testing.T) {
 
 func TestFewRowsAndErrors(t *testing.T) {
 	data := clustered(3, 16, 2, 3)
-	x, err := Build(data, 16, index.Jaccard, Config{Nlist: 8, Seed: 1})
+	x, err := Build(context.Background(), data, 16, index.Jaccard, Config{Nlist: 8, Seed: 1})
 	require.NoError(t, err)
 	got, err := x.SearchBinary(data[:2], 10, index.SearchParams{Nprobe: 1}, nil)
 	require.NoError(t, err)
@@ -118,13 +119,13 @@ func TestFewRowsAndErrors(t *testing.T) {
 	require.ErrorContains(t, err, "nprobe(9)")
 	_, err = x.SearchBinary(data[:2], 1, index.SearchParams{}, []bool{true})
 	require.ErrorContains(t, err, "allowed mask")
-	_, err = Build(data, 12, index.Hamming, Defaults())
+	_, err = Build(context.Background(), data, 12, index.Hamming, Defaults())
 	require.ErrorContains(t, err, "multiple of 8")
-	_, err = Build(data, 16, index.L2, Defaults())
+	_, err = Build(context.Background(), data, 16, index.L2, Defaults())
 	require.ErrorContains(t, err, "not a binary metric")
-	_, err = Build(data[:5], 16, index.Hamming, Defaults())
+	_, err = Build(context.Background(), data[:5], 16, index.Hamming, Defaults())
 	require.ErrorContains(t, err, "not a multiple")
-	empty, err := Build(nil, 16, index.Hamming, Config{Nlist: 4})
+	empty, err := Build(context.Background(), nil, 16, index.Hamming, Config{Nlist: 4})
 	require.NoError(t, err)
 	got, err = empty.SearchBinary([]byte{1, 2}, 3, index.SearchParams{}, nil)
 	require.NoError(t, err)
@@ -146,7 +147,7 @@ func TestParseParams(t *testing.T) {
 
 func TestMarshalRoundTrip(t *testing.T) {
 	data := clustered(500, 128, 5, 4)
-	x, err := Build(data, 128, index.Jaccard, Config{Nlist: 8, Seed: 9})
+	x, err := Build(context.Background(), data, 128, index.Jaccard, Config{Nlist: 8, Seed: 9})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, x.Marshal(&buf))
@@ -170,7 +171,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 // TestUnmarshalRejectsDamage: every truncation and every flipped byte of a
 // small index is an error wrapping ErrCorrupt, never a panic.
 func TestUnmarshalRejectsDamage(t *testing.T) {
-	x, err := Build(clustered(40, 32, 3, 6), 32, index.Hamming, Config{Nlist: 3, Seed: 1})
+	x, err := Build(context.Background(), clustered(40, 32, 3, 6), 32, index.Hamming, Config{Nlist: 3, Seed: 1})
 	require.NoError(t, err)
 	indextest.RequireRejects(t, indextest.Bytes(t, x), ErrCorrupt, indextest.FromReader(Unmarshal))
 }
@@ -178,7 +179,7 @@ func TestUnmarshalRejectsDamage(t *testing.T) {
 func BenchmarkSearch(b *testing.B) {
 	const n, dim = 100000, 256
 	data := clustered(n, dim, 200, 5)
-	x, err := Build(data, dim, index.Hamming, Config{Nlist: 256, Seed: 1})
+	x, err := Build(context.Background(), data, dim, index.Hamming, Config{Nlist: 256, Seed: 1})
 	require.NoError(b, err)
 	q := clustered(1, dim, 200, 5)
 	for b.Loop() {
@@ -192,7 +193,7 @@ func BenchmarkBuild(b *testing.B) {
 	const n, dim = 60000, 784
 	data := clustered(n, dim, 100, 6)
 	for b.Loop() {
-		if _, err := Build(data, dim, index.Hamming, Config{Nlist: 256, Seed: 1}); err != nil {
+		if _, err := Build(context.Background(), data, dim, index.Hamming, Config{Nlist: 256, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ package binivf
 // distances tie often) and single-thread QPS.
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"testing"
@@ -47,7 +48,7 @@ func TestFashionMNISTBinary(t *testing.T) {
 	nq := len(queries) / w
 	for _, m := range []index.Metric{index.Hamming, index.Jaccard} {
 		start := time.Now()
-		x, err := Build(base, dim, m, Config{Nlist: 256, Seed: 1})
+		x, err := Build(context.Background(), base, dim, m, Config{Nlist: 256, Seed: 1})
 		require.NoError(t, err)
 		t.Logf("%s: built nlist 256 over %d rows in %v, %.1f MB", m, x.Len(), time.Since(start).Round(time.Millisecond),
 			float64(x.MemoryBytes())/1e6)

@@ -1,6 +1,7 @@
 package binivf
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,7 @@ import (
 // the bytes of testdata/hamming.golden, and that file still loads.
 func TestMarshalGolden(t *testing.T) {
 	data := clustered(150, 64, 4, 5)
-	x, err := Build(data, 64, index.Hamming, Config{Nlist: 4, Seed: 2})
+	x, err := Build(context.Background(), data, 64, index.Hamming, Config{Nlist: 4, Seed: 2})
 	require.NoError(t, err)
 	back := indextest.MarshalGolden(t, "hamming.golden", x, indextest.FromReader(Unmarshal))
 	require.Equal(t, 150, back.Len())

@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -20,7 +21,7 @@ func BenchmarkBuild(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				_, err := Build(data, 64, index.L2, Config{M: 16, EfConstruction: 200, Seed: 1, Workers: w})
+				_, err := Build(context.Background(), data, 64, index.L2, Config{M: 16, EfConstruction: 200, Seed: 1, Workers: w})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -82,7 +83,7 @@ func BenchmarkFilteredSearch(b *testing.B) {
 // benchIndex is a 5000-row, 64-dimension index for the Marshal benchmarks.
 func benchIndex(b *testing.B) *Index {
 	b.Helper()
-	x, err := Build(indextest.Gaussian(newRng(), 5000, 64), 64, index.L2, Config{M: 16, EfConstruction: 40, Seed: 1})
+	x, err := Build(context.Background(), indextest.Gaussian(newRng(), 5000, 64), 64, index.L2, Config{M: 16, EfConstruction: 40, Seed: 1})
 	require.NoError(b, err)
 	return x
 }

@@ -35,6 +35,10 @@
 // mutex, and the entry point under a separate mutex. A build with
 // Workers == 1 is deterministic.
 //
+// Build and Add take a context: every worker checks it every 64 inserts,
+// so a cancelled build (a shutdown) returns ctx.Err() within milliseconds;
+// the partly built index is discarded.
+//
 // # Filtered search
 //
 // With an allowed mask the layer-0 walk expands disallowed nodes too (they

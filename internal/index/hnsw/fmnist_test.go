@@ -16,6 +16,7 @@ package hnsw
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
@@ -147,7 +148,7 @@ func TestFashionMNIST(t *testing.T) {
 		c.Workers = 1
 		runtime.LockOSThread()
 		start, c0 := time.Now(), threadCPU(t)
-		_, err := Build(train, dim, index.L2, c)
+		_, err := Build(context.Background(), train, dim, index.L2, c)
 		require.NoError(t, err)
 		buildST, buildSTCPU = time.Since(start), threadCPU(t)-c0
 		runtime.UnlockOSThread()
@@ -161,7 +162,7 @@ func TestFashionMNIST(t *testing.T) {
 		t.Logf("loaded index from %s", *indexCache)
 	} else {
 		start := time.Now()
-		idx, err = Build(train, dim, index.L2, cfg)
+		idx, err = Build(context.Background(), train, dim, index.L2, cfg)
 		require.NoError(t, err)
 		buildMT = time.Since(start)
 		if *indexCache != "" {

@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestMarshalGolden(t *testing.T) {
 	for i := range data {
 		data[i] = float32(rng.IntN(9) - 4)
 	}
-	x, err := Build(data, dim, index.L2, Config{M: 4, EfConstruction: 16, Seed: 3, Workers: 1})
+	x, err := Build(context.Background(), data, dim, index.L2, Config{M: 4, EfConstruction: 16, Seed: 3, Workers: 1})
 	require.NoError(t, err)
 	back := indextest.MarshalGolden(t, "l2.golden", x, indextest.FromReader(Unmarshal))
 	require.Equal(t, n, back.Len())

@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -89,7 +90,7 @@ func getFixture(t testing.TB, m index.Metric) *fixture {
 	}
 	seed := 100 + uint64(m)
 	f := &fixture{dim: fixDim, data: lowRank(seed, fixN, fixDim, 24), queries: lowRank(seed, fixQ, fixDim, 24)}
-	idx, err := Build(f.data, fixDim, m, Config{M: 16, EfConstruction: 200, Seed: 7})
+	idx, err := Build(context.Background(), f.data, fixDim, m, Config{M: 16, EfConstruction: 200, Seed: 7})
 	require.NoError(t, err)
 	f.idx = idx
 	fixtures[m] = f

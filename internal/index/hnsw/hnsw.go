@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -84,13 +85,14 @@ func New(dim int, metric index.Metric, cfg Config) (*Index, error) {
 
 // Build returns an index over vectors, which holds len(vectors)/dim
 // row-major vectors of dimension dim; row i is vectors[i*dim:(i+1)*dim].
-// The index copies the data.
-func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index, error) {
+// The index copies the data. A build stops soon after ctx ends (within
+// checkEvery inserts per worker) and returns ctx.Err().
+func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric, cfg Config) (*Index, error) {
 	x, err := New(dim, metric, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := x.Add(vectors); err != nil {
+	if err := x.Add(ctx, vectors); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -171,9 +173,20 @@ func splitmix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
+// checkEvery is how many inserts a build worker makes between two checks of
+// its context: a check is a few nanoseconds, an insert microseconds to
+// milliseconds, so cancellation is prompt at no measurable cost.
+const checkEvery = 64
+
 // Add inserts len(vectors)/dim vectors as rows Len(), Len()+1, ... using
 // Config.Workers goroutines. It blocks searches while it runs.
-func (x *Index) Add(vectors []float32) error {
+//
+// Add stops soon after ctx ends and returns ctx.Err(); the index is then
+// partially built (some new rows are unlinked) and must be discarded.
+func (x *Index) Add(ctx context.Context, vectors []float32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if len(vectors)%x.dim != 0 {
 		return fmt.Errorf("hnsw: vector data length %d is not a multiple of dim %d", len(vectors), x.dim)
 	}
@@ -197,6 +210,9 @@ func (x *Index) Add(vectors []float32) error {
 	if workers <= 1 {
 		s := newScratch()
 		for id := first; id < x.n; id++ {
+			if (id-first)%checkEvery == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			x.insert(uint32(id), s)
 		}
 		x.linkOrphans()
@@ -215,7 +231,10 @@ func (x *Index) Add(vectors []float32) error {
 	for range workers {
 		wg.Go(func() {
 			s := newScratch()
-			for {
+			for i := 0; ; i++ {
+				if i%checkEvery == 0 && ctx.Err() != nil {
+					return
+				}
 				id := next.Add(1) - 1
 				if id >= int64(x.n) {
 					return
@@ -225,6 +244,9 @@ func (x *Index) Add(vectors []float32) error {
 		})
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	x.linkOrphans()
 	return nil
 }

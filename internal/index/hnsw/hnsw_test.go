@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -104,7 +105,7 @@ func TestFewerAllowedThanK(t *testing.T) {
 func TestKLargerThanIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	data := indextest.Gaussian(rng, 50, 8)
-	idx, err := Build(data, 8, index.L2, Config{M: 4, EfConstruction: 10, Seed: 1})
+	idx, err := Build(context.Background(), data, 8, index.L2, Config{M: 4, EfConstruction: 10, Seed: 1})
 	require.NoError(t, err)
 	q := indextest.Gaussian(rng, 1, 8)
 	got, err := idx.Search(q, 100, index.SearchParams{Ef: 100}, nil)
@@ -122,14 +123,14 @@ func TestEmptyIndex(t *testing.T) {
 	got, err = idx.Search([]float32{1, 2, 3, 4}, 10, index.SearchParams{}, []bool{})
 	require.NoError(t, err)
 	require.Empty(t, got)
-	require.NoError(t, idx.Add(nil))
+	require.NoError(t, idx.Add(context.Background(), nil))
 
 	var buf bytes.Buffer
 	require.NoError(t, idx.Marshal(&buf))
 	back, err := Unmarshal(&buf)
 	require.NoError(t, err)
 	require.Equal(t, 0, back.Len())
-	require.NoError(t, back.Add([]float32{1, 2, 3, 4}))
+	require.NoError(t, back.Add(context.Background(), []float32{1, 2, 3, 4}))
 	got, err = back.Search([]float32{1, 2, 3, 4}, 10, index.SearchParams{}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []index.Hit{{Row: 0, Score: 0}}, got)
@@ -140,7 +141,7 @@ func TestDim1(t *testing.T) {
 	for i := range data {
 		data[i] = float32(i)
 	}
-	idx, err := Build(data, 1, index.L2, Config{M: 8, EfConstruction: 50, Seed: 1, Workers: 1})
+	idx, err := Build(context.Background(), data, 1, index.L2, Config{M: 8, EfConstruction: 50, Seed: 1, Workers: 1})
 	require.NoError(t, err)
 	got, err := idx.Search([]float32{500.2}, 3, index.SearchParams{Ef: 16}, nil)
 	require.NoError(t, err)
@@ -161,7 +162,7 @@ func TestDuplicates(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			// A parallel build: it once orphaned nodes here when a node's
 			// links were published layer by layer.
-			idx, err := Build(data, dim, m, Config{M: 8, EfConstruction: 100, Seed: 2, Workers: 4})
+			idx, err := Build(context.Background(), data, dim, m, Config{M: 8, EfConstruction: 100, Seed: 2, Workers: 4})
 			require.NoError(t, err)
 			// HNSW is approximate and a parallel build is not deterministic:
 			// once in a few hundred builds one copy of a vector is reachable
@@ -208,7 +209,7 @@ func TestDuplicates(t *testing.T) {
 		for range 300 {
 			data = append(data, v...)
 		}
-		idx, err := Build(data, 3, index.L2, Config{M: 4, EfConstruction: 20, Seed: 2})
+		idx, err := Build(context.Background(), data, 3, index.L2, Config{M: 4, EfConstruction: 20, Seed: 2})
 		require.NoError(t, err)
 		got, err := idx.Search(v, 10, index.SearchParams{Ef: 20}, nil)
 		require.NoError(t, err)
@@ -247,10 +248,10 @@ func TestValidation(t *testing.T) {
 	}
 	_, err := New(4, index.Metric(9), Defaults())
 	require.Error(t, err)
-	_, err = Build(make([]float32, 7), 4, index.L2, Defaults())
+	_, err = Build(context.Background(), make([]float32, 7), 4, index.L2, Defaults())
 	require.Error(t, err)
 
-	idx, err := Build(make([]float32, 40), 4, index.L2, Defaults())
+	idx, err := Build(context.Background(), make([]float32, 40), 4, index.L2, Defaults())
 	require.NoError(t, err)
 	_, err = idx.Search(make([]float32, 4), 20, index.SearchParams{Ef: 10}, nil)
 	require.EqualError(t, err, "hnsw: ef(10) should be larger than k(20)")
@@ -271,17 +272,17 @@ func TestDeterministicSingleWorker(t *testing.T) {
 	cfg := Config{M: 8, EfConstruction: 64, Seed: 99, Workers: 1}
 	var bufs [2]bytes.Buffer
 	for i := range bufs {
-		idx, err := Build(data, 16, index.L2, cfg)
+		idx, err := Build(context.Background(), data, 16, index.L2, cfg)
 		require.NoError(t, err)
 		require.NoError(t, idx.Marshal(&bufs[i]))
 	}
 	require.Equal(t, bufs[0].Bytes(), bufs[1].Bytes())
 
 	// Levels depend on the seed and the row only, not on batching.
-	idx, err := Build(data[:1000*16], 16, index.L2, cfg)
+	idx, err := Build(context.Background(), data[:1000*16], 16, index.L2, cfg)
 	require.NoError(t, err)
 	for i := 1000; i < 2000; i++ {
-		require.NoError(t, idx.Add(data[i*16:(i+1)*16]))
+		require.NoError(t, idx.Add(context.Background(), data[i*16:(i+1)*16]))
 	}
 	whole, err := Unmarshal(&bufs[0])
 	require.NoError(t, err)
@@ -291,11 +292,11 @@ func TestDeterministicSingleWorker(t *testing.T) {
 func TestIncrementalAdd(t *testing.T) {
 	const n, dim = 6000, 32
 	data := lowRank(13, n, dim, 16)
-	idx, err := Build(data[:n/3*dim], dim, index.Cosine, Config{M: 12, EfConstruction: 100, Seed: 3})
+	idx, err := Build(context.Background(), data[:n/3*dim], dim, index.Cosine, Config{M: 12, EfConstruction: 100, Seed: 3})
 	require.NoError(t, err)
-	require.NoError(t, idx.Add(data[n/3*dim:2*n/3*dim]))
+	require.NoError(t, idx.Add(context.Background(), data[n/3*dim:2*n/3*dim]))
 	for i := 2 * n / 3; i < n; i += 100 {
-		require.NoError(t, idx.Add(data[i*dim:(i+100)*dim]))
+		require.NoError(t, idx.Add(context.Background(), data[i*dim:(i+100)*dim]))
 	}
 	require.Equal(t, n, idx.Len())
 	var sum float64
@@ -386,7 +387,7 @@ func TestMemoryBytes(t *testing.T) {
 func TestParallelBuild(t *testing.T) {
 	const n, dim = 3000, 16
 	data := lowRank(17, n, dim, 8)
-	idx, err := Build(data, dim, index.L2, Config{M: 8, EfConstruction: 64, Seed: 5, Workers: 8})
+	idx, err := Build(context.Background(), data, dim, index.L2, Config{M: 8, EfConstruction: 64, Seed: 5, Workers: 8})
 	require.NoError(t, err)
 	queries := lowRank(17, 50, dim, 8)
 	var sum float64

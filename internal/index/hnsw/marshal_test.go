@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 }
 
 func TestUnmarshalCorrupt(t *testing.T) {
-	idx, err := Build(indextest.Gaussian(newRng(), 300, 8), 8, index.L2, Config{M: 4, EfConstruction: 20, Seed: 1})
+	idx, err := Build(context.Background(), indextest.Gaussian(newRng(), 300, 8), 8, index.L2, Config{M: 4, EfConstruction: 20, Seed: 1})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, idx.Marshal(&buf))
@@ -68,7 +69,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 // TestUnmarshalRejectsDamage: every truncation and every flipped byte of a
 // small index is an error wrapping ErrCorrupt, never a panic.
 func TestUnmarshalRejectsDamage(t *testing.T) {
-	idx, err := Build(indextest.Gaussian(newRng(), 40, 4), 4, index.IP, Config{M: 2, EfConstruction: 8, Seed: 1, Workers: 1})
+	idx, err := Build(context.Background(), indextest.Gaussian(newRng(), 40, 4), 4, index.IP, Config{M: 2, EfConstruction: 8, Seed: 1, Workers: 1})
 	require.NoError(t, err)
 	indextest.RequireRejects(t, indextest.Bytes(t, idx), ErrCorrupt, indextest.FromReader(Unmarshal))
 }

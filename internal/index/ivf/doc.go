@@ -18,6 +18,10 @@
 // of the others and every reduction is serial, so an index depends only on
 // the data and Config (Seed included), never on Workers.
 //
+// Build takes a context, checked before every chunk of a parallel pass,
+// every k-means iteration and seeding step, and between phases: a
+// cancelled build (a shutdown) returns ctx.Err() soon after.
+//
 // COSINE normalises the stored vectors and the query to unit length and
 // searches by inner product. Internally distances are "smaller is better"
 // (L2 squared, or the negated inner product); Search converts them back to

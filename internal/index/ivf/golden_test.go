@@ -1,6 +1,7 @@
 package ivf
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func smallIndex(t testing.TB, kind Kind, metric index.Metric) *Index {
 	if kind == PQ {
 		cfg.M, cfg.Nbits = 2, 4
 	}
-	x, err := Build(clustered(5, 1, 120, 8, 4, 2), 8, metric, cfg)
+	x, err := Build(context.Background(), clustered(5, 1, 120, 8, 4, 2), 8, metric, cfg)
 	require.NoError(t, err)
 	return x
 }

@@ -1,6 +1,7 @@
 package ivf
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -120,7 +121,7 @@ func (f *fixture) index(t testing.TB, k Kind, m index.Metric) *Index {
 	if x, ok := f.idx[key]; ok {
 		return x
 	}
-	x, err := Build(f.data, fixDim, m, testConfig(k))
+	x, err := Build(context.Background(), f.data, fixDim, m, testConfig(k))
 	require.NoError(t, err)
 	f.idx[key] = x
 	return x

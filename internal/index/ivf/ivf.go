@@ -1,6 +1,7 @@
 package ivf
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -83,8 +84,9 @@ func newIndex(dim int, metric index.Metric, cfg Config) (*Index, error) {
 // It trains the coarse centroids (and for SQ8 the per-dimension ranges, for
 // PQ the codebooks) on a random sample of at most
 // cfg.MaxPointsPerCentroid rows per centroid, then assigns and encodes every
-// row on cfg.Workers goroutines. The index copies what it keeps.
-func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index, error) {
+// row on cfg.Workers goroutines. The index copies what it keeps. A build
+// stops soon after ctx ends and returns ctx.Err().
+func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric, cfg Config) (*Index, error) {
 	x, err := newIndex(dim, metric, cfg)
 	if err != nil {
 		return nil, err
@@ -101,7 +103,7 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 	data := vectors
 	if metric == index.Cosine {
 		data = append([]float32(nil), vectors...)
-		parallelFor(n, workers, func(lo, hi int) {
+		parallelFor(ctx, n, workers, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				normalize(data[i*dim : (i+1)*dim])
 			}
@@ -112,21 +114,26 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 	// Coarse quantizer.
 	sample := sampleRows(n, cfg.MaxPointsPerCentroid*cfg.Nlist, rng)
 	train := gather(data, dim, sample)
-	x.centroids = kmeans(train, dim, cfg.Nlist, cfg, rng)
+	if x.centroids, err = kmeans(ctx, train, dim, cfg.Nlist, cfg, rng); err != nil {
+		return nil, err
+	}
 	// Rows join the list whose centroid scores best under the metric, the
 	// criterion Search ranks lists by (as faiss does for inner product).
 	var labels []int32
 	if x.ip {
-		labels = assignIP(data, dim, x.centroids, workers)
+		labels = assignIP(ctx, data, dim, x.centroids, workers)
 	} else {
-		labels = assign(data, dim, x.centroids, workers, nil)
+		labels = assign(ctx, data, dim, x.centroids, workers, nil)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	x.group(labels)
 
 	switch cfg.Kind {
 	case Flat:
 		x.vecs = make([]float32, n*dim)
-		parallelFor(n, workers, func(lo, hi int) {
+		parallelFor(ctx, n, workers, func(lo, hi int) {
 			for p := lo; p < hi; p++ {
 				r := int(x.rows[p])
 				copy(x.vecs[p*dim:(p+1)*dim], data[r*dim:(r+1)*dim])
@@ -135,7 +142,7 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 	case SQ8:
 		x.trainSQ(train)
 		x.codes = make([]byte, n*dim)
-		parallelFor(n, workers, func(lo, hi int) {
+		parallelFor(ctx, n, workers, func(lo, hi int) {
 			for p := lo; p < hi; p++ {
 				r := int(x.rows[p])
 				x.encodeSQ(data[r*dim:(r+1)*dim], x.codes[p*dim:(p+1)*dim])
@@ -148,9 +155,11 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 		for i, r := range pqSample {
 			residual(data[r*dim:(r+1)*dim], x.centroid(int(labels[r])), resid[i*dim:(i+1)*dim])
 		}
-		x.trainPQ(resid, rng)
+		if err := x.trainPQ(ctx, resid, rng); err != nil {
+			return nil, err
+		}
 		x.codes = make([]byte, n*m)
-		parallelFor(n, workers, func(lo, hi int) {
+		parallelFor(ctx, n, workers, func(lo, hi int) {
 			res := make([]float32, dim)
 			buf := make([]float32, x.ksub)
 			for p := lo; p < hi; p++ {
@@ -160,6 +169,9 @@ func Build(vectors []float32, dim int, metric index.Metric, cfg Config) (*Index,
 			}
 		})
 		x.derivePQ()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return x, nil
 }

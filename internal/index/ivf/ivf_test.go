@@ -1,6 +1,7 @@
 package ivf
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -209,11 +210,11 @@ func TestBuildParams(t *testing.T) {
 			cfg := Defaults(Flat)
 			cfg.Nlist = 4
 			tc.edit(&cfg)
-			_, err := Build(data, tc.dim, index.L2, cfg)
+			_, err := Build(context.Background(), data, tc.dim, index.L2, cfg)
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
-	_, err := Build(data, 16, index.Metric(9), Defaults(Flat))
+	_, err := Build(context.Background(), data, 16, index.Metric(9), Defaults(Flat))
 	require.ErrorContains(t, err, "invalid metric")
 }
 
@@ -257,7 +258,7 @@ func TestSmall(t *testing.T) {
 				data := clustered(2, uint64(n), n, 8, 3, 2)
 				cfg := Defaults(k)
 				cfg.Nlist, cfg.M = 16, 4
-				x, err := Build(data, 8, index.L2, cfg)
+				x, err := Build(context.Background(), data, 8, index.L2, cfg)
 				require.NoError(t, err)
 				require.Equal(t, n, x.Len())
 				sizes := 0
@@ -288,7 +289,7 @@ func TestDeterministic(t *testing.T) {
 				for _, w := range []int{1, 3} {
 					cfg := Defaults(k)
 					cfg.Nlist, cfg.M, cfg.Workers, cfg.Init, cfg.Iterations = 32, 8, w, init, 5
-					x, err := Build(data, 32, index.L2, cfg)
+					x, err := Build(context.Background(), data, 32, index.L2, cfg)
 					require.NoError(t, err)
 					out = append(out, indextest.Bytes(t, x))
 				}

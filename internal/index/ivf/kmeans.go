@@ -1,6 +1,7 @@
 package ivf
 
 import (
+	"context"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -23,8 +24,9 @@ func workerCount(w int) int {
 // parallelFor calls fn over [0, n) split into contiguous chunks, on up to
 // workers goroutines that it starts and joins before returning. Every
 // caller writes only the outputs of its own chunk, so results do not depend
-// on the number of workers.
-func parallelFor(n, workers int, fn func(lo, hi int)) {
+// on the number of workers. Once ctx ends the chunks not yet started are
+// skipped: the caller checks ctx.Err() afterwards and discards the output.
+func parallelFor(ctx context.Context, n, workers int, fn func(lo, hi int)) {
 	const minChunk = 256
 	if n == 0 {
 		return
@@ -46,6 +48,9 @@ func parallelFor(n, workers int, fn func(lo, hi int)) {
 	for range min(workers, chunks) {
 		wg.Go(func() {
 			for lo := range next {
+				if ctx.Err() != nil {
+					continue
+				}
 				fn(lo, min(lo+size, n))
 			}
 		})
@@ -89,10 +94,12 @@ func sampleRows(n, limit int, rng *rand.Rand) []int {
 // assign returns, for each of the len(data)/dim rows, the index of its
 // nearest centroid by squared L2 distance (the lowest index on ties), and
 // writes that distance to dists when dists is non-nil.
-func assign(data []float32, dim int, centroids []float32, workers int, dists []float32) []int32 {
+//
+// Once ctx ends, part of the output is left unset (see parallelFor).
+func assign(ctx context.Context, data []float32, dim int, centroids []float32, workers int, dists []float32) []int32 {
 	n, k := len(data)/dim, len(centroids)/dim
 	out := make([]int32, n)
-	parallelFor(n, workers, func(lo, hi int) {
+	parallelFor(ctx, n, workers, func(lo, hi int) {
 		buf := make([]float32, k)
 		for i := lo; i < hi; i++ {
 			distance.L2SquaredBatch(data[i*dim:(i+1)*dim], centroids, buf)
@@ -113,10 +120,12 @@ func assign(data []float32, dim int, centroids []float32, workers int, dists []f
 
 // assignIP returns, for each of the len(data)/dim rows, the index of the
 // centroid with the largest inner product (the lowest index on ties).
-func assignIP(data []float32, dim int, centroids []float32, workers int) []int32 {
+//
+// Once ctx ends, part of the output is left unset (see parallelFor).
+func assignIP(ctx context.Context, data []float32, dim int, centroids []float32, workers int) []int32 {
 	n, k := len(data)/dim, len(centroids)/dim
 	out := make([]int32, n)
-	parallelFor(n, workers, func(lo, hi int) {
+	parallelFor(ctx, n, workers, func(lo, hi int) {
 		buf := make([]float32, k)
 		for i := lo; i < hi; i++ {
 			distance.DotBatch(data[i*dim:(i+1)*dim], centroids, buf)
@@ -138,18 +147,20 @@ func assignIP(data []float32, dim int, centroids []float32, workers int) []int32
 // every random choice, so the result depends only on the data, k, cfg and
 // the state of rng. With no more rows than centroids, the rows themselves
 // (repeated as needed) are the centroids; with no rows they are zero.
-func kmeans(data []float32, dim, k int, cfg Config, rng *rand.Rand) []float32 {
+//
+// It returns ctx.Err() soon after ctx ends.
+func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *rand.Rand) ([]float32, error) {
 	n := len(data) / dim
 	cent := make([]float32, k*dim)
 	if n == 0 {
-		return cent
+		return cent, nil
 	}
 	if n <= k {
 		for c := range k {
 			r := c % n
 			copy(cent[c*dim:(c+1)*dim], data[r*dim:(r+1)*dim])
 		}
-		return cent
+		return cent, nil
 	}
 	workers := workerCount(cfg.Workers)
 	switch cfg.Init {
@@ -158,13 +169,18 @@ func kmeans(data []float32, dim, k int, cfg Config, rng *rand.Rand) []float32 {
 			copy(cent[c*dim:(c+1)*dim], data[r*dim:(r+1)*dim])
 		}
 	default:
-		seedPlusPlus(data, dim, k, cent, workers, rng)
+		if err := seedPlusPlus(ctx, data, dim, k, cent, workers, rng); err != nil {
+			return nil, err
+		}
 	}
 
 	sums := make([]float64, k*dim)
 	sizes := make([]int, k)
 	for range cfg.Iterations {
-		labels := assign(data, dim, cent, workers, nil)
+		labels := assign(ctx, data, dim, cent, workers, nil)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		clear(sums)
 		clear(sizes)
 		for i, c := range labels {
@@ -185,23 +201,27 @@ func kmeans(data []float32, dim, k int, cfg Config, rng *rand.Rand) []float32 {
 		}
 		splitEmpty(cent, dim, sizes, rng)
 	}
-	return cent
+	return cent, nil
 }
 
 // seedPlusPlus fills cent with k rows of data chosen by D² sampling: the
 // first uniformly, each next one with probability proportional to its
-// squared distance to the nearest centroid chosen so far.
-func seedPlusPlus(data []float32, dim, k int, cent []float32, workers int, rng *rand.Rand) {
+// squared distance to the nearest centroid chosen so far. It returns
+// ctx.Err() soon after ctx ends.
+func seedPlusPlus(ctx context.Context, data []float32, dim, k int, cent []float32, workers int, rng *rand.Rand) error {
 	n := len(data) / dim
 	minD := make([]float32, n)
 	first := rng.IntN(n)
 	copy(cent[:dim], data[first*dim:(first+1)*dim])
-	parallelFor(n, workers, func(lo, hi int) {
+	parallelFor(ctx, n, workers, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			minD[i] = distance.L2Squared(data[i*dim:(i+1)*dim], cent[:dim])
 		}
 	})
 	for c := 1; c < k; c++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var total float64
 		for _, d := range minD {
 			total += float64(d)
@@ -219,7 +239,7 @@ func seedPlusPlus(data []float32, dim, k int, cent []float32, workers int, rng *
 		}
 		cc := cent[c*dim : (c+1)*dim]
 		copy(cc, data[pick*dim:(pick+1)*dim])
-		parallelFor(n, workers, func(lo, hi int) {
+		parallelFor(ctx, n, workers, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if d := distance.L2Squared(data[i*dim:(i+1)*dim], cc); d < minD[i] {
 					minD[i] = d
@@ -227,6 +247,7 @@ func seedPlusPlus(data []float32, dim, k int, cent []float32, workers int, rng *
 			}
 		})
 	}
+	return ctx.Err()
 }
 
 // splitEmpty gives every empty cluster half of a large one: it copies the

@@ -2,6 +2,7 @@ package ivf
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			t.Run(k.String()+"/"+m.String(), func(t *testing.T) {
 				cfg := Defaults(k)
 				cfg.Nlist, cfg.M, cfg.Nbits = 16, 4, 6
-				x, err := Build(data, 16, m, cfg)
+				x, err := Build(context.Background(), data, 16, m, cfg)
 				require.NoError(t, err)
 				b := indextest.Bytes(t, x)
 				y, err := Unmarshal(bytes.NewReader(b))
@@ -64,7 +65,7 @@ func TestUnmarshalBadLists(t *testing.T) {
 	data := clustered(7, 7, 50, 4, 3, 2)
 	cfg := Defaults(Flat)
 	cfg.Nlist = 2
-	x, err := Build(data, 4, index.L2, cfg)
+	x, err := Build(context.Background(), data, 4, index.L2, cfg)
 	require.NoError(t, err)
 	rows := x.rows
 	x.rows = append([]int32(nil), rows...)

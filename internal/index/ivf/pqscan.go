@@ -1,6 +1,7 @@
 package ivf
 
 import (
+	"context"
 	"unsafe"
 
 	"github.com/strata-db/strata/internal/index/distance"
@@ -87,7 +88,7 @@ func (x *Index) buildPQPre() {
 	sz := m * ksub
 	norms := x.cbNorm
 	pre := make([]float32, nlist*sz)
-	parallelFor(nlist, workerCount(x.cfg.Workers), func(lo, hi int) {
+	parallelFor(context.Background(), nlist, workerCount(x.cfg.Workers), func(lo, hi int) {
 		for l := lo; l < hi; l++ {
 			c := x.centroid(l)
 			for j := range m {

@@ -1,6 +1,7 @@
 package ivf
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ func TestPQPrecomputedKept(t *testing.T) {
 	data := clustered(11, 3, n, dim, 40, 6)
 	cfg := Defaults(PQ)
 	cfg.Nlist, cfg.M, cfg.Nbits = 8, 4, 8
-	x, err := Build(data, dim, index.L2, cfg)
+	x, err := Build(context.Background(), data, dim, index.L2, cfg)
 	require.NoError(t, err)
 	require.True(t, x.usePQPre())
 	require.Len(t, x.pqPre, 8*4*256)

@@ -1,6 +1,7 @@
 package scalar
 
 import (
+	"context"
 	"testing"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -31,7 +32,7 @@ func TestMarshalGolden(t *testing.T) {
 		{"array.golden", Inverted, arr},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x, err := Build(tc.kind, tc.col)
+			x, err := Build(context.Background(), tc.kind, tc.col)
 			require.NoError(t, err)
 			back := indextest.MarshalGolden(t, tc.name, x, Unmarshal)
 			require.Equal(t, x, back)

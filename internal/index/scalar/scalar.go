@@ -2,6 +2,7 @@ package scalar
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -223,8 +224,10 @@ func group[T any](ps []pair[T], compare func(a, b T) int) ([]T, []uint32, []uint
 }
 
 // Build indexes a column: Bools, Ints, Floats, Strings, or Arrays whose
-// elements are one of those. Null rows and NaN values are left out.
-func Build(k Kind, col column.Column) (*Index, error) {
+// elements are one of those. Null rows and NaN values are left out. A build
+// checks ctx between its collecting and sorting passes and returns
+// ctx.Err() once it has ended.
+func Build(ctx context.Context, k Kind, col column.Column) (*Index, error) {
 	if k < Inverted || k > Trie {
 		return nil, fmt.Errorf("scalar: unknown index kind %d", k)
 	}
@@ -271,6 +274,9 @@ func Build(k Kind, col column.Column) (*Index, error) {
 	default:
 		return nil, fmt.Errorf("scalar: cannot index a %s column", col.Type())
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	switch t := elemOrType(col); {
 	case isFloat(t):
 		x.kt = keyFloat
@@ -283,6 +289,9 @@ func Build(k Kind, col column.Column) (*Index, error) {
 		x.ints, x.offs, x.post = group(c.ints, cmp.Compare[int64])
 	default:
 		return nil, fmt.Errorf("scalar: cannot index %s elements", t)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return x, nil
 }

@@ -2,6 +2,7 @@ package scalar
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -42,7 +43,7 @@ func TestIntsAgainstScan(t *testing.T) {
 		col.Data[i] = r.Int64N(100) - 50
 	}
 	col.Data[0], col.Data[1] = math.MinInt64, math.MaxInt64
-	x, err := Build(Inverted, col)
+	x, err := Build(context.Background(), Inverted, col)
 	require.NoError(t, err)
 	x = roundTrip(t, x)
 	for range 300 {
@@ -79,7 +80,7 @@ func TestFloatsAgainstScan(t *testing.T) {
 	}
 	col.Data[0], col.Data[1], col.Data[2], col.Data[3] = math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1)
 	col.Valid[0], col.Valid[1], col.Valid[2], col.Valid[3] = true, true, true, true
-	x, err := Build(Sort, col)
+	x, err := Build(context.Background(), Sort, col)
 	require.NoError(t, err)
 	x = roundTrip(t, x)
 	bounds := []float64{math.Inf(-1), math.Inf(1), 0, -0.25, 2.5, 7.1, -100}
@@ -111,7 +112,7 @@ func TestStringsAgainstScan(t *testing.T) {
 		col.Data[i] = alpha[r.IntN(len(alpha))] + alpha[r.IntN(len(alpha))]
 	}
 	for _, k := range []Kind{Inverted, Trie, Bitmap} {
-		x, err := Build(k, col)
+		x, err := Build(context.Background(), k, col)
 		require.NoError(t, err)
 		x = roundTrip(t, x)
 		for range 200 {
@@ -135,7 +136,7 @@ func TestStringsAgainstScan(t *testing.T) {
 func TestBoolsAndArrays(t *testing.T) {
 	b := &column.Bools{Data: []bool{true, false, true, false}}
 	b.Valid = []bool{true, true, false, true}
-	x, err := Build(Bitmap, b)
+	x, err := Build(context.Background(), Bitmap, b)
 	require.NoError(t, err)
 	x = roundTrip(t, x)
 	out := make([]bool, 4)
@@ -150,7 +151,7 @@ func TestBoolsAndArrays(t *testing.T) {
 		nil,
 	}}
 	arr.Valid = []bool{true, true, true, false}
-	x, err = Build(Inverted, arr)
+	x, err = Build(context.Background(), Inverted, arr)
 	require.NoError(t, err)
 	x = roundTrip(t, x)
 	require.True(t, x.Array())
@@ -161,14 +162,14 @@ func TestBoolsAndArrays(t *testing.T) {
 	require.Equal(t, 2, n, "a row is posted once per distinct element")
 	require.Equal(t, []bool{true, false, true, false}, out)
 
-	_, err = Build(Inverted, &column.JSONs{Data: [][]byte{[]byte("1")}})
+	_, err = Build(context.Background(), Inverted, &column.JSONs{Data: [][]byte{[]byte("1")}})
 	require.Error(t, err)
-	_, err = Build(Kind(9), b)
+	_, err = Build(context.Background(), Kind(9), b)
 	require.Error(t, err)
 }
 
 func TestEmpty(t *testing.T) {
-	x, err := Build(Inverted, &column.Ints{T: schemapb.DataType_Int64})
+	x, err := Build(context.Background(), Inverted, &column.Ints{T: schemapb.DataType_Int64})
 	require.NoError(t, err)
 	x = roundTrip(t, x)
 	require.Equal(t, 0, x.Len())
@@ -177,7 +178,7 @@ func TestEmpty(t *testing.T) {
 
 func TestUnmarshalCorrupt(t *testing.T) {
 	col := &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"b", "a", "b", "c"}}
-	x, err := Build(Trie, col)
+	x, err := Build(context.Background(), Trie, col)
 	require.NoError(t, err)
 	indextest.RequireRejects(t, indextest.Bytes(t, x), ErrCorrupt, Unmarshal)
 }

@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -41,7 +42,7 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		})
 		for _, kind := range []Kind{Inverted, WAND} {
-			x, err := Build(rows, BuildParams{Kind: kind})
+			x, err := Build(context.Background(), rows, BuildParams{Kind: kind})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,7 @@ func TestMarshalGolden(t *testing.T) {
 		"wand.golden":     {Kind: WAND, DropRatioBuild: 0.2},
 	} {
 		t.Run(name, func(t *testing.T) {
-			x, err := Build(rows, p)
+			x, err := Build(context.Background(), rows, p)
 			require.NoError(t, err)
 			back := indextest.MarshalGolden(t, name, x, indextest.FromReader(Unmarshal))
 			require.Equal(t, len(rows), back.Len())

@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -55,8 +56,9 @@ type scratch struct {
 }
 
 // Build indexes rows (each in the Milvus wire format; see Validate, which
-// Build applies to every row).
-func Build(rows [][]byte, p BuildParams) (*Index, error) {
+// Build applies to every row). A build stops soon after ctx ends (it checks
+// every checkEvery rows and between its passes) and returns ctx.Err().
+func Build(ctx context.Context, rows [][]byte, p BuildParams) (*Index, error) {
 	if p.DropRatioBuild < 0 || p.DropRatioBuild >= 1 {
 		return nil, fmt.Errorf("sparse: invalid drop_ratio_build: %v, must be in range [0, 1)", p.DropRatioBuild)
 	}
@@ -68,6 +70,9 @@ func Build(rows [][]byte, p BuildParams) (*Index, error) {
 	}
 	x := &Index{kind: p.Kind, dropRatioBuild: float32(p.DropRatioBuild), rowOff: make([]uint64, 1, len(rows)+1)}
 	for r, row := range rows {
+		if r%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err := Validate(row); err != nil {
 			return nil, fmt.Errorf("sparse: row %d: %w", r, err)
 		}
@@ -77,10 +82,20 @@ func Build(rows [][]byte, p BuildParams) (*Index, error) {
 		x.rowOff = append(x.rowOff, uint64(len(x.fwdIdx)))
 	}
 	threshold := dropThreshold(x.fwdVal, p.DropRatioBuild)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	x.buildPostings(threshold)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	x.buildBlocks()
 	return x, nil
 }
+
+// checkEvery is how many rows Build decodes between two checks of its
+// context.
+const checkEvery = 4096
 
 // dropThreshold returns the absolute value below which the smallest ratio
 // of vals fall (0 when nothing is dropped).

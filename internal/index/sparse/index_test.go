@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"hash/crc32"
 	"math"
@@ -99,7 +100,7 @@ func TestExactEquivalence(t *testing.T) {
 		allowed[i] = r.IntN(3) > 0
 	}
 	for _, kind := range []Kind{Inverted, WAND} {
-		x, err := Build(rows, BuildParams{Kind: kind})
+		x, err := Build(context.Background(), rows, BuildParams{Kind: kind})
 		require.NoError(t, err)
 		require.Equal(t, len(rows), x.Len())
 		for qi, qb := range queries {
@@ -124,7 +125,7 @@ func TestTies(t *testing.T) {
 	}
 	q := Decode(fromMap(map[uint32]float32{0: 1, 1: 1, 2: 1}))
 	for _, kind := range []Kind{Inverted, WAND} {
-		x, err := Build(rows, BuildParams{Kind: kind})
+		x, err := Build(context.Background(), rows, BuildParams{Kind: kind})
 		require.NoError(t, err)
 		got, err := x.Search(q, 7, SearchParams{}, nil)
 		require.NoError(t, err)
@@ -148,7 +149,7 @@ func TestDropRatios(t *testing.T) {
 		{0.3, 0.3, 0.85},
 	} {
 		for _, kind := range []Kind{Inverted, WAND} {
-			x, err := Build(rows, BuildParams{Kind: kind, DropRatioBuild: tc.build})
+			x, err := Build(context.Background(), rows, BuildParams{Kind: kind, DropRatioBuild: tc.build})
 			require.NoError(t, err)
 			var sum float64
 			for _, qb := range queries {
@@ -169,7 +170,7 @@ func TestDropRatios(t *testing.T) {
 }
 
 func TestSearchErrors(t *testing.T) {
-	x, err := Build(synth(6, 10, 50, 5), BuildParams{})
+	x, err := Build(context.Background(), synth(6, 10, 50, 5), BuildParams{})
 	require.NoError(t, err)
 	q := Decode(fromMap(map[uint32]float32{1: 1}))
 	_, err = x.Search(q, -1, SearchParams{}, nil)
@@ -183,7 +184,7 @@ func TestSearchErrors(t *testing.T) {
 	hits, err := x.Search(Vector{}, 5, SearchParams{}, nil)
 	require.NoError(t, err)
 	require.Empty(t, hits)
-	_, err = Build([][]byte{{1, 2, 3}}, BuildParams{})
+	_, err = Build(context.Background(), [][]byte{{1, 2, 3}}, BuildParams{})
 	require.ErrorContains(t, err, "row 0")
 }
 
@@ -191,7 +192,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	rows := synth(8, 500, 400, 10)
 	queries := synth(9, 20, 400, 5)
 	for _, p := range []BuildParams{{Kind: Inverted}, {Kind: WAND, DropRatioBuild: 0.3}} {
-		x, err := Build(rows, p)
+		x, err := Build(context.Background(), rows, p)
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		require.NoError(t, x.Marshal(&buf))
@@ -213,7 +214,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		require.Equal(t, buf.Bytes(), again.Bytes(), "marshal is deterministic")
 	}
 	// An empty index round-trips too.
-	x, err := Build(nil, BuildParams{})
+	x, err := Build(context.Background(), nil, BuildParams{})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, x.Marshal(&buf))
@@ -225,7 +226,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 // TestUnmarshalCorrupt: every truncation and every single flipped byte is
 // an error wrapping ErrCorrupt, never a panic.
 func TestUnmarshalCorrupt(t *testing.T) {
-	x, err := Build(synth(10, 30, 40, 4), BuildParams{Kind: WAND})
+	x, err := Build(context.Background(), synth(10, 30, 40, 4), BuildParams{Kind: WAND})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, x.Marshal(&buf))
@@ -244,7 +245,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 // query hold, yet returns the same top k as the inverted search.
 func TestWANDPrunes(t *testing.T) {
 	rows := uniform(11, 20000, 5000, 40)
-	x, err := Build(rows, BuildParams{Kind: WAND})
+	x, err := Build(context.Background(), rows, BuildParams{Kind: WAND})
 	require.NoError(t, err)
 	var scored, candidates int
 	for _, qb := range uniform(12, 50, 5000, 10) {
@@ -289,9 +290,9 @@ func TestRandomizedTies(t *testing.T) {
 				allowed[i] = r.IntN(4) > 0
 			}
 		}
-		inv, err := Build(rows, BuildParams{Kind: Inverted})
+		inv, err := Build(context.Background(), rows, BuildParams{Kind: Inverted})
 		require.NoError(t, err)
-		wand, err := Build(rows, BuildParams{Kind: WAND})
+		wand, err := Build(context.Background(), rows, BuildParams{Kind: WAND})
 		require.NoError(t, err)
 		for qi := 0; qi < 10; qi++ {
 			m := map[uint32]float32{}

@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -35,7 +36,7 @@ func TestWANDWindows(t *testing.T) {
 	for _, ds := range sets {
 		n := 3*wandWindow + 123
 		rows := ds.gen(41, n, 400, 12)
-		x, err := Build(rows, BuildParams{Kind: WAND})
+		x, err := Build(context.Background(), rows, BuildParams{Kind: WAND})
 		require.NoError(t, err)
 		r := rand.New(rand.NewPCG(43, 47))
 		allowed := make([]bool, n)
