@@ -136,7 +136,7 @@ func copyDir(t *testing.T, src, dst string) {
 // `strata repair --drop-segment` accepts the loss of that segment, after
 // which the check is clean again and the server starts and serves the other
 // collection in full.
-func TestCheckAndRepair(t *testing.T) {
+func TestFaultCheckAndRepair(t *testing.T) {
 	bin := buildBinary(t)
 	clean, ids := writeCheckDir(t, bin)
 
