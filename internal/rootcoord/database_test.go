@@ -2,6 +2,7 @@ package rootcoord_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -192,4 +193,30 @@ func TestCollectionStartOffsets(t *testing.T) {
 	require.EqualValues(t, 1, off)
 	_, ok = core.StartOffset("by-dev-rootcoord-dml_0_1v0")
 	require.False(t, ok, "unknown vchannel")
+}
+
+// New collections go to the least used pchannels: sixteen one-shard
+// collections take every pchannel once, whatever their IDs.
+func TestShardsSpreadOverPChannels(t *testing.T) {
+	ctx := context.Background()
+	ids := &counter{}
+	core, closeKV := open(t, filepath.Join(t.TempDir(), "meta.db"), ids)
+	defer closeKV()
+	seen := map[string]int{}
+	for i := 0; i < 16; i++ {
+		name := fmt.Sprintf("c%d", i)
+		require.NoError(t, core.CreateCollection(ctx, "", schema(name), 1, commonpb.ConsistencyLevel_Bounded, nil))
+		col, err := core.Collection("", name)
+		require.NoError(t, err)
+		seen[col.PChannels[0]]++
+	}
+	require.Len(t, seen, 16, "%v", seen)
+	require.NoError(t, core.CreateCollection(ctx, "", schema("wide"), 4, commonpb.ConsistencyLevel_Bounded, nil))
+	col, err := core.Collection("", "wide")
+	require.NoError(t, err)
+	distinct := map[string]bool{}
+	for _, p := range col.PChannels {
+		distinct[p] = true
+	}
+	require.Len(t, distinct, 4, "the shards of one collection are on distinct pchannels")
 }

@@ -177,8 +177,8 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 		ID: collID, DBName: dbOrDefault(db), Name: schema.GetName(), Schema: raw, Shards: shards,
 		ConsistencyLevel: int32(level), Properties: props, State: catalog.CollectionCreated,
 	}
-	for i := 0; i < shards; i++ {
-		p := wal.PChannelName(c.cfg.ChannelPrefix, int((collID+int64(i))%int64(c.cfg.PChannels)))
+	for i, pi := range c.placeShards(collID, shards) {
+		p := wal.PChannelName(c.cfg.ChannelPrefix, pi)
 		// Nothing of the new vchannel is in the WAL yet: it starts at the
 		// pchannel's end (which survives any truncation).
 		start, err := c.wal.End(ctx, p)
@@ -206,6 +206,38 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 	}
 	_, err = c.announce(ctx, &info, wal.TypeCreateCollection, nil)
 	return err
+}
+
+// placeShards picks the pchannels (by index) for a new collection's shards:
+// the least used ones, counting the vchannels of live collections, with
+// ties broken by rotating from the collection ID, so that collections
+// spread over the pchannels (IDs are TSO-shaped, physical << 18, so the ID
+// alone would put most one-shard collections on the same pchannel) and a
+// damaged pchannel touches as few collections as possible. The caller
+// holds c.ddl.
+func (c *Core) placeShards(collID int64, shards int) []int {
+	n := c.cfg.PChannels
+	index := make(map[string]int, n)
+	for i := 0; i < n; i++ {
+		index[wal.PChannelName(c.cfg.ChannelPrefix, i)] = i
+	}
+	used := make([]int, n)
+	c.mu.RLock()
+	for _, col := range c.byID {
+		for _, p := range col.PChannels {
+			if i, ok := index[p]; ok {
+				used[i]++
+			}
+		}
+	}
+	c.mu.RUnlock()
+	start := int(uint64(collID) % uint64(n))
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (start + k) % n
+	}
+	sort.SliceStable(order, func(a, b int) bool { return used[order[a]] < used[order[b]] })
+	return order[:min(shards, n)]
 }
 
 func dbOrDefault(db string) string {
