@@ -20,6 +20,7 @@ import (
 type gatedSync struct {
 	entered chan string
 	release chan error
+	open    atomic.Bool // when set, syncs pass without waiting
 	mu      sync.Mutex
 	synced  []string
 }
@@ -29,7 +30,7 @@ func newGatedSync() *gatedSync {
 }
 
 func (g *gatedSync) sync(f *os.File) error {
-	if filepath.Ext(f.Name()) == segmentExt {
+	if filepath.Ext(f.Name()) == segmentExt && !g.open.Load() {
 		g.entered <- f.Name()
 		if err := <-g.release; err != nil {
 			return err
@@ -89,9 +90,12 @@ func TestResultsOnlyAfterSync(t *testing.T) {
 	require.Contains(t, g.synced, filepath.Join(cfg.Dir, "ch"))
 }
 
-func TestFailedSyncFailsAppends(t *testing.T) {
+// TestFailedSyncRecovers checks that a failed fsync fails its group, is
+// reported, and that the pchannel then repairs its active segment and
+// accepts appends again without a reopen, dropping only the failed group.
+func TestFailedSyncRecovers(t *testing.T) {
 	g := newGatedSync()
-	l, err := Open(Config{Dir: t.TempDir(), sync: g.sync}, testLogger(t))
+	l, err := Open(Config{Dir: t.TempDir(), sync: g.sync, RetryBackoff: 20 * time.Millisecond}, testLogger(t))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, l.Close()) }()
 
@@ -108,17 +112,35 @@ func TestFailedSyncFailsAppends(t *testing.T) {
 	res := <-second
 	require.ErrorIs(t, res.Err, injected)
 
-	// The pchannel refuses further appends and never exposes the failed record.
-	res = <-l.AppendAsync("ch", [][]byte{[]byte("c")})
-	require.ErrorIs(t, res.Err, injected)
+	// The failed record is never exposed, and the failure is reported.
 	end, err := l.End(context.Background(), "ch")
 	require.NoError(t, err)
 	require.Equal(t, int64(1), end)
+	probs := l.Problems()
+	require.Len(t, probs, 1)
+	require.Equal(t, "pchannel ch", probs[0].Subject)
+	require.True(t, probs[0].WritesUnavailable)
+	require.Contains(t, probs[0].Reason, "injected: disk gone")
+
+	// Once syncs work again, appends resume at the durable end.
+	g.open.Store(true)
+	var got wal.AppendResult
+	require.Eventually(t, func() bool {
+		got = <-l.AppendAsync("ch", [][]byte{[]byte("c")})
+		if got.Err != nil {
+			require.ErrorIs(t, got.Err, injected, "while backing off, appends fail with the cause")
+		}
+		return got.Err == nil
+	}, 5*time.Second, 5*time.Millisecond)
+	require.Equal(t, int64(1), got.Offset)
+	require.Empty(t, l.Problems())
+	recs, err := readAll(t, l, 0)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	require.Equal(t, []byte("a"), recs[0].Data)
+	require.Equal(t, []byte("c"), recs[1].Data)
 	// Other pchannels are unaffected.
-	other := l.AppendAsync("other", [][]byte{[]byte("x")})
-	<-g.entered
-	g.release <- nil
-	require.NoError(t, (<-other).Err)
+	require.NoError(t, (<-l.AppendAsync("other", [][]byte{[]byte("x")})).Err)
 }
 
 func TestGroupCommit(t *testing.T) {
