@@ -40,16 +40,16 @@ type channel struct {
 
 	mu      sync.Mutex
 	queue   []*appendReq
-	closed  bool      // no more appends are accepted
-	damaged error     // found at Open: appends are refused, readers past end get it
-	failing error     // the last write failure, until a commit succeeds
-	readBad error     // the first damage a reader (or VerifySealed) found
-	since   [3]time.Time // when damaged, failing and readBad were first set
-	segs    []segment // durable segments, oldest first; the last is active
-	start  int64         // lowest readable offset
-	end    int64         // durable end: the offset of the next record
-	notify chan struct{} // closed and replaced when end advances or the log stops
-	halted bool          // the writer has exited; readers get wal.ErrClosed
+	closed  bool          // no more appends are accepted
+	damaged error         // found at Open: appends are refused, readers past end get it
+	failing error         // the last write failure, until a commit succeeds
+	readBad error         // the first damage a reader (or VerifySealed) found
+	since   [3]time.Time  // when damaged, failing and readBad were first set
+	segs    []segment     // durable segments, oldest first; the last is active
+	start   int64         // lowest readable offset
+	end     int64         // durable end: the offset of the next record
+	notify  chan struct{} // closed and replaced when end advances or the log stops
+	halted  bool          // the writer has exited; readers get wal.ErrClosed
 
 	kick chan struct{} // coalescing wake-up for the writer (capacity 1)
 	stop chan struct{} // closed by Log.Close

@@ -66,6 +66,8 @@ func TestFullDiskRecovers(t *testing.T) {
 	cfg := Config{Dir: filepath.Join(mnt, "wal"), SegmentSize: 8 << 10, RetryBackoff: 5 * time.Millisecond}
 	l, err := Open(cfg, testLogger(t))
 	require.NoError(t, err)
+	first := l
+	t.Cleanup(func() { _ = first.Close() }) // idempotent; closed below
 	w := wal.NewWriter(l, &counterClock{}, wal.WriterConfig{}, testLogger(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -144,5 +146,4 @@ func TestFullDiskRecovers(t *testing.T) {
 	defer func() { require.NoError(t, l.Close()) }()
 	require.Empty(t, l.Problems(), "the WAL reopens clean")
 	check(l)
-	require.NoError(t, l.Close())
 }
