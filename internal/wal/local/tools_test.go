@@ -63,13 +63,13 @@ func TestVerify(t *testing.T) {
 			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 56, RecordOffset: firsts[1] + 2, Kind: DamageMissingSegment}}},
 		{"MissingSegment", func(t *testing.T, dir string) { require.NoError(t, os.Remove(seg(dir, 2))) },
 			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 4 * 28, RecordOffset: firsts[2], Kind: DamageMissingSegment}}},
-		{"TornTail", func(t *testing.T, dir string) { truncateTo(28 + 10)(t, seg(dir, lastSeg)) },
+		{"TornTail", func(t *testing.T, dir string) { truncateTo(28+10)(t, seg(dir, lastSeg)) },
 			[]Damage{{Path: segmentName(firsts[lastSeg]), ByteOffset: 28, RecordOffset: firsts[lastSeg] + 1, Kind: DamageTornTail}}},
-		{"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize + 3)(t, seg(dir, lastSeg)) },
+		{"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize+3)(t, seg(dir, lastSeg)) },
 			[]Damage{{Path: segmentName(firsts[lastSeg]), ByteOffset: 0, RecordOffset: firsts[lastSeg], Kind: DamageCorruptRecord}}},
 		{"Two", func(t *testing.T, dir string) {
-			flipByte(headerSize + 3)(t, seg(dir, 0))
-			flipByte(headerSize + 3)(t, seg(dir, lastSeg))
+			flipByte(headerSize+3)(t, seg(dir, 0))
+			flipByte(headerSize+3)(t, seg(dir, lastSeg))
 		}, []Damage{
 			{Path: segmentName(0), RecordOffset: 0, Kind: DamageCorruptRecord},
 			{Path: segmentName(firsts[lastSeg]), RecordOffset: firsts[lastSeg], Kind: DamageCorruptRecord},
@@ -110,8 +110,8 @@ func TestCut(t *testing.T) {
 	}{
 		{"SealedCRC", func(t *testing.T, dir string) { flipByte(2*28+headerSize+1)(t, seg(dir, 1)) }, firsts[1] + 2, 30 - (firsts[1] + 3)},
 		{"MissingSegment", func(t *testing.T, dir string) { require.NoError(t, os.Remove(seg(dir, 2))) }, firsts[2], 30 - firsts[3]},
-		{"TornTail", func(t *testing.T, dir string) { truncateTo(28 + 10)(t, seg(dir, lastSeg)) }, firsts[lastSeg] + 1, 0},
-		{"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize + 3)(t, seg(dir, lastSeg)) }, firsts[lastSeg], 30 - firsts[lastSeg] - 1},
+		{"TornTail", func(t *testing.T, dir string) { truncateTo(28+10)(t, seg(dir, lastSeg)) }, firsts[lastSeg] + 1, 0},
+		{"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize+3)(t, seg(dir, lastSeg)) }, firsts[lastSeg], 30 - firsts[lastSeg] - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyDir(t, src)
@@ -184,7 +184,7 @@ func TestCut(t *testing.T) {
 		_, err := Cut(dir, "ch", 0, testLogger(t))
 		require.NoError(t, err)
 		// Damage the same segment again: the second cut keeps the first's file.
-		flipByte(headerSize + 3)(t, seg(dir, lastSeg-1))
+		flipByte(headerSize+3)(t, seg(dir, lastSeg-1))
 		res, err := Cut(dir, "ch", 0, testLogger(t))
 		require.NoError(t, err)
 		require.Equal(t, firsts[lastSeg-1], res.End)
