@@ -34,6 +34,7 @@ import (
 	"github.com/strata-db/strata/internal/api"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
+	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rest"
@@ -89,6 +90,7 @@ type Server struct {
 	cfg     Config
 	logger  *slog.Logger
 	ready   atomic.Bool
+	health  []health.Source // set by Run before ready
 	grpcLis net.Listener
 	httpLis net.Listener
 }
@@ -187,6 +189,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := api.NewMetrics(reg)
+	sources := []health.Source{dn, qn}
+	if p, ok := log.(health.Source); ok {
+		sources = append([]health.Source{p}, sources...)
+	}
+	s.health = sources
+	registerHealthMetrics(reg, sources, map[string]func() int64{"datanode": dn.Quarantined, "querynode": qn.Quarantined})
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return writer.Run(gctx) })
@@ -195,11 +203,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, data, "standalone") })
 	g.Go(func() error { return dn.RunCompactor(gctx, data) })
 
-	// Collections that were loaded before the restart are loaded again.
+	// Collections that were loaded before the restart are loaded again. One
+	// that fails (a damaged file, say) is reported by the query node's
+	// Problems and GetLoadState; the others serve.
 	for _, col := range root.AllCollections() {
 		if col.Loaded {
 			if err := qn.Load(ctx, col.ID, col.LoadedPartitions); err != nil {
-				logger.Error("reload collection failed", "collection", col.Name, "err", err)
+				logger.Error("reloading a collection failed; it stays unloaded until loaded again",
+					"collection", col.Name, "err", err)
 			}
 		}
 	}
@@ -225,6 +236,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			}
 			_, _ = w.Write([]byte("ok\n"))
 		})
+		mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
 		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
 			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -66,8 +66,14 @@ type CollectionInfo struct {
 	Schema []byte `json:"schema"` // protobuf schemapb.CollectionSchema, with field IDs and system fields
 	Shards int    `json:"shards"`
 	// VChannels and PChannels are parallel: shard i lives on VChannels[i] ⊂ PChannels[i].
-	VChannels        []string          `json:"vchannels"`
-	PChannels        []string          `json:"pchannels"`
+	VChannels []string `json:"vchannels"`
+	PChannels []string `json:"pchannels"`
+	// StartOffsets is parallel to VChannels: the end of each pchannel when
+	// the collection was created, so every message of VChannels[i] is at an
+	// offset ≥ StartOffsets[i]. A vchannel without a checkpoint is read from
+	// there (Milvus keeps the same in the collection's start_positions).
+	// Absent for collections created before it was recorded.
+	StartOffsets     []int64           `json:"start_offsets,omitempty"`
 	ConsistencyLevel int32             `json:"consistency"`
 	Properties       map[string]string `json:"properties,omitempty"`
 	Partitions       []PartitionInfo   `json:"partitions"`
@@ -76,6 +82,17 @@ type CollectionInfo struct {
 	State            CollectionState   `json:"state"`
 	Loaded           bool              `json:"loaded"`
 	LoadedPartitions []int64           `json:"loaded_partitions,omitempty"`
+}
+
+// StartOffset returns where vchannel's messages start in its pchannel, and
+// false when the collection has no such vchannel or predates start offsets.
+func (c *CollectionInfo) StartOffset(vchannel string) (int64, bool) {
+	for i, v := range c.VChannels {
+		if v == vchannel && i < len(c.StartOffsets) {
+			return c.StartOffsets[i], true
+		}
+	}
+	return 0, false
 }
 
 // PartitionInfo is one partition of a collection.
@@ -265,6 +282,8 @@ func (c *Collection) DynamicField() *schemapb.FieldSchema {
 
 // RecoveryInfo is what a node needs to start consuming a vchannel.
 type RecoveryInfo struct {
+	// Checkpoint is the vchannel's checkpoint; its VChannel is empty when
+	// the vchannel has none yet (SeekOffset is then where it started).
 	Checkpoint ChannelCheckpoint
 	// SeekOffset is where to start reading so that every row of every
 	// segment that is not yet Flushed is replayed: the minimum of the

@@ -59,6 +59,9 @@ type Appender interface {
 // cut-off (rows inserted before the returned timestamp have expired; 0 = no TTL).
 type Channels interface {
 	LiveVChannels() []string
+	// StartOffset is where a vchannel's messages start in its pchannel
+	// (false when unknown: a collection that predates start offsets).
+	StartOffset(vchannel string) (int64, bool)
 	ExpireBefore(collectionID int64) uint64
 	// ClusteringKey is the collection's clustering-key field ID (0 = none).
 	ClusteringKey(collectionID int64) int64
@@ -557,10 +560,19 @@ func (c *Coordinator) Recovery(vchannel string) catalog.RecoveryInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cp, ok := c.cps[vchannel]
-	if !ok {
-		cp = catalog.ChannelCheckpoint{VChannel: vchannel, DeltaSyncedOffset: -1}
-	}
 	ri := catalog.RecoveryInfo{Checkpoint: cp, SeekOffset: cp.Position.Offset}
+	if !ok {
+		// No checkpoint yet: the vchannel is read from where it started (its
+		// pchannel may have been truncated well past offset 0 before it was
+		// created).
+		ri.Checkpoint = catalog.ChannelCheckpoint{DeltaSyncedOffset: -1}
+		ri.SeekOffset = 0
+		if c.chans != nil {
+			if start, known := c.chans.StartOffset(vchannel); known {
+				ri.SeekOffset = start
+			}
+		}
+	}
 	for _, s := range c.segments {
 		if s.info.VChannel != vchannel || s.info.State == catalog.SegmentDropped {
 			continue
@@ -723,9 +735,12 @@ func (c *Coordinator) truncateWAL(ctx context.Context) error {
 	for _, v := range live {
 		p := wal.PChannelOf(v)
 		if _, ok := c.Checkpoint(v); !ok {
-			// A vchannel without a checkpoint needs its pchannel from the start.
-			blocked[p] = true
-			continue
+			if _, known := c.chans.StartOffset(v); !known {
+				// A vchannel without a checkpoint or a start position needs
+				// its pchannel from the start.
+				blocked[p] = true
+				continue
+			}
 		}
 		ri := c.Recovery(v)
 		if cur, ok := low[p]; !ok || ri.SeekOffset < cur {

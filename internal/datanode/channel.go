@@ -122,7 +122,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		}
 		req := &msgpb.DeleteRequest{}
 		if err := proto.Unmarshal(m.Payload, req); err != nil {
-			return fmt.Errorf("decode delete: %w", err)
+			return poison(fmt.Errorf("decode delete: %w", err))
 		}
 		c.bufferDelete(req, e)
 		if c.deletesDue() {
@@ -131,7 +131,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 	case wal.TypeFlush:
 		ids, err := wal.DecodeFlush(m.Payload)
 		if err != nil {
-			return err
+			return poison(err)
 		}
 		var todo []int64
 		for _, id := range ids {
@@ -181,7 +181,7 @@ func (c *channel) discard(match func(*segBuffer) bool) {
 func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 	req := &msgpb.InsertRequest{}
 	if err := proto.Unmarshal(e.Message.Payload, req); err != nil {
-		return fmt.Errorf("decode insert: %w", err)
+		return poison(fmt.Errorf("decode insert: %w", err))
 	}
 	seg := req.GetSegmentID()
 	if c.flushed[seg] {
@@ -190,6 +190,14 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 	if s, ok := c.synced[seg]; ok && e.Position.Offset <= s {
 		return nil
 	}
+	// Every column is decoded and checked before anything is buffered: a
+	// message that does not fit the schema is refused whole (and
+	// quarantined by the caller), never half applied.
+	srcs, err := c.insertColumns(req, e.Message.TimeTick)
+	if err != nil {
+		return poison(err)
+	}
+	n := int(req.GetNumRows())
 	b := c.segs[seg]
 	var info catalog.SegmentInfo
 	if b == nil {
@@ -199,6 +207,13 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		}
 		b = &segBuffer{id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
 			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now()}
+		for _, f := range c.coll.Schema.GetFields() {
+			col, err := column.New(f)
+			if err != nil {
+				return poison(err)
+			}
+			b.cols[f.GetFieldID()] = col
+		}
 		if err := c.reportStart(ctx, info, b); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -207,47 +222,12 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 			// the segment's first sync), as before this report existed.
 			c.node.logger.Warn("recording a segment's start position failed", "segment", b.id, "err", err)
 		}
-		for _, f := range c.coll.Schema.GetFields() {
-			col, err := column.New(f)
-			if err != nil {
-				return err
-			}
-			b.cols[f.GetFieldID()] = col
-		}
 		c.segs[seg] = b
 	}
-	byID := map[int64]*schemapb.FieldData{}
-	for _, fd := range req.GetFieldsData() {
-		byID[fd.GetFieldId()] = fd
-	}
-	n := int(req.GetNumRows())
 	var added int64
-	for _, f := range c.coll.Schema.GetFields() {
-		var src column.Column
-		switch f.GetFieldID() {
-		case 0:
-			src = &column.Ints{T: schemapb.DataType_Int64, Data: req.GetRowIDs()}
-		case 1:
-			d := make([]int64, n)
-			for i := range d {
-				d[i] = int64(e.Message.TimeTick)
-			}
-			src = &column.Ints{T: schemapb.DataType_Int64, Data: d}
-		default:
-			fd, ok := byID[f.GetFieldID()]
-			if !ok {
-				return fmt.Errorf("insert lacks field %q", f.GetName())
-			}
-			var err error
-			if src, err = column.FromFieldData(f, fd); err != nil {
-				return err
-			}
-		}
-		if src.Len() != n {
-			return fmt.Errorf("field %q has %d rows, want %d", f.GetName(), src.Len(), n)
-		}
-		column.AppendAll(b.cols[f.GetFieldID()], src)
-		added += int64(src.MemorySize())
+	for i, f := range c.coll.Schema.GetFields() {
+		column.AppendAll(b.cols[f.GetFieldID()], srcs[i])
+		added += int64(srcs[i].MemorySize())
 	}
 	if b.rows == 0 || e.Message.TimeTick < b.tsFrom {
 		b.tsFrom = e.Message.TimeTick
@@ -266,6 +246,47 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		return c.trySync(ctx, []int64{c.largest()}, false, false)
 	}
 	return nil
+}
+
+// insertColumns decodes an insert's rows into one column per schema field
+// (in schema order, with the row IDs and the message's timestamp as fields
+// 0 and 1), checking that every field is present, fits its type and has
+// the message's row count.
+func (c *channel) insertColumns(req *msgpb.InsertRequest, ts uint64) ([]column.Column, error) {
+	byID := map[int64]*schemapb.FieldData{}
+	for _, fd := range req.GetFieldsData() {
+		byID[fd.GetFieldId()] = fd
+	}
+	n := int(req.GetNumRows())
+	fields := c.coll.Schema.GetFields()
+	out := make([]column.Column, len(fields))
+	for i, f := range fields {
+		var src column.Column
+		switch f.GetFieldID() {
+		case 0:
+			src = &column.Ints{T: schemapb.DataType_Int64, Data: req.GetRowIDs()}
+		case 1:
+			d := make([]int64, n)
+			for i := range d {
+				d[i] = int64(ts)
+			}
+			src = &column.Ints{T: schemapb.DataType_Int64, Data: d}
+		default:
+			fd, ok := byID[f.GetFieldID()]
+			if !ok {
+				return nil, fmt.Errorf("insert lacks field %q", f.GetName())
+			}
+			var err error
+			if src, err = column.FromFieldData(f, fd); err != nil {
+				return nil, err
+			}
+		}
+		if src.Len() != n {
+			return nil, fmt.Errorf("field %q has %d rows, want %d", f.GetName(), src.Len(), n)
+		}
+		out[i] = src
+	}
+	return out, nil
 }
 
 // reportStart records where a segment's rows start the first time the

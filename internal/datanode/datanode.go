@@ -19,9 +19,11 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -94,6 +96,9 @@ type Node struct {
 
 	mu       sync.Mutex
 	buffered int64 // bytes buffered across all channels
+
+	quarantined atomic.Int64
+	problems    health.Set
 }
 
 // New returns a data node.
@@ -104,40 +109,123 @@ func New(cfg Config, log wal.Log, objects Objects, coord Coord, colls Collection
 	return &Node{cfg: cfg, log: log, objects: objects, coord: coord, colls: colls, ids: ids, logger: logger}, nil
 }
 
-// Run consumes every pchannel until ctx ends or a channel fails.
+// Run consumes every pchannel until ctx ends. A pchannel that fails (its
+// WAL cannot be read, the meta store refuses a checkpoint, …) is reported
+// through Problems and started again from its checkpoints after a backoff;
+// it never stops the other pchannels or the node.
 func (n *Node) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(n.cfg.PChannels))
 	var wg sync.WaitGroup
 	for _, p := range n.cfg.PChannels {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := n.runPChannel(ctx, p)
-			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, wal.ErrClosed) {
-				errs <- fmt.Errorf("datanode: pchannel %s: %w", p, err)
-				cancel()
-			}
+			n.keepPChannel(ctx, p)
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	return errors.Join(collect(errs)...)
+	return nil
 }
 
-func collect(ch <-chan error) []error {
-	var out []error
-	for e := range ch {
-		out = append(out, e)
+// Backoff bounds of a failed pchannel's restarts.
+const (
+	restartMin = 500 * time.Millisecond
+	restartMax = time.Minute
+)
+
+// keepPChannel runs a pchannel until ctx ends, restarting it with backoff
+// after each failure.
+func (n *Node) keepPChannel(ctx context.Context, pchannel string) {
+	backoff := restartMin
+	prog := &progress{reached: -1, failedAt: -1}
+	for {
+		started := time.Now()
+		err := n.runPChannel(ctx, pchannel, prog)
+		if ctx.Err() != nil || errors.Is(err, wal.ErrClosed) {
+			return
+		}
+		if time.Since(started) > 2*restartMax {
+			backoff = restartMin // it ran fine for a while: a new failure
+		}
+		n.logger.Error("data node pchannel failed; restarting it from its checkpoints", "pchannel", pchannel,
+			"err", err, "backoff", backoff.String())
+		prog.failedAt = max(prog.failedAt, prog.reached)
+		n.problems.Report(health.Problem{Component: "datanode", Subject: "pchannel " + pchannel,
+			Reason: fmt.Sprintf("consuming the WAL failed after offset %d (retrying every %s at most): %v",
+				prog.failedAt, restartMax, err)})
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, restartMax)
 	}
-	return out
+}
+
+// progress is how far a pchannel's consumer got, across its restarts.
+type progress struct {
+	reached  int64 // the last offset handled
+	failedAt int64 // the furthest offset reached before a failure
+}
+
+// Quarantined is the number of WAL messages the node skipped because it
+// could not apply them.
+func (n *Node) Quarantined() int64 { return n.quarantined.Load() }
+
+// Problems implements health.Source: failing pchannels and vchannels with
+// quarantined messages.
+func (n *Node) Problems() []health.Problem { return n.problems.Problems() }
+
+// poisonError marks a message the data node cannot apply however often it
+// tries (it is malformed or does not fit the schema), as opposed to a
+// failure of storage or the coordinator, which a retry may overcome.
+type poisonError struct{ err error }
+
+func (e *poisonError) Error() string { return e.err.Error() }
+func (e *poisonError) Unwrap() error { return e.err }
+
+// poison wraps err (nil stays nil) as a poisonError.
+func poison(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &poisonError{err: err}
+}
+
+// quarantine reports a message that cannot be applied and lets the channel
+// move past it: logged with its position, counted, and listed by Problems.
+func (n *Node) quarantine(vchannel string, e wal.Entry, err error) {
+	count := n.quarantined.Add(1)
+	n.logger.Error("quarantined a WAL message the data node cannot apply", "vchannel", vchannel,
+		"pchannel", e.Position.PChannel, "offset", e.Position.Offset, "type", e.Message.Type.String(), "err", err)
+	subject := "vchannel " + vchannel
+	if vchannel == "" {
+		subject = "pchannel " + e.Position.PChannel + " records"
+	}
+	n.problems.Report(health.Problem{Component: "datanode", Subject: subject,
+		Reason: fmt.Sprintf("quarantined %s message at %s offset %d: %v (%d quarantined in all)",
+			e.Message.Type, e.Position.PChannel, e.Position.Offset, err, count)})
 }
 
 // runPChannel reads one pchannel from the lowest offset any of its
 // vchannels needs and dispatches messages to vchannel flowgraphs.
-func (n *Node) runPChannel(ctx context.Context, pchannel string) error {
+func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress) error {
 	chans := map[string]*channel{}
+	defer func() {
+		// Whatever was buffered and not synced is read again at the restart.
+		for _, ch := range chans {
+			ch.discard(func(*segBuffer) bool { return true })
+		}
+	}()
+	// handled notes an entry done; past the last failure the pchannel is
+	// healthy again.
+	handled := func(off int64) {
+		prog.reached = off
+		if prog.failedAt >= 0 && off > prog.failedAt {
+			prog.failedAt = -1
+			n.problems.Clear("pchannel " + pchannel)
+			n.logger.Info("data node pchannel recovered", "pchannel", pchannel, "offset", off)
+		}
+	}
 	start, err := n.log.End(ctx, pchannel)
 	if err != nil {
 		return err
@@ -162,6 +250,12 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string) error {
 	defer sc.Close()
 	for {
 		e, err := sc.Next(ctx)
+		var bad *wal.BadRecordError
+		if errors.As(err, &bad) {
+			n.quarantine("", wal.Entry{Position: wal.Position{PChannel: pchannel, Offset: bad.Offset}}, err)
+			handled(bad.Offset)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -172,6 +266,7 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string) error {
 					return err
 				}
 			}
+			handled(e.Position.Offset)
 			continue
 		}
 		ch := chans[m.VChannel]
@@ -181,7 +276,9 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string) error {
 			}
 			id, err := wal.CollectionIDOf(m.VChannel)
 			if err != nil {
-				return err
+				n.quarantine(m.VChannel, e, err)
+				handled(e.Position.Offset)
+				continue
 			}
 			col, err := n.colls.CollectionByID(id)
 			if err != nil {
@@ -193,8 +290,13 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string) error {
 			chans[m.VChannel] = ch
 		}
 		if err := ch.handle(ctx, e); err != nil {
-			return fmt.Errorf("vchannel %s offset %d: %w", m.VChannel, e.Position.Offset, err)
+			var bad *poisonError
+			if !errors.As(err, &bad) || ctx.Err() != nil {
+				return fmt.Errorf("vchannel %s offset %d: %w", m.VChannel, e.Position.Offset, err)
+			}
+			n.quarantine(m.VChannel, e, err)
 		}
+		handled(e.Position.Offset)
 		if ch.dropped {
 			delete(chans, m.VChannel)
 		}
@@ -203,7 +305,8 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string) error {
 
 // openChannel restores a vchannel's flowgraph from its recovery info. When
 // the vchannel has no checkpoint yet, one is saved at createdAt (the offset
-// of its CreateCollection message) or 0.
+// of its CreateCollection message) or, when that is not known (-1), where
+// the recovery info says the vchannel starts.
 func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchannel string, createdAt int64) (*channel, error) {
 	rec := n.coord.Recovery(vchannel)
 	ch := &channel{node: n, coll: col, vchannel: vchannel, cp: rec.Checkpoint,
@@ -211,6 +314,7 @@ func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchanne
 		lastSave: time.Now(), lastPeriodic: time.Now()}
 	if ch.cp.VChannel == "" {
 		ch.cp = catalog.ChannelCheckpoint{VChannel: vchannel, DeltaSyncedOffset: -1}
+		ch.cp.Position.Offset = rec.SeekOffset
 		if createdAt >= 0 {
 			ch.cp.Position.Offset = createdAt
 		}

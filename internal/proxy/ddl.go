@@ -319,7 +319,9 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, parts)), nil
 }
 
-// GetLoadState reports NotLoad or Loaded (loads are synchronous).
+// GetLoadState reports NotLoad or Loaded (loads are synchronous); a
+// collection whose load failed, or that stopped serving on an error, gets an
+// error status saying why (code 101, "collection not loaded", and the reason).
 func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequest) (*milvuspb.GetLoadStateResponse, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
@@ -329,10 +331,22 @@ func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequ
 	if err != nil {
 		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err)}, nil
 	}
+	if err := p.loadFailure(col); err != nil {
+		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err), State: commonpb.LoadState_LoadStateNotLoad}, nil
+	}
 	if p.isLoaded(col.ID, ids) {
 		return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoaded}, nil
 	}
 	return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateNotLoad}, nil
+}
+
+// loadFailure is the error to report for a collection whose last load
+// failed, or nil.
+func (p *Proxy) loadFailure(col *catalog.Collection) error {
+	if err := p.query.LoadFailure(col.ID); err != nil {
+		return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", col.Name, err)
+	}
+	return nil
 }
 
 func (p *Proxy) isLoaded(collID int64, want []int64) bool {
@@ -366,6 +380,9 @@ func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoading
 	}
 	ids, err := partitionIDs(col, req.GetPartitionNames())
 	if err != nil {
+		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
+	}
+	if err := p.loadFailure(col); err != nil {
 		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
 	}
 	if loaded, _ := p.query.Loaded(col.ID); !loaded {

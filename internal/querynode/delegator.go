@@ -15,6 +15,8 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/segment"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -68,13 +70,16 @@ type delegator struct {
 	next     int64
 	advanced chan struct{} // closed and replaced whenever tsafe or next moves
 	handoff  chan struct{}
+	// done is closed when run returns; stopErr (under tsMu) says why.
+	done    chan struct{}
+	stopErr error
 }
 
 func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
 	d := &delegator{node: n, info: info, vchannel: vchannel, pchannel: pchannel,
 		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
 		flushed: map[int64]bool{}, pending: map[int64]bool{}, since: map[int64]uint64{},
-		advanced: make(chan struct{}), handoff: make(chan struct{}, 1)}
+		advanced: make(chan struct{}), handoff: make(chan struct{}, 1), done: make(chan struct{})}
 	// Pin the whole pchannel before reading where the replay starts, then
 	// move the pin there: the segments load first, and meanwhile the
 	// checkpoints (and the WAL truncation behind them) move on.
@@ -190,6 +195,12 @@ func (d *delegator) run(ctx context.Context) error {
 	defer stop()
 	for {
 		e, err := sc.Next(ctx)
+		var bad *wal.BadRecordError
+		if errors.As(err, &bad) {
+			d.quarantine(wal.Entry{Position: wal.Position{PChannel: d.pchannel, Offset: bad.Offset}}, err)
+			d.advance(bad.Offset+1, 0)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -198,12 +209,24 @@ func (d *delegator) run(ctx context.Context) error {
 				return ctx.Err()
 			}
 			// A message this node cannot apply (malformed) must not stop the
-			// channel: reads would wait forever. Report it and move on.
-			d.node.logger.Error("skipping a message the query node cannot apply", "vchannel", d.vchannel,
-				"offset", e.Position.Offset, "type", e.Message.Type.String(), "err", err)
+			// channel: reads would wait forever. Quarantine it: report it
+			// (log, count, health) and move on.
+			d.quarantine(e, err)
 			d.advance(e.Position.Offset+1, e.Message.TimeTick-1)
 		}
 	}
+}
+
+// quarantine reports a message (or a whole record) the delegator cannot
+// apply and skips: logged with its position, counted and listed by the
+// node's Problems.
+func (d *delegator) quarantine(e wal.Entry, err error) {
+	d.node.logger.Error("quarantined a WAL message the query node cannot apply", "vchannel", d.vchannel,
+		"pchannel", d.pchannel, "offset", e.Position.Offset, "type", e.Message.Type.String(), "err", err)
+	n := d.node.quarantined.Add(1)
+	d.node.quarantine.Report(health.Problem{Component: "querynode", Subject: "vchannel " + d.vchannel,
+		Reason: fmt.Sprintf("quarantined %s message at %s offset %d: %v (%d quarantined in all)",
+			e.Message.Type, d.pchannel, e.Position.Offset, err, n)})
 }
 
 func (d *delegator) handle(ctx context.Context, e wal.Entry) error {
@@ -498,6 +521,25 @@ func (d *delegator) currentTSafe() uint64 {
 	return d.tsafe
 }
 
+// stopped records why run returned and wakes every waiter.
+func (d *delegator) stopped(err error) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, wal.ErrClosed) {
+		err = errors.New("the collection was released")
+	}
+	d.tsMu.Lock()
+	d.stopErr = err
+	d.tsMu.Unlock()
+	close(d.done)
+}
+
+// stoppedErr is the error a waiter gets once run has returned.
+func (d *delegator) stoppedErr() error {
+	d.tsMu.Lock()
+	defer d.tsMu.Unlock()
+	return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: vchannel %s stopped: %v",
+		d.info.Name, d.vchannel, d.stopErr)
+}
+
 // waitTSafe waits until tsafe ≥ ts and returns the tsafe.
 func (d *delegator) waitTSafe(ctx context.Context, ts uint64) (uint64, error) {
 	for {
@@ -510,6 +552,8 @@ func (d *delegator) waitTSafe(ctx context.Context, ts uint64) (uint64, error) {
 		select {
 		case <-ctx.Done():
 			return 0, fmt.Errorf("querynode: waiting for %s to reach timestamp %d (at %d): %w", d.vchannel, ts, cur, ctx.Err())
+		case <-d.done:
+			return 0, d.stoppedErr()
 		case <-ch:
 		}
 	}
@@ -528,6 +572,8 @@ func (d *delegator) waitCaughtUp(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return errors.Join(errors.New("querynode: load interrupted"), ctx.Err())
+		case <-d.done:
+			return d.stoppedErr()
 		case <-ch:
 		}
 	}

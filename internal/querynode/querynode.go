@@ -14,10 +14,12 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -70,6 +72,21 @@ type Node struct {
 
 	mu          sync.RWMutex
 	collections map[int64]*collection
+	// failed holds the collections whose last load failed (cleared by the
+	// next Load or a Release): a delegator that cannot read its vchannel or
+	// a segment that cannot be loaded stops its collection, never the node.
+	failed map[int64]loadFailure
+	// quarantined counts the WAL messages the delegators could not apply
+	// and skipped; quarantine lists them by vchannel.
+	quarantined atomic.Int64
+	quarantine  health.Set
+}
+
+// loadFailure is why a collection's load failed.
+type loadFailure struct {
+	name string
+	err  error
+	at   time.Time
 }
 
 // collection is a loaded collection: one delegator per vchannel.
@@ -87,7 +104,7 @@ func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collecti
 	logger *slog.Logger,
 ) *Node {
 	return &Node{cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, pins: pins, logger: logger,
-		collections: map[int64]*collection{}}
+		collections: map[int64]*collection{}, failed: map[int64]loadFailure{}}
 }
 
 // Load loads a collection (partitions nil = all) and returns once every
@@ -105,6 +122,7 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64)
 		n.mu.Unlock()
 		return err
 	}
+	delete(n.failed, collectionID) // a new load is a new try
 	runCtx, cancel := context.WithCancel(context.Background())
 	c := &collection{info: info, cancel: cancel}
 	c.setPartitions(partitions)
@@ -113,8 +131,13 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64)
 		if err != nil {
 			cancel()
 			c.stop()
+			err = fmt.Errorf("querynode: load %s: %w", v, err)
+			if ctx.Err() == nil {
+				n.failed[collectionID] = loadFailure{name: info.Name, err: err, at: time.Now()}
+				n.logger.Error("loading a collection failed", "collection", info.Name, "err", err)
+			}
 			n.mu.Unlock()
-			return fmt.Errorf("querynode: load %s: %w", v, err)
+			return err
 		}
 		c.delegators = append(c.delegators, d)
 	}
@@ -122,8 +145,11 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64)
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			if err := d.run(runCtx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, wal.ErrClosed) {
-				n.logger.Error("delegator stopped", "vchannel", d.vchannel, "err", err)
+			err := d.run(runCtx)
+			d.stopped(err)
+			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, wal.ErrClosed) {
+				// Stop the collection (not from this goroutine: stop waits for it).
+				go n.fail(c, fmt.Errorf("querynode: vchannel %s: %w", d.vchannel, err))
 			}
 		}()
 	}
@@ -135,6 +161,47 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64)
 		}
 	}
 	return nil
+}
+
+// fail unloads a collection whose delegator stopped on an error and records
+// why, so that reads and GetLoadState report it instead of waiting.
+func (n *Node) fail(c *collection, err error) {
+	n.logger.Error("a loaded collection stopped serving; it must be loaded again", "collection", c.info.Name, "err", err)
+	n.mu.Lock()
+	if n.collections[c.info.ID] == c {
+		delete(n.collections, c.info.ID)
+		n.failed[c.info.ID] = loadFailure{name: c.info.Name, err: err, at: time.Now()}
+	}
+	n.mu.Unlock()
+	c.stop()
+}
+
+// LoadFailure returns why the collection's last load failed, or nil.
+func (n *Node) LoadFailure(collectionID int64) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if f, ok := n.failed[collectionID]; ok {
+		return f.err
+	}
+	return nil
+}
+
+// Quarantined is the number of WAL messages the delegators skipped because
+// they could not apply them.
+func (n *Node) Quarantined() int64 { return n.quarantined.Load() }
+
+// Problems implements health.Source: collections whose load failed and
+// vchannels with quarantined messages.
+func (n *Node) Problems() []health.Problem {
+	n.mu.RLock()
+	var out []health.Problem
+	for _, f := range n.failed {
+		out = append(out, health.Problem{Component: "querynode", Subject: "collection " + f.name,
+			Reason: "load failed: " + f.err.Error(), Since: f.at})
+	}
+	n.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Subject < out[j].Subject })
+	return append(out, n.quarantine.Problems()...)
 }
 
 // loadAttempts bounds newDelegatorRetrying.
@@ -189,6 +256,7 @@ func (n *Node) Release(collectionID int64) {
 	n.mu.Lock()
 	c, ok := n.collections[collectionID]
 	delete(n.collections, collectionID)
+	delete(n.failed, collectionID)
 	n.mu.Unlock()
 	if ok {
 		c.stop()
@@ -247,6 +315,9 @@ func (n *Node) loaded(collectionID int64) (*collection, map[int64]bool, error) {
 		name := fmt.Sprint(collectionID)
 		if info, err := n.colls.CollectionByID(collectionID); err == nil {
 			name = info.Name
+		}
+		if f, failed := n.failed[collectionID]; failed {
+			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, f.err)
 		}
 		return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,13 +26,31 @@ func (c *counter) Allocate(_ context.Context, n uint32) (uint64, error) {
 	return c.n.Add(uint64(n)) - uint64(n) + 1, nil
 }
 
-// announcer accepts DDL messages without a WAL.
-type announcer struct{ ts counter }
+// announcer accepts DDL messages without a WAL, counting them per pchannel
+// as their offsets.
+type announcer struct {
+	ts  counter
+	mu  sync.Mutex
+	end map[string]int64
+}
 
-func (a *announcer) Append(ctx context.Context, _ map[string][]wal.Message) (uint64, error) {
+func (a *announcer) Append(ctx context.Context, batch map[string][]wal.Message) (uint64, error) {
+	a.mu.Lock()
+	if a.end == nil {
+		a.end = map[string]int64{}
+	}
+	for p, ms := range batch {
+		a.end[p] += int64(len(ms))
+	}
+	a.mu.Unlock()
 	return a.ts.Allocate(ctx, 1)
 }
 func (a *announcer) Watch(string) {}
+func (a *announcer) End(_ context.Context, p string) (int64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.end[p], nil
+}
 
 func open(t *testing.T, path string, ids *counter) (*rootcoord.Core, func()) {
 	t.Helper()
@@ -136,4 +155,41 @@ func TestRenameCollectionPersists(t *testing.T) {
 	col, err = core.Collection("db2", "b2")
 	require.NoError(t, err)
 	require.Equal(t, "db2", col.DBName)
+}
+
+// A collection's vchannels start at their pchannels' ends when it is
+// created, and the start offsets survive a restart.
+func TestCollectionStartOffsets(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "meta.db")
+	ids := &counter{}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	kv, err := embedded.Open(path, logger)
+	require.NoError(t, err)
+	ann := &announcer{}
+	core, err := rootcoord.New(ctx, rootcoord.Defaults(), kv, ids, ids, ann, logger)
+	require.NoError(t, err)
+	require.NoError(t, core.CreateCollection(ctx, "", schema("a"), 16, commonpb.ConsistencyLevel_Bounded, nil))
+	require.NoError(t, core.CreateCollection(ctx, "", schema("b"), 16, commonpb.ConsistencyLevel_Bounded, nil))
+	b, err := core.Collection("", "b")
+	require.NoError(t, err)
+	require.Len(t, b.StartOffsets, 16)
+	for i, v := range b.VChannels {
+		// "a" announced one message on every pchannel before "b" was created.
+		require.EqualValues(t, 1, b.StartOffsets[i], v)
+		off, ok := core.StartOffset(v)
+		require.True(t, ok)
+		require.EqualValues(t, 1, off)
+	}
+	require.NoError(t, kv.Close())
+	kv, err = embedded.Open(path, logger)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, kv.Close()) }()
+	core, err = rootcoord.New(ctx, rootcoord.Defaults(), kv, ids, ids, &announcer{}, logger)
+	require.NoError(t, err)
+	off, ok := core.StartOffset(b.VChannels[3])
+	require.True(t, ok)
+	require.EqualValues(t, 1, off)
+	_, ok = core.StartOffset("by-dev-rootcoord-dml_0_1v0")
+	require.False(t, ok, "unknown vchannel")
 }

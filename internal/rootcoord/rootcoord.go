@@ -38,10 +38,12 @@ type Allocator interface {
 }
 
 // Announcer appends DDL messages to the WAL and returns their timestamp;
-// Watch makes a pchannel that carries a collection emit time ticks.
+// Watch makes a pchannel that carries a collection emit time ticks; End is
+// the offset the pchannel's next record will get.
 type Announcer interface {
 	Append(ctx context.Context, batch map[string][]wal.Message) (uint64, error)
 	Watch(pchannel string)
+	End(ctx context.Context, pchannel string) (int64, error)
 }
 
 // Config configures the root coordinator.
@@ -177,8 +179,15 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 	}
 	for i := 0; i < shards; i++ {
 		p := wal.PChannelName(c.cfg.ChannelPrefix, int((collID+int64(i))%int64(c.cfg.PChannels)))
+		// Nothing of the new vchannel is in the WAL yet: it starts at the
+		// pchannel's end (which survives any truncation).
+		start, err := c.wal.End(ctx, p)
+		if err != nil {
+			return fmt.Errorf("rootcoord: start position of %s: %w", p, err)
+		}
 		info.PChannels = append(info.PChannels, p)
 		info.VChannels = append(info.VChannels, wal.VChannelName(p, collID, i))
+		info.StartOffsets = append(info.StartOffsets, start)
 	}
 	ts, err := c.tso.Allocate(ctx, 1)
 	if err != nil {
@@ -426,6 +435,21 @@ func (c *Core) LiveVChannels() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// StartOffset returns where a live vchannel's messages start in its
+// pchannel (false for an unknown vchannel or a collection that predates
+// start offsets).
+func (c *Core) StartOffset(vchannel string) (int64, bool) {
+	id, err := wal.CollectionIDOf(vchannel)
+	if err != nil {
+		return 0, false
+	}
+	col, err := c.CollectionByID(id)
+	if err != nil {
+		return 0, false
+	}
+	return col.StartOffset(vchannel)
 }
 
 // ExpireBefore returns the TTL cut-off of a collection: rows inserted before

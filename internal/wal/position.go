@@ -62,6 +62,22 @@ type Entry struct {
 	More bool
 }
 
+// BadRecordError reports a record that was read intact (its checksum is
+// right) but does not decode as messages: a consumer skips it, reporting
+// it, since reading it again cannot help.
+type BadRecordError struct {
+	PChannel string
+	Offset   int64
+	Err      error
+}
+
+func (e *BadRecordError) Error() string {
+	return fmt.Sprintf("wal: %s offset %d: %v", e.PChannel, e.Offset, e.Err)
+}
+
+// Unwrap returns the decoding error (wrapping ErrBadMessage).
+func (e *BadRecordError) Unwrap() error { return e.Err }
+
 // Scanner reads decoded messages from one pchannel of a Log.
 type Scanner struct {
 	pchannel string
@@ -93,7 +109,7 @@ func (s *Scanner) Next(ctx context.Context) (Entry, error) {
 		}
 		msgs, err := DecodeRecord(rec.Data)
 		if err != nil {
-			return Entry{}, fmt.Errorf("wal: %s offset %d: %w", s.pchannel, rec.Offset, err)
+			return Entry{}, &BadRecordError{PChannel: s.pchannel, Offset: rec.Offset, Err: err}
 		}
 		s.pending, s.offset = msgs, rec.Offset
 	}

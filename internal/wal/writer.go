@@ -224,6 +224,11 @@ func (w *Writer) appendLocked(ctx context.Context, names []string, produce func(
 	return ts, nil
 }
 
+// End returns the offset the pchannel's next record will get.
+func (w *Writer) End(ctx context.Context, pchannel string) (int64, error) {
+	return w.log.End(ctx, pchannel)
+}
+
 // Tick appends a TimeTick message (VChannel "") on pchannel and returns its
 // timestamp once durable.
 func (w *Writer) Tick(ctx context.Context, pchannel string) (uint64, error) {
