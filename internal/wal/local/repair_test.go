@@ -551,3 +551,33 @@ func TestConfigValidate(t *testing.T) {
 	_, err := Open(Config{}, nil)
 	require.True(t, errors.Is(err, ErrInvalidConfig))
 }
+
+// TestSegmentVanishes checks that a sealed segment file removed behind the
+// Log's back (not truncated) is reported as damage, not as truncation.
+func TestSegmentVanishes(t *testing.T) {
+	recs := make([][]byte, 12)
+	for i := range recs {
+		recs[i] = payload(i, 20) // 4 records per 100-byte segment
+	}
+	cfg := Config{Dir: t.TempDir(), SegmentSize: 100}
+	writeRecords(t, cfg, recs)
+	l, err := Open(cfg, testLogger(t))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	path := filepath.Join(cfg.Dir, "ch", segmentName(4))
+	require.NoError(t, os.Remove(path))
+	got, err := readAll(t, l, 0)
+	var ce *CorruptionErr
+	require.ErrorAs(t, err, &ce)
+	require.ErrorIs(t, err, ErrMissingSegment)
+	require.NotErrorIs(t, err, wal.ErrTruncated)
+	require.Equal(t, path, ce.Segment)
+	require.Len(t, got, 4)
+	probs := l.Problems()
+	require.Len(t, probs, 1)
+	require.Contains(t, probs[0].Reason, path)
+	// Truncation past it still reads as truncation.
+	require.NoError(t, l.Truncate(context.Background(), "ch", 8))
+	_, err = readAll(t, l, 0)
+	require.ErrorIs(t, err, wal.ErrTruncated)
+}

@@ -190,3 +190,41 @@ func TestCloseCompletesQueued(t *testing.T) {
 		require.Equal(t, int64(1), res.Offset)
 	}
 }
+
+// TestLargeCallSyncsWithinBound checks that a call larger than
+// MaxBatchBytes is fsynced inside, so that the unsynced bytes of a segment
+// never exceed MaxBatchBytes (or one larger frame), which the repair rule
+// relies on.
+func TestLargeCallSyncsWithinBound(t *testing.T) {
+	var mu sync.Mutex
+	var unsyncedAt []int64 // file size minus the size at the previous sync, at each sync
+	last := int64(0)
+	record := func(f *os.File) error {
+		if filepath.Ext(f.Name()) == segmentExt {
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			unsyncedAt = append(unsyncedAt, fi.Size()-last)
+			last = fi.Size()
+			mu.Unlock()
+		}
+		return f.Sync()
+	}
+	l, err := Open(Config{Dir: t.TempDir(), MaxBatchBytes: 64, sync: record}, testLogger(t))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	recs := make([][]byte, 10)
+	for i := range recs {
+		recs[i] = payload(i, 20) // 28 framed bytes
+	}
+	recs = append(recs, payload(10, 100)) // one frame larger than the bound
+	require.NoError(t, (<-l.AppendAsync("ch", recs)).Err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Greater(t, len(unsyncedAt), 5, "the call is fsynced inside")
+	for i, n := range unsyncedAt {
+		require.True(t, n <= 64 || n == headerSize+100, "sync %d covered %d unsynced bytes", i, n)
+	}
+}
