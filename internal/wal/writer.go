@@ -255,11 +255,14 @@ func (w *Writer) Unwatch(pchannel string) {
 // Run ticks every watched pchannel that has had no append for
 // TickInterval, until ctx ends; it then returns nil. Idle pchannels found
 // in one pass share one timestamp. It returns ErrClosed (wrapped) if the Log
-// is closed. Failed ticks are logged and retried on the next pass.
+// is closed. A failed tick latches nothing: it is retried on the next pass
+// (the Log decides when its pchannel can write again); the first failure
+// and the recovery are logged, not every failed pass.
 func (w *Writer) Run(ctx context.Context) error {
 	period := max(w.cfg.TickInterval/2, time.Millisecond)
 	t := time.NewTicker(period)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -274,14 +277,20 @@ func (w *Writer) Run(ctx context.Context) error {
 		for _, name := range idle {
 			batch[name] = []Message{{Type: TypeTimeTick}}
 		}
-		if _, err := w.Append(ctx, batch); err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return nil
-			case errors.Is(err, ErrClosed):
-				return err
+		_, err := w.Append(ctx, batch)
+		switch {
+		case err == nil:
+			if failing {
+				w.logger.Info("wal: time ticks resumed", slog.Any("pchannels", idle))
 			}
-			w.logger.Warn("wal: time tick failed", slog.Any("pchannels", idle), slog.Any("err", err))
+			failing = false
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, ErrClosed):
+			return err
+		case !failing:
+			failing = true
+			w.logger.Warn("wal: time tick failed; retrying every pass", slog.Any("pchannels", idle), slog.Any("err", err))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"time"
 )
 
 // Default configuration values.
@@ -19,7 +20,14 @@ const (
 	DefaultWriteBufferSize = 1 << 20
 	// DefaultReadBufferSize is the size of each reader's buffered reader.
 	DefaultReadBufferSize = 256 << 10
+	// DefaultRetryBackoff is the first wait after a failed append before a
+	// pchannel repairs its active segment and writes again.
+	DefaultRetryBackoff = 50 * time.Millisecond
 )
+
+// maxRetryBackoff caps the retry backoff at this multiple of
+// Config.RetryBackoff (the backoff doubles after each failed try).
+const maxRetryBackoff = 32
 
 // ErrInvalidConfig reports a Config that fails Validate.
 var ErrInvalidConfig = errors.New("wal: invalid config")
@@ -41,9 +49,15 @@ type Config struct {
 	WriteBufferSize int
 	// ReadBufferSize is the buffer size of each Reader.
 	ReadBufferSize int
-	// VerifySealed makes Open read and CRC-check every sealed segment, failing
-	// with *CorruptionErr on damage. Otherwise damage in a sealed segment is
-	// reported by the Reader that reaches it.
+	// RetryBackoff is how long a pchannel whose append failed (a full disk,
+	// a failed fsync) fails further appends at once before it repairs its
+	// active segment and tries to write again; it doubles after each failed
+	// try, up to 32 times its value, and resets after a successful write.
+	RetryBackoff time.Duration
+	// VerifySealed makes Open read and CRC-check every sealed segment and
+	// report the first damage (through Log.Problems and the log) before a
+	// Reader reaches it. Otherwise damage in a sealed segment is reported by
+	// the Reader that reaches it. Either way Open does not fail.
 	VerifySealed bool
 
 	// sync makes a file or directory durable; nil means (*os.File).Sync.
@@ -68,6 +82,9 @@ func (c Config) Defaults() Config {
 	if c.ReadBufferSize == 0 {
 		c.ReadBufferSize = DefaultReadBufferSize
 	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = DefaultRetryBackoff
+	}
 	return c
 }
 
@@ -86,6 +103,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: WriteBufferSize %d must be positive", ErrInvalidConfig, c.WriteBufferSize)
 	case c.ReadBufferSize <= 0:
 		return fmt.Errorf("%w: ReadBufferSize %d must be positive", ErrInvalidConfig, c.ReadBufferSize)
+	case c.RetryBackoff <= 0:
+		return fmt.Errorf("%w: RetryBackoff %v must be positive", ErrInvalidConfig, c.RetryBackoff)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 // Package local is the embedded implementation of wal.Log: one directory
 // of segment files per pchannel, with group-commit fsync, CRC-checked
-// records and torn-tail repair.
+// records, torn-tail repair that never mistakes damage for a torn tail,
+// recovery from failed writes (a full disk) without a restart, and the
+// operator's tools Verify and Cut.
 //
 // # Layout
 //
@@ -32,7 +34,8 @@
 //
 // length is the byte length of data, 1 ≤ length ≤ Config.MaxRecordBytes
 // (zero-length records are rejected by AppendAsync, so that a zero-filled
-// tail never decodes as records). crc is the CRC-32 of data with the
+// region never decodes as records: its first header reads length 0, which
+// is never valid). crc is the CRC-32 of data with the
 // Castagnoli polynomial. A record's offset is not stored: it is the
 // segment's first offset plus the record's index in the file.
 //
@@ -49,10 +52,29 @@
 // call of the group. When a segment is sealed mid-group it is flushed and
 // fsynced before the next one is created.
 //
-// A failed write or fsync fails every call of the group, and the pchannel
-// then fails every later append with the same error until the Log is
-// reopened (after a failed fsync the state of the page cache is unknown;
-// reopening repairs the tail from what is on disk).
+// A call larger than MaxBatchBytes is still one group, but the writer
+// fsyncs inside it whenever the bytes written since the last fsync would
+// pass MaxBatchBytes. So at any moment the bytes of a segment file after
+// its last successful fsync are at most MaxBatchBytes, or a single frame
+// larger than that: this bounds what a crash can leave half-written (see
+// Recovery).
+//
+// A failed write or fsync (a full disk, an I/O error) fails every call of
+// the group; none of its records is acknowledged and none becomes visible.
+// The pchannel does not latch the failure. The rule it follows is that
+// only bytes covered by a successful fsync are trusted: after a failed
+// fsync the kernel may have dropped the dirty pages and will not report it
+// again, so what is in the page cache after the durable end proves nothing.
+// For Config.RetryBackoff (doubling after each failed try, up to 32 times,
+// reset by a success) further appends fail at once with the cause; the next
+// append after that repairs the active segment — it closes it, removes the
+// segment files the failed commits created (fsyncing the directory),
+// reopens the active segment, truncates it to its size at the durable end
+// (the end of the last acknowledged record), fsyncs it — and then writes
+// its group. Records a failed commit wrote, even ones a mid-call fsync
+// made durable, are cut away, so a caller that retries a failed append
+// never finds it twice. While appends fail, Log.Problems reports the
+// pchannel (WritesUnavailable, with the error); the first success clears it.
 //
 // # Reading
 //
@@ -61,20 +83,82 @@
 // It takes the pchannel mutex only when it has consumed every record it
 // knew to be durable, and then blocks on a notification channel (no
 // polling) until the writer publishes more, its context ends or the Log is
-// closed. A record whose CRC or length is wrong, or a sealed segment that
-// ends before the next segment begins, is reported as *CorruptionErr with
-// the segment path and the byte offset of the bad frame.
+// closed. A record whose CRC or length is wrong, a sealed segment that ends
+// before the next segment begins, or a segment file that is missing without
+// having been truncated (ErrMissingSegment), is reported as *CorruptionErr
+// with the segment path and the byte offset of the bad frame; the first
+// such find per pchannel is also logged and reported by Log.Problems. A
+// reader of a damaged pchannel (see Recovery) that reaches the damage gets
+// its *CorruptionErr instead of waiting for records that cannot come.
 //
 // # Recovery
 //
-// Open scans the last segment of every pchannel from its start. The first
-// frame that is cut short, has an impossible length or a wrong CRC, and
-// everything after it, is a torn tail: the file is truncated to the end of
-// the last good frame (logged as a warning with both the byte and record
-// offsets) and fsynced, and appends continue at the next offset. Sealed
-// segments are not read at Open unless Config.VerifySealed is set, in which
-// case damage or missing records in one fail Open with *CorruptionErr;
-// damage in a sealed segment is never repaired automatically.
+// Open scans the last segment of every pchannel from its start and stops
+// at the first frame that is cut short, has an impossible length or a
+// wrong CRC. A torn tail is only ever the last, partially written group
+// commit; what an unfinished write leaves is a prefix of its bytes, cut by
+// the end of the file, with blocks that were never written back reading
+// as zeros. So the bad frame at byte p of a file of size s starts a torn
+// tail only when all of these hold:
+//
+//  1. s − p is at most one group commit's unsynced bytes (MaxBatchBytes),
+//     or the frame at p has a plausible length, is larger than
+//     MaxBatchBytes (so it was written on its own) and reaches the end of
+//     the file;
+//  2. no valid frame (plausible length, matching CRC) starts anywhere in
+//     (p, s): the frame after p's own length is tried first, then every
+//     byte offset (resync), within a budget of CRC-checked bytes beyond
+//     which a valid frame is assumed;
+//  3. the frame itself has the shape of an unfinished write: its header is
+//     cut short, or zero-filled (length 0 and CRC 0), or its length is
+//     plausible and it is cut short by the end of the file (and its data is
+//     not intact under the stored CRC, which would mean a damaged length),
+//     or it is whole but part of it in a 512-byte-aligned block reads as
+//     zeros (a block never written back).
+//
+// A torn tail is truncated to the end of the last good frame (logged as a
+// warning with the byte and record offsets and the bytes removed) and
+// fsynced, and appends continue at the next offset. Everything else — a
+// flipped bit in any record, the last one included, zeros that start
+// inside a record away from a block boundary, garbage after the last
+// record, damage followed by valid records or further from the end than a
+// group commit reaches — is corruption: the file is kept byte-identical,
+// the pchannel serves every record before the damage, a reader reaching it
+// gets *CorruptionErr (path and byte offset), appends fail with ErrDamaged
+// wrapping it, and Log.Problems reports the pchannel (WritesUnavailable).
+// Appending after the damage would bury acknowledged records behind new
+// ones, so the decision is left to the operator (Cut). Open never fails
+// because of one pchannel: one that cannot be read at all is reported the
+// same way, and every other pchannel works.
+//
+// The rule errs towards reporting: a crash on a file system that writes
+// back pages out of order can leave zeros followed by a later record of
+// the same unfinished group, which is reported as corruption although
+// nothing acknowledged is lost; lowering MaxBatchBytes across such a crash
+// does the same. Cut accepts the loss explicitly.
+//
+// Sealed segments are not read at Open unless Config.VerifySealed is set,
+// in which case the first damaged or short sealed segment is logged and
+// reported by Log.Problems (Open does not fail). Damage in a sealed segment
+// is never repaired automatically, and never stops appends: it does not
+// touch the active segment.
+//
+// # Checking and cutting (operator tools)
+//
+// Verify walks a WAL directory without opening anything for writing and
+// returns every Damage it finds: per segment the first bad record (a
+// "corrupt record", or a "torn tail" for the last segment when Open would
+// truncate it), a sealed segment that ends before the next begins
+// ("missing segment"), one that holds more records than the next name
+// implies ("overlapping segment"), and unreadable files. Cut, run only on
+// the operator's word while no Log has the directory open, cuts one
+// pchannel at its first damage: the bytes from the damage on move to
+// <segment>.damaged, the segment is truncated there, and every later
+// segment file is renamed to <name>.damaged; nothing is deleted and every
+// change is fsynced. Files ending in .damaged are ignored by Open. After a
+// cut the pchannel's end moves back to the damage, so offsets past it are
+// given again to new records: consumers' checkpoints past the new end are
+// the operator's (and the caller's) to reset.
 //
 // # Truncation
 //

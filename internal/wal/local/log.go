@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -24,6 +25,12 @@ var (
 	ErrInvalidPChannel = errors.New("wal: invalid pchannel name")
 	// ErrInvalidOffset reports a negative read offset.
 	ErrInvalidOffset = errors.New("wal: invalid offset")
+	// ErrDamaged reports an append to a pchannel whose last segment holds
+	// damage that is not a torn tail (or that could not be loaded): appending
+	// after it would hide the damaged records behind new ones, so appends are
+	// refused until an operator cuts the WAL (Cut). It wraps the cause, a
+	// *CorruptionErr naming the file and byte offset.
+	ErrDamaged = errors.New("wal: pchannel damaged, appends refused")
 )
 
 // Log is the embedded, file-based wal.Log. It is safe for concurrent use.
@@ -42,8 +49,11 @@ type Log struct {
 var _ wal.Log = (*Log)(nil)
 
 // Open opens (creating if needed) the log in cfg.Dir, recovering every
-// pchannel found there and repairing torn tails. A damaged sealed segment
-// found with Config.VerifySealed fails Open with *CorruptionErr.
+// pchannel found there and repairing torn tails. Damage that is not a torn
+// tail does not fail Open: the damaged pchannel keeps its files untouched,
+// serves the records before the damage, refuses appends (ErrDamaged) and is
+// reported by Problems; every other pchannel works normally. Open fails
+// only when cfg is invalid or cfg.Dir itself cannot be created or listed.
 func Open(cfg Config, logger *slog.Logger) (*Log, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -60,27 +70,46 @@ func Open(cfg Config, logger *slog.Logger) (*Log, error) {
 		return nil, fmt.Errorf("wal: read dir: %w", err)
 	}
 	l := &Log{cfg: cfg, logger: logger, channels: make(map[string]*channel)}
-	var loaded []*channel
 	for _, e := range entries {
 		if !e.IsDir() || validPChannel(e.Name()) != nil {
 			continue
 		}
 		c := newChannel(e.Name(), cfg.Dir, &l.cfg, logger)
 		if err := c.load(); err != nil {
-			for _, c := range append(loaded, c) {
-				if c.f != nil {
-					_ = c.f.Close()
-				}
+			if c.f != nil {
+				_ = c.f.Close()
+				c.f = nil
 			}
-			return nil, fmt.Errorf("wal: open pchannel %s: %w", e.Name(), err)
+			c.setDamaged(err)
 		}
-		loaded = append(loaded, c)
-	}
-	for _, c := range loaded {
 		l.channels[c.name] = c
+	}
+	for _, c := range l.channels {
 		go c.run()
 	}
 	return l, nil
+}
+
+// Problems implements health.Source: one Problem per damaged pchannel (its
+// last segment holds damage that is not a torn tail: WritesUnavailable), per
+// pchannel whose appends are failing (a full disk, a failed fsync:
+// WritesUnavailable until a write succeeds again) and per pchannel where a
+// reader (or Config.VerifySealed) found a damaged or missing sealed
+// segment. The Subject is "pchannel <name>"; Reason names the file and
+// byte offset.
+func (l *Log) Problems() []health.Problem {
+	l.mu.Lock()
+	chans := make([]*channel, 0, len(l.channels))
+	for _, c := range l.channels {
+		chans = append(chans, c)
+	}
+	l.mu.Unlock()
+	sort.Slice(chans, func(i, j int) bool { return chans[i].name < chans[j].name })
+	var out []health.Problem
+	for _, c := range chans {
+		out = append(out, c.problems()...)
+	}
+	return out
 }
 
 // validPChannel reports whether name can be used as a directory name.

@@ -47,7 +47,9 @@ func (r *reader) Next(ctx context.Context) (wal.Record, error) {
 		if errors.Is(err, io.EOF) {
 			err = ErrSegmentGap
 		}
-		r.err = &CorruptionErr{Segment: r.seg.path, Offset: pos, Err: err}
+		ce := &CorruptionErr{Segment: r.seg.path, Offset: pos, Err: err}
+		r.c.noteReadDamage(ce)
+		r.err = ce
 		return wal.Record{}, r.err
 	}
 	rec := wal.Record{Offset: r.off, Data: data}
@@ -68,6 +70,10 @@ func (r *reader) refresh(ctx context.Context) error {
 		case r.off < c.start:
 			c.mu.Unlock()
 			return fmt.Errorf("%w: offset %d < start %d", wal.ErrTruncated, r.off, c.start)
+		case r.off >= c.end && c.damaged != nil:
+			err := c.damaged
+			c.mu.Unlock()
+			return err
 		case r.off < c.end:
 			i := sort.Search(len(c.segs), func(i int) bool { return c.segs[i].first > r.off }) - 1
 			seg, bound := c.segs[i], c.end
@@ -98,7 +104,15 @@ func (r *reader) open(seg segment) error {
 	r.closeFile()
 	f, err := os.Open(seg.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: segment %s removed", wal.ErrTruncated, seg.path)
+		r.c.mu.Lock()
+		truncated := seg.first < r.c.start
+		r.c.mu.Unlock()
+		if truncated {
+			return fmt.Errorf("%w: segment %s removed", wal.ErrTruncated, seg.path)
+		}
+		ce := &CorruptionErr{Segment: seg.path, Err: ErrMissingSegment}
+		r.c.noteReadDamage(ce)
+		return ce
 	}
 	if err != nil {
 		return fmt.Errorf("wal: open segment: %w", err)
@@ -116,7 +130,9 @@ func (r *reader) open(seg segment) error {
 			if errors.Is(err, io.EOF) {
 				err = ErrSegmentGap
 			}
-			return &CorruptionErr{Segment: seg.path, Offset: pos, Err: err}
+			ce := &CorruptionErr{Segment: seg.path, Offset: pos, Err: err}
+			r.c.noteReadDamage(ce)
+			return ce
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 type gatedSync struct {
 	entered chan string
 	release chan error
+	open    atomic.Bool // when set, syncs pass without waiting
 	mu      sync.Mutex
 	synced  []string
 }
@@ -29,7 +30,7 @@ func newGatedSync() *gatedSync {
 }
 
 func (g *gatedSync) sync(f *os.File) error {
-	if filepath.Ext(f.Name()) == segmentExt {
+	if filepath.Ext(f.Name()) == segmentExt && !g.open.Load() {
 		g.entered <- f.Name()
 		if err := <-g.release; err != nil {
 			return err
@@ -89,9 +90,12 @@ func TestResultsOnlyAfterSync(t *testing.T) {
 	require.Contains(t, g.synced, filepath.Join(cfg.Dir, "ch"))
 }
 
-func TestFailedSyncFailsAppends(t *testing.T) {
+// TestFailedSyncRecovers checks that a failed fsync fails its group, is
+// reported, and that the pchannel then repairs its active segment and
+// accepts appends again without a reopen, dropping only the failed group.
+func TestFailedSyncRecovers(t *testing.T) {
 	g := newGatedSync()
-	l, err := Open(Config{Dir: t.TempDir(), sync: g.sync}, testLogger(t))
+	l, err := Open(Config{Dir: t.TempDir(), sync: g.sync, RetryBackoff: 20 * time.Millisecond}, testLogger(t))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, l.Close()) }()
 
@@ -108,17 +112,35 @@ func TestFailedSyncFailsAppends(t *testing.T) {
 	res := <-second
 	require.ErrorIs(t, res.Err, injected)
 
-	// The pchannel refuses further appends and never exposes the failed record.
-	res = <-l.AppendAsync("ch", [][]byte{[]byte("c")})
-	require.ErrorIs(t, res.Err, injected)
+	// The failed record is never exposed, and the failure is reported.
 	end, err := l.End(context.Background(), "ch")
 	require.NoError(t, err)
 	require.Equal(t, int64(1), end)
+	probs := l.Problems()
+	require.Len(t, probs, 1)
+	require.Equal(t, "pchannel ch", probs[0].Subject)
+	require.True(t, probs[0].WritesUnavailable)
+	require.Contains(t, probs[0].Reason, "injected: disk gone")
+
+	// Once syncs work again, appends resume at the durable end.
+	g.open.Store(true)
+	var got wal.AppendResult
+	require.Eventually(t, func() bool {
+		got = <-l.AppendAsync("ch", [][]byte{[]byte("c")})
+		if got.Err != nil {
+			require.ErrorIs(t, got.Err, injected, "while backing off, appends fail with the cause")
+		}
+		return got.Err == nil
+	}, 5*time.Second, 5*time.Millisecond)
+	require.Equal(t, int64(1), got.Offset)
+	require.Empty(t, l.Problems())
+	recs, err := readAll(t, l, 0)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	require.Equal(t, []byte("a"), recs[0].Data)
+	require.Equal(t, []byte("c"), recs[1].Data)
 	// Other pchannels are unaffected.
-	other := l.AppendAsync("other", [][]byte{[]byte("x")})
-	<-g.entered
-	g.release <- nil
-	require.NoError(t, (<-other).Err)
+	require.NoError(t, (<-l.AppendAsync("other", [][]byte{[]byte("x")})).Err)
 }
 
 func TestGroupCommit(t *testing.T) {
@@ -166,5 +188,43 @@ func TestCloseCompletesQueued(t *testing.T) {
 		require.ErrorIs(t, res.Err, wal.ErrClosed)
 	} else {
 		require.Equal(t, int64(1), res.Offset)
+	}
+}
+
+// TestLargeCallSyncsWithinBound checks that a call larger than
+// MaxBatchBytes is fsynced inside, so that the unsynced bytes of a segment
+// never exceed MaxBatchBytes (or one larger frame), which the repair rule
+// relies on.
+func TestLargeCallSyncsWithinBound(t *testing.T) {
+	var mu sync.Mutex
+	var unsyncedAt []int64 // file size minus the size at the previous sync, at each sync
+	last := int64(0)
+	record := func(f *os.File) error {
+		if filepath.Ext(f.Name()) == segmentExt {
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			unsyncedAt = append(unsyncedAt, fi.Size()-last)
+			last = fi.Size()
+			mu.Unlock()
+		}
+		return f.Sync()
+	}
+	l, err := Open(Config{Dir: t.TempDir(), MaxBatchBytes: 64, sync: record}, testLogger(t))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	recs := make([][]byte, 10)
+	for i := range recs {
+		recs[i] = payload(i, 20) // 28 framed bytes
+	}
+	recs = append(recs, payload(10, 100)) // one frame larger than the bound
+	require.NoError(t, (<-l.AppendAsync("ch", recs)).Err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Greater(t, len(unsyncedAt), 5, "the call is fsynced inside")
+	for i, n := range unsyncedAt {
+		require.True(t, n <= 64 || n == headerSize+100, "sync %d covered %d unsynced bytes", i, n)
 	}
 }
