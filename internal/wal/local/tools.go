@@ -1,6 +1,8 @@
 package local
 
 import (
+	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/strata-db/strata/internal/wal"
 )
 
 // Kinds of Damage.
@@ -151,6 +155,10 @@ type CutResult struct {
 	RemovedRecords int64
 	// Moved lists the files the removed bytes now live in (<name>.damaged).
 	Moved []string
+	// OldEnd is a lower bound of the pchannel's end before the cut: End
+	// plus the damaged record and the valid records found after it, or
+	// the end of the last segment moved away, whichever is larger.
+	OldEnd int64
 }
 
 // Cut is the operator's explicit way to accept a loss in pchannel's WAL
@@ -188,6 +196,7 @@ func Cut(dir, pchannel string, maxRecordBytes int64, logger *slog.Logger) (CutRe
 	}
 	res.Damage = damage
 	res.End = damage.RecordOffset
+	res.OldEnd = res.End
 	chDir := filepath.Join(dir, pchannel)
 	firsts, err := listSegments(chDir)
 	if err != nil {
@@ -207,6 +216,10 @@ func Cut(dir, pchannel string, maxRecordBytes int64, logger *slog.Logger) (CutRe
 		}
 		res.RemovedRecords += recs
 		res.RemovedBytes += n
+		res.OldEnd = res.End + recs
+		if damage.Kind == DamageCorruptRecord {
+			res.OldEnd++ // the damaged record itself
+		}
 	}
 	for _, first := range firsts[i+1:] {
 		path := filepath.Join(chDir, segmentName(first))
@@ -216,6 +229,9 @@ func Cut(dir, pchannel string, maxRecordBytes int64, logger *slog.Logger) (CutRe
 		}
 		if sr, err := scanSegment(path, cfg.MaxRecordBytes); err == nil {
 			res.RemovedRecords += sr.records
+			res.OldEnd = max(res.OldEnd, first+sr.records)
+		} else {
+			res.OldEnd = max(res.OldEnd, first)
 		}
 		to, err := freeName(path + ".damaged")
 		if err != nil {
@@ -231,6 +247,7 @@ func Cut(dir, pchannel string, maxRecordBytes int64, logger *slog.Logger) (CutRe
 		return res, err
 	}
 	logger.Warn("wal: cut pchannel at its first damage (operator request)",
+		slog.Int64("end", res.End), slog.Int64("old_end_at_least", res.OldEnd),
 		slog.String("pchannel", pchannel), slog.String("segment", damage.Path),
 		slog.Int64("byte_offset", damage.ByteOffset), slog.Int64("record_offset", damage.RecordOffset),
 		slog.String("kind", damage.Kind), slog.String("detail", damage.Detail),
@@ -330,4 +347,253 @@ func writeSynced(path string, b []byte) error {
 		return fmt.Errorf("wal: cut: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// End returns the end offset of pchannel's WAL under dir as Open would find
+// it (the offset the next append gets), reading only: the last segment's
+// first offset plus its valid records (a torn tail or damage ends it). A
+// pchannel without a directory or segment files ends at 0.
+func End(dir, pchannel string, maxRecordBytes int64) (int64, error) {
+	if err := validPChannel(pchannel); err != nil {
+		return 0, err
+	}
+	firsts, err := listSegments(filepath.Join(dir, pchannel))
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(firsts) == 0) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	last := firsts[len(firsts)-1]
+	res, err := scanSegment(filepath.Join(dir, pchannel, segmentName(last)), cmp.Or(max(maxRecordBytes, 0), DefaultMaxRecordBytes))
+	if err != nil {
+		return 0, err
+	}
+	return last + res.records, nil
+}
+
+// PadResult is what Pad appended to a pchannel.
+type PadResult struct {
+	// PChannel is the pchannel padded.
+	PChannel string
+	// From is the pchannel's end before Pad, End its end after it.
+	From, End int64
+	// Fillers is the number of filler records appended (End − From).
+	Fillers int64
+	// TimeTick is the timestamp the fillers carry.
+	TimeTick uint64
+	// Segments lists the segment files the fillers were written to.
+	Segments []string
+}
+
+// Pad appends filler records to pchannel's WAL under dir until its end is
+// at least end (never called automatically, and only while no Log has dir
+// open): after Cut the end moves back, and offsets that consumers'
+// checkpoints already passed would otherwise be given to new records,
+// which consumers would then skip as already persisted. Each filler is a
+// pchannel-wide time tick (wal.TypeTimeTick, VChannel "") carrying
+// max(minTS, the largest timestamp of the pchannel's last record): a time
+// tick changes no data, and with that timestamp it never moves any
+// consumer's time backwards (see "Checking and cutting" in the package
+// documentation). The fillers are written as frames in the last segment,
+// starting new segments at DefaultSegmentSize, fsynced at least every
+// DefaultMaxBatchBytes/2 bytes (so a crash leaves at most a torn tail,
+// which Open truncates) and at the end; a second Pad continues where an
+// interrupted one stopped. Pad refuses a pchannel that Verify finds
+// damaged (other than an overlap): cut it first. maxRecordBytes is as for
+// Cut. With the end already at or past end it changes nothing.
+func Pad(dir, pchannel string, end int64, minTS uint64, maxRecordBytes int64, logger *slog.Logger) (PadResult, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := validPChannel(pchannel); err != nil {
+		return PadResult{}, err
+	}
+	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.Defaults()
+	res := PadResult{PChannel: pchannel}
+	chDir := filepath.Join(dir, pchannel)
+	if _, err := os.Stat(chDir); err != nil {
+		return res, fmt.Errorf("wal: pad: %w", err)
+	}
+	for _, d := range verifyChannel(&cfg, pchannel) {
+		if d.Kind != DamageOverlap {
+			return res, fmt.Errorf("wal: pad %s: %w: %s (cut it first)", pchannel, ErrDamaged, d)
+		}
+	}
+	firsts, err := listSegments(chDir)
+	if err != nil {
+		return res, err
+	}
+	last, lastTS, err := lastRecordTS(chDir, firsts, cfg.MaxRecordBytes)
+	if err != nil {
+		return res, err
+	}
+	res.From, res.End = last, last
+	res.TimeTick = max(minTS, lastTS)
+	if last >= end {
+		return res, nil
+	}
+	w := padWriter{dir: chDir, next: last, segSize: DefaultSegmentSize, syncEvery: DefaultMaxBatchBytes / 2}
+	filler := (&wal.Message{Type: wal.TypeTimeTick, TimeTick: res.TimeTick}).Encode()
+	if len(firsts) == 0 {
+		err = w.create()
+	} else {
+		err = w.open(filepath.Join(chDir, segmentName(firsts[len(firsts)-1])))
+	}
+	for err == nil && w.next < end {
+		err = w.append(filler)
+	}
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	res.End, res.Fillers, res.Segments = w.synced, w.synced-last, w.paths
+	if err != nil {
+		return res, err
+	}
+	logger.Warn("wal: padded pchannel with filler time ticks (operator request)",
+		slog.String("pchannel", pchannel), slog.Int64("from", res.From), slog.Int64("end", res.End),
+		slog.Int64("fillers", res.Fillers), slog.Uint64("timetick", res.TimeTick), slog.Any("segments", res.Segments))
+	return res, nil
+}
+
+// lastRecordTS returns the end of a pchannel (whose segments are clean)
+// and the largest timestamp of its last record (0 when it has none left,
+// or when the record does not decode as messages).
+func lastRecordTS(chDir string, firsts []int64, maxBytes int64) (int64, uint64, error) {
+	if len(firsts) == 0 {
+		return 0, 0, nil
+	}
+	var end int64
+	for i := len(firsts) - 1; i >= 0; i-- {
+		path := filepath.Join(chDir, segmentName(firsts[i]))
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, 0, fmt.Errorf("wal: pad: %w", err)
+		}
+		s := recordScanner{br: bufio.NewReaderSize(f, 1<<20), maxBytes: maxBytes}
+		var n int64
+		var lastRec []byte
+		for {
+			data, err := s.next(true, false)
+			if err != nil {
+				break // io.EOF: Verify found the segment clean
+			}
+			n++
+			lastRec = append(lastRec[:0], data...)
+		}
+		_ = f.Close()
+		if i == len(firsts)-1 {
+			end = firsts[i] + n
+		}
+		if n == 0 {
+			continue
+		}
+		var ts uint64
+		if msgs, err := wal.DecodeRecord(lastRec); err == nil {
+			for _, m := range msgs {
+				ts = max(ts, m.TimeTick)
+			}
+		}
+		return end, ts, nil
+	}
+	return end, 0, nil
+}
+
+// padWriter appends frames to a pchannel's segments for Pad.
+type padWriter struct {
+	dir       string
+	f         *os.File
+	bw        *bufio.Writer
+	paths     []string
+	next      int64 // offset of the next frame
+	synced    int64 // end covered by the last fsync
+	fileBytes int64
+	unsynced  int64
+	segSize   int64
+	syncEvery int64
+}
+
+func (w *padWriter) open(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("wal: pad: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("wal: pad: %w", err)
+	}
+	w.f, w.bw, w.fileBytes, w.synced = f, bufio.NewWriterSize(f, 1<<20), fi.Size(), w.next
+	w.paths = append(w.paths, path)
+	return nil
+}
+
+// create starts a new segment file at w.next, fsyncing the directory.
+func (w *padWriter) create() error {
+	path := filepath.Join(w.dir, segmentName(w.next))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("wal: pad: %w", err)
+	}
+	if err := syncDirFile(w.dir, (*os.File).Sync); err != nil {
+		_ = f.Close()
+		return err
+	}
+	w.f, w.bw, w.fileBytes, w.synced = f, bufio.NewWriterSize(f, 1<<20), 0, w.next
+	w.paths = append(w.paths, path)
+	return nil
+}
+
+func (w *padWriter) append(data []byte) error {
+	if w.fileBytes >= w.segSize {
+		if err := w.sync(); err != nil {
+			return err
+		}
+		if err := w.f.Close(); err != nil {
+			return fmt.Errorf("wal: pad: %w", err)
+		}
+		w.f = nil
+		if err := w.create(); err != nil {
+			return err
+		}
+	}
+	var hdr [headerSize]byte
+	frameHeader(&hdr, data)
+	if _, err := w.bw.Write(hdr[:]); err != nil {
+		return fmt.Errorf("wal: pad: %w", err)
+	}
+	if _, err := w.bw.Write(data); err != nil {
+		return fmt.Errorf("wal: pad: %w", err)
+	}
+	n := int64(headerSize + len(data))
+	w.next++
+	w.fileBytes += n
+	w.unsynced += n
+	if w.unsynced >= w.syncEvery {
+		return w.sync()
+	}
+	return nil
+}
+
+func (w *padWriter) sync() error {
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("wal: pad: %w", err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("wal: pad: sync: %w", err)
+	}
+	w.synced, w.unsynced = w.next, 0
+	return nil
+}
+
+func (w *padWriter) close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.sync()
+	if cerr := w.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("wal: pad: %w", cerr)
+	}
+	w.f = nil
+	return err
 }

@@ -107,11 +107,12 @@ func TestCut(t *testing.T) {
 		damage  func(t *testing.T, dir string)
 		end     int64 // records kept
 		removed int64 // valid records moved aside
+		oldEnd  int64 // the end before the cut, as far as the cut can tell
 	}{
-		{"SealedCRC", func(t *testing.T, dir string) { flipByte(2*28+headerSize+1)(t, seg(dir, 1)) }, firsts[1] + 2, 30 - (firsts[1] + 3)},
-		{"MissingSegment", func(t *testing.T, dir string) { require.NoError(t, os.Remove(seg(dir, 2))) }, firsts[2], 30 - firsts[3]},
-		{"TornTail", func(t *testing.T, dir string) { truncateTo(28+10)(t, seg(dir, lastSeg)) }, firsts[lastSeg] + 1, 0},
-		{"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize+3)(t, seg(dir, lastSeg)) }, firsts[lastSeg], 30 - firsts[lastSeg] - 1},
+		{"SealedCRC", func(t *testing.T, dir string) { flipByte(2*28+headerSize+1)(t, seg(dir, 1)) }, firsts[1] + 2, 30 - (firsts[1] + 3), 30},
+		{"MissingSegment", func(t *testing.T, dir string) { require.NoError(t, os.Remove(seg(dir, 2))) }, firsts[2], 30 - firsts[3], 30},
+		{"TornTail", func(t *testing.T, dir string) { truncateTo(28+10)(t, seg(dir, lastSeg)) }, firsts[lastSeg] + 1, 0, firsts[lastSeg] + 1},
+		{"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize+3)(t, seg(dir, lastSeg)) }, firsts[lastSeg], 30 - firsts[lastSeg] - 1, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyDir(t, src)
@@ -122,6 +123,7 @@ func TestCut(t *testing.T) {
 			require.NotNil(t, res.Damage)
 			require.Equal(t, tc.end, res.End)
 			require.Equal(t, tc.removed, res.RemovedRecords)
+			require.Equal(t, tc.oldEnd, res.OldEnd)
 
 			// Nothing is deleted: every original byte is in the WAL or in a
 			// .damaged file, and the other pchannel is untouched.
