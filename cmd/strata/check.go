@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -103,9 +104,24 @@ func repairCmd(args []string, stdout, stderr io.Writer) error {
 		drops = append(drops, id)
 		return nil
 	})
-	cut := fs.String("cut-wal", "", "cut the WAL of `PCHANNEL` at its first damaged record, accepting the loss of every later record")
+	cut := fs.String("cut-wal", "", "cut the WAL of `PCHANNEL` at its first damaged record, accepting the loss of every later record, "+
+		"and pad it past every offset the meta store references")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: strata repair --data-dir DIR (--drop-segment ID ... | --cut-wal PCHANNEL)")
+		fmt.Fprintln(stderr, `
+Run only with the server stopped (both refuse while it holds meta.db), and
+after `+"`strata check`"+` has named the damage. Nothing is deleted.
+
+--drop-segment ID marks the segment Dropped: its rows are lost; garbage
+  collection removes its files after the retention period.
+--cut-wal PCHANNEL cuts the pchannel's WAL at its first damage: the bytes
+  from there on move to <segment>.damaged files and later segment files are
+  renamed <name>.damaged. Every record from the damage on is lost (what was
+  already flushed to binlogs stays served). The pchannel is then padded with
+  filler time ticks until its end is past every offset the meta store
+  references (channel checkpoints, segment positions) and the end before
+  the cut, so that records appended after the repair are never skipped by a
+  consumer as already persisted. Running it again is safe.`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -124,7 +140,7 @@ func repairCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, loss.String())
 	}
 	if *cut != "" {
-		if err := cutWAL(ctx, *dir, *cut, stdout); err != nil {
+		if err := cutWAL(ctx, *dir, *cut, stdout, stderr); err != nil {
 			return &exitError{code: exitDamaged, err: fmt.Errorf("repair: %w", err)}
 		}
 	}
@@ -132,12 +148,16 @@ func repairCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // cutWAL cuts the local WAL of pchannel in dataDir at its first damaged
-// record and prints what was cut.
-//
-// Lead: wire wal/local.Cut here (from the WAL helper's branch): open
-// filepath.Join(dataDir, fsck.WALDir, <pchannel dir>), refuse while the
-// server holds the data dir, call local.Cut and print the offsets and
-// record count lost.
-func cutWAL(_ context.Context, _, pchannel string, _ io.Writer) error {
-	return fmt.Errorf("--cut-wal %s: cutting a WAL is not available in this build", pchannel)
+// record, pads it past every offset the meta store references, and prints
+// what it did (the same is logged to stderr).
+func cutWAL(ctx context.Context, dataDir, pchannel string, stdout, stderr io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	res, err := fsck.CutWAL(ctx, dataDir, pchannel, 0, logger)
+	for _, l := range res.Lines() {
+		fmt.Fprintln(stdout, l)
+	}
+	if err != nil {
+		return fmt.Errorf("--cut-wal %s: %w", pchannel, err)
+	}
+	return nil
 }

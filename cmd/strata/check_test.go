@@ -29,6 +29,7 @@ func TestCheckRepairExitCodes(t *testing.T) {
 		{"repair without action", []string{"repair", "--data-dir", t.TempDir()}, exitUnchecked},
 		{"repair bad segment", []string{"repair", "--data-dir", t.TempDir(), "--drop-segment", "x"}, exitUnchecked},
 		{"repair of a dir without a meta store", []string{"repair", "--data-dir", t.TempDir(), "--drop-segment", "7"}, exitDamaged},
+		{"cut-wal of a dir without a meta store", []string{"repair", "--data-dir", t.TempDir(), "--cut-wal", "by-dev-rootcoord-dml_0"}, exitDamaged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

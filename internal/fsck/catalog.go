@@ -42,11 +42,10 @@ const (
 func Checkers(rootPath string) []Checker {
 	return []Checker{
 		// The meta-store verifier (package metastore/embedded, Verify(path))
-		// and the WAL verifier (package wal/local, Verify(dir, maxRecordBytes))
-		// plug in here, before the catalog checker, as
+		// plugs in here, before the others, as
 		//   {Name: "meta", Check: ...}  over filepath.Join(dir, MetaFile)
-		//   {Name: "wal", Check: ...}   over filepath.Join(dir, WALDir)
-		// each turning its findings into Damage (KindMeta, KindWAL).
+		// turning its findings into Damage (KindMeta).
+		WALChecker(0),
 		CatalogChecker(rootPath),
 	}
 }

@@ -35,7 +35,9 @@ type Damage struct {
 	Kind         Kind   `json:"kind"`
 	Collection   string `json:"collection,omitempty"`
 	CollectionID int64  `json:"collection_id,omitempty"`
-	SegmentID    int64  `json:"segment_id,omitempty"`
+	// PChannel is the WAL pchannel of a KindWAL damage.
+	PChannel  string `json:"pchannel,omitempty"`
+	SegmentID int64  `json:"segment_id,omitempty"`
 	// Rows is the affected segment's row count.
 	Rows    int64  `json:"rows,omitempty"`
 	FieldID int64  `json:"field_id,omitempty"`
@@ -54,6 +56,9 @@ func (d Damage) String() string {
 	fmt.Fprintf(&b, "DAMAGED %s:", d.Kind)
 	if d.Collection != "" || d.CollectionID != 0 {
 		fmt.Fprintf(&b, " collection=%q(%d)", d.Collection, d.CollectionID)
+	}
+	if d.PChannel != "" {
+		fmt.Fprintf(&b, " pchannel=%s", d.PChannel)
 	}
 	if d.SegmentID != 0 {
 		fmt.Fprintf(&b, " segment=%d", d.SegmentID)
@@ -91,7 +96,10 @@ func (s *Stats) add(o Stats) {
 // Result is what one Checker found.
 type Result struct {
 	Damage []Damage
-	Stats  Stats
+	// Notes are findings that are not damage (a torn WAL tail, which the
+	// server repairs at start): printed, but the directory stays clean.
+	Notes []string
+	Stats Stats
 }
 
 // Checker checks one part of a data directory. Check returns the damage
@@ -108,6 +116,8 @@ type Report struct {
 	Dir    string   `json:"data_dir"`
 	Damage []Damage `json:"damage"`
 	Stats  Stats    `json:"checked"`
+	// Notes are findings that are not damage (see Result.Notes).
+	Notes []string `json:"notes,omitempty"`
 	// Incomplete lists the checkers that could not run, with why.
 	Incomplete []string `json:"incomplete,omitempty"`
 }
@@ -121,6 +131,7 @@ func Check(ctx context.Context, dir string, checkers []Checker) *Report {
 	for _, c := range checkers {
 		res, err := c.Check(ctx, dir)
 		r.Damage = append(r.Damage, res.Damage...)
+		r.Notes = append(r.Notes, res.Notes...)
 		r.Stats.add(res.Stats)
 		if err != nil {
 			r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %v", c.Name, err))
@@ -136,6 +147,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, d := range r.Damage {
 		b.WriteString(d.String())
 		b.WriteByte('\n')
+	}
+	for _, s := range r.Notes {
+		fmt.Fprintf(&b, "NOTE %s\n", s)
 	}
 	for _, s := range r.Incomplete {
 		fmt.Fprintf(&b, "NOT CHECKED %s\n", s)
