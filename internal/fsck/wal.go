@@ -46,6 +46,9 @@ type walRefs struct {
 	maxRefWhat string
 	// maxTS is the largest timestamp referenced for the pchannel's vchannels.
 	maxTS uint64
+	// sealed lists, per vchannel, the L1 segments in state Sealed: their
+	// Flush message is in the WAL (or was, before a cut).
+	sealed map[string][]int64
 }
 
 // ref notes an offset off that a record (what) references, and the end
@@ -70,7 +73,7 @@ func loadWALRefs(ctx context.Context, kv metastore.KV) (map[string]*walRefs, err
 		p := wal.PChannelOf(vchannel)
 		r := out[p]
 		if r == nil {
-			r = &walRefs{pchannel: p, need: 0, maxRef: -1}
+			r = &walRefs{pchannel: p, need: 0, maxRef: -1, sealed: map[string][]int64{}}
 			out[p] = r
 		}
 		return r
@@ -132,6 +135,9 @@ func loadWALRefs(ctx context.Context, kv metastore.KV) (map[string]*walRefs, err
 		}
 		r := refs(s.VChannel)
 		r.maxTS = max(r.maxTS, s.FlushTS)
+		if s.State == catalog.SegmentSealed && s.Level != catalog.LevelL0 {
+			r.sealed[s.VChannel] = append(r.sealed[s.VChannel], s.ID)
+		}
 		if p := s.StartPosition; p != nil {
 			r.maxTS = max(r.maxTS, p.TimeTick)
 			r.ref(p.Offset, p.Offset+1, fmt.Sprintf("the start position of segment %d", s.ID))

@@ -229,6 +229,44 @@ func TestCutWAL(t *testing.T) {
 			require.Zero(t, again.Pad.Fillers)
 		})
 	}
+	t.Run("ResealsSealedSegments", func(t *testing.T) {
+		// Segment 12 was sealed (its Flush message at offset 36, say) but
+		// not flushed when the WAL was cut at 35: the repair announces the
+		// seal again after the fillers, so the data node flushes it.
+		w := newWALDir(t, 30, 25)
+		kv, err := embedded.Open(filepath.Join(w.dir, MetaFile), nil)
+		require.NoError(t, err)
+		b, err := catalog.Marshal(&catalog.SegmentInfo{ID: 12, CollectionID: 7, VChannel: w.vchannel, State: catalog.SegmentSealed,
+			Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 31, TimeTick: 1310}, SyncedOffset: -1, FlushTS: 1360})
+		require.NoError(t, err)
+		require.NoError(t, kv.Txn(ctx, metastore.Put(catalog.SegmentKey(7, 12), b)))
+		require.NoError(t, kv.Close())
+		w.flip(t, 35)
+		res, err := CutWAL(ctx, w.dir, w.pchannel, 0, nil)
+		require.NoError(t, err)
+		require.Equal(t, map[string][]int64{w.vchannel: {12}}, res.Resealed)
+		require.Equal(t, int64(40), res.FlushOffset, "after the fillers")
+		require.Contains(t, strings.Join(res.Lines(), "\n"), "appended a Flush message at offset 40 for the Sealed segments [12]")
+		require.Equal(t, uint64(1360), res.Pad.TimeTick, "the fillers carry the seal's timestamp, the largest referenced")
+
+		l, err := local.Open(local.Config{Dir: filepath.Join(w.dir, WALDir)}, nil)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, l.Close()) }()
+		end, err := l.End(ctx, w.pchannel)
+		require.NoError(t, err)
+		require.Equal(t, int64(41), end)
+		sc, err := wal.OpenScanner(ctx, l, w.pchannel, 40)
+		require.NoError(t, err)
+		defer sc.Close()
+		e, err := sc.Next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, wal.TypeFlush, e.Message.Type)
+		require.Equal(t, w.vchannel, e.Message.VChannel)
+		ids, err := wal.DecodeFlush(e.Message.Payload)
+		require.NoError(t, err)
+		require.Equal(t, []int64{12}, ids)
+		require.True(t, w.check(t).Clean())
+	})
 	t.Run("NoSuchPChannel", func(t *testing.T) {
 		w := newWALDir(t, 30, 25)
 		_, err := CutWAL(ctx, w.dir, "by-dev-rootcoord-dml_9", 0, nil)

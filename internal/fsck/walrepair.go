@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 
+	"github.com/strata-db/strata/internal/wal"
 	"github.com/strata-db/strata/internal/wal/local"
 )
 
@@ -25,6 +27,12 @@ type WALCut struct {
 	// Affected says, per collection with a vchannel on the pchannel, what
 	// the cut removed.
 	Affected []string
+	// Resealed lists, per vchannel, the Sealed segments whose seal was
+	// announced again (a Flush message appended after the fillers at
+	// offset FlushOffset), since the cut may have removed their Flush
+	// message, without which they would stay Sealed forever.
+	Resealed    map[string][]int64
+	FlushOffset int64
 }
 
 // Lines describes the repair for the operator, one line each.
@@ -37,6 +45,10 @@ func (c WALCut) Lines() []string {
 			c.Cut.RemovedBytes, c.Cut.RemovedRecords, c.Cut.End, max(c.Cut.OldEnd-1, c.Cut.End), c.Cut.Moved))
 	} else {
 		out = append(out, fmt.Sprintf("pchannel %s has no damage: nothing cut", c.PChannel))
+	}
+	for _, v := range sortedVChannels(c.Resealed) {
+		out = append(out, fmt.Sprintf("appended a Flush message at offset %d for the Sealed segments %v of vchannel %s "+
+			"(the cut may have removed theirs): the data node flushes them", c.FlushOffset, c.Resealed[v], v))
 	}
 	switch {
 	case c.Pad.PChannel == "": // the padding did not run
@@ -109,6 +121,17 @@ func CutWAL(ctx context.Context, dir, pchannel string, maxRecordBytes int64, log
 	if out.Pad, err = local.Pad(walDir, pchannel, out.Target, refs.maxTS, maxRecordBytes, logger); err != nil {
 		return out, err
 	}
+	if (out.Cut.Damage != nil || out.Pad.Fillers > 0) && len(refs.sealed) > 0 {
+		var msgs []wal.Message
+		for _, v := range sortedVChannels(refs.sealed) {
+			msgs = append(msgs, wal.Message{Type: wal.TypeFlush, VChannel: v, TimeTick: out.Pad.TimeTick,
+				Payload: wal.EncodeFlush(refs.sealed[v])})
+		}
+		if out.FlushOffset, err = local.Append(walDir, pchannel, [][]byte{wal.EncodeRecord(msgs)}, maxRecordBytes, logger); err != nil {
+			return out, err
+		}
+		out.Resealed = refs.sealed
+	}
 	attrs := []any{slog.String("pchannel", pchannel), slog.Int64("end", out.Pad.End), slog.Int64("fillers", out.Pad.Fillers),
 		slog.String("why", out.Why)}
 	for _, a := range out.Affected {
@@ -141,5 +164,15 @@ func cutAffects(r *walRefs, at, oldEnd int64) []string {
 				"were not flushed and are lost", who, v.checkpoint, at))
 		}
 	}
+	return out
+}
+
+// sortedVChannels returns the keys of m in order.
+func sortedVChannels(m map[string][]int64) []string {
+	out := make([]string, 0, len(m))
+	for v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
 	return out
 }

@@ -433,19 +433,8 @@ func Pad(dir, pchannel string, end int64, minTS uint64, maxRecordBytes int64, lo
 	if last >= end {
 		return res, nil
 	}
-	w := padWriter{dir: chDir, next: last, segSize: DefaultSegmentSize, syncEvery: DefaultMaxBatchBytes / 2}
 	filler := (&wal.Message{Type: wal.TypeTimeTick, TimeTick: res.TimeTick}).Encode()
-	if len(firsts) == 0 {
-		err = w.create()
-	} else {
-		err = w.open(filepath.Join(chDir, segmentName(firsts[len(firsts)-1])))
-	}
-	for err == nil && w.next < end {
-		err = w.append(filler)
-	}
-	if cerr := w.close(); err == nil {
-		err = cerr
-	}
+	w, err := appendFrames(chDir, firsts, last, end-last, func(int64) []byte { return filler })
 	res.End, res.Fillers, res.Segments = w.synced, w.synced-last, w.paths
 	if err != nil {
 		return res, err
@@ -454,6 +443,70 @@ func Pad(dir, pchannel string, end int64, minTS uint64, maxRecordBytes int64, lo
 		slog.String("pchannel", pchannel), slog.Int64("from", res.From), slog.Int64("end", res.End),
 		slog.Int64("fillers", res.Fillers), slog.Uint64("timetick", res.TimeTick), slog.Any("segments", res.Segments))
 	return res, nil
+}
+
+// Append appends records to pchannel's WAL under dir, fsynced, as Pad
+// writes its fillers (only while no Log has dir open, and never to a
+// damaged pchannel), and returns the offset of the first. It is the
+// operator tools' way to add the messages a repair needs (such as Flush
+// messages lost in a cut); records must be valid and at most
+// maxRecordBytes long (≤ 0: DefaultMaxRecordBytes).
+func Append(dir, pchannel string, records [][]byte, maxRecordBytes int64, logger *slog.Logger) (int64, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := validPChannel(pchannel); err != nil {
+		return 0, err
+	}
+	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.Defaults()
+	for _, r := range records {
+		if len(r) == 0 || int64(len(r)) > cfg.MaxRecordBytes {
+			return 0, fmt.Errorf("wal: append %s: record of %d bytes", pchannel, len(r))
+		}
+	}
+	chDir := filepath.Join(dir, pchannel)
+	if len(records) == 0 {
+		return End(dir, pchannel, cfg.MaxRecordBytes)
+	}
+	for _, d := range verifyChannel(&cfg, pchannel) {
+		if d.Kind != DamageOverlap {
+			return 0, fmt.Errorf("wal: append %s: %w: %s (cut it first)", pchannel, ErrDamaged, d)
+		}
+	}
+	firsts, err := listSegments(chDir)
+	if err != nil {
+		return 0, err
+	}
+	from, _, err := lastRecordTS(chDir, firsts, cfg.MaxRecordBytes)
+	if err != nil {
+		return 0, err
+	}
+	w, err := appendFrames(chDir, firsts, from, int64(len(records)), func(i int64) []byte { return records[i] })
+	if err != nil {
+		return from, err
+	}
+	logger.Warn("wal: appended records (operator request)", slog.String("pchannel", pchannel),
+		slog.Int64("from", from), slog.Int64("records", w.synced-from))
+	return from, nil
+}
+
+// appendFrames writes n frames (record i from rec(i)) at the end (from) of
+// a clean pchannel whose segments are firsts, fsynced.
+func appendFrames(chDir string, firsts []int64, from, n int64, rec func(i int64) []byte) (*padWriter, error) {
+	w := &padWriter{dir: chDir, next: from, synced: from, segSize: DefaultSegmentSize, syncEvery: DefaultMaxBatchBytes / 2}
+	var err error
+	if len(firsts) == 0 {
+		err = w.create()
+	} else {
+		err = w.open(filepath.Join(chDir, segmentName(firsts[len(firsts)-1])))
+	}
+	for i := int64(0); err == nil && i < n; i++ {
+		err = w.append(rec(i))
+	}
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	return w, err
 }
 
 // lastRecordTS returns the end of a pchannel (whose segments are clean)
