@@ -150,15 +150,58 @@
 // "corrupt record", or a "torn tail" for the last segment when Open would
 // truncate it), a sealed segment that ends before the next begins
 // ("missing segment"), one that holds more records than the next name
-// implies ("overlapping segment"), and unreadable files. Cut, run only on
-// the operator's word while no Log has the directory open, cuts one
-// pchannel at its first damage: the bytes from the damage on move to
-// <segment>.damaged, the segment is truncated there, and every later
-// segment file is renamed to <name>.damaged; nothing is deleted and every
-// change is fsynced. Files ending in .damaged are ignored by Open. After a
-// cut the pchannel's end moves back to the damage, so offsets past it are
-// given again to new records: consumers' checkpoints past the new end are
-// the operator's (and the caller's) to reset.
+// implies ("overlapping segment"), and unreadable files. End reads a
+// pchannel's end the same way. Cut, Pad and Append run only on the
+// operator's word while no Log has the directory open (`strata repair
+// --cut-wal` holds the meta store's lock, which the server holds while it
+// runs) and touch only the pchannel named.
+//
+// Cut cuts one pchannel at its first damage: the bytes from the damage on
+// move to <segment>.damaged, the segment is truncated there, and every
+// later segment file is renamed to <name>.damaged; nothing is deleted and
+// every change is fsynced. Files ending in .damaged are ignored by Open.
+// CutResult says what was removed and OldEnd, a lower bound of the end
+// before the cut.
+//
+// After a cut the pchannel's end moves back to the damage, so offsets past
+// it would be given again to new records. Consumers keep offsets in the
+// meta store (channel checkpoints, delta-synced offsets, segment start and
+// synced offsets, collection start offsets), and a data node skips every
+// record below its checkpoint, or at or below a segment's synced offset,
+// as already persisted: acknowledged writes after the repair would be lost
+// without a trace. Pad(dir, ch, end, ts, …) closes that gap: it appends
+// filler records until the pchannel's end is at least end (the caller
+// passes one past the largest offset the meta store references, and at
+// least OldEnd), so that every later record gets an offset no consumer has
+// passed. It refuses a damaged pchannel, writes in the normal framing
+// (starting a new segment at DefaultSegmentSize), fsyncs at least every
+// DefaultMaxBatchBytes/2 bytes (a crash leaves at most a torn tail) and at
+// the end, and is idempotent: a second Pad to the same end writes nothing.
+//
+// A filler is a pchannel-wide time tick: wal.Message{Type: TimeTick,
+// VChannel: ""}, encoded by Message.Encode, one per record. It is a no-op
+// for every consumer: the data node hands a tick to each vchannel, which
+// ignores it below its checkpoint and otherwise only notes the offset and
+// timestamp (and may save an idle checkpoint there); the query node's
+// delegator only advances its next offset and its safe timestamp, which
+// never decreases; no data, segment or state changes. Its timestamp is the
+// larger of the caller's (the largest timestamp the meta store records for
+// the pchannel's vchannels: checkpoints, segment positions, seals, binlog
+// ranges, collection creation) and that of the last record kept. Every one
+// of those was allocated by the TSO before the repair, so each record
+// appended afterwards has a larger one and the tick's promise holds; and
+// no consumer's time moves backwards: a checkpoint saved at a filler keeps
+// a timestamp at least as large as every earlier checkpoint's, which
+// matters because the data coordinator compares checkpoint timestamps
+// with flush timestamps (FlushState) and the query node starts its delete
+// watermark from the checkpoint's. A tick carrying only the last kept
+// record's timestamp could be older than a checkpoint past the cut; any
+// other message type would change state (a Flush seals, an Insert needs a
+// segment).
+//
+// Append writes given records the same way (the repair uses it to announce
+// again the seal of segments that are still Sealed, whose Flush message
+// the cut may have removed).
 //
 // # Truncation
 //
