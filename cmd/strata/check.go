@@ -121,7 +121,10 @@ after `+"`strata check`"+` has named the damage. Nothing is deleted.
   filler time ticks until its end is past every offset the meta store
   references (channel checkpoints, segment positions) and the end before
   the cut, so that records appended after the repair are never skipped by a
-  consumer as already persisted. Running it again is safe.`)
+  consumer as already persisted, and segments still Sealed get their Flush
+  message again. PCHANNEL is the pchannel= that strata check prints.
+  Running it again is safe (it only pads what an interrupted run left).
+`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
