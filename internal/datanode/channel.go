@@ -216,11 +216,11 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		}
 		c.segs[seg] = b
 	}
-	byID := map[int64]*schemapb.FieldData{}
-	for _, fd := range req.GetFieldsData() {
-		byID[fd.GetFieldId()] = fd
-	}
 	n := int(req.GetNumRows())
+	user, err := column.InsertColumns(c.coll.Schema, req.GetFieldsData(), n)
+	if err != nil {
+		return err
+	}
 	var added int64
 	for _, f := range c.coll.Schema.GetFields() {
 		var src column.Column
@@ -234,14 +234,7 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 			}
 			src = &column.Ints{T: schemapb.DataType_Int64, Data: d}
 		default:
-			fd, ok := byID[f.GetFieldID()]
-			if !ok {
-				return fmt.Errorf("insert lacks field %q", f.GetName())
-			}
-			var err error
-			if src, err = column.FromFieldData(f, fd); err != nil {
-				return err
-			}
+			src = user[f.GetFieldID()]
 		}
 		if src.Len() != n {
 			return fmt.Errorf("field %q has %d rows, want %d", f.GetName(), src.Len(), n)

@@ -163,11 +163,11 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 			}
 			out.cols[f.GetFieldID()] = &column.JSONs{Data: d}
 		case f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK:
-			ids, err := genPK(n)
+			c, err := autoIDs(f, n, genPK)
 			if err != nil {
 				return nil, err
 			}
-			out.cols[f.GetFieldID()] = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+			out.cols[f.GetFieldID()] = c
 		case f.GetNullable() || f.GetDefaultValue() != nil:
 			c, err := column.New(f)
 			if err != nil {
@@ -185,6 +185,33 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 	}
 	out.pk = out.cols[pkField.GetFieldID()]
 	return out, nil
+}
+
+// autoIDs generates n primary keys for the auto-ID field f: the allocated
+// int64 IDs, or, for a VarChar key, the same IDs as decimal text (as Milvus
+// does). The generated keys pass the same value checks as sent ones.
+func autoIDs(f *schemapb.FieldSchema, n int, genPK func(n int) ([]int64, error)) (column.Column, error) {
+	ids, err := genPK(n)
+	if err != nil {
+		return nil, err
+	}
+	var c column.Column
+	switch f.GetDataType() {
+	case schemapb.DataType_Int64:
+		c = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+	case schemapb.DataType_VarChar:
+		s := make([]string, len(ids))
+		for i, id := range ids {
+			s[i] = strconv.FormatInt(id, 10)
+		}
+		c = &column.Strings{T: schemapb.DataType_VarChar, Data: s}
+	default:
+		return nil, errcode.Invalid("the primary key field %q of type %s cannot be auto-generated", f.GetName(), f.GetDataType())
+	}
+	if err := checkValues(f, c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // nullColumn returns n null rows of c's type.
@@ -473,6 +500,11 @@ func (p *Proxy) buildInserts(ctx context.Context, col *catalog.Collection, partI
 			size += int64(t.MemorySize())
 			req.FieldsData = append(req.FieldsData, column.ToFieldData(f.GetName(), f.GetFieldID(), t))
 		}
+		// The consumers' own decoding: what they would reject is refused here,
+		// before the append, never acknowledged and then unappliable.
+		if _, err := column.InsertColumns(col.Schema, req.GetFieldsData(), len(idx)); err != nil {
+			return nil, errcode.Invalid("%v", err)
+		}
 		out = append(out, shardInsert{shard: shard, rows: idx, req: req, bytes: size + 16*int64(len(idx))})
 	}
 	return out, nil
@@ -642,11 +674,11 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 	oldPKs := r.pk
 	pkField := col.PKField()
 	if pkField.GetAutoID() {
-		ids, err := p.genPKs(ctx)(r.n)
+		pk, err := autoIDs(pkField, r.n, p.genPKs(ctx))
 		if err != nil {
 			return mutationError(err), nil
 		}
-		r.pk = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+		r.pk = pk
 		r.cols[pkField.GetFieldID()] = r.pk
 	}
 	inserts, err := p.buildInserts(ctx, col, partID, r)
