@@ -425,6 +425,69 @@ func checkDynamicRow(col *catalog.Collection, b []byte) error {
 	return nil
 }
 
+// lastOccurrences returns, in request order, the rows of pk that hold the
+// last occurrence of their key, and whether any key occurs more than once.
+func lastOccurrences(pk column.Column) ([]int, bool) {
+	n := pk.Len()
+	last := make(map[any]int, n)
+	for i := 0; i < n; i++ {
+		last[pkAt(pk, i)] = i
+	}
+	if len(last) == n {
+		return nil, false
+	}
+	keep := make([]int, 0, len(last))
+	for i := 0; i < n; i++ {
+		if last[pkAt(pk, i)] == i {
+			keep = append(keep, i)
+		}
+	}
+	return keep, true
+}
+
+// pkAt returns primary key i of pk as a comparable value.
+func pkAt(pk column.Column, i int) any {
+	switch c := pk.(type) {
+	case *column.Ints:
+		return c.Data[i]
+	case *column.Strings:
+		return c.Data[i]
+	}
+	return nil
+}
+
+// keepLast drops every row of r whose key occurs again later in the batch
+// (the later row wins, as a later request would) and returns the indexes of
+// the rows kept, in request order.
+func keepLast(r *rows) []uint32 {
+	keep, dup := lastOccurrences(r.pk)
+	if !dup {
+		succ := make([]uint32, r.n)
+		for i := range succ {
+			succ[i] = uint32(i)
+		}
+		return succ
+	}
+	var pkID int64 = -1
+	for id, c := range r.cols {
+		if c == r.pk {
+			pkID = id
+		}
+		r.cols[id] = c.Take(keep)
+	}
+	r.pk = r.cols[pkID]
+	r.n = len(keep)
+	succ := make([]uint32, len(keep))
+	for k, i := range keep {
+		succ[k] = uint32(i)
+	}
+	return succ
+}
+
+// errDuplicateUpsertKeys is Milvus 2.6's answer to an upsert that holds a
+// primary key twice (code 1100, merr.WrapErrParameterInvalidMsg's text).
+var errDuplicateUpsertKeys = errcode.Invalid("duplicate primary keys are not allowed in the same batch: invalid parameter")
+
 // hashPK maps a primary key to a shard.
 func hashPK(pk column.Column, i int, shards int) int {
 	var h uint32
@@ -632,6 +695,7 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
+	succ := keepLast(r)
 	inserts, err := p.buildInserts(ctx, col, partID, r)
 	if err != nil {
 		return mutationError(err), nil
@@ -639,10 +703,6 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	ts, err := p.write(ctx, col, nil, inserts)
 	if err != nil {
 		return mutationError(err), nil
-	}
-	succ := make([]uint32, r.n)
-	for i := range succ {
-		succ[i] = uint32(i)
 	}
 	return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(r.pk), SuccIndex: succ, InsertCnt: int64(r.n), Timestamp: ts}, nil
 }
@@ -670,6 +730,9 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 	r, err := validateRows(col, req.GetFieldsData(), req.GetNumRows(), p.genPKs(ctx), true)
 	if err != nil {
 		return mutationError(err), nil
+	}
+	if _, dup := lastOccurrences(r.pk); dup {
+		return mutationError(errDuplicateUpsertKeys), nil
 	}
 	oldPKs := r.pk
 	pkField := col.PKField()
