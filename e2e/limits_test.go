@@ -210,3 +210,58 @@ func requireServed(ctx context.Context, t *testing.T, c *milvusclient.Client, co
 		require.Equal(t, wantRows, got, "%s: search %v", when, q)
 	}
 }
+
+// TestSearchNQLimit: a search of 16,384 query vectors is served; one of
+// 16,385 is refused with Milvus's code 1100 and message, as are topk and
+// offset+limit over 16,384.
+func TestSearchNQLimit(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "nq"
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1, 2}).
+		WithFloatVectorColumn("v", 2, [][]float32{{1, 0}, {0, 1}}))
+	require.NoError(t, err)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	queries := func(n int) []entity.Vector {
+		out := make([]entity.Vector, n)
+		for i := range out {
+			out[i] = entity.FloatVector{float32(i), 1}
+		}
+		return out
+	}
+
+	res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 1, queries(16384)).WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Len(t, res, 16384)
+
+	for _, tc := range []struct {
+		name   string
+		opt    milvusclient.SearchOption
+		reason string
+	}{
+		{"nq 16385", milvusclient.NewSearchOption(coll, 1, queries(16385)),
+			"nq [16385] is invalid, nq (number of search vector per search request) should be in range [1, 16384], but got 16385"},
+		{"topk 16385", milvusclient.NewSearchOption(coll, 16385, queries(1)),
+			"topk [16385] is invalid, it should be in range [1, 16384], but got 16385"},
+		{"offset+topk 16385", milvusclient.NewSearchOption(coll, 16384, queries(1)).WithOffset(1),
+			"offset+topk [16385] is invalid, it should be in range [1, 16384], but got 16385"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.Search(ctx, tc.opt)
+			require.Error(t, err)
+			require.Equal(t, int32(codeIllegalArgument), merr.Code(err))
+			require.ErrorContains(t, err, tc.reason)
+		})
+	}
+	_, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id > 0").WithOffset(16000).WithLimit(385))
+	require.Error(t, err)
+	require.Equal(t, int32(codeIllegalArgument), merr.Code(err))
+	require.ErrorContains(t, err, "invalid max query result window, (offset+limit) should be in range [1, 16384], but got 16385")
+}

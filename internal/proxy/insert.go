@@ -486,7 +486,7 @@ func keepLast(r *rows) []uint32 {
 
 // errDuplicateUpsertKeys is Milvus 2.6's answer to an upsert that holds a
 // primary key twice (code 1100, merr.WrapErrParameterInvalidMsg's text).
-var errDuplicateUpsertKeys = errcode.Invalid("duplicate primary keys are not allowed in the same batch: invalid parameter")
+var errDuplicateUpsertKeys = errcode.InvalidParam("duplicate primary keys are not allowed in the same batch")
 
 // hashPK maps a primary key to a shard.
 func hashPK(pk column.Column, i int, shards int) int {
@@ -651,10 +651,7 @@ func idsOf(pk column.Column) *schemapb.IDs {
 }
 
 func (p *Proxy) checkSize(req proto.Message) error {
-	if n := proto.Size(req); n > p.cfg.MaxRequestBytes {
-		return errcode.New(errcode.IllegalArgument, "the request is %d bytes, over the limit of %d bytes", n, p.cfg.MaxRequestBytes)
-	}
-	return nil
+	return checkRequestSize(proto.Size(req), p.cfg.MaxRequestBytes)
 }
 
 func (p *Proxy) genPKs(ctx context.Context) func(n int) ([]int64, error) {
