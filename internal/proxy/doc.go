@@ -33,4 +33,13 @@
 //
 // Since the dropped rows are never written, every read agrees before and
 // after flush and compaction.
+//
+// # Request limits
+//
+// Requests are bounded at Milvus 2.6's defaults and refused with Milvus's
+// codes and messages (limits.go): nq, topk, offset and offset+topk of a
+// search ≤ 16384, offset+limit of a query ≤ 16384, group_size ≤ 10, ≤ 1024
+// sub-searches in a hybrid search (code 1100), and writes over
+// Config.MaxRequestBytes, 64 MiB (code 1102). Schema and catalog limits are
+// the root coordinator's (internal/rootcoord).
 package proxy
