@@ -265,3 +265,73 @@ func TestSearchNQLimit(t *testing.T) {
 	require.Equal(t, int32(codeIllegalArgument), merr.Code(err))
 	require.ErrorContains(t, err, "invalid max query result window, (offset+limit) should be in range [1, 16384], but got 16385")
 }
+
+// TestDuplicateKeysAcrossRequests pins the rule for a key inserted again
+// by a later request (no upsert): query, get and search serve the later
+// row; count(*) counts both rows, as Milvus does; before and after flush
+// and compaction.
+func TestDuplicateKeysAcrossRequests(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	svc := c.GetService()
+	const coll = "dupreq"
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	insert := func(n int64, vec []float32) {
+		t.Helper()
+		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1}).
+			WithInt64Column("n", []int64{n}).WithFloatVectorColumn("v", 2, [][]float32{vec}))
+		require.NoError(t, err)
+	}
+	flush := func() {
+		t.Helper()
+		ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+		require.NoError(t, err)
+		require.NoError(t, ft.Await(ctx))
+	}
+	check := func(when string) {
+		t.Helper()
+		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id == 1").
+			WithOutputFields("n").WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		require.Equal(t, 1, rs.ResultCount, when)
+		n, err := rs.GetColumn("n").GetAsInt64(0)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n, "%s: query serves the later row", when)
+		rs, err = c.Get(ctx, milvusclient.NewQueryOption(coll).WithIDs(column.NewColumnInt64("id", []int64{1})).
+			WithOutputFields("n").WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		require.Equal(t, 1, rs.ResultCount, when)
+		n, err = rs.GetColumn("n").GetAsInt64(0)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n, "%s: get serves the later row", when)
+		res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector{1, 0}}).
+			WithOutputFields("n").WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		require.Equal(t, 1, res[0].ResultCount, "%s: search returns the key once", when)
+		n, err = res[0].GetColumn("n").GetAsInt64(0)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n, "%s: search serves the later row", when)
+		rs, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithOutputFields("count(*)").WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		count, err := rs.GetColumn("count(*)").GetAsInt64(0)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), count, "%s: count(*) counts both rows", when)
+	}
+	// The earlier row is the closer one to the search vector.
+	insert(1, []float32{1, 0})
+	flush()
+	insert(2, []float32{0, 1})
+	check("growing and flushed")
+	flush()
+	check("both flushed")
+	waitCompaction(t, ctx, svc, coll)
+	check("after compaction")
+}
