@@ -459,7 +459,7 @@ func pkAt(pk column.Column, i int) any {
 // keepLast drops every row of r whose key occurs again later in the batch
 // (the later row wins, as a later request would) and returns the indexes of
 // the rows kept, in request order.
-func keepLast(r *rows) []uint32 {
+func keepLast(r *rows, pkID int64) []uint32 {
 	keep, dup := lastOccurrences(r.pk)
 	if !dup {
 		succ := make([]uint32, r.n)
@@ -468,11 +468,7 @@ func keepLast(r *rows) []uint32 {
 		}
 		return succ
 	}
-	var pkID int64 = -1
 	for id, c := range r.cols {
-		if c == r.pk {
-			pkID = id
-		}
 		r.cols[id] = c.Take(keep)
 	}
 	r.pk = r.cols[pkID]
@@ -692,7 +688,7 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
-	succ := keepLast(r)
+	succ := keepLast(r, col.PKField().GetFieldID())
 	inserts, err := p.buildInserts(ctx, col, partID, r)
 	if err != nil {
 		return mutationError(err), nil
