@@ -65,7 +65,7 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 		}
 		rep = inspect(data)
 		if len(rep.damage) > 0 {
-			return nil, &CorruptError{Path: path, Damage: rep.damage}
+			return nil, &CorruptError{Path: path, Damage: rep.damage, atOpen: true}
 		}
 		logger.Debug("meta store verified", slog.String("path", path), slog.Int("bytes", len(data)), slog.Duration("took", time.Since(start)))
 	}

@@ -55,6 +55,7 @@ type CorruptError struct {
 	Damage []Damage
 
 	fromPanic bool // bbolt panicked: the open store must not be used further
+	atOpen    bool // Open refused the file
 }
 
 // maxListedDamage bounds how many damages a CorruptError message spells out.
@@ -73,6 +74,9 @@ func (e *CorruptError) Error() string {
 			b.WriteString("; ")
 		}
 		b.WriteString(d.String())
+	}
+	if e.atOpen {
+		b.WriteString(" (refusing to open it; nothing was repaired or deleted)")
 	}
 	return b.String()
 }
