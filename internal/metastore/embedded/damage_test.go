@@ -390,6 +390,54 @@ func TestDamageWhileOpen(t *testing.T) {
 	require.ErrorIs(t, err2, metastore.ErrCorrupt)
 	var ce *embedded.CorruptError
 	require.True(t, errors.As(err2, &ce))
+	problems := s.Problems()
+	require.Len(t, problems, 1)
+	require.Equal(t, path, problems[0].Subject)
+	require.True(t, problems[0].WritesUnavailable)
+}
+
+// TestValueDamageWhileOpen damages a value under an open store: reading it
+// fails with a CorruptError naming the key, which Problems reports; other
+// keys still read and write.
+func TestValueDamageWhileOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	fill(t, path, 50)
+	s := open(t, path)
+	ctx := context.Background()
+	require.Empty(t, s.Problems())
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte("value-0021-"))
+		if j < 0 {
+			break
+		}
+		_, err := f.WriteAt([]byte{data[i+j+8] ^ 0x01}, int64(i+j+8))
+		require.NoError(t, err)
+		i += j + 1
+	}
+	require.NoError(t, f.Close())
+
+	_, err = s.Get(ctx, "root/collection/0021")
+	require.ErrorIs(t, err, metastore.ErrCorrupt)
+	require.ErrorContains(t, err, `key "root/collection/0021": checksum mismatch`)
+	_, err = s.Scan(ctx, "root/collection/002")
+	require.ErrorIs(t, err, metastore.ErrCorrupt)
+	err = s.Txn(ctx, metastore.IfEquals("root/collection/0021", []byte("x")), metastore.Put("other", []byte("y")))
+	require.ErrorIs(t, err, metastore.ErrCorrupt)
+
+	got, err := s.Get(ctx, "root/collection/0022")
+	require.NoError(t, err)
+	require.Contains(t, string(got), "value-0022-")
+	require.NoError(t, s.Txn(ctx, metastore.Put("other", []byte("y"))))
+
+	problems := s.Problems()
+	require.Len(t, problems, 1)
+	require.Contains(t, problems[0].Subject, `key "root/collection/0021"`)
+	require.False(t, problems[0].WritesUnavailable)
 }
 
 // TestVerifyRandomHistory drives a store through random puts (small values
@@ -455,4 +503,18 @@ func TestVerifyRandomHistory(t *testing.T) {
 	for _, kv := range kvs {
 		require.Equal(t, model[kv.Key], kv.Value, kv.Key)
 	}
+}
+
+// TestMissingKVBucket removes the "kv" bucket from an upgraded file (with
+// bbolt, so the file stays sound): the format record says it must exist.
+func TestMissingKVBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	fill(t, path, 10)
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("kv")) }))
+	require.NoError(t, db.Close())
+	requireCorrupt(t, path, func(d embedded.Damage) bool {
+		return strings.Contains(d.Problem, `bucket "kv" is missing`)
+	})
 }

@@ -76,6 +76,11 @@
 // to the other one (as bbolt does) could silently drop the last committed
 // transaction.
 //
+// Damage that appears while the store is open is reported the same way: a
+// value whose checksum fails is an error naming the key (other keys still
+// read and write), and a bbolt panic on a damaged page breaks the store for
+// good. Problems lists both for the server's health detail.
+//
 // Verify (for `strata check`) runs the same check read-only under a shared
 // lock: it fails, changing nothing, while a server holds the file.
 //

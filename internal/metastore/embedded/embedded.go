@@ -15,6 +15,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/metastore"
 )
 
@@ -35,7 +36,8 @@ type Store struct {
 	db     *bolt.DB     // nil once closed
 	closed bool
 
-	broken atomic.Pointer[CorruptError] // set once bbolt panicked: every later operation fails with it
+	broken   atomic.Pointer[CorruptError] // set once bbolt panicked: every later operation fails with it
+	problems health.Set                   // damage found while open
 }
 
 var _ metastore.KV = (*Store)(nil)
@@ -281,10 +283,19 @@ func apply(b *bolt.Bucket, op metastore.Op) error {
 func (s *Store) unseal(key, stored []byte) ([]byte, error) {
 	payload, problem := unseal(key, stored)
 	if problem != "" {
-		return nil, &CorruptError{Path: s.path, Damage: []Damage{{Page: -1, Bucket: string(bucketName), Key: string(key), Problem: problem}}}
+		err := &CorruptError{Path: s.path, Damage: []Damage{{Page: -1, Bucket: string(bucketName), Key: string(key), Problem: problem}}}
+		s.problems.Report(health.Problem{Component: "metastore", Subject: fmt.Sprintf("%s key %q", s.path, key), Reason: err.Error()})
+		s.logger.Error("meta store value damaged", slog.String("path", s.path), slog.String("key", string(key)), slog.String("problem", problem))
+		return nil, err
 	}
 	return payload, nil
 }
+
+// Problems reports damage found while the store is open: a value whose
+// checksum failed when read (that key cannot be read), and a bbolt failure
+// on a damaged page (then nothing can be read or written). Open refuses a
+// file that is already damaged, so a healthy start reports none.
+func (s *Store) Problems() []health.Problem { return s.problems.Problems() }
 
 // Close closes the bbolt file. It is idempotent.
 func (s *Store) Close() error {
@@ -331,6 +342,7 @@ func (s *Store) guard(fn func() error) error {
 	var corrupt *CorruptError
 	if errors.As(err, &corrupt) && corrupt.fromPanic {
 		s.broken.CompareAndSwap(nil, corrupt)
+		s.problems.Report(health.Problem{Component: "metastore", Subject: s.path, Reason: err.Error(), WritesUnavailable: true})
 		s.logger.Error("meta store damaged while open; refusing every further operation", slog.String("path", s.path), slog.Any("err", err))
 	}
 	return err

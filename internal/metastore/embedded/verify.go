@@ -256,6 +256,9 @@ func (in *inspector) run() {
 			}
 		}
 	}
+	if in.sawFormat && !in.sawKV {
+		in.damage(-1, "", "", "bucket %q is missing (the format record says the file holds one)", bucketName)
+	}
 	in.rep.fresh = !in.sawKV && !in.sawFormat
 	in.rep.legacy = !in.sawFormat
 	if !in.sawFormat {
