@@ -61,15 +61,15 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("metastore/embedded: open %s: is a directory", path)
 	default:
 		start := time.Now()
-		data, err := readLocked(path, true)
+		var size int
+		rep, size, err = inspectFile(path, true)
 		if err != nil {
 			return nil, err
 		}
-		rep = inspect(data)
 		if len(rep.damage) > 0 {
 			return nil, &CorruptError{Path: path, Damage: rep.damage, atOpen: true}
 		}
-		logger.Debug("meta store verified", slog.String("path", path), slog.Int("bytes", len(data)), slog.Duration("took", time.Since(start)))
+		logger.Debug("meta store verified", slog.String("path", path), slog.Int("bytes", size), slog.Duration("took", time.Since(start)))
 	}
 	db, err := openBolt(path)
 	if err != nil {

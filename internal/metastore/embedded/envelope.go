@@ -50,5 +50,11 @@ func unseal(key, stored []byte) ([]byte, string) {
 	return payload, ""
 }
 
+// sealed reports whether stored is a sound envelope for key.
+func sealed(key, stored []byte) bool {
+	return len(stored) >= envelopeHeader && stored[0] == envelopeVersion &&
+		binary.BigEndian.Uint32(stored[1:envelopeHeader]) == valueCRC(key, stored[envelopeHeader:])
+}
+
 // formatValue is the payload stored under formatBucket/formatKey.
 func formatValue() []byte { return binary.BigEndian.AppendUint32(nil, formatVersion) }

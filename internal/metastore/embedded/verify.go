@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -94,20 +95,22 @@ func (e *CorruptError) Unwrap() error { return metastore.ErrCorrupt }
 // checks only. The error is for what prevented the check (a missing file, a
 // lock held by a running server).
 func Verify(path string) ([]Damage, error) {
-	data, err := readLocked(path, false)
+	rep, _, err := inspectFile(path, false)
 	if err != nil {
 		return nil, err
 	}
-	return inspect(data).damage, nil
+	return rep.damage, nil
 }
 
-// readLocked reads the whole file at path under a flock, exclusive or
-// shared, waiting at most lockTimeout for it. The lock is released before it
-// returns.
-func readLocked(path string, exclusive bool) ([]byte, error) {
+// inspectFile checks the file at path (see Verify) under a flock, exclusive
+// or shared, waiting at most lockTimeout for it; the lock is released before
+// it returns. It reads the file through a read-only mapping of the part
+// that holds pages (bbolt grows the file ahead of use, and the pages past
+// the meta page's high-water mark are never read).
+func inspectFile(path string, exclusive bool) (rep report, size int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("metastore/embedded: %w", err)
+		return report{}, 0, fmt.Errorf("metastore/embedded: %w", err)
 	}
 	defer func() { _ = f.Close() }() // read-only; nothing to flush
 	how := unix.LOCK_SH
@@ -121,25 +124,62 @@ func readLocked(path string, exclusive bool) ([]byte, error) {
 			break
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("metastore/embedded: lock %s: %w", path, err)
+			return report{}, 0, fmt.Errorf("metastore/embedded: lock %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("metastore/embedded: %s is locked by another process (is a server running on this data directory?)", path)
+			return report{}, 0, fmt.Errorf("metastore/embedded: %s is locked by another process (is a server running on this data directory?)", path)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	info, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("metastore/embedded: %w", err)
+		return report{}, 0, fmt.Errorf("metastore/embedded: %w", err)
 	}
 	if info.IsDir() {
-		return nil, fmt.Errorf("metastore/embedded: %s is a directory", path)
+		return report{}, 0, fmt.Errorf("metastore/embedded: %s is a directory", path)
 	}
-	data := make([]byte, info.Size())
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("metastore/embedded: read %s: %w", path, err)
+	if info.Size() == 0 {
+		return inspect(nil), 0, nil
 	}
-	return data, nil
+	n, err := imageSize(f, info.Size())
+	if err != nil {
+		return report{}, 0, fmt.Errorf("metastore/embedded: read %s: %w", path, err)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return report{}, 0, fmt.Errorf("metastore/embedded: map %s: %w", path, err)
+	}
+	defer func() { err = errors.Join(err, unix.Munmap(data)) }()
+	// A fault on the mapping (the file shrunk under the lock by something
+	// that ignores it) becomes a panic, reported as damage.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			rep = report{damage: []Damage{{Page: -1, Problem: fmt.Sprintf("reading the file failed: %v", r)}}}
+		}
+	}()
+	return inspect(data), len(data), nil
+}
+
+// headSize is how much of the file imageSize reads to find the meta pages
+// (both fit for every page size up to 64 KiB).
+const headSize = 2*65536 + pageHeaderSize + metaSize
+
+// imageSize returns how much of the file holds pages: up to the high-water
+// mark of the meta page in use, or the whole file when the meta pages
+// cannot be decoded (inspect reports why).
+func imageSize(f *os.File, size int64) (int64, error) {
+	head := make([]byte, min(size, headSize))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return 0, err
+	}
+	probe := &inspector{data: head, free: map[uint64]bool{}, used: map[uint64]bool{}}
+	if m, ok := probe.metas(); ok && len(probe.rep.damage) == 0 {
+		if end := m.pgid * uint64(m.pageSize); end/uint64(m.pageSize) == m.pgid && end < uint64(size) {
+			return int64(end), nil
+		}
+	}
+	return size, nil
 }
 
 // The bbolt v2 on-disk layout, as written by go.etcd.io/bbolt (little-endian
@@ -204,7 +244,7 @@ type inspector struct {
 	used     map[uint64]bool
 	rep      report
 
-	values    []entry // kv bucket entries, checked once the format is known
+	badValues []entry // kv bucket entries whose envelope fails; damage unless the file is legacy
 	sawFormat bool
 	sawKV     bool
 }
@@ -264,10 +304,9 @@ func (in *inspector) run() {
 	if !in.sawFormat {
 		return // legacy: values carry no checksum
 	}
-	for _, e := range in.values {
-		if _, problem := unseal(e.key, e.value); problem != "" {
-			in.damage(-1, string(bucketName), string(e.key), "%s", problem)
-		}
+	for _, e := range in.badValues {
+		_, problem := unseal(e.key, e.value)
+		in.damage(-1, string(bucketName), string(e.key), "%s", problem)
 	}
 }
 
@@ -529,7 +568,11 @@ func (in *inspector) leafEntry(path string, page int64, e entry, depth int) {
 	case e.flags == bucketLeafFlag:
 		in.damage(page, path, string(e.key), "nested bucket where a value belongs")
 	case path == string(bucketName):
-		in.values = append(in.values, e)
+		// The format record sorts after "kv": remember failures, and decide
+		// once it is known whether the file is legacy.
+		if !sealed(e.key, e.value) {
+			in.badValues = append(in.badValues, e)
+		}
 	case path == string(formatBucket):
 		if !bytes.Equal(e.key, formatKey) {
 			in.damage(page, path, string(e.key), "unknown key in the format bucket")
@@ -617,9 +660,16 @@ func keyOrder(entries []entry, lo, hi []byte) string {
 
 // nonZero returns the index of the first non-zero byte of b, or -1.
 func nonZero(b []byte) int {
-	for i, c := range b {
-		if c != 0 {
-			return i
+	var zeros [4096]byte
+	for base := 0; base < len(b); base += len(zeros) {
+		chunk := b[base:min(base+len(zeros), len(b))]
+		if bytes.Equal(chunk, zeros[:len(chunk)]) {
+			continue
+		}
+		for i, c := range chunk {
+			if c != 0 {
+				return base + i
+			}
 		}
 	}
 	return -1
