@@ -8,7 +8,6 @@ import (
 	binenc "encoding/binary"
 	"errors"
 	"hash/crc32"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,29 +103,11 @@ func writeFaultMetaDir(t *testing.T, bin string) string {
 	return dir
 }
 
-// copyDir copies the data dir src into a new temporary directory.
-func copyDir(t *testing.T, src string) string {
+// copyOf copies the data dir src into a new temporary directory.
+func copyOf(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o600)
-	})
-	require.NoError(t, err)
+	copyDir(t, src, dst)
 	return dst
 }
 
@@ -243,7 +224,7 @@ func TestFaultMetaDamage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyDir(t, golden)
+			dir := copyOf(t, golden)
 			path := filepath.Join(dir, "meta.db")
 			damaged := bytes.Clone(meta)
 			tc.damage(t, damaged)
@@ -269,7 +250,7 @@ func TestFaultMetaDamage(t *testing.T) {
 
 	// The undamaged dir still starts and serves the collection.
 	t.Run("undamaged", func(t *testing.T) {
-		p := startProc(t, bin, copyDir(t, golden))
+		p := startProc(t, bin, copyOf(t, golden))
 		c := p.client(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
