@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
 )
@@ -22,12 +21,7 @@ func TestFaultProxyVarCharAutoIDKill9(t *testing.T) {
 	c := p.client(t)
 	ctx := ctxT(t)
 	const coll = "vcauto"
-	schema := entity.NewSchema().WithName(coll).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeVarChar).WithMaxLength(64).
-			WithIsPrimaryKey(true).WithIsAutoID(true)).
-		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
-		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, varcharAutoIDSchema(coll))))
 	res, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).
 		WithInt64Column("n", []int64{1, 2}).WithFloatVectorColumn("v", 2, [][]float32{{1, 0}, {0, 1}}))
 	require.NoError(t, err)

@@ -24,12 +24,7 @@ func TestVarCharAutoIDSurvivesRestart(t *testing.T) {
 	c := s.client(t)
 	ctx := ctxT(t)
 	const coll = "vcauto"
-	schema := entity.NewSchema().WithName(coll).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeVarChar).WithMaxLength(64).
-			WithIsPrimaryKey(true).WithIsAutoID(true)).
-		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
-		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, varcharAutoIDSchema(coll))))
 	res, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).
 		WithInt64Column("n", []int64{1, 2, 3}).
 		WithFloatVectorColumn("v", 2, [][]float32{{1, 0}, {0, 1}, {1, 1}}))
@@ -89,6 +84,30 @@ func requireVarCharRows(ctx context.Context, t *testing.T, c *milvusclient.Clien
 	require.Equal(t, want, got)
 }
 
+// createKeyedCollection creates and loads a collection of an Int64 key "id",
+// an Int64 "n" and a 2-dimensional vector "v".
+func createKeyedCollection(ctx context.Context, t *testing.T, c *milvusclient.Client, coll string) {
+	t.Helper()
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+}
+
+// varcharAutoIDSchema is a collection of an auto-ID VarChar key "id", an
+// Int64 "n" and a 2-dimensional vector "v".
+func varcharAutoIDSchema(coll string) *entity.Schema {
+	return entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeVarChar).WithMaxLength(64).
+			WithIsPrimaryKey(true).WithIsAutoID(true)).
+		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+}
+
 // TestDuplicateKeysInOneRequest: an insert that holds a primary key twice
 // stores the key's last row only (a later row of the batch wins, as a later
 // request would); query by key, get, count(*) and search all serve that
@@ -100,14 +119,7 @@ func TestDuplicateKeysInOneRequest(t *testing.T) {
 	ctx := ctxT(t)
 	svc := c.GetService()
 	const coll = "dupkeys"
-	schema := entity.NewSchema().WithName(coll).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
-		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
-		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	createKeyedCollection(ctx, t, c, coll)
 	insert := func(ids, ns []int64, vecs [][]float32) {
 		t.Helper()
 		res, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", ids).
@@ -276,14 +288,7 @@ func TestDuplicateKeysAcrossRequests(t *testing.T) {
 	ctx := ctxT(t)
 	svc := c.GetService()
 	const coll = "dupreq"
-	schema := entity.NewSchema().WithName(coll).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
-		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
-		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	createKeyedCollection(ctx, t, c, coll)
 	insert := func(n int64, vec []float32) {
 		t.Helper()
 		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1}).
