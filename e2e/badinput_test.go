@@ -21,6 +21,7 @@ const (
 	codeCollectionNotLoaded = 101
 	codePartitionNotFound   = 200
 	codeIllegalArgument     = 1100
+	codeParameterTooLarge   = 1102
 )
 
 func longField(name string, v ...int64) *schemapb.FieldData {
@@ -161,10 +162,10 @@ func TestBadInput(t *testing.T) {
 		{"wrong data type", codeIllegalArgument, []string{"title"}, func() error {
 			return rawInsert(ctx, t, c, coll, 1, longField("id", 100), longField("title", 5), vecField("vec", 4, 1, 2, 3, 4))
 		}},
-		{"request over 64 MB", codeIllegalArgument, []string{"bytes", "limit"}, func() error {
+		{"request over 64 MB", codeParameterTooLarge, []string{"bytes", "limit"}, func() error {
 			return rawInsert(ctx, t, c, coll, 1, longField("id", 100), strField("title", big), vecField("vec", 4, 1, 2, 3, 4))
 		}},
-		{"upsert over 64 MB", codeIllegalArgument, []string{"bytes", "limit"}, func() error {
+		{"upsert over 64 MB", codeParameterTooLarge, []string{"bytes", "limit"}, func() error {
 			resp, err := c.GetService().Upsert(ctx, &milvuspb.UpsertRequest{CollectionName: coll, NumRows: 1,
 				FieldsData: []*schemapb.FieldData{longField("id", 1), strField("title", big), vecField("vec", 4, 1, 2, 3, 4)}})
 			require.NoError(t, err, "a transport error instead of a Milvus Status")

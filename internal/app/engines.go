@@ -106,6 +106,14 @@ func openMeta(ctx context.Context, cfg Config, logger *slog.Logger) (metastore.K
 	return embedded.Open(filepath.Join(cfg.DataDir, "meta.db"), logger)
 }
 
+// metaName names the meta store for messages: its file, or etcd's endpoints.
+func metaName(cfg Config) string {
+	if cfg.Engines.MetaEngine == EngineEtcd {
+		return fmt.Sprintf("etcd %v", cfg.Engines.Etcd.Endpoints)
+	}
+	return filepath.Join(cfg.DataDir, "meta.db")
+}
+
 // openObjects opens the selected object store; close releases it.
 func openObjects(ctx context.Context, cfg Config, logger *slog.Logger) (store objstore.Store, close func() error, err error) {
 	if cfg.Engines.ObjectEngine == EngineS3 {

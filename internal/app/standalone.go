@@ -155,11 +155,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	clock, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.TimestampKey}, logger)
 	if err != nil {
-		return err
+		return fmt.Errorf("app: meta store %s: %w", metaName(cfg), err)
 	}
 	ids, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.IDKey}, logger)
 	if err != nil {
-		return err
+		return fmt.Errorf("app: meta store %s: %w", metaName(cfg), err)
 	}
 	writer := wal.NewWriter(log, clock, cfg.Writer, logger)
 	root, err := rootcoord.New(ctx, cfg.RootCoord, meta, ids, clock, writer, logger)
@@ -190,8 +190,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := api.NewMetrics(reg)
 	sources := []health.Source{dn, qn}
-	if p, ok := log.(health.Source); ok {
-		sources = append([]health.Source{p}, sources...)
+	for _, port := range []any{meta, log} {
+		if p, ok := port.(health.Source); ok {
+			sources = append([]health.Source{p}, sources...)
+		}
 	}
 	s.health = sources
 	registerHealthMetrics(reg, sources, map[string]func() int64{"datanode": dn.Quarantined, "querynode": qn.Quarantined})

@@ -253,11 +253,11 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 // 0 and 1), checking that every field is present, fits its type and has
 // the message's row count.
 func (c *channel) insertColumns(req *msgpb.InsertRequest, ts uint64) ([]column.Column, error) {
-	byID := map[int64]*schemapb.FieldData{}
-	for _, fd := range req.GetFieldsData() {
-		byID[fd.GetFieldId()] = fd
-	}
 	n := int(req.GetNumRows())
+	user, err := column.InsertColumns(c.coll.Schema, req.GetFieldsData(), n)
+	if err != nil {
+		return nil, err
+	}
 	fields := c.coll.Schema.GetFields()
 	out := make([]column.Column, len(fields))
 	for i, f := range fields {
@@ -272,17 +272,10 @@ func (c *channel) insertColumns(req *msgpb.InsertRequest, ts uint64) ([]column.C
 			}
 			src = &column.Ints{T: schemapb.DataType_Int64, Data: d}
 		default:
-			fd, ok := byID[f.GetFieldID()]
-			if !ok {
-				return nil, fmt.Errorf("insert lacks field %q", f.GetName())
-			}
-			var err error
-			if src, err = column.FromFieldData(f, fd); err != nil {
-				return nil, err
-			}
+			src = user[f.GetFieldID()]
 		}
-		if src.Len() != n {
-			return nil, fmt.Errorf("field %q has %d rows, want %d", f.GetName(), src.Len(), n)
+		if src == nil || src.Len() != n {
+			return nil, fmt.Errorf("field %q does not have the insert's %d rows", f.GetName(), n)
 		}
 		out[i] = src
 	}

@@ -19,14 +19,19 @@ const (
 	RateLimit            int32 = 8
 	CollectionNotFound   int32 = 100
 	CollectionNotLoaded  int32 = 101
+	CollectionNumLimit   int32 = 102
 	CollectionLoaded     int32 = 104
 	SchemaMismatch       int32 = 109
 	PartitionNotFound    int32 = 200
 	PartitionNotLoaded   int32 = 201
 	IndexNotFound        int32 = 700
 	DatabaseNotFound     int32 = 800
+	DatabaseNumLimit     int32 = 801
+	DatabaseInvalidName  int32 = 802
 	IllegalArgument      int32 = 1100
-	ParameterTooLarge    int32 = 1101
+	ParameterMissing     int32 = 1101
+	ParameterTooLarge    int32 = 1102
+	FieldInvalidName     int32 = 1701
 	ServiceNotReady      int32 = 1
 	AliasNotFound        int32 = 1600
 	AuthenticationFailed int32 = 1400
@@ -51,6 +56,12 @@ func New(code int32, format string, args ...any) *Error {
 // Invalid returns an IllegalArgument (1100) error.
 func Invalid(format string, args ...any) *Error {
 	return New(IllegalArgument, format, args...)
+}
+
+// InvalidParam returns an IllegalArgument (1100) error worded as Milvus's
+// merr.WrapErrParameterInvalidMsg words it: the reason, then ": invalid parameter".
+func InvalidParam(format string, args ...any) *Error {
+	return New(IllegalArgument, "%s: invalid parameter", fmt.Sprintf(format, args...))
 }
 
 // CodeOf returns the merr code carried by err (Unexpected when it has none, 0 for nil).

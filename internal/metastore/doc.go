@@ -34,6 +34,11 @@
 //   - All methods are safe for concurrent use. Close is idempotent; every
 //     other method returns ErrClosed afterwards.
 //
+// Damage: an implementation that finds stored data damaged (a checksum
+// mismatch, a broken page) returns an error wrapping ErrCorrupt that names
+// what is damaged; it never returns damaged data as a value, and never
+// repairs or deletes anything by itself.
+//
 // Reads are linearizable with respect to Txn: a Get or Scan that starts after
 // a Txn returned observes it.
 package metastore

@@ -18,6 +18,10 @@ var (
 	ErrInvalidTxn = errors.New("metastore: invalid transaction")
 	// ErrClosed is returned by operations on a closed KV.
 	ErrClosed = errors.New("metastore: closed")
+	// ErrCorrupt is wrapped by every error that reports damaged stored data
+	// (a checksum mismatch, a broken page); implementations return typed
+	// errors that name what is damaged and wrap it.
+	ErrCorrupt = errors.New("metastore: corrupt")
 )
 
 // KV is the meta-store port: a transactional, durable, sorted key-value

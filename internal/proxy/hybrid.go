@@ -67,8 +67,8 @@ func parseRanker(kvs []*commonpb.KeyValuePair, subs int) (*ranker, error) {
 	if r.offset, _, err = intParam("offset", 0, MaxTopK); err != nil {
 		return nil, err
 	}
-	if r.limit+r.offset > MaxTopK {
-		return nil, errcode.Invalid("limit + offset (%d) should be in range [1, %d]", r.limit+r.offset, MaxTopK)
+	if n := r.limit + r.offset; n > MaxTopK {
+		return nil, errcode.InvalidParam("offset+limit [%d] is invalid, it should be in range [1, %d], but got %d", n, MaxTopK, n)
 	}
 	if r.round, found, err = intParam("round_decimal", -1, 6); err != nil {
 		return nil, err
@@ -202,8 +202,11 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 		return searchError(err), nil
 	}
 	subs := req.GetRequests()
-	if len(subs) == 0 || len(subs) > maxSubSearches {
-		return searchError(errcode.Invalid("a hybrid search needs 1 to %d sub search requests, got %d", maxSubSearches, len(subs))), nil
+	if len(subs) == 0 {
+		return searchError(errcode.Invalid("a hybrid search needs at least one sub search request")), nil
+	}
+	if len(subs) > maxSubSearches {
+		return searchError(errcode.InvalidParam("maximum of ann search requests is %d", maxSubSearches)), nil
 	}
 	if req.GetFunctionScore() != nil && len(req.GetFunctionScore().GetFunctions()) > 0 {
 		return searchError(errcode.Invalid("function score rerankers are not supported; use RRFRanker or WeightedRanker")), nil

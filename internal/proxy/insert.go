@@ -163,11 +163,11 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 			}
 			out.cols[f.GetFieldID()] = &column.JSONs{Data: d}
 		case f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK:
-			ids, err := genPK(n)
+			c, err := autoIDs(f, n, genPK)
 			if err != nil {
 				return nil, err
 			}
-			out.cols[f.GetFieldID()] = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+			out.cols[f.GetFieldID()] = c
 		case f.GetNullable() || f.GetDefaultValue() != nil:
 			c, err := column.New(f)
 			if err != nil {
@@ -185,6 +185,33 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 	}
 	out.pk = out.cols[pkField.GetFieldID()]
 	return out, nil
+}
+
+// autoIDs generates n primary keys for the auto-ID field f: the allocated
+// int64 IDs, or, for a VarChar key, the same IDs as decimal text (as Milvus
+// does). The generated keys pass the same value checks as sent ones.
+func autoIDs(f *schemapb.FieldSchema, n int, genPK func(n int) ([]int64, error)) (column.Column, error) {
+	ids, err := genPK(n)
+	if err != nil {
+		return nil, err
+	}
+	var c column.Column
+	switch f.GetDataType() {
+	case schemapb.DataType_Int64:
+		c = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+	case schemapb.DataType_VarChar:
+		s := make([]string, len(ids))
+		for i, id := range ids {
+			s[i] = strconv.FormatInt(id, 10)
+		}
+		c = &column.Strings{T: schemapb.DataType_VarChar, Data: s}
+	default:
+		return nil, errcode.Invalid("the primary key field %q of type %s cannot be auto-generated", f.GetName(), f.GetDataType())
+	}
+	if err := checkValues(f, c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // nullColumn returns n null rows of c's type.
@@ -398,6 +425,65 @@ func checkDynamicRow(col *catalog.Collection, b []byte) error {
 	return nil
 }
 
+// lastOccurrences returns, in request order, the rows of pk that hold the
+// last occurrence of their key, and whether any key occurs more than once.
+func lastOccurrences(pk column.Column) ([]int, bool) {
+	n := pk.Len()
+	last := make(map[any]int, n)
+	for i := 0; i < n; i++ {
+		last[pkAt(pk, i)] = i
+	}
+	if len(last) == n {
+		return nil, false
+	}
+	keep := make([]int, 0, len(last))
+	for i := 0; i < n; i++ {
+		if last[pkAt(pk, i)] == i {
+			keep = append(keep, i)
+		}
+	}
+	return keep, true
+}
+
+// pkAt returns primary key i of pk as a comparable value.
+func pkAt(pk column.Column, i int) any {
+	switch c := pk.(type) {
+	case *column.Ints:
+		return c.Data[i]
+	case *column.Strings:
+		return c.Data[i]
+	}
+	return nil
+}
+
+// keepLast drops every row of r whose key occurs again later in the batch
+// (the later row wins, as a later request would) and returns the indexes of
+// the rows kept, in request order.
+func keepLast(r *rows, pkID int64) []uint32 {
+	keep, dup := lastOccurrences(r.pk)
+	if !dup {
+		succ := make([]uint32, r.n)
+		for i := range succ {
+			succ[i] = uint32(i)
+		}
+		return succ
+	}
+	for id, c := range r.cols {
+		r.cols[id] = c.Take(keep)
+	}
+	r.pk = r.cols[pkID]
+	r.n = len(keep)
+	succ := make([]uint32, len(keep))
+	for k, i := range keep {
+		succ[k] = uint32(i)
+	}
+	return succ
+}
+
+// errDuplicateUpsertKeys is Milvus 2.6's answer to an upsert that holds a
+// primary key twice (code 1100, merr.WrapErrParameterInvalidMsg's text).
+var errDuplicateUpsertKeys = errcode.InvalidParam("duplicate primary keys are not allowed in the same batch")
+
 // hashPK maps a primary key to a shard.
 func hashPK(pk column.Column, i int, shards int) int {
 	var h uint32
@@ -472,6 +558,11 @@ func (p *Proxy) buildInserts(ctx context.Context, col *catalog.Collection, partI
 			}
 			size += int64(t.MemorySize())
 			req.FieldsData = append(req.FieldsData, column.ToFieldData(f.GetName(), f.GetFieldID(), t))
+		}
+		// The consumers' own decoding: what they would reject is refused here,
+		// before the append, never acknowledged and then unappliable.
+		if _, err := column.InsertColumns(col.Schema, req.GetFieldsData(), len(idx)); err != nil {
+			return nil, errcode.Invalid("%v", err)
 		}
 		out = append(out, shardInsert{shard: shard, rows: idx, req: req, bytes: size + 16*int64(len(idx))})
 	}
@@ -556,10 +647,7 @@ func idsOf(pk column.Column) *schemapb.IDs {
 }
 
 func (p *Proxy) checkSize(req proto.Message) error {
-	if n := proto.Size(req); n > p.cfg.MaxRequestBytes {
-		return errcode.New(errcode.IllegalArgument, "the request is %d bytes, over the limit of %d bytes", n, p.cfg.MaxRequestBytes)
-	}
-	return nil
+	return checkRequestSize(proto.Size(req), p.cfg.MaxRequestBytes)
 }
 
 func (p *Proxy) genPKs(ctx context.Context) func(n int) ([]int64, error) {
@@ -600,6 +688,7 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
+	succ := keepLast(r, col.PKField().GetFieldID())
 	inserts, err := p.buildInserts(ctx, col, partID, r)
 	if err != nil {
 		return mutationError(err), nil
@@ -607,10 +696,6 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	ts, err := p.write(ctx, col, nil, inserts)
 	if err != nil {
 		return mutationError(err), nil
-	}
-	succ := make([]uint32, r.n)
-	for i := range succ {
-		succ[i] = uint32(i)
 	}
 	return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(r.pk), SuccIndex: succ, InsertCnt: int64(r.n), Timestamp: ts}, nil
 }
@@ -639,14 +724,17 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
+	if _, dup := lastOccurrences(r.pk); dup {
+		return mutationError(errDuplicateUpsertKeys), nil
+	}
 	oldPKs := r.pk
 	pkField := col.PKField()
 	if pkField.GetAutoID() {
-		ids, err := p.genPKs(ctx)(r.n)
+		pk, err := autoIDs(pkField, r.n, p.genPKs(ctx))
 		if err != nil {
 			return mutationError(err), nil
 		}
-		r.pk = &column.Ints{T: schemapb.DataType_Int64, Data: ids}
+		r.pk = pk
 		r.cols[pkField.GetFieldID()] = r.pk
 	}
 	inserts, err := p.buildInserts(ctx, col, partID, r)

@@ -1,8 +1,3 @@
-// Package proxy implements the Milvus MilvusService semantics: it validates
-// requests against collection schemas, routes rows to shards by primary-key
-// hash, gets segment assignments and one timestamp per request while
-// appending to the WAL, and fans reads out to query nodes. Errors are turned
-// into Milvus Status values here, at the API boundary, and nowhere else.
 package proxy
 
 import (

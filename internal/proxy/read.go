@@ -22,9 +22,6 @@ import (
 	"github.com/strata-db/strata/internal/plan"
 )
 
-// MaxTopK bounds topk and offset+limit, as in Milvus.
-const MaxTopK = 16384
-
 // outputSpec is a resolved output_fields list.
 type outputSpec struct {
 	ids      []int64
@@ -224,11 +221,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		}
 		offset = n
 	}
-	if topk <= 0 || topk > MaxTopK {
-		return searchError(errcode.Invalid("topk [%d] is invalid, it should be in range [1, %d]", topk, MaxTopK)), nil
-	}
-	if topk+offset > MaxTopK {
-		return searchError(errcode.Invalid("topk + offset (%d) should be in range [1, %d]", topk+offset, MaxTopK)), nil
+	if err := checkTopK(topk, offset); err != nil {
+		return searchError(err), nil
 	}
 	round := -1
 	if v, found := kvGet(params, "round_decimal"); found && v != "" {
@@ -269,8 +263,12 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	if nq := len(vectors) + len(binVecs) + len(sparseQ); req.GetNq() != 0 && int(req.GetNq()) != nq {
+	nq := len(vectors) + len(binVecs) + len(sparseQ)
+	if req.GetNq() != 0 && int(req.GetNq()) != nq {
 		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
+	}
+	if err := checkNQ(nq); err != nil {
+		return searchError(err), nil
 	}
 	metric, err := searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
 	if err != nil {
@@ -300,8 +298,11 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		sreq.GroupSize = 1
 		if v := kvValue(params, "group_size"); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 || n > 1024 {
-				return searchError(errcode.Invalid("group_size %q should be an integer in [1, 1024]", v)), nil
+			if err != nil {
+				return searchError(errcode.Invalid("group_size %q should be an integer", v)), nil
+			}
+			if err := checkGroupSize(n); err != nil {
+				return searchError(err), nil
 			}
 			sreq.GroupSize = n
 		}
@@ -589,8 +590,8 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 		}
 		offset = n
 	}
-	if limit >= 0 && limit+offset > MaxTopK {
-		return queryError(errcode.Invalid("invalid max query result window, (offset+limit) should be in range [1, %d], but got %d", MaxTopK, limit+offset)), nil
+	if err := checkQueryWindow(offset, limit); err != nil {
+		return queryError(err), nil
 	}
 	out, err := resolveOutput(col, req.GetOutputFields(), true)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/msgpb"
-	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 
@@ -295,7 +294,7 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 			return err
 		}
 	}
-	cols, err := insertColumns(d.info.Schema, req.GetFieldsData())
+	cols, err := column.InsertColumns(d.info.Schema, req.GetFieldsData(), int(req.GetNumRows()))
 	if err != nil {
 		return err
 	}
@@ -326,31 +325,6 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 	// Deletes that arrived earlier on this channel cannot apply to rows
 	// inserted later (delete ts < insert ts), so no replay is needed.
 	return nil
-}
-
-// insertColumns converts an insert message's columns into segment columns
-// keyed by field ID (user fields only).
-func insertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData) (map[int64]column.Column, error) {
-	byID := map[int64]*schemapb.FieldData{}
-	for _, fd := range fds {
-		byID[fd.GetFieldId()] = fd
-	}
-	cols := map[int64]column.Column{}
-	for _, f := range schema.GetFields() {
-		if f.GetFieldID() < 100 {
-			continue
-		}
-		fd, ok := byID[f.GetFieldID()]
-		if !ok {
-			return nil, fmt.Errorf("insert lacks field %q", f.GetName())
-		}
-		c, err := column.FromFieldData(f, fd)
-		if err != nil {
-			return nil, err
-		}
-		cols[f.GetFieldID()] = c
-	}
-	return cols, nil
 }
 
 // admit decides, on the first insert of a segment the delegator neither

@@ -102,7 +102,7 @@ func (c *Core) CreateDatabase(ctx context.Context, name string, props map[string
 		return errcode.Invalid("database already exist: %s", name)
 	}
 	if n >= MaxDatabases {
-		return errcode.Invalid("database number (%d) exceeds max configuration (%d)", n, MaxDatabases)
+		return errcode.New(errcode.DatabaseNumLimit, "exceeded the limit number of database[limit=%d]", MaxDatabases)
 	}
 	id, err := c.ids.Allocate(ctx, 1)
 	if err != nil {

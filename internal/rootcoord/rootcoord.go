@@ -141,8 +141,8 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 	if shards <= 0 {
 		shards = 1
 	}
-	if shards > 16 {
-		return errcode.Invalid("shard num (%d) exceeds the limit 16", shards)
+	if shards > MaxShards {
+		return errcode.Invalid("shard num (%d) exceeds max configuration (%d)", shards, MaxShards)
 	}
 	c.ddl.Lock()
 	defer c.ddl.Unlock()
@@ -162,7 +162,7 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 	n := len(c.byID)
 	c.mu.RUnlock()
 	if n >= c.cfg.MaxCollections {
-		return errcode.Invalid("exceeded the limit number of collections: %d", c.cfg.MaxCollections)
+		return errcode.New(errcode.CollectionNumLimit, "exceeded the limit number of collections[dbName=%s][limit=%d]", dbOrDefault(db), c.cfg.MaxCollections)
 	}
 	base, err := c.ids.Allocate(ctx, 2)
 	if err != nil {
@@ -388,8 +388,8 @@ func (c *Core) CreatePartition(ctx context.Context, db, coll, part string) error
 		if _, ok := col.Partition(part); ok {
 			return errcode.Invalid("partition %q already exists in collection %q", part, coll)
 		}
-		if len(col.Partitions) >= 1024 {
-			return errcode.Invalid("the number of partitions exceeds the limit 1024")
+		if n := len(col.Partitions); n >= MaxPartitions {
+			return errcode.InvalidParam("partition number (%d) exceeds max configuration (%d), collection: %s", n, MaxPartitions, col.Name)
 		}
 		ts, err := c.announce(ctx, &col.CollectionInfo, wal.TypeCreatePartition, partitionPayload(int64(base)))
 		if err != nil {

@@ -228,8 +228,8 @@ func TestPartitions(t *testing.T) {
 		msg              string
 	}{
 		{"duplicate", "a", "p1", errcode.IllegalArgument, `partition "p1" already exists`},
-		{"bad name", "a", "1p", errcode.IllegalArgument, "partition name"},
-		{"empty name", "a", "", errcode.IllegalArgument, "partition name should not be empty"},
+		{"bad name", "a", "p.1", errcode.IllegalArgument, "Partition name can only contain numbers, letters and underscores"},
+		{"empty name", "a", "", errcode.IllegalArgument, "Partition name should not be empty"},
 		{"missing collection", "nope", "p2", errcode.CollectionNotFound, "nope"},
 	} {
 		t.Run("create "+tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package rootcoord
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -9,39 +10,148 @@ import (
 	"github.com/strata-db/strata/internal/errcode"
 )
 
-// Limits on schemas, as Milvus enforces them.
+// Limits on schemas and the catalog, at Milvus 2.6's defaults.
 const (
-	MaxDim          = 32768
-	MaxVarCharLen   = 65535
-	MaxFields       = 64
-	MaxNameLength   = 255
-	MaxArrayCap     = 4096
+	// MaxDim bounds a vector's dim (proxy.maxDimension; 8× for binary vectors).
+	MaxDim = 32768
+	// MaxVarCharLen bounds a VarChar's max_length (proxy.maxVarCharLength).
+	MaxVarCharLen = 65535
+	// MaxFields bounds the fields of a schema (proxy.maxFieldNum).
+	MaxFields = 64
+	// MaxVectorFields bounds the vector fields of a schema (proxy.maxVectorFieldNum).
+	MaxVectorFields = 4
+	// MaxNameLength bounds every name (proxy.maxNameLength).
+	MaxNameLength = 255
+	// MaxArrayCap bounds an array's max_capacity.
+	MaxArrayCap = 4096
+	// MaxPartitions bounds the partitions of a collection, _default
+	// included (rootCoord.maxPartitionNum).
+	MaxPartitions = 1024
+	// MaxShards bounds the shards of a collection (proxy.maxShardNum and
+	// rootCoord.dmlChannelNum).
+	MaxShards = 16
+
+	// DynamicField, RowIDField, TimestampField and DefaultPartName are the
+	// reserved field and partition names.
 	DynamicField    = "$meta"
 	RowIDField      = "RowID"
 	TimestampField  = "Timestamp"
 	DefaultPartName = "_default"
 )
 
-// ValidateName checks a collection, partition, field or index name.
+// ValidateName checks a collection, alias, partition, field or database
+// name as Milvus does: at most MaxNameLength bytes, a letter or an underscore
+// first (partitions may also start with a digit), then letters, digits and
+// underscores (partitions may also hold '-'). The errors carry Milvus's codes
+// and messages: 1100 for collections, aliases and partitions, 1701 for
+// fields, 802 for databases.
 func ValidateName(kind, name string) error {
-	if name == "" {
-		return errcode.Invalid("%s name should not be empty", kind)
+	switch kind {
+	case "collection", "alias":
+		return validateCollectionName(kind, name)
+	case "partition":
+		return validatePartitionName(name)
+	case "field":
+		return validateFieldName(name)
+	case "database":
+		return validateDatabaseName(name)
 	}
+	return validateCollectionName(kind, name)
+}
+
+// nameProblem names what is wrong with name, or "" when nothing is: too
+// long, a bad first character, or a bad later character.
+func nameProblem(name string, firstDigit, dash bool) string {
 	if len(name) > MaxNameLength {
-		return errcode.Invalid("the length of %s name %q must be not greater than %d", kind, name, MaxNameLength)
+		return "length"
 	}
 	c := name[0]
-	if c != '_' && !isLetter(c) {
-		return errcode.Invalid("invalid %s name %q: the first character must be an underscore or a letter", kind, name)
+	if c != '_' && !isLetter(c) && (!firstDigit || !isDigit(c)) {
+		return "first"
 	}
 	for i := 1; i < len(name); i++ {
 		c := name[i]
-		if c != '_' && !isLetter(c) && (c < '0' || c > '9') {
-			return errcode.Invalid("invalid %s name %q: it can only contain numbers, letters and underscores", kind, name)
+		if c != '_' && !isLetter(c) && !isDigit(c) && (!dash || c != '-') {
+			return "chars"
 		}
+	}
+	return ""
+}
+
+func validateCollectionName(kind, name string) error {
+	entity := "name"
+	if kind == "alias" {
+		entity = "alias"
+	}
+	if name == "" {
+		return errcode.InvalidParam("collection %s should not be empty", entity)
+	}
+	invalid := fmt.Sprintf("Invalid collection %s: %s. ", entity, name)
+	switch nameProblem(name, false, false) {
+	case "length":
+		return errcode.InvalidParam("%s the length of a collection %s must be less than %d characters", invalid, entity, MaxNameLength)
+	case "first":
+		return errcode.InvalidParam("%s the first character of a collection %s must be an underscore or letter", invalid, entity)
+	case "chars":
+		return errcode.InvalidParam("%s collection %s can only contain numbers, letters and underscores", invalid, entity)
 	}
 	return nil
 }
+
+func validatePartitionName(name string) error {
+	invalid := "Invalid partition name: " + name + ". "
+	if name == "" {
+		return errcode.Invalid("%sPartition name should not be empty.", invalid)
+	}
+	switch nameProblem(name, true, true) {
+	case "length":
+		return errcode.Invalid("%sThe length of a partition name must be less than %d characters.", invalid, MaxNameLength)
+	case "first":
+		return errcode.Invalid("%sThe first character of a partition name must be an underscore or letter.", invalid)
+	case "chars":
+		return errcode.Invalid("%sPartition name can only contain numbers, letters and underscores.", invalid)
+	}
+	return nil
+}
+
+func validateFieldName(name string) error {
+	bad := func(msg string) error {
+		return errcode.New(errcode.FieldInvalidName, "%s: field name invalid[field=%s]", msg, name)
+	}
+	if name == "" {
+		return bad("field name should not be empty")
+	}
+	invalid := "Invalid field name: " + name + ". "
+	switch nameProblem(name, false, false) {
+	case "length":
+		return bad(fmt.Sprintf("%sThe length of a field name must be less than %d characters.", invalid, MaxNameLength))
+	case "first":
+		return bad(invalid + "The first character of a field name must be an underscore or letter.")
+	case "chars":
+		return bad(invalid + "Field name can only contain numbers, letters, and underscores.")
+	}
+	return nil
+}
+
+func validateDatabaseName(name string) error {
+	bad := func(msg string) error {
+		return errcode.New(errcode.DatabaseInvalidName, "%s: invalid database name[database=%s]", msg, name)
+	}
+	if name == "" {
+		return bad("database name couldn't be empty")
+	}
+	switch nameProblem(name, false, false) {
+	case "length":
+		return bad(fmt.Sprintf("the length of a database name must be less than %d characters", MaxNameLength))
+	case "first":
+		return bad("the first character of a database name must be an underscore or letter")
+	case "chars":
+		return bad("database name can only contain numbers, letters and underscores")
+	}
+	return nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 
@@ -133,6 +243,9 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 	if vectors == 0 {
 		return nil, errcode.Invalid("schema of collection %q has no vector field", in.GetName())
 	}
+	if vectors > MaxVectorFields {
+		return nil, errcode.Invalid("maximum vector field's number should be limited to %d", MaxVectorFields)
+	}
 	for _, f := range out.Fields {
 		if f.GetIsPrimaryKey() && f.GetAutoID() {
 			out.AutoID = true
@@ -170,9 +283,8 @@ func checkField(f *schemapb.FieldSchema) error {
 		if !ok {
 			return errcode.Invalid("field %q: type param max_length should be specified for a VarChar field", name)
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 || n > MaxVarCharLen {
-			return errcode.Invalid("field %q: max_length %q should be an integer in [1, %d]", name, v, MaxVarCharLen)
+		if err := checkMaxLength(name, v); err != nil {
+			return err
 		}
 	case schemapb.DataType_Array:
 		if f.GetIsPrimaryKey() {
@@ -184,8 +296,8 @@ func checkField(f *schemapb.FieldSchema) error {
 		case schemapb.DataType_VarChar:
 			if v, ok := typeParam(f, "max_length"); !ok {
 				return errcode.Invalid("field %q: type param max_length should be specified for an array of VarChar", name)
-			} else if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > MaxVarCharLen {
-				return errcode.Invalid("field %q: max_length %q should be an integer in [1, %d]", name, v, MaxVarCharLen)
+			} else if err := checkMaxLength(name, v); err != nil {
+				return err
 			}
 		default:
 			return errcode.Invalid("field %q: element type %s is not supported for arrays", name, f.GetElementType())
@@ -194,8 +306,12 @@ func checkField(f *schemapb.FieldSchema) error {
 		if !ok {
 			return errcode.Invalid("field %q: type param max_capacity should be specified for an array field", name)
 		}
-		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > MaxArrayCap {
+		n, err := strconv.Atoi(v)
+		if err != nil {
 			return errcode.Invalid("field %q: max_capacity %q should be an integer in [1, %d]", name, v, MaxArrayCap)
+		}
+		if n <= 0 || n > MaxArrayCap {
+			return errcode.Invalid("the maximum capacity specified for a Array should be in (0, %d]", MaxArrayCap)
 		}
 	case schemapb.DataType_FloatVector, schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
 		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector:
@@ -238,11 +354,36 @@ func checkDenseVector(f *schemapb.FieldSchema) error {
 		maxDim = 8 * MaxDim
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 || n > maxDim {
+	if err != nil {
 		return errcode.Invalid("field %q: invalid dimension %q, it should be an integer in [1, %d]", name, v, maxDim)
 	}
-	if f.GetDataType() == schemapb.DataType_BinaryVector && n%8 != 0 {
-		return errcode.Invalid("field %q: invalid dimension %d, a binary vector's dimension should be a multiple of 8", name, n)
+	if n <= 0 {
+		return errcode.Invalid("invalid dimension: %d of field %s. should be in range 1 ~ %d", n, name, maxDim)
+	}
+	binary := f.GetDataType() == schemapb.DataType_BinaryVector
+	if binary && n%8 != 0 {
+		return errcode.Invalid("invalid dimension: %d of field %s. binary vector dimension should be multiple of 8. ", n, name)
+	}
+	if n > maxDim {
+		kind := "float"
+		if binary {
+			kind = "binary"
+		}
+		return errcode.Invalid("invalid dimension: %d of field %s. %s vector dimension should be in range 2 ~ %d", n, name, kind, maxDim)
+	}
+	return nil
+}
+
+// checkMaxLength checks the max_length of a VarChar field or of VarChar
+// array elements: in (0, MaxVarCharLen].
+func checkMaxLength(field, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errcode.Invalid("field %q: max_length %q should be an integer in [1, %d]", field, v, MaxVarCharLen)
+	}
+	if n <= 0 || n > MaxVarCharLen {
+		return errcode.InvalidParam("the maximum length specified for a VarChar field(%s) should be in (0, %d], but got %d instead",
+			field, MaxVarCharLen, n)
 	}
 	return nil
 }

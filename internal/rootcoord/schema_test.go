@@ -74,7 +74,7 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"no fields", &schemapb.CollectionSchema{Name: "c"}, "no fields"},
 		{"too many fields", many, "64"},
 		{"empty field name", with(f("", schemapb.DataType_Int64)), "field name should not be empty"},
-		{"bad field name", with(f("a b", schemapb.DataType_Int64)), `"a b"`},
+		{"bad field name", with(f("a b", schemapb.DataType_Int64)), "Invalid field name: a b. Field name can only contain numbers, letters, and underscores."},
 		{"duplicate field name", with(f("id", schemapb.DataType_Int32)), `duplicated field name "id"`},
 		{"no primary key", noPK, "no primary key"},
 		{"two primary keys", twoPK, "2 primary key fields"},
@@ -90,15 +90,15 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"pk nullable", pkNullable, "cannot be nullable"},
 		{"auto_id on a non-pk field", autoNonPK, `"n": only the primary key`},
 		{"varchar without max_length", with(f("s", schemapb.DataType_VarChar)), "max_length should be specified"},
-		{"varchar max_length 0", with(f("s", schemapb.DataType_VarChar, "max_length", "0")), "max_length"},
+		{"varchar max_length 0", with(f("s", schemapb.DataType_VarChar, "max_length", "0")), "the maximum length specified for a VarChar field(s) should be in (0, 65535], but got 0 instead"},
 		{"varchar max_length too big", with(f("s", schemapb.DataType_VarChar, "max_length", "65536")), "65535"},
 		{"varchar max_length not a number", with(f("s", schemapb.DataType_VarChar, "max_length", "ten")), `"ten"`},
 		{"array of json", with(arr(schemapb.DataType_JSON, "max_capacity", "4")), "element type JSON"},
 		{"array of arrays", with(arr(schemapb.DataType_Array, "max_capacity", "4")), "element type Array"},
 		{"array of varchar without max_length", with(arr(schemapb.DataType_VarChar, "max_capacity", "4")), "max_length should be specified"},
-		{"array of varchar bad max_length", with(arr(schemapb.DataType_VarChar, "max_capacity", "4", "max_length", "-1")), "max_length"},
+		{"array of varchar bad max_length", with(arr(schemapb.DataType_VarChar, "max_capacity", "4", "max_length", "-1")), "should be in (0, 65535], but got -1 instead"},
 		{"array without max_capacity", with(arr(schemapb.DataType_Int64)), "max_capacity should be specified"},
-		{"array max_capacity 0", with(arr(schemapb.DataType_Int64, "max_capacity", "0")), "max_capacity"},
+		{"array max_capacity 0", with(arr(schemapb.DataType_Int64, "max_capacity", "0")), "the maximum capacity specified for a Array should be in (0, 4096]"},
 		{"array max_capacity too big", with(arr(schemapb.DataType_Int64, "max_capacity", "4097")), "4096"},
 		{"vector without dim", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(),
 			{Name: "vec", DataType: schemapb.DataType_FloatVector}}}, "dimension is not defined"},
@@ -125,7 +125,11 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := PrepareSchema(tc.schema)
 			require.Error(t, err)
-			require.Equal(t, errcode.IllegalArgument, errcode.CodeOf(err))
+			code := errcode.IllegalArgument
+			if tc.name == "empty field name" || tc.name == "bad field name" {
+				code = errcode.FieldInvalidName // Milvus's code for a bad field name
+			}
+			require.Equal(t, code, errcode.CodeOf(err))
 			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
@@ -210,22 +214,55 @@ func TestPrepareSchemaAccepts(t *testing.T) {
 	}
 }
 
+// TestValidateName: name limits (255 bytes, allowed characters) for every
+// kind, with Milvus's codes and messages.
 func TestValidateName(t *testing.T) {
+	long := strings.Repeat("x", MaxNameLength)
 	for _, tc := range []struct {
-		name string
-		ok   bool
+		kind, name string
+		code       int32 // 0: accepted
+		msg        string
 	}{
-		{"a", true}, {"_", true}, {"A_1", true}, {strings.Repeat("x", 255), true},
-		{"", false}, {"1a", false}, {"a.b", false}, {"é", false}, {strings.Repeat("x", 256), false},
+		{"collection", long, 0, ""},
+		{"collection", "A_1", 0, ""},
+		{"collection", "_", 0, ""},
+		{"collection", long + "x", errcode.IllegalArgument,
+			"Invalid collection name: " + long + "x.  the length of a collection name must be less than 255 characters: invalid parameter"},
+		{"collection", "", errcode.IllegalArgument, "collection name should not be empty: invalid parameter"},
+		{"collection", "1a", errcode.IllegalArgument,
+			"Invalid collection name: 1a.  the first character of a collection name must be an underscore or letter: invalid parameter"},
+		{"collection", "a-b", errcode.IllegalArgument,
+			"Invalid collection name: a-b.  collection name can only contain numbers, letters and underscores: invalid parameter"},
+		{"alias", long, 0, ""},
+		{"alias", long + "x", errcode.IllegalArgument, "the length of a collection alias must be less than 255 characters"},
+		{"alias", "é", errcode.IllegalArgument, "Invalid collection alias: é.  the first character of a collection alias must be an underscore or letter"},
+		{"partition", long, 0, ""},
+		{"partition", "1a", 0, ""}, // Milvus accepts a digit first and '-' later in partition names
+		{"partition", "p-2024", 0, ""},
+		{"partition", long + "x", errcode.IllegalArgument,
+			"Invalid partition name: " + long + "x. The length of a partition name must be less than 255 characters."},
+		{"partition", "", errcode.IllegalArgument, "Invalid partition name: . Partition name should not be empty."},
+		{"partition", "-a", errcode.IllegalArgument, "The first character of a partition name must be an underscore or letter."},
+		{"partition", "a.b", errcode.IllegalArgument, "Invalid partition name: a.b. Partition name can only contain numbers, letters and underscores."},
+		{"field", long, 0, ""},
+		{"field", long + "x", errcode.FieldInvalidName, "The length of a field name must be less than 255 characters.: field name invalid[field=" + long + "x]"},
+		{"field", "", errcode.FieldInvalidName, "field name should not be empty: field name invalid[field=]"},
+		{"field", "9", errcode.FieldInvalidName, "Invalid field name: 9. The first character of a field name must be an underscore or letter."},
+		{"database", long, 0, ""},
+		{"database", long + "x", errcode.DatabaseInvalidName,
+			"the length of a database name must be less than 255 characters: invalid database name[database=" + long + "x]"},
+		{"database", "", errcode.DatabaseInvalidName, "database name couldn't be empty: invalid database name[database=]"},
+		{"database", "a b", errcode.DatabaseInvalidName, "database name can only contain numbers, letters and underscores: invalid database name[database=a b]"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateName("partition", tc.name)
-			if tc.ok {
+		t.Run(tc.kind+"/"+tc.name[:min(len(tc.name), 8)], func(t *testing.T) {
+			err := ValidateName(tc.kind, tc.name)
+			if tc.code == 0 {
 				require.NoError(t, err)
 				return
 			}
 			require.Error(t, err)
-			require.Contains(t, err.Error(), "partition")
+			require.Equal(t, tc.code, errcode.CodeOf(err))
+			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
 }

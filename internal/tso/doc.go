@@ -28,6 +28,18 @@
 // Stored format: the value at Config.Key is the bound in Unix milliseconds,
 // 8 bytes big-endian.
 //
+// # What is read is checked
+//
+// A saved bound is the base of every later timestamp and ID, so New refuses
+// (ErrCorrupt, naming the key) one it could not have written: negative,
+// above MaxPhysical, or more than Config.MaxAhead (default 24h) ahead of the
+// wall clock. A legitimate bound is at most SaveInterval ahead; one a day
+// ahead is a flipped bit or a clock set back by more than a day (then fix
+// the clock, or wait). Allocate never hands out a timestamp whose physical
+// part exceeds MaxPhysical (2^45-1 ms), so every timestamp and ID fits an
+// int64 and is positive; past it, Allocate fails with ErrExhausted instead
+// of wrapping.
+//
 // # IDs
 //
 // IDs (collection, partition, segment, row IDs for auto-ID) come from a

@@ -22,6 +22,11 @@ const MaxLogical = 1 << LogicalBits
 
 const logicalMask = MaxLogical - 1
 
+// MaxPhysical is the largest physical part (Unix ms, about the year
+// 1,117,000) whose timestamps fit an int64: the Allocator never hands out a
+// timestamp or ID above math.MaxInt64.
+const MaxPhysical = 1<<(63-LogicalBits) - 1
+
 // Well-known keys for the two allocators of a deployment.
 const (
 	// TimestampKey is the meta-store key of the timestamp allocator's window.
@@ -38,8 +43,13 @@ var (
 	// ErrFenced is returned when another allocator saved a window over the
 	// same key; this one must stop issuing timestamps.
 	ErrFenced = errors.New("tso: fenced by another allocator")
-	// ErrCorrupt is returned when the stored window cannot be decoded.
+	// ErrCorrupt is returned when the stored window cannot be decoded or is
+	// not a window this allocator could have saved (negative, beyond
+	// MaxPhysical, or more than Config.MaxAhead ahead of the clock).
 	ErrCorrupt = errors.New("tso: corrupt stored window")
+	// ErrExhausted is returned when a timestamp would have a physical part
+	// above MaxPhysical (its ID would not fit an int64).
+	ErrExhausted = errors.New("tso: timestamp space exhausted")
 )
 
 // ComposeTS builds a hybrid timestamp from a physical time in Unix
@@ -72,10 +82,18 @@ type Config struct {
 	SaveInterval time.Duration
 	// Now is the wall clock. Default time.Now; tests inject a fake.
 	Now func() time.Time
+	// MaxAhead is how far ahead of the clock a saved window may be at New;
+	// a window further ahead is refused with ErrCorrupt (a damaged store,
+	// or a clock set back by more than this). Default 24h; at least
+	// SaveInterval.
+	MaxAhead time.Duration
 }
 
 // DefaultSaveInterval is the default Config.SaveInterval.
 const DefaultSaveInterval = 3 * time.Second
+
+// DefaultMaxAhead is the default Config.MaxAhead.
+const DefaultMaxAhead = 24 * time.Hour
 
 // Defaults fills unset fields with their defaults.
 func (c *Config) Defaults() {
@@ -84,6 +102,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.MaxAhead == 0 {
+		c.MaxAhead = DefaultMaxAhead
 	}
 }
 
@@ -97,6 +118,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Now == nil {
 		return errors.New("tso: config: Now is nil")
+	}
+	if c.MaxAhead < c.SaveInterval {
+		return fmt.Errorf("tso: config: MaxAhead %v is below SaveInterval %v", c.MaxAhead, c.SaveInterval)
 	}
 	return nil
 }
@@ -146,8 +170,8 @@ func New(ctx context.Context, store Store, cfg Config, logger *slog.Logger) (*Al
 		}
 		a.stored = raw
 		a.bound = int64(binary.BigEndian.Uint64(raw))
-		if a.bound < 0 {
-			return nil, fmt.Errorf("%w: %q holds negative bound %d", ErrCorrupt, cfg.Key, a.bound)
+		if err := checkBound(cfg, a.bound); err != nil {
+			return nil, err
 		}
 	}
 	// Everything at physical ≤ bound may have been issued: start above it.
@@ -175,6 +199,9 @@ func (a *Allocator) Allocate(ctx context.Context, n uint32) (uint64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 
+	if now > MaxPhysical || now < 0 {
+		return 0, fmt.Errorf("%w: key %q: the clock reads %d ms", ErrExhausted, a.key, now)
+	}
 	physical, logical := a.physical, a.logical
 	if now > physical {
 		physical, logical = now, 0 // the clock moved on
@@ -184,13 +211,36 @@ func (a *Allocator) Allocate(ctx context.Context, n uint32) (uint64, error) {
 	if logical+uint64(n) > MaxLogical {
 		physical, logical = physical+1, 0
 	}
+	if physical > MaxPhysical {
+		return 0, fmt.Errorf("%w: key %q: physical time %d ms is past %d", ErrExhausted, a.key, physical, MaxPhysical)
+	}
 	if physical > a.bound {
-		if err := a.save(ctx, max(physical, now)+a.interval); err != nil {
+		if err := a.save(ctx, min(max(physical, now)+a.interval, MaxPhysical)); err != nil {
 			return 0, err
 		}
 	}
 	a.physical, a.logical = physical, logical+uint64(n)
 	return ComposeTS(physical, logical), nil
+}
+
+// checkBound refuses a saved window that this allocator could not have
+// written: a bit flipped in the stored value, or a store from another
+// deployment, must not become the base of every later timestamp and ID.
+func checkBound(cfg Config, bound int64) error {
+	switch {
+	case bound < 0:
+		return fmt.Errorf("%w: %q holds negative bound %d", ErrCorrupt, cfg.Key, bound)
+	case bound > MaxPhysical:
+		return fmt.Errorf("%w: %q holds bound %d ms, past the largest timestamp that fits an int64 (%d ms)", ErrCorrupt, cfg.Key, bound, MaxPhysical)
+	}
+	now := cfg.Now()
+	if ahead := time.Duration(bound-now.UnixMilli()) * time.Millisecond; ahead > cfg.MaxAhead {
+		return fmt.Errorf("%w: %q holds bound %d ms (%s), %v ahead of the clock (%s), more than the %v allowed: "+
+			"the meta store is damaged, or the clock was set back by more than that",
+			ErrCorrupt, cfg.Key, bound, time.UnixMilli(bound).UTC().Format(time.RFC3339), ahead.Round(time.Second),
+			now.UTC().Format(time.RFC3339), cfg.MaxAhead)
+	}
+	return nil
 }
 
 // AllocateIDs reserves n consecutive IDs and returns the first; IDs are

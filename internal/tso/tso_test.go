@@ -110,6 +110,7 @@ func TestConfig(t *testing.T) {
 		{name: "no key", cfg: tso.Config{}},
 		{name: "interval too small", cfg: tso.Config{Key: "k", SaveInterval: time.Microsecond}},
 		{name: "negative interval", cfg: tso.Config{Key: "k", SaveInterval: -time.Second}},
+		{name: "max ahead below interval", cfg: tso.Config{Key: "k", SaveInterval: time.Minute, MaxAhead: time.Second}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,7 +279,7 @@ func TestRestartMonotonic(t *testing.T) {
 		{name: "clock forward", shift: time.Minute},
 		{name: "same clock", shift: 0},
 		{name: "clock backwards a little", shift: -time.Second},
-		{name: "clock backwards a lot", shift: -24 * time.Hour},
+		{name: "clock backwards a lot", shift: -23 * time.Hour}, // within DefaultMaxAhead
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -390,15 +391,65 @@ func TestCorruptWindow(t *testing.T) {
 		{name: "short", value: []byte{1, 2, 3}},
 		{name: "empty", value: []byte{}},
 		{name: "negative", value: binary.BigEndian.AppendUint64(nil, 1<<63)},
+		// A window saved a few ms ahead, with one high bit flipped.
+		{name: "bit 62 flipped", value: binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixMilli()+3000)|1<<62)},
+		{name: "bit 45 flipped", value: binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixMilli()+3000)|1<<45)},
+		{name: "bit 41 flipped", value: binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixMilli()+3000)^1<<41)},
+		{name: "25h ahead of the clock", value: binary.BigEndian.AppendUint64(nil, uint64(time.Now().Add(25*time.Hour).UnixMilli()))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			kv := openKV(t)
-			require.NoError(t, kv.Txn(ctx, metastore.Put("ts", tc.value)))
-			_, err := tso.New(ctx, kv, tso.Config{Key: "ts"}, nil)
-			require.ErrorIs(t, err, tso.ErrCorrupt)
+			for _, key := range []string{"tso/" + tso.TimestampKey, "tso/" + tso.IDKey} {
+				kv := openKV(t)
+				require.NoError(t, kv.Txn(ctx, metastore.Put(key, tc.value)))
+				_, err := tso.New(ctx, kv, tso.Config{Key: key}, nil)
+				require.ErrorIs(t, err, tso.ErrCorrupt)
+				require.ErrorContains(t, err, key)
+			}
 		})
 	}
+}
+
+func TestWindowAheadWithinLimit(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	kv := openKV(t)
+	// The clock was set back by an hour: the saved window is an hour ahead.
+	ahead := clock.Ms() + time.Hour.Milliseconds()
+	require.NoError(t, kv.Txn(ctx, metastore.Put("ts", binary.BigEndian.AppendUint64(nil, uint64(ahead)))))
+	a := newAllocator(t, kv, clock.config("ts"))
+	ts, err := a.Now(ctx)
+	require.NoError(t, err)
+	physical, _ := tso.ParseTS(ts)
+	require.Greater(t, physical.UnixMilli(), ahead)
+
+	// A smaller MaxAhead refuses the same window.
+	cfg := clock.config("ts")
+	cfg.MaxAhead = 30 * time.Minute
+	_, err = tso.New(ctx, kv, cfg, nil)
+	require.ErrorIs(t, err, tso.ErrCorrupt)
+}
+
+// TestNoOverflowingTimestamp runs the clock to the end of the 45-bit
+// physical range: every timestamp and ID handed out fits an int64, and past
+// the end Allocate fails instead of wrapping.
+func TestNoOverflowingTimestamp(t *testing.T) {
+	ctx := context.Background()
+	const last = 1<<(63-tso.LogicalBits) - 1 // the last physical ms that fits
+	clock := newFakeClock(time.UnixMilli(last - 1))
+	a := newAllocator(t, openKV(t), clock.config("ids"))
+	for i := 0; i < 8; i++ {
+		id, err := a.AllocateIDs(ctx, tso.MaxLogical/4)
+		require.NoError(t, err)
+		require.Positive(t, id)
+	}
+	_, err := a.AllocateIDs(ctx, tso.MaxLogical/4)
+	require.ErrorIs(t, err, tso.ErrExhausted)
+	_, err = a.Allocate(ctx, 1)
+	require.ErrorIs(t, err, tso.ErrExhausted)
+	clock.Add(time.Hour)
+	_, err = a.Allocate(ctx, 1)
+	require.ErrorIs(t, err, tso.ErrExhausted)
 }
 
 func BenchmarkAllocate(b *testing.B) {

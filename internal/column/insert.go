@@ -1,0 +1,43 @@
+package column
+
+import (
+	"fmt"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+)
+
+// InsertColumns decodes the user columns (field ID ≥ 100) of an insert
+// message of n rows for schema, keyed by field ID. It is the one rule for
+// what an insert message must hold: every user field of the schema, each in
+// a wire type that fits the field (FromFieldData), each with exactly n rows.
+// The consumers (data node, query node) apply an insert message only through
+// it, and the proxy runs it on every message it builds before the append, so
+// a message that was acknowledged can always be applied.
+func InsertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData, n int) (map[int64]Column, error) {
+	byID := make(map[int64]*schemapb.FieldData, len(fds))
+	for _, fd := range fds {
+		if byID[fd.GetFieldId()] != nil {
+			return nil, fmt.Errorf("column: insert holds field %d (%q) twice", fd.GetFieldId(), fd.GetFieldName())
+		}
+		byID[fd.GetFieldId()] = fd
+	}
+	cols := make(map[int64]Column, len(byID))
+	for _, f := range schema.GetFields() {
+		if f.GetFieldID() < 100 {
+			continue
+		}
+		fd, ok := byID[f.GetFieldID()]
+		if !ok {
+			return nil, fmt.Errorf("column: insert lacks field %q", f.GetName())
+		}
+		c, err := FromFieldData(f, fd)
+		if err != nil {
+			return nil, err
+		}
+		if c.Len() != n {
+			return nil, fmt.Errorf("column: field %q has %d rows, want %d", f.GetName(), c.Len(), n)
+		}
+		cols[f.GetFieldID()] = c
+	}
+	return cols, nil
+}

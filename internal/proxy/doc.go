@@ -1,0 +1,45 @@
+// Package proxy implements the Milvus MilvusService semantics: it validates
+// requests against collection schemas, routes rows to shards by primary-key
+// hash, gets segment assignments and one timestamp per request while
+// appending to the WAL, and fans reads out to query nodes. Errors are turned
+// into Milvus Status values here, at the API boundary, and nowhere else.
+//
+// # Validate before the append
+//
+// A write is acknowledged once it is in the WAL, and the data node and the
+// query node apply it from there, on every replay. So everything they would
+// reject is rejected here first: rows are checked value by value against the
+// schema (validateRows), and every insert message built from them is decoded
+// with column.InsertColumns, the very function both consumers apply insert
+// messages with, before the append. An auto-ID primary key is generated in
+// the field's own type: int64 IDs, or for a VarChar key the same IDs as
+// decimal text (as Milvus does), returned as string IDs.
+//
+// # One primary key twice
+//
+// Rows of the same primary key written by separate requests all stay stored;
+// query, get and search serve the one inserted last (the highest timestamp),
+// and count(*) counts every visible row, as Milvus does (an upsert or a
+// delete is the way to replace a key). Within one request every row has the
+// same timestamp, so the proxy decides:
+//
+//   - Insert keeps the last row of each key in the request and drops the
+//     earlier ones before the append, so the later row wins, as a later
+//     request would, and count(*) counts the key once. The response's IDs,
+//     succ_index and insert_cnt describe the rows stored.
+//   - Upsert refuses a request that holds a key twice with code 1100 and
+//     "duplicate primary keys are not allowed in the same batch", as
+//     Milvus 2.6 does; nothing of it is applied.
+//
+// Since the dropped rows are never written, every read agrees before and
+// after flush and compaction.
+//
+// # Request limits
+//
+// Requests are bounded at Milvus 2.6's defaults and refused with Milvus's
+// codes and messages (limits.go): nq, topk, offset and offset+topk of a
+// search ≤ 16384, offset+limit of a query ≤ 16384, group_size ≤ 10, ≤ 1024
+// sub-searches in a hybrid search (code 1100), and writes over
+// Config.MaxRequestBytes, 64 MiB (code 1102). Schema and catalog limits are
+// the root coordinator's (internal/rootcoord).
+package proxy
