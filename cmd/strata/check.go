@@ -108,7 +108,7 @@ func repairCmd(args []string, stdout, stderr io.Writer) error {
 		"and pad it past every offset the meta store references")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: strata repair --data-dir DIR (--drop-segment ID ... | --cut-wal PCHANNEL)")
-		fmt.Fprintln(stderr, `
+		fmt.Fprint(stderr, `
 Run only with the server stopped (both refuse while it holds meta.db), and
 after `+"`strata check`"+` has named the damage. Nothing is deleted.
 

@@ -127,7 +127,7 @@ func inspectFile(path string, exclusive bool) (rep report, size int, err error) 
 			return report{}, 0, fmt.Errorf("metastore/embedded: lock %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
-			return report{}, 0, fmt.Errorf("metastore/embedded: %s is locked by another process (is a server running on this data directory?)", path)
+			return report{}, 0, fmt.Errorf("%w: %s", ErrLocked, path)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
