@@ -63,22 +63,70 @@ type Stack struct {
 	// CollectionID and VChannels describe Collection.
 	CollectionID int64
 	VChannels    []string
+
+	closers []func() error // what open opened, closed by Reopen and at cleanup
 }
 
 // New assembles the stack over a temporary directory and creates Collection.
 func New(t *testing.T) *Stack {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
+	s := open(t, t.TempDir())
+	t.Cleanup(func() { s.close() })
+	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: Collection, Fields: []*schemapb.FieldSchema{
+		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+	}})
+	require.NoError(t, err)
+	st, err := s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: Collection, Schema: schema, ShardsNum: 1})
+	require.NoError(t, err)
+	require.Zero(t, st.GetCode(), st.GetReason())
+	s.describe()
+	return s
+}
+
+// Reopen closes every component (no data node may be running), runs
+// between over the data directory while nothing has it open (an offline
+// repair, say), and assembles the stack again over the same directory, as
+// a restarted server does. The query node starts with nothing loaded.
+func (s *Stack) Reopen(between func(dir string)) {
+	s.T.Helper()
+	s.close()
+	between(s.Dir)
+	*s = *open(s.T, s.Dir)
+	s.describe()
+}
+
+// describe fills CollectionID and VChannels from the root coordinator.
+func (s *Stack) describe() {
+	s.T.Helper()
+	col, err := s.Root.Collection("", Collection)
+	require.NoError(s.T, err)
+	s.CollectionID, s.VChannels = col.ID, col.VChannels
+}
+
+// close closes what open opened, last first (idempotent).
+func (s *Stack) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		_ = s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// open assembles the stack over dir.
+func open(t *testing.T, dir string) *Stack {
+	t.Helper()
+	ctx := context.Background()
 	logger := slog.New(slog.DiscardHandler)
+	var closers []func() error
 	meta, err := embedded.Open(filepath.Join(dir, "meta.db"), logger)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = meta.Close() })
+	closers = append(closers, meta.Close)
 	store, err := objlocal.Open(filepath.Join(dir, "storage"))
 	require.NoError(t, err)
 	log, err := local.Open(local.Config{Dir: filepath.Join(dir, "wal")}, logger)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = log.Close() })
+	closers = append(closers, log.Close)
 	clock, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.TimestampKey}, logger)
 	require.NoError(t, err)
 	ids, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.IDKey}, logger)
@@ -94,22 +142,10 @@ func New(t *testing.T) *Stack {
 	s := &Stack{T: t, Dir: dir, Log: log, Objects: store, IDs: ids, Root: root, Data: data,
 		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store}}
 	s.QueryNode = querynode.New(querynode.Defaults(), log, s.QNObjects, s.QNSegments, root, writer, pins, logger)
-	t.Cleanup(func() { _ = s.QueryNode.Close() })
+	s.closers = append(closers, s.QueryNode.Close)
 	s.DataNodeConfig = datanode.Defaults()
 	s.DataNodeConfig.PChannels = []string{wal.PChannelName(rcfg.ChannelPrefix, 0)}
 	s.Proxy = proxy.New(proxy.Defaults(), root, data, s.QueryNode, writer, ids, clock, logger)
-
-	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: Collection, Fields: []*schemapb.FieldSchema{
-		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
-		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
-	}})
-	require.NoError(t, err)
-	st, err := s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: Collection, Schema: schema, ShardsNum: 1})
-	require.NoError(t, err)
-	require.Zero(t, st.GetCode(), st.GetReason())
-	col, err := root.Collection("", Collection)
-	require.NoError(t, err)
-	s.CollectionID, s.VChannels = col.ID, col.VChannels
 	return s
 }
 
