@@ -41,8 +41,13 @@ func (c WALCut) Lines() []string {
 	if d := c.Cut.Damage; d != nil {
 		out = append(out, fmt.Sprintf("cut pchannel %s at %s byte %d (record offset %d, %s: %s)",
 			c.PChannel, d.Path, d.ByteOffset, d.RecordOffset, d.Kind, d.Detail))
-		out = append(out, fmt.Sprintf("removed %d bytes holding at least %d intact records (offsets %d to at least %d); kept in: %v",
-			c.Cut.RemovedBytes, c.Cut.RemovedRecords, c.Cut.End, max(c.Cut.OldEnd-1, c.Cut.End), c.Cut.Moved))
+		if c.Cut.OldEnd > c.Cut.End {
+			out = append(out, fmt.Sprintf("removed %d bytes holding at least %d intact records (offsets %d to at least %d); kept in: %v",
+				c.Cut.RemovedBytes, c.Cut.RemovedRecords, c.Cut.End, c.Cut.OldEnd-1, c.Cut.Moved))
+		} else {
+			out = append(out, fmt.Sprintf("removed %d bytes holding no whole record (a torn tail is never acknowledged); kept in: %v",
+				c.Cut.RemovedBytes, c.Cut.Moved))
+		}
 	} else {
 		out = append(out, fmt.Sprintf("pchannel %s has no damage: nothing cut", c.PChannel))
 	}
