@@ -41,10 +41,7 @@ const (
 // data coordinator's RootPath, "files" by default).
 func Checkers(rootPath string) []Checker {
 	return []Checker{
-		// The meta-store verifier (package metastore/embedded, Verify(path))
-		// plugs in here, before the others, as
-		//   {Name: "meta", Check: ...}  over filepath.Join(dir, MetaFile)
-		// turning its findings into Damage (KindMeta).
+		MetaChecker(),
 		WALChecker(0),
 		CatalogChecker(rootPath),
 	}
