@@ -271,7 +271,7 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 		return errcode.Status(err), nil
 	}
 	if len(req.GetPartitionNames()) == 0 {
-		return errcode.Status(errcode.Invalid("partition names should not be empty")), nil
+		return errcode.Status(errcode.Invalid("failed to load partition due to no partition specified")), nil
 	}
 	ids, err := partitionIDs(col, req.GetPartitionNames())
 	if err != nil {
@@ -319,7 +319,8 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, parts)), nil
 }
 
-// GetLoadState reports NotLoad or Loaded (loads are synchronous); a
+// GetLoadState reports NotLoad or Loaded (loads are synchronous), as
+// isLoaded decides; a
 // collection whose load failed, or that stopped serving on an error, gets an
 // error status saying why (code 101, "collection not loaded", and the reason).
 func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequest) (*milvuspb.GetLoadStateResponse, error) {
@@ -349,16 +350,17 @@ func (p *Proxy) loadFailure(col *catalog.Collection) error {
 	return nil
 }
 
+// isLoaded reports whether the partitions want (all of them) are loaded.
+// With no partitions named it asks about the collection, which is loaded as
+// Milvus counts it when any of its partitions is: after load_partitions Milvus
+// reports the collection Loaded, and NotLoad once the last is released.
 func (p *Proxy) isLoaded(collID int64, want []int64) bool {
 	loaded, parts := p.query.Loaded(collID)
 	if !loaded {
 		return false
 	}
-	if parts == nil {
+	if parts == nil || len(want) == 0 {
 		return true
-	}
-	if len(want) == 0 {
-		return false // only some partitions are loaded
 	}
 	have := map[int64]bool{}
 	for _, q := range parts {
