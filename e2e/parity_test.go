@@ -2,10 +2,15 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // Milvus 2.6 behaviour that its own client test suite checks (issue 11).
@@ -76,4 +81,97 @@ func TestParityLoadStatePartitions(t *testing.T) {
 	require.NoError(t, err, "a search naming no partition reads the loaded ones")
 	require.NoError(t, c.ReleasePartitions(ctx, milvusclient.NewReleasePartitionsOptions(coll, "p1", "p2")))
 	require.Equal(t, entity.LoadStateNotLoad, state())
+}
+
+// rawClient is a plain gRPC client of the Milvus API, for request fields the
+// Go SDK does not set (query's ignore_growing).
+func (s *server) rawClient(t *testing.T) milvuspb.MilvusServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	return milvuspb.NewMilvusServiceClient(conn)
+}
+
+// TestParityIgnoreGrowing: search and query with ignore_growing read only
+// sealed segments, so rows inserted after the last flush are neither returned
+// nor counted; without it (or with "False") they are. A value that is not a
+// boolean is refused with Milvus's "parse ignore growing field failed".
+func TestParityIgnoreGrowing(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	raw := s.rawClient(t)
+	ctx := ctxT(t)
+	const coll = "ig"
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.SimpleCreateCollectionOptions(coll, 2).WithAutoID(false)))
+	insert := func(from, n int) {
+		t.Helper()
+		ids := make([]int64, n)
+		vecs := make([][]float32, n)
+		for i := range ids {
+			ids[i] = int64(from + i)
+			vecs[i] = []float32{float32(from + i), 1}
+		}
+		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).
+			WithInt64Column("id", ids).WithFloatVectorColumn("vector", 2, vecs))
+		require.NoError(t, err)
+	}
+	insert(0, 10)
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	// Wait until the flushed rows are served from the sealed segment.
+	count := func(ignore string) int64 {
+		t.Helper()
+		req := &milvuspb.QueryRequest{CollectionName: coll, OutputFields: []string{"count(*)"},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong}
+		if ignore != "" {
+			req.QueryParams = []*commonpb.KeyValuePair{{Key: "ignore_growing", Value: ignore}}
+		}
+		res, err := raw.Query(ctx, req)
+		require.NoError(t, err)
+		require.Zero(t, res.GetStatus().GetCode(), res.GetStatus().GetReason())
+		return res.GetFieldsData()[0].GetScalars().GetLongData().GetData()[0]
+	}
+	require.Eventually(t, func() bool { return count("True") == 10 }, 20*time.Second, 50*time.Millisecond,
+		"the flushed rows are sealed")
+	insert(100, 5) // growing
+
+	for _, tc := range []struct {
+		ignore string
+		want   int64
+	}{{"", 15}, {"False", 15}, {"True", 10}, {"true", 10}} {
+		t.Run("query ignore_growing="+tc.ignore, func(t *testing.T) {
+			require.Equal(t, tc.want, count(tc.ignore))
+		})
+	}
+	res, err := raw.Query(ctx, &milvuspb.QueryRequest{CollectionName: coll, OutputFields: []string{"count(*)"},
+		QueryParams: []*commonpb.KeyValuePair{{Key: "ignore_growing", Value: "2.3"}}})
+	require.NoError(t, err)
+	require.EqualValues(t, 1100, res.GetStatus().GetCode())
+	require.Contains(t, res.GetStatus().GetReason(), "parse ignore growing field failed")
+
+	vec := []entity.Vector{entity.FloatVector{104, 1}}
+	for _, ignore := range []bool{false, true} {
+		rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 20, vec).WithIgnoreGrowing(ignore).
+			WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		var ids []int64
+		for i := 0; i < rs[0].ResultCount; i++ {
+			id, err := rs[0].IDs.GetAsInt64(i)
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+		if ignore {
+			require.Len(t, ids, 10, "search ignoring growing rows")
+			for _, id := range ids {
+				require.Less(t, id, int64(100), "a growing row returned with ignore_growing")
+			}
+		} else {
+			require.Len(t, ids, 15)
+			require.Contains(t, ids, int64(104), "the growing rows are searched")
+		}
+	}
+	_, err = c.Search(ctx, milvusclient.NewSearchOption(coll, 3, vec).WithSearchParam("ignore_growing", "[True]"))
+	require.ErrorContains(t, err, "parse ignore growing field failed")
 }

@@ -142,7 +142,7 @@ func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.
 	}
 	var out []*segment.Segment
 	for _, d := range c.delegators {
-		for _, s := range d.snapshot() {
+		for _, s := range d.snapshot(!r.IgnoreGrowing) {
 			if !partitionSelected(s.PartitionID, req, loaded) {
 				continue
 			}
