@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus/client/v2/entity"
+	"github.com/milvus-io/milvus/client/v2/index"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -174,4 +176,98 @@ func TestParityIgnoreGrowing(t *testing.T) {
 	}
 	_, err = c.Search(ctx, milvusclient.NewSearchOption(coll, 3, vec).WithSearchParam("ignore_growing", "[True]"))
 	require.ErrorContains(t, err, "parse ignore growing field failed")
+}
+
+// TestParityPartitionKey: a collection with a partition-key field gets
+// num_partitions partitions (16 by default) named `_default_0` …, rows are
+// spread over them by their key, reads with a key filter still find every
+// row, and partition DDL and partition names on writes are refused.
+func TestParityPartitionKey(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	raw := s.rawClient(t)
+	ctx := ctxT(t)
+	schema := func(name string) *entity.Schema {
+		return entity.NewSchema().WithName(name).
+			WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+			WithField(entity.NewField().WithName("tenant").WithDataType(entity.FieldTypeVarChar).WithMaxLength(16).WithIsPartitionKey(true)).
+			WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	}
+	for _, tc := range []struct {
+		name string
+		num  int64
+		want int
+	}{{"pk_default", 0, 16}, {"pk_four", 4, 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := milvusclient.NewCreateCollectionOption(tc.name, schema(tc.name)).
+				WithIndexOptions(milvusclient.NewCreateIndexOption(tc.name, "v", index.NewFlatIndex(entity.L2)))
+			if tc.num > 0 {
+				opt = opt.WithNumPartitions(tc.num)
+			}
+			require.NoError(t, c.CreateCollection(ctx, opt))
+			parts, err := c.ListPartitions(ctx, milvusclient.NewListPartitionOption(tc.name))
+			require.NoError(t, err)
+			want := make([]string, tc.want)
+			for i := range want {
+				want[i] = fmt.Sprintf("_default_%d", i)
+			}
+			require.ElementsMatch(t, want, parts)
+			desc, err := raw.DescribeCollection(ctx, &milvuspb.DescribeCollectionRequest{CollectionName: tc.name})
+			require.NoError(t, err)
+			require.EqualValues(t, tc.want, desc.GetNumPartitions())
+		})
+	}
+
+	const coll = "pk_default"
+	const n = 200
+	ids := make([]int64, n)
+	tenants := make([]string, n)
+	vecs := make([][]float32, n)
+	for i := range ids {
+		ids[i], tenants[i], vecs[i] = int64(i), fmt.Sprintf("t%d", i%20), []float32{float32(i), 0}
+	}
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", ids).
+		WithVarcharColumn("tenant", tenants).WithFloatVectorColumn("v", 2, vecs))
+	require.NoError(t, err)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+
+	// The rows are spread over the partitions, each tenant in one of them.
+	used := 0
+	for i := range 16 {
+		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithOutputFields("count(*)").
+			WithPartitions(fmt.Sprintf("_default_%d", i)).WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		cnt, err := rs.GetColumn("count(*)").GetAsInt64(0)
+		require.NoError(t, err)
+		require.Zero(t, cnt%10, "a tenant's 10 rows are all in one partition")
+		if cnt > 0 {
+			used++
+		}
+	}
+	require.Greater(t, used, 1, "rows of 20 tenants land in more than one partition")
+	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`tenant == "t7"`).
+		WithOutputFields("id").WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, 10, rs.ResultCount)
+	res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 5, []entity.Vector{entity.FloatVector{27, 0}}).
+		WithFilter(`tenant == "t7"`).WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	top, err := res[0].IDs.GetAsInt64(0)
+	require.NoError(t, err)
+	require.EqualValues(t, 27, top)
+
+	for name, err := range map[string]error{
+		"create partition":   c.CreatePartition(ctx, milvusclient.NewCreatePartitionOption(coll, "p1")),
+		"drop partition":     c.DropPartition(ctx, milvusclient.NewDropPartitionOption(coll, "_default_1")),
+		"release partitions": c.ReleasePartitions(ctx, milvusclient.NewReleasePartitionsOptions(coll, "_default_1")),
+	} {
+		require.ErrorContains(t, err, "disable "+name+" if partition key mode is used")
+	}
+	_, err = c.LoadPartitions(ctx, milvusclient.NewLoadPartitionsOption(coll, "_default_1"))
+	require.ErrorContains(t, err, "disable load partitions if partition key mode is used")
+	_, err = c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithPartition("_default_1").
+		WithInt64Column("id", ids[:1]).WithVarcharColumn("tenant", tenants[:1]).WithFloatVectorColumn("v", 2, vecs[:1]))
+	require.ErrorContains(t, err, "not support manually specifying the partition names if partition key mode is used")
 }

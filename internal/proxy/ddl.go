@@ -33,7 +33,8 @@ func (p *Proxy) CreateCollection(ctx context.Context, req *milvuspb.CreateCollec
 		props[kv.GetKey()] = kv.GetValue()
 	}
 	level := req.GetConsistencyLevel()
-	err := p.meta.CreateCollection(ctx, dbName(ctx, req.GetDbName()), schema, int(req.GetShardsNum()), level, props)
+	err := p.meta.CreateCollectionPartitions(ctx, dbName(ctx, req.GetDbName()), schema, int(req.GetShardsNum()), level, props,
+		int(req.GetNumPartitions()))
 	return errcode.Status(err), nil
 }
 
@@ -143,6 +144,9 @@ func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartiti
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := keyModeRefusal(col, "create partition"); err != nil {
+		return errcode.Status(err), nil
+	}
 	if _, found := col.Partition(req.GetPartitionName()); found {
 		return ok(), nil
 	}
@@ -155,6 +159,9 @@ func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartiti
 func (p *Proxy) DropPartition(ctx context.Context, req *milvuspb.DropPartitionRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if err := keyModeRefusal(col, "drop partition"); err != nil {
 		return errcode.Status(err), nil
 	}
 	if _, found := col.Partition(req.GetPartitionName()); !found {
@@ -270,6 +277,9 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := keyModeRefusal(col, "load partitions"); err != nil {
+		return errcode.Status(err), nil
+	}
 	if len(req.GetPartitionNames()) == 0 {
 		return errcode.Status(errcode.Invalid("failed to load partition due to no partition specified")), nil
 	}
@@ -292,6 +302,9 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePartitionsRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if err := keyModeRefusal(col, "release partitions"); err != nil {
 		return errcode.Status(err), nil
 	}
 	ids, err := partitionIDs(col, req.GetPartitionNames())
