@@ -270,4 +270,21 @@ func TestParityPartitionKey(t *testing.T) {
 	_, err = c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithPartition("_default_1").
 		WithInt64Column("id", ids[:1]).WithVarcharColumn("tenant", tenants[:1]).WithFloatVectorColumn("v", 2, vecs[:1]))
 	require.ErrorContains(t, err, "not support manually specifying the partition names if partition key mode is used")
+
+	// After a restart the partitions are the same and new rows still route.
+	s.stop()
+	s = startServer(t, s.dir)
+	c = s.client(t)
+	parts, err := c.ListPartitions(ctx, milvusclient.NewListPartitionOption(coll))
+	require.NoError(t, err)
+	require.Len(t, parts, 16)
+	_, err = c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1000}).
+		WithVarcharColumn("tenant", []string{"t7"}).WithFloatVectorColumn("v", 2, [][]float32{{1000, 0}}))
+	require.NoError(t, err)
+	rs, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`tenant == "t7"`).
+		WithOutputFields("count(*)").WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	cnt, err := rs.GetColumn("count(*)").GetAsInt64(0)
+	require.NoError(t, err)
+	require.EqualValues(t, 11, cnt)
 }

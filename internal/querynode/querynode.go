@@ -4,7 +4,10 @@
 // WAL shows a segment was flushed, the delegator loads its binlogs and swaps
 // the growing copy for the sealed one under its lock, so a read sees each row
 // exactly once. Reads wait until every delegator's time-tick (tsafe) has
-// passed the guarantee timestamp, then read at that tsafe with MVCC.
+// passed the guarantee timestamp, then read at that tsafe with MVCC. A read
+// with ignore_growing (plan.Read.IgnoreGrowing) reads the sealed segments
+// only. A read that names a partition that is not loaded is refused with
+// code 201, "partition not loaded", as in Milvus.
 package querynode
 
 import (

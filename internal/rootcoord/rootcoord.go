@@ -4,6 +4,12 @@
 // in one meta-store transaction, then announces it on the collection's
 // vchannels through the WAL so data and query nodes see DDL in the same order
 // as the data around it.
+//
+// A collection gets one partition, `_default`, at creation; a collection with
+// a partition-key field gets num_partitions of them instead (16 by default,
+// at most MaxPartitions), named `_default_0` … `_default_<n-1>` as in
+// Milvus, created and persisted with the collection (no partition DDL is
+// announced for them). Collections stored before this kept `_default`.
 package rootcoord
 
 import (
