@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -234,18 +235,22 @@ func TestParityPartitionKey(t *testing.T) {
 	require.NoError(t, lt.Await(ctx))
 
 	// The rows are spread over the partitions, each tenant in one of them.
-	used := 0
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	used, total := 0, 0
 	for i := range 16 {
-		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithOutputFields("count(*)").
-			WithPartitions(fmt.Sprintf("_default_%d", i)).WithConsistencyLevel(entity.ClStrong))
+		stats, err := c.GetPartitionStats(ctx, milvusclient.NewGetPartitionStatsOption(coll, fmt.Sprintf("_default_%d", i)))
 		require.NoError(t, err)
-		cnt, err := rs.GetColumn("count(*)").GetAsInt64(0)
+		cnt, err := strconv.Atoi(stats["row_count"])
 		require.NoError(t, err)
 		require.Zero(t, cnt%10, "a tenant's 10 rows are all in one partition")
 		if cnt > 0 {
 			used++
 		}
+		total += cnt
 	}
+	require.Equal(t, n, total)
 	require.Greater(t, used, 1, "rows of 20 tenants land in more than one partition")
 	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`tenant == "t7"`).
 		WithOutputFields("id").WithConsistencyLevel(entity.ClStrong))
@@ -267,6 +272,11 @@ func TestParityPartitionKey(t *testing.T) {
 	}
 	_, err = c.LoadPartitions(ctx, milvusclient.NewLoadPartitionsOption(coll, "_default_1"))
 	require.ErrorContains(t, err, "disable load partitions if partition key mode is used")
+	_, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`tenant == "t7"`).WithPartitions("_default_1"))
+	require.ErrorContains(t, err, "not support manually specifying the partition names if partition key mode is used")
+	_, err = c.Search(ctx, milvusclient.NewSearchOption(coll, 5, []entity.Vector{entity.FloatVector{27, 0}}).
+		WithPartitions("_default_1"))
+	require.ErrorContains(t, err, "not support manually specifying the partition names if partition key mode is used")
 	_, err = c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithPartition("_default_1").
 		WithInt64Column("id", ids[:1]).WithVarcharColumn("tenant", tenants[:1]).WithFloatVectorColumn("v", 2, vecs[:1]))
 	require.ErrorContains(t, err, "not support manually specifying the partition names if partition key mode is used")

@@ -63,6 +63,7 @@
 // A collection with a partition-key field has num_partitions partitions
 // (internal/rootcoord); insert and upsert route each row to the partition its
 // key hashes to, with Milvus's hash (partitionkey.go). Partition DDL and
-// partition names on writes are refused there, in Milvus's words. Reads need
-// no routing: a key filter matches in whichever partition the rows are.
+// partition names on writes and reads are refused there, in Milvus's words.
+// Reads need no routing: a key filter matches in whichever partition the
+// rows are.
 package proxy

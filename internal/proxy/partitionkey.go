@@ -21,13 +21,13 @@ import (
 // CRC-32 of its first 100 bytes; the partition is the hash modulo the
 // number of partitions, in creation order. Partitions are then the server's
 // business: clients may not create, drop, load or release them, nor name
-// one on insert or upsert.
+// one on insert, upsert, search or query.
 //
 // A collection created with a partition-key field before key partitions
 // existed has only `_default`; its rows keep going there.
 
-// errKeyModePartitionNames is Milvus's refusal of a partition name given
-// with a write to a partition-key collection.
+// errKeyModePartitionNames is Milvus's refusal of partition names given
+// with a write or a read of a partition-key collection.
 var errKeyModePartitionNames = errcode.Invalid("not support manually specifying the partition names if partition key mode is used")
 
 // keyPartitionPrefix is how long a VarChar key's prefix is hashed.

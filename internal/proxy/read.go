@@ -457,6 +457,9 @@ func toFloat(v any) (float64, bool) {
 func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, templates map[string]*schemapb.TemplateValue,
 	partNames []string, out *outputSpec, level commonpb.ConsistencyLevel, useDefault bool, gts uint64,
 ) error {
+	if len(partNames) > 0 && partitionKeyField(col) != nil {
+		return errKeyModePartitionNames
+	}
 	parts, err := partitionIDs(col, partNames)
 	if err != nil {
 		return err
