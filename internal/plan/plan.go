@@ -37,6 +37,10 @@ type Read struct {
 	// Strong asks the node to make the channels tick so the read does not
 	// wait for the periodic time tick.
 	Strong bool
+	// IgnoreGrowing reads only sealed segments, skipping the growing ones
+	// (rows streamed since their segment was last handed off), as Milvus's
+	// ignore_growing does.
+	IgnoreGrowing bool
 }
 
 // Search is a top-k vector search.

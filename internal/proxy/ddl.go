@@ -33,7 +33,8 @@ func (p *Proxy) CreateCollection(ctx context.Context, req *milvuspb.CreateCollec
 		props[kv.GetKey()] = kv.GetValue()
 	}
 	level := req.GetConsistencyLevel()
-	err := p.meta.CreateCollection(ctx, dbName(ctx, req.GetDbName()), schema, int(req.GetShardsNum()), level, props)
+	err := p.meta.CreateCollectionPartitions(ctx, dbName(ctx, req.GetDbName()), schema, int(req.GetShardsNum()), level, props,
+		int(req.GetNumPartitions()))
 	return errcode.Status(err), nil
 }
 
@@ -143,6 +144,9 @@ func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartiti
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := keyModeRefusal(col, "create partition"); err != nil {
+		return errcode.Status(err), nil
+	}
 	if _, found := col.Partition(req.GetPartitionName()); found {
 		return ok(), nil
 	}
@@ -155,6 +159,9 @@ func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartiti
 func (p *Proxy) DropPartition(ctx context.Context, req *milvuspb.DropPartitionRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if err := keyModeRefusal(col, "drop partition"); err != nil {
 		return errcode.Status(err), nil
 	}
 	if _, found := col.Partition(req.GetPartitionName()); !found {
@@ -270,8 +277,11 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := keyModeRefusal(col, "load partitions"); err != nil {
+		return errcode.Status(err), nil
+	}
 	if len(req.GetPartitionNames()) == 0 {
-		return errcode.Status(errcode.Invalid("partition names should not be empty")), nil
+		return errcode.Status(errcode.Invalid("failed to load partition due to no partition specified")), nil
 	}
 	ids, err := partitionIDs(col, req.GetPartitionNames())
 	if err != nil {
@@ -292,6 +302,9 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePartitionsRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if err := keyModeRefusal(col, "release partitions"); err != nil {
 		return errcode.Status(err), nil
 	}
 	ids, err := partitionIDs(col, req.GetPartitionNames())
@@ -319,7 +332,8 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, parts)), nil
 }
 
-// GetLoadState reports NotLoad or Loaded (loads are synchronous); a
+// GetLoadState reports NotLoad or Loaded (loads are synchronous), as
+// isLoaded decides; a
 // collection whose load failed, or that stopped serving on an error, gets an
 // error status saying why (code 101, "collection not loaded", and the reason).
 func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequest) (*milvuspb.GetLoadStateResponse, error) {
@@ -349,16 +363,17 @@ func (p *Proxy) loadFailure(col *catalog.Collection) error {
 	return nil
 }
 
+// isLoaded reports whether the partitions want (all of them) are loaded.
+// With no partitions named it asks about the collection, which is loaded as
+// Milvus counts it when any of its partitions is: after load_partitions Milvus
+// reports the collection Loaded, and NotLoad once the last is released.
 func (p *Proxy) isLoaded(collID int64, want []int64) bool {
 	loaded, parts := p.query.Loaded(collID)
 	if !loaded {
 		return false
 	}
-	if parts == nil {
+	if parts == nil || len(want) == 0 {
 		return true
-	}
-	if len(want) == 0 {
-		return false // only some partitions are loaded
 	}
 	have := map[int64]bool{}
 	for _, q := range parts {

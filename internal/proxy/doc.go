@@ -42,4 +42,28 @@
 // sub-searches in a hybrid search (code 1100), and writes over
 // Config.MaxRequestBytes, 64 MiB (code 1102). Schema and catalog limits are
 // the root coordinator's (internal/rootcoord).
+//
+// # Load state
+//
+// Loads are synchronous, so GetLoadState answers NotLoad or Loaded. As in
+// Milvus 2.6, a collection counts as Loaded while any of its partitions is
+// (after load_partitions of some), and NotLoad once the last is released;
+// named partitions are Loaded only when all of them are. A read naming a
+// partition that is not loaded gets 201 "partition not loaded".
+//
+// # ignore_growing
+//
+// The search parameter or query parameter "ignore_growing" ("True"/"False",
+// as strconv.ParseBool reads it; anything else is refused with "parse ignore
+// growing field failed") makes the read skip growing segments: only rows in
+// segments the query node holds sealed are returned or counted.
+//
+// # Partition-key collections
+//
+// A collection with a partition-key field has num_partitions partitions
+// (internal/rootcoord); insert and upsert route each row to the partition its
+// key hashes to, with Milvus's hash (partitionkey.go). Partition DDL and
+// partition names on writes and reads are refused there, in Milvus's words.
+// Reads need no routing: a key filter matches in whichever partition the
+// rows are.
 package proxy

@@ -680,16 +680,19 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	if req.GetSchemaTimestamp() != 0 && req.GetSchemaTimestamp() < col.SchemaVersionTS {
 		return mutationError(errcode.New(errcode.SchemaMismatch, "collection schema mismatch[collection=%s]", col.Name)), nil
 	}
-	partID, err := p.partitionFor(col, req.GetPartitionName())
-	if err != nil {
-		return mutationError(err), nil
+	if !keyMode(col) {
+		if _, err := p.partitionFor(col, req.GetPartitionName()); err != nil {
+			return mutationError(err), nil
+		}
+	} else if req.GetPartitionName() != "" {
+		return mutationError(errKeyModePartitionNames), nil
 	}
 	r, err := validateRows(col, req.GetFieldsData(), req.GetNumRows(), p.genPKs(ctx), false)
 	if err != nil {
 		return mutationError(err), nil
 	}
 	succ := keepLast(r, col.PKField().GetFieldID())
-	inserts, err := p.buildInserts(ctx, col, partID, r)
+	inserts, err := p.routedInserts(ctx, col, req.GetPartitionName(), r)
 	if err != nil {
 		return mutationError(err), nil
 	}
@@ -716,9 +719,12 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 	if req.GetPartialUpdate() {
 		return mutationError(errcode.Invalid("partial update is not supported yet")), nil
 	}
-	partID, err := p.partitionFor(col, req.GetPartitionName())
-	if err != nil {
-		return mutationError(err), nil
+	if !keyMode(col) {
+		if _, err := p.partitionFor(col, req.GetPartitionName()); err != nil {
+			return mutationError(err), nil
+		}
+	} else if req.GetPartitionName() != "" {
+		return mutationError(errKeyModePartitionNames), nil
 	}
 	r, err := validateRows(col, req.GetFieldsData(), req.GetNumRows(), p.genPKs(ctx), true)
 	if err != nil {
@@ -737,7 +743,7 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 		r.pk = pk
 		r.cols[pkField.GetFieldID()] = r.pk
 	}
-	inserts, err := p.buildInserts(ctx, col, partID, r)
+	inserts, err := p.routedInserts(ctx, col, req.GetPartitionName(), r)
 	if err != nil {
 		return mutationError(err), nil
 	}

@@ -20,8 +20,8 @@ import (
 
 // Catalog is the root coordinator as the proxy uses it.
 type Catalog interface {
-	CreateCollection(ctx context.Context, db string, schema *schemapb.CollectionSchema, shards int,
-		level commonpb.ConsistencyLevel, props map[string]string) error
+	CreateCollectionPartitions(ctx context.Context, db string, schema *schemapb.CollectionSchema, shards int,
+		level commonpb.ConsistencyLevel, props map[string]string, numPartitions int) error
 	DropCollection(ctx context.Context, db, name string) (*catalog.Collection, error)
 	Collection(db, name string) (*catalog.Collection, error)
 	Collections(db string) []*catalog.Collection

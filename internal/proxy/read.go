@@ -359,6 +359,9 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
 		return searchError(err), nil
 	}
+	if sreq.IgnoreGrowing, err = ignoreGrowing(params); err != nil {
+		return searchError(err), nil
+	}
 	res, err := p.query.Search(ctx, sreq)
 	if err != nil {
 		return searchError(err), nil
@@ -419,6 +422,21 @@ func parseIterator(params []*commonpb.KeyValuePair, sreq *plan.Search, topk *int
 	return &schemapb.SearchIteratorV2Results{Token: token}, nil
 }
 
+// ignoreGrowing reads the "ignore_growing" search or query parameter: a
+// boolean as strconv.ParseBool reads it (pymilvus sends "True" or "False"),
+// false when absent.
+func ignoreGrowing(kvs []*commonpb.KeyValuePair) (bool, error) {
+	v, found := kvGet(kvs, "ignore_growing")
+	if !found || v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, errcode.Invalid("parse ignore growing field failed: %q is not a boolean", v)
+	}
+	return b, nil
+}
+
 func kvValue(kvs []*commonpb.KeyValuePair, key string) string {
 	v, _ := kvGet(kvs, key)
 	return v
@@ -439,6 +457,9 @@ func toFloat(v any) (float64, bool) {
 func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, templates map[string]*schemapb.TemplateValue,
 	partNames []string, out *outputSpec, level commonpb.ConsistencyLevel, useDefault bool, gts uint64,
 ) error {
+	if len(partNames) > 0 && partitionKeyField(col) != nil {
+		return errKeyModePartitionNames
+	}
 	parts, err := partitionIDs(col, partNames)
 	if err != nil {
 		return err
@@ -606,6 +627,9 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 	}
 	if err := p.fillRead(col, &q.Read, req.GetExpr(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
 		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
+		return queryError(err), nil
+	}
+	if q.IgnoreGrowing, err = ignoreGrowing(req.GetQueryParams()); err != nil {
 		return queryError(err), nil
 	}
 	if out.countAll {

@@ -553,13 +553,17 @@ func (d *delegator) waitCaughtUp(ctx context.Context) error {
 	}
 }
 
-// snapshot returns the segments to read, each exactly once.
-func (d *delegator) snapshot() []*segment.Segment {
+// snapshot returns the segments to read, each exactly once: the sealed ones,
+// and the growing ones unless growing is false (ignore_growing).
+func (d *delegator) snapshot(growing bool) []*segment.Segment {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	out := make([]*segment.Segment, 0, len(d.growing)+len(d.sealed))
 	for _, s := range d.sealed {
 		out = append(out, s)
+	}
+	if !growing {
+		return out
 	}
 	for _, s := range d.growing {
 		out = append(out, s)

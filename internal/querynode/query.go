@@ -24,7 +24,7 @@ func fieldByID(c *collection, id int64) *schemapb.FieldSchema {
 // back ordered by primary key; a key present in several segments (a
 // re-insert) is returned once, from its latest insert.
 func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error) {
-	c, loaded, err := n.loaded(req.CollectionID)
+	c, loaded, err := n.loaded(&req.Read)
 	if err != nil {
 		return nil, err
 	}

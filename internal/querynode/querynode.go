@@ -4,7 +4,10 @@
 // WAL shows a segment was flushed, the delegator loads its binlogs and swaps
 // the growing copy for the sealed one under its lock, so a read sees each row
 // exactly once. Reads wait until every delegator's time-tick (tsafe) has
-// passed the guarantee timestamp, then read at that tsafe with MVCC.
+// passed the guarantee timestamp, then read at that tsafe with MVCC. A read
+// with ignore_growing (plan.Read.IgnoreGrowing) reads the sealed segments
+// only. A read that names a partition that is not loaded is refused with
+// code 201, "partition not loaded", as in Milvus.
 package querynode
 
 import (
@@ -306,8 +309,11 @@ func (n *Node) Close() error {
 	return nil
 }
 
-// loaded returns the loaded collection or a CollectionNotLoaded error.
-func (n *Node) loaded(collectionID int64) (*collection, map[int64]bool, error) {
+// loaded returns the loaded collection of a read, or a CollectionNotLoaded
+// error; a read that names a partition that is not loaded gets a
+// PartitionNotLoaded error, as in Milvus.
+func (n *Node) loaded(r *plan.Read) (*collection, map[int64]bool, error) {
+	collectionID := r.CollectionID
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	c, ok := n.collections[collectionID]
@@ -326,6 +332,20 @@ func (n *Node) loaded(collectionID int64) (*collection, map[int64]bool, error) {
 		parts = make(map[int64]bool, len(c.partitions))
 		for p := range c.partitions {
 			parts[p] = true
+		}
+		for _, p := range r.PartitionIDs {
+			if parts[p] {
+				continue
+			}
+			name := fmt.Sprint(p)
+			if info, err := n.colls.CollectionByID(collectionID); err == nil {
+				for _, part := range info.Partitions {
+					if part.ID == p {
+						name = part.Name
+					}
+				}
+			}
+			return nil, nil, errcode.New(errcode.PartitionNotLoaded, "partition not loaded[partition=%s]", name)
 		}
 	}
 	return c, parts, nil

@@ -142,7 +142,7 @@ func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.
 	}
 	var out []*segment.Segment
 	for _, d := range c.delegators {
-		for _, s := range d.snapshot() {
+		for _, s := range d.snapshot(!r.IgnoreGrowing) {
 			if !partitionSelected(s.PartitionID, req, loaded) {
 				continue
 			}
@@ -157,7 +157,7 @@ func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.
 
 // Search runs a top-k vector search over every selected segment.
 func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
-	c, loaded, err := n.loaded(req.CollectionID)
+	c, loaded, err := n.loaded(&req.Read)
 	if err != nil {
 		return nil, err
 	}

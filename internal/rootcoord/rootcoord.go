@@ -4,6 +4,12 @@
 // in one meta-store transaction, then announces it on the collection's
 // vchannels through the WAL so data and query nodes see DDL in the same order
 // as the data around it.
+//
+// A collection gets one partition, `_default`, at creation; a collection with
+// a partition-key field gets num_partitions of them instead (16 by default,
+// at most MaxPartitions), named `_default_0` … `_default_<n-1>` as in
+// Milvus, created and persisted with the collection (no partition DDL is
+// announced for them). Collections stored before this kept `_default`.
 package rootcoord
 
 import (
@@ -129,14 +135,42 @@ func nameKey(db, name string) string {
 }
 
 // CreateCollection validates and creates a collection with its `_default`
-// partition. Creating an existing collection with an identical schema
-// succeeds without change, as in Milvus; a different schema is an error.
+// partition (a partition-key collection gets DefaultKeyPartitions
+// partitions instead, see CreateCollectionPartitions). Creating an existing
+// collection with an identical schema succeeds without change, as in Milvus;
+// a different schema is an error.
 func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.CollectionSchema, shards int,
 	level commonpb.ConsistencyLevel, props map[string]string,
+) error {
+	return c.CreateCollectionPartitions(ctx, db, in, shards, level, props, 0)
+}
+
+// CreateCollectionPartitions is CreateCollection with Milvus's
+// num_partitions: a collection with a partition-key field gets numPartitions
+// partitions (DefaultKeyPartitions when 0) named `_default_0` …
+// `_default_<n-1>`, and no `_default`; rows are routed to them by the hash
+// of their partition key. Without a partition-key field numPartitions is
+// ignored and the collection gets its `_default` partition.
+func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *schemapb.CollectionSchema, shards int,
+	level commonpb.ConsistencyLevel, props map[string]string, numPartitions int,
 ) error {
 	schema, err := PrepareSchema(in)
 	if err != nil {
 		return err
+	}
+	keyMode := false
+	for _, f := range schema.GetFields() {
+		keyMode = keyMode || f.GetIsPartitionKey()
+	}
+	parts := 1
+	if keyMode {
+		parts = numPartitions
+		if parts <= 0 {
+			parts = DefaultKeyPartitions
+		}
+		if parts > MaxPartitions {
+			return errcode.InvalidParam("partition number (%d) exceeds max configuration (%d)", parts, MaxPartitions)
+		}
 	}
 	if shards <= 0 {
 		shards = 1
@@ -164,11 +198,11 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 	if n >= c.cfg.MaxCollections {
 		return errcode.New(errcode.CollectionNumLimit, "exceeded the limit number of collections[dbName=%s][limit=%d]", dbOrDefault(db), c.cfg.MaxCollections)
 	}
-	base, err := c.ids.Allocate(ctx, 2)
+	base, err := c.ids.Allocate(ctx, uint32(1+parts))
 	if err != nil {
 		return fmt.Errorf("rootcoord: allocate ids: %w", err)
 	}
-	collID, partID := int64(base), int64(base+1)
+	collID := int64(base)
 	raw, err := proto.Marshal(schema)
 	if err != nil {
 		return fmt.Errorf("rootcoord: encode schema: %w", err)
@@ -194,7 +228,14 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 		return fmt.Errorf("rootcoord: allocate timestamp: %w", err)
 	}
 	info.CreatedTS, info.SchemaVersionTS = ts, ts
-	info.Partitions = []catalog.PartitionInfo{{ID: partID, Name: DefaultPartName, CreatedTS: ts}}
+	if keyMode {
+		for i := range parts {
+			info.Partitions = append(info.Partitions, catalog.PartitionInfo{
+				ID: collID + 1 + int64(i), Name: KeyPartitionName(i), CreatedTS: ts})
+		}
+	} else {
+		info.Partitions = []catalog.PartitionInfo{{ID: collID + 1, Name: DefaultPartName, CreatedTS: ts}}
+	}
 	// Save first, then announce: a node that reads the announcement finds the
 	// collection; a crash in between leaves a collection that nodes learn of
 	// from the meta store at start.

@@ -313,3 +313,52 @@ func TestReloadAfterRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, n.ID, after.ID)
 }
+
+func TestCreateCollectionPartitionKey(t *testing.T) {
+	e := newEnv(t, t.TempDir())
+	c := e.core(t, Defaults())
+	ctx := context.Background()
+	keyed := func(name string) *schemapb.CollectionSchema {
+		s := schemaNamed(name, "4")
+		s.Fields = append(s.Fields, &schemapb.FieldSchema{Name: "tenant", DataType: schemapb.DataType_Int64, IsPartitionKey: true})
+		return s
+	}
+	for _, tc := range []struct {
+		name   string
+		schema *schemapb.CollectionSchema
+		num    int
+		want   []string
+		errMsg string
+	}{
+		{"plain", schemaNamed("plain", "4"), 0, []string{"_default"}, ""},
+		{"plain_num", schemaNamed("plain_num", "4"), 8, []string{"_default"}, ""},
+		{"key_default", keyed("key_default"), 0, nil, ""},
+		{"key_three", keyed("key_three"), 3, []string{"_default_0", "_default_1", "_default_2"}, ""},
+		{"key_too_many", keyed("key_too_many"), MaxPartitions + 1, nil, "partition number (1025) exceeds max configuration (1024)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.CreateCollectionPartitions(ctx, "", tc.schema, 1, 0, nil, tc.num)
+			if tc.errMsg != "" {
+				require.ErrorContains(t, err, tc.errMsg)
+				return
+			}
+			require.NoError(t, err)
+			col, err := c.Collection("default", tc.name)
+			require.NoError(t, err)
+			var names []string
+			ids := map[int64]bool{col.ID: true}
+			for _, p := range col.Partitions {
+				names = append(names, p.Name)
+				require.False(t, ids[p.ID], "partition IDs are distinct")
+				ids[p.ID] = true
+			}
+			want := tc.want
+			if want == nil {
+				for i := range DefaultKeyPartitions {
+					want = append(want, KeyPartitionName(i))
+				}
+			}
+			require.Equal(t, want, names)
+		})
+	}
+}

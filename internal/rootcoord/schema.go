@@ -27,6 +27,9 @@ const (
 	// MaxPartitions bounds the partitions of a collection, _default
 	// included (rootCoord.maxPartitionNum).
 	MaxPartitions = 1024
+	// DefaultKeyPartitions is the number of partitions of a partition-key
+	// collection created without num_partitions, as in Milvus.
+	DefaultKeyPartitions = 16
 	// MaxShards bounds the shards of a collection (proxy.maxShardNum and
 	// rootCoord.dmlChannelNum).
 	MaxShards = 16
@@ -386,4 +389,10 @@ func checkMaxLength(field, v string) error {
 			field, MaxVarCharLen, n)
 	}
 	return nil
+}
+
+// KeyPartitionName is the name of the i-th partition of a partition-key
+// collection, as Milvus names it: `_default_<i>`.
+func KeyPartitionName(i int) string {
+	return DefaultPartName + "_" + strconv.Itoa(i)
 }
