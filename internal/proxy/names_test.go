@@ -35,7 +35,7 @@ type ddlSink struct{ ts seq }
 func (d *ddlSink) Append(ctx context.Context, _ map[string][]wal.Message) (uint64, error) {
 	return d.ts.Allocate(ctx, 1)
 }
-func (d *ddlSink) Watch(string)                                {}
+func (d *ddlSink) Watch(string)                               {}
 func (d *ddlSink) End(context.Context, string) (int64, error) { return 0, nil }
 
 // namesProxy is a proxy over a real root coordinator (embedded meta store)
