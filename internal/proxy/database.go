@@ -119,7 +119,12 @@ func (p *Proxy) AlterAlias(ctx context.Context, req *milvuspb.AlterAliasRequest)
 	if err := validAliasCall(req.GetAlias(), req.GetCollectionName()); err != nil {
 		return errcode.Status(err), nil
 	}
-	return errcode.Status(p.meta.AlterAlias(ctx, dbName(ctx, req.GetDbName()), req.GetAlias(), req.GetCollectionName())), nil
+	db := dbName(ctx, req.GetDbName())
+	if _, err := p.meta.Collection(db, req.GetCollectionName()); errcode.CodeOf(err) == errcode.CollectionNotFound {
+		// Milvus's alter_alias names only the collection it cannot find.
+		return errcode.Status(errcode.New(errcode.CollectionNotFound, "collection not found[collection=%s]", req.GetCollectionName())), nil
+	}
+	return errcode.Status(p.meta.AlterAlias(ctx, db, req.GetAlias(), req.GetCollectionName())), nil
 }
 
 // DescribeAlias returns the collection an alias points to.

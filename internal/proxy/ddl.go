@@ -490,7 +490,7 @@ func indexParams(kvs []*commonpb.KeyValuePair) (map[string]string, error) {
 // IVF_FLAT, IVF_SQ8 and IVF_PQ inverted-file indexes, whose parameters are
 // checked here as Milvus does; other types are served by exact search).
 func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
-	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	col, err := p.lookup(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
 		return errcode.Status(err), nil
 	}

@@ -116,25 +116,13 @@ func TestNamesValidatedBeforeLookup(t *testing.T) {
 			r, _ := p.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: bad, Expr: "id > 0"})
 			return r.GetStatus()
 		}, errcode.IllegalArgument, badMsg},
-		{"search", func() *commonpb.Status {
-			r, _ := p.Search(ctx, &milvuspb.SearchRequest{CollectionName: bad})
-			return r.GetStatus()
-		}, errcode.IllegalArgument, badMsg},
 		{"query", func() *commonpb.Status {
 			r, _ := p.Query(ctx, &milvuspb.QueryRequest{CollectionName: bad})
-			return r.GetStatus()
-		}, errcode.IllegalArgument, badMsg},
-		{"hybrid_search", func() *commonpb.Status {
-			r, _ := p.HybridSearch(ctx, &milvuspb.HybridSearchRequest{CollectionName: bad})
 			return r.GetStatus()
 		}, errcode.IllegalArgument, badMsg},
 		{"flush", func() *commonpb.Status {
 			r, _ := p.Flush(ctx, &milvuspb.FlushRequest{CollectionNames: []string{bad}})
 			return r.GetStatus()
-		}, errcode.IllegalArgument, badMsg},
-		{"create_index", func() *commonpb.Status {
-			r, _ := p.CreateIndex(ctx, &milvuspb.CreateIndexRequest{CollectionName: bad, FieldName: "v"})
-			return r
 		}, errcode.IllegalArgument, badMsg},
 		{"describe_index", func() *commonpb.Status {
 			r, _ := p.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{CollectionName: bad})
@@ -205,7 +193,27 @@ func TestNamesValidatedBeforeLookup(t *testing.T) {
 			r, _ := p.DescribeCollection(ctx, &milvuspb.DescribeCollectionRequest{CollectionName: "nonexisted"})
 			return r.GetStatus()
 		}, errcode.CollectionNotFound, "collection not found[database=default][collection=nonexisted]"},
+		{"upsert missing", func() *commonpb.Status {
+			r, _ := p.Upsert(ctx, &milvuspb.UpsertRequest{CollectionName: "nonexisted"})
+			return r.GetStatus()
+		}, errcode.CollectionNotFound, "can't find collection[database=default][collection=nonexisted]"},
+		{"alter_alias missing", func() *commonpb.Status {
+			r, _ := p.AlterAlias(ctx, &milvuspb.AlterAliasRequest{CollectionName: "nonexisted", Alias: "movies"})
+			return r
+		}, errcode.CollectionNotFound, "collection not found[collection=nonexisted]"},
 		// Calls Milvus answers with a lookup whatever the name.
+		{"search", func() *commonpb.Status {
+			r, _ := p.Search(ctx, &milvuspb.SearchRequest{CollectionName: bad})
+			return r.GetStatus()
+		}, errcode.CollectionNotFound, "collection not found[database=default][collection=12-s]"},
+		{"hybrid_search", func() *commonpb.Status {
+			r, _ := p.HybridSearch(ctx, &milvuspb.HybridSearchRequest{CollectionName: bad})
+			return r.GetStatus()
+		}, errcode.CollectionNotFound, "collection not found[database=default][collection=12-s]"},
+		{"create_index", func() *commonpb.Status {
+			r, _ := p.CreateIndex(ctx, &milvuspb.CreateIndexRequest{CollectionName: bad, FieldName: "v"})
+			return r
+		}, errcode.CollectionNotFound, "collection not found[database=default][collection=12-s]"},
 		{"alter_collection", func() *commonpb.Status {
 			r, _ := p.AlterCollection(ctx, &milvuspb.AlterCollectionRequest{CollectionName: "%$#"})
 			return r

@@ -138,11 +138,12 @@ func (p *Proxy) collection(ctx context.Context, db, name string) (*catalog.Colle
 }
 
 // lookup looks a collection up without checking the name's form, for the
-// calls Milvus answers with "collection not found" whatever the name
-// (alter_collection_properties, drop_collection_properties, rename's old name).
+// calls Milvus answers with "collection not found" whatever the name: search,
+// hybrid_search, create_index, alter_collection_properties and
+// drop_collection_properties (rename's old name is looked up by the catalog).
 func (p *Proxy) lookup(ctx context.Context, db, name string) (*catalog.Collection, error) {
 	if name == "" {
-		return nil, errcode.InvalidParam("collection name should not be empty")
+		return nil, errcode.Invalid("collection name should not be empty")
 	}
 	return p.meta.Collection(dbName(ctx, db), name)
 }
