@@ -103,7 +103,7 @@ func TestNamesValidatedBeforeLookup(t *testing.T) {
 		{"create alias", codeIllegalArgument, "Invalid collection alias: a b. collection alias can only contain numbers, letters and underscores", func() error {
 			return c.CreateAlias(ctx, milvusclient.NewCreateAliasOption("films", "a b"))
 		}},
-		{"describe missing", codeCollectionNotFound, "collection not found[database=default][collection=nonexisted]", func() error {
+		{"describe missing", codeCollectionNotFound, "can't find collection[database=default][collection=nonexisted]", func() error {
 			_, err := c.DescribeCollection(ctx, milvusclient.NewDescribeCollectionOption("nonexisted"))
 			return err
 		}},

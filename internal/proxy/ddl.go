@@ -86,6 +86,12 @@ func userSchema(col *catalog.Collection) *schemapb.CollectionSchema {
 // DescribeCollection returns the collection's schema and metadata.
 func (p *Proxy) DescribeCollection(ctx context.Context, req *milvuspb.DescribeCollectionRequest) (*milvuspb.DescribeCollectionResponse, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if errcode.CodeOf(err) == errcode.CollectionNotFound {
+		// Milvus's describe words a missing collection its own way; SDKs
+		// describe before they insert or upsert, so those show it too.
+		err = errcode.New(errcode.CollectionNotFound, "can't find collection[database=%s][collection=%s]",
+			dbName(ctx, req.GetDbName()), req.GetCollectionName())
+	}
 	if err != nil {
 		return &milvuspb.DescribeCollectionResponse{Status: errcode.Status(err)}, nil
 	}

@@ -709,11 +709,6 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 		return mutationError(err), nil
 	}
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
-	if errcode.CodeOf(err) == errcode.CollectionNotFound {
-		// Milvus's upsert words a missing collection its own way.
-		err = errcode.New(errcode.CollectionNotFound, "can't find collection[database=%s][collection=%s]",
-			dbName(ctx, req.GetDbName()), req.GetCollectionName())
-	}
 	if err != nil {
 		return mutationError(err), nil
 	}

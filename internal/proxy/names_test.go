@@ -192,10 +192,6 @@ func TestNamesValidatedBeforeLookup(t *testing.T) {
 		{"describe_collection missing", func() *commonpb.Status {
 			r, _ := p.DescribeCollection(ctx, &milvuspb.DescribeCollectionRequest{CollectionName: "nonexisted"})
 			return r.GetStatus()
-		}, errcode.CollectionNotFound, "collection not found[database=default][collection=nonexisted]"},
-		{"upsert missing", func() *commonpb.Status {
-			r, _ := p.Upsert(ctx, &milvuspb.UpsertRequest{CollectionName: "nonexisted"})
-			return r.GetStatus()
 		}, errcode.CollectionNotFound, "can't find collection[database=default][collection=nonexisted]"},
 		{"alter_alias missing", func() *commonpb.Status {
 			r, _ := p.AlterAlias(ctx, &milvuspb.AlterAliasRequest{CollectionName: "nonexisted", Alias: "movies"})
