@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/rootcoord"
 )
 
 // NameCatalog is the part of the root coordinator that owns databases and
@@ -48,6 +49,16 @@ func propsList(m map[string]string) []*commonpb.KeyValuePair {
 	return out
 }
 
+// validAliasCall checks the forms of an alias and of the collection it is
+// to point to, the alias first, as Milvus does before creating or altering
+// an alias.
+func validAliasCall(alias, coll string) error {
+	if err := rootcoord.ValidateName("alias", alias); err != nil {
+		return err
+	}
+	return rootcoord.ValidateName("collection", coll)
+}
+
 // CreateDatabase creates a database.
 func (p *Proxy) CreateDatabase(ctx context.Context, req *milvuspb.CreateDatabaseRequest) (*commonpb.Status, error) {
 	return errcode.Status(p.meta.CreateDatabase(ctx, req.GetDbName(), propsMap(req.GetProperties()))), nil
@@ -55,6 +66,9 @@ func (p *Proxy) CreateDatabase(ctx context.Context, req *milvuspb.CreateDatabase
 
 // DropDatabase drops an empty database other than "default".
 func (p *Proxy) DropDatabase(ctx context.Context, req *milvuspb.DropDatabaseRequest) (*commonpb.Status, error) {
+	if err := rootcoord.ValidateName("database", req.GetDbName()); err != nil {
+		return errcode.Status(err), nil
+	}
 	return errcode.Status(p.meta.DropDatabase(ctx, req.GetDbName())), nil
 }
 
@@ -86,21 +100,38 @@ func (p *Proxy) AlterDatabase(ctx context.Context, req *milvuspb.AlterDatabaseRe
 
 // CreateAlias binds an alias to a collection.
 func (p *Proxy) CreateAlias(ctx context.Context, req *milvuspb.CreateAliasRequest) (*commonpb.Status, error) {
+	if err := validAliasCall(req.GetAlias(), req.GetCollectionName()); err != nil {
+		return errcode.Status(err), nil
+	}
 	return errcode.Status(p.meta.CreateAlias(ctx, dbName(ctx, req.GetDbName()), req.GetAlias(), req.GetCollectionName())), nil
 }
 
 // DropAlias removes an alias.
 func (p *Proxy) DropAlias(ctx context.Context, req *milvuspb.DropAliasRequest) (*commonpb.Status, error) {
+	if err := rootcoord.ValidateName("alias", req.GetAlias()); err != nil {
+		return errcode.Status(err), nil
+	}
 	return errcode.Status(p.meta.DropAlias(ctx, dbName(ctx, req.GetDbName()), req.GetAlias())), nil
 }
 
 // AlterAlias points an alias at another collection.
 func (p *Proxy) AlterAlias(ctx context.Context, req *milvuspb.AlterAliasRequest) (*commonpb.Status, error) {
-	return errcode.Status(p.meta.AlterAlias(ctx, dbName(ctx, req.GetDbName()), req.GetAlias(), req.GetCollectionName())), nil
+	if err := validAliasCall(req.GetAlias(), req.GetCollectionName()); err != nil {
+		return errcode.Status(err), nil
+	}
+	db := dbName(ctx, req.GetDbName())
+	if _, err := p.meta.Collection(db, req.GetCollectionName()); errcode.CodeOf(err) == errcode.CollectionNotFound {
+		// Milvus's alter_alias names only the collection it cannot find.
+		return errcode.Status(errcode.New(errcode.CollectionNotFound, "collection not found[collection=%s]", req.GetCollectionName())), nil
+	}
+	return errcode.Status(p.meta.AlterAlias(ctx, db, req.GetAlias(), req.GetCollectionName())), nil
 }
 
 // DescribeAlias returns the collection an alias points to.
 func (p *Proxy) DescribeAlias(ctx context.Context, req *milvuspb.DescribeAliasRequest) (*milvuspb.DescribeAliasResponse, error) {
+	if err := rootcoord.ValidateName("alias", req.GetAlias()); err != nil {
+		return &milvuspb.DescribeAliasResponse{Status: errcode.Status(err)}, nil
+	}
 	db := dbName(ctx, req.GetDbName())
 	coll, err := p.meta.DescribeAlias(db, req.GetAlias())
 	if err != nil {
@@ -111,6 +142,11 @@ func (p *Proxy) DescribeAlias(ctx context.Context, req *milvuspb.DescribeAliasRe
 
 // ListAliases lists the aliases of a database or of one collection.
 func (p *Proxy) ListAliases(ctx context.Context, req *milvuspb.ListAliasesRequest) (*milvuspb.ListAliasesResponse, error) {
+	if req.GetCollectionName() != "" {
+		if err := rootcoord.ValidateName("collection", req.GetCollectionName()); err != nil {
+			return &milvuspb.ListAliasesResponse{Status: errcode.Status(err)}, nil
+		}
+	}
 	db := dbName(ctx, req.GetDbName())
 	aliases, err := p.meta.ListAliases(db, req.GetCollectionName())
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/index/sparse"
+	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -38,7 +39,9 @@ func (p *Proxy) CreateCollection(ctx context.Context, req *milvuspb.CreateCollec
 	return errcode.Status(err), nil
 }
 
-// DropCollection drops a collection and everything in it.
+// DropCollection drops a collection and everything in it. As in Milvus the
+// name's form is not checked (a collection with a name the rules now refuse
+// can still be dropped) and dropping a missing collection succeeds.
 func (p *Proxy) DropCollection(ctx context.Context, req *milvuspb.DropCollectionRequest) (*commonpb.Status, error) {
 	db := dbName(ctx, req.GetDbName())
 	if err := p.meta.CheckDropCollection(db, req.GetCollectionName()); err != nil {
@@ -58,8 +61,12 @@ func (p *Proxy) DropCollection(ctx context.Context, req *milvuspb.DropCollection
 	return ok(), nil
 }
 
-// HasCollection reports whether a collection exists.
+// HasCollection reports whether a collection exists. A malformed name is an
+// error (1100), as in Milvus, not a false.
 func (p *Proxy) HasCollection(ctx context.Context, req *milvuspb.HasCollectionRequest) (*milvuspb.BoolResponse, error) {
+	if err := rootcoord.ValidateName("collection", req.GetCollectionName()); err != nil {
+		return &milvuspb.BoolResponse{Status: errcode.Status(err)}, nil
+	}
 	_, err := p.meta.Collection(dbName(ctx, req.GetDbName()), req.GetCollectionName())
 	return &milvuspb.BoolResponse{Status: ok(), Value: err == nil}, nil
 }
@@ -80,6 +87,12 @@ func userSchema(col *catalog.Collection) *schemapb.CollectionSchema {
 // DescribeCollection returns the collection's schema and metadata.
 func (p *Proxy) DescribeCollection(ctx context.Context, req *milvuspb.DescribeCollectionRequest) (*milvuspb.DescribeCollectionResponse, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if errcode.CodeOf(err) == errcode.CollectionNotFound {
+		// Milvus's describe words a missing collection its own way; SDKs
+		// describe before they insert or upsert, so those show it too.
+		err = errcode.New(errcode.CollectionNotFound, "can't find collection[database=%s][collection=%s]",
+			dbName(ctx, req.GetDbName()), req.GetCollectionName())
+	}
 	if err != nil {
 		return &milvuspb.DescribeCollectionResponse{Status: errcode.Status(err)}, nil
 	}
@@ -144,6 +157,9 @@ func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartiti
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := validPartition(req.GetPartitionName()); err != nil {
+		return errcode.Status(err), nil
+	}
 	if err := keyModeRefusal(col, "create partition"); err != nil {
 		return errcode.Status(err), nil
 	}
@@ -159,6 +175,9 @@ func (p *Proxy) CreatePartition(ctx context.Context, req *milvuspb.CreatePartiti
 func (p *Proxy) DropPartition(ctx context.Context, req *milvuspb.DropPartitionRequest) (*commonpb.Status, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if err := validPartition(req.GetPartitionName()); err != nil {
 		return errcode.Status(err), nil
 	}
 	if err := keyModeRefusal(col, "drop partition"); err != nil {
@@ -178,6 +197,9 @@ func (p *Proxy) DropPartition(ctx context.Context, req *milvuspb.DropPartitionRe
 func (p *Proxy) HasPartition(ctx context.Context, req *milvuspb.HasPartitionRequest) (*milvuspb.BoolResponse, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return &milvuspb.BoolResponse{Status: errcode.Status(err)}, nil
+	}
+	if err := validPartition(req.GetPartitionName()); err != nil {
 		return &milvuspb.BoolResponse{Status: errcode.Status(err)}, nil
 	}
 	_, found := col.Partition(req.GetPartitionName())
@@ -304,6 +326,11 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	for _, name := range req.GetPartitionNames() {
+		if err := validPartition(name); err != nil {
+			return errcode.Status(err), nil
+		}
+	}
 	if err := keyModeRefusal(col, "release partitions"); err != nil {
 		return errcode.Status(err), nil
 	}
@@ -417,7 +444,7 @@ func (p *Proxy) Flush(ctx context.Context, req *milvuspb.FlushRequest) (*milvusp
 		CollSegIDs: map[string]*schemapb.LongArray{}, FlushCollSegIDs: map[string]*schemapb.LongArray{},
 		CollSealTimes: map[string]int64{}, CollFlushTs: map[string]uint64{}}
 	for _, name := range req.GetCollectionNames() {
-		col, err := p.meta.Collection(db, name)
+		col, err := p.collection(ctx, db, name)
 		if err != nil {
 			return &milvuspb.FlushResponse{Status: errcode.Status(err)}, nil
 		}
@@ -484,7 +511,7 @@ func indexParams(kvs []*commonpb.KeyValuePair) (map[string]string, error) {
 // IVF_FLAT, IVF_SQ8 and IVF_PQ inverted-file indexes, whose parameters are
 // checked here as Milvus does; other types are served by exact search).
 func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
-	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	col, err := p.lookup(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -620,7 +647,7 @@ func vchannelPChannels(col *catalog.Collection) []string {
 
 // AlterCollection sets or deletes collection properties.
 func (p *Proxy) AlterCollection(ctx context.Context, req *milvuspb.AlterCollectionRequest) (*commonpb.Status, error) {
-	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	col, err := p.lookup(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
 		return errcode.Status(err), nil
 	}

@@ -66,4 +66,22 @@
 // partition names on writes and reads are refused there, in Milvus's words.
 // Reads need no routing: a key filter matches in whichever partition the
 // rows are.
+//
+// # Names before lookups
+//
+// As in Milvus 2.6, a call checks the form of the names it is given
+// (rootcoord.ValidateName) before it looks them up, so a malformed name is
+// answered with code 1100 and Milvus's reason ("Invalid collection name: 12-s.
+// the first character of a collection name must be an underscore or letter:
+// invalid parameter"), not with "collection not found" (100). Collection
+// names are checked by describe, has (an error, not a false), load, release,
+// load state and progress, statistics, insert, upsert, delete, query, flush,
+// describe, alter and drop index, compaction, segment info and every
+// partition and alias call; partition names by create, drop, has and release
+// partitions and by writes that name a partition (load and search only look
+// partitions up); alias names by the alias calls; database names by
+// drop_database (create_database's check is the root coordinator's). The
+// calls Milvus answers with a bare lookup keep doing so: drop_collection (a
+// missing collection drops successfully, whatever its name),
+// alter_collection, search, hybrid_search, create_index and rename's old name.
 package proxy

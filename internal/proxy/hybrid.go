@@ -197,7 +197,7 @@ func (r *ranker) normalise(metric string, s float64, mixed bool) float64 {
 // fetches the output fields of the fused hits by primary key, as Milvus's
 // requery does.
 func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequest) (*milvuspb.SearchResults, error) {
-	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	col, err := p.lookup(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
 		return searchError(err), nil
 	}

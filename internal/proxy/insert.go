@@ -511,6 +511,8 @@ func shardRows(pk column.Column, n, shards int) [][]int {
 func (p *Proxy) partitionFor(col *catalog.Collection, name string) (int64, error) {
 	if name == "" {
 		name = "_default"
+	} else if err := validPartition(name); err != nil {
+		return 0, err
 	}
 	part, found := col.Partition(name)
 	if !found {

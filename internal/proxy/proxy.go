@@ -15,6 +15,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -123,11 +124,35 @@ func dbName(ctx context.Context, fromReq string) string {
 	return "default"
 }
 
+// collection validates a collection name's form, then looks it up: as in
+// Milvus, a malformed name is refused with code 1100 and the reason
+// ("Invalid collection name: 12-s. the first character of a collection name
+// must be an underscore or letter: invalid parameter") before any lookup could
+// answer "collection not found". The name may be an alias, whose form rules
+// are the same.
 func (p *Proxy) collection(ctx context.Context, db, name string) (*catalog.Collection, error) {
+	if err := rootcoord.ValidateName("collection", name); err != nil {
+		return nil, err
+	}
+	return p.meta.Collection(dbName(ctx, db), name)
+}
+
+// lookup looks a collection up without checking the name's form, for the
+// calls Milvus answers with "collection not found" whatever the name: search,
+// hybrid_search, create_index, alter_collection_properties and
+// drop_collection_properties (rename's old name is looked up by the catalog).
+func (p *Proxy) lookup(ctx context.Context, db, name string) (*catalog.Collection, error) {
 	if name == "" {
 		return nil, errcode.Invalid("collection name should not be empty")
 	}
 	return p.meta.Collection(dbName(ctx, db), name)
+}
+
+// validPartition checks a partition name's form, as Milvus does before it
+// creates, drops, releases, checks or writes to a partition (loading or
+// searching partitions only looks them up).
+func validPartition(name string) error {
+	return rootcoord.ValidateName("partition", name)
 }
 
 func ok() *commonpb.Status { return &commonpb.Status{} }

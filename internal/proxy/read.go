@@ -194,7 +194,7 @@ func searchError(err error) *milvuspb.SearchResults {
 
 // Search runs a vector search.
 func (p *Proxy) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
-	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	col, err := p.lookup(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
 		return searchError(err), nil
 	}

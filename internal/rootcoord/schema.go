@@ -45,7 +45,9 @@ const (
 // ValidateName checks a collection, alias, partition, field or database
 // name as Milvus does: at most MaxNameLength bytes, a letter or an underscore
 // first (partitions may also start with a digit), then letters, digits and
-// underscores (partitions may also hold '-'). The errors carry Milvus's codes
+// underscores (partitions may also hold '-'). A partition name is judged
+// with surrounding blanks trimmed, and a field may not be named by a
+// filter-language keyword (FieldNameKeyword). The errors carry Milvus's codes
 // and messages: 1100 for collections, aliases and partitions, 1701 for
 // fields, 802 for databases.
 func ValidateName(kind, name string) error {
@@ -89,7 +91,7 @@ func validateCollectionName(kind, name string) error {
 	if name == "" {
 		return errcode.InvalidParam("collection %s should not be empty", entity)
 	}
-	invalid := fmt.Sprintf("Invalid collection %s: %s. ", entity, name)
+	invalid := fmt.Sprintf("Invalid collection %s: %s.", entity, name) // then " the reason", one space as Milvus 2.6 words it
 	switch nameProblem(name, false, false) {
 	case "length":
 		return errcode.InvalidParam("%s the length of a collection %s must be less than %d characters", invalid, entity, MaxNameLength)
@@ -102,6 +104,7 @@ func validateCollectionName(kind, name string) error {
 }
 
 func validatePartitionName(name string) error {
+	name = strings.TrimSpace(name) // Milvus judges the trimmed name
 	invalid := "Invalid partition name: " + name + ". "
 	if name == "" {
 		return errcode.Invalid("%sPartition name should not be empty.", invalid)
@@ -121,7 +124,7 @@ func validateFieldName(name string) error {
 	bad := func(msg string) error {
 		return errcode.New(errcode.FieldInvalidName, "%s: field name invalid[field=%s]", msg, name)
 	}
-	if name == "" {
+	if strings.TrimSpace(name) == "" {
 		return bad("field name should not be empty")
 	}
 	invalid := "Invalid field name: " + name + ". "
@@ -133,8 +136,36 @@ func validateFieldName(name string) error {
 	case "chars":
 		return bad(invalid + "Field name can only contain numbers, letters, and underscores.")
 	}
+	if FieldNameKeyword(name) {
+		return bad(fmt.Sprintf("%s%s is keyword in milvus.", invalid, name))
+	}
 	return nil
 }
+
+// fieldNameKeywords are the words of the filter language that Milvus 2.6
+// refuses as field names, in the casings it refuses (common.FieldNameKeywords):
+// a field so named could not be told apart from the operator in a filter.
+var fieldNameKeywords = map[string]bool{
+	"$meta": true, "like": true, "exists": true, "EXISTS": true,
+	"and": true, "or": true, "not": true, "in": true,
+	"json_contains": true, "JSON_CONTAINS": true,
+	"json_contains_all": true, "JSON_CONTAINS_ALL": true,
+	"json_contains_any": true, "JSON_CONTAINS_ANY": true,
+	"array_contains": true, "ARRAY_CONTAINS": true,
+	"array_contains_all": true, "ARRAY_CONTAINS_ALL": true,
+	"array_contains_any": true, "ARRAY_CONTAINS_ANY": true,
+	"array_length": true, "ARRAY_LENGTH": true,
+	"true": true, "True": true, "TRUE": true,
+	"false": true, "False": true, "FALSE": true,
+	"text_match": true, "TEXT_MATCH": true,
+	"phrase_match": true, "PHRASE_MATCH": true,
+	"random_sample": true, "RANDOM_SAMPLE": true,
+}
+
+// FieldNameKeyword reports whether name is a filter-language keyword that
+// cannot name a field ("like", "and", "json_contains", "TRUE", ...), matched
+// in the casings Milvus 2.6 lists.
+func FieldNameKeyword(name string) bool { return fieldNameKeywords[name] }
 
 func validateDatabaseName(name string) error {
 	bad := func(msg string) error {
