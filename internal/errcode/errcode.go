@@ -15,25 +15,31 @@ import (
 
 // Milvus merr codes that Strata uses.
 const (
-	Unexpected           int32 = 5
-	RateLimit            int32 = 8
-	CollectionNotFound   int32 = 100
-	CollectionNotLoaded  int32 = 101
-	CollectionNumLimit   int32 = 102
-	CollectionLoaded     int32 = 104
-	SchemaMismatch       int32 = 109
-	PartitionNotFound    int32 = 200
-	PartitionNotLoaded   int32 = 201
-	IndexNotFound        int32 = 700
-	DatabaseNotFound     int32 = 800
-	DatabaseNumLimit     int32 = 801
-	DatabaseInvalidName  int32 = 802
-	IllegalArgument      int32 = 1100
-	ParameterMissing     int32 = 1101
-	ParameterTooLarge    int32 = 1102
-	FieldInvalidName     int32 = 1701
-	ServiceNotReady      int32 = 1
-	AliasNotFound        int32 = 1600
+	Unexpected          int32 = 5
+	RateLimit           int32 = 8
+	CollectionNotFound  int32 = 100
+	CollectionNotLoaded int32 = 101
+	CollectionNumLimit  int32 = 102
+	CollectionLoaded    int32 = 104
+	SchemaMismatch      int32 = 109
+	PartitionNotFound   int32 = 200
+	PartitionNotLoaded  int32 = 201
+	IndexNotFound       int32 = 700
+	DatabaseNotFound    int32 = 800
+	DatabaseNumLimit    int32 = 801
+	DatabaseInvalidName int32 = 802
+	IllegalArgument     int32 = 1100
+	ParameterMissing    int32 = 1101
+	ParameterTooLarge   int32 = 1102
+	FieldInvalidName    int32 = 1701
+	ServiceNotReady     int32 = 1
+	AliasNotFound       int32 = 1600
+	// AliasNameConflict is Milvus's ErrAliasCollectionNameConfilct: an
+	// alias named like a collection, or a collection named like an alias.
+	AliasNameConflict int32 = 1601
+	// AliasAlreadyExists is Milvus's ErrAliasAlreadyExist: the alias points
+	// to another collection.
+	AliasAlreadyExists   int32 = 1602
 	AuthenticationFailed int32 = 1400
 )
 

@@ -315,7 +315,7 @@ func TestDatabasesAndAliases(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, int32(1100), hc.fail("collections/drop", m{"collectionName": "fiction"}).Code)
 	require.Equal(t, int32(1100), hc.fail("collections/drop", m{"collectionName": "novels"}).Code, "it has aliases")
-	require.Equal(t, int32(1100), hc.fail("collections/create", m{"collectionName": "fiction", "dimension": 2}).Code)
+	require.Equal(t, int32(1601), hc.fail("collections/create", m{"collectionName": "fiction", "dimension": 2}).Code, "named like an alias")
 	hc.call("collections/create", m{"collectionName": "poems", "dimension": 2})
 	hc.call("aliases/alter", m{"aliasName": "fiction", "collectionName": "poems"})
 	require.Equal(t, "poems", decode[m](t, hc.call("aliases/describe", m{"aliasName": "fiction"}))["collectionName"])

@@ -243,13 +243,19 @@ func (c *Core) CreateAlias(ctx context.Context, db, alias, coll string) error {
 	old, exists := c.aliases[nameKey(db, alias)]
 	c.mu.RUnlock()
 	if clash {
-		return errcode.Invalid("alias and collection name conflict, there is a collection named %s", alias)
+		return errcode.New(errcode.AliasNameConflict, "alias and collection name conflict[database=%s][alias=%s]",
+			dbOrDefault(db), alias)
 	}
 	if exists {
 		if old.CollectionID == col.ID {
 			return nil
 		}
-		return errcode.Invalid("alias %s already exists and points to another collection", alias)
+		target := fmt.Sprint(old.CollectionID)
+		if oc, err := c.CollectionByID(old.CollectionID); err == nil {
+			target = oc.Name
+		}
+		return errcode.New(errcode.AliasAlreadyExists, "%s is alias to another collection: %s: alias already exist[database=%s][alias=%s]",
+			alias, target, dbOrDefault(db), alias)
 	}
 	return c.saveAlias(ctx, &catalog.AliasInfo{DBName: dbOrDefault(db), Name: alias, CollectionID: col.ID})
 }
@@ -264,7 +270,12 @@ func (c *Core) AlterAlias(ctx context.Context, db, alias, coll string) error {
 	}
 	c.mu.RLock()
 	old, exists := c.aliases[nameKey(db, alias)]
+	_, clash := c.byName[nameKey(db, alias)]
 	c.mu.RUnlock()
+	if clash {
+		return errcode.New(errcode.AliasNameConflict, "alias and collection name conflict[database=%s][alias=%s]",
+			dbOrDefault(db), alias)
+	}
 	if !exists {
 		return errcode.New(errcode.AliasNotFound, "alias not found[database=%s][alias=%s]", dbOrDefault(db), alias)
 	}

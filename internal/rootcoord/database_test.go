@@ -220,3 +220,41 @@ func TestShardsSpreadOverPChannels(t *testing.T) {
 	}
 	require.Len(t, distinct, 4, "the shards of one collection are on distinct pchannels")
 }
+
+// Alias conflicts get Milvus 2.6's codes and messages: 1601 for an alias
+// named like a collection (and a collection named like an alias), 1602 for
+// an alias that points to another collection, 1600 for a missing alias.
+func TestAliasErrors(t *testing.T) {
+	ctx := context.Background()
+	ids := &counter{}
+	core, closeKV := open(t, filepath.Join(t.TempDir(), "meta.db"), ids)
+	defer closeKV()
+	for _, n := range []string{"c1", "c2"} {
+		require.NoError(t, core.CreateCollection(ctx, "", schema(n), 1, commonpb.ConsistencyLevel_Bounded, nil))
+	}
+	require.NoError(t, core.CreateAlias(ctx, "", "al", "c1"))
+	for _, tc := range []struct {
+		name string
+		err  error
+		code int32
+		msg  string
+	}{
+		{"create alias named like a collection", core.CreateAlias(ctx, "", "c1", "c1"), errcode.AliasNameConflict,
+			"alias and collection name conflict[database=default][alias=c1]"},
+		{"create alias taken by another collection", core.CreateAlias(ctx, "", "al", "c2"), errcode.AliasAlreadyExists,
+			"al is alias to another collection: c1: alias already exist[database=default][alias=al]"},
+		{"alter alias named like a collection", core.AlterAlias(ctx, "", "c2", "c1"), errcode.AliasNameConflict,
+			"alias and collection name conflict[database=default][alias=c2]"},
+		{"alter a missing alias", core.AlterAlias(ctx, "", "nope", "c1"), errcode.AliasNotFound,
+			"alias not found[database=default][alias=nope]"},
+		{"create a collection named like an alias",
+			core.CreateCollection(ctx, "", schema("al"), 1, commonpb.ConsistencyLevel_Bounded, nil), errcode.AliasNameConflict,
+			"collection name [al] conflicts with an existing alias, please choose a unique name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Error(t, tc.err)
+			require.Equal(t, tc.code, errcode.CodeOf(tc.err))
+			require.Contains(t, tc.err.Error(), tc.msg)
+		})
+	}
+}

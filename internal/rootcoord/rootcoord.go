@@ -184,7 +184,7 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 		return err
 	}
 	if _, isAlias := c.AliasTarget(db, schema.GetName()); isAlias {
-		return errcode.Invalid("collection name [%s] conflicts with an existing alias, please choose a unique name", schema.GetName())
+		return errcode.New(errcode.AliasNameConflict, "collection name [%s] conflicts with an existing alias, please choose a unique name", schema.GetName())
 	}
 	if old, err := c.realCollection(db, schema.GetName()); err == nil {
 		if proto.Equal(old.Schema, schema) {
