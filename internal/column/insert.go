@@ -41,3 +41,15 @@ func InsertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData,
 	}
 	return cols, nil
 }
+
+// KeyAt returns row i of a primary-key column (Int64 or VarChar) as a
+// comparable value (int64 or string), nil for any other column.
+func KeyAt(c Column, i int) any {
+	switch c := c.(type) {
+	case *Ints:
+		return c.Data[i]
+	case *Strings:
+		return c.Data[i]
+	}
+	return nil
+}

@@ -150,7 +150,7 @@ func (n *Node) compactL0(ctx context.Context, coll *catalog.Collection, plan cat
 		var hitTs []uint64
 		for i, p := range pks {
 			for r := 0; r < p.Len(); r++ {
-				if mayContain(stats, pkValue(p, r)) {
+				if mayContain(stats, column.KeyAt(p, r)) {
 					hit.AppendFrom(p, r)
 					hitTs = append(hitTs, tss[i][r])
 				}
@@ -181,16 +181,6 @@ func (n *Node) compactL0(ctx context.Context, coll *catalog.Collection, plan cat
 	return res, nil
 }
 
-func pkValue(c column.Column, i int) any {
-	switch c := c.(type) {
-	case *column.Ints:
-		return c.Data[i]
-	case *column.Strings:
-		return c.Data[i]
-	}
-	return nil
-}
-
 // survivors are the rows of a plan's inputs that are neither deleted nor expired.
 type survivors struct {
 	cols           map[int64]column.Column // every field incl. system fields
@@ -211,7 +201,7 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 	latestDelete := map[any]uint64{}
 	for i, p := range pks {
 		for r := 0; r < p.Len(); r++ {
-			k := pkValue(p, r)
+			k := column.KeyAt(p, r)
 			latestDelete[k] = max(latestDelete[k], tss[i][r])
 		}
 	}
@@ -233,7 +223,7 @@ func (n *Node) readSurvivors(ctx context.Context, coll *catalog.Collection, plan
 		keep := make([]int, 0, tsCol.Len())
 		for r := 0; r < tsCol.Len(); r++ {
 			ts := uint64(tsCol.Data[r])
-			if d, ok := latestDelete[pkValue(pkCol, r)]; ok && d > ts {
+			if d, ok := latestDelete[column.KeyAt(pkCol, r)]; ok && d > ts {
 				continue
 			}
 			if plan.ExpireBefore != 0 && ts < plan.ExpireBefore {

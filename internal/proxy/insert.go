@@ -431,29 +431,18 @@ func lastOccurrences(pk column.Column) ([]int, bool) {
 	n := pk.Len()
 	last := make(map[any]int, n)
 	for i := 0; i < n; i++ {
-		last[pkAt(pk, i)] = i
+		last[column.KeyAt(pk, i)] = i
 	}
 	if len(last) == n {
 		return nil, false
 	}
 	keep := make([]int, 0, len(last))
 	for i := 0; i < n; i++ {
-		if last[pkAt(pk, i)] == i {
+		if last[column.KeyAt(pk, i)] == i {
 			keep = append(keep, i)
 		}
 	}
 	return keep, true
-}
-
-// pkAt returns primary key i of pk as a comparable value.
-func pkAt(pk column.Column, i int) any {
-	switch c := pk.(type) {
-	case *column.Ints:
-		return c.Data[i]
-	case *column.Strings:
-		return c.Data[i]
-	}
-	return nil
 }
 
 // keepLast drops every row of r whose key occurs again later in the batch

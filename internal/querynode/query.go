@@ -74,7 +74,7 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 			pkCol := v.Column(s.PKField())
 			for row, ok := range mask {
 				if ok {
-					items = append(items, candidate{seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)})
+					items = append(items, candidate{seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)})
 				}
 			}
 			return nil

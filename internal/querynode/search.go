@@ -209,7 +209,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			push := func(q int, hits []index.Hit) {
 				for _, hit := range hits {
 					row := int(hit.Row)
-					heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}, req.TopK)
+					heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)}, req.TopK)
 				}
 			}
 			plainTopK := !req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0
@@ -299,7 +299,7 @@ func collectScores(v *segment.View, req *plan.Search, si int, pkCol column.Colum
 		if !ok || !inRange(req, scores[row]) {
 			continue
 		}
-		c := candidate{score: scores[row], seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}
+		c := candidate{score: scores[row], seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)}
 		if req.GroupByField != 0 {
 			c.group = groupKey(v.Column(req.GroupByField), row)
 			*groupCands = append(*groupCands, c)
@@ -419,16 +419,6 @@ func scoreFloatRuns(metric string, q []float32, qnorm float32, vecs *column.Floa
 		}
 		lo = hi
 	}
-}
-
-func pkAt(c column.Column, i int) any {
-	switch c := c.(type) {
-	case *column.Ints:
-		return c.Data[i]
-	case *column.Strings:
-		return c.Data[i]
-	}
-	return nil
 }
 
 func lessPK(a, b any) bool {

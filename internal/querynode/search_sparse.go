@@ -50,7 +50,7 @@ func searchSparse(v *segment.View, req *plan.Search, queries []sparse.Vector, ma
 			}
 			for _, hit := range hits {
 				row := int(hit.Row)
-				heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: pkAt(pkCol, row)}, req.TopK)
+				heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)}, req.TopK)
 			}
 		}
 		return nil
