@@ -9,19 +9,21 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/health"
 )
 
 // healthDetail fetches /healthz/detail from a running process.
-func healthDetail(t *testing.T, p *proc) (status string, writes bool, problems []map[string]any) {
+func healthDetail(t *testing.T, p *proc) (status string, writes bool, problems []health.Problem) {
 	t.Helper()
 	resp, err := http.Get("http://" + p.metrics + "/healthz/detail")
 	require.NoError(t, err)
@@ -32,19 +34,10 @@ func healthDetail(t *testing.T, p *proc) (status string, writes bool, problems [
 	var d struct {
 		Status          string           `json:"status"`
 		WritesAvailable bool             `json:"writesAvailable"`
-		Problems        []map[string]any `json:"problems"`
+		Problems        []health.Problem `json:"problems"`
 	}
 	require.NoError(t, json.Unmarshal(body, &d), string(body))
 	return d.Status, d.WritesAvailable, d.Problems
-}
-
-// countRows runs a Strong count(*).
-func countRows(ctx context.Context, c *milvusclient.Client, coll string) (int64, error) {
-	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithOutputFields("count(*)").WithConsistencyLevel(entity.ClStrong))
-	if err != nil {
-		return 0, err
-	}
-	return rs.GetColumn("count(*)").GetAsInt64(0)
 }
 
 // twoCollections creates "good" (one shard) and "bad" (two), inserts rows into both and loads them; flush decides whether
@@ -84,13 +77,13 @@ func twoCollections(ctx context.Context, t *testing.T, c *milvusclient.Client, r
 func requireContained(ctx context.Context, t *testing.T, p *proc, rows int, reason string) {
 	t.Helper()
 	c := p.client(t)
-	n, err := countRows(ctx, c, "good")
+	n, err := walFaultCount(ctx, c, "good")
 	require.NoError(t, err)
 	require.EqualValues(t, rows, n)
 	rng := rand.New(rand.NewPCG(5, 6))
 	_, err = c.Insert(ctx, insertOption("good", genMovies(rows, 10, rng)))
 	require.NoError(t, err)
-	n, err = countRows(ctx, c, "good")
+	n, err = walFaultCount(ctx, c, "good")
 	require.NoError(t, err)
 	require.EqualValues(t, rows+10, n)
 
@@ -100,7 +93,7 @@ func requireContained(ctx context.Context, t *testing.T, p *proc, rows int, reas
 	require.Error(t, err, "GetLoadState of the damaged collection: %v; log:\n%s", st, p.stderr.String())
 	require.Contains(t, err.Error(), "load failed")
 	require.Contains(t, err.Error(), reason)
-	_, err = countRows(qctx, c, "bad")
+	_, err = walFaultCount(qctx, c, "bad")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "collection not loaded")
 	require.NoError(t, qctx.Err(), "the read failed at once, it did not wait")
@@ -109,28 +102,11 @@ func requireContained(ctx context.Context, t *testing.T, p *proc, rows int, reas
 	require.Equal(t, "degraded", status)
 	var subjects []string
 	for _, pr := range problems {
-		subjects = append(subjects, pr["subject"].(string))
+		subjects = append(subjects, pr.Subject)
 	}
 	require.Contains(t, subjects, "collection bad", "%v", problems)
 	require.Contains(t, p.stderr.String(), reason, "the log says what is damaged")
 }
-
-// binlogFiles lists a collection's insert binlogs under a data dir.
-func binlogFiles(t *testing.T, dataDir string, collectionID int64) []string {
-	t.Helper()
-	var out []string
-	root := filepath.Join(dataDir, "storage", "files", "insert_log", strings.TrimSpace(jsonInt(collectionID)))
-	require.NoError(t, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			out = append(out, path)
-		}
-		return err
-	}))
-	sort.Strings(out)
-	return out
-}
-
-func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
 
 // A missing or cut binlog makes only its collection unloadable: the server
 // starts and serves the others, the collection says why, and nothing is
@@ -146,11 +122,11 @@ func TestFaultDamagedBinlogIsContained(t *testing.T) {
 			cols := twoCollections(ctx, t, p.client(t), rows, true)
 			require.Zero(t, p.term(t))
 
-			files := binlogFiles(t, dir, cols["bad"].ID)
+			files := insertLogs(t, dir, cols["bad"].ID)
 			var victim string
-			for _, f := range files {
-				if filepath.Base(filepath.Dir(f)) == "100" { // the primary key's binlogs (field 0, row IDs, is not read)
-					victim = f
+			for _, key := range files {
+				if path.Base(path.Dir(key)) == "100" { // the primary key's binlogs (field 0, row IDs, is not read)
+					victim = filepath.Join(dir, "storage", filepath.FromSlash(key))
 				}
 			}
 			require.NotEmpty(t, victim, "a binlog of field 100 among %v", files)
@@ -164,11 +140,11 @@ func TestFaultDamagedBinlogIsContained(t *testing.T) {
 			}
 			p = startProc(t, bin, dir)
 			requireContained(ctx, t, p, rows, filepath.Base(victim))
-			after := binlogFiles(t, dir, cols["bad"].ID)
+			after := insertLogs(t, dir, cols["bad"].ID)
 			if damage == "missing" {
 				require.Len(t, after, len(files)-1, "no other file of the collection was deleted")
 			} else {
-				require.Equal(t, files, after, "no file of the collection was deleted")
+				require.ElementsMatch(t, files, after, "no file of the collection was deleted")
 			}
 		})
 	}

@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	binenc "encoding/binary"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -80,15 +78,9 @@ func walFaultCount(ctx context.Context, c *milvusclient.Client, name string) (in
 // walProblems returns the problems /healthz/detail lists for the WAL.
 func walProblems(t *testing.T, p *proc) []health.Problem {
 	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + "/healthz/detail")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var d struct {
-		Problems []health.Problem `json:"problems"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&d))
+	_, _, all := healthDetail(t, p)
 	var out []health.Problem
-	for _, pr := range d.Problems {
+	for _, pr := range all {
 		if pr.Component == "wal" {
 			out = append(out, pr)
 		}
