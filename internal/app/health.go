@@ -71,7 +71,7 @@ func (c *problemCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
 func (c *problemCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := map[string]int{"wal": 0, "datanode": 0, "querynode": 0}
+	counts := map[string]int{"wal": 0, "metastore": 0, "datanode": 0, "querynode": 0}
 	for _, p := range health.Gather(c.sources...) {
 		counts[p.Component]++
 	}
