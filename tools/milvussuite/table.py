@@ -31,7 +31,10 @@ def main() -> None:
             t["errors"] += er
             t["skipped"] += sk
         name = os.path.basename(path)[: -len(".xml")]
-        name = name.replace("milvus_client_v2_", "milvus_client_v2/").replace("milvus_client_", "milvus_client/", 1)
+        for prefix in ("milvus_client_v2_", "milvus_client_"):
+            if name.startswith(prefix):
+                name = prefix[:-1] + "/" + name[len(prefix):]
+                break
         rows.append((name + ".py", t))
     tot = {k: sum(r[1][k] for r in rows) for k in ("passed", "failed", "errors", "skipped")}
     ran = tot["passed"] + tot["failed"] + tot["errors"]
