@@ -376,6 +376,11 @@ func (c *checker) checkArith(n *binaryNode) (operand, error) {
 	if err != nil {
 		return operand{}, err
 	}
+	if l.c == nil && r.c == nil {
+		// Milvus's planner takes arithmetic with one constant operand only.
+		return operand{}, errAt(n.pos, "arithmetic operator %s between %s and %s is not supported: one operand must be a constant",
+			n.op, describe(l), describe(r))
+	}
 	t := tyFloat
 	if lv.typ() == tyInt && rv.typ() == tyInt && n.op != tPow {
 		t = tyInt
@@ -502,7 +507,8 @@ func (c *checker) compare(pos int, op cmpOp, l, r operand) (pred, error) {
 		l, r, op = r, l, op.flip()
 	}
 	bad := func() error {
-		return errAt(pos, "cannot compare %s with %s", describe(l), describe(r))
+		return errAt(pos, "comparisons between %s and %s are not supported (%s with %s)",
+			milvusType(l), milvusType(r), describe(l), describe(r))
 	}
 	switch {
 	case l.arr != nil || r.arr != nil:
@@ -518,18 +524,9 @@ func (c *checker) compare(pos int, op cmpOp, l, r operand) (pred, error) {
 		}
 		return &jsonCmpPred{ref: l.json, op: op, k: k, kb: []byte(k.s)}, nil
 	case l.json != nil || r.json != nil:
-		// A JSON path against a numeric expression compares numerically.
-		lv, rv := l.v, r.v
-		if l.json != nil {
-			lv = &jsonNumNode{ref: l.json}
-		}
-		if r.json != nil {
-			rv = &jsonNumNode{ref: r.json}
-		}
-		if !lv.typ().numeric() || !rv.typ().numeric() {
-			return nil, bad()
-		}
-		return &cmpPred{l: lv, r: rv, op: op}, nil
+		// As in Milvus, a JSON value (a JSON field's path or a dynamic
+		// key) is compared with constants only.
+		return nil, errAt(pos, "two column comparison with JSON type is not supported (%s with %s)", describe(l), describe(r))
 	case r.c != nil:
 		k := *r.c
 		t := l.v.typ()
@@ -737,7 +734,7 @@ func (c *checker) checkLike(n *likeNode) (operand, error) {
 	case x.c != nil && x.c.k == vkString:
 		p = &constPred{v: m.match(x.c.s)}
 	default:
-		return operand{}, errAt(n.pos, "like is only supported on VarChar and JSON fields, got %s", describe(x))
+		return operand{}, errAt(n.pos, "like operation on non-string or no-json field is unsupported (got %s)", describe(x))
 	}
 	if n.not {
 		p = &notPred{p: p}
@@ -746,6 +743,12 @@ func (c *checker) checkLike(n *likeNode) (operand, error) {
 }
 
 func (c *checker) checkNull(n *nullNode) (operand, error) {
+	if id, ok := n.x.(*identNode); ok && len(id.path) == 0 {
+		if f := c.byName[id.name]; f != nil && column.IsVector(f.GetDataType()) {
+			return operand{}, errAt(id.pos, "IsNull/IsNotNull operations are not supported on vector fields (field %s is %s)",
+				id.name, f.GetDataType())
+		}
+	}
 	x, err := c.check(n.x)
 	if err != nil {
 		return operand{}, err
@@ -758,7 +761,9 @@ func (c *checker) checkNull(n *nullNode) (operand, error) {
 		p.arr = x.arr
 	case x.v != nil:
 		switch x.v.(type) {
-		case *colNode, *arrayElemNode:
+		case *colNode:
+		case *arrayElemNode:
+			return operand{}, errAt(n.pos, "IsNull/IsNotNull operations are not supported on array element access")
 		default:
 			return operand{}, errAt(n.pos, "is null applies to a field, got %s", describe(x))
 		}

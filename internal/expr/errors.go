@@ -6,6 +6,12 @@ import "fmt"
 //
 // Pos is the 0-based byte offset in Src where the problem was found, Msg the
 // reason (naming the field when one is involved) and Src the whole filter.
+//
+// Error() words it as Milvus's planner does ("cannot parse expression: SRC,
+// error: MSG"), so clients that match Milvus's messages keep working; the
+// position follows in brackets. A filter that parses but is not a boolean
+// expression is worded as Milvus words it ("predicate is not a boolean
+// expression: SRC, data type: T"), flagged by NotBoolean.
 type Error struct {
 	// Pos is the 0-based byte offset in Src.
 	Pos int
@@ -13,14 +19,63 @@ type Error struct {
 	Msg string
 	// Src is the filter text that failed to compile.
 	Src string
+	// NotBoolean marks a well-formed filter whose value is not boolean; Msg
+	// is then the Milvus data type of that value and Detail says more.
+	NotBoolean bool
+	// Detail is Strata's own account of a NotBoolean error.
+	Detail string
+}
+
+// Reason is the message without the position: Milvus's wording of the problem.
+func (e *Error) Reason() string {
+	if e.NotBoolean {
+		return fmt.Sprintf("predicate is not a boolean expression: %s, data type: %s", e.Src, e.Msg)
+	}
+	return fmt.Sprintf("cannot parse expression: %s, error: %s", e.Src, e.Msg)
 }
 
 // Error implements the error interface.
 func (e *Error) Error() string {
-	return fmt.Sprintf("invalid expression at position %d: %s (in `%s`)", e.Pos, e.Msg, e.Src)
+	if e.Detail != "" {
+		return fmt.Sprintf("%s [position=%d] (%s)", e.Reason(), e.Pos, e.Detail)
+	}
+	return fmt.Sprintf("%s [position=%d]", e.Reason(), e.Pos)
 }
 
 // errAt builds an *Error without the source; Compile fills Src in.
 func errAt(pos int, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// milvusType names the type of o as Milvus's planner names data types in its
+// messages (Int64, Double, VarChar, Bool, JSON, Array, or a field's type).
+func milvusType(o operand) string {
+	switch {
+	case o.json != nil:
+		return "JSON"
+	case o.arr != nil:
+		return "Array"
+	case o.p != nil:
+		return "Bool"
+	case o.c != nil:
+		switch o.c.k {
+		case vkBool:
+			return "Bool"
+		case vkInt:
+			return "Int64"
+		case vkFloat:
+			return "Double"
+		case vkString:
+			return "VarChar"
+		case vkList:
+			return "Array"
+		}
+		return "None"
+	case o.v == nil:
+		return "None"
+	}
+	if cn, ok := o.v.(*colNode); ok {
+		return cn.dt.String()
+	}
+	return [...]string{"Int64", "Double", "VarChar", "Bool"}[o.v.typ()]
 }

@@ -54,7 +54,7 @@ func Compile(src string, schema *schemapb.CollectionSchema, templates map[string
 	}
 	root, err := c.toPred(o)
 	if err != nil {
-		return nil, withSrc(err, src)
+		return nil, &Error{Pos: o.pos, Msg: milvusType(o), Src: src, NotBoolean: true, Detail: err.(*Error).Msg}
 	}
 	e.root = root
 	seen := map[int64]bool{}

@@ -67,7 +67,7 @@ func runErr(t *testing.T, cases []errCase, schema *schemapb.CollectionSchema, tm
 			require.Error(t, err)
 			var e *Error
 			require.ErrorAs(t, err, &e)
-			require.Contains(t, e.Msg, tc.msg)
+			require.Contains(t, err.Error(), tc.msg)
 			require.Equal(t, tc.pos, e.Pos, "error: %v", err)
 			require.Equal(t, tc.expr, e.Src)
 			require.Contains(t, err.Error(), "position")
@@ -207,7 +207,6 @@ func TestEvalComparisons(t *testing.T) {
 		{"i32 <= id", rows(0, 1)},
 		{"f > id", all()},
 		{"d < f", all()},
-		{"f - id == 0.5", all()},
 		{"id != i32", rows(2, 3, 4, 5, 6, 7, 8, 9)},
 		{"i16 >= i8", rows(4, 5, 6, 7, 8, 9)},
 		{"b == b", all()},
@@ -365,8 +364,6 @@ func TestEvalArithmetic(t *testing.T) {
 		{"2 ** id == 8", rows(3)},
 		{"id * 1.5 > 6", rows(5, 6, 7, 8, 9)},
 		{"f * 2 == 3", rows(1)},
-		{"f + id > 10", rows(5, 6, 7, 8, 9)},
-		{"id + i32 == 2", rows(1)},
 		{"id * 2 == i32 - 3", rows(3)},
 		{"-id < -7", rows(8, 9)},
 		{"-id == 0", rows(0)},
@@ -389,8 +386,6 @@ func TestEvalArithmetic(t *testing.T) {
 		{"i8 - 1 == -129", rows(0)},
 		{"n + 1 > 0", rows(0, 1, 3, 4, 6, 7, 9)},
 		{"n * 0 == 0", rows(0, 1, 3, 4, 6, 7, 9)},
-		{"id / (id - 3) == 2", rows(5, 6)},
-		{"id % (id - 3) == 0", rows(0, 2, 4, 6)},
 		{"f % 2 == 1.5", rows(1, 3, 5, 7, 9)},
 		{"(id & 4) == 4", rows(4, 5, 6, 7)},
 		{"(id | 1) == 3", rows(2, 3)},
@@ -402,9 +397,6 @@ func TestEvalArithmetic(t *testing.T) {
 		{"(id & 1) == 0", rows(0, 2, 4, 6, 8)},
 		{"(id & 1) != 0 and id > 5", rows(7, 9)},
 		{"(1 << 3) == 8", all()},
-		{"(id & i32) == id", rows(0, 1)},
-		{"id * id == i32", all()},
-		{"i32 - id * id == 0", all()},
 		{"id + 0.5 == f", all()},
 		{"(id + 1) % 5 == 0", rows(4, 9)},
 		{"array_length(ai) * 2 == 6", rows(0, 5)},
@@ -499,9 +491,6 @@ func TestEvalJSON(t *testing.T) {
 		{`meta["a"] > 1 and meta["a"] < 5`, rows(1, 2)},
 		{`1 < meta["a"] < 5`, rows(1, 2)},
 		{`meta["a"] == true`, rows()},
-		{`meta["a"] > id`, rows(0, 1, 2, 6, 9)},
-		{`id < meta["a"]`, rows(0, 1, 2, 6, 9)},
-		{`meta["a"] == meta["o"]["n"]`, rows()},
 		{`$meta == 1`, rows()},
 		{`age > 50`, rows(6, 7, 8)},
 		{`age == 0`, rows(0)},
@@ -559,7 +548,6 @@ func TestEvalArrays(t *testing.T) {
 		{"ai[1] > 2", rows(3, 5)},
 		{"ai[3] == 4", rows(7)},
 		{"ai[0] != 1", rows(1, 4, 5, 6, 8, 9)},
-		{"ai[1] is null", rows(1, 2, 6, 8, 9)},
 		{`as[0] == "a"`, rows(0, 3, 6)},
 		{`as[1] in ["b", "c"]`, rows(0, 4, 6)},
 		{"ai[0] + 1 == 2", rows(0, 3, 7)},
@@ -694,20 +682,20 @@ func TestCompileErrors(t *testing.T) {
 		{"5", "got integer 5", 0},
 		{`"x"`, "got string", 0},
 		{"ai", "got Array field ai", 0},
-		{"s > 1", "cannot compare VarChar field s with integer 1", 2},
-		{"1 < s", "cannot compare VarChar field s with integer 1", 2},
-		{`id == "1"`, `cannot compare Int64 field id with string "1"`, 3},
-		{`f == "x"`, "cannot compare Float field f", 2},
-		{`b == "true"`, `cannot compare Bool field b with string "true"`, 2},
-		{"b == 1", "cannot compare Bool field b with integer 1", 2},
+		{"s > 1", "(VarChar field s with integer 1", 2},
+		{"1 < s", "(VarChar field s with integer 1", 2},
+		{`id == "1"`, `(Int64 field id with string "1"`, 3},
+		{`f == "x"`, "(Float field f", 2},
+		{`b == "true"`, `(Bool field b with string "true"`, 2},
+		{"b == 1", "(Bool field b with integer 1", 2},
 		{"b > true", "operator > is not supported on Bool field b", 2},
 		{"b < b", "operator < is not supported", 2},
-		{"s == id", "cannot compare VarChar field s with Int64 field id", 2},
-		{"b == id", "cannot compare Bool field b with Int64 field id", 2},
+		{"s == id", "(VarChar field s with Int64 field id", 2},
+		{"b == id", "(Bool field b with Int64 field id", 2},
 		{`1 == "a"`, "cannot compare integer with string", 2},
 		{"true > false", "cannot compare bool with bool using >", 5},
-		{"1 < s < 3", "cannot compare VarChar field s", 2},
-		{"1 < id < s", "cannot compare Int64 field id with VarChar field s", 7},
+		{"1 < s < 3", "(VarChar field s", 2},
+		{"1 < id < s", "(Int64 field id with VarChar field s", 7},
 		{"not id", "'not' needs a boolean operand", 0},
 		{"id == 1 and 5", "expected a boolean expression, got integer 5", 12},
 		{"5 or id == 1", "got integer 5", 0},
@@ -724,11 +712,11 @@ func TestCompileErrors(t *testing.T) {
 		{"ai in [1]", "'in' is not supported on Array field ai", 3},
 		{"(id > 1) in [true]", "'in' is not supported on boolean expression", 9},
 		// like
-		{`id like "1%"`, "like is only supported on VarChar and JSON fields, got Int64 field id", 3},
-		{`f like "1%"`, "like is only supported on VarChar and JSON fields", 2},
+		{`id like "1%"`, "like operation on non-string or no-json field is unsupported (got Int64 field id", 3},
+		{`f like "1%"`, "like operation on non-string or no-json field is unsupported", 2},
 		{"s like 5", "like needs a string pattern, got integer 5", 7},
 		{"s like s", "like needs a string pattern", 7},
-		{`ai like "a%"`, "like is only supported", 3},
+		{`ai like "a%"`, "like operation on non-string", 3},
 		// arithmetic
 		{"s + 1 == 2", "arithmetic operator + is not supported on VarChar field s", 2},
 		{"1 + s == 2", "arithmetic operator + is not supported on VarChar field s", 2},
@@ -782,10 +770,15 @@ func TestCompileErrors(t *testing.T) {
 		{`s["k"] == "a"`, "cannot be indexed", 2},
 		// JSON
 		{`meta["a"] > true`, "operator > is not supported on bool true", 10},
-		{`meta["a"] == [1]`, `cannot compare JSON meta["a"] with list [1]`, 10},
-		{`meta["a"] == s`, `cannot compare JSON meta["a"] with VarChar field s`, 10},
-		{`s != meta["a"]`, "cannot compare VarChar field s with JSON", 2},
-		{`meta["a"] == b`, "cannot compare", 10},
+		{`meta["a"] == [1]`, `(JSON meta["a"] with list [1]`, 10},
+		{`meta["a"] == s`, `(JSON meta["a"] with VarChar field s`, 10},
+		{`s != meta["a"]`, "(VarChar field s with JSON", 2},
+		{`meta["a"] == b`, "two column comparison with JSON type is not supported", 10},
+		{`meta["a"] > id`, "two column comparison with JSON type is not supported", 10},
+		{`meta["a"] == meta["o"]["n"]`, "two column comparison with JSON type is not supported", 10},
+		{"id + i32 == 2", "one operand must be a constant", 3},
+		{"id * id == i32", "one operand must be a constant", 3},
+		{"ai[1] is null", "IsNull/IsNotNull operations are not supported on array element access", 6},
 		{`meta["a"] like 1`, "like needs a string pattern", 15},
 		{`meta["a"] in 1`, "'in' expects a list", 13},
 	}, testSchema(true), nil)
@@ -804,14 +797,14 @@ func TestCompileErrorsNoDynamic(t *testing.T) {
 func TestCompileErrorsTemplates(t *testing.T) {
 	runErr(t, []errCase{
 		{"id == {missing}", "template variable {missing} has no value", 6},
-		{"s == {x}", "cannot compare VarChar field s with integer 3", 2},
+		{"s == {x}", "(VarChar field s with integer 3", 2},
 		{"id in {x}", "'in' expects a list such as [1, 2], got integer 3", 6},
 		{"id in {names}", `list element string "apple" does not match Int64 field id`, 6},
 		{"s like {x}", "like needs a string pattern, got integer 3", 7},
 		{"array_contains_any(ai, {names})", "does not match the element type Int64", 23},
 		{"id == {empty}", "unsupported value", 6},
-		{"b == {name}", "cannot compare Bool field b", 2},
-		{"id == {ids}", "cannot compare Int64 field id with list [1, 2]", 3},
+		{"b == {name}", "(Bool field b", 2},
+		{"id == {ids}", "(Int64 field id with list [1, 2]", 3},
 	}, testSchema(true), tmplVals())
 	runErr(t, []errCase{
 		{"id == {x}", "template variable {x} has no value", 6},
@@ -820,7 +813,7 @@ func TestCompileErrorsTemplates(t *testing.T) {
 
 func TestErrorString(t *testing.T) {
 	_, err := Compile("s > 1", testSchema(true), nil)
-	require.EqualError(t, err, "invalid expression at position 2: cannot compare VarChar field s with integer 1 (in `s > 1`)")
+	require.EqualError(t, err, "cannot parse expression: s > 1, error: comparisons between VarChar and Int64 are not supported (VarChar field s with integer 1) [position=2]")
 }
 
 func TestString(t *testing.T) {
@@ -872,7 +865,7 @@ func TestFields(t *testing.T) {
 		{"true", nil},
 		{"id > 1", []int64{fID}},
 		{`id > 1 and s like "a%" or age > 1`, []int64{fID, fS, fDyn}},
-		{"i32 + i8 > f", []int64{fI8, fI32, fF}},
+		{"i32 + 1 > f and i8 < 3", []int64{fI8, fI32, fF}},
 		{`array_contains(ai, 1) or meta["a"] == 1 or n is null`, []int64{fMeta, fAI, fN}},
 		{"array_length(as) == 1", []int64{fAS}},
 	}

@@ -605,7 +605,7 @@ func (p *Proxy) DropIndex(ctx context.Context, req *milvuspb.DropIndexRequest) (
 		return errcode.Status(err), nil
 	}
 	if loaded, _ := p.query.Loaded(col.ID); loaded {
-		return errcode.Status(errcode.Invalid("index cannot be dropped, collection is loaded, please release it first")), nil
+		return errcode.Status(errcode.Invalid("vector index cannot be dropped on loaded collection: index cannot be dropped, collection is loaded, please release it first")), nil
 	}
 	name := req.GetIndexName()
 	if name == "" && req.GetFieldName() != "" {

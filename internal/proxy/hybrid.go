@@ -59,16 +59,16 @@ func parseRanker(kvs []*commonpb.KeyValuePair, subs int) (*ranker, error) {
 	}
 	var err error
 	var found bool
-	if r.limit, found, err = intParam("limit", 1, MaxTopK); err != nil {
+	if r.limit, found, err = intParam("limit", 1, math.MaxInt32); err != nil {
 		return nil, err
 	} else if !found {
 		return nil, errcode.Invalid("limit not found in rank_params")
 	}
-	if r.offset, _, err = intParam("offset", 0, MaxTopK); err != nil {
+	if r.offset, _, err = intParam("offset", 0, math.MaxInt32); err != nil {
 		return nil, err
 	}
 	if n := r.limit + r.offset; n > MaxTopK {
-		return nil, errcode.InvalidParam("offset+limit [%d] is invalid, it should be in range [1, %d], but got %d", n, MaxTopK, n)
+		return nil, errcode.InvalidParam("invalid max query result window, (offset+limit) should be in range [1, %d], but got %d", MaxTopK, n)
 	}
 	if r.round, found, err = intParam("round_decimal", -1, 6); err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func parseRanker(kvs []*commonpb.KeyValuePair, subs int) (*ranker, error) {
 			return nil, errcode.Invalid("weights %s should be a list of numbers", raw)
 		}
 		if len(r.weights) != subs {
-			return nil, errcode.Invalid("the length of weights param mismatch with ann search requests: want len = %d, but got %d",
+			return nil, errcode.Invalid("the length of weights param mismatch with ann search requests: invalid parameter[expected=%d][actual=%d]",
 				subs, len(r.weights))
 		}
 		for _, w := range r.weights {
@@ -216,6 +216,9 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	}
 	rk, err := parseRanker(req.GetRankParams(), len(subs))
 	if err != nil {
+		return searchError(err), nil
+	}
+	if _, err := readPartitionIDs(col, req.GetPartitionNames()); err != nil {
 		return searchError(err), nil
 	}
 	out, err := resolveOutput(col, req.GetOutputFields(), false)

@@ -110,7 +110,8 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 		if v := fd.GetVectors(); v != nil && isVectorType(f.GetDataType()) && f.GetDataType() != schemapb.DataType_SparseFloatVector {
 			dim, _ := column.Dim(f)
 			if v.GetDim() != 0 && int(v.GetDim()) != dim {
-				return nil, errcode.Invalid("the dim (%d) of field data(%s) is not equal to schema dim (%d)", v.GetDim(), f.GetName(), dim)
+				return nil, errcode.Invalid("the length(%d) of %s data should divide the dim(%d): the dim (%d) of field data(%s) is not equal to schema dim (%d)",
+					vectorDataLen(v), vectorKind(f.GetDataType()), dim, v.GetDim(), f.GetName(), dim)
 			}
 		}
 		c, err := column.FromFieldData(f, fd)
@@ -343,7 +344,7 @@ func checkValues(f *schemapb.FieldSchema, c column.Column) error {
 				return errcode.Invalid("field %q: the string of row %d is not valid UTF-8", name, i)
 			}
 			if l := utf8.RuneCountInString(s); maxLen > 0 && l > maxLen {
-				return errcode.Invalid("the length (%d) of varchar field %q of row %d exceeds max length (%d)", l, name, i, maxLen)
+				return errcode.Invalid("length of varchar field %s exceeds max length, row number: %d, length: %d, max length: %d", name, i, l, maxLen)
 			}
 		}
 	case *column.JSONs:
@@ -781,4 +782,37 @@ func (p *Proxy) Delete(ctx context.Context, req *milvuspb.DeleteRequest) (*milvu
 		return mutationError(err), nil
 	}
 	return &milvuspb.MutationResult{Status: ok(), DeleteCnt: int64(pks.Len()), Timestamp: ts}, nil
+}
+
+// vectorDataLen is the number of scalars (bytes for the byte-packed types)
+// a wire vector column carries, as Milvus counts them in its dim errors.
+func vectorDataLen(v *schemapb.VectorField) int {
+	switch {
+	case v.GetFloatVector() != nil:
+		return len(v.GetFloatVector().GetData())
+	case v.GetBinaryVector() != nil:
+		return len(v.GetBinaryVector())
+	case v.GetFloat16Vector() != nil:
+		return len(v.GetFloat16Vector())
+	case v.GetBfloat16Vector() != nil:
+		return len(v.GetBfloat16Vector())
+	case v.GetInt8Vector() != nil:
+		return len(v.GetInt8Vector())
+	}
+	return 0
+}
+
+// vectorKind names a vector type's element as Milvus's messages do.
+func vectorKind(t schemapb.DataType) string {
+	switch t {
+	case schemapb.DataType_BinaryVector:
+		return "binary"
+	case schemapb.DataType_Float16Vector:
+		return "float16"
+	case schemapb.DataType_BFloat16Vector:
+		return "bfloat16"
+	case schemapb.DataType_Int8Vector:
+		return "int8"
+	}
+	return "float"
 }

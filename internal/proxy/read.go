@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -234,6 +235,10 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	}
 	field, err := annsField(col, kvValue(params, "anns_field"))
 	if err != nil {
+		if ids := req.GetIds(); errors.Is(err, errMultipleAnns) && ids != nil {
+			// Milvus words it differently when searching by primary keys.
+			err = errcode.Invalid("multiple vector fields exist, please specify anns_field in search_params")
+		}
 		return searchError(err), nil
 	}
 	isSparse := field.GetDataType() == schemapb.DataType_SparseFloatVector
@@ -460,13 +465,13 @@ func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, t
 	if len(partNames) > 0 && partitionKeyField(col) != nil {
 		return errKeyModePartitionNames
 	}
-	parts, err := partitionIDs(col, partNames)
+	parts, err := readPartitionIDs(col, partNames)
 	if err != nil {
 		return err
 	}
 	if filter != "" {
 		if _, err := expr.Compile(filter, col.Schema, templates); err != nil {
-			return errcode.Invalid("%v", err)
+			return filterError(err)
 		}
 	}
 	r.CollectionID = col.ID
@@ -478,11 +483,15 @@ func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, t
 	return nil
 }
 
+// errMultipleAnns is Milvus's answer to a search that names no anns_field
+// in a collection with several vector fields.
+var errMultipleAnns = errcode.Invalid("multiple anns_fields exist, please specify a anns_field in search_params")
+
 func annsField(col *catalog.Collection, name string) (*schemapb.FieldSchema, error) {
 	if name != "" {
 		f := col.Field(name)
 		if f == nil || !isVectorType(f.GetDataType()) {
-			return nil, errcode.Invalid("failed to get field schema by name: fieldName(%s) not found", name)
+			return nil, errcode.InvalidParam("failed to create query plan: failed to get field schema by name: fieldName(%s) not found", name)
 		}
 		return f, nil
 	}
@@ -490,7 +499,7 @@ func annsField(col *catalog.Collection, name string) (*schemapb.FieldSchema, err
 	for _, f := range col.Schema.GetFields() {
 		if isVectorType(f.GetDataType()) {
 			if found != nil {
-				return nil, errcode.Invalid("multiple anns_fields exist, please specify an anns_field in search_params")
+				return nil, errMultipleAnns
 			}
 			found = f
 		}
@@ -600,14 +609,14 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 	if v, found := kvGet(req.GetQueryParams(), "limit"); found && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return queryError(errcode.Invalid("limit %q should be a non-negative integer", v)), nil
+			return queryError(errcode.InvalidParam("invalid max query result window, limit [%s] is invalid, should be greater than 0", v)), nil
 		}
 		limit = n
 	}
 	if v, found := kvGet(req.GetQueryParams(), "offset"); found && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return queryError(errcode.Invalid("offset %q should be a non-negative integer", v)), nil
+			return queryError(errcode.InvalidParam("invalid max query result window, offset [%s] is invalid, should be gte than 0", v)), nil
 		}
 		offset = n
 	}
@@ -619,7 +628,7 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 		return queryError(err), nil
 	}
 	if strings.TrimSpace(req.GetExpr()) == "" && limit < 0 && !out.countAll {
-		return queryError(errcode.Invalid("empty expression should be used with limit")), nil
+		return queryError(errcode.InvalidParam("empty expression should be used with limit")), nil
 	}
 	q := &plan.Query{Offset: offset, CountOnly: out.countAll}
 	if limit > 0 {
@@ -663,7 +672,7 @@ func (p *Proxy) deleteKeys(ctx context.Context, col *catalog.Collection, partID 
 ) (column.Column, error) {
 	e, err := expr.Compile(filter, col.Schema, templates)
 	if err != nil {
-		return nil, errcode.Invalid("%v", err)
+		return nil, filterError(err)
 	}
 	if pks, found := e.PKValues(); found {
 		return pks, nil
@@ -728,4 +737,26 @@ func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field 
 		rows = append(rows, i)
 	}
 	return res.Fields[field.GetFieldID()], rows, nil
+}
+
+// filterError words a filter that does not compile as Milvus's proxy does
+// ("failed to create query plan: …: invalid parameter"), keeping the
+// position Strata found the problem at.
+func filterError(err error) error {
+	var e *expr.Error
+	if errors.As(err, &e) {
+		return errcode.New(errcode.IllegalArgument, "failed to create query plan: %s: invalid parameter[position=%d]", e.Reason(), e.Pos)
+	}
+	return errcode.InvalidParam("failed to create query plan: %v", err)
+}
+
+// readPartitionIDs resolves the partitions a search or query names, worded
+// as Milvus words a missing one on its read path.
+func readPartitionIDs(col *catalog.Collection, names []string) ([]int64, error) {
+	for _, n := range names {
+		if _, found := col.Partition(n); !found {
+			return nil, errcode.New(errcode.PartitionNotFound, "partition name %s not found", n)
+		}
+	}
+	return partitionIDs(col, names)
 }

@@ -61,7 +61,7 @@ func metricError(f *schemapb.FieldSchema, metric string) error {
 	case schemapb.DataType_SparseFloatVector:
 		return errcode.Invalid("metric type %s is not supported for sparse float vectors, supported: [IP]", metric)
 	case schemapb.DataType_BinaryVector:
-		return errcode.Invalid("metric type %s is not supported for the BinaryVector field %q, supported: [HAMMING JACCARD]", metric, f.GetName())
+		return errcode.Invalid("metric type %s not found or not supported, supported: [HAMMING JACCARD] (BinaryVector field %q)", metric, f.GetName())
 	}
 	if f.GetDataType() != schemapb.DataType_FloatVector || metric == plan.MetricHamming || metric == plan.MetricJaccard {
 		return errcode.Invalid("metric type %s is not supported for the %s field %q, supported: [L2 IP COSINE]", metric, f.GetDataType(), f.GetName())
@@ -94,6 +94,8 @@ func vectorIndexMetric(f *schemapb.FieldSchema, it string, params map[string]str
 	t := f.GetDataType()
 	binary := t == schemapb.DataType_BinaryVector
 	switch {
+	case t == schemapb.DataType_Int8Vector && it != "HNSW" && it != "AUTOINDEX" && (vectorIndexTypes[it] || binaryIndexTypes[it]):
+		return "", int8IndexError(it)
 	case binary && !binaryIndexTypes[it]:
 		return "", errcode.Invalid("data type %s of field %q can't build with index type %s, supported: [BIN_FLAT BIN_IVF_FLAT AUTOINDEX]", t, f.GetName(), it)
 	case !binary && binaryIndexTypes[it] && it != "AUTOINDEX":
@@ -237,4 +239,10 @@ func checkByteVectors(name string, c *column.ByteVectors) error {
 		}
 	}
 	return nil
+}
+
+// int8IndexError refuses index type it on an Int8Vector field: Milvus 2.6
+// builds only HNSW (and AUTOINDEX, which is HNSW) on them.
+func int8IndexError(it string) error {
+	return errcode.Invalid("data type Int8Vector can't build with this index %s: invalid parameter[expected=valid index params][actual=invalid index params]", it)
 }

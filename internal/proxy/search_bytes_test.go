@@ -81,7 +81,9 @@ func TestVectorIndexMetric(t *testing.T) {
 		{f16, "HNSW", map[string]string{"metric_type": "ip"}, "IP", ""},
 		{f16, "IVF_PQ", map[string]string{"m": "3"}, "", "not a multiple of m(3)"},
 		{f16, "BIN_FLAT", map[string]string{}, "", "can't build with index type BIN_FLAT"},
-		{i8, "FLAT", map[string]string{"metric_type": "HAMMING"}, "", "supported: [L2 IP COSINE]"},
+		{i8, "HNSW", map[string]string{"metric_type": "HAMMING"}, "", "supported: [L2 IP COSINE]"},
+		{i8, "FLAT", map[string]string{}, "", "data type Int8Vector can't build with this index FLAT"},
+		{i8, "BIN_FLAT", map[string]string{}, "", "data type Int8Vector can't build with this index BIN_FLAT"},
 		{i8, "AUTOINDEX", map[string]string{}, "COSINE", ""},
 		{i8, "NOPE", map[string]string{}, "", "invalid index type"},
 	} {

@@ -86,6 +86,9 @@ func parseSparseSearchParams(m map[string]any, sreq *plan.Search) error {
 // type to record. AUTOINDEX builds SPARSE_INVERTED_INDEX; the metric is IP
 // (the default); drop_ratio_build must be in [0, 1).
 func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
+	if f.GetDataType() == schemapb.DataType_Int8Vector {
+		return "", int8IndexError(it)
+	}
 	if f.GetDataType() != schemapb.DataType_SparseFloatVector {
 		return "", errcode.Invalid("index type %s is only supported for sparse float vector fields, field %q is %s",
 			it, f.GetName(), f.GetDataType())

@@ -410,7 +410,7 @@ func (c *Core) RenameCollection(ctx context.Context, db, oldName, newDB, newName
 		return errcode.Invalid("duplicated new collection name %s in database %s", newName, newDB)
 	}
 	if _, isAlias := c.AliasTarget(newDB, newName); isAlias {
-		return errcode.Invalid("cannot rename collection to %s: it is an existing alias", newName)
+		return errcode.Invalid("cannot rename collection to an existing alias: %s", newName)
 	}
 	if newDB != db && len(c.AliasesOf(old.ID)) > 0 {
 		return errcode.Invalid("cannot move collection %s with aliases to another database, drop its aliases first", oldName)

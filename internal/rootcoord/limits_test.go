@@ -58,7 +58,7 @@ func TestSchemaLimits(t *testing.T) {
 			"invalid dimension: 262152 of field x. binary vector dimension should be in range 2 ~ 262144"},
 		{"varchar max_length 65535", typed(schemapb.DataType_VarChar, "max_length", "65535"),
 			typed(schemapb.DataType_VarChar, "max_length", "65536"), errcode.IllegalArgument,
-			"the maximum length specified for a VarChar field(x) should be in (0, 65535], but got 65536 instead: invalid parameter"},
+			"the maximum length specified for the field(x) should be in (0, 65535], but got 65536 instead: invalid parameter"},
 		{"array max_capacity 4096", typed(schemapb.DataType_Array, "max_capacity", "4096"),
 			typed(schemapb.DataType_Array, "max_capacity", "4097"), errcode.IllegalArgument,
 			"the maximum capacity specified for a Array should be in (0, 4096]"},

@@ -275,7 +275,7 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 		return nil, errcode.Invalid("schema of collection %q has %d primary key fields, only one is allowed", in.GetName(), pks)
 	}
 	if vectors == 0 {
-		return nil, errcode.Invalid("schema of collection %q has no vector field", in.GetName())
+		return nil, errcode.Invalid("schema does not contain vector field: invalid parameter[collection=%s]", in.GetName())
 	}
 	if vectors > MaxVectorFields {
 		return nil, errcode.Invalid("maximum vector field's number should be limited to %d", MaxVectorFields)
@@ -356,14 +356,16 @@ func checkField(f *schemapb.FieldSchema) error {
 		if err := checkSparseField(f); err != nil {
 			return err
 		}
+	case schemapb.DataType_String:
+		return errcode.Invalid("field %q: string data type not supported yet, please use VarChar type instead", name)
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)
 	}
 	if f.GetDefaultValue() != nil && f.GetIsPrimaryKey() {
-		return errcode.Invalid("field %q: the primary key cannot have a default value", name)
+		return errcode.Invalid("field %q: primary field not support default_value", name)
 	}
 	if f.GetNullable() && f.GetIsPrimaryKey() {
-		return errcode.Invalid("field %q: the primary key cannot be nullable", name)
+		return errcode.Invalid("field %q: primary field not support null", name)
 	}
 	return nil
 }
@@ -391,10 +393,10 @@ func checkDenseVector(f *schemapb.FieldSchema) error {
 	if err != nil {
 		return errcode.Invalid("field %q: invalid dimension %q, it should be an integer in [1, %d]", name, v, maxDim)
 	}
-	if n <= 0 {
-		return errcode.Invalid("invalid dimension: %d of field %s. should be in range 1 ~ %d", n, name, maxDim)
-	}
 	binary := f.GetDataType() == schemapb.DataType_BinaryVector
+	if n <= 0 || (n < 2 && !binary) {
+		return errcode.Invalid("invalid dimension: %d. should be in range 2 ~ %d [field=%s]", n, maxDim, name)
+	}
 	if binary && n%8 != 0 {
 		return errcode.Invalid("invalid dimension: %d of field %s. binary vector dimension should be multiple of 8. ", n, name)
 	}
@@ -416,7 +418,7 @@ func checkMaxLength(field, v string) error {
 		return errcode.Invalid("field %q: max_length %q should be an integer in [1, %d]", field, v, MaxVarCharLen)
 	}
 	if n <= 0 || n > MaxVarCharLen {
-		return errcode.InvalidParam("the maximum length specified for a VarChar field(%s) should be in (0, %d], but got %d instead",
+		return errcode.InvalidParam("the maximum length specified for the field(%s) should be in (0, %d], but got %d instead",
 			field, MaxVarCharLen, n)
 	}
 	return nil
