@@ -275,7 +275,7 @@ func TestBadInput(t *testing.T) {
 		{"unsupported scalar type", []*entity.Field{pk(), vec(4), field("s", entity.FieldTypeString)}, []string{`"s"`, "not supported"}},
 		{"float primary key", []*entity.Field{field("id", entity.FieldTypeFloat).WithIsPrimaryKey(true), vec(4)}, []string{"id", "Int64 or VarChar"}},
 		{"varchar without max_length", []*entity.Field{pk(), vec(4), field("s", entity.FieldTypeVarChar)}, []string{"s", "max_length"}},
-		{"no vector field", []*entity.Field{pk()}, []string{"no vector field"}},
+		{"no vector field", []*entity.Field{pk()}, []string{"does not contain vector field"}},
 	} {
 		t.Run("schema "+tc.name, func(t *testing.T) {
 			sch := entity.NewSchema().WithName("schema_test")

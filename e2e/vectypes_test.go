@@ -317,13 +317,17 @@ func runVectorType(t *testing.T, c *milvusclient.Client, dir string, tc vecCase)
 
 	require.NoError(t, c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption(coll)))
 	flat, otherFlat := index.NewFlatIndex(tc.wrongMT), index.NewBinFlatIndex(tc.metric)
-	if tc.typ == entity.FieldTypeBinaryVector {
+	otherErr := "can't build with index type"
+	switch tc.typ {
+	case entity.FieldTypeBinaryVector:
 		flat, otherFlat = index.NewBinFlatIndex(tc.wrongMT), index.NewFlatIndex(tc.metric)
+	case entity.FieldTypeInt8Vector: // HNSW only, as in Milvus 2.6
+		flat, otherErr = index.NewHNSWIndex(tc.wrongMT, 8, 32), "can't build with this index BIN_FLAT"
 	}
 	_, err = c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "v", flat))
 	require.ErrorContains(t, err, string(tc.wrongMT), "a metric that does not fit the type")
 	_, err = c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "v", otherFlat))
-	require.ErrorContains(t, err, "can't build with index type", "an index type of the other family")
+	require.ErrorContains(t, err, otherErr, "an index type of the other family")
 	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "v", tc.idx))
 	require.NoError(t, err)
 	require.NoError(t, it.Await(ctx))
