@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -367,9 +368,26 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if sreq.IgnoreGrowing, err = ignoreGrowing(params); err != nil {
 		return searchError(err), nil
 	}
+	ranker, err := parseFunctionScore(col, req.GetFunctionScore())
+	if err != nil {
+		return searchError(err), nil
+	}
+	if ranker != nil {
+		if sreq.GroupByField != 0 || iter != nil {
+			return searchError(errcode.Invalid("a function score reranker cannot be combined with group_by_field or a search iterator")), nil
+		}
+		if id := ranker.field.GetFieldID(); !slices.Contains(sreq.OutputFields, id) {
+			sreq.OutputFields = append(slices.Clone(sreq.OutputFields), id)
+		}
+	}
 	res, err := p.query.Search(ctx, sreq)
 	if err != nil {
 		return searchError(err), nil
+	}
+	if ranker != nil {
+		if err := ranker.rerank(res, metric); err != nil {
+			return searchError(err), nil
+		}
 	}
 	if sreq.GroupByField != 0 {
 		// Hits are TopK groups of up to GroupSize hits; offset and limit count groups.

@@ -1,0 +1,196 @@
+package proxy
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/plan"
+)
+
+// decayRanker is a search's function-score decay reranker (Milvus 2.6's
+// "decay" rerank function): each hit's score, normalized so that higher is
+// better, is multiplied by a decay of the distance between a numeric field's
+// value and origin.
+//
+// With d = max(0, |x − origin| − offset):
+//
+//	gauss:  exp(−d² / (2σ²)),  σ² = −scale² / (2 ln decay)
+//	exp:    exp(λ d),          λ = ln decay / scale
+//	linear: max(0, (s − d) / s), s = scale / (1 − decay)
+//
+// so a hit scale past the no-decay zone keeps the fraction decay of its
+// score. L2 and JACCARD distances are normalized as 1 − 2·atan(distance)/π;
+// other metrics' scores are used as they are.
+type decayRanker struct {
+	field                        *schemapb.FieldSchema
+	fn                           string
+	origin, scale, offset, decay float64
+}
+
+// parseFunctionScore reads a SearchRequest's function_score. It returns nil
+// when the request has none.
+func parseFunctionScore(col *catalog.Collection, fs *schemapb.FunctionScore) (*decayRanker, error) {
+	fns := fs.GetFunctions()
+	if len(fns) == 0 {
+		return nil, nil
+	}
+	if len(fns) > 1 {
+		return nil, errcode.Invalid("currently only supports one rerank function, but got %d", len(fns))
+	}
+	f := fns[0]
+	if f.GetType() != schemapb.FunctionType_Rerank {
+		return nil, errcode.Invalid("the search ranker must be a rerank function, got a %s function", f.GetType())
+	}
+	params := map[string]string{}
+	for _, kv := range f.GetParams() {
+		params[strings.ToLower(kv.GetKey())] = kv.GetValue()
+	}
+	for _, kv := range fs.GetParams() {
+		if _, set := params[strings.ToLower(kv.GetKey())]; !set {
+			params[strings.ToLower(kv.GetKey())] = kv.GetValue()
+		}
+	}
+	if r := params["reranker"]; r != "decay" {
+		return nil, errcode.Invalid("unsupported rerank function: [%s]", r)
+	}
+	names := f.GetInputFieldNames()
+	if len(names) != 1 {
+		return nil, errcode.Invalid("decay function only supports single input, but gets [%v] input", names)
+	}
+	field := col.Field(names[0])
+	if field == nil || field.GetIsDynamic() {
+		return nil, errcode.Invalid("function input field not found: %s", names[0])
+	}
+	switch field.GetDataType() {
+	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64,
+		schemapb.DataType_Float, schemapb.DataType_Double:
+	default:
+		return nil, errcode.Invalid("decay rerank: unsupported input field type:%s, only support numeric field", field.GetDataType())
+	}
+	if field.GetNullable() {
+		return nil, errcode.Invalid("function input field cannot be nullable: field %s", field.GetName())
+	}
+	d := &decayRanker{field: field, fn: params["function"], decay: 0.5}
+	switch d.fn {
+	case "gauss", "exp", "linear":
+	default:
+		return nil, errcode.Invalid("invalid decay function: decay, only support [gauss,linear,exp] (got %q)", d.fn)
+	}
+	num := func(key string, dst *float64, required bool) (string, error) {
+		v, found := params[key]
+		if !found {
+			if required {
+				return "", errcode.Invalid("decay function lost param: %s", key)
+			}
+			return "", nil
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			return "", errcode.Invalid("param %s:%s is not a number", key, v)
+		}
+		*dst = n
+		return v, nil
+	}
+	if _, err := num("origin", &d.origin, true); err != nil {
+		return nil, err
+	}
+	raw, err := num("scale", &d.scale, true)
+	if err != nil {
+		return nil, err
+	}
+	if d.scale <= 0 {
+		return nil, errcode.Invalid("decay function param: scale must > 0, but got %s", raw)
+	}
+	if raw, err = num("offset", &d.offset, false); err != nil {
+		return nil, err
+	}
+	if d.offset < 0 {
+		return nil, errcode.Invalid("decay function param: offset must >= 0, but got %s", raw)
+	}
+	if raw, err = num("decay", &d.decay, false); err != nil {
+		return nil, err
+	}
+	if d.decay <= 0 || d.decay >= 1 {
+		return nil, errcode.Invalid("decay function param: decay must 0 < decay < 1, but got %s", raw)
+	}
+	return d, nil
+}
+
+// factor is the decay of value x.
+func (d *decayRanker) factor(x float64) float64 {
+	dist := math.Max(0, math.Abs(x-d.origin)-d.offset)
+	switch d.fn {
+	case "gauss":
+		sigma2 := -d.scale * d.scale / (2 * math.Log(d.decay))
+		return math.Exp(-dist * dist / (2 * sigma2))
+	case "exp":
+		return math.Exp(math.Log(d.decay) / d.scale * dist)
+	default:
+		s := d.scale / (1 - d.decay)
+		return math.Max(0, (s-dist)/s)
+	}
+}
+
+// normalize turns a hit's raw score into a similarity where higher is better.
+func normalize(metric string, score float32) float64 {
+	switch metric {
+	case plan.MetricL2, plan.MetricJaccard:
+		return 1 - 2*math.Atan(float64(score))/math.Pi
+	}
+	return float64(score)
+}
+
+// rerank rescores every query's hits of res in place, best first, and
+// reorders the output columns to match. The input field's column must be in
+// res.Fields.
+func (d *decayRanker) rerank(res *plan.SearchResult, metric string) error {
+	c, found := res.Fields[d.field.GetFieldID()]
+	if !found {
+		return fmt.Errorf("proxy: decay rerank: field %s missing from the search result", d.field.GetName())
+	}
+	value := func(i int) float64 {
+		switch c := c.(type) {
+		case *column.Ints:
+			return float64(c.Data[i])
+		case *column.Floats:
+			return c.Data[i]
+		}
+		return math.NaN()
+	}
+	perm := make([]int, 0, c.Len())
+	base := 0
+	for q, hits := range res.Hits {
+		type scored struct {
+			hit plan.Hit
+			row int
+		}
+		s := make([]scored, len(hits))
+		for i, h := range hits {
+			h.Score = float32(normalize(metric, h.Score) * d.factor(value(base+i)))
+			s[i] = scored{h, base + i}
+		}
+		slices.SortStableFunc(s, func(a, b scored) int { return cmp.Compare(b.hit.Score, a.hit.Score) })
+		for i := range s {
+			hits[i] = s[i].hit
+			perm = append(perm, s[i].row)
+		}
+		res.Hits[q] = hits
+		base += len(hits)
+	}
+	for id, col := range res.Fields {
+		res.Fields[id] = col.Take(perm)
+	}
+	if res.GroupValues != nil {
+		res.GroupValues = res.GroupValues.Take(perm)
+	}
+	return nil
+}
