@@ -280,8 +280,8 @@ func TestSearchNQLimit(t *testing.T) {
 
 // TestDuplicateKeysAcrossRequests pins the rule for a key inserted again
 // by a later request (no upsert): query, get and search serve the later
-// row; count(*) counts both rows, as Milvus does; before and after flush
-// and compaction.
+// row, and search still returns limit distinct keys; count(*) counts both
+// rows, as Milvus does; before and after flush and compaction.
 func TestDuplicateKeysAcrossRequests(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	c := s.client(t)
@@ -291,7 +291,11 @@ func TestDuplicateKeysAcrossRequests(t *testing.T) {
 	createKeyedCollection(ctx, t, c, coll)
 	insert := func(n int64, vec []float32) {
 		t.Helper()
-		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1}).
+		id := int64(1)
+		if n == 3 {
+			id = 2
+		}
+		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{id}).
 			WithInt64Column("n", []int64{n}).WithFloatVectorColumn("v", 2, [][]float32{vec}))
 		require.NoError(t, err)
 	}
@@ -317,10 +321,13 @@ func TestDuplicateKeysAcrossRequests(t *testing.T) {
 		n, err = rs.GetColumn("n").GetAsInt64(0)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n, "%s: get serves the later row", when)
-		res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector{1, 0}}).
+		res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 2, []entity.Vector{entity.FloatVector{1, 0}}).
 			WithOutputFields("n").WithConsistencyLevel(entity.ClStrong))
 		require.NoError(t, err)
-		require.Equal(t, 1, res[0].ResultCount, "%s: search returns the key once", when)
+		require.Equal(t, 2, res[0].ResultCount, "%s: search returns the key once and fills the limit with the next key", when)
+		second, err := res[0].IDs.GetAsInt64(1)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), second, when)
 		n, err = res[0].GetColumn("n").GetAsInt64(0)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n, "%s: search serves the later row", when)
@@ -328,9 +335,11 @@ func TestDuplicateKeysAcrossRequests(t *testing.T) {
 		require.NoError(t, err)
 		count, err := rs.GetColumn("count(*)").GetAsInt64(0)
 		require.NoError(t, err)
-		require.Equal(t, int64(2), count, "%s: count(*) counts both rows", when)
+		require.Equal(t, int64(3), count, "%s: count(*) counts both rows of key 1", when)
 	}
-	// The earlier row is the closer one to the search vector.
+	// The earlier row of key 1 is the closer one to the search vector; key
+	// 2 (n = 3) is the farthest.
+	insert(3, []float32{-1, 0})
 	insert(1, []float32{1, 0})
 	flush()
 	insert(2, []float32{0, 1})

@@ -79,19 +79,33 @@ func groupHits(cands []candidate, req *plan.Search, better func(a, b float32) bo
 	return out
 }
 
-// hitHeap keeps the k best candidates with the worst on top.
+// hitHeap keeps the k best candidates with the worst on top, one per
+// primary key (the one inserted last), so rows that share a key never crowd
+// other keys out of the top k: a search returns limit distinct keys when the
+// collection has them, as Milvus's reduce does.
 type hitHeap struct {
 	items  []candidate
 	better func(a, b float32) bool
+	at     map[any]int // primary key → index in items
 }
 
 func (h *hitHeap) Len() int           { return len(h.items) }
 func (h *hitHeap) Less(i, j int) bool { return h.better(h.items[j].score, h.items[i].score) }
-func (h *hitHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *hitHeap) Push(x any)         { h.items = append(h.items, x.(candidate)) }
+func (h *hitHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.at[h.items[i].pk], h.at[h.items[j].pk] = i, j
+}
+
+func (h *hitHeap) Push(x any) {
+	c := x.(candidate)
+	h.at[c.pk] = len(h.items)
+	h.items = append(h.items, c)
+}
+
 func (h *hitHeap) Pop() any {
 	x := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
+	delete(h.at, x.pk)
 	return x
 }
 
@@ -282,10 +296,22 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 
 // offer adds c if it is among the k best so far.
 func (h *hitHeap) offer(c candidate, k int) {
+	if h.at == nil {
+		h.at = map[any]int{}
+	}
+	if j, dup := h.at[c.pk]; dup {
+		if c.ts > h.items[j].ts {
+			h.items[j] = c
+			heap.Fix(h, j)
+		}
+		return
+	}
 	if h.Len() < k {
 		heap.Push(h, c)
 	} else if h.better(c.score, h.items[0].score) {
+		delete(h.at, h.items[0].pk)
 		h.items[0] = c
+		h.at[c.pk] = 0
 		heap.Fix(h, 0)
 	}
 }
