@@ -511,6 +511,12 @@ func (c *checker) compare(pos int, op cmpOp, l, r operand) (pred, error) {
 			milvusType(l), milvusType(r), describe(l), describe(r))
 	}
 	switch {
+	case l.arr != nil && r.c != nil && r.c.k == vkList && (op == opEq || op == opNe):
+		want, err := newArrayContains(l.arr, containsAll, *r.c, r.c.l, pos)
+		if err != nil {
+			return nil, err
+		}
+		return &arrayEqPred{want: want, ne: op == opNe}, nil
 	case l.arr != nil || r.arr != nil:
 		return nil, errAt(pos, "cannot compare %s with %s: use array_contains or index an element such as %s[0]",
 			describe(l), describe(r), arrName(l, r))

@@ -175,3 +175,66 @@ func roundFloat32(f float64) float64 {
 	}
 	return float64(float32(f))
 }
+
+// arrayEqPred is `arr == [..]` (or !=): the row's elements equal the list's,
+// in order. The list is converted to the element type as array_contains
+// converts it; a value that can never be an element (1.5 for an integer
+// array) makes every row unequal.
+type arrayEqPred struct {
+	want *arrayContainsPred
+	ne   bool
+}
+
+func (p *arrayEqPred) addFields(add func(int64)) { add(p.want.arr.fid) }
+func (p *arrayEqPred) String() string {
+	op := " == "
+	if p.ne {
+		op = " != "
+	}
+	return p.want.arr.name + op + p.want.arg.String()
+}
+
+func equalT[T comparable](row, want []T) bool {
+	if len(row) != len(want) {
+		return false
+	}
+	for i := range row {
+		if row[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *arrayEqPred) eval(c *evalCtx) (boolVec, error) {
+	col, err := p.want.arr.col(c)
+	if err != nil {
+		return boolVec{}, err
+	}
+	w := p.want
+	out := make([]bool, c.n)
+	for i, a := range col.Data {
+		if col.IsNull(i) || a == nil {
+			continue
+		}
+		eq := false
+		if !w.impossible {
+			switch d := a.GetData().(type) {
+			case *schemapb.ScalarField_LongData:
+				eq = equalT(d.LongData.GetData(), w.ints)
+			case *schemapb.ScalarField_IntData:
+				eq = equalT(widen[int32, int64](d.IntData.GetData()), w.ints)
+			case *schemapb.ScalarField_FloatData:
+				eq = equalT(widen[float32, float64](d.FloatData.GetData()), w.flts)
+			case *schemapb.ScalarField_DoubleData:
+				eq = equalT(d.DoubleData.GetData(), w.flts)
+			case *schemapb.ScalarField_StringData:
+				eq = equalT(d.StringData.GetData(), w.strs)
+			case *schemapb.ScalarField_BoolData:
+				eq = equalT(d.BoolData.GetData(), w.bools)
+			}
+		}
+		out[i] = eq != p.ne
+	}
+	return mask(out, col.Valid), nil
+}

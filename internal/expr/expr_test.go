@@ -521,6 +521,12 @@ func TestEvalJSON(t *testing.T) {
 func TestEvalArrays(t *testing.T) {
 	runEval(t, []evalCase{
 		{"array_contains(ai, 1)", rows(0, 3, 7)},
+		{"ai == [1, 2, 3]", rows(0)},
+		{"ai != [1, 2, 3]", rows(1, 2, 3, 4, 5, 6, 7, 8, 9)},
+		{"[2, 2] == ai", rows(4)},
+		{"ai == []", rows(2)},
+		{"ai == [1.5]", rows()},
+		{"ai == [2.0, 2]", rows(4)},
 		{"ARRAY_CONTAINS(ai, 2)", rows(0, 4, 7)},
 		{"array_contains(ai, 2.0)", rows(0, 4, 7)},
 		{"array_contains(ai, 1.5)", rows()},
