@@ -205,6 +205,9 @@ func (p *Proxy) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvu
 
 func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
 	params := req.GetSearchParams()
+	if err := checkCollectionID(col, params); err != nil {
+		return searchError(err), nil
+	}
 	topk := 10
 	if v, found := kvGet(params, "topk"); found {
 		n, err := strconv.Atoi(v)
@@ -624,6 +627,9 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 		return queryError(err), nil
 	}
 	limit, offset := -1, 0
+	if err := checkCollectionID(col, req.GetQueryParams()); err != nil {
+		return queryError(err), nil
+	}
 	if v, found := kvGet(req.GetQueryParams(), "limit"); found && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -777,4 +783,23 @@ func readPartitionIDs(col *catalog.Collection, names []string) ([]int64, error) 
 		}
 	}
 	return partitionIDs(col, names)
+}
+
+// checkCollectionID refuses a read whose "collection_id" parameter (set by
+// pymilvus's iterators from the collection they started on) is not the
+// collection the name resolves to now: an alias moved, or the collection was
+// dropped and created again, between two batches.
+func checkCollectionID(col *catalog.Collection, params []*commonpb.KeyValuePair) error {
+	v, found := kvGet(params, "collection_id")
+	if !found || v == "" {
+		return nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return errcode.Invalid("collection_id %q is not an integer", v)
+	}
+	if id != col.ID {
+		return errcode.Invalid("collection %s now has id %d, not %d: the alias or database may have been changed", col.Name, col.ID, id)
+	}
+	return nil
 }
