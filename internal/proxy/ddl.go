@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
@@ -654,6 +655,11 @@ func (p *Proxy) AlterCollection(ctx context.Context, req *milvuspb.AlterCollecti
 	set := map[string]string{}
 	for _, kv := range req.GetProperties() {
 		set[kv.GetKey()] = kv.GetValue()
+	}
+	_, mmapSet := set["mmap.enabled"]
+	if loaded, _ := p.query.Loaded(col.ID); loaded && (mmapSet || slices.Contains(req.GetDeleteKeys(), "mmap.enabled")) {
+		// As in Milvus: how a loaded collection is held cannot change under it.
+		return errcode.Status(errcode.Invalid("can not alter mmap properties if collection loaded")), nil
 	}
 	return errcode.Status(p.meta.AlterProperties(ctx, col.DBName, col.Name, set, req.GetDeleteKeys())), nil
 }

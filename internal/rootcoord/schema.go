@@ -367,6 +367,9 @@ func checkField(f *schemapb.FieldSchema) error {
 	if f.GetNullable() && f.GetIsPrimaryKey() {
 		return errcode.Invalid("field %q: primary field not support null", name)
 	}
+	if f.GetNullable() && f.GetIsPartitionKey() {
+		return errcode.InvalidParam("field %q: partition key field not support nullable", name)
+	}
 	return nil
 }
 
