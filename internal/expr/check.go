@@ -507,8 +507,8 @@ func (c *checker) compare(pos int, op cmpOp, l, r operand) (pred, error) {
 		l, r, op = r, l, op.flip()
 	}
 	bad := func() error {
-		return errAt(pos, "comparisons between %s and %s are not supported (%s with %s)",
-			milvusType(l), milvusType(r), describe(l), describe(r))
+		return errAt(pos, "comparisons between %s and %s are not supported", milvusType(l), milvusType(r)).
+			detailed("%s with %s", describe(l), describe(r))
 	}
 	switch {
 	case l.arr != nil && r.c != nil && r.c.k == vkList && (op == opEq || op == opNe):
@@ -532,7 +532,7 @@ func (c *checker) compare(pos int, op cmpOp, l, r operand) (pred, error) {
 	case l.json != nil || r.json != nil:
 		// As in Milvus, a JSON value (a JSON field's path or a dynamic
 		// key) is compared with constants only.
-		return nil, errAt(pos, "two column comparison with JSON type is not supported (%s with %s)", describe(l), describe(r))
+		return nil, errAt(pos, "two column comparison with JSON type is not supported").detailed("%s with %s", describe(l), describe(r))
 	case r.c != nil:
 		k := *r.c
 		t := l.v.typ()
@@ -740,7 +740,7 @@ func (c *checker) checkLike(n *likeNode) (operand, error) {
 	case x.c != nil && x.c.k == vkString:
 		p = &constPred{v: m.match(x.c.s)}
 	default:
-		return operand{}, errAt(n.pos, "like operation on non-string or no-json field is unsupported (got %s)", describe(x))
+		return operand{}, errAt(n.pos, "like operation on non-string or no-json field is unsupported").detailed("got %s", describe(x))
 	}
 	if n.not {
 		p = &notPred{p: p}
@@ -751,8 +751,8 @@ func (c *checker) checkLike(n *likeNode) (operand, error) {
 func (c *checker) checkNull(n *nullNode) (operand, error) {
 	if id, ok := n.x.(*identNode); ok && len(id.path) == 0 {
 		if f := c.byName[id.name]; f != nil && column.IsVector(f.GetDataType()) {
-			return operand{}, errAt(id.pos, "IsNull/IsNotNull operations are not supported on vector fields (field %s is %s)",
-				id.name, f.GetDataType())
+			return operand{}, errAt(id.pos, "IsNull/IsNotNull operations are not supported on vector fields").
+				detailed("field %s is %s", id.name, f.GetDataType())
 		}
 	}
 	x, err := c.check(n.x)

@@ -20,9 +20,10 @@ type Error struct {
 	// Src is the filter text that failed to compile.
 	Src string
 	// NotBoolean marks a well-formed filter whose value is not boolean; Msg
-	// is then the Milvus data type of that value and Detail says more.
+	// is then the Milvus data type of that value.
 	NotBoolean bool
-	// Detail is Strata's own account of a NotBoolean error.
+	// Detail is Strata's own account of the problem (the operands involved),
+	// kept out of Msg where Msg is Milvus's wording word for word.
 	Detail string
 }
 
@@ -45,6 +46,12 @@ func (e *Error) Error() string {
 // errAt builds an *Error without the source; Compile fills Src in.
 func errAt(pos int, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// detailed adds Strata's own detail to e.
+func (e *Error) detailed(format string, args ...any) *Error {
+	e.Detail = fmt.Sprintf(format, args...)
+	return e
 }
 
 // milvusType names the type of o as Milvus's planner names data types in its

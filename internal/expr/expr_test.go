@@ -718,7 +718,7 @@ func TestCompileErrors(t *testing.T) {
 		{"ai in [1]", "'in' is not supported on Array field ai", 3},
 		{"(id > 1) in [true]", "'in' is not supported on boolean expression", 9},
 		// like
-		{`id like "1%"`, "like operation on non-string or no-json field is unsupported (got Int64 field id", 3},
+		{`id like "1%"`, "unsupported [position=3] (got Int64 field id", 3},
 		{`f like "1%"`, "like operation on non-string or no-json field is unsupported", 2},
 		{"s like 5", "like needs a string pattern, got integer 5", 7},
 		{"s like s", "like needs a string pattern", 7},
@@ -819,7 +819,7 @@ func TestCompileErrorsTemplates(t *testing.T) {
 
 func TestErrorString(t *testing.T) {
 	_, err := Compile("s > 1", testSchema(true), nil)
-	require.EqualError(t, err, "cannot parse expression: s > 1, error: comparisons between VarChar and Int64 are not supported (VarChar field s with integer 1) [position=2]")
+	require.EqualError(t, err, "cannot parse expression: s > 1, error: comparisons between VarChar and Int64 are not supported [position=2] (VarChar field s with integer 1)")
 }
 
 func TestString(t *testing.T) {

@@ -769,7 +769,11 @@ func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field 
 func filterError(err error) error {
 	var e *expr.Error
 	if errors.As(err, &e) {
-		return errcode.New(errcode.IllegalArgument, "failed to create query plan: %s: invalid parameter[position=%d]", e.Reason(), e.Pos)
+		msg := fmt.Sprintf("failed to create query plan: %s: invalid parameter[position=%d]", e.Reason(), e.Pos)
+		if e.Detail != "" {
+			msg += " (" + e.Detail + ")"
+		}
+		return errcode.New(errcode.IllegalArgument, "%s", msg)
 	}
 	return errcode.InvalidParam("failed to create query plan: %v", err)
 }
