@@ -33,7 +33,7 @@ func TestDecayRerank(t *testing.T) {
 	ids, ts, names := make([]int64, n), make([]int64, n), make([]string, n)
 	vecs := make([][]float32, n)
 	for i := range n {
-		ids[i], ts[i], names[i] = int64(i), int64(3*i), "r"
+		ids[i], ts[i], names[i] = int64(i), int64(3*i), string(rune('a'+i%4))
 		vecs[i] = []float32{1, 0, 0, 0}
 	}
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids),
@@ -93,6 +93,32 @@ func TestDecayRerank(t *testing.T) {
 			require.InDelta(t, dec, tc.f(scale), 1e-9)
 		})
 	}
+
+	t.Run("group_by", func(t *testing.T) {
+		// Each name holds 10 rows; a group of 10 holds all of them, so the
+		// group of the row nearest the origin (id 20, name "a") leads and
+		// each group's rows stay together, best first.
+		fn := decay("ts", map[string]any{"function": "gauss", "origin": origin, "scale": scale})
+		rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 4, []entity.Vector{entity.FloatVector([]float32{1, 0, 0, 0})}).
+			WithANNSField("v").WithConsistencyLevel(entity.ClStrong).WithGroupByField("name").WithGroupSize(10).
+			WithFunctionReranker(fn))
+		require.NoError(t, err)
+		require.Equal(t, n, rs[0].ResultCount)
+		best, err := rs[0].IDs.GetAsInt64(0)
+		require.NoError(t, err)
+		require.Equal(t, int64(20), best, "ts 60 is the origin")
+		for i := 1; i < n; i++ {
+			id, err := rs[0].IDs.GetAsInt64(i)
+			require.NoError(t, err)
+			prev, err := rs[0].IDs.GetAsInt64(i - 1)
+			require.NoError(t, err)
+			if id%4 == prev%4 {
+				require.LessOrEqual(t, rs[0].Scores[i], rs[0].Scores[i-1], "within a group, best first")
+			} else {
+				require.Zero(t, i%10, "a group's rows are contiguous")
+			}
+		}
+	})
 
 	for _, tc := range []struct {
 		name   string

@@ -194,8 +194,6 @@ func (c *checker) toPred(o operand) (pred, error) {
 		return o.p, nil
 	case o.c != nil && o.c.k == vkBool:
 		return &constPred{v: o.c.b}, nil
-	case o.json != nil:
-		return &jsonTruthPred{ref: o.json}, nil
 	case o.v != nil && o.v.typ() == tyBool:
 		return &truthPred{x: o.v}, nil
 	}

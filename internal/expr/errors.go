@@ -84,5 +84,14 @@ func milvusType(o operand) string {
 	if cn, ok := o.v.(*colNode); ok {
 		return cn.dt.String()
 	}
+	if an, ok := o.v.(*arithNode); ok {
+		// Milvus types arithmetic on a JSON value by its other operand.
+		if _, isJSON := an.l.(*jsonNumNode); isJSON {
+			return milvusType(operand{v: an.r})
+		}
+		if _, isJSON := an.r.(*jsonNumNode); isJSON {
+			return milvusType(operand{v: an.l})
+		}
+	}
 	return [...]string{"Int64", "Double", "VarChar", "Bool"}[o.v.typ()]
 }

@@ -859,20 +859,6 @@ func (p *jsonLikePred) eval(c *evalCtx) (boolVec, error) {
 	return mask(out, valid), nil
 }
 
-// jsonTruthPred uses a JSON path as a predicate: true when the value is JSON true.
-type jsonTruthPred struct{ ref *jsonRef }
-
-func (p *jsonTruthPred) addFields(add func(int64)) { add(p.ref.fid) }
-func (p *jsonTruthPred) String() string            { return p.ref.String() }
-func (p *jsonTruthPred) eval(c *evalCtx) (boolVec, error) {
-	out := make([]bool, c.n)
-	valid, err := p.ref.each(c, func(i int, raw []byte) { out[i] = string(raw) == "true" })
-	if err != nil {
-		return boolVec{}, err
-	}
-	return mask(out, valid), nil
-}
-
 // existsPred is exists path: true when the key path is present (even if null).
 type existsPred struct{ ref *jsonRef }
 

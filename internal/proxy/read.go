@@ -208,6 +208,12 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err := checkCollectionID(col, params); err != nil {
 		return searchError(err), nil
 	}
+	if f := req.GetDsl(); f != "" {
+		// Milvus plans the filter before it reads the query vectors.
+		if _, err := expr.Compile(f, col.Schema, req.GetExprTemplateValues()); err != nil {
+			return searchError(filterError(err)), nil
+		}
+	}
 	topk := 10
 	if v, found := kvGet(params, "topk"); found {
 		n, err := strconv.Atoi(v)
@@ -376,8 +382,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(err), nil
 	}
 	if ranker != nil {
-		if sreq.GroupByField != 0 || iter != nil {
-			return searchError(errcode.Invalid("a function score reranker cannot be combined with group_by_field or a search iterator")), nil
+		if iter != nil {
+			return searchError(errcode.Invalid("a function score reranker cannot be combined with a search iterator")), nil
 		}
 		if id := ranker.field.GetFieldID(); !slices.Contains(sreq.OutputFields, id) {
 			sreq.OutputFields = append(slices.Clone(sreq.OutputFields), id)

@@ -169,16 +169,12 @@ func (d *decayRanker) rerank(res *plan.SearchResult, metric string) error {
 	perm := make([]int, 0, c.Len())
 	base := 0
 	for q, hits := range res.Hits {
-		type scored struct {
-			hit plan.Hit
-			row int
-		}
 		s := make([]scored, len(hits))
 		for i, h := range hits {
 			h.Score = float32(normalize(metric, h.Score) * d.factor(value(base+i)))
 			s[i] = scored{h, base + i}
 		}
-		slices.SortStableFunc(s, func(a, b scored) int { return cmp.Compare(b.hit.Score, a.hit.Score) })
+		s = orderRescored(s, res.GroupValues)
 		for i := range s {
 			hits[i] = s[i].hit
 			perm = append(perm, s[i].row)
@@ -193,4 +189,39 @@ func (d *decayRanker) rerank(res *plan.SearchResult, metric string) error {
 		res.GroupValues = res.GroupValues.Take(perm)
 	}
 	return nil
+}
+
+// scored is a rescored hit and its row in the result's columns.
+type scored struct {
+	hit plan.Hit
+	row int
+}
+
+// orderRescored sorts one query's rescored hits best first. A grouping
+// search's hits stay together by group value: groups are ordered by their
+// best hit, hits within a group best first.
+func orderRescored(s []scored, groups column.Column) []scored {
+	better := func(a, b scored) int { return cmp.Compare(b.hit.Score, a.hit.Score) }
+	if groups == nil {
+		slices.SortStableFunc(s, better)
+		return s
+	}
+	var order []any
+	byGroup := map[any][]scored{}
+	for _, x := range s {
+		k := column.KeyAt(groups, x.row)
+		if _, seen := byGroup[k]; !seen {
+			order = append(order, k)
+		}
+		byGroup[k] = append(byGroup[k], x)
+	}
+	for _, k := range order {
+		slices.SortStableFunc(byGroup[k], better)
+	}
+	slices.SortStableFunc(order, func(a, b any) int { return better(byGroup[a][0], byGroup[b][0]) })
+	out := s[:0:0]
+	for _, k := range order {
+		out = append(out, byGroup[k]...)
+	}
+	return out
 }
