@@ -80,9 +80,11 @@ func groupHits(cands []candidate, req *plan.Search, better func(a, b float32) bo
 }
 
 // hitHeap keeps the k best candidates with the worst on top, one per
-// primary key (the one inserted last), so rows that share a key never crowd
-// other keys out of the top k: a search returns limit distinct keys when the
-// collection has them, as Milvus's reduce does.
+// primary key (its best-scoring row, the one inserted last on a tie), so
+// rows that share a key never crowd other keys out of the top k: a search
+// returns limit distinct keys when the collection has them, each key with
+// its most similar row, as Milvus's reduce does (it skips a key already
+// taken while merging best first).
 type hitHeap struct {
 	items  []candidate
 	better func(a, b float32) bool
@@ -263,9 +265,9 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	for q, h := range heaps {
 		var items []candidate
 		if req.GroupByField != 0 {
-			items = groupHits(dedupByPK(groupCands[q]), req, better)
+			items = groupHits(bestPerPK(groupCands[q], better), req, better)
 		} else {
-			items = dedupByPK(h.items)
+			items = h.items
 			sort.SliceStable(items, func(i, j int) bool {
 				if items[i].score != items[j].score {
 					return better(items[i].score, items[j].score)
@@ -300,7 +302,7 @@ func (h *hitHeap) offer(c candidate, k int) {
 		h.at = map[any]int{}
 	}
 	if j, dup := h.at[c.pk]; dup {
-		if c.ts > h.items[j].ts {
+		if preferred(c, h.items[j], h.better) {
 			h.items[j] = c
 			heap.Fix(h, j)
 		}
@@ -457,6 +459,35 @@ func lessPK(a, b any) bool {
 		return a < bs
 	}
 	return false
+}
+
+// preferred reports whether search candidate a is kept over b, a row of
+// the same primary key: the better score, or the later row on a tie.
+func preferred(a, b candidate, better func(x, y float32) bool) bool {
+	if a.score != b.score {
+		return better(a.score, b.score)
+	}
+	return a.ts > b.ts
+}
+
+// bestPerPK keeps, for each primary key, its preferred search candidate.
+func bestPerPK(items []candidate, better func(x, y float32) bool) []candidate {
+	best := map[any]int{}
+	for i, it := range items {
+		if j, ok := best[it.pk]; !ok || preferred(it, items[j], better) {
+			best[it.pk] = i
+		}
+	}
+	if len(best) == len(items) {
+		return items
+	}
+	out := make([]candidate, 0, len(best))
+	for i, it := range items {
+		if best[it.pk] == i {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // dedupByPK keeps, for each primary key, the candidate inserted last.
