@@ -177,3 +177,57 @@ func TestPartialUpdate(t *testing.T) {
 		WithInt64Column("id", []int64{1}).WithVarcharColumn("name", []string{"x"}))
 	require.ErrorContains(t, err, "failed to query: collection not loaded")
 }
+
+// TestPartialUpdateConcurrent: partial updates of one key that overlap are
+// last writer wins at the row level: the key keeps exactly one row, which is
+// one writer's whole merge (its field set, the other field as it read it).
+func TestPartialUpdateConcurrent(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "partialrace"
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2)).
+		WithField(entity.NewField().WithName("a").WithDataType(entity.FieldTypeInt64)).
+		WithField(entity.NewField().WithName("b").WithDataType(entity.FieldTypeInt64))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1}).
+		WithFloatVectorColumn("v", 2, [][]float32{{1, 1}}).WithInt64Column("a", []int64{0}).WithInt64Column("b", []int64{0}))
+	require.NoError(t, err)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+
+	const rounds = 10
+	errs := make(chan error, 2)
+	for _, field := range []string{"a", "b"} {
+		go func() {
+			for i := int64(1); i <= rounds; i++ {
+				if _, err := c.Upsert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithPartialUpdate(true).
+					WithInt64Column("id", []int64{1}).WithInt64Column(field, []int64{i})); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id == 1").WithOutputFields("count(*)").
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	n, _ := rs.GetColumn("count(*)").GetAsInt64(0)
+	require.EqualValues(t, 1, n, "the key has one row")
+	rs, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id == 1").WithOutputFields("v", "a", "b").
+		WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, 1, rs.ResultCount)
+	a, _ := rs.GetColumn("a").GetAsInt64(0)
+	b, _ := rs.GetColumn("b").GetAsInt64(0)
+	require.True(t, a == rounds || b == rounds, "the last write (a=%d, b=%d) is one writer's final update", a, b)
+	v, err := rs.GetColumn("v").Get(0)
+	require.NoError(t, err)
+	require.Equal(t, entity.FloatVector{1, 1}, v, "the vector no update sent is kept")
+}
