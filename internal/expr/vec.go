@@ -545,24 +545,6 @@ func elemType(dt schemapb.DataType) (vtype, bool) {
 	return 0, false
 }
 
-func scalarLen(s *schemapb.ScalarField) int {
-	switch d := s.GetData().(type) {
-	case *schemapb.ScalarField_BoolData:
-		return len(d.BoolData.GetData())
-	case *schemapb.ScalarField_IntData:
-		return len(d.IntData.GetData())
-	case *schemapb.ScalarField_LongData:
-		return len(d.LongData.GetData())
-	case *schemapb.ScalarField_FloatData:
-		return len(d.FloatData.GetData())
-	case *schemapb.ScalarField_DoubleData:
-		return len(d.DoubleData.GetData())
-	case *schemapb.ScalarField_StringData:
-		return len(d.StringData.GetData())
-	}
-	return 0
-}
-
 // arrayLenNode is array_length(f) for an Array field or a JSON path.
 type arrayLenNode struct {
 	arr  *arrayRef
@@ -592,7 +574,7 @@ func (n *arrayLenNode) eval(c *evalCtx) (vec, error) {
 			return vec{}, err
 		}
 		for i, a := range col.Data {
-			out[i] = int64(scalarLen(a))
+			out[i] = int64(column.ScalarLen(a))
 		}
 		return vec{t: tyInt, ints: out, valid: col.Valid}, nil
 	}

@@ -34,6 +34,17 @@
 // Since the dropped rows are never written, every read agrees before and
 // after flush and compaction.
 //
+// # Partial update
+//
+// An upsert with partial_update, or with an ARRAY_APPEND / ARRAY_REMOVE
+// field op (which implies it), sends only the fields to change. The proxy
+// reads the stored rows of its keys with a Strong query in the target
+// partition, merges them with the request (fields not sent keep their stored
+// values, dynamic keys merge, array ops edit the stored arrays, new keys must
+// send every required field) and writes the result as an ordinary upsert, one
+// delete and insert WAL batch. Concurrent partial updates of one key are last
+// writer wins at the row level, as in Milvus. The rules are in partial.go.
+//
 // # Request limits
 //
 // Requests are bounded at Milvus 2.6's defaults and refused with Milvus's

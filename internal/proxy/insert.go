@@ -44,6 +44,20 @@ type rows struct {
 // validateRows turns request columns into stored columns, checking every
 // value; autoID primary keys are generated from firstID when firstID ≥ 0.
 func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows uint32, genPK func(n int) ([]int64, error), requirePK bool) (*rows, error) {
+	out, err := validateGiven(col, fds, numRows, requirePK)
+	if err != nil {
+		return nil, err
+	}
+	if err := fillMissing(col, out, genPK, requirePK); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// validateGiven turns the request columns that were sent into stored
+// columns, checking every value; fields not sent are left out of the result
+// (out.pk is nil when the primary key was not sent).
+func validateGiven(col *catalog.Collection, fds []*schemapb.FieldData, numRows uint32, requirePK bool) (*rows, error) {
 	byName := map[string]*schemapb.FieldData{}
 	var dyn *schemapb.FieldData
 	dynField := col.DynamicField()
@@ -79,13 +93,9 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 	if numRows > 0 {
 		n = int(numRows)
 	}
-	var pkField *schemapb.FieldSchema
 	for _, f := range col.Schema.GetFields() {
 		if f.GetFieldID() < 100 || f.GetIsDynamic() {
 			continue
-		}
-		if f.GetIsPrimaryKey() {
-			pkField = f
 		}
 		fd := byName[f.GetName()]
 		if f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK {
@@ -152,6 +162,15 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 		return nil, errcode.Invalid("the number of rows is 0")
 	}
 	out.n = n
+	out.pk = out.cols[col.PKField().GetFieldID()]
+	return out, nil
+}
+
+// fillMissing adds the fields a validated batch did not send: an empty
+// dynamic object, generated auto-ID keys, nulls or the default value; any
+// other missing field is an error.
+func fillMissing(col *catalog.Collection, out *rows, genPK func(n int) ([]int64, error), requirePK bool) error {
+	n := out.n
 	for _, f := range col.Schema.GetFields() {
 		if f.GetFieldID() < 100 || out.cols[f.GetFieldID()] != nil {
 			continue
@@ -166,26 +185,26 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 		case f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK:
 			c, err := autoIDs(f, n, genPK)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out.cols[f.GetFieldID()] = c
 		case f.GetNullable() || f.GetDefaultValue() != nil:
 			c, err := column.New(f)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			nulls := nullColumn(f, c, n)
 			filled, err := fillDefaults(f, nulls)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out.cols[f.GetFieldID()] = filled
 		default:
-			return nil, errcode.Invalid("field %q is not passed and has no default value", f.GetName())
+			return errcode.Invalid("field %q is not passed and has no default value", f.GetName())
 		}
 	}
-	out.pk = out.cols[pkField.GetFieldID()]
-	return out, nil
+	out.pk = out.cols[col.PKField().GetFieldID()]
+	return nil
 }
 
 // autoIDs generates n primary keys for the auto-ID field f: the allocated
@@ -697,6 +716,8 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 
 // Upsert deletes the rows' keys and inserts the rows at one timestamp.
 // On autoID collections the given keys are deleted and new keys generated.
+// A partial update (partial_update, or field_ops) first merges the rows sent
+// with the stored ones (partial.go).
 func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvuspb.MutationResult, error) {
 	if err := p.checkSize(req); err != nil {
 		return mutationError(err), nil
@@ -708,8 +729,9 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 	if req.GetSchemaTimestamp() != 0 && req.GetSchemaTimestamp() < col.SchemaVersionTS {
 		return mutationError(errcode.New(errcode.SchemaMismatch, "collection schema mismatch[collection=%s]", col.Name)), nil
 	}
-	if req.GetPartialUpdate() {
-		return mutationError(errcode.Invalid("partial update is not supported yet")), nil
+	ops, partial, err := parseFieldOps(col, req)
+	if err != nil {
+		return mutationError(err), nil
 	}
 	if !keyMode(col) {
 		if _, err := p.partitionFor(col, req.GetPartitionName()); err != nil {
@@ -718,7 +740,12 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 	} else if req.GetPartitionName() != "" {
 		return mutationError(errKeyModePartitionNames), nil
 	}
-	r, err := validateRows(col, req.GetFieldsData(), req.GetNumRows(), p.genPKs(ctx), true)
+	var r *rows
+	if partial {
+		r, err = p.partialRows(ctx, col, req, ops)
+	} else {
+		r, err = validateRows(col, req.GetFieldsData(), req.GetNumRows(), p.genPKs(ctx), true)
+	}
 	if err != nil {
 		return mutationError(err), nil
 	}

@@ -30,6 +30,9 @@ type writeReq struct {
 	collectionReq
 	PartitionName string          `json:"partitionName"`
 	Data          json.RawMessage `json:"data"`
+	// PartialUpdate and FieldOps make an upsert merge with the stored rows.
+	PartialUpdate bool         `json:"partialUpdate"`
+	FieldOps      []fieldOpReq `json:"fieldOps"`
 }
 
 // parseRows accepts `data` as an array of objects or a single object.
@@ -94,14 +97,23 @@ func (h *Handler) write(ctx context.Context, r *request, upsert bool) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	cols, err := rowsToColumns(coll.GetSchema(), rows)
+	ops, err := fieldOps(req.FieldOps)
+	if err != nil {
+		return nil, err
+	}
+	partial := upsert && (req.PartialUpdate || len(ops) > 0)
+	schema := coll.GetSchema()
+	if partial {
+		schema = sentSchema(schema, rows)
+	}
+	cols, err := rowsToColumns(schema, rows)
 	if err != nil {
 		return nil, err
 	}
 	if upsert {
 		resp, err := h.svc.Upsert(ctx, &milvuspb.UpsertRequest{DbName: r.db, CollectionName: name,
 			PartitionName: req.PartitionName, FieldsData: cols, NumRows: uint32(len(rows)),
-			SchemaTimestamp: coll.GetUpdateTimestamp()})
+			SchemaTimestamp: coll.GetUpdateTimestamp(), PartialUpdate: partial, FieldOps: ops})
 		if err := check(resp, err); err != nil {
 			return nil, err
 		}
