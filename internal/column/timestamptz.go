@@ -50,11 +50,15 @@ func LoadTimezone(name string) (*time.Location, error) {
 	return time.LoadLocation(name)
 }
 
-// ParseTimestamptz parses an RFC 3339 string with an offset ("Z", "+08:00")
-// or a naive "YYYY-MM-DD[T ]hh:mm:ss[.fraction]" string, which is read in
+// ParseTimestamptz parses an RFC 3339 string with an offset ("Z", "+08:00";
+// a space may stand for the "T") or a naive "YYYY-MM-DD[T ]hh:mm:ss[.fraction]" string, which is read in
 // the time zone tz, and returns microseconds since the Unix epoch.
 func ParseTimestamptz(s, tz string) (int64, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	iso := s
+	if len(s) > 10 && s[10] == ' ' {
+		iso = s[:10] + "T" + s[11:] // "2024-12-31 22:00:00Z" as Milvus accepts it
+	}
+	if t, err := time.Parse(time.RFC3339Nano, iso); err == nil {
 		if _, off := t.Zone(); off > maxOffsetSeconds || off < minOffsetSeconds {
 			return 0, fmt.Errorf("UTC offset hour %d is out of the valid range [%d, %d]", off/3600, minOffsetSeconds/3600, maxOffsetSeconds/3600)
 		}
