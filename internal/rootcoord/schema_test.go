@@ -86,7 +86,7 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"pk array", pkOf(schemapb.DataType_Array), "Int64 or VarChar"},
 		{"pk vector", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
 			{Name: "v", DataType: schemapb.DataType_FloatVector, IsPrimaryKey: true, TypeParams: kv("dim", "4")}}}, "Int64 or VarChar"},
-		{"pk default value", pkDefault, "default value"},
+		{"pk default value", pkDefault, "not support default_value"},
 		{"pk nullable", pkNullable, "cannot be nullable"},
 		{"auto_id on a non-pk field", autoNonPK, `"n": only the primary key`},
 		{"varchar without max_length", with(f("s", schemapb.DataType_VarChar)), "max_length should be specified"},
