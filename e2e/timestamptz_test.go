@@ -117,8 +117,11 @@ func TestTimestamptzSchema(t *testing.T) {
 	require.Contains(t, st.GetReason(), "invalid timestamp string: 'timestamp'. Does not match any known format")
 	st = create(&schemapb.ValueField{Data: &schemapb.ValueField_StringData{StringData: "2025-01-01T00:00:00"}})
 	require.EqualValues(t, 0, st.GetCode(), st.GetReason())
+	desc, err := raw.DescribeCollection(ctx, &milvuspb.DescribeCollectionRequest{CollectionName: "d"})
+	require.NoError(t, err)
+	require.Equal(t, "2025-01-01T00:00:00Z", desc.GetSchema().GetFields()[2].GetDefaultValue().GetStringData())
 
-	_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption("d", "ts", index.NewInvertedIndex()))
+	_, err = c.CreateIndex(ctx, milvusclient.NewCreateIndexOption("d", "ts", index.NewInvertedIndex()))
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "INVERTED are not supported on Timestamptz field")
 	idx, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption("d", "v", index.NewAutoIndex(entity.L2)))

@@ -81,6 +81,7 @@ func userSchema(col *catalog.Collection) *schemapb.CollectionSchema {
 		}
 	}
 	s.Fields = out
+	timestamptzDefaultsOut(s, col)
 	return s
 }
 

@@ -61,6 +61,25 @@ func timestamptzOut(loc *time.Location, fds ...*schemapb.FieldData) {
 	}
 }
 
+// timestamptzDefaultsOut renders the stored (microsecond) default values
+// of Timestamptz fields of s, a copy of col's schema, as ISO strings in the
+// collection's time zone, as Milvus's describe_collection shows them.
+func timestamptzDefaultsOut(s *schemapb.CollectionSchema, col *catalog.Collection) {
+	loc, err := column.LoadTimezone(collectionTimezone(col))
+	if err != nil {
+		loc = time.UTC
+	}
+	for _, f := range s.GetFields() {
+		dv := f.GetDefaultValue()
+		if f.GetDataType() != schemapb.DataType_Timestamptz || dv == nil {
+			continue
+		}
+		if v, ok := dv.GetData().(*schemapb.ValueField_TimestamptzData); ok {
+			dv.Data = &schemapb.ValueField_StringData{StringData: column.FormatTimestamptz(v.TimestamptzData, loc)}
+		}
+	}
+}
+
 // checkTimestamptzIndex allows only STL_SORT (AUTOINDEX builds it) on a
 // Timestamptz field, as Milvus 2.6 does.
 func checkTimestamptzIndex(f *schemapb.FieldSchema, it string) error {
