@@ -88,6 +88,20 @@ func TestTimestamptz(t *testing.T) {
 	require.Equal(t, map[int64]string{3: "1969-12-31T23:00:00Z"},
 		query("ts + INTERVAL 'PT1H' <= ISO '1970-01-01T00:00:00Z'", "UTC"))
 
+	// A second segment, then a compaction that rewrites both.
+	five := &schemapb.FieldData{FieldName: "ts", Type: schemapb.DataType_Timestamptz, Field: &schemapb.FieldData_Scalars{
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: []string{"2000-01-01T00:00:00.25Z"}}}}}}
+	one.GetScalars().GetLongData().Data = []int64{5}
+	require.NoError(t, rawInsert(ctx, t, c, coll, 1, one, vec1, five))
+	ft, err = c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	waitCompaction(t, ctx, raw, coll)
+	require.Equal(t, map[int64]string{1: "2024-12-31T22:00:00Z", 2: "2024-12-31T22:00:00Z",
+		3: "1969-12-31T23:00:00Z", 4: "<null>", 5: "2000-01-01T00:00:00.25Z"}, query("id > 0", "UTC"), "after compaction")
+	require.Equal(t, map[int64]string{5: "2000-01-01T00:00:00.25Z"},
+		query("ts > ISO '1999-12-31 23:59:59' && ts < ISO '2000-01-02 00:00:00'", "UTC"))
+
 	resp, err := raw.Query(ctx, &milvuspb.QueryRequest{CollectionName: coll, Expr: "id > 0",
 		QueryParams: []*commonpb.KeyValuePair{{Key: "timezone", Value: "Mars/Olympus"}}})
 	require.NoError(t, err)
