@@ -366,9 +366,6 @@ func checkField(f *schemapb.FieldSchema) error {
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)
 	}
-	if f.GetNullable() && f.GetIsPrimaryKey() {
-		return errcode.Invalid("field %q: the primary key cannot be nullable", name)
-	}
 	return nil
 }
 

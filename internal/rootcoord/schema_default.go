@@ -8,13 +8,20 @@ import (
 	"github.com/strata-db/strata/internal/errcode"
 )
 
-// checkDefaultValue checks a field's default_value as Milvus 2.6 does when
-// a collection is created: never on the primary key, a vector, an Array or
+// checkDefaultValue checks a field's nullable flag and default_value as
+// Milvus 2.6 does when a collection is created: a primary or partition key
+// is never nullable; a default is never on the primary key, a vector, an Array or
 // a (non-dynamic) JSON field; of the wire type that matches the field type;
 // within range for Int8/Int16; no longer than max_length for VarChar.
 // A Timestamptz default arrives as an ISO string and is parsed later, in
 // the collection's time zone (see resolveTimestamptzDefaults).
 func checkDefaultValue(f *schemapb.FieldSchema) error {
+	if f.GetNullable() && f.GetIsPrimaryKey() {
+		return errcode.InvalidParam("primary field not support null, type:%s, name:%s", f.GetDataType(), f.GetName())
+	}
+	if f.GetNullable() && f.GetIsPartitionKey() {
+		return errcode.InvalidParam("partition key field not support nullable")
+	}
 	dv := f.GetDefaultValue()
 	if dv == nil {
 		return nil

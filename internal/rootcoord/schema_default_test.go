@@ -51,6 +51,8 @@ func TestDefaultValueChecks(t *testing.T) {
 		{"varchar length", schema(&schemapb.FieldSchema{Name: "s", DataType: schemapb.DataType_VarChar, TypeParams: kv("max_length", "2"),
 			DefaultValue: str("abc")}, nil),
 			"the length (3) of string exceeds max length (2): invalid parameter[expected=valid length string][actual=string length exceeds max length]"},
+		{"partition key nullable", schema(&schemapb.FieldSchema{Name: "pkey", DataType: schemapb.DataType_Int64, IsPartitionKey: true,
+			Nullable: true}, nil), "partition key field not support nullable: invalid parameter"},
 		{"timestamptz long", schema(&schemapb.FieldSchema{Name: "ts", DataType: schemapb.DataType_Timestamptz, DefaultValue: long(10)}, nil),
 			"type (Timestamptz) of field (ts) is not equal to the type(DataType_Int64) of default_value: invalid parameter"},
 	} {

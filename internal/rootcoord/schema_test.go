@@ -87,7 +87,7 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"pk vector", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
 			{Name: "v", DataType: schemapb.DataType_FloatVector, IsPrimaryKey: true, TypeParams: kv("dim", "4")}}}, "Int64 or VarChar"},
 		{"pk default value", pkDefault, "not support default_value"},
-		{"pk nullable", pkNullable, "cannot be nullable"},
+		{"pk nullable", pkNullable, "primary field not support null"},
 		{"auto_id on a non-pk field", autoNonPK, `"n": only the primary key`},
 		{"varchar without max_length", with(f("s", schemapb.DataType_VarChar)), "max_length should be specified"},
 		{"varchar max_length 0", with(f("s", schemapb.DataType_VarChar, "max_length", "0")), "the maximum length specified for a VarChar field(s) should be in (0, 65535], but got 0 instead"},
