@@ -408,7 +408,8 @@ func New(f *schemapb.FieldSchema) (Column, error) {
 	switch t := f.GetDataType(); t {
 	case schemapb.DataType_Bool:
 		return &Bools{}, nil
-	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64:
+	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64,
+		schemapb.DataType_Timestamptz:
 		return &Ints{T: t}, nil
 	case schemapb.DataType_Float, schemapb.DataType_Double:
 		return &Floats{T: t}, nil

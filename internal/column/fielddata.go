@@ -60,6 +60,8 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 			return nil, bad()
 		}
 		return &Ints{Nulls{valid}, t, expand(d.GetData(), valid)}, nil
+	case schemapb.DataType_Timestamptz:
+		return timestamptzFromFieldData(f, fd, valid)
 	case schemapb.DataType_Float:
 		d := fd.GetScalars().GetFloatData()
 		if d == nil {
@@ -169,7 +171,9 @@ func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 	case *Bools:
 		scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_BoolData{BoolData: &schemapb.BoolArray{Data: c.Data}}})
 	case *Ints:
-		if c.T == schemapb.DataType_Int64 {
+		if c.T == schemapb.DataType_Timestamptz {
+			scalars(timestamptzScalars(c.Data))
+		} else if c.T == schemapb.DataType_Int64 {
 			scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: c.Data}}})
 		} else {
 			d := make([]int32, len(c.Data))

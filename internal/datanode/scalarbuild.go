@@ -47,6 +47,8 @@ func (n *Node) scalarKind(coord IndexCoord, task catalog.IndexTask, idx catalog.
 		schemapb.DataType_Int64, schemapb.DataType_Float, schemapb.DataType_Double, schemapb.DataType_VarChar,
 		schemapb.DataType_Array, schemapb.DataType_JSON:
 		return scalar.Inverted, true
+	case schemapb.DataType_Timestamptz:
+		return scalar.Sort, true
 	}
 	return 0, false
 }

@@ -110,7 +110,8 @@ func (c *checker) resolve(n *identNode) (operand, error) {
 	switch dt {
 	case schemapb.DataType_Bool:
 		cn.t = tyBool
-	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64:
+	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64,
+		schemapb.DataType_Timestamptz:
 		cn.t = tyInt
 	case schemapb.DataType_Float, schemapb.DataType_Double:
 		cn.t = tyFloat

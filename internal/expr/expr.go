@@ -29,6 +29,10 @@ type Expr struct {
 // An empty (or all-whitespace) src matches every row. Every failure is an
 // *Error carrying the byte position of the problem.
 func Compile(src string, schema *schemapb.CollectionSchema, templates map[string]*schemapb.TemplateValue) (*Expr, error) {
+	return compile(src, schema, templates, "")
+}
+
+func compile(src string, schema *schemapb.CollectionSchema, templates map[string]*schemapb.TemplateValue, tz string) (*Expr, error) {
 	e := &Expr{src: src}
 	for _, f := range schema.GetFields() {
 		if f.GetIsPrimaryKey() {
@@ -42,7 +46,7 @@ func Compile(src string, schema *schemapb.CollectionSchema, templates map[string
 	if len(toks) == 1 {
 		return e, nil
 	}
-	p := &parser{toks: toks, templates: templates}
+	p := &parser{toks: toks, templates: templates, tz: tz}
 	ast, err := p.parse()
 	if err != nil {
 		return nil, withSrc(err, src)

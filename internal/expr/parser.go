@@ -108,6 +108,8 @@ type parser struct {
 	i         int
 	depth     int
 	templates map[string]*schemapb.TemplateValue
+	// tz is the time zone of ISO literals without an offset ("" = UTC).
+	tz string
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -505,6 +507,9 @@ func (p *parser) parsePrimary() (node, error) {
 	case tMeta:
 		return &identNode{pos: t.pos, name: "$meta"}, nil
 	case tIdent:
+		if n, ok, err := p.timeLiteral(t); ok {
+			return n, err
+		}
 		if p.peek().kind == tLParen {
 			return p.parseCall(t)
 		}

@@ -29,6 +29,9 @@ type Read struct {
 	// Filter is the boolean expression; empty matches everything.
 	Filter    string
 	Templates map[string]*schemapb.TemplateValue
+	// Timezone is the IANA time zone that ISO literals without an offset
+	// in Filter are read in ("" = UTC).
+	Timezone string
 	// OutputFields are the field IDs to return.
 	OutputFields []int64
 	// GuaranteeTS: the read waits until every vchannel has consumed up to it.

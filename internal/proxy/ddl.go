@@ -82,6 +82,7 @@ func userSchema(col *catalog.Collection) *schemapb.CollectionSchema {
 		}
 	}
 	s.Fields = out
+	timestamptzDefaultsOut(s, col)
 	return s
 }
 

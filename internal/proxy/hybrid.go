@@ -288,6 +288,9 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	if err != nil {
 		return searchError(err), nil
 	}
+	if _, loc, err := readTimezone(col, nil); err == nil {
+		timestamptzOut(loc, fds...)
+	}
 	data.FieldsData = fds
 	return &milvuspb.SearchResults{Status: ok(), Results: data, CollectionName: col.Name}, nil
 }

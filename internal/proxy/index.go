@@ -18,6 +18,11 @@ import (
 // returns the index type to record: an empty type means INVERTED, and
 // AUTOINDEX is checked (and built) as INVERTED.
 func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
+	if f.GetDataType() == schemapb.DataType_Timestamptz {
+		if err := checkTimestamptzIndex(f, it); err != nil {
+			return "", err
+		}
+	}
 	if it == "" {
 		it = "INVERTED"
 	}

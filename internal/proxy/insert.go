@@ -124,6 +124,9 @@ func validateGiven(col *catalog.Collection, fds []*schemapb.FieldData, numRows u
 					vectorDataLen(v), vectorKind(f.GetDataType()), dim, v.GetDim(), f.GetName(), dim)
 			}
 		}
+		if err := timestamptzIn(col, f, fd); err != nil {
+			return nil, err
+		}
 		c, err := column.FromFieldData(f, fd)
 		if err != nil {
 			return nil, errcode.Invalid("%v", err)
@@ -270,7 +273,9 @@ func fillDefaults(f *schemapb.FieldSchema, c column.Column) (column.Column, erro
 		case *column.Bools:
 			c.Data[i] = dv.GetBoolData()
 		case *column.Ints:
-			if f.GetDataType() == schemapb.DataType_Int64 {
+			if f.GetDataType() == schemapb.DataType_Timestamptz {
+				c.Data[i] = dv.GetTimestamptzData()
+			} else if f.GetDataType() == schemapb.DataType_Int64 {
 				c.Data[i] = dv.GetLongData()
 			} else {
 				c.Data[i] = int64(dv.GetIntData())

@@ -235,6 +235,10 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err := checkTopK(topk, offset); err != nil {
 		return searchError(err), nil
 	}
+	tz, loc, err := readTimezone(col, params)
+	if err != nil {
+		return searchError(err), nil
+	}
 	round := -1
 	if v, found := kvGet(params, "round_decimal"); found && v != "" {
 		n, err := strconv.Atoi(v)
@@ -305,7 +309,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		}
 		switch gf.GetDataType() {
 		case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
-			schemapb.DataType_Int64, schemapb.DataType_VarChar:
+			schemapb.DataType_Int64, schemapb.DataType_VarChar, schemapb.DataType_Timestamptz:
 		default:
 			return searchError(errcode.Invalid("group_by_field %q of type %s is not supported", g, gf.GetDataType())), nil
 		}
@@ -370,6 +374,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if out.countAll {
 		return searchError(errcode.Invalid("count(*) is not an output field of search")), nil
 	}
+	sreq.Timezone = tz
 	if err := p.fillRead(col, &sreq.Read, req.GetDsl(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
 		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
 		return searchError(err), nil
@@ -414,6 +419,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 			}
 		}
 	}
+	timestamptzOut(loc, append(resp.Results.FieldsData, resp.Results.GroupByFieldValue)...)
 	if iter != nil {
 		iter.LastBound = 0
 		if sc := resp.Results.GetScores(); len(sc) > 0 {
@@ -489,6 +495,9 @@ func toFloat(v any) (float64, bool) {
 func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, templates map[string]*schemapb.TemplateValue,
 	partNames []string, out *outputSpec, level commonpb.ConsistencyLevel, useDefault bool, gts uint64,
 ) error {
+	if r.Timezone == "" {
+		r.Timezone = collectionTimezone(col)
+	}
 	if len(partNames) > 0 && partitionKeyField(col) != nil {
 		return errKeyModePartitionNames
 	}
@@ -497,7 +506,7 @@ func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, t
 		return err
 	}
 	if filter != "" {
-		if _, err := expr.Compile(filter, col.Schema, templates); err != nil {
+		if _, err := expr.CompileTZ(filter, col.Schema, templates, r.Timezone); err != nil {
 			return filterError(err)
 		}
 	}
@@ -653,6 +662,10 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 	if err := checkQueryWindow(offset, limit); err != nil {
 		return queryError(err), nil
 	}
+	tz, loc, err := readTimezone(col, req.GetQueryParams())
+	if err != nil {
+		return queryError(err), nil
+	}
 	out, err := resolveOutput(col, req.GetOutputFields(), true)
 	if err != nil {
 		return queryError(err), nil
@@ -661,6 +674,7 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 		return queryError(errcode.InvalidParam("empty expression should be used with limit")), nil
 	}
 	q := &plan.Query{Offset: offset, CountOnly: out.countAll}
+	q.Timezone = tz
 	if limit > 0 {
 		q.Limit = limit
 	}
@@ -692,6 +706,7 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 	if err != nil {
 		return queryError(err), nil
 	}
+	timestamptzOut(loc, fds...)
 	resp.FieldsData = fds
 	return resp, nil
 }

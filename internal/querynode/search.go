@@ -139,7 +139,7 @@ func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 	if r.Filter == "" {
 		return nil, nil
 	}
-	e, err := expr.Compile(r.Filter, c.info.Schema, r.Templates)
+	e, err := expr.CompileTZ(r.Filter, c.info.Schema, r.Templates, r.Timezone)
 	if err != nil {
 		return nil, errcode.Invalid("%v", err)
 	}

@@ -92,6 +92,9 @@ func (c *Core) CreateDatabase(ctx context.Context, name string, props map[string
 	if err := ValidateName("database", name); err != nil {
 		return err
 	}
+	if err := checkTimezoneProps(props); err != nil {
+		return err
+	}
 	c.ddl.Lock()
 	defer c.ddl.Unlock()
 	c.mu.RLock()
@@ -131,6 +134,9 @@ func (c *Core) saveDatabase(ctx context.Context, db *catalog.DatabaseInfo) error
 
 // AlterDatabase sets and deletes database properties.
 func (c *Core) AlterDatabase(ctx context.Context, name string, set map[string]string, deleteKeys []string) error {
+	if err := checkTimezoneProps(set); err != nil {
+		return err
+	}
 	c.ddl.Lock()
 	defer c.ddl.Unlock()
 	old, err := c.Database(name)

@@ -178,9 +178,17 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 	if shards > MaxShards {
 		return errcode.Invalid("shard num (%d) exceeds max configuration (%d)", shards, MaxShards)
 	}
+	if err := checkTimezoneProps(props); err != nil {
+		return err
+	}
 	c.ddl.Lock()
 	defer c.ddl.Unlock()
-	if _, err := c.Database(db); err != nil {
+	dbInfo, err := c.Database(db)
+	if err != nil {
+		return err
+	}
+	props = inheritTimezone(props, dbInfo.Properties)
+	if err := resolveTimestamptzDefaults(schema, props); err != nil {
 		return err
 	}
 	if _, isAlias := c.AliasTarget(db, schema.GetName()); isAlias {
@@ -555,6 +563,9 @@ func (c *Core) AlterProperties(ctx context.Context, db, coll string, set map[str
 		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 			return errcode.Invalid("collection.ttl.seconds %q should be a non-negative integer", v)
 		}
+	}
+	if err := checkTimezoneProps(set); err != nil {
+		return err
 	}
 	c.ddl.Lock()
 	defer c.ddl.Unlock()

@@ -305,6 +305,9 @@ func isVector(t schemapb.DataType) bool {
 
 func checkField(f *schemapb.FieldSchema) error {
 	name := f.GetName()
+	if err := checkDefaultValue(f); err != nil {
+		return err
+	}
 	switch t := f.GetDataType(); t {
 	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
 		schemapb.DataType_Float, schemapb.DataType_Double, schemapb.DataType_JSON:
@@ -312,6 +315,10 @@ func checkField(f *schemapb.FieldSchema) error {
 			return errcode.Invalid("field %q: the data type of the primary key should be Int64 or VarChar", name)
 		}
 	case schemapb.DataType_Int64:
+	case schemapb.DataType_Timestamptz:
+		if err := checkTimestamptzField(f); err != nil {
+			return err
+		}
 	case schemapb.DataType_VarChar:
 		v, ok := typeParam(f, "max_length")
 		if !ok {
@@ -360,15 +367,6 @@ func checkField(f *schemapb.FieldSchema) error {
 		return errcode.Invalid("field %q: string data type not supported yet, please use VarChar type instead", name)
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)
-	}
-	if f.GetDefaultValue() != nil && f.GetIsPrimaryKey() {
-		return errcode.Invalid("field %q: primary field not support default_value", name)
-	}
-	if f.GetNullable() && f.GetIsPrimaryKey() {
-		return errcode.Invalid("field %q: primary field not support null", name)
-	}
-	if f.GetNullable() && f.GetIsPartitionKey() {
-		return errcode.InvalidParam("field %q: partition key field not support nullable", name)
 	}
 	return nil
 }

@@ -86,10 +86,8 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"pk array", pkOf(schemapb.DataType_Array), "Int64 or VarChar"},
 		{"pk vector", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
 			{Name: "v", DataType: schemapb.DataType_FloatVector, IsPrimaryKey: true, TypeParams: kv("dim", "4")}}}, "Int64 or VarChar"},
-		{"pk default value", pkDefault, "primary field not support default_value"},
+		{"pk default value", pkDefault, "not support default_value"},
 		{"pk nullable", pkNullable, "primary field not support null"},
-		{"nullable partition key", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("4"),
-			{Name: "k", DataType: schemapb.DataType_Int64, IsPartitionKey: true, Nullable: true}}}, "partition key field not support nullable: invalid parameter"},
 		{"auto_id on a non-pk field", autoNonPK, `"n": only the primary key`},
 		{"varchar without max_length", with(f("s", schemapb.DataType_VarChar)), "max_length should be specified"},
 		{"varchar max_length 0", with(f("s", schemapb.DataType_VarChar, "max_length", "0")), "the maximum length specified for the field(s) should be in (0, 65535], but got 0 instead"},

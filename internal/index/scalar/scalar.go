@@ -63,7 +63,8 @@ const BitmapCardinalityKey = "bitmap_cardinality_limit"
 
 func isInt(t schemapb.DataType) bool {
 	switch t {
-	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64:
+	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64,
+		schemapb.DataType_Timestamptz:
 		return true
 	}
 	return false
