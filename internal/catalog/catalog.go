@@ -476,3 +476,14 @@ func (s *SegmentInfo) LogIDs(fieldID int64) []int64 {
 	}
 	return out
 }
+
+// FieldLogRows returns the rows the segment's insert binlogs hold (those of
+// the timestamp field, which every sync writes): a field added to the schema
+// after the segment was written reads as that many nulls or defaults.
+func (s *SegmentInfo) FieldLogRows() int64 {
+	var n int64
+	for _, l := range s.Binlogs[1] {
+		n += l.Entries
+	}
+	return n
+}

@@ -154,6 +154,10 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		c.dels = nil
 		c.dropped = true
 		return nil
+	case wal.TypeSchemaChange:
+		if err := c.changeSchema(m.Payload); err != nil {
+			return poison(err)
+		}
 	case wal.TypeDropPartition:
 		if len(m.Payload) == 8 {
 			part := int64(binary.LittleEndian.Uint64(m.Payload))

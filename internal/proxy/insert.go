@@ -169,14 +169,9 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 			}
 			out.cols[f.GetFieldID()] = c
 		case f.GetNullable() || f.GetDefaultValue() != nil:
-			c, err := column.New(f)
+			filled, err := column.Fill(f, n)
 			if err != nil {
-				return nil, err
-			}
-			nulls := nullColumn(f, c, n)
-			filled, err := fillDefaults(f, nulls)
-			if err != nil {
-				return nil, err
+				return nil, errcode.Invalid("%v", err)
 			}
 			out.cols[f.GetFieldID()] = filled
 		default:
@@ -214,85 +209,13 @@ func autoIDs(f *schemapb.FieldSchema, n int, genPK func(n int) ([]int64, error))
 	return c, nil
 }
 
-// nullColumn returns n null rows of c's type.
-func nullColumn(f *schemapb.FieldSchema, c column.Column, n int) column.Column {
-	valid := make([]bool, n)
-	switch c := c.(type) {
-	case *column.Bools:
-		c.Data, c.Valid = make([]bool, n), valid
-	case *column.Ints:
-		c.Data, c.Valid = make([]int64, n), valid
-	case *column.Floats:
-		c.Data, c.Valid = make([]float64, n), valid
-	case *column.Strings:
-		c.Data, c.Valid = make([]string, n), valid
-	case *column.JSONs:
-		c.Data, c.Valid = make([][]byte, n), valid
-	case *column.Arrays:
-		c.Data, c.Valid = make([]*schemapb.ScalarField, n), valid
-	}
-	_ = f
-	return c
-}
-
 // fillDefaults replaces nulls with the field's default value, if it has one.
 func fillDefaults(f *schemapb.FieldSchema, c column.Column) (column.Column, error) {
-	dv := f.GetDefaultValue()
-	valid := c.Validity()
-	if dv == nil || valid == nil {
-		return c, nil
-	}
-	for i, ok := range valid {
-		if ok {
-			continue
-		}
-		switch c := c.(type) {
-		case *column.Bools:
-			c.Data[i] = dv.GetBoolData()
-		case *column.Ints:
-			if f.GetDataType() == schemapb.DataType_Int64 {
-				c.Data[i] = dv.GetLongData()
-			} else {
-				c.Data[i] = int64(dv.GetIntData())
-			}
-		case *column.Floats:
-			if f.GetDataType() == schemapb.DataType_Double {
-				c.Data[i] = dv.GetDoubleData()
-			} else {
-				c.Data[i] = float64(dv.GetFloatData())
-			}
-		case *column.Strings:
-			c.Data[i] = dv.GetStringData()
-		case *column.JSONs:
-			c.Data[i] = dv.GetBytesData()
-		default:
-			return nil, errcode.Invalid("field %q: default values are not supported for %s", f.GetName(), f.GetDataType())
-		}
-	}
-	// Every row holds a value now; nullable fields keep the mask (all valid).
-	switch c := c.(type) {
-	case *column.Bools:
-		c.Valid = allValid(c.Valid, f)
-	case *column.Ints:
-		c.Valid = allValid(c.Valid, f)
-	case *column.Floats:
-		c.Valid = allValid(c.Valid, f)
-	case *column.Strings:
-		c.Valid = allValid(c.Valid, f)
-	case *column.JSONs:
-		c.Valid = allValid(c.Valid, f)
+	c, err := column.FillDefaults(f, c)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
 	}
 	return c, nil
-}
-
-func allValid(v []bool, f *schemapb.FieldSchema) []bool {
-	if !f.GetNullable() {
-		return nil
-	}
-	for i := range v {
-		v[i] = true
-	}
-	return v
 }
 
 func typeParamInt(f *schemapb.FieldSchema, key string) int {

@@ -1,0 +1,38 @@
+package datanode
+
+import (
+	"fmt"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+)
+
+// changeSchema applies a wal.TypeSchemaChange: the channel writes the new
+// schema's fields from now on, and the rows it buffers from before the
+// change get the added fields as column.Fill's rows (null or default), so
+// every sync writes one binlog per field of the schema it knows.
+func (c *channel) changeSchema(payload []byte) error {
+	s := &schemapb.CollectionSchema{}
+	if err := proto.Unmarshal(payload, s); err != nil {
+		return fmt.Errorf("decode schema change: %w", err)
+	}
+	for _, b := range c.segs {
+		for _, f := range s.GetFields() {
+			if _, ok := b.cols[f.GetFieldID()]; ok {
+				continue
+			}
+			col, err := column.Fill(f, int(b.rows))
+			if err != nil {
+				return err
+			}
+			b.cols[f.GetFieldID()] = col
+		}
+	}
+	coll := &catalog.Collection{CollectionInfo: c.coll.CollectionInfo, Schema: s}
+	coll.CollectionInfo.Schema = payload
+	c.coll = coll
+	return nil
+}

@@ -1,0 +1,44 @@
+package proxy
+
+import (
+	"context"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+)
+
+// AddCollectionField adds a nullable field to a collection (Milvus 2.6).
+// Rows written before read it as null, or as its default value. A loaded
+// collection is loaded again under the new schema before the call returns,
+// so reads see the field at once.
+func (p *Proxy) AddCollectionField(ctx context.Context, req *milvuspb.AddCollectionFieldRequest) (*commonpb.Status, error) {
+	f := &schemapb.FieldSchema{}
+	if err := proto.Unmarshal(req.GetSchema(), f); err != nil {
+		return errcode.Status(errcode.Invalid("the field schema is not a valid FieldSchema: %v", err)), nil
+	}
+	old, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	col, err := p.meta.AddField(ctx, old.DBName, old.Name, f)
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	return errcode.Status(p.reloadSchema(ctx, col)), nil
+}
+
+// reloadSchema loads a loaded collection again, with the partitions it had,
+// so the query node reads it under its new schema.
+func (p *Proxy) reloadSchema(ctx context.Context, col *catalog.Collection) error {
+	loaded, parts := p.query.Loaded(col.ID)
+	if !loaded {
+		return nil
+	}
+	p.query.Release(col.ID)
+	return p.query.Load(ctx, col.ID, parts)
+}
