@@ -88,9 +88,9 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 			pkField = f
 		}
 		fd := byName[f.GetName()]
-		if f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK {
+		if f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK && (fd == nil || !allowInsertAutoID(col)) {
 			if fd != nil {
-				return nil, errcode.Invalid("the primary key field %q is auto-generated, no need to provide it", f.GetName())
+				return nil, errcode.Invalid("more fieldData has pass in: the primary key field %q is auto-generated, no need to provide it", f.GetName())
 			}
 			continue
 		}

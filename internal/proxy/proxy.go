@@ -31,6 +31,7 @@ type Catalog interface {
 	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
 	AlterProperties(ctx context.Context, db, coll string, set map[string]string, del []string) error
 	AddField(ctx context.Context, db, coll string, f *schemapb.FieldSchema) (*catalog.Collection, error)
+	AlterField(ctx context.Context, db, coll, field string, set map[string]string, del []string, loaded bool) error
 	NameCatalog // databases and aliases (database.go)
 }
 

@@ -42,3 +42,19 @@ func (p *Proxy) reloadSchema(ctx context.Context, col *catalog.Collection) error
 	p.query.Release(col.ID)
 	return p.query.Load(ctx, col.ID, parts)
 }
+
+// AlterCollectionField sets or deletes properties of one field (Milvus
+// 2.6): its description ("field.description"), max_length, max_capacity,
+// and the mmap.enabled and warmup hints, which a loaded collection refuses.
+func (p *Proxy) AlterCollectionField(ctx context.Context, req *milvuspb.AlterCollectionFieldRequest) (*commonpb.Status, error) {
+	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	set := map[string]string{}
+	for _, kv := range req.GetProperties() {
+		set[kv.GetKey()] = kv.GetValue()
+	}
+	loaded, _ := p.query.Loaded(col.ID)
+	return errcode.Status(p.meta.AlterField(ctx, col.DBName, col.Name, req.GetFieldName(), set, req.GetDeleteKeys(), loaded)), nil
+}
