@@ -133,6 +133,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		if err != nil {
 			return poison(err)
 		}
+		c.discardDropped()
 		var todo []int64
 		for _, id := range ids {
 			if c.flushed[id] {

@@ -36,3 +36,14 @@ func (c *channel) changeSchema(payload []byte) error {
 	c.coll = coll
 	return nil
 }
+
+// discardDropped drops the buffers of segments the coordinator has dropped
+// since they were buffered (TruncateCollection drops growing segments):
+// their rows must never be written, and a buffer left to wait for a sync
+// would hold the channel's checkpoint, and so a Flush, back.
+func (c *channel) discardDropped() {
+	c.discard(func(b *segBuffer) bool {
+		info, ok := c.node.coord.Segment(b.id)
+		return ok && info.State == catalog.SegmentDropped
+	})
+}

@@ -266,7 +266,8 @@ func checkValues(f *schemapb.FieldSchema, c column.Column) error {
 				return errcode.Invalid("field %q: the string of row %d is not valid UTF-8", name, i)
 			}
 			if l := utf8.RuneCountInString(s); maxLen > 0 && l > maxLen {
-				return errcode.Invalid("the length (%d) of varchar field %q of row %d exceeds max length (%d)", l, name, i, maxLen)
+				return errcode.Invalid("length of varchar field %s exceeds max length, row number: %d, length: %d, max length: %d",
+					name, i, l, maxLen)
 			}
 		}
 	case *column.JSONs:
@@ -315,9 +316,10 @@ func checkArray(f *schemapb.FieldSchema, a *schemapb.ScalarField, capacity, maxL
 		ok, n = a.GetDoubleData() != nil, len(a.GetDoubleData().GetData())
 	case schemapb.DataType_VarChar:
 		ok, n = a.GetStringData() != nil, len(a.GetStringData().GetData())
-		for _, s := range a.GetStringData().GetData() {
-			if maxLen > 0 && utf8.RuneCountInString(s) > maxLen {
-				return errcode.Invalid("field %q: an element of row %d exceeds max length %d", name, row, maxLen)
+		for j, s := range a.GetStringData().GetData() {
+			if l := utf8.RuneCountInString(s); maxLen > 0 && l > maxLen {
+				return errcode.Invalid("length of Array array field %q exceeds max length, row number: %d, array index: %d, length: %d, max length: %d",
+					name, row, j, l, maxLen)
 			}
 		}
 	}
