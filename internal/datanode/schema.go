@@ -19,6 +19,19 @@ func (c *channel) changeSchema(payload []byte) error {
 	if err := proto.Unmarshal(payload, s); err != nil {
 		return fmt.Errorf("decode schema change: %w", err)
 	}
+	// Replayed after a restart, the change may be older than the schema
+	// the channel started with (which the coordinator gave it): a schema
+	// that lacks one of the channel's fields is such an old one, and the
+	// channel keeps its newer schema.
+	has := map[int64]bool{}
+	for _, f := range s.GetFields() {
+		has[f.GetFieldID()] = true
+	}
+	for _, f := range c.coll.Schema.GetFields() {
+		if !has[f.GetFieldID()] {
+			return nil
+		}
+	}
 	for _, b := range c.segs {
 		for _, f := range s.GetFields() {
 			if _, ok := b.cols[f.GetFieldID()]; ok {
