@@ -152,3 +152,48 @@ func TestAddCollectionField(t *testing.T) {
 	require.EqualValues(t, 1, schemaEvoCount(ctx, t, c, coll, "id > 0"), "truncated rows stay gone after a restart")
 	require.EqualValues(t, 1, schemaEvoCount(ctx, t, c, coll, "id == 9"))
 }
+
+// TestEnableDynamicField: turning the dynamic field on adds `$meta`; rows
+// written before it read as having no dynamic keys, rows after it keep
+// theirs, and it cannot be turned off again.
+func TestEnableDynamicField(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "dyn"
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1, 2}).
+		WithFloatVectorColumn("v", 2, [][]float32{{1, 0}, {0, 1}}))
+	require.NoError(t, err)
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	loadAndWait(ctx, t, c, coll)
+
+	require.NoError(t, c.AlterCollectionProperties(ctx, milvusclient.NewAlterCollectionPropertiesOption(coll).
+		WithProperty("dynamicfield.enabled", true)))
+	desc, err := c.DescribeCollection(ctx, milvusclient.NewDescribeCollectionOption(coll))
+	require.NoError(t, err)
+	require.True(t, desc.Schema.EnableDynamicField)
+	c = s.client(t) // the Go SDK converts rows with the schema it cached before
+	_, err = c.Insert(ctx, milvusclient.NewRowBasedInsertOption(coll,
+		map[string]any{"id": int64(3), "v": []float32{1, 1}, "k": int64(5)}))
+	require.NoError(t, err)
+	require.EqualValues(t, 3, schemaEvoCount(ctx, t, c, coll, "id > 0"))
+	require.EqualValues(t, 1, schemaEvoCount(ctx, t, c, coll, "k == 5"))
+
+	err = c.AlterCollectionProperties(ctx, milvusclient.NewAlterCollectionPropertiesOption(coll).
+		WithProperty("dynamicfield.enabled", false))
+	require.ErrorContains(t, err, "dynamic schema cannot supported to be disabled")
+
+	s.stop()
+	s = startServer(t, dir)
+	c = s.client(t)
+	loadAndWait(ctx, t, c, coll)
+	require.EqualValues(t, 1, schemaEvoCount(ctx, t, c, coll, "k == 5"))
+	require.EqualValues(t, 3, schemaEvoCount(ctx, t, c, coll, "id > 0"))
+}

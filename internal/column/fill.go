@@ -6,18 +6,26 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 )
 
-// Fillable reports whether rows may lack field f: it is nullable or has a
-// default value. Such a field may be missing from an insert, and from the
+// Fillable reports whether rows may lack field f: it is nullable, has a
+// default value, or is the dynamic field. Such a field may be missing from an insert, and from the
 // binlogs of a segment written before the field was added to the schema
 // (AddCollectionField); readers then see Fill's rows.
 func Fillable(f *schemapb.FieldSchema) bool {
-	return f.GetFieldID() >= 100 && (f.GetNullable() || f.GetDefaultValue() != nil)
+	return f.GetFieldID() >= 100 && (f.GetNullable() || f.GetDefaultValue() != nil || f.GetIsDynamic())
 }
 
 // Fill returns n rows of field f that hold no value: the field's default
-// value when it has one, else null. It is the one rule for rows that lack
-// a fillable field (see Fillable), wherever they are read.
+// value when it has one, else null; for the dynamic field `$meta`, enabled
+// after the rows were written, empty objects. It is the one rule for rows
+// that lack a fillable field (see Fillable), wherever they are read.
 func Fill(f *schemapb.FieldSchema, n int) (Column, error) {
+	if f.GetIsDynamic() {
+		d := make([][]byte, n)
+		for i := range d {
+			d[i] = []byte("{}")
+		}
+		return &JSONs{Data: d}, nil
+	}
 	c, err := New(f)
 	if err != nil {
 		return nil, err

@@ -655,5 +655,8 @@ func (p *Proxy) AlterCollection(ctx context.Context, req *milvuspb.AlterCollecti
 	for _, kv := range req.GetProperties() {
 		set[kv.GetKey()] = kv.GetValue()
 	}
+	if err := p.alterDynamicField(ctx, col, set, req.GetDeleteKeys()); err != nil || (len(set) == 0 && len(req.GetDeleteKeys()) == 0) {
+		return errcode.Status(err), nil
+	}
 	return errcode.Status(p.meta.AlterProperties(ctx, col.DBName, col.Name, set, req.GetDeleteKeys())), nil
 }

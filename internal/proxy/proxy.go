@@ -32,6 +32,7 @@ type Catalog interface {
 	AlterProperties(ctx context.Context, db, coll string, set map[string]string, del []string) error
 	AddField(ctx context.Context, db, coll string, f *schemapb.FieldSchema) (*catalog.Collection, error)
 	AlterField(ctx context.Context, db, coll, field string, set map[string]string, del []string, loaded bool) error
+	EnableDynamicField(ctx context.Context, db, coll string) (*catalog.Collection, error)
 	NameCatalog // databases and aliases (database.go)
 }
 

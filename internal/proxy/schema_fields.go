@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
@@ -57,4 +59,40 @@ func (p *Proxy) AlterCollectionField(ctx context.Context, req *milvuspb.AlterCol
 	}
 	loaded, _ := p.query.Loaded(col.ID)
 	return errcode.Status(p.meta.AlterField(ctx, col.DBName, col.Name, req.GetFieldName(), set, req.GetDeleteKeys(), loaded)), nil
+}
+
+// dynamicFieldKey is the collection property that turns the dynamic field on.
+const dynamicFieldKey = "dynamicfield.enabled"
+
+// alterDynamicField applies "dynamicfield.enabled" of an AlterCollection,
+// which changes the schema rather than being kept as a property: true adds
+// `$meta` (a loaded collection is loaded again under the new schema), false
+// on a collection that has it is refused, as is deleting the key. It
+// removes the key from set.
+func (p *Proxy) alterDynamicField(ctx context.Context, col *catalog.Collection, set map[string]string, del []string) error {
+	for _, k := range del {
+		if k == dynamicFieldKey {
+			return errcode.InvalidParam("cannot delete key %s", dynamicFieldKey)
+		}
+	}
+	v, ok := set[dynamicFieldKey]
+	if !ok {
+		return nil
+	}
+	delete(set, dynamicFieldKey)
+	on, err := strconv.ParseBool(strings.ToLower(v))
+	if err != nil {
+		return errcode.InvalidParam("%s %q should be true or false", dynamicFieldKey, v)
+	}
+	if !on {
+		if col.DynamicField() != nil {
+			return errcode.InvalidParam("dynamic schema cannot supported to be disabled")
+		}
+		return nil
+	}
+	changed, err := p.meta.EnableDynamicField(ctx, col.DBName, col.Name)
+	if err != nil || changed == nil {
+		return err
+	}
+	return p.reloadSchema(ctx, changed)
 }

@@ -43,23 +43,7 @@ func (c *Core) AddField(ctx context.Context, db, coll string, in *schemapb.Field
 		}
 	}
 	schema.Fields = append(schema.Fields[:at], append([]*schemapb.FieldSchema{f}, schema.Fields[at:]...)...)
-	raw, err := proto.Marshal(schema)
-	if err != nil {
-		return nil, fmt.Errorf("rootcoord: encode schema: %w", err)
-	}
-	ts, err := c.tso.Allocate(ctx, 1)
-	if err != nil {
-		return nil, fmt.Errorf("rootcoord: allocate timestamp: %w", err)
-	}
-	col := *old
-	col.Schema, col.CollectionInfo.Schema, col.SchemaVersionTS = schema, raw, ts
-	if err := c.save(ctx, &col); err != nil {
-		return nil, err
-	}
-	if _, err := c.announce(ctx, &col.CollectionInfo, wal.TypeSchemaChange, raw); err != nil {
-		return nil, err
-	}
-	return &col, nil
+	return c.saveSchema(ctx, old, schema)
 }
 
 // checkAddedField validates a field to add to schema and returns its stored
@@ -125,4 +109,57 @@ func checkAddedField(schema *schemapb.CollectionSchema, in *schemapb.FieldSchema
 		return nil, err
 	}
 	return f, nil
+}
+
+// EnableDynamicField turns a collection's dynamic field on (Milvus
+// "dynamicfield.enabled" = true): the `$meta` field is added with the next
+// field ID, rows written before read it as an empty object (column.Fill),
+// and the change is saved and announced like AddField. It returns the new
+// collection, or nil when the dynamic field was already on.
+func (c *Core) EnableDynamicField(ctx context.Context, db, coll string) (*catalog.Collection, error) {
+	c.ddl.Lock()
+	defer c.ddl.Unlock()
+	old, err := c.Collection(db, coll)
+	if err != nil {
+		return nil, err
+	}
+	if old.DynamicField() != nil {
+		return nil, nil
+	}
+	schema := proto.Clone(old.Schema).(*schemapb.CollectionSchema)
+	var maxID int64
+	at := len(schema.Fields)
+	for i, g := range schema.Fields {
+		maxID = max(maxID, g.GetFieldID())
+		if g.GetFieldID() < 100 && at == len(schema.Fields) {
+			at = i
+		}
+	}
+	meta := &schemapb.FieldSchema{FieldID: maxID + 1, Name: DynamicField, DataType: schemapb.DataType_JSON,
+		IsDynamic: true, Description: "dynamic schema"}
+	schema.Fields = append(schema.Fields[:at], append([]*schemapb.FieldSchema{meta}, schema.Fields[at:]...)...)
+	schema.EnableDynamicField = true
+	return c.saveSchema(ctx, old, schema)
+}
+
+// saveSchema saves a collection's new schema with a new schema version and
+// announces it on the collection's vchannels (wal.TypeSchemaChange).
+func (c *Core) saveSchema(ctx context.Context, old *catalog.Collection, schema *schemapb.CollectionSchema) (*catalog.Collection, error) {
+	raw, err := proto.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("rootcoord: encode schema: %w", err)
+	}
+	ts, err := c.tso.Allocate(ctx, 1)
+	if err != nil {
+		return nil, fmt.Errorf("rootcoord: allocate timestamp: %w", err)
+	}
+	col := *old
+	col.Schema, col.CollectionInfo.Schema, col.SchemaVersionTS = schema, raw, ts
+	if err := c.save(ctx, &col); err != nil {
+		return nil, err
+	}
+	if _, err := c.announce(ctx, &col.CollectionInfo, wal.TypeSchemaChange, raw); err != nil {
+		return nil, err
+	}
+	return &col, nil
 }

@@ -2,7 +2,6 @@ package rootcoord
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/wal"
 )
 
 // Field property keys AlterField accepts besides the type params it
@@ -72,20 +70,7 @@ func (c *Core) AlterField(ctx context.Context, db, coll, field string, set map[s
 			f.TypeParams = setTypeParam(f.TypeParams, k, "")
 		}
 	}
-	raw, err := proto.Marshal(schema)
-	if err != nil {
-		return fmt.Errorf("rootcoord: encode schema: %w", err)
-	}
-	ts, err := c.tso.Allocate(ctx, 1)
-	if err != nil {
-		return fmt.Errorf("rootcoord: allocate timestamp: %w", err)
-	}
-	col := *old
-	col.Schema, col.CollectionInfo.Schema, col.SchemaVersionTS = schema, raw, ts
-	if err := c.save(ctx, &col); err != nil {
-		return err
-	}
-	_, err = c.announce(ctx, &col.CollectionInfo, wal.TypeSchemaChange, raw)
+	_, err = c.saveSchema(ctx, old, schema)
 	return err
 }
 
