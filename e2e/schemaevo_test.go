@@ -22,6 +22,16 @@ func schemaEvoCount(ctx context.Context, t *testing.T, c *milvusclient.Client, c
 	return n
 }
 
+// createIDVecCollection creates a collection of an Int64 key "id" and a
+// 2-dimensional vector "v", without the dynamic field.
+func createIDVecCollection(ctx context.Context, t *testing.T, c *milvusclient.Client, coll string) {
+	t.Helper()
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+}
+
 func loadAndWait(ctx context.Context, t *testing.T, c *milvusclient.Client, coll string) {
 	t.Helper()
 	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
@@ -39,10 +49,7 @@ func TestAddCollectionField(t *testing.T) {
 	c := s.client(t)
 	ctx := ctxT(t)
 	const coll = "evo"
-	schema := entity.NewSchema().WithName(coll).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
-		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	createIDVecCollection(ctx, t, c, coll)
 	insert := func(ids ...int64) {
 		vecs := make([][]float32, len(ids))
 		for i := range vecs {
@@ -162,10 +169,7 @@ func TestEnableDynamicField(t *testing.T) {
 	c := s.client(t)
 	ctx := ctxT(t)
 	const coll = "dyn"
-	schema := entity.NewSchema().WithName(coll).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
-		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	createIDVecCollection(ctx, t, c, coll)
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1, 2}).
 		WithFloatVectorColumn("v", 2, [][]float32{{1, 0}, {0, 1}}))
 	require.NoError(t, err)
