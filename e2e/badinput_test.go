@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 				WithVarcharColumn("title", []string{"changed"}).WithFloatVectorColumn("vec", vdim, [][]float32{{-inf, 0, 0, 0}}))
 			return err
 		}},
-		{"varchar over max_length", codeIllegalArgument, []string{"title", "max length", "(8)"}, func() error {
+		{"varchar over max_length", codeIllegalArgument, []string{"title", "exceeds max length", "max length: 8"}, func() error {
 			_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{100}).
 				WithVarcharColumn("title", []string{"123456789"}).WithFloatVectorColumn("vec", vdim, [][]float32{{0, 0, 0, 0}}))
 			return err

@@ -155,7 +155,7 @@ func TestIndexBadInput(t *testing.T) {
 		code int32
 		msg  string
 	}{
-		{"vec", []string{"M", "32"}, codeIllegalArgument, "M is not configable index param"},
+		{"vec", []string{"M", "32"}, codeIllegalArgument, "M is not a configable index property"},
 		{"vec", []string{"mmap.enabled", "perhaps"}, codeIllegalArgument, "mmap.enabled"},
 		{"missing", []string{"mmap.enabled", "true"}, codeIndexNotFound, "missing"},
 		{"", []string{"mmap.enabled", "true"}, codeIllegalArgument, "index name is empty"},
@@ -185,5 +185,5 @@ func TestIndexBadInput(t *testing.T) {
 	require.NotContains(t, desc.Params(), "mmap.enabled")
 	err = c2.DropIndexProperties(ctx, milvusclient.NewDropIndexPropertiesOption(coll, "vec", "nlist"))
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "nlist is not configable index param")
+	require.Contains(t, err.Error(), "nlist is not a configable index property")
 }

@@ -14,6 +14,15 @@
 //	tso/timestamp, tso/idTimestamp                TSO windows (package tso)
 //
 // Field names are durable: add fields, never rename or renumber.
+//
+// Schema evolution (AddCollectionField, AlterCollectionField): the stored
+// schema only grows. An added field is nullable and gets the next field ID
+// after the largest in the schema; SchemaVersionTS is the timestamp of the
+// last schema change. Segments written before a field was added have no
+// binlogs for it, or binlogs for their later syncs only: readers fill the
+// missing rows, always the first ones, with nulls or the field's default
+// (storage.FieldLogs.Rows, column.Fill), so older meta and binlogs stay
+// readable without rewriting them; a compaction writes the full column.
 package catalog
 
 import (
@@ -475,4 +484,15 @@ func (s *SegmentInfo) LogIDs(fieldID int64) []int64 {
 		out[i] = l.LogID
 	}
 	return out
+}
+
+// FieldLogRows returns the rows the segment's insert binlogs hold (those of
+// the timestamp field, which every sync writes): a field added to the schema
+// after the segment was written reads as that many nulls or defaults.
+func (s *SegmentInfo) FieldLogRows() int64 {
+	var n int64
+	for _, l := range s.Binlogs[1] {
+		n += l.Entries
+	}
+	return n
 }

@@ -9,7 +9,10 @@ import (
 // InsertColumns decodes the user columns (field ID ≥ 100) of an insert
 // message of n rows for schema, keyed by field ID. It is the one rule for
 // what an insert message must hold: every user field of the schema, each in
-// a wire type that fits the field (FromFieldData), each with exactly n rows.
+// a wire type that fits the field (FromFieldData), each with exactly n rows;
+// a fillable field (nullable or with a default, see Fillable) it lacks, as
+// a message written before AddCollectionField added the field lacks it,
+// reads as Fill's rows.
 // The consumers (data node, query node) apply an insert message only through
 // it, and the proxy runs it on every message it builds before the append, so
 // a message that was acknowledged can always be applied.
@@ -27,6 +30,15 @@ func InsertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData,
 			continue
 		}
 		fd, ok := byID[f.GetFieldID()]
+		if !ok && Fillable(f) {
+			// A message written before the field was added to the schema.
+			c, err := Fill(f, n)
+			if err != nil {
+				return nil, err
+			}
+			cols[f.GetFieldID()] = c
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("column: insert lacks field %q", f.GetName())
 		}

@@ -33,13 +33,13 @@ func (c *Coordinator) AlterIndex(ctx context.Context, collectionID int64, name s
 	}
 	for k, v := range set {
 		if !catalog.IsConfigurableIndexParam(k) {
-			return errcode.Invalid("%s is not configable index param", k)
+			return errcode.Invalid("%s is not a configable index property", k)
 		}
 		params[k] = v
 	}
 	for _, k := range deleteKeys {
 		if !catalog.IsConfigurableIndexParam(k) {
-			return errcode.Invalid("%s is not configable index param", k)
+			return errcode.Invalid("%s is not a configable index property", k)
 		}
 		delete(params, k)
 	}

@@ -34,8 +34,8 @@ func TestAlterIndex(t *testing.T) {
 	err := c.AlterIndex(ctx, 100, "nope", map[string]string{"mmap.enabled": "true"}, nil)
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, errcode.IndexNotFound, ce.Code)
-	require.ErrorContains(t, c.AlterIndex(ctx, 100, "vec", map[string]string{"M": "8"}, nil), "not configable")
-	require.ErrorContains(t, c.AlterIndex(ctx, 100, "vec", nil, []string{"M"}), "not configable")
+	require.ErrorContains(t, c.AlterIndex(ctx, 100, "vec", map[string]string{"M": "8"}, nil), "is not a configable index property")
+	require.ErrorContains(t, c.AlterIndex(ctx, 100, "vec", nil, []string{"M"}), "is not a configable index property")
 
 	// The change is persisted: a restarted coordinator sees it, and deleting works.
 	e.close(t)

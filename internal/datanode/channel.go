@@ -133,6 +133,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		if err != nil {
 			return poison(err)
 		}
+		c.discardDropped()
 		var todo []int64
 		for _, id := range ids {
 			if c.flushed[id] {
@@ -154,6 +155,10 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		c.dels = nil
 		c.dropped = true
 		return nil
+	case wal.TypeSchemaChange:
+		if err := c.changeSchema(m.Payload); err != nil {
+			return poison(err)
+		}
 	case wal.TypeDropPartition:
 		if len(m.Payload) == 8 {
 			part := int64(binary.LittleEndian.Uint64(m.Payload))

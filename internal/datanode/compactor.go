@@ -410,7 +410,7 @@ func (n *Node) readSegment(ctx context.Context, coll *catalog.Collection, s cata
 			return nil, err
 		}
 		c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
-			Collection: s.CollectionID, Partition: s.PartitionID, ID: s.ID, LogIDs: s.LogIDs(f.GetFieldID())}, f)
+			Collection: s.CollectionID, Partition: s.PartitionID, ID: s.ID, LogIDs: s.LogIDs(f.GetFieldID()), Rows: s.FieldLogRows()}, f)
 		if err != nil {
 			return nil, err
 		}

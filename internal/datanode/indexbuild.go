@@ -159,5 +159,5 @@ func buildVectorIndex(ctx context.Context, indexType string, params map[string]s
 // loadField reads the column of field from the binlogs of seg.
 func (n *Node) loadField(ctx context.Context, seg catalog.SegmentInfo, field *schemapb.FieldSchema) (column.Column, error) {
 	return storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
-		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID())}, field)
+		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID()), Rows: seg.FieldLogRows()}, field)
 }

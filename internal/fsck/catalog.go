@@ -14,6 +14,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/index/binivf"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
@@ -316,7 +317,10 @@ func (c *catalogCheck) fieldBinlogs(ctx context.Context, d Damage, s catalog.Seg
 		}
 		total += rows
 	}
-	if !damaged && s.State == catalog.SegmentFlushed && total != s.NumRows {
+	// A field added to the schema after the segment's first syncs holds
+	// only the later rows; readers fill the first ones (storage.FieldLogs.Rows).
+	addedLater := column.Fillable(f) && total < s.NumRows
+	if !damaged && s.State == catalog.SegmentFlushed && total != s.NumRows && !addedLater {
 		d.Problem = fmt.Sprintf("the field's binlogs hold %d rows, the segment records %d", total, s.NumRows)
 		c.add(d)
 	}

@@ -662,5 +662,8 @@ func (p *Proxy) AlterCollection(ctx context.Context, req *milvuspb.AlterCollecti
 		// As in Milvus: how a loaded collection is held cannot change under it.
 		return errcode.Status(errcode.Invalid("can not alter mmap properties if collection loaded")), nil
 	}
+	if err := p.alterDynamicField(ctx, col, set, req.GetDeleteKeys()); err != nil || (len(set) == 0 && len(req.GetDeleteKeys()) == 0) {
+		return errcode.Status(err), nil
+	}
 	return errcode.Status(p.meta.AlterProperties(ctx, col.DBName, col.Name, set, req.GetDeleteKeys())), nil
 }

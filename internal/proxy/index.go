@@ -68,10 +68,10 @@ func checkHNSWParams(it string, params map[string]string) error {
 // catalog.IsConfigurableIndexParam allows, mmap.enabled taking a bool.
 func checkIndexProperty(key, value string) error {
 	if !catalog.IsConfigurableIndexParam(key) {
-		return errcode.Invalid("%s is not configable index param", key)
+		return errcode.Invalid("%s is not a configable index property", key)
 	}
 	if _, err := strconv.ParseBool(value); err != nil {
-		return errcode.Invalid("%s %q should be true or false", key, value)
+		return errcode.Invalid("invalid %s value: %s, expected: true, false", key, value)
 	}
 	return nil
 }
@@ -88,7 +88,7 @@ func (p *Proxy) AlterIndex(ctx context.Context, req *milvuspb.AlterIndexRequest)
 	}
 	for _, k := range req.GetDeleteKeys() {
 		if !catalog.IsConfigurableIndexParam(k) {
-			return errcode.Status(errcode.Invalid("%s is not configable index param", k)), nil
+			return errcode.Status(errcode.Invalid("%s is not a configable index property", k)), nil
 		}
 	}
 	if len(set) == 0 && len(req.GetDeleteKeys()) == 0 {

@@ -98,9 +98,9 @@ func validateGiven(col *catalog.Collection, fds []*schemapb.FieldData, numRows u
 			continue
 		}
 		fd := byName[f.GetName()]
-		if f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK {
+		if f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK && (fd == nil || !allowInsertAutoID(col)) {
 			if fd != nil {
-				return nil, errcode.Invalid("the primary key field %q is auto-generated, no need to provide it", f.GetName())
+				return nil, errcode.Invalid("more fieldData has pass in: the primary key field %q is auto-generated, no need to provide it", f.GetName())
 			}
 			continue
 		}
@@ -192,12 +192,7 @@ func fillMissing(col *catalog.Collection, out *rows, genPK func(n int) ([]int64,
 			}
 			out.cols[f.GetFieldID()] = c
 		case f.GetNullable() || f.GetDefaultValue() != nil:
-			c, err := column.New(f)
-			if err != nil {
-				return err
-			}
-			nulls := nullColumn(f, c, n)
-			filled, err := fillDefaults(f, nulls)
+			filled, err := column.Fill(f, n)
 			if err != nil {
 				return err
 			}
@@ -237,87 +232,13 @@ func autoIDs(f *schemapb.FieldSchema, n int, genPK func(n int) ([]int64, error))
 	return c, nil
 }
 
-// nullColumn returns n null rows of c's type.
-func nullColumn(f *schemapb.FieldSchema, c column.Column, n int) column.Column {
-	valid := make([]bool, n)
-	switch c := c.(type) {
-	case *column.Bools:
-		c.Data, c.Valid = make([]bool, n), valid
-	case *column.Ints:
-		c.Data, c.Valid = make([]int64, n), valid
-	case *column.Floats:
-		c.Data, c.Valid = make([]float64, n), valid
-	case *column.Strings:
-		c.Data, c.Valid = make([]string, n), valid
-	case *column.JSONs:
-		c.Data, c.Valid = make([][]byte, n), valid
-	case *column.Arrays:
-		c.Data, c.Valid = make([]*schemapb.ScalarField, n), valid
-	}
-	_ = f
-	return c
-}
-
 // fillDefaults replaces nulls with the field's default value, if it has one.
 func fillDefaults(f *schemapb.FieldSchema, c column.Column) (column.Column, error) {
-	dv := f.GetDefaultValue()
-	valid := c.Validity()
-	if dv == nil || valid == nil {
-		return c, nil
-	}
-	for i, ok := range valid {
-		if ok {
-			continue
-		}
-		switch c := c.(type) {
-		case *column.Bools:
-			c.Data[i] = dv.GetBoolData()
-		case *column.Ints:
-			if f.GetDataType() == schemapb.DataType_Timestamptz {
-				c.Data[i] = dv.GetTimestamptzData()
-			} else if f.GetDataType() == schemapb.DataType_Int64 {
-				c.Data[i] = dv.GetLongData()
-			} else {
-				c.Data[i] = int64(dv.GetIntData())
-			}
-		case *column.Floats:
-			if f.GetDataType() == schemapb.DataType_Double {
-				c.Data[i] = dv.GetDoubleData()
-			} else {
-				c.Data[i] = float64(dv.GetFloatData())
-			}
-		case *column.Strings:
-			c.Data[i] = dv.GetStringData()
-		case *column.JSONs:
-			c.Data[i] = dv.GetBytesData()
-		default:
-			return nil, errcode.Invalid("field %q: default values are not supported for %s", f.GetName(), f.GetDataType())
-		}
-	}
-	// Every row holds a value now; nullable fields keep the mask (all valid).
-	switch c := c.(type) {
-	case *column.Bools:
-		c.Valid = allValid(c.Valid, f)
-	case *column.Ints:
-		c.Valid = allValid(c.Valid, f)
-	case *column.Floats:
-		c.Valid = allValid(c.Valid, f)
-	case *column.Strings:
-		c.Valid = allValid(c.Valid, f)
-	case *column.JSONs:
-		c.Valid = allValid(c.Valid, f)
+	c, err := column.FillDefaults(f, c)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
 	}
 	return c, nil
-}
-
-func allValid(v []bool, f *schemapb.FieldSchema) []bool {
-	if !f.GetNullable() {
-		return nil
-	}
-	for i := range v {
-		v[i] = true
-	}
-	return v
 }
 
 func typeParamInt(f *schemapb.FieldSchema, key string) int {
@@ -368,7 +289,8 @@ func checkValues(f *schemapb.FieldSchema, c column.Column) error {
 				return errcode.Invalid("field %q: the string of row %d is not valid UTF-8", name, i)
 			}
 			if l := utf8.RuneCountInString(s); maxLen > 0 && l > maxLen {
-				return errcode.Invalid("length of varchar field %s exceeds max length, row number: %d, length: %d, max length: %d", name, i, l, maxLen)
+				return errcode.Invalid("length of varchar field %s exceeds max length, row number: %d, length: %d, max length: %d",
+					name, i, l, maxLen)
 			}
 		}
 	case *column.JSONs:
@@ -417,9 +339,10 @@ func checkArray(f *schemapb.FieldSchema, a *schemapb.ScalarField, capacity, maxL
 		ok, n = a.GetDoubleData() != nil, len(a.GetDoubleData().GetData())
 	case schemapb.DataType_VarChar:
 		ok, n = a.GetStringData() != nil, len(a.GetStringData().GetData())
-		for _, s := range a.GetStringData().GetData() {
-			if maxLen > 0 && utf8.RuneCountInString(s) > maxLen {
-				return errcode.Invalid("field %q: an element of row %d exceeds max length %d", name, row, maxLen)
+		for j, s := range a.GetStringData().GetData() {
+			if l := utf8.RuneCountInString(s); maxLen > 0 && l > maxLen {
+				return errcode.Invalid("length of Array array field %q exceeds max length, row number: %d, array index: %d, length: %d, max length: %d",
+					name, row, j, l, maxLen)
 			}
 		}
 	}

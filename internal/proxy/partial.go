@@ -263,14 +263,9 @@ func mergeField(f *schemapb.FieldSchema, sent, stored column.Column, at []int) (
 			continue
 		}
 		if fill == nil {
-			empty, err := column.New(f)
-			if err != nil {
-				return nil, err
-			}
-			if fill, err = fillDefaults(f, nullColumn(f, empty, len(at))); err != nil {
-				return nil, err
-			}
-			if fill.Len() != len(at) {
+			var err error
+			// column.Fill refuses types that cannot hold nulls (vectors).
+			if fill, err = column.Fill(f, len(at)); err != nil || fill.Len() != len(at) {
 				return nil, errcode.InvalidParam("fieldSchema(%s) has no corresponding fieldData pass in", f.GetName())
 			}
 		}

@@ -30,6 +30,9 @@ type Catalog interface {
 	DropPartition(ctx context.Context, db, coll, part string) (int64, error)
 	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
 	AlterProperties(ctx context.Context, db, coll string, set map[string]string, del []string) error
+	AddField(ctx context.Context, db, coll string, f *schemapb.FieldSchema) (*catalog.Collection, error)
+	AlterField(ctx context.Context, db, coll, field string, set map[string]string, del []string, loaded bool) error
+	EnableDynamicField(ctx context.Context, db, coll string) (*catalog.Collection, error)
 	NameCatalog // databases and aliases (database.go)
 }
 
@@ -41,6 +44,7 @@ type DataCoord interface {
 	RowCount(collectionID int64, partitions []int64) int64
 	DropCollection(ctx context.Context, collectionID int64, vchannels []string) error
 	DropPartition(ctx context.Context, collectionID, partitionID int64) error
+	Truncate(ctx context.Context, collectionID int64) error
 	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
 	Indexes(collectionID int64) []catalog.IndexInfo
 	IndexProgress(indexID int64) catalog.IndexProgress

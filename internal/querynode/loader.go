@@ -79,7 +79,7 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 // loadField reads and concatenates one field's insert binlogs.
 func (d *delegator) loadField(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (column.Column, error) {
 	return storage.ReadField(ctx, d.node.objects, storage.FieldLogs{Root: d.node.cfg.RootPath,
-		Collection: info.CollectionID, Partition: info.PartitionID, ID: info.ID, LogIDs: info.LogIDs(f.GetFieldID())}, f)
+		Collection: info.CollectionID, Partition: info.PartitionID, ID: info.ID, LogIDs: info.LogIDs(f.GetFieldID()), Rows: info.FieldLogRows()}, f)
 }
 
 // readDeltaLog reads one delta log of a segment.

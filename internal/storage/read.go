@@ -19,10 +19,16 @@ type FieldLogs struct {
 	Root                      string
 	Collection, Partition, ID int64
 	LogIDs                    []int64
+	// Rows is the segment's row count. A fillable field (column.Fillable)
+	// whose binlogs hold fewer rows, one added to the schema after (some
+	// of) the segment was written, reads as column.Fill's rows first, then
+	// its binlogs; 0 turns that off.
+	Rows int64
 }
 
 // ReadField reads a field's insert binlogs and concatenates them into one
-// column (rows in log order). It fails when the field has no binlogs.
+// column (rows in log order). It fails when the field has no binlogs,
+// unless the field was added after the segment was written (FieldLogs.Rows).
 func ReadField(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb.FieldSchema) (column.Column, error) {
 	id := f.GetFieldID()
 	parts := make([]column.Column, 0, len(loc.LogIDs))
@@ -37,6 +43,19 @@ func ReadField(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb
 			return nil, fmt.Errorf("storage: decode %s: %w", key, err)
 		}
 		parts = append(parts, bl.Column())
+	}
+	// A field added after some of the segment's syncs has binlogs only for
+	// the later ones: the earlier rows, always the first, read as Fill's.
+	got := 0
+	for _, p := range parts {
+		got += p.Len()
+	}
+	if int64(got) < loc.Rows && column.Fillable(f) {
+		fill, err := column.Fill(f, int(loc.Rows)-got)
+		if err != nil {
+			return nil, fmt.Errorf("storage: segment %d field %d: %w", loc.ID, id, err)
+		}
+		parts = append([]column.Column{fill}, parts...)
 	}
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("storage: segment %d has no binlogs for field %d", loc.ID, id)

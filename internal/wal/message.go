@@ -27,6 +27,11 @@ const (
 	TypeDropPartition MessageType = 7
 	// TypeFlush asks the data node to seal and sync the listed segments.
 	TypeFlush MessageType = 8
+	// TypeSchemaChange announces a collection's new schema (AddCollectionField):
+	// the payload is the whole new schemapb.CollectionSchema (protobuf). Every
+	// insert after it on the vchannel carries the new fields; rows before it
+	// read an added field as null or its default.
+	TypeSchemaChange MessageType = 9
 )
 
 // String implements fmt.Stringer.
@@ -48,6 +53,8 @@ func (t MessageType) String() string {
 		return "DropPartition"
 	case TypeFlush:
 		return "Flush"
+	case TypeSchemaChange:
+		return "SchemaChange"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
