@@ -18,6 +18,9 @@ import (
 // returns the index type to record: an empty type means INVERTED, and
 // AUTOINDEX is checked (and built) as INVERTED.
 func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
+	if t, ok, err := checkGeometryIndex(f, it); ok {
+		return t, err
+	}
 	if it == "" {
 		it = "INVERTED"
 	}

@@ -228,6 +228,8 @@ func nullColumn(f *schemapb.FieldSchema, c column.Column, n int) column.Column {
 		c.Data, c.Valid = make([]string, n), valid
 	case *column.JSONs:
 		c.Data, c.Valid = make([][]byte, n), valid
+	case *column.Geometries:
+		c.Data, c.Valid = make([][]byte, n), valid
 	case *column.Arrays:
 		c.Data, c.Valid = make([]*schemapb.ScalarField, n), valid
 	}
@@ -265,6 +267,12 @@ func fillDefaults(f *schemapb.FieldSchema, c column.Column) (column.Column, erro
 			c.Data[i] = dv.GetStringData()
 		case *column.JSONs:
 			c.Data[i] = dv.GetBytesData()
+		case *column.Geometries:
+			b, err := column.ParseWKT(dv.GetStringData())
+			if err != nil {
+				return nil, errcode.Invalid("field %q: invalid default value for geometry field: %v", f.GetName(), err)
+			}
+			c.Data[i] = b
 		default:
 			return nil, errcode.Invalid("field %q: default values are not supported for %s", f.GetName(), f.GetDataType())
 		}
@@ -280,6 +288,8 @@ func fillDefaults(f *schemapb.FieldSchema, c column.Column) (column.Column, erro
 	case *column.Strings:
 		c.Valid = allValid(c.Valid, f)
 	case *column.JSONs:
+		c.Valid = allValid(c.Valid, f)
+	case *column.Geometries:
 		c.Valid = allValid(c.Valid, f)
 	}
 	return c, nil

@@ -131,7 +131,10 @@ func fieldsData(col *catalog.Collection, o *outputSpec, cols map[int64]column.Co
 		if f.GetIsDynamic() && !o.allDyn {
 			c = filterDynamic(c.(*column.JSONs), o.dynKeys)
 		}
-		fd := column.ToFieldData(f.GetName(), id, c)
+		fd, err := column.GeometryToWKT(column.ToFieldData(f.GetName(), id, c))
+		if err != nil {
+			return nil, err
+		}
 		fd.IsDynamic = f.GetIsDynamic()
 		out = append(out, fd)
 	}
@@ -453,6 +456,12 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
+// planError reports a filter that does not compile as Milvus words it
+// (code 1100, "failed to create query plan: cannot parse expression: …").
+func planError(filter string, err error) error {
+	return errcode.Invalid("failed to create query plan: cannot parse expression: %s, error: %v", filter, err)
+}
+
 // fillRead completes the common part of a read request and validates the filter.
 func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, templates map[string]*schemapb.TemplateValue,
 	partNames []string, out *outputSpec, level commonpb.ConsistencyLevel, useDefault bool, gts uint64,
@@ -466,7 +475,7 @@ func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, t
 	}
 	if filter != "" {
 		if _, err := expr.Compile(filter, col.Schema, templates); err != nil {
-			return errcode.Invalid("%v", err)
+			return planError(filter, err)
 		}
 	}
 	r.CollectionID = col.ID
@@ -663,7 +672,7 @@ func (p *Proxy) deleteKeys(ctx context.Context, col *catalog.Collection, partID 
 ) (column.Column, error) {
 	e, err := expr.Compile(filter, col.Schema, templates)
 	if err != nil {
-		return nil, errcode.Invalid("%v", err)
+		return nil, planError(filter, err)
 	}
 	if pks, found := e.PKValues(); found {
 		return pks, nil

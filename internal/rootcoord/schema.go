@@ -356,6 +356,10 @@ func checkField(f *schemapb.FieldSchema) error {
 		if err := checkSparseField(f); err != nil {
 			return err
 		}
+	case schemapb.DataType_Geometry:
+		if err := checkGeometryField(f); err != nil {
+			return err
+		}
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)
 	}
