@@ -94,9 +94,10 @@ func (p *geoPred) eval(c *evalCtx) (boolVec, error) {
 	if !ok {
 		return boolVec{}, fmt.Errorf("expr: field %s holds %T, want a Geometry column", p.name, col)
 	}
+	cand := p.candidates(c)
 	out := make([]bool, c.n)
 	for i, b := range g.Data {
-		if g.IsNull(i) {
+		if g.IsNull(i) || cand != nil && !cand[i] {
 			continue
 		}
 		out[i] = p.gq.MatchWKB(b)
@@ -208,27 +209,58 @@ func (q *GeoQuery) setGeometry(s string) error {
 	return nil
 }
 
-// Envelope returns the query's bounding box, grown by the search radius for
-// ST_DWITHIN, and whether candidates must intersect it (false when the
-// predicate can hold for a row anywhere, as ST_ISVALID).
+// Envelope returns the box a row's bounding box must meet for the row to
+// match (the query's box, grown by the search radius for ST_DWITHIN), and
+// whether there is one: bounded is false when rows anywhere may match
+// (ST_ISVALID, an empty query geometry, a radius that wraps the globe).
 func (q *GeoQuery) Envelope() (minX, minY, maxX, maxY float64, bounded bool) {
-	if q.op == stIsValid || q.op == stTouches && q.qEnv.IsEmpty() {
+	lo, hi, ok := q.qEnv.MinMaxXYs()
+	if q.op == stIsValid || !ok {
 		return 0, 0, 0, 0, false
 	}
-	lo, hi, ok := q.qEnv.MinMaxXYs()
-	if !ok {
-		return 0, 0, 0, 0, true // an empty query geometry matches nothing bounded
-	}
 	if q.op == stDWithin {
-		dLat := q.distance / earthRadius * 180 / math.Pi
-		cos := math.Cos(lo.Y * math.Pi / 180)
-		dLon := 360.0
-		if cos > 1e-9 {
-			dLon = math.Min(360, dLat/cos)
+		// 5% slack covers the spherical excess of the flat bound.
+		dLat := 1.05*q.distance/earthRadius*180/math.Pi + 1e-9
+		latMax := math.Max(math.Abs(lo.Y-dLat), math.Abs(hi.Y+dLat))
+		if latMax >= 89.9 {
+			return 0, 0, 0, 0, false
+		}
+		dLon := dLat / math.Cos(latMax*math.Pi/180)
+		if lo.X-dLon < -180 || hi.X+dLon > 180 {
+			return 0, 0, 0, 0, false
 		}
 		return lo.X - dLon, lo.Y - dLat, hi.X + dLon, hi.Y + dLat, true
 	}
 	return lo.X, lo.Y, hi.X, hi.Y, true
+}
+
+// GeoIndex is a spatial index over a Geometry field (the RTREE index):
+// MarkBox sets out[r] for every row whose bounding box meets the box and
+// reports ok = false when it cannot answer. Rows it does not mark are
+// never tested; marked rows still get the exact predicate.
+type GeoIndex interface {
+	MarkBox(minX, minY, maxX, maxY float64, out []bool) (n int, ok bool)
+}
+
+// candidates returns the rows worth testing exactly (nil: every row).
+func (p *geoPred) candidates(c *evalCtx) []bool {
+	ib, ok := c.b.(IndexedBatch)
+	if !ok {
+		return nil
+	}
+	gi, ok := ib.Index(p.fid).(GeoIndex)
+	if !ok {
+		return nil
+	}
+	minX, minY, maxX, maxY, bounded := p.gq.Envelope()
+	if !bounded {
+		return nil
+	}
+	out := make([]bool, c.n)
+	if _, ok := gi.MarkBox(minX, minY, maxX, maxY, out); !ok {
+		return nil
+	}
+	return out
 }
 
 // MatchWKB evaluates the predicate on one row geometry in WKB. A row that

@@ -1,12 +1,15 @@
 package expr
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/index/scalar"
 )
 
 type geoBatch struct {
@@ -126,5 +129,58 @@ func TestSpatialErrors(t *testing.T) {
 	} {
 		_, err := Compile(f, geoSchema(), nil)
 		require.Error(t, err, f)
+	}
+}
+
+// rtreeBatch is a geoBatch with an RTREE index on the geometry field.
+type rtreeBatch struct {
+	geoBatch
+	idx *scalar.RTree
+}
+
+func (b rtreeBatch) Index(id int64) any {
+	if id == 101 {
+		return b.idx
+	}
+	return nil
+}
+
+// TestSpatialWithRTree checks that filters give the same rows with and
+// without the RTREE index, over random shapes and every predicate.
+func TestSpatialWithRTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var wkts []string
+	for i := range 400 {
+		x, y := rng.Float64()*100, rng.Float64()*100
+		switch i % 4 {
+		case 0:
+			wkts = append(wkts, fmt.Sprintf("POINT (%.2f %.2f)", x, y))
+		case 1:
+			s := 5 + rng.Float64()*10
+			wkts = append(wkts, fmt.Sprintf("POLYGON ((%.2f %.2f, %.2f %.2f, %.2f %.2f, %.2f %.2f, %.2f %.2f))",
+				x, y, x+s, y, x+s, y+s, x, y+s, x, y))
+		case 2:
+			wkts = append(wkts, fmt.Sprintf("LINESTRING (%.2f %.2f, %.2f %.2f)", x, y, rng.Float64()*100, rng.Float64()*100))
+		default:
+			wkts = append(wkts, "")
+		}
+	}
+	wkts = append(wkts, "POLYGON ((70 30, 80 30, 80 40, 70 40, 70 30))") // touches the query square
+	plain := geoRows(t, wkts...)
+	indexed := rtreeBatch{plain, scalar.BuildRTree(plain.cols[101].(*column.Geometries))}
+	q := "'POLYGON ((30 30, 70 30, 70 70, 30 70, 30 30))'"
+	for _, f := range []string{
+		"ST_INTERSECTS(geo, " + q + ")", "ST_WITHIN(geo, " + q + ")", "ST_CONTAINS(geo, 'POINT (50 50)')",
+		"ST_TOUCHES(geo, " + q + ")", "ST_OVERLAPS(geo, " + q + ")", "ST_CROSSES(geo, 'LINESTRING (0 50, 100 50)')",
+		"ST_EQUALS(geo, '" + wkts[0] + "')", "ST_DWITHIN(geo, 'POINT (50 50)', 500000)", "ST_ISVALID(geo)",
+	} {
+		e, err := Compile(f, geoSchema(), nil)
+		require.NoError(t, err)
+		want, err := e.Eval(plain)
+		require.NoError(t, err)
+		got, err := e.Eval(indexed)
+		require.NoError(t, err)
+		require.Equal(t, want, got, f)
+		require.Contains(t, want, true, "%s should match some rows", f)
 	}
 }
