@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/rtree"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/index/indexfile"
 )
 
 // RTree is the RTREE index of a Geometry field: the bounding box of every
@@ -21,11 +22,12 @@ import (
 //
 // # File format (file key "RTREE")
 //
-//	magic    "STRTREE\x00"            8 bytes
-//	version  uint32 LE = 1
-//	rows     uint64 LE
+// The shared index envelope (package indexfile: magic "STRT", uint16
+// version 1, payload, CRC-32C) around this payload, little-endian:
+//
+//	rows     uint64
 //	per row  flag byte: 0 = no box (null, empty or undecodable geometry),
-//	         1 = box, followed by minX, minY, maxX, maxY as float64 LE
+//	         1 = box, followed by minX, minY, maxX, maxY as float64
 //
 // The tree itself is rebuilt from the boxes on load.
 type RTree struct {
@@ -37,10 +39,10 @@ type RTree struct {
 // RTreeFileKey is the file key (and index type name) of an RTREE index file.
 const RTreeFileKey = "RTREE"
 
-var rtreeMagic = []byte("STRTREE\x00")
-
 // ErrRTreeFormat reports an RTREE index file that does not decode.
 var ErrRTreeFormat = errors.New("scalar: malformed RTREE index file")
+
+var rtreeFormat = indexfile.Format{Magic: "STRT", Version: 1, VersionSize: 2, Corrupt: ErrRTreeFormat}
 
 // BuildRTree indexes the bounding boxes of a Geometry column.
 func BuildRTree(c *column.Geometries) *RTree {
@@ -93,8 +95,6 @@ func (x *RTree) MarkBox(minX, minY, maxX, maxY float64, out []bool) (n int, ok b
 // Marshal writes the index in the format documented on RTree.
 func (x *RTree) Marshal(w io.Writer) error {
 	var buf bytes.Buffer
-	buf.Write(rtreeMagic)
-	_ = binary.Write(&buf, binary.LittleEndian, uint32(1))
 	_ = binary.Write(&buf, binary.LittleEndian, uint64(len(x.boxes)))
 	for i, b := range x.boxes {
 		if !x.has[i] {
@@ -106,20 +106,22 @@ func (x *RTree) Marshal(w io.Writer) error {
 			_ = binary.Write(&buf, binary.LittleEndian, math.Float64bits(v))
 		}
 	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	fw := rtreeFormat.NewWriter(w)
+	_, _ = fw.Write(buf.Bytes())
+	return fw.Close()
 }
 
 // UnmarshalRTree decodes an index written by Marshal.
 func UnmarshalRTree(data []byte) (*RTree, error) {
-	if len(data) < 20 || !bytes.Equal(data[:8], rtreeMagic) {
-		return nil, fmt.Errorf("%w: bad header", ErrRTreeFormat)
+	p, err := rtreeFormat.Open(data)
+	if err != nil {
+		return nil, err
 	}
-	if v := binary.LittleEndian.Uint32(data[8:]); v != 1 {
-		return nil, fmt.Errorf("%w: version %d", ErrRTreeFormat, v)
+	if len(p) < 8 {
+		return nil, fmt.Errorf("%w: no row count", ErrRTreeFormat)
 	}
-	n := binary.LittleEndian.Uint64(data[12:])
-	p := data[20:]
+	n := binary.LittleEndian.Uint64(p)
+	p = p[8:]
 	if n > uint64(len(p)) {
 		return nil, fmt.Errorf("%w: %d rows in %d bytes", ErrRTreeFormat, n, len(p))
 	}
