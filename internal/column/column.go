@@ -417,6 +417,8 @@ func New(f *schemapb.FieldSchema) (Column, error) {
 		return &Strings{T: t}, nil
 	case schemapb.DataType_JSON:
 		return &JSONs{}, nil
+	case schemapb.DataType_Geometry:
+		return &Geometries{}, nil
 	case schemapb.DataType_Array:
 		return &Arrays{Elem: f.GetElementType()}, nil
 	case schemapb.DataType_FloatVector:
@@ -488,6 +490,10 @@ func AppendAll(dst, src Column) {
 		d.Data = append(d.Data, s.Data...)
 	case *JSONs:
 		s := src.(*JSONs)
+		d.appendValidAll(&s.Nulls, n, len(s.Data))
+		d.Data = append(d.Data, s.Data...)
+	case *Geometries:
+		s := src.(*Geometries)
 		d.appendValidAll(&s.Nulls, n, len(s.Data))
 		d.Data = append(d.Data, s.Data...)
 	case *Arrays:

@@ -91,6 +91,8 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 			return nil, bad()
 		}
 		return &JSONs{Nulls{valid}, expand(d.GetData(), valid)}, nil
+	case schemapb.DataType_Geometry:
+		return geometriesFromFieldData(f, fd, valid)
 	case schemapb.DataType_Array:
 		d := fd.GetScalars().GetArrayData()
 		if d == nil {
@@ -196,6 +198,8 @@ func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 		scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: c.Data}}})
 	case *JSONs:
 		scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_JsonData{JsonData: &schemapb.JSONArray{Data: c.Data}}})
+	case *Geometries:
+		scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_GeometryData{GeometryData: &schemapb.GeometryArray{Data: c.Data}}})
 	case *Arrays:
 		scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{Data: c.Data, ElementType: c.Elem}}})
 	case *FloatVectors:

@@ -42,6 +42,8 @@ func Fill(f *schemapb.FieldSchema, n int) (Column, error) {
 		c.Data, c.Valid = make([]string, n), valid
 	case *JSONs:
 		c.Data, c.Valid = make([][]byte, n), valid
+	case *Geometries:
+		c.Data, c.Valid = make([][]byte, n), valid
 	case *Arrays:
 		c.Data, c.Valid = make([]*schemapb.ScalarField, n), valid
 	default:
@@ -85,6 +87,12 @@ func FillDefaults(f *schemapb.FieldSchema, c Column) (Column, error) {
 			c.Data[i] = dv.GetStringData()
 		case *JSONs:
 			c.Data[i] = dv.GetBytesData()
+		case *Geometries:
+			b, err := ParseWKT(dv.GetStringData())
+			if err != nil {
+				return nil, fmt.Errorf("field %q: invalid default value for geometry field: %w", f.GetName(), err)
+			}
+			c.Data[i] = b
 		default:
 			return nil, fmt.Errorf("field %q: default values are not supported for %s", f.GetName(), f.GetDataType())
 		}
@@ -100,6 +108,8 @@ func FillDefaults(f *schemapb.FieldSchema, c Column) (Column, error) {
 	case *Strings:
 		c.Valid = allValid(c.Valid, f)
 	case *JSONs:
+		c.Valid = allValid(c.Valid, f)
+	case *Geometries:
 		c.Valid = allValid(c.Valid, f)
 	}
 	return c, nil

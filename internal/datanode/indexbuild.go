@@ -16,6 +16,7 @@ import (
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/scalar"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/storage"
 )
@@ -72,6 +73,9 @@ func (n *Node) RunIndexBuilder(ctx context.Context, coord IndexCoord, name strin
 
 // buildIndex builds one task and returns the files it wrote.
 func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.IndexTask, idx catalog.IndexInfo) ([]string, int64, error) {
+	if strings.ToUpper(idx.Params["index_type"]) == scalar.RTreeFileKey {
+		return n.buildRTreeIndex(ctx, coord, task)
+	}
 	if kind, ok := n.scalarKind(coord, task, idx); ok {
 		return n.buildScalarIndex(ctx, coord, task, kind)
 	}

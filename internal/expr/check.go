@@ -754,6 +754,9 @@ func (c *checker) checkNull(n *nullNode) (operand, error) {
 				detailed("field %s is %s", id.name, f.GetDataType())
 		}
 	}
+	if f := c.geoField(n.x); f != nil {
+		return operand{pos: n.pos, p: &geoNullPred{fid: f.GetFieldID(), name: f.GetName(), not: n.not}}, nil
+	}
 	x, err := c.check(n.x)
 	if err != nil {
 		return operand{}, err
@@ -793,15 +796,16 @@ func knownFunction(name string) bool {
 func unsupportedFunction(name string) bool {
 	switch name {
 	case "text_match", "phrase_match", "random_sample", "element_filter",
-		"match_all", "match_any", "match_least", "match_most", "match_exact",
-		"st_equals", "st_touches", "st_overlaps", "st_crosses", "st_contains",
-		"st_intersects", "st_within", "st_dwithin", "st_isvalid":
+		"match_all", "match_any", "match_least", "match_most", "match_exact":
 		return true
 	}
 	return false
 }
 
 func (c *checker) checkCall(n *callNode) (operand, error) {
+	if op, ok := spatialNames[n.name]; ok {
+		return c.checkSpatial(n, op)
+	}
 	if unsupportedFunction(n.name) {
 		return operand{}, errAt(n.pos, "function %s is not supported", n.name)
 	}

@@ -18,6 +18,9 @@ import (
 // returns the index type to record: an empty type means INVERTED, and
 // AUTOINDEX is checked (and built) as INVERTED.
 func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
+	if t, ok, err := checkGeometryIndex(f, it); ok {
+		return t, err
+	}
 	if f.GetDataType() == schemapb.DataType_Timestamptz {
 		if err := checkTimestamptzIndex(f, it); err != nil {
 			return "", err

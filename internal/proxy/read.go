@@ -133,7 +133,10 @@ func fieldsData(col *catalog.Collection, o *outputSpec, cols map[int64]column.Co
 		if f.GetIsDynamic() && !o.allDyn {
 			c = filterDynamic(c.(*column.JSONs), o.dynKeys)
 		}
-		fd := column.ToFieldData(f.GetName(), id, c)
+		fd, err := column.GeometryToWKT(column.ToFieldData(f.GetName(), id, c))
+		if err != nil {
+			return nil, err
+		}
 		fd.IsDynamic = f.GetIsDynamic()
 		out = append(out, fd)
 	}

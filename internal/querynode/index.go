@@ -65,6 +65,12 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		if err != nil {
 			return fmt.Errorf("load index %s: %w", t.Files[0], err)
 		}
+		if path.Base(t.Files[0]) == scalar.RTreeFileKey {
+			if err := attachRTreeIndex(seg, t.FieldID, t.Files[0], data); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, ok := scalar.ParseKind(path.Base(t.Files[0])); ok {
 			if err := attachScalarIndex(seg, t.FieldID, t.Files[0], data); err != nil {
 				return err

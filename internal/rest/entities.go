@@ -316,6 +316,8 @@ func fieldLen(c *schemapb.FieldData) int {
 			return len(d.StringData.GetData())
 		case *schemapb.ScalarField_JsonData:
 			return len(d.JsonData.GetData())
+		case *schemapb.ScalarField_GeometryWktData:
+			return len(d.GeometryWktData.GetData())
 		case *schemapb.ScalarField_ArrayData:
 			return len(d.ArrayData.GetData())
 		}

@@ -201,6 +201,12 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 			d[i] = s
 		}
 		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: d}}})
+	case schemapb.DataType_Geometry:
+		sf, err := geometryScalars(values, wrap)
+		if err != nil {
+			return nil, err
+		}
+		fd.Field = scalars(sf)
 	case schemapb.DataType_JSON:
 		d := make([][]byte, n)
 		for i, v := range values {
@@ -398,6 +404,11 @@ func cellValue(c *schemapb.FieldData, i int, allowInt64 bool) (any, error) {
 				return nil, short
 			}
 			return d.StringData.GetData()[i], nil
+		case *schemapb.ScalarField_GeometryWktData:
+			if i >= len(d.GeometryWktData.GetData()) {
+				return nil, short
+			}
+			return d.GeometryWktData.GetData()[i], nil
 		case *schemapb.ScalarField_JsonData:
 			if i >= len(d.JsonData.GetData()) {
 				return nil, short

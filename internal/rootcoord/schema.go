@@ -365,6 +365,10 @@ func checkField(f *schemapb.FieldSchema) error {
 		}
 	case schemapb.DataType_String:
 		return errcode.Invalid("field %q: string data type not supported yet, please use VarChar type instead", name)
+	case schemapb.DataType_Geometry:
+		if err := checkGeometryField(f); err != nil {
+			return err
+		}
 	default:
 		return errcode.Invalid("field %q: data type %s is not supported", name, t)
 	}

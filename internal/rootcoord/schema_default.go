@@ -77,7 +77,7 @@ func checkDefaultValue(f *schemapb.FieldSchema) error {
 						"[expected=valid length string][actual=string length exceeds max length]", len(dv.GetStringData()), maxLen)
 				}
 			}
-		case schemapb.DataType_Timestamptz:
+		case schemapb.DataType_Timestamptz, schemapb.DataType_Geometry: // ISO text; WKT, checked by checkGeometryField
 		default:
 			return mismatch("DataType_VarChar")
 		}

@@ -153,6 +153,11 @@ func formatRow(col column.Column, i int) string {
 		return strconv.Quote(c.Data[i])
 	case *column.JSONs:
 		return string(c.Data[i])
+	case *column.Geometries:
+		if s, err := column.WKBToWKT(c.Data[i]); err == nil {
+			return s
+		}
+		return fmt.Sprintf("%x", c.Data[i])
 	case *column.Arrays:
 		b, err := protojson.MarshalOptions{}.Marshal(c.Data[i])
 		if err != nil {

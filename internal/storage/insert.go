@@ -148,6 +148,12 @@ func MemorySize(col column.Column, nullable bool) int {
 			n += len(b) + 16
 		}
 		return scalar(n)
+	case *column.Geometries:
+		n := 0
+		for _, b := range c.Data {
+			n += len(b) + 16
+		}
+		return scalar(n)
 	case *column.Arrays:
 		n := 0
 		for _, a := range c.Data {

@@ -46,7 +46,7 @@ func arrowType(t schemapb.DataType, col column.Column) (arrow.DataType, error) {
 		return arrow.PrimitiveTypes.Float64, nil
 	case schemapb.DataType_String, schemapb.DataType_VarChar, schemapb.DataType_Text:
 		return arrow.BinaryTypes.String, nil
-	case schemapb.DataType_Array, schemapb.DataType_JSON, schemapb.DataType_SparseFloatVector:
+	case schemapb.DataType_Array, schemapb.DataType_JSON, schemapb.DataType_SparseFloatVector, schemapb.DataType_Geometry:
 		return arrow.BinaryTypes.Binary, nil
 	case schemapb.DataType_FloatVector:
 		fv, ok := col.(*column.FloatVectors)
@@ -164,6 +164,8 @@ func buildArrow(mem memory.Allocator, t schemapb.DataType, dt arrow.DataType, co
 		b.AppendValues(c.Data, valid)
 		return b.NewArray(), nil
 	case *column.JSONs:
+		return buildBinary(mem, c.Data, valid), nil
+	case *column.Geometries:
 		return buildBinary(mem, c.Data, valid), nil
 	case *column.SparseVectors:
 		return buildBinary(mem, c.Data, valid), nil
@@ -360,6 +362,8 @@ func newColumn(h decodeHint, dt arrow.DataType) (column.Column, error) {
 		switch t {
 		case schemapb.DataType_JSON:
 			return &column.JSONs{}, nil
+		case schemapb.DataType_Geometry:
+			return &column.Geometries{}, nil
 		case schemapb.DataType_Array:
 			return &column.Arrays{Elem: h.elemType}, nil
 		case schemapb.DataType_SparseFloatVector:
@@ -463,6 +467,16 @@ func appendArrow(dst column.Column, arr arrow.Array, h decodeHint) error {
 			c.Data = append(c.Data, a.ValueStr(i))
 		}
 	case *column.JSONs:
+		appendValidity(&c.Nulls, len(c.Data), arr, h.nullable)
+		return appendBinaryRows(arr, func(b []byte, null bool) error {
+			if null {
+				c.Data = append(c.Data, nil)
+			} else {
+				c.Data = append(c.Data, b)
+			}
+			return nil
+		})
+	case *column.Geometries:
 		appendValidity(&c.Nulls, len(c.Data), arr, h.nullable)
 		return appendBinaryRows(arr, func(b []byte, null bool) error {
 			if null {
