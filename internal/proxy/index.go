@@ -30,7 +30,7 @@ func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 			return "", errcode.Invalid("index type %s is for vector fields; field %s is %s: use INVERTED, STL_SORT, BITMAP or Trie",
 				it, f.GetName(), f.GetDataType())
 		}
-		return "", errcode.Invalid("invalid index type: %s", it)
+		return "", errcode.Invalid("invalid parameter[expected=valid index][actual=invalid index type: %s]", it)
 	}
 	if err := scalar.Check(kind, f, params); err != nil {
 		return "", errcode.Invalid("%v", err)
@@ -44,7 +44,7 @@ func vectorIndexTypeError(f *schemapb.FieldSchema, it string) error {
 		return errcode.Invalid("index type %s is for scalar fields; field %s is %s: use a vector index type such as HNSW, IVF_FLAT or AUTOINDEX",
 			it, f.GetName(), f.GetDataType())
 	}
-	return errcode.Invalid("invalid index type: %s", it)
+	return errcode.Invalid("invalid parameter[expected=valid index][actual=invalid index type: %s]", it)
 }
 
 // checkHNSWParams checks HNSW build parameters at CreateIndex time, so an
