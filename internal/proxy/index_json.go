@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"errors"
+
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/catalog"
@@ -66,7 +68,7 @@ func checkJSONIndex(f *schemapb.FieldSchema, field, it string, params map[string
 	}
 	rec, err := checkScalarIndex(f, it, params)
 	if err != nil {
-		if ce, ok := err.(*errcode.Error); ok && ce.Code == errcode.IllegalArgument {
+		if ce := (*errcode.Error)(nil); errors.As(err, &ce) && ce.Code == errcode.IllegalArgument {
 			return "", "", invalidIndexParams(ce.Msg)
 		}
 		return "", "", err
