@@ -16,6 +16,7 @@ import (
 const (
 	codeCollectionLoaded = 104
 	codeIndexNotFound    = 700
+	codePlainError       = 65535
 )
 
 // TestIndexBadInput checks that every malformed CreateIndex, search
@@ -64,14 +65,14 @@ func TestIndexBadInput(t *testing.T) {
 		{"scalar index on a vector", "vec", map[string]string{"index_type": "INVERTED"}, []string{"INVERTED", "vec", "scalar"}},
 		{"vector index on a scalar", "price", map[string]string{"index_type": "HNSW"}, []string{"HNSW", "price"}},
 		{"unknown scalar index type", "price", map[string]string{"index_type": "BTREE"}, []string{"invalid index type", "BTREE"}},
-		{"STL_SORT on JSON", "meta", map[string]string{"index_type": "STL_SORT"}, []string{"STL_SORT", "numeric or varchar", "meta"}},
+		{"STL_SORT on JSON", "meta", map[string]string{"index_type": "STL_SORT"}, []string{"STL_SORT", "got JSON"}},
 		{"Trie on a number", "price", map[string]string{"index_type": "Trie"}, []string{"TRIE", "varchar", "price"}},
 		{"BITMAP on Double", "price", map[string]string{"index_type": "BITMAP"}, []string{"bitmap", "price", "Double"}},
 		{"BITMAP on the primary key", "id", map[string]string{"index_type": "BITMAP"}, []string{"primary key"}},
 		{"BITMAP cardinality out of range", "name", map[string]string{"index_type": "BITMAP", "bitmap_cardinality_limit": "5000"}, []string{"cardinality"}},
-		{"JSON index without params", "meta", map[string]string{"index_type": "INVERTED"}, []string{"json_cast_type", "json_path", "meta"}},
+		{"JSON index without params", "meta", map[string]string{"index_type": "INVERTED"}, []string{"json index must specify cast type", "missing_param=json_cast_type"}},
+		{"JSON index with an unknown cast type", "meta", map[string]string{"index_type": "INVERTED", "json_cast_type": "INT64"}, []string{"json_cast_type INT64 is not supported"}},
 		{"JSON index by default type", "meta", nil, []string{"json_cast_type"}},
-		{"unknown field", "nope", map[string]string{"index_type": "INVERTED"}, []string{"nope"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := create(tc.field, tc.params)
@@ -82,7 +83,11 @@ func TestIndexBadInput(t *testing.T) {
 			}
 		})
 	}
-	_, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vec"))
+	// Without a dynamic field an unknown field is Milvus's plain error.
+	err := create("nope", map[string]string{"index_type": "INVERTED"})
+	require.Equal(t, int32(codePlainError), merr.Code(err))
+	require.Contains(t, err.Error(), "cannot create index on non-exist field: nope")
+	_, err = c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vec"))
 	require.Error(t, err, "no refused index was recorded")
 
 	// One distinct index per field; an identical re-create is a no-op.
@@ -90,8 +95,8 @@ func TestIndexBadInput(t *testing.T) {
 	require.NoError(t, create("vec", hnsw("16", "64")))
 	err = create("vec", hnsw("32", "64"))
 	require.Error(t, err)
-	require.Equal(t, int32(codeIllegalArgument), merr.Code(err))
-	require.Contains(t, err.Error(), "at most one distinct index is allowed per field")
+	require.Equal(t, int32(codePlainError), merr.Code(err))
+	require.Contains(t, err.Error(), "CreateIndex failed: at most one distinct index is allowed per field")
 	require.NoError(t, create("price", map[string]string{"index_type": "STL_SORT"}))
 	require.Error(t, create("price", map[string]string{"index_type": "INVERTED"}))
 	require.NoError(t, create("meta", map[string]string{"index_type": "INVERTED", "json_cast_type": "double", "json_path": `meta["a"]`}))
@@ -112,7 +117,7 @@ func TestIndexBadInput(t *testing.T) {
 		index.NewJSONPathIndex(index.Inverted, "double", `meta["a"]`)))
 	require.NoError(t, err)
 	require.NoError(t, it.Await(ctx))
-	desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "meta"))
+	desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "meta/a"))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, desc.IndexedRows)
 	require.Equal(t, "INVERTED", desc.Params()["index_type"])

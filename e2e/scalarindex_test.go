@@ -167,14 +167,7 @@ func TestScalarIndexesMatchScan(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	count := func(coll, filter string) int64 {
-		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(filter).WithOutputFields("count(*)").
-			WithConsistencyLevel(entity.ClStrong))
-		require.NoError(t, err, filter)
-		n, err := rs.GetColumn("count(*)").GetAsInt64(0)
-		require.NoError(t, err)
-		return n
-	}
+	count := func(coll, filter string) int64 { return strongCount(t, c, coll, filter) }
 	search := func(coll, filter string) []int64 {
 		rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 20, []entity.Vector{entity.FloatVector{3, 5, 1, 1}}).
 			WithANNSField("vec").WithFilter(filter).WithConsistencyLevel(entity.ClStrong))

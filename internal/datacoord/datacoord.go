@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/internal/catalog"
-	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/wal"
@@ -760,20 +759,20 @@ func (c *Coordinator) truncateWAL(ctx context.Context) error {
 }
 
 // CreateIndex records an index on a field; an identical existing index is
-// not an error, a different one on the same field is.
+// not an error. As in Milvus 2.6, a field holds one index, except a JSON
+// field (or the dynamic field), which holds one per json_path; an index
+// named like an existing one with other parameters, or a second index on
+// the same field (same json_path), is refused (indexConflict).
 func (c *Coordinator) CreateIndex(ctx context.Context, idx catalog.IndexInfo) error {
 	c.mu.Lock()
 	for _, old := range c.indexes {
 		if old.CollectionID != idx.CollectionID || old.Deleted {
 			continue
 		}
-		if old.FieldID == idx.FieldID || old.Name == idx.Name {
-			same := old.Name == idx.Name && old.FieldID == idx.FieldID && equalParams(old.Params, idx.Params)
+		same, err := indexConflict(old, idx)
+		if same || err != nil {
 			c.mu.Unlock()
-			if same {
-				return nil
-			}
-			return errcode.Invalid("at most one distinct index is allowed per field: index %q already exists on the field with other parameters", old.Name)
+			return err
 		}
 	}
 	c.mu.Unlock()
@@ -793,19 +792,6 @@ func (c *Coordinator) CreateIndex(ctx context.Context, idx catalog.IndexInfo) er
 	c.indexes[idx.ID] = idx
 	c.mu.Unlock()
 	return c.scheduleIndexTasks(ctx)
-}
-
-// equalParams compares index definitions, ignoring the properties
-// AlterIndex manages (catalog.IsConfigurableIndexParam).
-func equalParams(a, b map[string]string) bool {
-	for _, m := range [2][2]map[string]string{{a, b}, {b, a}} {
-		for k, v := range m[0] {
-			if w, ok := m[1][k]; !catalog.IsConfigurableIndexParam(k) && (!ok || w != v) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Indexes lists the live indexes of a collection, by ID.

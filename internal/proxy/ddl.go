@@ -517,16 +517,21 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 	if err != nil {
 		return errcode.Status(err), nil
 	}
-	f := col.Field(req.GetFieldName())
-	if f == nil || f.GetFieldID() < 100 || f.GetIsDynamic() {
-		return errcode.Status(errcode.Invalid("cannot create index on non-existed field: %s", req.GetFieldName())), nil
+	f := indexedField(col, req.GetFieldName())
+	if f == nil {
+		return errcode.Status(errcode.New(codePlainError, "cannot create index on non-exist field: %s", req.GetFieldName())), nil
 	}
 	params, err := indexParams(req.GetExtraParams())
 	if err != nil {
 		return errcode.Status(err), nil
 	}
 	it := params["index_type"]
-	if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {
+	defaultName := f.GetName()
+	if f.GetDataType() == schemapb.DataType_JSON {
+		if it, defaultName, err = checkJSONIndex(f, req.GetFieldName(), it, params); err != nil {
+			return errcode.Status(err), nil
+		}
+	} else if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {
 		if it, err = checkSparseIndex(f, it, params); err != nil {
 			return errcode.Status(err), nil
 		}
@@ -548,7 +553,7 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 	params["index_type"] = it
 	name := req.GetIndexName()
 	if name == "" {
-		name = f.GetName()
+		name = defaultName
 	}
 	idx := catalog.IndexInfo{CollectionID: col.ID, FieldID: f.GetFieldID(), Name: name, Params: params}
 	return errcode.Status(p.data.CreateIndex(ctx, idx)), nil
@@ -574,7 +579,7 @@ func (p *Proxy) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRe
 		fname := ""
 		for _, f := range col.Schema.GetFields() {
 			if f.GetFieldID() == idx.FieldID {
-				fname = f.GetName()
+				fname = indexFieldName(f, idx)
 			}
 		}
 		if req.GetIndexName() != "" && req.GetIndexName() != idx.Name {
@@ -611,13 +616,19 @@ func (p *Proxy) DropIndex(ctx context.Context, req *milvuspb.DropIndexRequest) (
 	}
 	name := req.GetIndexName()
 	if name == "" && req.GetFieldName() != "" {
+		n := 0
 		for _, idx := range p.data.Indexes(col.ID) {
 			if f := col.Field(req.GetFieldName()); f != nil && f.GetFieldID() == idx.FieldID {
 				name = idx.Name
+				n++
 			}
 		}
 		if name == "" {
 			return ok(), nil
+		}
+		if n > 1 {
+			// A JSON field may hold one index per json_path.
+			return errcode.Status(errcode.New(codePlainError, "there are multiple indexes, please specify the index_name")), nil
 		}
 	}
 	return errcode.Status(p.data.DropIndex(ctx, col.ID, name)), nil

@@ -3,6 +3,7 @@ package scalar
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -80,8 +81,8 @@ func isString(t schemapb.DataType) bool {
 
 // Check reports whether an index of kind k may be built on field f with the
 // given build parameters, with the rules Milvus applies: INVERTED on bool,
-// integer, float, VarChar, Array of those, and JSON only with json_path and
-// json_cast_type; STL_SORT on numeric and VarChar fields (Milvus 2.6); BITMAP on bool, integer,
+// integer, float, VarChar, Array of those, and JSON with a json_cast_type
+// (checkJSONCast; the json_path is the caller's); STL_SORT on numeric and VarChar fields (Milvus 2.6); BITMAP on bool, integer,
 // VarChar and Array of those, never on the primary key; Trie on VarChar.
 // The error names the field and the index type.
 func Check(k Kind, f *schemapb.FieldSchema, params map[string]string) error {
@@ -96,14 +97,8 @@ func Check(k Kind, f *schemapb.FieldSchema, params map[string]string) error {
 				return fmt.Errorf("INVERTED index is not supported on array field %s of %s elements", name, elem)
 			}
 		case t == schemapb.DataType_JSON:
-			if params["json_cast_type"] == "" || params["json_path"] == "" {
-				return fmt.Errorf("json index on field %s must specify json_cast_type and json_path", name)
-			}
-			switch strings.ToUpper(params["json_cast_type"]) {
-			case "BOOL", "DOUBLE", "VARCHAR", "ARRAY_BOOL", "ARRAY_DOUBLE", "ARRAY_VARCHAR":
-			default:
-				return fmt.Errorf("json_cast_type %q of field %s is not supported: use BOOL, DOUBLE, VARCHAR, ARRAY_BOOL, ARRAY_DOUBLE or ARRAY_VARCHAR",
-					params["json_cast_type"], name)
+			if err := checkJSONCast(params); err != nil {
+				return err
 			}
 		default:
 			return fmt.Errorf("INVERTED index is not supported on %s field %s", t, name)
@@ -133,6 +128,34 @@ func Check(k Kind, f *schemapb.FieldSchema, params map[string]string) error {
 		}
 	default:
 		return fmt.Errorf("unknown scalar index kind %d", k)
+	}
+	return nil
+}
+
+// jsonCastTypes are the json_cast_type values (in upper case) Milvus 2.6
+// accepts for an INVERTED index on a JSON path; JSON indexes the value
+// itself, whatever its type.
+var jsonCastTypes = map[string]bool{"BOOL": true, "DOUBLE": true, "VARCHAR": true,
+	"ARRAY_BOOL": true, "ARRAY_DOUBLE": true, "ARRAY_VARCHAR": true, "JSON": true}
+
+// checkJSONCast checks json_cast_type (any case) and json_cast_function
+// (STRING_TO_DOUBLE, for DOUBLE only), worded as Milvus's checker words it.
+func checkJSONCast(params map[string]string) error {
+	ct, set := params["json_cast_type"]
+	if !set {
+		return errors.New("json index must specify cast type: missing parameter[missing_param=json_cast_type]")
+	}
+	up := strings.ToUpper(ct)
+	if !jsonCastTypes[up] {
+		return fmt.Errorf("json_cast_type %v is not supported: invalid parameter", ct)
+	}
+	if fn, set := params["json_cast_function"]; set {
+		if !strings.EqualFold(fn, "STRING_TO_DOUBLE") {
+			return fmt.Errorf("json_cast_function %v is not supported: invalid parameter", fn)
+		}
+		if up != "DOUBLE" {
+			return fmt.Errorf("json_cast_function %v is not supported for json_cast_type %v: invalid parameter", fn, ct)
+		}
 	}
 	return nil
 }
