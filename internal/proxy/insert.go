@@ -230,6 +230,12 @@ func nullColumn(f *schemapb.FieldSchema, c column.Column, n int) column.Column {
 		c.Data, c.Valid = make([][]byte, n), valid
 	case *column.Arrays:
 		c.Data, c.Valid = make([]*schemapb.ScalarField, n), valid
+	case *column.FloatVectors:
+		c.Data, c.Valid = make([]float32, n*c.Dim), valid
+	case *column.ByteVectors:
+		c.Data, c.Valid = make([]byte, n*c.Width), valid
+	case *column.SparseVectors:
+		c.Data, c.Valid = make([][]byte, n), valid
 	}
 	_ = f
 	return c

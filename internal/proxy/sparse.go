@@ -20,6 +20,9 @@ import (
 func checkSparseRows(f *schemapb.FieldSchema, c *column.SparseVectors) error {
 	c.Dim = 0
 	for i, row := range c.Data {
+		if c.IsNull(i) {
+			continue
+		}
 		if err := sparse.Validate(row); err != nil {
 			return errcode.Invalid("field %q: row %d: %v", f.GetName(), i, err)
 		}
