@@ -101,7 +101,7 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 			return nil, err
 		}
 		d := fd.GetVectors().GetFloatVector()
-		if d == nil {
+		if d == nil && !allNull(valid) {
 			return nil, bad()
 		}
 		if dim <= 0 || len(d.GetData())%dim != 0 {
@@ -141,7 +141,7 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 		return &ByteVectors{Nulls{valid}, t, dim, w, raw}, nil
 	case schemapb.DataType_SparseFloatVector:
 		d := fd.GetVectors().GetSparseFloatVector()
-		if d == nil {
+		if d == nil && !allNull(valid) {
 			return nil, bad()
 		}
 		rows, err := expandVectors(name, d.GetContents(), 1, valid)

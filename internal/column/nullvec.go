@@ -50,3 +50,14 @@ func compactVectors[T any](data []T, w int, valid []bool) []T {
 	}
 	return out
 }
+
+// allNull reports whether valid marks every one of at least one row null:
+// then a client may send a vector field with no data at all.
+func allNull(valid []bool) bool {
+	for _, ok := range valid {
+		if ok {
+			return false
+		}
+	}
+	return len(valid) > 0
+}

@@ -71,3 +71,17 @@ func TestNullableVectorsRowCountMismatch(t *testing.T) {
 		Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 2}}}})})
 	require.ErrorContains(t, err, "valid_data marks 2 of 3 rows as not null")
 }
+
+func TestNullableVectorsAllNullWithoutData(t *testing.T) {
+	f := field(schemapb.DataType_FloatVector, "dim", "2")
+	f.Nullable = true
+	c, err := column.FromFieldData(f, &schemapb.FieldData{ValidData: []bool{false, false}, Field: vectors(&schemapb.VectorField{Dim: 2})})
+	require.NoError(t, err)
+	require.Equal(t, 2, c.Len())
+	require.Empty(t, column.ToFieldData("v", 1, c).GetVectors().GetFloatVector().GetData())
+	sf := field(schemapb.DataType_SparseFloatVector)
+	sf.Nullable = true
+	c, err = column.FromFieldData(sf, &schemapb.FieldData{ValidData: []bool{false}, Field: vectors(&schemapb.VectorField{})})
+	require.NoError(t, err)
+	require.Equal(t, 1, c.Len())
+}

@@ -198,6 +198,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if err != nil {
 				return err
 			}
+			maskNullVectors(mask, v.Column(req.FieldID))
 			pkCol := v.Column(s.PKField())
 			if req.Sparse != nil {
 				return searchSparse(v, req, sparseQueries, mask, si, pkCol, heaps, groupCands)
