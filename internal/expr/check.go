@@ -746,6 +746,9 @@ func (c *checker) checkLike(n *likeNode) (operand, error) {
 }
 
 func (c *checker) checkNull(n *nullNode) (operand, error) {
+	if err := c.checkNullOnVector(n); err != nil {
+		return operand{}, err
+	}
 	x, err := c.check(n.x)
 	if err != nil {
 		return operand{}, err
