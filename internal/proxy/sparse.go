@@ -126,7 +126,8 @@ func sparseRows(c column.Column, rows []int) ([][]byte, error) {
 	out := make([][]byte, len(rows))
 	for j, i := range rows {
 		if sv.IsNull(i) {
-			return nil, errcode.Invalid("the vector to search by (row %d of the keys) is null", j)
+			out[j] = []byte{} // an empty query; plan.Search.NullQueries gives it no hits
+			continue
 		}
 		out[j] = sv.Data[i]
 	}

@@ -249,6 +249,10 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	var all []candidate
 	for q, h := range heaps {
 		var items []candidate
+		if q < len(req.NullQueries) && req.NullQueries[q] {
+			res.Hits[q] = nil // a search by the key of a row whose vector is null
+			continue
+		}
 		if req.GroupByField != 0 {
 			items = groupHits(dedupByPK(groupCands[q]), req, better)
 		} else {
