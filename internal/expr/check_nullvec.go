@@ -11,7 +11,9 @@ func (c *checker) checkNullOnVector(n *nullNode) error {
 		return nil
 	}
 	if f := c.byName[id.name]; f != nil && column.IsVector(f.GetDataType()) {
-		return errAt(n.pos, "IsNull/IsNotNull operations are not supported on vector fields")
+		// Milvus words it "cannot parse expression: …, error: IsNull/…"; the
+		// "error: " part is kept so its message is a substring of Strata's.
+		return errAt(n.pos, "cannot test vector field %s for null, error: IsNull/IsNotNull operations are not supported on vector fields", id.name)
 	}
 	return nil
 }
