@@ -105,13 +105,17 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 			return nil, err
 		}
 		d := fd.GetVectors().GetFloatVector()
-		if d == nil {
+		if d == nil && !allNull(valid) {
 			return nil, bad()
 		}
 		if dim <= 0 || len(d.GetData())%dim != 0 {
 			return nil, fmt.Errorf("column: field %q: %d floats are not whole vectors of dim %d", name, len(d.GetData()), dim)
 		}
-		return &FloatVectors{Dim: dim, Data: d.GetData()}, nil
+		data, err := expandVectors(name, d.GetData(), dim, valid)
+		if err != nil {
+			return nil, err
+		}
+		return &FloatVectors{Nulls{valid}, dim, data}, nil
 	case schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
 		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector:
 		dim, err := Dim(f)
@@ -134,13 +138,21 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 		if w == 0 || len(raw)%w != 0 {
 			return nil, fmt.Errorf("column: field %q: %d bytes are not whole vectors of dim %d (%s, %d bytes each)", name, len(raw), dim, t, w)
 		}
-		return &ByteVectors{T: t, Dim: dim, Width: w, Data: raw}, nil
+		raw, err = expandVectors(name, raw, w, valid)
+		if err != nil {
+			return nil, err
+		}
+		return &ByteVectors{Nulls{valid}, t, dim, w, raw}, nil
 	case schemapb.DataType_SparseFloatVector:
 		d := fd.GetVectors().GetSparseFloatVector()
-		if d == nil {
+		if d == nil && !allNull(valid) {
 			return nil, bad()
 		}
-		return &SparseVectors{Dim: d.GetDim(), Data: d.GetContents()}, nil
+		rows, err := expandVectors(name, d.GetContents(), 1, valid)
+		if err != nil {
+			return nil, err
+		}
+		return &SparseVectors{Nulls{valid}, d.GetDim(), rows}, nil
 	default:
 		return nil, fmt.Errorf("column: field %q: data type %s is not supported", name, t)
 	}
@@ -165,7 +177,8 @@ func expand[T any](data []T, valid []bool) []T {
 }
 
 // ToFieldData converts c into a wire column named name with field ID id.
-// Nullable columns carry valid_data and one value slot per row.
+// Nullable scalar columns carry valid_data and one value slot per row;
+// nullable vector columns carry valid_data and only the non-null vectors.
 func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 	fd := &schemapb.FieldData{Type: c.Type(), FieldName: name, FieldId: id, ValidData: c.Validity()}
 	scalars := func(s *schemapb.ScalarField) { fd.Field = &schemapb.FieldData_Scalars{Scalars: s} }
@@ -204,23 +217,24 @@ func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 		scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{Data: c.Data, ElementType: c.Elem}}})
 	case *FloatVectors:
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(c.Dim),
-			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: c.Data}}}}
+			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: compactVectors(c.Data, c.Dim, c.Valid)}}}}
 	case *ByteVectors:
 		vf := &schemapb.VectorField{Dim: int64(c.Dim)}
+		raw := compactVectors(c.Data, c.Width, c.Valid)
 		switch c.T {
 		case schemapb.DataType_BinaryVector:
-			vf.Data = &schemapb.VectorField_BinaryVector{BinaryVector: c.Data}
+			vf.Data = &schemapb.VectorField_BinaryVector{BinaryVector: raw}
 		case schemapb.DataType_Float16Vector:
-			vf.Data = &schemapb.VectorField_Float16Vector{Float16Vector: c.Data}
+			vf.Data = &schemapb.VectorField_Float16Vector{Float16Vector: raw}
 		case schemapb.DataType_BFloat16Vector:
-			vf.Data = &schemapb.VectorField_Bfloat16Vector{Bfloat16Vector: c.Data}
+			vf.Data = &schemapb.VectorField_Bfloat16Vector{Bfloat16Vector: raw}
 		case schemapb.DataType_Int8Vector:
-			vf.Data = &schemapb.VectorField_Int8Vector{Int8Vector: c.Data}
+			vf.Data = &schemapb.VectorField_Int8Vector{Int8Vector: raw}
 		}
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: vf}
 	case *SparseVectors:
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: c.Dim,
-			Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: c.Dim, Contents: c.Data}}}}
+			Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: c.Dim, Contents: compactVectors(c.Data, 1, c.Valid)}}}}
 	}
 	return fd
 }

@@ -46,6 +46,12 @@ func Fill(f *schemapb.FieldSchema, n int) (Column, error) {
 		c.Data, c.Valid = make([][]byte, n), valid
 	case *Arrays:
 		c.Data, c.Valid = make([]*schemapb.ScalarField, n), valid
+	case *FloatVectors: // nullable vectors: zero-filled slots, all invalid
+		c.Data, c.Valid = make([]float32, n*c.Dim), valid
+	case *ByteVectors:
+		c.Data, c.Valid = make([]byte, n*c.Width), valid
+	case *SparseVectors:
+		c.Data, c.Valid = make([][]byte, n), valid
 	default:
 		return nil, fmt.Errorf("column: field %q of type %s cannot hold nulls", f.GetName(), f.GetDataType())
 	}

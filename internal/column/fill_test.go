@@ -24,8 +24,10 @@ func TestFill(t *testing.T) {
 
 	vec := &schemapb.FieldSchema{FieldID: 103, Name: "v", DataType: schemapb.DataType_FloatVector, Nullable: true,
 		TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}}
-	_, err = Fill(vec, 1)
-	require.ErrorContains(t, err, "cannot hold nulls")
+	c, err = Fill(vec, 1)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false}, c.Validity(), "a nullable vector fills as a null, zero-filled row")
+	require.Equal(t, []float32{0, 0}, c.(*FloatVectors).Data)
 	require.False(t, Fillable(&schemapb.FieldSchema{FieldID: 104, DataType: schemapb.DataType_Int64}))
 	require.True(t, Fillable(nullable))
 }

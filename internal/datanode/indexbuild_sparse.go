@@ -35,9 +35,26 @@ func (n *Node) buildSparseIndex(ctx context.Context, task catalog.IndexTask, idx
 	if !ok {
 		return nil, 0, fmt.Errorf("field %q did not read as sparse vectors", field.GetName())
 	}
-	x, err := sparse.Build(ctx, rows.Data, p)
+	x, err := sparse.Build(ctx, emptyNullRows(rows), p)
 	if err != nil {
 		return nil, 0, err
 	}
 	return n.storeIndex(ctx, task, seg, p.Kind.String(), x)
+}
+
+// emptyNullRows returns the rows of c with every null row (a nullable sparse
+// field) as an empty vector, which the index holds but never matches; the
+// query node also masks null rows out of every search.
+func emptyNullRows(c *column.SparseVectors) [][]byte {
+	if c.Validity() == nil {
+		return c.Data
+	}
+	out := make([][]byte, len(c.Data))
+	for i, r := range c.Data {
+		if c.IsNull(i) || r == nil {
+			r = []byte{}
+		}
+		out[i] = r
+	}
+	return out
 }

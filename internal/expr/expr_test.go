@@ -679,7 +679,8 @@ func TestCompileErrors(t *testing.T) {
 		{"id == 1 and", "unexpected end", 11},
 		// names and types
 		{"vec > 1", "vector field", 0},
-		{"vec is null", "vector field", 0},
+		{"vec is null", "error: IsNull/IsNotNull operations are not supported on vector fields", 0},
+		{"vec is not null", "error: IsNull/IsNotNull operations are not supported on vector fields", 0},
 		{"id > 1 and nope[0] > vec", "vector field", 21},
 		{"[1, 2]", "expected a boolean expression, got list [1, 2]", 0},
 		{"id", "expected a boolean expression, got Int64 field id", 0},

@@ -89,6 +89,9 @@ type Search struct {
 	GroupSize    int
 	// StrictGroupSize drops groups that have fewer than GroupSize hits.
 	StrictGroupSize bool
+	// NullQueries[q], when set, marks query q of a search by primary key
+	// whose row has a null vector: as in Milvus 2.6 it has no hits.
+	NullQueries []bool
 }
 
 // NQ returns the number of query vectors: dense, binary or sparse.

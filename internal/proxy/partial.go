@@ -265,6 +265,9 @@ func mergeField(f *schemapb.FieldSchema, sent, stored column.Column, at []int) (
 		if fill == nil {
 			var err error
 			// column.Fill refuses types that cannot hold nulls (vectors).
+			if !column.Fillable(f) {
+				return nil, errcode.InvalidParam("fieldSchema(%s) has no corresponding fieldData pass in", f.GetName())
+			}
 			if fill, err = column.Fill(f, len(at)); err != nil || fill.Len() != len(at) {
 				return nil, errcode.InvalidParam("fieldSchema(%s) has no corresponding fieldData pass in", f.GetName())
 			}

@@ -266,11 +266,13 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		vectors [][]float32
 		binVecs [][]byte
 		sparseQ [][]byte
+		nullQ   []bool
 	)
 	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		var stored column.Column
 		var rows []int
 		if stored, rows, err = p.vectorsByPK(ctx, col, field, ids); err == nil {
+			nullQ = nullQueries(stored, rows)
 			if isSparse {
 				sparseQ, err = sparseRows(stored, rows)
 			} else {
@@ -296,7 +298,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, TopK: topk + offset}
+	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, TopK: topk + offset, NullQueries: nullQ}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil

@@ -20,6 +20,9 @@ import (
 func checkSparseRows(f *schemapb.FieldSchema, c *column.SparseVectors) error {
 	c.Dim = 0
 	for i, row := range c.Data {
+		if c.IsNull(i) {
+			continue
+		}
 		if err := sparse.Validate(row); err != nil {
 			return errcode.Invalid("field %q: row %d: %v", f.GetName(), i, err)
 		}
@@ -126,7 +129,8 @@ func sparseRows(c column.Column, rows []int) ([][]byte, error) {
 	out := make([][]byte, len(rows))
 	for j, i := range rows {
 		if sv.IsNull(i) {
-			return nil, errcode.Invalid("the vector to search by (row %d of the keys) is null", j)
+			out[j] = []byte{} // an empty query; plan.Search.NullQueries gives it no hits
+			continue
 		}
 		out[j] = sv.Data[i]
 	}

@@ -214,6 +214,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if err != nil {
 				return err
 			}
+			maskNullVectors(mask, v.Column(req.FieldID))
 			pkCol := v.Column(s.PKField())
 			if req.Sparse != nil {
 				return searchSparse(v, req, sparseQueries, mask, si, pkCol, heaps, groupCands)
@@ -264,6 +265,10 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	var all []candidate
 	for q, h := range heaps {
 		var items []candidate
+		if q < len(req.NullQueries) && req.NullQueries[q] {
+			res.Hits[q] = nil // a search by the key of a row whose vector is null
+			continue
+		}
 		if req.GroupByField != 0 {
 			items = groupHits(bestPerPK(groupCands[q], better), req, better)
 		} else {

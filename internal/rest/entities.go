@@ -300,6 +300,9 @@ func (h *Handler) runQuery(ctx context.Context, r *request, name string, req *re
 
 // fieldLen is the number of rows in a column.
 func fieldLen(c *schemapb.FieldData) int {
+	if v := c.GetValidData(); len(v) > 0 {
+		return len(v) // nullable vectors carry only their non-null rows
+	}
 	if s := c.GetScalars(); s != nil {
 		switch d := s.GetData().(type) {
 		case *schemapb.ScalarField_BoolData:

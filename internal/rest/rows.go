@@ -253,6 +253,10 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 		dim, _ := strconv.Atoi(typeParam(f, "dim"))
 		d := make([]float32, 0, n*dim)
 		for i, v := range values {
+			if v == nil && optional {
+				d = append(d, make([]float32, dim)...) // a null vector's slot
+				continue
+			}
 			list, ok := v.([]any)
 			if !ok {
 				return nil, wrap(i, fmt.Errorf("the vector is not an array of numbers"))
@@ -335,12 +339,19 @@ func columnsToRows(cols []*schemapb.FieldData, n int, allowInt64 bool) ([]map[st
 	}
 	for _, c := range cols {
 		valid := c.GetValidData()
+		// Nullable vectors travel compacted: row i's vector is the
+		// phys-th of the non-null ones.
+		compact, phys := c.GetVectors() != nil && len(valid) > 0, 0
 		for i := 0; i < n; i++ {
 			if len(valid) > 0 && i < len(valid) && !valid[i] {
 				rows[i][c.GetFieldName()] = nil
 				continue
 			}
-			v, err := cellValue(c, i, allowInt64)
+			j := i
+			if compact {
+				j, phys = phys, phys+1
+			}
+			v, err := cellValue(c, j, allowInt64)
 			if err != nil {
 				return nil, errorf(CodeInvalidSearchResult, "column %q row %d: %v", c.GetFieldName(), i, err)
 			}

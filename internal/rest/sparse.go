@@ -109,6 +109,9 @@ func sparseColumn(values []any, wrap func(int, error) error) (*schemapb.FieldDat
 	rows := make([][]byte, len(values))
 	var dim int64
 	for i, v := range values {
+		if v == nil {
+			continue // a null row of a nullable field (valid_data marks it)
+		}
 		row, err := sparseRow(v)
 		if err != nil {
 			return nil, wrap(i, err)

@@ -99,6 +99,10 @@ func byteVectorColumn(f *schemapb.FieldSchema, values []any, wrap func(int, erro
 	dim, _ := strconv.Atoi(typeParam(f, "dim"))
 	d := make([]byte, 0, len(values)*byteVectorWidth(t, dim))
 	for i, v := range values {
+		if v == nil && f.GetNullable() {
+			d = append(d, make([]byte, byteVectorWidth(t, dim))...) // a null vector's slot
+			continue
+		}
 		b, err := byteVector(t, dim, v)
 		if err != nil {
 			return nil, wrap(i, err)

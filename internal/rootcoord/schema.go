@@ -376,15 +376,15 @@ func checkField(f *schemapb.FieldSchema) error {
 }
 
 // checkDenseVector checks a fixed-dimension vector field: not a primary key,
-// not nullable, and a dim in [1, MaxDim] (for BinaryVector, a multiple of 8
+// no default value (it may be nullable), and a dim in [1, MaxDim] (for BinaryVector, a multiple of 8
 // in [8, 8×MaxDim], as Milvus counts binary dimensions in bits).
 func checkDenseVector(f *schemapb.FieldSchema) error {
 	name := f.GetName()
 	if f.GetIsPrimaryKey() {
 		return errcode.Invalid("field %q: the data type of the primary key should be Int64 or VarChar", name)
 	}
-	if f.GetNullable() {
-		return errcode.Invalid("field %q: vector fields cannot be nullable", name)
+	if err := checkVectorDefault(f); err != nil {
+		return err
 	}
 	v, ok := typeParam(f, "dim")
 	if !ok {

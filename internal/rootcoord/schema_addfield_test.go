@@ -52,8 +52,6 @@ func TestAddField(t *testing.T) {
 			"type param(max_length) should be specified for the field(s) of collection a"},
 		{"max_length too big", varcharField("s", "65536"), errcode.IllegalArgument,
 			"the maximum length specified for the field(s) should be in (0, 65535], but got 65536 instead: invalid parameter"},
-		{"vector", &schemapb.FieldSchema{Name: "v2", DataType: schemapb.DataType_FloatVector, Nullable: true,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "4"}}}, errcode.IllegalArgument, "cannot be nullable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.AddField(ctx, "", "a", tc.f)
@@ -94,6 +92,24 @@ func TestAddField(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, proto.Equal(col.Schema, got.Schema))
 	require.Equal(t, col.SchemaVersionTS, got.SchemaVersionTS)
+}
+
+// TestAddNullableVectorField: a vector field may be added when it is
+// nullable (rows written before it read as null vectors), as in Milvus 2.6.
+func TestAddNullableVectorField(t *testing.T) {
+	e := newEnv(t, t.TempDir())
+	c := e.core(t, Defaults())
+	ctx := context.Background()
+	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("a", "4"), 1, commonpb.ConsistencyLevel_Bounded, nil))
+	vec := func(nullable bool) *schemapb.FieldSchema {
+		return &schemapb.FieldSchema{Name: "v2", DataType: schemapb.DataType_FloatVector, Nullable: nullable,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "4"}}}
+	}
+	_, err := c.AddField(ctx, "", "a", vec(false))
+	require.ErrorContains(t, err, "added field must be nullable")
+	col, err := c.AddField(ctx, "", "a", vec(true))
+	require.NoError(t, err)
+	require.NotNil(t, col.Field("v2"))
 }
 
 func TestAlterField(t *testing.T) {

@@ -33,14 +33,14 @@ func TestPrepareSchemaSparse(t *testing.T) {
 	}
 	pk := sparse()
 	pk.IsPrimaryKey = true
-	nullable := sparse()
-	nullable.Nullable = true
+	withDefault := sparse()
+	withDefault.DefaultValue = &schemapb.ValueField{Data: &schemapb.ValueField_FloatData{FloatData: 10}}
 	for name, tc := range map[string]struct {
 		f   *schemapb.FieldSchema
 		msg string
 	}{
-		"primary key": {pk, "Int64 or VarChar"},
-		"nullable":    {nullable, "cannot be nullable"},
+		"primary key":   {pk, "Int64 or VarChar"},
+		"default value": {withDefault, "type not support default_value"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := PrepareSchema(with(tc.f))

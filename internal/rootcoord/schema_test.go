@@ -54,8 +54,8 @@ func TestPrepareSchemaRejects(t *testing.T) {
 	twoPK.Fields = append(twoPK.Fields, &schemapb.FieldSchema{Name: "id2", DataType: schemapb.DataType_Int64, IsPrimaryKey: true})
 	noPK := with()
 	noPK.Fields[0].IsPrimaryKey = false
-	nullableVec := vecField("4")
-	nullableVec.Nullable = true
+	defaultVec := vecField("4")
+	defaultVec.DefaultValue = &schemapb.ValueField{Data: &schemapb.ValueField_LongData{LongData: 10}}
 	pkDefault := with()
 	pkDefault.Fields[0].DefaultValue = &schemapb.ValueField{Data: &schemapb.ValueField_LongData{LongData: 1}}
 	pkNullable := with()
@@ -106,15 +106,13 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"dim negative", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("-8")}}, "invalid dimension"},
 		{"dim too big", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("32769")}}, "32768"},
 		{"dim not a number", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("x")}}, "invalid dimension"},
-		{"nullable vector", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), nullableVec}}, "cannot be nullable"},
+		{"vector with a default value", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), defaultVec}}, "type not support default_value"},
 		{"binary vector dim not a multiple of 8", with(f("b", schemapb.DataType_BinaryVector, "dim", "12")), "multiple of 8"},
 		{"binary vector dim too big", with(f("b", schemapb.DataType_BinaryVector, "dim", "262152")), "262144"},
 		{"binary vector without dim", with(f("b", schemapb.DataType_BinaryVector)), "dimension is not defined"},
 		{"float16 vector dim too big", with(f("b", schemapb.DataType_Float16Vector, "dim", "32769")), "32768"},
 		{"bfloat16 vector dim 0", with(f("b", schemapb.DataType_BFloat16Vector, "dim", "0")), "invalid dimension"},
 		{"int8 vector without dim", with(f("b", schemapb.DataType_Int8Vector)), "dimension is not defined"},
-		{"nullable int8 vector", with(&schemapb.FieldSchema{Name: "b", DataType: schemapb.DataType_Int8Vector,
-			Nullable: true, TypeParams: kv("dim", "4")}), "cannot be nullable"},
 		{"binary vector pk", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
 			{Name: "b", DataType: schemapb.DataType_BinaryVector, IsPrimaryKey: true, TypeParams: kv("dim", "8")}}}, "Int64 or VarChar"},
 		{"sparse vector with dim", with(f("b", schemapb.DataType_SparseFloatVector, "dim", "8")), "dim should not be specified"},

@@ -35,9 +35,6 @@ func EncodeInsertLog(d Descriptor, field *schemapb.FieldSchema, col column.Colum
 		return nil, fmt.Errorf("%w: [%d, %d]", ErrInvalidTimestamp, d.StartTimestamp, d.EndTimestamp)
 	}
 	nullable := field.GetNullable()
-	if nullable && column.IsVector(t) {
-		return nil, fmt.Errorf("%w: nullable vector field %d", ErrUnsupportedType, field.GetFieldID())
-	}
 	if err := checkDim(field, col); err != nil {
 		return nil, err
 	}

@@ -123,6 +123,11 @@ func roundTripCases() []roundTripCase {
 		{"bfloat16 vector", fieldOf(114, schemapb.DataType_BFloat16Vector, dim(2)), &column.ByteVectors{T: schemapb.DataType_BFloat16Vector, Dim: 2, Width: 4, Data: []byte{0x80, 0x3f, 0, 0x40}}},
 		{"int8 vector", fieldOf(115, schemapb.DataType_Int8Vector, dim(3)), &column.ByteVectors{T: schemapb.DataType_Int8Vector, Dim: 3, Width: 3, Data: []byte{0x80, 0x7f, 0, 1, 2, 3}}},
 		{"sparse vector", fieldOf(116, schemapb.DataType_SparseFloatVector), &column.SparseVectors{Dim: 1001, Data: [][]byte{sparseRow(1, 0.5, 1000, 2), {}, sparseRow(7, -1)}}},
+		{"float vector nullable", fieldOf(111, schemapb.DataType_FloatVector, dim(2), nullable), &column.FloatVectors{Nulls: column.Nulls{Valid: valid}, Dim: 2, Data: []float32{1, 2, 0, 0, 5, 6}}},
+		{"float vector all null", fieldOf(111, schemapb.DataType_FloatVector, dim(2), nullable), &column.FloatVectors{Nulls: column.Nulls{Valid: []bool{false, false}}, Dim: 2, Data: []float32{0, 0, 0, 0}}},
+		{"binary vector nullable", fieldOf(112, schemapb.DataType_BinaryVector, dim(16), nullable), &column.ByteVectors{Nulls: column.Nulls{Valid: valid}, T: schemapb.DataType_BinaryVector, Dim: 16, Width: 2, Data: []byte{0xff, 0x01, 0, 0, 0x00, 0x80}}},
+		{"int8 vector nullable", fieldOf(115, schemapb.DataType_Int8Vector, dim(1), nullable), &column.ByteVectors{Nulls: column.Nulls{Valid: valid}, T: schemapb.DataType_Int8Vector, Dim: 1, Width: 1, Data: []byte{0x80, 0, 3}}},
+		{"sparse vector nullable", fieldOf(116, schemapb.DataType_SparseFloatVector, nullable), &column.SparseVectors{Nulls: column.Nulls{Valid: valid}, Dim: 8, Data: [][]byte{sparseRow(1, 0.5), nil, sparseRow(7, -1)}}},
 	}
 }
 
@@ -214,7 +219,6 @@ func TestEncodeInsertLogErrors(t *testing.T) {
 		{"null in required", testDesc(), fieldOf(100, schemapb.DataType_Int64), &column.Ints{Nulls: column.Nulls{Valid: []bool{false}}, T: schemapb.DataType_Int64, Data: []int64{0}}, ErrTypeMismatch},
 		{"dim mismatch", testDesc(), fieldOf(100, schemapb.DataType_FloatVector, dim(8)), &column.FloatVectors{Dim: 4, Data: make([]float32, 4)}, ErrTypeMismatch},
 		{"zero timestamps", Descriptor{}, fieldOf(100, schemapb.DataType_Int64), &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}}, ErrInvalidTimestamp},
-		{"nullable vector", testDesc(), fieldOf(100, schemapb.DataType_FloatVector, dim(1), nullable), &column.FloatVectors{Dim: 1, Data: []float32{1}}, ErrUnsupportedType},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

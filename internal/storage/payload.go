@@ -528,6 +528,10 @@ func appendArrow(dst column.Column, arr arrow.Array, h decodeHint) error {
 		}
 		appendValidity(&c.Nulls, c.Len(), arr, h.nullable)
 		for i := 0; i < n; i++ {
+			if a.IsNull(i) {
+				c.Data = append(c.Data, make([]float32, c.Dim)...)
+				continue
+			}
 			v := a.Value(i)
 			for k := 0; k+4 <= len(v); k += 4 {
 				c.Data = append(c.Data, math.Float32frombits(binary.LittleEndian.Uint32(v[k:])))
@@ -540,6 +544,10 @@ func appendArrow(dst column.Column, arr arrow.Array, h decodeHint) error {
 		}
 		appendValidity(&c.Nulls, c.Len(), arr, h.nullable)
 		for i := 0; i < n; i++ {
+			if a.IsNull(i) {
+				c.Data = append(c.Data, make([]byte, c.Width)...)
+				continue
+			}
 			c.Data = append(c.Data, a.Value(i)...)
 		}
 	default:
