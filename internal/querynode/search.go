@@ -477,29 +477,20 @@ func preferred(a, b candidate, better func(x, y float32) bool) bool {
 
 // bestPerPK keeps, for each primary key, its preferred search candidate.
 func bestPerPK(items []candidate, better func(x, y float32) bool) []candidate {
-	best := map[any]int{}
-	for i, it := range items {
-		if j, ok := best[it.pk]; !ok || preferred(it, items[j], better) {
-			best[it.pk] = i
-		}
-	}
-	if len(best) == len(items) {
-		return items
-	}
-	out := make([]candidate, 0, len(best))
-	for i, it := range items {
-		if best[it.pk] == i {
-			out = append(out, it)
-		}
-	}
-	return out
+	return onePerPK(items, func(a, b candidate) bool { return preferred(a, b, better) })
 }
 
 // dedupByPK keeps, for each primary key, the candidate inserted last.
 func dedupByPK(items []candidate) []candidate {
+	return onePerPK(items, func(a, b candidate) bool { return a.ts > b.ts })
+}
+
+// onePerPK keeps one candidate per primary key, in order: a over b when
+// keep(a, b).
+func onePerPK(items []candidate, keep func(a, b candidate) bool) []candidate {
 	best := map[any]int{}
 	for i, it := range items {
-		if j, ok := best[it.pk]; !ok || it.ts > items[j].ts {
+		if j, ok := best[it.pk]; !ok || keep(it, items[j]) {
 			best[it.pk] = i
 		}
 	}

@@ -467,25 +467,9 @@ func appendArrow(dst column.Column, arr arrow.Array, h decodeHint) error {
 			c.Data = append(c.Data, a.ValueStr(i))
 		}
 	case *column.JSONs:
-		appendValidity(&c.Nulls, len(c.Data), arr, h.nullable)
-		return appendBinaryRows(arr, func(b []byte, null bool) error {
-			if null {
-				c.Data = append(c.Data, nil)
-			} else {
-				c.Data = append(c.Data, b)
-			}
-			return nil
-		})
+		return appendBytesRows(&c.Nulls, &c.Data, arr, h.nullable)
 	case *column.Geometries:
-		appendValidity(&c.Nulls, len(c.Data), arr, h.nullable)
-		return appendBinaryRows(arr, func(b []byte, null bool) error {
-			if null {
-				c.Data = append(c.Data, nil)
-			} else {
-				c.Data = append(c.Data, b)
-			}
-			return nil
-		})
+		return appendBytesRows(&c.Nulls, &c.Data, arr, h.nullable)
 	case *column.SparseVectors:
 		appendValidity(&c.Nulls, len(c.Data), arr, h.nullable)
 		return appendBinaryRows(arr, func(b []byte, null bool) error {
@@ -598,4 +582,17 @@ func scalarElemType(sf *schemapb.ScalarField) schemapb.DataType {
 		return schemapb.DataType_VarChar
 	}
 	return schemapb.DataType_None
+}
+
+// appendBytesRows appends a binary Arrow column's rows to a column of byte
+// strings (JSON, Geometry WKB): nil for a null row.
+func appendBytesRows(n *column.Nulls, data *[][]byte, arr arrow.Array, nullable bool) error {
+	appendValidity(n, len(*data), arr, nullable)
+	return appendBinaryRows(arr, func(b []byte, null bool) error {
+		if null {
+			b = nil
+		}
+		*data = append(*data, b)
+		return nil
+	})
 }
