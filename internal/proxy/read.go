@@ -231,12 +231,17 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if v, found := kvGet(params, "offset"); found && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return searchError(errcode.Invalid("offset %q should be a non-negative integer", v)), nil
+			return searchError(errcode.InvalidParam("offset [%s] is invalid, it should be in range [1, %d], but got %s", v, MaxTopK, v)), nil
 		}
 		offset = n
 	}
 	if err := checkTopK(topk, offset); err != nil {
 		return searchError(err), nil
+	}
+	if h, found := kvGet(params, "hints"); found && h != "" && h != "iterative_filter" {
+		// Milvus 2.6 knows one search hint; the filter is applied the same
+		// way with or without it here (the exact filter runs on every row).
+		return searchError(errcode.Invalid("Create Plan by expr failed:  => hints: %s not supported", h)), nil
 	}
 	tz, loc, err := readTimezone(col, params)
 	if err != nil {
