@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Writes the pass table of a Milvus client-suite run (../shared/milvus-suite/run.sh) as markdown.
 
-Usage: python3 tools/milvussuite/table.py RESULTS_DIR [--title TEXT] > docs/compat/milvus-suite.md
+Usage: python3 tools/milvussuite/table.py RESULTS_DIR [--title TEXT] [--about TEXT] > docs/compat/milvus-suite.md
 
 RESULTS_DIR is run.sh's $WORK/results: it reads junit/*.xml (one per test file) and, when
 present, progress.txt (which says whether the servers were alive at the end). Counting as
 run.sh does: passed / (passed + failed + errors); skips are the suite's own markers.
+--about adds a paragraph on the run (binary, date, machine). When the runner's directory
+(../shared/milvus-suite beside the repository, or $MILVUS_SUITE_DIR) has sigs.py and
+classify.py, their grouping of the failures by cause follows the table, so the whole
+document comes from this one command.
 """
 import glob
 import os
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -21,6 +26,7 @@ def main() -> None:
     title = "Milvus client suite against Strata"
     if "--title" in args:
         title = args[args.index("--title") + 1]
+    about = args[args.index("--about") + 1] if "--about" in args else ""
     rows = []
     for path in sorted(glob.glob(os.path.join(results, "junit", "*.xml"))):
         t = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
@@ -43,6 +49,8 @@ def main() -> None:
     print("`../shared/milvus-suite/run.sh` (tags L0 and L1 of `milvus_client/` and `milvus_client_v2/`).\n")
     print(f"**{tot['passed']} passed, {tot['failed'] + tot['errors']} failed, {tot['skipped']} skipped: "
           f"{100 * tot['passed'] / max(ran, 1):.1f} % of the {ran} cases that ran.**\n")
+    if about:
+        print(about + "\n")
     progress = os.path.join(results, "progress.txt")
     if os.path.exists(progress):
         with open(progress) as f:
@@ -56,6 +64,22 @@ def main() -> None:
         r = t["passed"] + t["failed"] + t["errors"]
         pct = f"{100 * t['passed'] / r:.0f}" if r else "–"
         print(f"| {name} | {t['passed']} | {t['failed']} | {t['errors']} | {t['skipped']} | {pct} |")
+    causes(results)
+
+
+def causes(results: str) -> None:
+    """Prints the runner's grouping of the failures by cause, when the runner is at hand."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    runner = os.environ.get("MILVUS_SUITE_DIR", os.path.join(here, "..", "..", "..", "shared", "milvus-suite"))
+    sigs, classify = os.path.join(runner, "sigs.py"), os.path.join(runner, "classify.py")
+    if not (os.path.exists(sigs) and os.path.exists(classify)):
+        return
+    subprocess.run([sys.executable, sigs, results], check=True, stdout=subprocess.DEVNULL)
+    out = subprocess.run([sys.executable, classify, results], check=True, capture_output=True, text=True).stdout
+    print("\n## Failures by cause\n")
+    print("From `classify.py RESULTS_DIR` of the runner (rules are regular expressions on the error text;")
+    print("[a] missing or wrong 2.6 behaviour, [b] a feature Strata lacks or words differently).\n")
+    print(out.rstrip())
 
 
 if __name__ == "__main__":
