@@ -17,7 +17,8 @@ import (
 // |ts − origin| (as in Milvus, the reranker reorders the limit hits the
 // search found, so the test asks for all rows); the scores are checked against the documented formulas, the
 // input field is fetched without being an output field, and bad parameters
-// are refused with Milvus's messages.
+// are refused with Milvus's messages; in a hybrid search the reranker fuses
+// the sub-searches (best normalized score × decay).
 func TestDecayRerank(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	c := s.client(t)
@@ -93,6 +94,27 @@ func TestDecayRerank(t *testing.T) {
 			require.InDelta(t, dec, tc.f(scale), 1e-9)
 		})
 	}
+
+	t.Run("hybrid", func(t *testing.T) {
+		// Two sub-searches that both score every row 1: a key's fused score
+		// is its best normalized score (1) times the decay of its ts.
+		q := entity.FloatVector([]float32{1, 0, 0, 0})
+		fn := decay("ts", map[string]any{"function": "exp", "origin": origin, "scale": scale, "offset": offset})
+		rs, err := c.HybridSearch(ctx, milvusclient.NewHybridSearchOption(coll, 5,
+			milvusclient.NewAnnRequest("v", n, q), milvusclient.NewAnnRequest("v", n, q)).
+			WithConsistencyLevel(entity.ClStrong).WithFunctionRerankers(fn))
+		require.NoError(t, err)
+		require.Equal(t, 5, rs[0].ResultCount)
+		want := func(d float64) float64 { return math.Exp(math.Log(dec) / scale * d) }
+		for i := range rs[0].ResultCount {
+			id, err := rs[0].IDs.GetAsInt64(i)
+			require.NoError(t, err)
+			require.InDelta(t, want(math.Max(0, math.Abs(float64(3*id)-origin)-offset)), rs[0].Scores[i], 1e-5, "id %d", id)
+		}
+		first, err := rs[0].IDs.GetAsInt64(0)
+		require.NoError(t, err)
+		require.InDelta(t, origin, float64(3*first), offset, "the nearest ts leads")
+	})
 
 	t.Run("group_by", func(t *testing.T) {
 		// Each name holds 10 rows; a group of 10 holds all of them, so the

@@ -208,8 +208,9 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	if len(subs) > maxSubSearches {
 		return searchError(errcode.InvalidParam("maximum of ann search requests is %d", maxSubSearches)), nil
 	}
-	if req.GetFunctionScore() != nil && len(req.GetFunctionScore().GetFunctions()) > 0 {
-		return searchError(errcode.Invalid("function score rerankers are not supported; use RRFRanker or WeightedRanker")), nil
+	decay, err := parseFunctionScore(col, req.GetFunctionScore())
+	if err != nil {
+		return searchError(err), nil
 	}
 	if v, _ := kvGet(req.GetRankParams(), "group_by_field"); v != "" {
 		return searchError(errcode.Invalid("group_by_field is not supported in hybrid search")), nil
@@ -268,9 +269,20 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	}
 	data := &schemapb.SearchResultData{NumQueries: int64(nq), TopK: int64(rk.limit), OutputFields: out.names,
 		PrimaryFieldName: col.PKField().GetName()}
+	var fused [][]fusedHit
+	if decay != nil {
+		if fused, err = p.decayFuse(ctx, col, req, decay, perQuery); err != nil {
+			return searchError(err), nil
+		}
+	}
 	var order []any
 	for q := 0; q < nq; q++ {
-		hits := rk.fuse(perQuery[q])
+		var hits []fusedHit
+		if decay != nil {
+			hits = fused[q]
+		} else {
+			hits = rk.fuse(perQuery[q])
+		}
 		start := min(rk.offset, len(hits))
 		end := min(start+rk.limit, len(hits))
 		for _, h := range hits[start:end] {

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/catalog"
@@ -224,4 +226,61 @@ func orderRescored(s []scored, groups column.Column) []scored {
 		out = append(out, byGroup[k]...)
 	}
 	return out
+}
+
+// decayFuse fuses a hybrid search's sub-search hits with a decay reranker,
+// as Milvus does: a key's score is its best normalized score over the
+// sub-searches times the decay of its input field's value; every query's
+// keys come back best first.
+func (p *Proxy) decayFuse(ctx context.Context, col *catalog.Collection, req *milvuspb.HybridSearchRequest,
+	d *decayRanker, perQuery [][]subHits,
+) ([][]fusedHit, error) {
+	best := make([]map[any]float64, len(perQuery))
+	var keys []any
+	seen := map[any]bool{}
+	firsts := make([][]any, len(perQuery))
+	for q, lists := range perQuery {
+		best[q] = map[any]float64{}
+		for _, l := range lists {
+			for i, pk := range l.pks {
+				s := normalize(l.metric, l.scores[i])
+				if old, ok := best[q][pk]; !ok || s > old {
+					if !ok {
+						firsts[q] = append(firsts[q], pk)
+					}
+					best[q][pk] = s
+				}
+				if !seen[pk] {
+					seen[pk] = true
+					keys = append(keys, pk)
+				}
+			}
+		}
+	}
+	spec := &outputSpec{}
+	spec.add(d.field.GetFieldID())
+	cols, err := p.requery(ctx, col, req, spec, keys)
+	if err != nil {
+		return nil, err
+	}
+	c := cols[d.field.GetFieldID()]
+	value := map[any]float64{}
+	for i, pk := range keys {
+		switch c := c.(type) {
+		case *column.Ints:
+			value[pk] = float64(c.Data[i])
+		case *column.Floats:
+			value[pk] = c.Data[i]
+		default:
+			return nil, fmt.Errorf("proxy: decay rerank: field %s has no numeric column", d.field.GetName())
+		}
+	}
+	out := make([][]fusedHit, len(perQuery))
+	for q := range perQuery {
+		for i, pk := range firsts[q] {
+			out[q] = append(out[q], fusedHit{pk: pk, score: best[q][pk] * d.factor(value[pk]), first: i})
+		}
+		slices.SortStableFunc(out[q], func(a, b fusedHit) int { return cmp.Compare(b.score, a.score) })
+	}
+	return out, nil
 }
