@@ -8,7 +8,8 @@ import (
 )
 
 // TestAlterMmapWhileLoaded pins Milvus's rule that a loaded collection's
-// mmap.enabled property cannot change (set or deleted) until it is released.
+// mmap.enabled and lazyload.enabled properties cannot change (set or
+// deleted) until it is released.
 func TestAlterMmapWhileLoaded(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	c := s.client(t)
@@ -21,7 +22,11 @@ func TestAlterMmapWhileLoaded(t *testing.T) {
 		return c.DropCollectionProperties(ctx, milvusclient.NewDropCollectionPropertiesOption("m", "mmap.enabled"))
 	}
 	require.ErrorContains(t, alter(), "can not alter mmap properties if collection loaded", "SimpleCreateCollectionOptions loads the collection")
-	require.ErrorContains(t, drop(), "can not alter mmap properties if collection loaded")
+	require.ErrorContains(t, drop(), "can not delete mmap properties if collection loaded")
+	require.ErrorContains(t, c.AlterCollectionProperties(ctx, milvusclient.NewAlterCollectionPropertiesOption("m").
+		WithProperty("lazyload.enabled", true)), "can not alter mmap properties if collection loaded")
+	require.ErrorContains(t, c.DropCollectionProperties(ctx, milvusclient.NewDropCollectionPropertiesOption("m", "lazyload.enabled")),
+		"can not delete lazyload.enabled properties if collection loaded")
 	require.NoError(t, c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption("m")))
 	require.NoError(t, alter())
 	require.NoError(t, drop())

@@ -668,10 +668,18 @@ func (p *Proxy) AlterCollection(ctx context.Context, req *milvuspb.AlterCollecti
 	for _, kv := range req.GetProperties() {
 		set[kv.GetKey()] = kv.GetValue()
 	}
-	_, mmapSet := set["mmap.enabled"]
-	if loaded, _ := p.query.Loaded(col.ID); loaded && (mmapSet || slices.Contains(req.GetDeleteKeys(), "mmap.enabled")) {
+	if loaded, _ := p.query.Loaded(col.ID); loaded {
 		// As in Milvus: how a loaded collection is held cannot change under it.
-		return errcode.Status(errcode.Invalid("can not alter mmap properties if collection loaded")), nil
+		_, mmapSet := set["mmap.enabled"]
+		_, lazySet := set["lazyload.enabled"]
+		switch {
+		case mmapSet || lazySet:
+			return errcode.Status(errcode.Invalid("can not alter mmap properties if collection loaded")), nil
+		case slices.Contains(req.GetDeleteKeys(), "mmap.enabled"):
+			return errcode.Status(errcode.Invalid("can not delete mmap properties if collection loaded")), nil
+		case slices.Contains(req.GetDeleteKeys(), "lazyload.enabled"):
+			return errcode.Status(errcode.Invalid("can not delete lazyload.enabled properties if collection loaded")), nil
+		}
 	}
 	if err := p.alterDynamicField(ctx, col, set, req.GetDeleteKeys()); err != nil || (len(set) == 0 && len(req.GetDeleteKeys()) == 0) {
 		return errcode.Status(err), nil
