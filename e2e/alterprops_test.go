@@ -15,6 +15,9 @@ func TestAlterMmapWhileLoaded(t *testing.T) {
 	c := s.client(t)
 	ctx := ctxT(t)
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.SimpleCreateCollectionOptions("m", 2)))
+	d, err := c.DescribeCollection(ctx, milvusclient.NewDescribeCollectionOption("m"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"timezone": "UTC"}, d.Properties, "a new collection shows its zone, as in Milvus 2.6")
 	alter := func() error {
 		return c.AlterCollectionProperties(ctx, milvusclient.NewAlterCollectionPropertiesOption("m").WithProperty("mmap.enabled", true))
 	}

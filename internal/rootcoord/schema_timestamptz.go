@@ -41,11 +41,16 @@ func checkTimezoneProps(props map[string]string) error {
 }
 
 // inheritTimezone returns the properties of a new collection: props, plus
-// the database's "timezone" when props does not name one.
+// the database's "timezone" when props does not name one, else "UTC" — a
+// Milvus 2.6 collection always shows its zone ({"timezone": "UTC"} by
+// default).
 func inheritTimezone(props, dbProps map[string]string) map[string]string {
-	tz, ok := dbProps[column.TimezoneKey]
-	if _, has := props[column.TimezoneKey]; has || !ok {
+	if _, has := props[column.TimezoneKey]; has {
 		return props
+	}
+	tz, ok := dbProps[column.TimezoneKey]
+	if !ok {
+		tz = column.DefaultTimezone
 	}
 	out := make(map[string]string, len(props)+1)
 	for k, v := range props {
