@@ -15,6 +15,23 @@ func attachScalarIndex(seg *segment.Segment, fieldID int64, file string, data []
 	if err != nil {
 		return fmt.Errorf("decode index %s: %w", file, err)
 	}
+	return attachDecoded(seg, fieldID, file, x)
+}
+
+// attachRTreeIndex decodes an RTREE index file and attaches it to a sealed
+// segment, where spatial filters on the field use it to skip rows whose
+// bounding box cannot match.
+func attachRTreeIndex(seg *segment.Segment, fieldID int64, file string, data []byte) error {
+	x, err := scalar.UnmarshalRTree(data)
+	if err != nil {
+		return fmt.Errorf("decode index %s: %w", file, err)
+	}
+	return attachDecoded(seg, fieldID, file, x)
+}
+
+// attachDecoded attaches index x, decoded from file, to a sealed segment
+// once it is sure to cover the segment's rows.
+func attachDecoded(seg *segment.Segment, fieldID int64, file string, x interface{ Len() int }) error {
 	if x.Len() != seg.Len() {
 		return fmt.Errorf("index %s has %d rows, segment %d has %d", file, x.Len(), seg.ID, seg.Len())
 	}

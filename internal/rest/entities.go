@@ -13,6 +13,8 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/column"
 )
 
 func (h *Handler) entityRoutes() {
@@ -304,27 +306,7 @@ func fieldLen(c *schemapb.FieldData) int {
 		return len(v) // nullable vectors carry only their non-null rows
 	}
 	if s := c.GetScalars(); s != nil {
-		switch d := s.GetData().(type) {
-		case *schemapb.ScalarField_BoolData:
-			return len(d.BoolData.GetData())
-		case *schemapb.ScalarField_IntData:
-			return len(d.IntData.GetData())
-		case *schemapb.ScalarField_LongData:
-			return len(d.LongData.GetData())
-		case *schemapb.ScalarField_FloatData:
-			return len(d.FloatData.GetData())
-		case *schemapb.ScalarField_DoubleData:
-			return len(d.DoubleData.GetData())
-		case *schemapb.ScalarField_StringData:
-			return len(d.StringData.GetData())
-		case *schemapb.ScalarField_JsonData:
-			return len(d.JsonData.GetData())
-		case *schemapb.ScalarField_GeometryWktData:
-			return len(d.GeometryWktData.GetData())
-		case *schemapb.ScalarField_ArrayData:
-			return len(d.ArrayData.GetData())
-		}
-		return 0
+		return column.ScalarLen(s)
 	}
 	v := c.GetVectors()
 	if sv := v.GetSparseFloatVector(); sv != nil {
