@@ -48,6 +48,9 @@ func (n *Nulls) IsNull(i int) bool { return n.Valid != nil && !n.Valid[i] }
 // Validity returns the mask (nil when every row is valid).
 func (n *Nulls) Validity() []bool { return n.Valid }
 
+// nulls gives the column types that embed Nulls one way to reach their mask.
+func (n *Nulls) nulls() *Nulls { return n }
+
 func (n *Nulls) takeValid(idx []int) []bool {
 	if n.Valid == nil {
 		return nil

@@ -104,19 +104,9 @@ func FillDefaults(f *schemapb.FieldSchema, c Column) (Column, error) {
 		}
 	}
 	// Every row holds a value now; nullable fields keep the mask (all valid).
-	switch c := c.(type) {
-	case *Bools:
-		c.Valid = allValid(c.Valid, f)
-	case *Ints:
-		c.Valid = allValid(c.Valid, f)
-	case *Floats:
-		c.Valid = allValid(c.Valid, f)
-	case *Strings:
-		c.Valid = allValid(c.Valid, f)
-	case *JSONs:
-		c.Valid = allValid(c.Valid, f)
-	case *Geometries:
-		c.Valid = allValid(c.Valid, f)
+	if nc, ok := c.(interface{ nulls() *Nulls }); ok {
+		n := nc.nulls()
+		n.Valid = allValid(n.Valid, f)
 	}
 	return c, nil
 }
