@@ -278,8 +278,8 @@ func TestBM25HybridRaw(t *testing.T) {
 	}
 	raw := s.rawClient(t)
 	res, err := raw.HybridSearch(ctx, &milvuspb.HybridSearchRequest{CollectionName: coll,
-		Requests: []*milvuspb.SearchRequest{sub("dog", "None"), sub("brown fox", "3")},
-		RankParams: []*commonpb.KeyValuePair{{Key: "strategy", Value: "rrf"}, {Key: "params", Value: `{"k": 60}`}, {Key: "limit", Value: "4"}},
+		Requests:         []*milvuspb.SearchRequest{sub("dog", "None"), sub("brown fox", "3")},
+		RankParams:       []*commonpb.KeyValuePair{{Key: "strategy", Value: "rrf"}, {Key: "params", Value: `{"k": 60}`}, {Key: "limit", Value: "4"}},
 		ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
 	require.NoError(t, err)
 	require.Zero(t, res.GetStatus().GetCode(), res.GetStatus().GetReason())
