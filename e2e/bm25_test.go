@@ -235,6 +235,7 @@ func TestBM25SchemaErrors(t *testing.T) {
 		{base().WithFunction(fn("text", "dense")), "BM25 function output field must be a SparseFloatVector field"},
 		{base().WithFunction(fn("text", "nope")), "function output field not found: nope"},
 		{base().WithFunction(fn("text", "sparse")).WithFunction(fn("text", "sparse")), "duplicate function name: f"},
+		{base().WithFunction(fn("text", "sparse")).WithFunction(fn("text", "sparse").WithName("g")), "duplicate function output field: function g, field sparse"},
 	} {
 		err := c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption("bad", tc.schema))
 		require.ErrorContains(t, err, tc.msg)
