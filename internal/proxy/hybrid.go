@@ -278,7 +278,7 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 		PrimaryFieldName: col.PKField().GetName()}
 	var fused [][]fusedHit
 	if decay != nil {
-		if fused, err = p.decayFuse(ctx, col, req, decay, perQuery); err != nil {
+		if fused, err = p.functionFuse(ctx, col, req, decay, perQuery); err != nil {
 			return searchError(err), nil
 		}
 	}
