@@ -130,6 +130,16 @@ func TestSearchFeatures(t *testing.T) {
 			years[y]++
 		}
 		require.Len(t, years, 3)
+
+		// Milvus's refusals: a Double or vector field, and grouping an iterator.
+		for field, typ := range map[string]string{"rating": "DOUBLE", "vector": "VECTOR_FLOAT"} {
+			_, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector(q)}).
+				WithConsistencyLevel(entity.ClStrong).WithGroupByField(field))
+			require.ErrorContains(t, err, "unsupported data type "+typ+" for group by operator")
+		}
+		_, err = c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithGroupByField("year").WithSearchParam("iterator", "true"))
+		require.ErrorContains(t, err, "Not allowed to do groupBy when doing iteration")
 	})
 
 	t.Run("range", func(t *testing.T) {

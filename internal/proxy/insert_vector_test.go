@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/plan"
 )
 
 // TestMissingVectorPayload: a non-nullable vector column without vectors
@@ -28,4 +29,19 @@ func TestMissingVectorPayload(t *testing.T) {
 	_, err := validateGiven(col, []*schemapb.FieldData{ids, empty("embeddings")}, 1, false)
 	require.EqualError(t, err, "float vector field 'embeddings' is illegal, array type mismatch: invalid parameter[expected=need float vector][actual=got nil]")
 	require.NoError(t, vectorPayloadMissing(col.Schema.GetFields()[2], empty("opt")))
+}
+
+// TestDimMaxScoreRatio: the knob is checked against Milvus's range.
+func TestDimMaxScoreRatio(t *testing.T) {
+	for _, tc := range []struct {
+		v  float64
+		ok bool
+	}{{0.5, true}, {1, true}, {1.3, true}, {0.49, false}, {1.4, false}} {
+		err := parseSparseSearchParams(map[string]any{"dim_max_score_ratio": tc.v}, &plan.Search{})
+		if tc.ok {
+			require.NoError(t, err, "%v", tc.v)
+		} else {
+			require.ErrorContains(t, err, "should be in range [0.500000, 1.300000]", "%v", tc.v)
+		}
+	}
 }

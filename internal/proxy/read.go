@@ -331,6 +331,9 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		sreq.TopK = topk
 	}
 	if g := kvValue(params, "group_by_field"); g != "" {
+		if iter != nil || parseBool(kvValue(params, "iterator")) {
+			return searchError(errcode.Invalid("Not allowed to do groupBy when doing iteration")), nil
+		}
 		gf := col.Field(g)
 		if gf == nil || gf.GetFieldID() < 100 {
 			return searchError(errcode.Invalid("group_by_field %q does not exist", g)), nil
@@ -339,7 +342,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
 			schemapb.DataType_Int64, schemapb.DataType_VarChar, schemapb.DataType_Timestamptz:
 		default:
-			return searchError(errcode.Invalid("group_by_field %q of type %s is not supported", g, gf.GetDataType())), nil
+			return searchError(errcode.Invalid("unsupported data type %s for group by operator", segcoreTypeName(gf.GetDataType()))), nil
 		}
 		sreq.GroupByField = gf.GetFieldID()
 		sreq.GroupSize = 1
@@ -458,6 +461,26 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		resp.Results.SearchIteratorV2Results = iter
 	}
 	return resp, nil
+}
+
+// segcoreTypeName names a data type as Milvus's query engine does in its
+// errors (FLOAT, VECTOR_FLOAT, ...).
+func segcoreTypeName(t schemapb.DataType) string {
+	switch t {
+	case schemapb.DataType_FloatVector:
+		return "VECTOR_FLOAT"
+	case schemapb.DataType_BinaryVector:
+		return "VECTOR_BINARY"
+	case schemapb.DataType_Float16Vector:
+		return "VECTOR_FLOAT16"
+	case schemapb.DataType_BFloat16Vector:
+		return "VECTOR_BFLOAT16"
+	case schemapb.DataType_SparseFloatVector:
+		return "VECTOR_SPARSE_FLOAT"
+	case schemapb.DataType_Int8Vector:
+		return "VECTOR_INT8"
+	}
+	return strings.ToUpper(t.String())
 }
 
 // parseIterator reads the search-iterator v2 parameters: the batch size

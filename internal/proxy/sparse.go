@@ -83,6 +83,14 @@ func parseSparseSearchParams(m map[string]any, sreq *plan.Search) error {
 		}
 		sreq.DropRatioSearch = f
 	}
+	if v, found := m["dim_max_score_ratio"]; found {
+		// A pruning knob of Milvus's approximate sparse search; every path
+		// here is exact, so it is checked and otherwise has no effect.
+		f, ok := toFloat(v)
+		if !ok || f < 0.5 || f > 1.3 {
+			return errcode.Invalid("Out of range in json: param 'dim_max_score_ratio' (%v) should be in range [0.500000, 1.300000]", v)
+		}
+	}
 	if v, found := m["refine_factor"]; found {
 		f, ok := toFloat(v)
 		if !ok || f < 1 || f != float64(int(f)) || f > 1<<16 {
