@@ -142,6 +142,15 @@ func TestSearchFeatures(t *testing.T) {
 		require.ErrorContains(t, err, "Not allowed to do groupBy when doing iteration")
 	})
 
+	t.Run("hints inside params", func(t *testing.T) {
+		_, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithSearchParam("params", `{"hints": "iterative_filter"}`))
+		require.NoError(t, err)
+		_, err = c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithSearchParam("params", `{"hints": "not_supported_hints"}`))
+		require.ErrorContains(t, err, "hints: not_supported_hints not supported")
+	})
+
 	t.Run("range", func(t *testing.T) {
 		rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 100, []entity.Vector{entity.FloatVector(q)}).
 			WithConsistencyLevel(entity.ClStrong).WithSearchParam("metric_type", "L2").

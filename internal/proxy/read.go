@@ -363,6 +363,10 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		if err := json.Unmarshal([]byte(raw), &m); err != nil {
 			return searchError(errcode.Invalid("search params %q are not a JSON object", raw)), nil
 		}
+		if h, found := m["hints"]; found && h != "iterative_filter" {
+			// pymilvus may carry the hint inside params rather than beside it.
+			return searchError(errcode.Invalid("Create Plan by expr failed:  => hints: %v not supported", h)), nil
+		}
 		if v, found := m["ef"]; found {
 			f, ok := toFloat(v)
 			if !ok || f < 1 || f != float64(int(f)) {
