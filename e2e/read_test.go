@@ -131,6 +131,23 @@ func TestSearchFeatures(t *testing.T) {
 		}
 		require.Len(t, years, 3)
 
+		// Offset and limit count groups: page 2 of 1 group is the second group of one search of 2.
+		two, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 2, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithGroupByField("year").WithGroupSize(2).WithOutputFields("year"))
+		require.NoError(t, err)
+		page, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 1, []entity.Vector{entity.FloatVector(q)}).
+			WithConsistencyLevel(entity.ClStrong).WithGroupByField("year").WithGroupSize(2).WithOffset(1).WithOutputFields("year"))
+		require.NoError(t, err)
+		require.Equal(t, 2, page[0].ResultCount)
+		for i := 0; i < 2; i++ {
+			want, _ := two[0].IDs.GetAsInt64(2 + i)
+			got, _ := page[0].IDs.GetAsInt64(i)
+			require.Equal(t, want, got)
+			wy, _ := two[0].GetColumn("year").GetAsInt64(2 + i)
+			gy, _ := page[0].GetColumn("year").GetAsInt64(i)
+			require.Equal(t, wy, gy)
+		}
+
 		// Milvus's refusals: a Double or vector field, and grouping an iterator.
 		for field, typ := range map[string]string{"rating": "DOUBLE", "vector": "VECTOR_FLOAT"} {
 			_, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector(q)}).

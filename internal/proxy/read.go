@@ -440,6 +440,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	}
 	if sreq.GroupByField != 0 {
 		// Hits are TopK groups of up to GroupSize hits; offset and limit count groups.
+		skipGroups(res, offset)
 		topk = MaxTopK * max(sreq.GroupSize, 1)
 		offset = 0
 	}
@@ -465,6 +466,53 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		resp.Results.SearchIteratorV2Results = iter
 	}
 	return resp, nil
+}
+
+// skipGroups drops the hits of the first offset groups of every query of a
+// grouping search (a query's hits come group by group), with their rows of
+// the output and group-value columns.
+func skipGroups(res *plan.SearchResult, offset int) {
+	if offset <= 0 || res.GroupValues == nil {
+		return
+	}
+	var keep []int
+	base := 0
+	for q, hits := range res.Hits {
+		var kept []plan.Hit
+		groups := 0
+		var last any
+		for i, h := range hits {
+			k := groupKey(res.GroupValues, base+i)
+			if i == 0 || k != last {
+				groups++
+				last = k
+			}
+			if groups > offset {
+				kept = append(kept, h)
+				keep = append(keep, base+i)
+			}
+		}
+		base += len(hits)
+		res.Hits[q] = kept
+	}
+	for id, c := range res.Fields {
+		res.Fields[id] = c.Take(keep)
+	}
+	res.GroupValues = res.GroupValues.Take(keep)
+}
+
+// nullGroup is the group key of rows whose group-by value is null.
+type nullGroup struct{}
+
+// groupKey is row i's group-by value as a comparable key.
+func groupKey(c column.Column, i int) any {
+	if n, ok := c.(interface{ IsNull(int) bool }); ok && n.IsNull(i) {
+		return nullGroup{}
+	}
+	if b, ok := c.(*column.Bools); ok {
+		return b.Data[i]
+	}
+	return column.KeyAt(c, i)
 }
 
 // segcoreTypeName names a data type as Milvus's query engine does in its
