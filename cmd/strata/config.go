@@ -30,6 +30,7 @@ type fileConfig struct {
 			SmallProportion  *float64  `json:"smallProportion"`
 			MinSmallSegments *int      `json:"minSmallSegments"`
 			DeletedRatio     *float64  `json:"deletedRatio"`
+			ExpiryGrace      *duration `json:"expiryGrace"`
 		} `json:"compaction"`
 	} `json:"dataCoord"`
 	DataNode *struct {
@@ -199,6 +200,7 @@ func loadConfigFile(path string, cfg *app.Config, proc *processConfig) error {
 			set(&c.Compaction.SmallProportion, cc.SmallProportion)
 			set(&c.Compaction.MinSmallSegments, cc.MinSmallSegments)
 			set(&c.Compaction.DeletedRatio, cc.DeletedRatio)
+			setDuration(&c.Compaction.ExpiryGrace, cc.ExpiryGrace)
 		}
 	}
 	if dn := fc.DataNode; dn != nil {

@@ -26,6 +26,11 @@ type CompactionConfig struct {
 	MinSmallSegments int
 	// DeletedRatio triggers compacting a segment whose deleted rows reach this share.
 	DeletedRatio float64
+	// ExpiryGrace is how long rows stay past their collection's TTL before
+	// an automatic compaction removes them (a manual one removes them at
+	// once): until then they are only hidden, so raising the TTL brings them
+	// back, as in Milvus, whose periodic compaction leaves them a while.
+	ExpiryGrace time.Duration
 	// ClusteringMaxRows caps the rows of each L2 segment a clustering
 	// compaction writes (0 = derived from SegmentMaxSize and the row size).
 	ClusteringMaxRows int64
@@ -34,7 +39,7 @@ type CompactionConfig struct {
 // DefaultCompaction returns the default compaction settings.
 func DefaultCompaction() CompactionConfig {
 	return CompactionConfig{L0Count: 8, L0MaxAge: 10 * time.Minute, L0Size: 64 << 20, SmallProportion: 0.5, MinSmallSegments: 4,
-		DeletedRatio: 0.2}
+		DeletedRatio: 0.2, ExpiryGrace: time.Minute}
 }
 
 // planState tracks a plan in memory. Plans are not persisted: after a crash
@@ -358,6 +363,21 @@ func (c *Coordinator) expireBefore(collectionID int64) uint64 {
 	return c.chans.ExpireBefore(collectionID)
 }
 
+// compactionCutoff returns the TTL cut-off a compaction drops rows by: the
+// collection's, moved back by ExpiryGrace unless the compaction was asked
+// for (0 = none).
+func (c *Coordinator) compactionCutoff(collectionID int64, force bool) uint64 {
+	cut := c.expireBefore(collectionID)
+	if cut == 0 || force {
+		return cut
+	}
+	grace := uint64(c.cfg.Compaction.ExpiryGrace.Milliseconds()) << 18 // hybrid timestamps: ms << 18
+	if cut <= grace {
+		return 0
+	}
+	return cut - grace
+}
+
 // clusteringKey returns a collection's clustering-key field (0 = none).
 func (c *Coordinator) clusteringKey(collectionID int64) int64 {
 	if c.chans == nil {
@@ -407,8 +427,8 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	}
 	c.mu.Unlock()
 	plans := planCompactions(c.cfg.Compaction, c.cfg.SegmentMaxSize, segs,
-		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, held, now, force, collectionID, c.expireBefore,
-		c.clusteringKey)
+		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, held, now, force, collectionID,
+		func(id int64) uint64 { return c.compactionCutoff(id, force) }, c.clusteringKey)
 	if len(plans) == 0 && !force {
 		return 0, 0, nil
 	}
@@ -424,9 +444,7 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	for i := range plans {
 		plans[i].ID = int64(first) + 1 + int64(i)
 		plans[i].TriggerID = trigger
-		if c.chans != nil {
-			plans[i].ExpireBefore = c.chans.ExpireBefore(plans[i].CollectionID)
-		}
+		plans[i].ExpireBefore = c.compactionCutoff(plans[i].CollectionID, force)
 		c.compaction.plans[plans[i].ID] = &planState{plan: plans[i], state: "pending", forced: force, claimedAt: c.now()}
 		if force && plans[i].Type == catalog.CompactionL0 {
 			c.compaction.followUps = append(c.compaction.followUps, followUp{trigger: trigger, collection: plans[i].CollectionID})

@@ -334,3 +334,26 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }
+
+// ttlChannels is a Channels of one collection whose TTL cut-off is fixed.
+type ttlChannels struct{ cut uint64 }
+
+func (ttlChannels) LiveVChannels() []string          { return nil }
+func (ttlChannels) StartOffset(string) (int64, bool) { return 0, false }
+func (c ttlChannels) ExpireBefore(int64) uint64      { return c.cut }
+func (ttlChannels) ClusteringKey(int64) int64        { return 0 }
+
+// TestCompactionCutoffGrace: automatic compactions drop rows only once they
+// are ExpiryGrace past the TTL; a manual one drops every expired row.
+func TestCompactionCutoffGrace(t *testing.T) {
+	e := newEnv(t)
+	c := e.coord(t)
+	cut := uint64(10*60*1000) << 18 // 10 minutes of hybrid time
+	c.chans = ttlChannels{cut: cut}
+	require.Equal(t, cut-uint64(60*1000)<<18, c.compactionCutoff(1, false))
+	require.Equal(t, cut, c.compactionCutoff(1, true))
+	c.cfg.Compaction.ExpiryGrace = time.Hour
+	require.Zero(t, c.compactionCutoff(1, false), "nothing is a grace period past the TTL yet")
+	c.chans = ttlChannels{}
+	require.Zero(t, c.compactionCutoff(1, true), "no TTL")
+}

@@ -99,6 +99,8 @@ func (c CompactionConfig) Validate() error {
 		return fmt.Errorf("datacoord: compaction minSmallSegments must be at least 2 (a merge has two inputs), got %d", c.MinSmallSegments)
 	case c.DeletedRatio <= 0:
 		return fmt.Errorf("datacoord: compaction deletedRatio must be positive, got %g", c.DeletedRatio)
+	case c.ExpiryGrace < 0:
+		return fmt.Errorf("datacoord: compaction expiryGrace must not be negative, got %s", c.ExpiryGrace)
 	case c.ClusteringMaxRows < 0:
 		return fmt.Errorf("datacoord: compaction clusteringMaxRows must not be negative, got %d", c.ClusteringMaxRows)
 	}
