@@ -174,3 +174,71 @@ func TestModelRerank(t *testing.T) {
 	}
 	require.Equal(t, before, calls.Load(), "refused params never reach the service")
 }
+
+// TestFusionAsFunction: an RRF or Weighted fusion given as a function-score
+// reranker (as langchain-milvus and pymilvus's Function(type=RERANK) send
+// it) fuses exactly as the same ranker given in rank params.
+func TestFusionAsFunction(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "fusionfn"
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("a").WithDataType(entity.FieldTypeFloatVector).WithDim(2)).
+		WithField(entity.NewField().WithName("b").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	var ids []int64
+	var a, b [][]float32
+	for i := range 30 {
+		ids = append(ids, int64(i))
+		a = append(a, []float32{float32(i), 1})
+		b = append(b, []float32{float32(30 - i), 2})
+	}
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids),
+		column.NewColumnFloatVector("a", 2, a), column.NewColumnFloatVector("b", 2, b)))
+	require.NoError(t, err)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	search := func(r milvusclient.Reranker, f *entity.Function) ([]milvusclient.ResultSet, error) {
+		o := milvusclient.NewHybridSearchOption(coll, 8,
+			milvusclient.NewAnnRequest("a", 10, entity.FloatVector([]float32{3, 1})).WithSearchParam("metric_type", "L2"),
+			milvusclient.NewAnnRequest("b", 10, entity.FloatVector([]float32{10, 2})).WithSearchParam("metric_type", "L2")).
+			WithConsistencyLevel(entity.ClStrong)
+		if f != nil {
+			return c.HybridSearch(ctx, o.WithFunctionRerankers(f))
+		}
+		return c.HybridSearch(ctx, o.WithReranker(r))
+	}
+	fn := func(params map[string]any) *entity.Function {
+		f := entity.NewFunction().WithName("fuse").WithType(entity.FunctionTypeRerank)
+		for k, v := range params {
+			f = f.WithParam(k, v)
+		}
+		return f
+	}
+	for name, tc := range map[string]struct {
+		ranker milvusclient.Reranker
+		fn     *entity.Function
+	}{
+		"rrf":      {milvusclient.NewRRFReranker().WithK(20), fn(map[string]any{"reranker": "rrf", "k": 20})},
+		"weighted": {milvusclient.NewWeightedReranker([]float64{0.3, 0.7}), fn(map[string]any{"reranker": "weighted", "weights": []float64{0.3, 0.7}, "norm_score": false})},
+	} {
+		t.Run(name, func(t *testing.T) {
+			want, err := search(tc.ranker, nil)
+			require.NoError(t, err)
+			got, err := search(nil, tc.fn)
+			require.NoError(t, err)
+			require.Equal(t, want[0].ResultCount, got[0].ResultCount)
+			for i := 0; i < want[0].ResultCount; i++ {
+				w, _ := want[0].IDs.GetAsInt64(i)
+				g, _ := got[0].IDs.GetAsInt64(i)
+				require.Equal(t, w, g)
+			}
+			if name == "rrf" {
+				require.Equal(t, want[0].Scores, got[0].Scores)
+			}
+		})
+	}
+}

@@ -121,6 +121,62 @@ func parseRanker(kvs []*commonpb.KeyValuePair, subs int) (*ranker, error) {
 	return r, nil
 }
 
+// fusionFunction reads an RRF or Weighted fusion given as a function-score
+// reranker (pymilvus Function(type=RERANK, params={"reranker": "rrf", "k": …}
+// or {"reranker": "weighted", "weights": […], "norm_score": …}), which
+// Milvus 2.6 takes in place of a ranker: it returns the rank params with
+// that strategy and no function score left. Any other function score is
+// returned as it is.
+func fusionFunction(rank []*commonpb.KeyValuePair, fs *schemapb.FunctionScore) ([]*commonpb.KeyValuePair, *schemapb.FunctionScore, error) {
+	if len(fs.GetFunctions()) != 1 || fs.GetFunctions()[0].GetType() != schemapb.FunctionType_Rerank {
+		return rank, fs, nil
+	}
+	params := map[string]string{}
+	for _, kv := range fs.GetFunctions()[0].GetParams() {
+		params[strings.ToLower(kv.GetKey())] = kv.GetValue()
+	}
+	for _, kv := range fs.GetParams() {
+		if _, set := params[strings.ToLower(kv.GetKey())]; !set {
+			params[strings.ToLower(kv.GetKey())] = kv.GetValue()
+		}
+	}
+	strategy := strings.ToLower(params["reranker"])
+	if strategy != "rrf" && strategy != "weighted" {
+		return rank, fs, nil
+	}
+	p := map[string]any{}
+	if v, ok := params["k"]; ok {
+		k, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return nil, nil, errcode.Invalid("The rank params k should be in range (0, 16384), got %s", v)
+		}
+		p["k"] = k
+	}
+	if v, ok := params["weights"]; ok {
+		var w []float64
+		if err := json.Unmarshal([]byte(v), &w); err != nil {
+			return nil, nil, errcode.Invalid("weights %s should be a list of numbers", v)
+		}
+		p["weights"] = w
+	}
+	if v, ok := params["norm_score"]; ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, nil, errcode.Invalid("norm_score %s should be true or false", v)
+		}
+		p["norm_score"] = b
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := slices.DeleteFunc(slices.Clone(rank), func(kv *commonpb.KeyValuePair) bool {
+		return kv.GetKey() == "strategy" || kv.GetKey() == "params"
+	})
+	out = append(out, &commonpb.KeyValuePair{Key: "strategy", Value: strategy}, &commonpb.KeyValuePair{Key: "params", Value: string(raw)})
+	return out, nil, nil
+}
+
 // subHits is one sub-search's hits of one query.
 type subHits struct {
 	pks    []any
@@ -208,14 +264,18 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	if len(subs) > maxSubSearches {
 		return searchError(errcode.InvalidParam("maximum of ann search requests is %d", maxSubSearches)), nil
 	}
-	decay, err := parseFunctionScore(col, req.GetFunctionScore())
+	rankParams, fs, err := fusionFunction(req.GetRankParams(), req.GetFunctionScore())
 	if err != nil {
 		return searchError(err), nil
 	}
-	if v, _ := kvGet(req.GetRankParams(), "group_by_field"); v != "" {
+	decay, err := parseFunctionScore(col, fs)
+	if err != nil {
+		return searchError(err), nil
+	}
+	if v, _ := kvGet(rankParams, "group_by_field"); v != "" {
 		return searchError(errcode.Invalid("group_by_field is not supported in hybrid search")), nil
 	}
-	rk, err := parseRanker(req.GetRankParams(), len(subs))
+	rk, err := parseRanker(rankParams, len(subs))
 	if err != nil {
 		return searchError(err), nil
 	}
