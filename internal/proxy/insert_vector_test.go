@@ -45,3 +45,29 @@ func TestDimMaxScoreRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaKeyOutput: $meta["k"] names a dynamic key as an output field,
+// unless a static field of that name hides it.
+func TestMetaKeyOutput(t *testing.T) {
+	for in, want := range map[string]string{`$meta["a"]`: "a", `$meta['b c']`: "b c"} {
+		k, ok := metaKey(in)
+		require.True(t, ok, in)
+		require.Equal(t, want, k)
+	}
+	for _, in := range []string{`$meta`, `$meta[a]`, `$meta["a']`, `meta["a"]`, `$meta[""]`} {
+		_, ok := metaKey(in)
+		require.False(t, ok, in)
+	}
+	col := &catalog.Collection{Schema: &schemapb.CollectionSchema{EnableDynamicField: true, Fields: []*schemapb.FieldSchema{
+		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+		{FieldID: 101, Name: "x", DataType: schemapb.DataType_Int64},
+		{FieldID: 102, Name: "$meta", DataType: schemapb.DataType_JSON, IsDynamic: true},
+	}}}
+	o, err := resolveOutput(col, []string{`$meta["k"]`}, false)
+	require.NoError(t, err)
+	require.Equal(t, []string{"k"}, o.dynKeys)
+	o, err = resolveOutput(col, []string{"x", `$meta["x"]`}, false)
+	require.NoError(t, err)
+	require.Empty(t, o.dynKeys)
+	require.Equal(t, []string{"x"}, o.names)
+}

@@ -70,6 +70,12 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 			}
 			continue
 		}
+		if key, ok := metaKey(name); ok && dyn != nil {
+			if f := col.Field(key); f != nil && !f.GetIsDynamic() {
+				continue // a static field of that name hides the key (Milvus issue 41702)
+			}
+			name = key
+		}
 		if f := col.Field(name); f != nil && f.GetFieldID() >= 100 {
 			if !retrievable(col, f) {
 				return nil, errcode.Invalid("not allowed to retrieve raw data of field %s", name)
@@ -466,6 +472,20 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		resp.Results.SearchIteratorV2Results = iter
 	}
 	return resp, nil
+}
+
+// metaKey reads an output field written as a key of the dynamic field,
+// $meta["key"] (or $meta['key']), as Milvus accepts it.
+func metaKey(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "$meta[")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return "", false
+	}
+	rest = strings.TrimSuffix(rest, "]")
+	if len(rest) < 3 || (rest[0] != '"' && rest[0] != '\'') || rest[len(rest)-1] != rest[0] {
+		return "", false
+	}
+	return rest[1 : len(rest)-1], true
 }
 
 // skipGroups drops the hits of the first offset groups of every query of a
