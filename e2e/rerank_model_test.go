@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	le "encoding/binary"
 	"encoding/json"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,11 +11,15 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/index"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 )
 
 // rerankService serves the rerank protocols of Text Embeddings Inference
@@ -241,4 +247,89 @@ func TestFusionAsFunction(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHybridGroupBy: a hybrid search grouped by a field (rank params
+// group_by_field, group_size, strict_group_size, as pymilvus sends them)
+// returns limit groups of up to group_size fused hits each, group by group,
+// groups ordered by their best hit, with the group values.
+func TestHybridGroupBy(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll, n = "hygroup", 40
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("tag").WithDataType(entity.FieldTypeInt64)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	var ids, tags []int64
+	var vecs [][]float32
+	for i := range n {
+		ids, tags = append(ids, int64(i)), append(tags, int64(i%4))
+		vecs = append(vecs, []float32{float32(i), 1})
+	}
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids),
+		column.NewColumnInt64("tag", tags), column.NewColumnFloatVector("v", 2, vecs)))
+	require.NoError(t, err)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+
+	vec := func(x float32) []byte {
+		b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
+			{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes(x, 1)}}}})
+		require.NoError(t, err)
+		return b
+	}
+	sub := func(x float32) *milvuspb.SearchRequest {
+		return &milvuspb.SearchRequest{CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: vec(x)},
+			DslType: commonpb.DslType_BoolExprV1, Nq: 1, SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "v"},
+				{Key: "topk", Value: "20"}, {Key: "metric_type", Value: "L2"}, {Key: "params", Value: "{}"}}}
+	}
+	raw := s.rawClient(t)
+	hybrid := func(extra ...*commonpb.KeyValuePair) *schemapb.SearchResultData {
+		res, err := raw.HybridSearch(ctx, &milvuspb.HybridSearchRequest{CollectionName: coll,
+			Requests:         []*milvuspb.SearchRequest{sub(10), sub(14)},
+			RankParams:       append([]*commonpb.KeyValuePair{{Key: "strategy", Value: "rrf"}, {Key: "params", Value: `{"k": 60}`}, {Key: "limit", Value: "3"}}, extra...),
+			OutputFields:     []string{"tag"},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		require.NoError(t, err)
+		require.Zero(t, res.GetStatus().GetCode(), res.GetStatus().GetReason())
+		return res.GetResults()
+	}
+	plain := hybrid()
+	got := hybrid(&commonpb.KeyValuePair{Key: "group_by_field", Value: "tag"}, &commonpb.KeyValuePair{Key: "group_size", Value: "2"})
+	hits := got.GetIds().GetIntId().GetData()
+	require.Len(t, hits, 6, "3 groups of 2")
+	require.Equal(t, plain.GetIds().GetIntId().GetData()[0], hits[0], "the best fused hit leads")
+	values := got.GetGroupByFieldValue().GetScalars().GetLongData().GetData()
+	require.Len(t, values, 6)
+	seen := map[int64]bool{}
+	for i, id := range hits {
+		require.Equal(t, id%4, values[i], "group value of hit %d", id)
+		if i%2 == 0 {
+			require.False(t, seen[values[i]], "groups come whole, once")
+			seen[values[i]] = true
+		} else {
+			require.Equal(t, values[i-1], values[i])
+			require.GreaterOrEqual(t, got.GetScores()[i-1], got.GetScores()[i])
+		}
+	}
+	for i := 2; i < 6; i += 2 {
+		require.GreaterOrEqual(t, got.GetScores()[i-2], got.GetScores()[i], "groups by their best hit")
+	}
+	// Offset skips whole groups.
+	paged := hybrid(&commonpb.KeyValuePair{Key: "group_by_field", Value: "tag"}, &commonpb.KeyValuePair{Key: "group_size", Value: "2"},
+		&commonpb.KeyValuePair{Key: "offset", Value: "1"})
+	require.Equal(t, hits[2:], paged.GetIds().GetIntId().GetData()[:4])
+}
+
+// floatBytes encodes a float vector as placeholder bytes.
+func floatBytes(v ...float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		le.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
 }

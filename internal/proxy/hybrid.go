@@ -272,10 +272,11 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	if err != nil {
 		return searchError(err), nil
 	}
-	if v, _ := kvGet(rankParams, "group_by_field"); v != "" {
-		return searchError(errcode.Invalid("group_by_field is not supported in hybrid search")), nil
-	}
 	rk, err := parseRanker(rankParams, len(subs))
+	if err != nil {
+		return searchError(err), nil
+	}
+	grp, err := parseHybridGroup(col, rankParams)
 	if err != nil {
 		return searchError(err), nil
 	}
@@ -310,6 +311,14 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 				kv.Value = strconv.Itoa(rk.limit)
 			}
 		}
+		if grp != nil {
+			// Each sub-search groups too, so the candidates span groups.
+			s.SearchParams = slices.DeleteFunc(s.SearchParams, func(kv *commonpb.KeyValuePair) bool {
+				return kv.GetKey() == "group_by_field" || kv.GetKey() == "group_size" || kv.GetKey() == "strict_group_size"
+			})
+			s.SearchParams = append(s.SearchParams, &commonpb.KeyValuePair{Key: "group_by_field", Value: grp.field.GetName()},
+				&commonpb.KeyValuePair{Key: "group_size", Value: strconv.Itoa(grp.size)})
+		}
 		res, err := p.search(ctx, col, s)
 		if err != nil {
 			return searchError(err), nil
@@ -342,21 +351,41 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 			return searchError(err), nil
 		}
 	}
-	var order []any
+	all := make([][]fusedHit, nq)
 	for q := 0; q < nq; q++ {
-		var hits []fusedHit
 		if decay != nil {
-			hits = fused[q]
+			all[q] = fused[q]
 		} else {
-			hits = rk.fuse(perQuery[q])
+			all[q] = rk.fuse(perQuery[q])
 		}
-		start := min(rk.offset, len(hits))
-		end := min(start+rk.limit, len(hits))
-		for _, h := range hits[start:end] {
+	}
+	var order []any
+	var groupOrder []int // rows of the group column, in result order
+	var groupCol column.Column
+	if grp != nil {
+		if groupCol, err = p.groupValues(ctx, col, req, grp, all); err != nil {
+			return searchError(err), nil
+		}
+	}
+	for q := 0; q < nq; q++ {
+		hits := all[q]
+		if grp != nil {
+			var rows []int
+			hits, rows = grp.pick(hits, groupCol, rk.offset, rk.limit)
+			groupOrder = append(groupOrder, rows...)
+		} else {
+			start := min(rk.offset, len(hits))
+			end := min(start+rk.limit, len(hits))
+			hits = hits[start:end]
+		}
+		for _, h := range hits {
 			order = append(order, h.pk)
 			data.Scores = append(data.Scores, roundScore(float32(h.score), rk.round))
 		}
-		data.Topks = append(data.Topks, int64(end-start))
+		data.Topks = append(data.Topks, int64(len(hits)))
+	}
+	if grp != nil {
+		data.GroupByFieldValue = column.ToFieldData(grp.field.GetName(), grp.field.GetFieldID(), groupCol.Take(groupOrder))
 	}
 	data.Ids = pkIDs(col, order)
 	cols, err := p.requery(ctx, col, req, out, order)
@@ -372,6 +401,120 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 	}
 	data.FieldsData = fds
 	return &milvuspb.SearchResults{Status: ok(), Results: data, CollectionName: col.Name}, nil
+}
+
+// hybridGroup is the group-by of a hybrid search (rank params
+// group_by_field, group_size, strict_group_size): the fused hits are grouped
+// by the field's value, limit groups of up to size hits each, groups ordered
+// by their best hit, as in Milvus.
+type hybridGroup struct {
+	field  *schemapb.FieldSchema
+	size   int
+	strict bool
+	// at maps a candidate key to its row of the group column.
+	at map[any]int
+}
+
+// parseHybridGroup reads the group-by of a hybrid search's rank params
+// (nil when it has none), with the checks of a search's group-by.
+func parseHybridGroup(col *catalog.Collection, kvs []*commonpb.KeyValuePair) (*hybridGroup, error) {
+	g, _ := kvGet(kvs, "group_by_field")
+	if g = strings.Trim(g, `"`); g == "" {
+		return nil, nil
+	}
+	f := col.Field(g)
+	if f == nil || f.GetFieldID() < 100 {
+		return nil, errcode.Invalid("group_by_field %q does not exist", g)
+	}
+	switch f.GetDataType() {
+	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+		schemapb.DataType_Int64, schemapb.DataType_VarChar, schemapb.DataType_Timestamptz:
+	default:
+		return nil, errcode.Invalid("unsupported data type %s for group by operator", segcoreTypeName(f.GetDataType()))
+	}
+	h := &hybridGroup{field: f, size: 1}
+	if v, _ := kvGet(kvs, "group_size"); strings.Trim(v, `"`) != "" {
+		n, err := strconv.Atoi(strings.Trim(v, `"`))
+		if err != nil {
+			return nil, errcode.Invalid("group_size %q should be an integer", v)
+		}
+		if err := checkGroupSize(n); err != nil {
+			return nil, err
+		}
+		h.size = n
+	}
+	v, _ := kvGet(kvs, "strict_group_size")
+	h.strict = parseBool(strings.Trim(v, `"`))
+	return h, nil
+}
+
+// groupValues reads the group-by value of every fused candidate.
+func (p *Proxy) groupValues(ctx context.Context, col *catalog.Collection, req *milvuspb.HybridSearchRequest,
+	g *hybridGroup, all [][]fusedHit,
+) (column.Column, error) {
+	g.at = map[any]int{}
+	var keys []any
+	for _, hits := range all {
+		for _, h := range hits {
+			if _, seen := g.at[h.pk]; !seen {
+				g.at[h.pk] = len(keys)
+				keys = append(keys, h.pk)
+			}
+		}
+	}
+	spec := &outputSpec{}
+	spec.add(g.field.GetFieldID())
+	cols, err := p.requery(ctx, col, req, spec, keys)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := cols[g.field.GetFieldID()]
+	if !ok || c.Len() != len(keys) {
+		if len(keys) == 0 {
+			return column.New(g.field)
+		}
+		return nil, errcode.New(errcode.Unexpected, "the group-by values of the hybrid search's hits could not be read")
+	}
+	return c, nil
+}
+
+// pick groups one query's fused hits (best first): groups in order of their
+// best hit, up to size hits each, strict groups only when asked; it skips
+// offset groups, keeps limit, and returns the hits and their rows of the
+// group column.
+func (g *hybridGroup) pick(hits []fusedHit, values column.Column, offset, limit int) ([]fusedHit, []int) {
+	type group struct {
+		hits []fusedHit
+		rows []int
+	}
+	var groups []*group
+	byKey := map[any]*group{}
+	for _, h := range hits {
+		row := g.at[h.pk]
+		k := groupKey(values, row)
+		gr, ok := byKey[k]
+		if !ok {
+			gr = &group{}
+			byKey[k] = gr
+			groups = append(groups, gr)
+		}
+		if len(gr.hits) < g.size {
+			gr.hits = append(gr.hits, h)
+			gr.rows = append(gr.rows, row)
+		}
+	}
+	if g.strict {
+		groups = slices.DeleteFunc(groups, func(gr *group) bool { return len(gr.hits) < g.size })
+	}
+	start := min(offset, len(groups))
+	end := min(start+limit, len(groups))
+	var out []fusedHit
+	var rows []int
+	for _, gr := range groups[start:end] {
+		out = append(out, gr.hits...)
+		rows = append(rows, gr.rows...)
+	}
+	return out, rows
 }
 
 // subSearchMetric is the metric a validated sub-search ran with: the one it
