@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
 )
 
 // jiebaDictGz is jieba's default dictionary (as jieba-rs 0.7 ships it, MIT
