@@ -11,10 +11,12 @@ import (
 // jiebaTokenizer is jieba's Chinese word segmentation, as jieba-rs (which
 // Milvus embeds) does it: the text is split into blocks of CJK characters
 // and ASCII letters/digits; in each block a DAG of dictionary words gives
-// the most probable cut, and runs of characters the dictionary does not know
-// are cut by an HMM (jieba_hmm.go). Other characters are tokens of their own, and so
-// is each whitespace character. In search mode, the dictionary words of two
-// and three characters inside a longer word are tokens too.
+// the most probable cut, and runs of characters the dictionary does not
+// know are cut by an HMM (jieba_hmm.go). Other characters are tokens of
+// their own, and so is each whitespace character. In search mode, the
+// dictionary words of two and three characters inside a longer word are
+// tokens too, before it. A token's position is the rune offset of its
+// start and its length its rune count, as jieba-rs reports them.
 type jiebaTokenizer struct {
 	dict   *dict
 	search bool
