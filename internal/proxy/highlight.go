@@ -7,7 +7,6 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/analyzer"
 	"github.com/strata-db/strata/internal/catalog"
@@ -56,15 +55,15 @@ func planHighlight(col *catalog.Collection, req *milvuspb.SearchRequest, anns *s
 			// Milvus reports the metric before it has read it: always empty.
 			return nil, errcode.InvalidParam(`Search highlight only support with metric type "BM25" but was: %s`, "")
 		}
-		input := bm25Input(col, anns)
-		if input == nil {
+		b, ok := bm25Of(col, anns)
+		if !ok {
 			return nil, errcode.New(errcode.Unexpected, "service internal error: Search with highlight failed, input field of BM25 annsField not found")
 		}
 		texts, err := bm25SearchTexts(req.GetPlaceholderGroup())
 		if err != nil {
 			return nil, err
 		}
-		t, err := h.task(col, input)
+		t, err := h.task(col, b.in)
 		if err != nil {
 			return nil, err
 		}
@@ -126,42 +125,17 @@ func analyzedText(f *schemapb.FieldSchema) bool {
 	return false
 }
 
-// bm25Input returns the input field of the BM25 function whose output is
-// anns, or nil.
-func bm25Input(col *catalog.Collection, anns *schemapb.FieldSchema) *schemapb.FieldSchema {
-	for _, fn := range col.Schema.GetFunctions() {
-		if fn.GetType() != schemapb.FunctionType_BM25 {
-			continue
-		}
-		if !slices.Contains(fn.GetOutputFieldIds(), anns.GetFieldID()) && !slices.Contains(fn.GetOutputFieldNames(), anns.GetName()) {
-			continue
-		}
-		if ids := fn.GetInputFieldIds(); len(ids) > 0 {
-			for _, f := range col.Schema.GetFields() {
-				if f.GetFieldID() == ids[0] {
-					return f
-				}
-			}
-		}
-		if names := fn.GetInputFieldNames(); len(names) > 0 {
-			return col.Field(names[0])
-		}
-	}
-	return nil
-}
-
 // bm25SearchTexts returns the query texts of a BM25 search.
 func bm25SearchTexts(raw []byte) ([]string, error) {
-	pg := &commonpb.PlaceholderGroup{}
-	if err := proto.Unmarshal(raw, pg); err != nil {
-		return nil, errcode.InvalidParam("failed to unmarshal BM25 search placeholder group: %v", err)
+	ph, err := onePlaceholder(raw)
+	if err != nil {
+		return nil, err
 	}
-	if len(pg.GetPlaceholders()) != 1 || len(pg.GetPlaceholders()[0].GetValues()) == 0 {
+	if len(ph.GetValues()) == 0 {
 		return nil, errcode.InvalidParam("please provide varchar/text for BM25 Function based search")
 	}
-	ph := pg.GetPlaceholders()[0]
 	if ph.GetType() != commonpb.PlaceholderType_VarChar {
-		return nil, errcode.InvalidParam("please provide varchar/text for BM25 Function based search, got %s", ph.GetType())
+		return nil, errcode.InvalidParam("please provide varchar/text for BM25 Function based search, got %s", placeholderKind(ph.GetType()))
 	}
 	texts := make([]string, len(ph.GetValues()))
 	for i, v := range ph.GetValues() {

@@ -29,7 +29,7 @@ func highlightCollection() *catalog.Collection {
 			{FieldID: 105, Name: "plain", DataType: schemapb.DataType_VarChar, TypeParams: analyzed[:1]},
 		},
 		Functions: []*schemapb.FunctionSchema{{Name: "doc_bm25", Type: schemapb.FunctionType_BM25,
-			InputFieldNames: []string{"doc"}, OutputFieldNames: []string{"sparse"}}},
+			InputFieldNames: []string{"doc"}, OutputFieldNames: []string{"sparse"}, InputFieldIds: []int64{102}, OutputFieldIds: []int64{103}}},
 	}}
 }
 
