@@ -132,3 +132,88 @@ func TestHighlighter(t *testing.T) {
 		})
 	}
 }
+
+// TestHighlighterBM25 highlights the search texts of a full-text search:
+// each query's hits get the terms of that query's text (nq 2), together with
+// a TextMatch highlight query's terms, in the BM25 input field.
+func TestHighlighterBM25(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "highlight_bm25"
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, bm25Schema(coll))))
+	docs := []string{
+		"my first test doc",
+		"my second test doc",
+		"my first test doc. Milvus is an open-source vector database built for GenAI applications.",
+		"my second test doc. Milvus is an open-source vector database that suits AI applications " +
+			"of every size from running a demo chatbot to building web-scale search.",
+	}
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll,
+		column.NewColumnInt64("id", []int64{1, 2, 3, 4}), column.NewColumnVarChar("text", docs)))
+	require.NoError(t, err)
+	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "sparse", index.NewSparseInvertedIndex(entity.BM25, 0)))
+	require.NoError(t, err)
+	require.NoError(t, it.Await(ctx))
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+
+	pg, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
+		{Tag: "$0", Type: commonpb.PlaceholderType_VarChar, Values: [][]byte{[]byte("test"), []byte("Milvus")}}}})
+	require.NoError(t, err)
+	search := func(t *testing.T, params ...string) *milvuspb.SearchResults {
+		t.Helper()
+		h := &commonpb.Highlighter{Type: commonpb.HighlightType_Lexical}
+		for i := 0; i+1 < len(params); i += 2 {
+			h.Params = append(h.Params, &commonpb.KeyValuePair{Key: params[i], Value: params[i+1]})
+		}
+		resp, err := c.GetService().Search(ctx, &milvuspb.SearchRequest{
+			CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: pg},
+			DslType: commonpb.DslType_BoolExprV1, Nq: 2, Highlighter: h, ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+			SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "sparse"}, {Key: "topk", Value: "10"},
+				{Key: "metric_type", Value: "BM25"}, {Key: "params", Value: "{}"}},
+		})
+		require.NoError(t, err)
+		return resp
+	}
+	// byQuery maps each query's hit ids to their fragments of text.
+	byQuery := func(t *testing.T, resp *milvuspb.SearchResults) []map[int64][]string {
+		t.Helper()
+		require.Zero(t, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
+		res := resp.GetResults()
+		require.Empty(t, res.GetFieldsData(), "text is read for highlighting, not returned")
+		require.Len(t, res.GetHighlightResults(), 1)
+		require.Equal(t, "text", res.GetHighlightResults()[0].GetFieldName())
+		datas := res.GetHighlightResults()[0].GetDatas()
+		ids := res.GetIds().GetIntId().GetData()
+		require.Len(t, datas, len(ids))
+		var out []map[int64][]string
+		row := 0
+		for _, k := range res.GetTopks() {
+			m := map[int64][]string{}
+			for range k {
+				m[ids[row]] = datas[row].GetFragments()
+				row++
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+
+	got := byQuery(t, search(t, "pre_tags", `["{"]`, "post_tags", `["}"]`, "highlight_search_text", "True"))
+	require.Equal(t, []map[int64][]string{
+		{1: {"{test} doc"}, 2: {"{test} doc"},
+			3: {"{test} doc. Milvus is an open-source vector database built for GenAI applications."},
+			4: {"{test} doc. Milvus is an open-source vector database that suits AI applications of every size from run"}},
+		{3: {"{Milvus} is an open-source vector database built for GenAI applications."},
+			4: {"{Milvus} is an open-source vector database that suits AI applications of every size from running a dem"}},
+	}, got)
+
+	got = byQuery(t, search(t, "pre_tags", `["{"]`, "post_tags", `["}"]`, "highlight_search_text", "True",
+		"fragment_offset", "20", "fragment_size", "60",
+		"highlight_query", `[{"type": "TextMatch", "field": "text", "text": "my doc"}]`))
+	require.Equal(t, []string{"{my} first {test} {doc}"}, got[0][1])
+	require.Equal(t, []string{"{my} first test {doc}. {Milvus} is an open-source vector database "}, got[1][3])
+	require.Equal(t, []string{"{my} second test {doc}. {Milvus} is an open-source vector database"}, got[1][4])
+}
