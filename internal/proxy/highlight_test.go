@@ -180,3 +180,43 @@ func TestHighlightAttachNoHits(t *testing.T) {
 	require.Empty(t, resp.Results.GetHighlightResults())
 	require.Len(t, resp.Results.FieldsData, 2)
 }
+
+// TestHighlightMultiAnalyzer highlights a multi-language field: each row is
+// analyzed by the analyzer its lang value names, which is fetched for
+// highlighting and not output.
+func TestHighlightMultiAnalyzer(t *testing.T) {
+	multi := `{"by_field": "lang", "analyzers": {"en": {"type": "english"}, "default": {"tokenizer": "whitespace"}}}`
+	col := &catalog.Collection{CollectionInfo: catalog.CollectionInfo{Name: "multi"}, Schema: &schemapb.CollectionSchema{
+		Fields: []*schemapb.FieldSchema{
+			{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+			{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+			{FieldID: 102, Name: "lang", DataType: schemapb.DataType_VarChar, TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "8"}}},
+			{FieldID: 103, Name: "doc", DataType: schemapb.DataType_VarChar, TypeParams: []*commonpb.KeyValuePair{
+				{Key: "max_length", Value: "200"}, {Key: "enable_analyzer", Value: "true"}, {Key: "multi_analyzer_params", Value: multi}}},
+		},
+	}}
+	req := highlighterReq("COSINE", vectorPlaceholder(t), "pre_tags", `["["]`, "post_tags", `["]"]`,
+		"highlight_query", `[{"type": "TextMatch", "field": "doc", "text": "Running"}]`)
+	h, err := planHighlight(col, req, col.Field("v"))
+	require.NoError(t, err)
+	user, err := resolveOutput(col, []string{"doc"}, false)
+	require.NoError(t, err)
+	all := h.output(user)
+	require.Equal(t, []int64{103, 102}, all.ids)
+
+	// The query text is analyzed by the default analyzer: the token Running.
+	// An English row stems runs and Running to run, and does not match; a
+	// row of another language keeps Running whole.
+	resp := &milvuspb.SearchResults{Status: &commonpb.Status{}, Results: &schemapb.SearchResultData{
+		Topks: []int64{2}, Scores: []float32{1, 1}, OutputFields: all.names,
+		FieldsData: []*schemapb.FieldData{
+			column.ToFieldData("doc", 103, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"Running runs", "Running fast"}}),
+			column.ToFieldData("lang", 102, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"en", "xx"}}),
+		}}}
+	h.attach(resp, user)
+	require.Equal(t, []string{"doc"}, resp.Results.GetOutputFields())
+	require.Len(t, resp.Results.GetFieldsData(), 1)
+	datas := resp.Results.GetHighlightResults()[0].GetDatas()
+	require.Empty(t, datas[0].GetFragments())
+	require.Equal(t, []string{"[Running] fast"}, datas[1].GetFragments())
+}
