@@ -59,15 +59,24 @@ func (c *Config) Fragments(text string, tokens []analyzer.Token, terms Terms) []
 		cur := f.start
 		for i, m := range f.matches {
 			b.WriteString(string(runes[cur:m.start]))
-			b.WriteString(c.PreTags[i%len(c.PreTags)])
+			b.WriteString(tag(c.PreTags, i))
 			b.WriteString(string(runes[m.start:m.end]))
-			b.WriteString(c.PostTags[i%len(c.PostTags)])
+			b.WriteString(tag(c.PostTags, i))
 			cur = m.end
 		}
 		b.WriteString(string(runes[cur:f.end]))
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// tag returns the tag of the i-th match of a fragment ("" without tags,
+// which Parse never gives).
+func tag(tags []string, i int) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	return tags[i%len(tags)]
 }
 
 // matchSpans returns the byte ranges of the tokens in terms, sorted, with

@@ -223,3 +223,9 @@ func TestParseInvalid(t *testing.T) {
 		})
 	}
 }
+
+func TestFragmentsWithoutTags(t *testing.T) {
+	a := standard(t)
+	c := &Config{FragmentSize: 100, NumOfFragments: 1}
+	require.Equal(t, []string{"water!"}, c.Fragments("Must be water!", a.Analyze("Must be water!"), TermsOf(a.Analyze("water"))))
+}
