@@ -101,6 +101,8 @@ func TestTokenizers(t *testing.T) {
 func TestFilters(t *testing.T) {
 	runTable(t, []equivalence{
 		{"lowercase", `{"tokenizer":"standard","filter":["lowercase"]}`, "Milvus VECTOR", []string{"milvus", "vector"}},
+		{"lowercase: final sigma and dotted I", `{"tokenizer":"standard","filter":["lowercase"]}`, "ΟΔΟΣ ΣΑΣ İstanbul",
+			[]string{"οδος", "σας", "i\u0307stanbul"}},
 		{"asciifolding", `{"tokenizer":"standard","filter":["asciifolding"]}`, "Café naïve Straße Ærø łódź",
 			[]string{"Cafe", "naive", "Strasse", "AEro", "lodz"}},
 		{"alphanumonly", `{"tokenizer":"whitespace","filter":["alphanumonly"]}`, "abc a-b 中文 x1 résumé",
