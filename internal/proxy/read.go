@@ -276,6 +276,10 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if !denseVectorType(field.GetDataType()) && !isSparse {
 		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
 	}
+	hl, err := planHighlight(col, req, field)
+	if err != nil {
+		return searchError(err), nil
+	}
 	var (
 		vectors [][]float32
 		binVecs [][]byte
@@ -415,6 +419,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if out.countAll {
 		return searchError(errcode.Invalid("count(*) is not an output field of search")), nil
 	}
+	out, userOut := hl.output(out), out
 	sreq.Timezone = tz
 	if err := p.fillRead(col, &sreq.Read, req.GetDsl(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
 		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
@@ -454,6 +459,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil || resp.GetStatus().GetCode() != 0 {
 		return resp, err
 	}
+	hl.attach(resp, userOut)
 	if sreq.GroupByField != 0 && res.GroupValues != nil {
 		for _, f := range col.Schema.GetFields() {
 			if f.GetFieldID() == sreq.GroupByField {
