@@ -39,6 +39,18 @@ var phraseDocs = []string{
 	"learning a machine",                 // 6
 }
 
+// TestMatchPhraseSpan pins the rule for three or more tokens: the whole
+// shifted span counts, not each step (tantivy answers the same).
+func TestMatchPhraseSpan(t *testing.T) {
+	docs := []string{"a x b x c", "a x x b x x c", "c b a", "a b c"}
+	x := build(t, docs, nil)
+	for slop, want := range [][]int{{3}, {3}, {0, 3}, {0, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}} {
+		out := make([]bool, len(docs))
+		x.MatchPhrase(query(t, "a b c"), uint32(slop), out)
+		require.Equal(t, want, rows(out), "slop %d", slop)
+	}
+}
+
 func build(t *testing.T, docs []string, valid []bool) *Index {
 	t.Helper()
 	x := New(standard(t))
