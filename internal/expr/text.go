@@ -77,12 +77,12 @@ func matchEnabled(f *schemapb.FieldSchema) bool {
 // and phrase_match(field, 'phrase'[, slop]) and returns their predicate.
 func (c *checker) checkTextMatch(n *callNode) (operand, error) {
 	phrase := n.name == "phrase_match"
-	kind := "text match"
+	kind, option := "text match", "minimum_should_match=k"
 	if phrase {
-		kind = "phrase match"
+		kind, option = "phrase match", "slop"
 	}
 	if len(n.args) < 2 || len(n.args) > 3 {
-		return operand{}, errAt(n.pos, "%s takes 2 or 3 arguments (field, query[, %s]), got %d", n.name, map[bool]string{false: "minimum_should_match=k", true: "slop"}[phrase], len(n.args))
+		return operand{}, errAt(n.pos, "%s takes 2 or 3 arguments (field, query[, %s]), got %d", n.name, option, len(n.args))
 	}
 	id, ok := n.args[0].(*identNode)
 	if !ok || len(id.path) > 0 {
