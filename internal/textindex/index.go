@@ -129,16 +129,18 @@ func (x *Index) MatchAny(terms []string, minMatch int, out []bool) int {
 	if len(ps) < minMatch {
 		return 0
 	}
-	counts := make([]uint16, n)
+	counts := make([]int32, n)
 	for _, p := range ps {
 		for _, r := range p.rows {
 			if int(r) >= n {
 				break
 			}
-			counts[r]++
-			if int(counts[r]) == minMatch {
-				out[r] = true
-				marked++
+			if int(counts[r]) < minMatch { // minMatch ≤ len(ps); stop counting at it
+				counts[r]++
+				if int(counts[r]) == minMatch && !out[r] {
+					out[r] = true
+					marked++
+				}
 			}
 		}
 	}
