@@ -21,12 +21,13 @@ type operand struct {
 
 // checker resolves names against the schema and builds operators.
 type checker struct {
+	schema *schemapb.CollectionSchema
 	byName map[string]*schemapb.FieldSchema
 	dyn    *schemapb.FieldSchema
 }
 
 func newChecker(schema *schemapb.CollectionSchema) *checker {
-	c := &checker{byName: map[string]*schemapb.FieldSchema{}}
+	c := &checker{schema: schema, byName: map[string]*schemapb.FieldSchema{}}
 	for _, f := range schema.GetFields() {
 		c.byName[f.GetName()] = f
 		if f.GetIsDynamic() && f.GetDataType() == schemapb.DataType_JSON && c.dyn == nil {
@@ -795,7 +796,7 @@ func knownFunction(name string) bool {
 // unsupportedFunction reports Milvus functions Strata parses but does not run.
 func unsupportedFunction(name string) bool {
 	switch name {
-	case "text_match", "phrase_match", "random_sample", "element_filter",
+	case "random_sample", "element_filter",
 		"match_all", "match_any", "match_least", "match_most", "match_exact":
 		return true
 	}
@@ -805,6 +806,9 @@ func unsupportedFunction(name string) bool {
 func (c *checker) checkCall(n *callNode) (operand, error) {
 	if op, ok := spatialNames[n.name]; ok {
 		return c.checkSpatial(n, op)
+	}
+	if n.name == "text_match" || n.name == "phrase_match" {
+		return c.checkTextMatch(n)
 	}
 	if unsupportedFunction(n.name) {
 		return operand{}, errAt(n.pos, "function %s is not supported", n.name)

@@ -37,7 +37,8 @@
 //	primary    = int | float | string | bool | ident | "$meta"
 //	           | "{" ident "}"                             // template placeholder
 //	           | "(" expr ")" | "[" [ expr { "," expr } [","] ] "]"
-//	           | ident "(" [ expr { "," expr } [","] ] ")"  // function call
+//	           | ident "(" [ arg { "," arg } [","] ] ")"    // function call
+//	arg        = expr | ident "=" expr .                   // named: minimum_should_match=2
 //	           | ("exists" | "EXISTS") postfix .
 //
 //	int    = decimal | "0x" hex | "0o" octal | "0" octal | "0b" binary .
@@ -111,9 +112,21 @@
 //     or array_val of bools, longs, doubles, strings, nested arrays or JSON
 //     documents) anywhere a constant or constant list may appear. A missing
 //     name is a compile error.
-//   - text_match, phrase_match, random_sample, element_filter, match_* and
-//     the ST_* geometry functions are recognised and rejected as not
-//     supported; timestamptz ISO/INTERVAL forms and =~ / !~ are rejected.
+//   - text_match(f, 'terms'[, minimum_should_match=k]) and
+//     phrase_match(f, 'phrase'[, slop]) work on VarChar fields with
+//     enable_match (also spelled TEXT_MATCH, PHRASE_MATCH); the query is a
+//     string constant or template. The query is analyzed with the field's
+//     analyzer; text_match holds for rows containing at least k (default 1,
+//     at most 1000) of its distinct tokens, phrase_match for rows holding
+//     its tokens in order within slop positions (default 0, a uint32; see
+//     package textindex for the exact rule). A null text matches nothing
+//     and the result is never null, so "not text_match(...)" keeps null
+//     rows, as in Milvus. The field's positional index is built on first
+//     use and kept by a MemoBatch (a segment), extending as it grows; other
+//     batches get a transient one.
+//   - random_sample, element_filter, match_* and the ST_* geometry
+//     functions are recognised and rejected as not supported; timestamptz
+//     ISO/INTERVAL forms and =~ / !~ are rejected.
 //
 // # Scalar indexes
 //

@@ -51,6 +51,7 @@ const (
 	tIs
 	tNull
 	tExists
+	tAssign // = of a named call argument (text_match's minimum_should_match=2)
 )
 
 func (k tokKind) String() string {
@@ -61,7 +62,7 @@ func (k tokKind) String() string {
 		tComma: ",", tEq: "==", tNe: "!=", tLt: "<", tLe: "<=", tGt: ">", tGe: ">=",
 		tAdd: "+", tSub: "-", tMul: "*", tDiv: "/", tMod: "%", tPow: "**", tShl: "<<",
 		tShr: ">>", tBAnd: "&", tBOr: "|", tBXor: "^", tBNot: "~", tAnd: "and", tOr: "or",
-		tNot: "not", tIn: "in", tLike: "like", tIs: "is", tNull: "null", tExists: "exists",
+		tNot: "not", tIn: "in", tLike: "like", tIs: "is", tNull: "null", tExists: "exists", tAssign: "=",
 	}[k]
 }
 
@@ -186,6 +187,8 @@ func lex(src string) ([]token, error) {
 			simple(tBXor, 1)
 		case c == '~':
 			simple(tBNot, 1)
+		case c == '=' && namedArgPosition(toks):
+			simple(tAssign, 1)
 		case c == '=':
 			return nil, errAt(start, "unexpected '=' (use == for equality)")
 		case c == '"' || c == '\'':

@@ -590,7 +590,11 @@ func (p *parser) parseCall(name token) (node, error) {
 		c.name = name.text // mixed case is not a known spelling
 	}
 	for p.peek().kind != tRParen {
-		a, err := p.parseOr()
+		parse := p.parseOr
+		if p.peek().kind == tIdent && p.peekAt(1).kind == tAssign {
+			parse = p.parseNamedArg
+		}
+		a, err := parse()
 		if err != nil {
 			return nil, err
 		}

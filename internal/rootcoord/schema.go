@@ -239,6 +239,9 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 		if err := checkField(nf); err != nil {
 			return nil, err
 		}
+		if err := checkMatchField(nf); err != nil {
+			return nil, err
+		}
 		if nf.GetIsPrimaryKey() {
 			pks++
 			if in.GetAutoID() {

@@ -111,6 +111,9 @@ func checkAddedField(schema *schemapb.CollectionSchema, in *schemapb.FieldSchema
 	if err := checkFieldAnalyzer(schema, f); err != nil {
 		return nil, err
 	}
+	if err := checkMatchField(f); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 

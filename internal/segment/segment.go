@@ -67,6 +67,7 @@ type Segment struct {
 	strIdx map[string][]int32
 
 	indexes map[int64]any // field ID → an index attached by the query node
+	memo    memo          // state readers derive from the rows (see Memo)
 }
 
 // SetIndex attaches an index over a field's rows (the query node decides
