@@ -33,7 +33,7 @@ func TestTextMatch(t *testing.T) {
 	schema := entity.NewSchema().WithName(coll).
 		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
 		WithField(entity.NewField().WithName("text").WithDataType(entity.FieldTypeVarChar).WithMaxLength(256).
-			WithEnableAnalyzer(true).WithAnalyzerParams(map[string]any{"tokenizer": "standard"}).WithEnableMatch(true)).
+			WithEnableAnalyzer(true).WithAnalyzerParams(map[string]any{"type": "standard"}).WithEnableMatch(true)).
 		WithField(entity.NewField().WithName("plain").WithDataType(entity.FieldTypeVarChar).WithMaxLength(256)).
 		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
