@@ -19,6 +19,9 @@ const (
 	// is better.
 	MetricHamming = "HAMMING"
 	MetricJaccard = "JACCARD"
+	// MetricBM25 scores a BM25 function's output field (see Search.BM25);
+	// larger is better.
+	MetricBM25 = "BM25"
 )
 
 // Read is what search and query have in common.
@@ -63,6 +66,12 @@ type Search struct {
 	// Sparse holds the nq query vectors of a search on a SparseFloatVector
 	// field (Milvus wire rows, validated), in place of Vectors.
 	Sparse [][]byte
+	// BM25, when set, makes this a full-text search of a BM25 function's
+	// output field (Metric is MetricBM25): Sparse then holds each query
+	// text's term frequencies (token hash → count, as the function writes
+	// rows), which the query node weighs by IDF over the collection's live
+	// rows at the read timestamp.
+	BM25 *BM25
 	// DropRatioSearch and RefineFactor tune sparse index searches
 	// (0 = the index's defaults).
 	DropRatioSearch float64
@@ -92,6 +101,12 @@ type Search struct {
 	// NullQueries[q], when set, marks query q of a search by primary key
 	// whose row has a null vector: as in Milvus 2.6 it has no hits.
 	NullQueries []bool
+}
+
+// BM25 holds the scoring parameters of a full-text search (the index's
+// bm25_k1 and bm25_b).
+type BM25 struct {
+	K1, B float64
 }
 
 // NQ returns the number of query vectors: dense, binary or sparse.
@@ -134,7 +149,7 @@ type QueryResult struct {
 
 // HigherIsBetter reports whether larger scores are better for the metric.
 func HigherIsBetter(metric string) bool {
-	return metric == MetricIP || metric == MetricCosine
+	return metric == MetricIP || metric == MetricCosine || metric == MetricBM25
 }
 
 // SegmentInfo describes a segment a query node serves.

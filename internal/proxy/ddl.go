@@ -532,7 +532,8 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 			return errcode.Status(err), nil
 		}
 	} else if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {
-		if it, err = checkSparseIndex(f, it, params); err != nil {
+		_, bm25Output := bm25Of(col, f)
+		if it, err = checkSparseIndex(f, it, params, bm25Output); err != nil {
 			return errcode.Status(err), nil
 		}
 	} else if isVectorType(f.GetDataType()) {
@@ -636,12 +637,18 @@ func (p *Proxy) DropIndex(ctx context.Context, req *milvuspb.DropIndexRequest) (
 
 // metricOf returns the metric of the index on a field ("" if none).
 func (p *Proxy) metricOf(collID, fieldID int64) string {
+	return p.indexParamsOf(collID, fieldID)["metric_type"]
+}
+
+// indexParamsOf returns the parameters of the index on a field (nil when
+// it has none).
+func (p *Proxy) indexParamsOf(collID, fieldID int64) map[string]string {
 	for _, idx := range p.data.Indexes(collID) {
 		if idx.FieldID == fieldID {
-			return idx.Params["metric_type"]
+			return idx.Params
 		}
 	}
-	return ""
+	return nil
 }
 
 // vchannelPChannels returns the distinct pchannels of a collection.

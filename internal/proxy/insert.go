@@ -51,6 +51,9 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 	if err := fillMissing(col, out, genPK, requirePK); err != nil {
 		return nil, err
 	}
+	if err := runFunctions(col, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -93,11 +96,18 @@ func validateGiven(col *catalog.Collection, fds []*schemapb.FieldData, numRows u
 	if numRows > 0 {
 		n = int(numRows)
 	}
+	outputs := functionOutputs(col)
 	for _, f := range col.Schema.GetFields() {
 		if f.GetFieldID() < 100 || f.GetIsDynamic() {
 			continue
 		}
 		fd := byName[f.GetName()]
+		if outputs[f.GetFieldID()] {
+			if fd != nil {
+				return nil, functionOutputSent(f)
+			}
+			continue // runFunctions computes it
+		}
 		if f.GetIsPrimaryKey() && f.GetAutoID() && !requirePK && (fd == nil || !allowInsertAutoID(col)) {
 			if fd != nil {
 				return nil, errcode.Invalid("more fieldData has pass in: the primary key field %q is auto-generated, no need to provide it", f.GetName())
@@ -174,8 +184,9 @@ func validateGiven(col *catalog.Collection, fds []*schemapb.FieldData, numRows u
 // other missing field is an error.
 func fillMissing(col *catalog.Collection, out *rows, genPK func(n int) ([]int64, error), requirePK bool) error {
 	n := out.n
+	outputs := functionOutputs(col)
 	for _, f := range col.Schema.GetFields() {
-		if f.GetFieldID() < 100 || out.cols[f.GetFieldID()] != nil {
+		if f.GetFieldID() < 100 || out.cols[f.GetFieldID()] != nil || outputs[f.GetFieldID()] {
 			continue
 		}
 		switch {

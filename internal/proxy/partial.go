@@ -132,7 +132,15 @@ func (p *Proxy) partialRows(ctx context.Context, col *catalog.Collection, req *m
 	if err != nil {
 		return nil, err
 	}
-	return mergePartial(col, given, stored, ops)
+	merged, err := mergePartial(col, given, stored, ops)
+	if err != nil {
+		return nil, err
+	}
+	// BM25 outputs follow the merged text, sent or stored.
+	if err := runFunctions(col, merged); err != nil {
+		return nil, err
+	}
+	return merged, nil
 }
 
 // storedRows is what a partial update found of its keys: the stored columns
@@ -164,8 +172,9 @@ func (p *Proxy) storedRows(ctx context.Context, col *catalog.Collection, partNam
 	q := &plan.Query{Read: plan.Read{CollectionID: col.ID, Strong: true,
 		Filter:    fmt.Sprintf("%s in {%s}", pk.GetName(), pkTemplate),
 		Templates: map[string]*schemapb.TemplateValue{pkTemplate: {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: keys}}}}}
+	outputs := functionOutputs(col) // recomputed from the merged text
 	for _, f := range col.Schema.GetFields() {
-		if f.GetFieldID() >= 100 {
+		if f.GetFieldID() >= 100 && !outputs[f.GetFieldID()] {
 			q.OutputFields = append(q.OutputFields, f.GetFieldID())
 		}
 	}
@@ -208,9 +217,10 @@ func mergePartial(col *catalog.Collection, given *rows, stored *storedRows, ops 
 		}
 		at[i] = j
 	}
+	outputs := functionOutputs(col) // runFunctions computes them after the merge
 	if fresh {
 		for _, f := range col.Schema.GetFields() {
-			if f.GetFieldID() < 100 || f.GetIsDynamic() || given.cols[f.GetFieldID()] != nil {
+			if f.GetFieldID() < 100 || f.GetIsDynamic() || given.cols[f.GetFieldID()] != nil || outputs[f.GetFieldID()] {
 				continue
 			}
 			if !f.GetNullable() && f.GetDefaultValue() == nil {
@@ -221,7 +231,7 @@ func mergePartial(col *catalog.Collection, given *rows, stored *storedRows, ops 
 	out := &rows{n: n, cols: make(map[int64]column.Column, len(col.Schema.GetFields())), pk: given.pk}
 	for _, f := range col.Schema.GetFields() {
 		id := f.GetFieldID()
-		if id < 100 {
+		if id < 100 || outputs[id] {
 			continue
 		}
 		var c column.Column

@@ -60,7 +60,7 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 			return o, nil
 		case name == "*":
 			for _, f := range col.Schema.GetFields() {
-				if f.GetFieldID() < 100 {
+				if f.GetFieldID() < 100 || !retrievable(col, f) {
 					continue
 				}
 				o.add(f.GetFieldID())
@@ -71,6 +71,9 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 			continue
 		}
 		if f := col.Field(name); f != nil && f.GetFieldID() >= 100 {
+			if !retrievable(col, f) {
+				return nil, errcode.Invalid("not allowed to retrieve raw data of field %s", name)
+			}
 			o.add(f.GetFieldID())
 			if f.GetIsDynamic() {
 				o.allDyn = true
@@ -273,7 +276,15 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		sparseQ [][]byte
 		nullQ   []bool
 	)
-	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
+	bm25, isBM25 := bm25Of(col, field)
+	if ids := req.GetIds(); isBM25 && (len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0) {
+		err = errcode.Invalid("search by primary keys is not supported on the BM25 function output field %q", field.GetName())
+	} else if isBM25 {
+		var ph *commonpb.PlaceholderValue
+		if ph, err = onePlaceholder(req.GetPlaceholderGroup()); err == nil {
+			sparseQ, err = bm25Search(col, bm25, ph, kvValue(params, "analyzer_name"))
+		}
+	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		var stored column.Column
 		var rows []int
 		if stored, rows, err = p.vectorsByPK(ctx, col, field, ids); err == nil {
@@ -299,11 +310,18 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err := checkNQ(nq); err != nil {
 		return searchError(err), nil
 	}
-	metric, err := searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+	var metric string
+	var bm25Plan *plan.BM25
+	if isBM25 {
+		metric, bm25Plan, err = p.bm25Metric(col, field, kvValue(params, "metric_type"))
+	} else {
+		metric, err = searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+	}
 	if err != nil {
 		return searchError(err), nil
 	}
-	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, TopK: topk + offset, NullQueries: nullQ}
+	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, BM25: bm25Plan,
+		TopK: topk + offset, NullQueries: nullQ}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil

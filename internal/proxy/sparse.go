@@ -50,14 +50,23 @@ func parseSparsePlaceholder(ph *commonpb.PlaceholderValue) ([][]byte, error) {
 
 // sparseQueries returns the query vectors of a search on a sparse field.
 func sparseQueries(req *milvuspb.SearchRequest) ([][]byte, error) {
+	ph, err := onePlaceholder(req.GetPlaceholderGroup())
+	if err != nil {
+		return nil, err
+	}
+	return parseSparsePlaceholder(ph)
+}
+
+// onePlaceholder decodes a placeholder group that must hold one placeholder.
+func onePlaceholder(raw []byte) (*commonpb.PlaceholderValue, error) {
 	pg := &commonpb.PlaceholderGroup{}
-	if err := proto.Unmarshal(req.GetPlaceholderGroup(), pg); err != nil {
+	if err := proto.Unmarshal(raw, pg); err != nil {
 		return nil, errcode.Invalid("the placeholder group is malformed: %v", err)
 	}
 	if len(pg.GetPlaceholders()) != 1 {
 		return nil, errcode.Invalid("expected one placeholder, got %d", len(pg.GetPlaceholders()))
 	}
-	return parseSparsePlaceholder(pg.GetPlaceholders()[0])
+	return pg.GetPlaceholders()[0], nil
 }
 
 // parseSparseSearchParams reads the sparse index search parameters:
@@ -87,8 +96,10 @@ func parseSparseSearchParams(m map[string]any, sreq *plan.Search) error {
 // checkSparseIndex validates CreateIndex parameters for a sparse field, or
 // a sparse index type asked for on another field, and returns the index
 // type to record. AUTOINDEX builds SPARSE_INVERTED_INDEX; the metric is IP
-// (the default); drop_ratio_build must be in [0, 1).
-func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
+// (the default), or BM25 on a BM25 function's output field (the only metric
+// there, and its default), with bm25_k1 and bm25_b; drop_ratio_build must
+// be in [0, 1).
+func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]string, bm25Output bool) (string, error) {
 	if f.GetDataType() == schemapb.DataType_Int8Vector {
 		return "", int8IndexError(it)
 	}
@@ -103,13 +114,25 @@ func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 		return "", errcode.Invalid("invalid index type: %s, sparse float vector fields support SPARSE_INVERTED_INDEX, SPARSE_WAND and AUTOINDEX", it)
 	}
 	mt := strings.ToUpper(params["metric_type"])
-	if mt == "" {
+	switch {
+	case bm25Output && mt == "":
+		mt = plan.MetricBM25
+	case bm25Output && mt != plan.MetricBM25:
+		return "", errcode.Invalid("index metric type of BM25 function output field must be BM25, got %s", params["metric_type"])
+	case bm25Output:
+	case mt == "":
 		mt = plan.MetricIP
-	}
-	if mt != plan.MetricIP {
+	case mt == plan.MetricBM25:
+		return "", errcode.Invalid("only BM25 Function output field support BM25 metric type")
+	case mt != plan.MetricIP:
 		return "", errcode.Invalid("metric type %s is not supported for sparse index, only IP is the supported metric type", params["metric_type"])
 	}
 	params["metric_type"] = mt
+	if mt == plan.MetricBM25 {
+		if _, err := bm25Params(params); err != nil {
+			return "", err
+		}
+	}
 	if _, err := sparse.ParseBuildParams(it, params); err != nil {
 		return "", errcode.Invalid("%v", err)
 	}

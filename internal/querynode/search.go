@@ -202,7 +202,18 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 		qnorms[q] = distance.Norm(v)
 	}
 	var sparseQueries []sparse.Vector
-	if req.Sparse != nil {
+	var bm25 sparse.BM25
+	switch {
+	case req.BM25 != nil:
+		var any bool
+		sparseQueries, bm25, any, err = n.bm25Queries(c, loaded, ts, expire, req)
+		if err != nil {
+			return nil, err
+		}
+		if !any {
+			segs = nil // nothing to score: no hits, as in Milvus
+		}
+	case req.Sparse != nil:
 		sparseQueries = decodeSparseQueries(req)
 	}
 	for si, s := range segs {
@@ -217,7 +228,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			maskNullVectors(mask, v.Column(req.FieldID))
 			pkCol := v.Column(s.PKField())
 			if req.Sparse != nil {
-				return searchSparse(v, req, sparseQueries, mask, si, pkCol, heaps, groupCands)
+				return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
 			}
 			rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
@@ -37,14 +38,23 @@ func decodeSparseQueries(req *plan.Search) []sparse.Vector {
 // req (decoded: queries): through the segment's sparse index when it has one and the request
 // is a plain top-k, otherwise exactly (inner product with every row). Only
 // rows with a positive score are hits, as in Milvus and in the index.
-func searchSparse(v *segment.View, req *plan.Search, queries []sparse.Vector, mask []bool, si int, pkCol column.Column,
+//
+// A full-text search (req.BM25 set) scores rows by BM25 with b instead; its
+// queries are the weighted ones bm25Queries returns.
+func searchSparse(v *segment.View, req *plan.Search, queries []sparse.Vector, b sparse.BM25, mask []bool, si int, pkCol column.Column,
 	heaps []*hitHeap, groupCands [][]candidate,
 ) error {
 	if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.sparse != nil && ai.metric == req.Metric &&
 		!req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0 {
 		p := sparse.SearchParams{DropRatioSearch: req.DropRatioSearch, RefineFactor: req.RefineFactor}
 		for q, qv := range queries {
-			hits, err := ai.sparse.Search(qv, req.TopK, p, mask)
+			var hits []index.Hit
+			var err error
+			if req.BM25 != nil {
+				hits, err = ai.sparse.SearchBM25(qv, req.TopK, b, p, mask)
+			} else {
+				hits, err = ai.sparse.Search(qv, req.TopK, p, mask)
+			}
 			if err != nil {
 				return errcode.Invalid("%v", err)
 			}
@@ -66,7 +76,11 @@ func searchSparse(v *segment.View, req *plan.Search, queries []sparse.Vector, ma
 		for row := 0; row < n; row++ {
 			hit[row] = false
 			if mask[row] {
-				scores[row] = sparse.DotRow(qv, col.Data[row])
+				if req.BM25 != nil {
+					scores[row] = b.ScoreRow(qv, col.Data[row])
+				} else {
+					scores[row] = sparse.DotRow(qv, col.Data[row])
+				}
 				hit[row] = scores[row] > 0
 			}
 		}

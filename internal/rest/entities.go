@@ -437,6 +437,22 @@ func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, 
 	}
 	for i, raw := range data {
 		if field.GetDataType() == schemapb.DataType_SparseFloatVector {
+			if t := strings.TrimSpace(string(raw)); strings.HasPrefix(t, `"`) {
+				// A query text: a full-text search of a BM25 output field.
+				var text string
+				if err := json.Unmarshal([]byte(t), &text); err != nil {
+					return nil, errorf(CodeIncorrectParameterFormat, "data[%d] is not a string: %v", i, err)
+				}
+				if ph.Type != commonpb.PlaceholderType_None && ph.Type != commonpb.PlaceholderType_VarChar {
+					return nil, errorf(CodeIncorrectParameterFormat, "data[%d] is a text, the others are sparse vectors", i)
+				}
+				ph.Type = commonpb.PlaceholderType_VarChar
+				ph.Values = append(ph.Values, []byte(text))
+				continue
+			}
+			if ph.Type == commonpb.PlaceholderType_VarChar {
+				return nil, errorf(CodeIncorrectParameterFormat, "data[%d] is a sparse vector, the others are texts", i)
+			}
 			if err := sparsePlaceholder(ph, i, raw); err != nil {
 				return nil, err
 			}

@@ -24,6 +24,9 @@ func rowsToColumns(schema *schemapb.CollectionSchema, rows []map[string]any) ([]
 		if f.GetIsPrimaryKey() && f.GetAutoID() && !allHave(rows, f.GetName()) {
 			continue
 		}
+		if f.GetIsFunctionOutput() && !anyHas(rows, f.GetName()) {
+			continue // the server computes it (a BM25 function's output)
+		}
 		col, err := buildColumn(f, rows)
 		if err != nil {
 			return nil, err

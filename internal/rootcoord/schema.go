@@ -280,6 +280,9 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 	if vectors > MaxVectorFields {
 		return nil, errcode.Invalid("maximum vector field's number should be limited to %d", MaxVectorFields)
 	}
+	if err := prepareFunctions(out); err != nil {
+		return nil, err
+	}
 	for _, f := range out.Fields {
 		if f.GetIsPrimaryKey() && f.GetAutoID() {
 			out.AutoID = true

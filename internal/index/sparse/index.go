@@ -43,6 +43,10 @@ type Index struct {
 	blockMax []float32
 
 	scratch sync.Pool // *scratch
+
+	// Row lengths (derived on first BM25 use, not stored): see docLens.
+	lensOnce sync.Once
+	lens     []float32
 }
 
 // scratch is the per-search state of the term-at-a-time search and of
@@ -202,25 +206,8 @@ var ErrBadQuery = errors.New("sparse: invalid query vector")
 // collects k×RefineFactor candidates from the pruned lists and query and
 // rescores them exactly with the full rows.
 func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index.Hit, error) {
-	if k < 0 {
-		return nil, fmt.Errorf("sparse: k %d is negative", k)
-	}
-	if err := CheckDropRatioSearch(p.DropRatioSearch); err != nil {
-		return nil, fmt.Errorf("sparse: %w", err)
-	}
-	if p.RefineFactor < 0 {
-		return nil, fmt.Errorf("sparse: refine_factor %d is negative", p.RefineFactor)
-	}
-	if allowed != nil && len(allowed) != x.Len() {
-		return nil, fmt.Errorf("sparse: allowed has %d entries, the index %d rows", len(allowed), x.Len())
-	}
-	if len(q.Indices) != len(q.Values) {
-		return nil, fmt.Errorf("%w: %d indices and %d values", ErrBadQuery, len(q.Indices), len(q.Values))
-	}
-	for i := 1; i < len(q.Indices); i++ {
-		if q.Indices[i] <= q.Indices[i-1] {
-			return nil, fmt.Errorf("%w: indices are not strictly ascending", ErrBadQuery)
-		}
+	if err := x.checkSearch(q, k, p, allowed); err != nil {
+		return nil, err
 	}
 	if k == 0 || len(q.Indices) == 0 || x.Len() == 0 {
 		return nil, nil
@@ -258,6 +245,31 @@ func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index
 		out = out[:k]
 	}
 	return out, nil
+}
+
+// checkSearch validates the arguments of a search.
+func (x *Index) checkSearch(q Vector, k int, p SearchParams, allowed []bool) error {
+	if k < 0 {
+		return fmt.Errorf("sparse: k %d is negative", k)
+	}
+	if err := CheckDropRatioSearch(p.DropRatioSearch); err != nil {
+		return fmt.Errorf("sparse: %w", err)
+	}
+	if p.RefineFactor < 0 {
+		return fmt.Errorf("sparse: refine_factor %d is negative", p.RefineFactor)
+	}
+	if allowed != nil && len(allowed) != x.Len() {
+		return fmt.Errorf("sparse: allowed has %d entries, the index %d rows", len(allowed), x.Len())
+	}
+	if len(q.Indices) != len(q.Values) {
+		return fmt.Errorf("%w: %d indices and %d values", ErrBadQuery, len(q.Indices), len(q.Values))
+	}
+	for i := 1; i < len(q.Indices); i++ {
+		if q.Indices[i] <= q.Indices[i-1] {
+			return fmt.Errorf("%w: indices are not strictly ascending", ErrBadQuery)
+		}
+	}
+	return nil
 }
 
 // terms maps the query's dimensions to posting lists, in ascending

@@ -1,0 +1,98 @@
+package querynode
+
+import (
+	"math"
+	"slices"
+
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/sparse"
+	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/segment"
+)
+
+// Full-text search statistics.
+//
+// A BM25 score depends on collection statistics: the number of documents,
+// their average length and how many hold each query term. They are taken
+// over every live row of the field at the read timestamp, in every loaded
+// segment of the collection (sealed and growing, whatever partitions or
+// filter the search names): rows deleted, expired or not yet visible do
+// not count. So a document's score does not change when its segment is
+// flushed, compacted or reloaded, and it equals that of an independent BM25
+// over the same live documents and tokens.
+
+// bm25Queries turns the term-frequency queries of a full-text search into
+// query weights (frequency × IDF) and returns the scoring parameters; ok is
+// false when the collection holds no document to score (no hits then).
+func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint64, req *plan.Search) ([]sparse.Vector, sparse.BM25, bool, error) {
+	queries := decodeSparseQueries(req)
+	var dims []uint32
+	for _, q := range queries {
+		dims = append(dims, q.Indices...)
+	}
+	slices.Sort(dims)
+	dims = slices.Compact(dims)
+	st := sparse.Stats{DF: make([]int64, len(dims))}
+	all := selectSegments(c, &plan.Read{}, loaded, nil)
+	for _, s := range all {
+		err := s.Read(func(v *segment.View) error {
+			mask, err := segmentFilter(v, ts, expire, nil)
+			if err != nil {
+				return err
+			}
+			return segmentBM25Stats(v, req.FieldID, dims, mask, &st)
+		})
+		if err != nil {
+			return nil, sparse.BM25{}, false, err
+		}
+	}
+	avgdl := st.Avgdl()
+	if st.Rows == 0 || avgdl <= 0 {
+		return nil, sparse.BM25{}, false, nil
+	}
+	idf := make([]float32, len(dims))
+	for i, df := range st.DF {
+		idf[i] = float32(st.IDF(df))
+	}
+	for qi, q := range queries {
+		w := sparse.Vector{Indices: q.Indices, Values: make([]float32, len(q.Values))}
+		for j, d := range q.Indices {
+			i, _ := slices.BinarySearch(dims, d)
+			w.Values[j] = float32(q.Values[j] * idf[i])
+		}
+		queries[qi] = w
+	}
+	b := sparse.BM25{K1: float32(req.BM25.K1), B: float32(req.BM25.B), Avgdl: float32(avgdl)}
+	if math.IsInf(float64(b.Avgdl), 0) {
+		return nil, sparse.BM25{}, false, errcode.Invalid("the average document length of field %d overflows", req.FieldID)
+	}
+	return queries, b, true, nil
+}
+
+// segmentBM25Stats adds the live rows (mask) of field fieldID in one
+// segment view to st: through its sparse index when it has one, otherwise
+// row by row.
+func segmentBM25Stats(v *segment.View, fieldID int64, dims []uint32, mask []bool, st *sparse.Stats) error {
+	if ai, ok := v.Index(fieldID).(*attachedIndex); ok && ai.sparse != nil {
+		if err := ai.sparse.Stats(dims, mask, st); err != nil {
+			return errcode.New(errcode.Unexpected, "%v", err)
+		}
+		return nil
+	}
+	col, ok := v.Column(fieldID).(*column.SparseVectors)
+	if !ok {
+		return errcode.Invalid("field %d is not a sparse float vector field", fieldID)
+	}
+	for row, live := range mask {
+		if !live {
+			continue
+		}
+		if col.IsNull(row) {
+			st.RowStats(dims, nil)
+			continue
+		}
+		st.RowStats(dims, col.Data[row])
+	}
+	return nil
+}
