@@ -288,6 +288,9 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 			out.AutoID = true
 		}
 	}
+	if err := checkAnalyzers(out); err != nil {
+		return nil, err
+	}
 	next := int64(100 + len(in.GetFields()))
 	if out.GetEnableDynamicField() {
 		out.Fields = append(out.Fields, &schemapb.FieldSchema{FieldID: next, Name: DynamicField,

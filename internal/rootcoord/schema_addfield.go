@@ -108,6 +108,9 @@ func checkAddedField(schema *schemapb.CollectionSchema, in *schemapb.FieldSchema
 	if err := checkField(f); err != nil {
 		return nil, err
 	}
+	if err := checkFieldAnalyzer(schema, f); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
