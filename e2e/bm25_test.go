@@ -176,6 +176,7 @@ func TestBM25FullText(t *testing.T) {
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, ft.Await(ctx))
+	waitIndexed(ctx, t, c, coll, "sparse", 8)
 	insert(8, bm25Corpus[8:])
 	check("flushed and indexed + growing")
 

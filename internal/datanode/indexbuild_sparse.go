@@ -20,8 +20,10 @@ func (n *Node) buildSparseIndex(ctx context.Context, task catalog.IndexTask, idx
 	if field.GetDataType() != schemapb.DataType_SparseFloatVector {
 		return nil, 0, fmt.Errorf("only sparse float vector fields can have an %s index", indexType)
 	}
-	if mt := idx.Params["metric_type"]; mt != "IP" {
-		return nil, 0, fmt.Errorf("metric type %s is not supported for sparse index, only IP is", mt)
+	// BM25 indexes hold the same posting lists (of term frequencies);
+	// the metric only changes how the query node scores them.
+	if mt := idx.Params["metric_type"]; mt != "IP" && mt != "BM25" {
+		return nil, 0, fmt.Errorf("metric type %s is not supported for sparse index, only IP and BM25 are", mt)
 	}
 	p, err := sparse.ParseBuildParams(indexType, idx.Params)
 	if err != nil {
