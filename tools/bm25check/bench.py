@@ -20,6 +20,7 @@ import json
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -144,6 +145,18 @@ def bench_strata(server, client, docs, queries, passes):
     return {"build_s": build, "rss_mb": grow, "cpu_s": scpu, "client_cpu_s": ccpu, "wall_s": wall}, res
 
 
+def bench_inprocess(corpus_dir, workdir, passes):
+    """Strata's sparse index in process (tools/bm25check/gobench)."""
+    exe = os.path.join(workdir, "gobench")
+    subprocess.run(["go", "build", "-o", exe, "./tools/bm25check/gobench"], cwd=check.ROOT, check=True)
+    out = subprocess.run([exe, "-corpus", corpus_dir, "-passes", str(passes)], capture_output=True, text=True,
+                         check=True).stdout
+    d = json.loads(out)
+    res = [[h["row"] for h in r or []] for r in d["results"]]
+    return {"build_s": d["build_s"], "rss_mb": d["index_heap_mb"], "cpu_s": d["cpu_s"], "wall_s": d["wall_s"],
+            "analyze_docs_s": d["analyze_docs_s"], "query_analyze_cpu_s": d["query_analyze_cpu_s"]}, res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", help="strata binary (started here on --port)")
@@ -155,7 +168,8 @@ def main():
     ap.add_argument("--peers-only", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    docs, queries = corpusmod.load(os.path.join(a.out, "corpus"), a.queries)
+    cdir = os.path.join(a.out, "corpus")
+    docs, queries = corpusmod.load(cdir, a.queries)
     dtoks = check.tokens_by_package(docs, a.out)
     qtoks = check.tokens_by_package(queries, a.out)
     nq = len(queries) * a.passes
@@ -173,6 +187,8 @@ def main():
 
     rows["bm25s (numpy)"], results["bm25s (numpy)"] = bench_bm25s(dtoks, qtoks, a.passes)
     rows["tantivy"], results["tantivy"] = bench_tantivy(docs, dtoks, qtoks, a.passes)
+    k = "strata in-process (index)"
+    rows[k], results[k] = bench_inprocess(cdir, a.out, a.passes)
     if not a.peers_only:
         from pymilvus import MilvusClient
 
