@@ -216,7 +216,7 @@ def search_all(client, coll, queries):
     return res
 
 
-def make_collection(client, name):
+def make_collection(client, name, k1=K1):
     from pymilvus import DataType, Function, FunctionType, MilvusClient
 
     if client.has_collection(name):
@@ -230,7 +230,7 @@ def make_collection(client, name):
                                  input_field_names=["text"], output_field_names=["sparse"]))
     ip = client.prepare_index_params()
     ip.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
-                 params={"bm25_k1": K1, "bm25_b": B, "inverted_index_algo": "DAAT_MAXSCORE"})
+                 params={"bm25_k1": k1, "bm25_b": B, "inverted_index_algo": "DAAT_MAXSCORE"})
     client.create_collection(name, schema=schema, index_params=ip, consistency_level="Strong")
     client.load_collection(name)
 
@@ -251,6 +251,8 @@ def main():
     ap.add_argument("--corpus", default=None, help="corpus dir (default OUT/corpus)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--docs", type=int, default=0, help="use only the first N docs (0 = all)")
+    ap.add_argument("--index-k1", type=float, default=K1,
+                    help="bm25_k1 of Strata's index (the reference keeps 1.2): another value shows the check failing")
     a = ap.parse_args()
     from pymilvus import MilvusClient
 
@@ -273,7 +275,7 @@ def main():
               "stages": {}}
     try:
         client = MilvusClient(uri=uri)
-        make_collection(client, "bm25check_a")
+        make_collection(client, "bm25check_a", a.index_k1)
         t0 = time.perf_counter()
         insert(client, "bm25check_a", docs, 0, len(docs))
         report["insert_s"] = time.perf_counter() - t0
@@ -314,7 +316,7 @@ def main():
         stage("flushed", "bm25check_a")
         client.drop_collection("bm25check_a")
 
-        make_collection(client, "bm25check_b")
+        make_collection(client, "bm25check_b", a.index_k1)
         parts = [len(docs) * k // 4 for k in range(5)]
         for k in range(4):
             insert(client, "bm25check_b", docs, parts[k], parts[k + 1])

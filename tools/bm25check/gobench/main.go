@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -32,13 +33,18 @@ import (
 func main() {
 	dir := flag.String("corpus", "/tmp/bm25bench/corpus", "folder with corpus.jsonl and queries.jsonl")
 	passes := flag.Int("passes", 5, "times every query runs")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the searches to this file")
 	flag.Parse()
+	profile = *prof
 	runtime.GOMAXPROCS(1)
 	if err := run(*dir, *passes); err != nil {
 		fmt.Fprintln(os.Stderr, "gobench:", err)
 		os.Exit(1)
 	}
 }
+
+// profile is the -cpuprofile file ("" for none).
+var profile string
 
 func readTexts(path string) ([]string, error) {
 	f, err := os.Open(path)
@@ -136,6 +142,16 @@ func run(dir string, passes int) error {
 	qAnalyzeCPU, qAnalyzeWall := cpuSeconds()-c2, time.Since(t2).Seconds()
 
 	results := make([][]hit, len(queries))
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	t3, c3 := time.Now(), cpuSeconds()
 	for p := 0; p < passes; p++ {
 		for i, q := range qv {
@@ -160,6 +176,9 @@ func run(dir string, passes int) error {
 		}
 	}
 	searchCPU, searchWall := cpuSeconds()-c3, time.Since(t3).Seconds()
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"docs": len(docs), "queries": len(queries), "passes": passes,
 		"analyze_docs_s": analyzeS, "build_s": buildS, "index_heap_mb": heap,
