@@ -205,6 +205,21 @@ def compare(ref, qtokens, queries, results):
     return bad
 
 
+def loaded_segments(uri, coll):
+    """(segment id, rows) of the segments the query node serves for coll."""
+    import warnings
+
+    from pymilvus import connections, utility
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ORM API: MilvusClient has no segment listing
+        connections.connect(alias="bm25check", uri=uri)
+        try:
+            return sorted((s.segmentID, s.num_rows) for s in utility.get_query_segment_info(coll, using="bm25check"))
+        finally:
+            connections.disconnect("bm25check")
+
+
 def search_all(client, coll, queries):
     res = []
     for i in range(0, len(queries), 20):
@@ -302,12 +317,15 @@ def main():
         report["bm25s_index_s"] = ref.index_s
 
         def stage(label, coll):
+            segs = loaded_segments(uri, coll)
             t = time.perf_counter()
             res = search_all(client, coll, queries)
             dt = time.perf_counter() - t
             bad = compare(ref, qtoks, queries, res)
-            report["stages"][label] = {"mismatched_queries": len(bad), "search_s": dt, "mismatches": bad[:20]}
-            print(f"{label:10s} {len(queries) - len(bad)}/{len(queries)} queries match ({dt:.1f} s)")
+            report["stages"][label] = {"mismatched_queries": len(bad), "search_s": dt, "segments": segs,
+                                       "mismatches": bad[:20]}
+            print(f"{label:10s} {len(queries) - len(bad)}/{len(queries)} queries match ({dt:.1f} s; "
+                  f"{len(segs)} segments: {', '.join(str(r) for _, r in segs)} rows)")
             for m in bad[:5]:
                 print(f"   q{m['query']} {m['text']!r}: " + "; ".join(m["why"][:3]))
 
@@ -329,6 +347,11 @@ def main():
                 break
             time.sleep(0.5)
         report["compaction_state"] = str(st)
+        before = len(loaded_segments(uri, "bm25check_b"))
+        for _ in range(120 if before > 1 else 0):  # until the query node serves the compacted segment
+            if len(loaded_segments(uri, "bm25check_b")) < before:
+                break
+            time.sleep(0.5)
         stage("compacted", "bm25check_b")
         if server:
             report["rss_mb_before_restart"] = server.rss_mb()
