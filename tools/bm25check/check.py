@@ -22,6 +22,11 @@ the 10th score allowed either way):
   compacted  collection B after a compaction
   restarted  collection B after the server was stopped and started again
              (only when this script started the server: --bin)
+  deleted    collection B after deleting every doc with id % 10 in 3, 6, 9; the
+             reference is bm25s over the remaining docs (N, avgdl, df of the
+             live rows, as Strata defines its statistics)
+  deleted+compacted  the same after a manual compaction (the segments
+             served, and their row counts, are in the report)
 
     python3 tools/bm25check/check.py --bin /tmp/strata --port 19650 --out /tmp/bm25check
     python3 tools/bm25check/check.py --uri http://127.0.0.1:19530   # a running server, no restart
@@ -131,12 +136,17 @@ def tokens_by_package(texts, workdir):
 
 
 class Reference:
-    """bm25s over hashed tokens, plus a direct formula check."""
+    """bm25s over hashed tokens of the live docs (live: their ids, default
+    all), plus a direct formula check. Scores are indexed by doc id; a doc
+    that is not live scores 0."""
 
-    def __init__(self, doc_tokens):
+    def __init__(self, doc_tokens, live=None):
         import bm25s
 
-        self.docs = [[str(milvus_hash(t)) for t in toks] for toks in doc_tokens]
+        self.total = len(doc_tokens)
+        self.ids = np.arange(self.total) if live is None else np.asarray(sorted(live))
+        self.pos = {int(d): i for i, d in enumerate(self.ids)}
+        self.docs = [[str(milvus_hash(t)) for t in doc_tokens[d]] for d in self.ids]
         self.vocab = {h for d in self.docs for h in d}
         t0 = time.perf_counter()
         self.bm = bm25s.BM25(method="lucene", k1=K1, b=B)
@@ -149,26 +159,30 @@ class Reference:
         self.tf = [Counter(d) for d in self.docs]
 
     def scores(self, qtokens):
-        """All docs' Milvus-scale scores for a tokenized query."""
+        """Every doc id's Milvus-scale score for a tokenized query."""
+        out = np.zeros(self.total)
         q = [str(milvus_hash(t)) for t in qtokens]
         q = [h for h in q if h in self.vocab]
-        if not q:
-            return np.zeros(self.n)
-        return self.bm.get_scores(q).astype(np.float64) * (K1 + 1)
+        if q:
+            out[self.ids] = self.bm.get_scores(q).astype(np.float64) * (K1 + 1)
+        return out
 
     def direct(self, qtokens, doc):
-        """Milvus's BM25 score of doc for a tokenized query, computed from the
-        definition: sum over query tokens (with repeats) of
+        """Milvus's BM25 score of doc (an id) for a tokenized query, computed
+        from the definition: sum over query tokens (with repeats) of
         idf * tf*(k1+1)/(tf + k1*(1-b+b*dl/avgdl))."""
+        p = self.pos.get(doc)
+        if p is None:
+            return 0.0
         s = 0.0
         for t in qtokens:
             h = str(milvus_hash(t))
-            tf = self.tf[doc].get(h, 0)
+            tf = self.tf[p].get(h, 0)
             if not tf:
                 continue
             df = self.df[h]
             idf = math.log(1 + (self.n - df + 0.5) / (df + 0.5))
-            s += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.dl[doc] / self.avgdl))
+            s += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.dl[p] / self.avgdl))
         return s
 
 
@@ -188,7 +202,7 @@ def compare(ref, qtokens, queries, results):
         if len(set(ids)) != len(ids):
             why.append("duplicate ids")
         for pk, score in hits:
-            r = s[pk] if 0 <= pk < ref.n else float("nan")
+            r = s[pk] if 0 <= pk < ref.total else float("nan")
             if not abs(score - r) <= REL * max(abs(r), 1e-9):
                 why.append(f"id {pk}: score {score:.6f}, reference {r:.6f} (direct {ref.direct(toks, pk):.6f})")
         # Every doc scoring clearly above the 10th score must be in the hits;
@@ -324,7 +338,7 @@ def main():
             bad = compare(ref, qtoks, queries, res)
             report["stages"][label] = {"mismatched_queries": len(bad), "search_s": dt, "segments": segs,
                                        "mismatches": bad[:20]}
-            print(f"{label:10s} {len(queries) - len(bad)}/{len(queries)} queries match ({dt:.1f} s; "
+            print(f"{label:17s} {len(queries) - len(bad)}/{len(queries)} queries match ({dt:.1f} s; "
                   f"{len(segs)} segments: {', '.join(str(r) for _, r in segs)} rows)")
             for m in bad[:5]:
                 print(f"   q{m['query']} {m['text']!r}: " + "; ".join(m["why"][:3]))
@@ -361,6 +375,25 @@ def main():
             client = MilvusClient(uri=uri)
             client.load_collection("bm25check_b")
             stage("restarted", "bm25check_b")
+
+        # Deletes: statistics and scores over the live documents only.
+        gone = [i for i in range(len(docs)) if i % 10 in (3, 6, 9)]
+        for i in range(0, len(gone), 5000):
+            client.delete("bm25check_b", ids=gone[i:i + 5000])
+        live = sorted(set(range(len(docs))) - set(gone))
+        ref = Reference(dtoks, live)
+        stage("deleted", "bm25check_b")
+        job = client.compact("bm25check_b")
+        for _ in range(600):
+            st = client.get_compaction_state(job)
+            if str(st).lower().endswith("completed"):
+                break
+            time.sleep(0.5)
+        for _ in range(20):  # a while for the query node to serve segments without the deleted rows
+            if sum(r for _, r in loaded_segments(uri, "bm25check_b")) == len(live):
+                break
+            time.sleep(0.5)
+        stage("deleted+compacted", "bm25check_b")
         client.close()
     finally:
         if server:
