@@ -8,11 +8,14 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/index"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 )
 
 // bm25Corpus is a small corpus with repeated words, so IDF and length
@@ -232,6 +235,7 @@ func TestBM25SchemaErrors(t *testing.T) {
 		{base().WithFunction(fn("text", "dense")), "BM25 function output field must be a SparseFloatVector field"},
 		{base().WithFunction(fn("text", "nope")), "function output field not found: nope"},
 		{base().WithFunction(fn("text", "sparse")).WithFunction(fn("text", "sparse")), "duplicate function name: f"},
+		{base().WithFunction(fn("text", "sparse")).WithFunction(fn("text", "sparse").WithName("g")), "duplicate function output field: function g, field sparse"},
 	} {
 		err := c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption("bad", tc.schema))
 		require.ErrorContains(t, err, tc.msg)
@@ -239,4 +243,49 @@ func TestBM25SchemaErrors(t *testing.T) {
 	has, err := c.HasCollection(ctx, milvusclient.NewHasCollectionOption("bad"))
 	require.NoError(t, err)
 	require.False(t, has, "nothing half-created")
+}
+
+// TestBM25HybridRaw sends, through raw gRPC as pymilvus does, a hybrid
+// search of a full-text sub-search (a query text) and a sub-search whose
+// limit is "None" (pymilvus's AnnSearchRequest without a limit), which
+// takes the hybrid search's limit, as in Milvus.
+func TestBM25HybridRaw(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "bm25hy"
+	schema := bm25Schema(coll)
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
+	ids := make([]int64, len(bm25Corpus))
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids), column.NewColumnVarChar("text", bm25Corpus)))
+	require.NoError(t, err)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+
+	text := func(q string) []byte {
+		b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
+			{Tag: "$0", Type: commonpb.PlaceholderType_VarChar, Values: [][]byte{[]byte(q)}}}})
+		require.NoError(t, err)
+		return b
+	}
+	sub := func(q, limit string) *milvuspb.SearchRequest {
+		return &milvuspb.SearchRequest{CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: text(q)}, DslType: commonpb.DslType_BoolExprV1, Nq: 1,
+			SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "sparse"}, {Key: "topk", Value: limit},
+				{Key: "metric_type", Value: "BM25"}, {Key: "params", Value: "{}"}}}
+	}
+	raw := s.rawClient(t)
+	res, err := raw.HybridSearch(ctx, &milvuspb.HybridSearchRequest{CollectionName: coll,
+		Requests:         []*milvuspb.SearchRequest{sub("dog", "None"), sub("brown fox", "3")},
+		RankParams:       []*commonpb.KeyValuePair{{Key: "strategy", Value: "rrf"}, {Key: "params", Value: `{"k": 60}`}, {Key: "limit", Value: "4"}},
+		ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+	require.NoError(t, err)
+	require.Zero(t, res.GetStatus().GetCode(), res.GetStatus().GetReason())
+	got := res.GetResults().GetIds().GetIntId().GetData()
+	require.Len(t, got, 4)
+	want, _ := bm25Ref(map[int64]string{0: bm25Corpus[0], 1: bm25Corpus[1], 4: bm25Corpus[4], 8: bm25Corpus[8], 11: bm25Corpus[11]}, "dog", 1)
+	require.Contains(t, got, want[0])
 }

@@ -245,6 +245,13 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 		// hybrid search's offset in every sub-search too): it applies to the
 		// fused list only.
 		s.SearchParams = slices.DeleteFunc(s.SearchParams, func(kv *commonpb.KeyValuePair) bool { return kv.GetKey() == "offset" })
+		// A sub-search without a limit (pymilvus sends "None") takes the
+		// hybrid search's.
+		for _, kv := range s.SearchParams {
+			if kv.GetKey() == "topk" && (kv.GetValue() == "None" || kv.GetValue() == "") {
+				kv.Value = strconv.Itoa(rk.limit)
+			}
+		}
 		res, err := p.search(ctx, col, s)
 		if err != nil {
 			return searchError(err), nil
@@ -273,7 +280,7 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 		PrimaryFieldName: col.PKField().GetName()}
 	var fused [][]fusedHit
 	if decay != nil {
-		if fused, err = p.decayFuse(ctx, col, req, decay, perQuery); err != nil {
+		if fused, err = p.functionFuse(ctx, col, req, decay, perQuery); err != nil {
 			return searchError(err), nil
 		}
 	}

@@ -418,7 +418,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		if iter != nil {
 			return searchError(errcode.Invalid("a function score reranker cannot be combined with a search iterator")), nil
 		}
-		if id := ranker.field.GetFieldID(); !slices.Contains(sreq.OutputFields, id) {
+		if id := ranker.input().GetFieldID(); !slices.Contains(sreq.OutputFields, id) {
 			sreq.OutputFields = append(slices.Clone(sreq.OutputFields), id)
 		}
 	}
@@ -427,7 +427,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(err), nil
 	}
 	if ranker != nil {
-		if err := ranker.rerank(res, metric); err != nil {
+		if err := rerankResult(ctx, ranker, res, metric); err != nil {
 			return searchError(err), nil
 		}
 	}

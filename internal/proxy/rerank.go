@@ -38,9 +38,22 @@ type decayRanker struct {
 	origin, scale, offset, decay float64
 }
 
-// parseFunctionScore reads a SearchRequest's function_score. It returns nil
-// when the request has none.
-func parseFunctionScore(col *catalog.Collection, fs *schemapb.FunctionScore) (*decayRanker, error) {
+// functionRanker is a search's function-score reranker: it gives each hit a
+// new score from the hit's score and its value of one field.
+type functionRanker interface {
+	// input is the field whose values the ranker reads.
+	input() *schemapb.FieldSchema
+	// rescore returns the new scores of query q's hits, given their
+	// normalized scores (higher is better) and their values of the input
+	// field (rows of values, in hit order).
+	rescore(ctx context.Context, q int, scores []float64, values column.Column, rows []int) ([]float64, error)
+	// check validates the ranker against a search of nq queries.
+	check(nq int) error
+}
+
+// parseFunctionScore reads a SearchRequest's function_score: a decay or a
+// model reranker. It returns nil when the request has none.
+func parseFunctionScore(col *catalog.Collection, fs *schemapb.FunctionScore) (functionRanker, error) {
 	fns := fs.GetFunctions()
 	if len(fns) == 0 {
 		return nil, nil
@@ -61,7 +74,11 @@ func parseFunctionScore(col *catalog.Collection, fs *schemapb.FunctionScore) (*d
 			params[strings.ToLower(kv.GetKey())] = kv.GetValue()
 		}
 	}
-	if r := params["reranker"]; r != "decay" {
+	switch r := params["reranker"]; r {
+	case "decay":
+	case "model":
+		return parseModelRanker(col, f, params)
+	default:
 		return nil, errcode.Invalid("unsupported rerank function: [%s]", r)
 	}
 	names := f.GetInputFieldNames()
@@ -151,29 +168,53 @@ func normalize(metric string, score float32) float64 {
 	return float64(score)
 }
 
-// rerank rescores every query's hits of res in place, best first, and
-// reorders the output columns to match. The input field's column must be in
-// res.Fields.
-func (d *decayRanker) rerank(res *plan.SearchResult, metric string) error {
-	c, found := res.Fields[d.field.GetFieldID()]
-	if !found {
-		return fmt.Errorf("proxy: decay rerank: field %s missing from the search result", d.field.GetName())
-	}
-	value := func(i int) float64 {
-		switch c := c.(type) {
+func (d *decayRanker) input() *schemapb.FieldSchema { return d.field }
+
+func (d *decayRanker) check(int) error { return nil }
+
+func (d *decayRanker) rescore(_ context.Context, _ int, scores []float64, values column.Column, rows []int) ([]float64, error) {
+	out := make([]float64, len(scores))
+	for i, row := range rows {
+		var x float64
+		switch c := values.(type) {
 		case *column.Ints:
-			return float64(c.Data[i])
+			x = float64(c.Data[row])
 		case *column.Floats:
-			return c.Data[i]
+			x = c.Data[row]
+		default:
+			return nil, fmt.Errorf("proxy: decay rerank: field %s has no numeric column", d.field.GetName())
 		}
-		return math.NaN()
+		out[i] = scores[i] * d.factor(x)
+	}
+	return out, nil
+}
+
+// rerankResult rescores every query's hits of res in place with r, best
+// first, and reorders the output columns to match. The input field's column
+// must be in res.Fields.
+func rerankResult(ctx context.Context, r functionRanker, res *plan.SearchResult, metric string) error {
+	if err := r.check(len(res.Hits)); err != nil {
+		return err
+	}
+	c, found := res.Fields[r.input().GetFieldID()]
+	if !found {
+		return fmt.Errorf("proxy: rerank: field %s missing from the search result", r.input().GetName())
 	}
 	perm := make([]int, 0, c.Len())
 	base := 0
 	for q, hits := range res.Hits {
+		norm := make([]float64, len(hits))
+		rows := make([]int, len(hits))
+		for i, h := range hits {
+			norm[i], rows[i] = normalize(metric, h.Score), base+i
+		}
+		scores, err := r.rescore(ctx, q, norm, c, rows)
+		if err != nil {
+			return err
+		}
 		s := make([]scored, len(hits))
 		for i, h := range hits {
-			h.Score = float32(normalize(metric, h.Score) * d.factor(value(base+i)))
+			h.Score = float32(scores[i])
 			s[i] = scored{h, base + i}
 		}
 		s = orderRescored(s, res.GroupValues)
@@ -228,16 +269,19 @@ func orderRescored(s []scored, groups column.Column) []scored {
 	return out
 }
 
-// decayFuse fuses a hybrid search's sub-search hits with a decay reranker,
-// as Milvus does: a key's score is its best normalized score over the
-// sub-searches times the decay of its input field's value; every query's
-// keys come back best first.
-func (p *Proxy) decayFuse(ctx context.Context, col *catalog.Collection, req *milvuspb.HybridSearchRequest,
-	d *decayRanker, perQuery [][]subHits,
+// functionFuse fuses a hybrid search's sub-search hits with a function-score
+// reranker, as Milvus does: a key's score is its best normalized score over
+// the sub-searches, rescored by r with the key's value of r's input field;
+// every query's keys come back best first.
+func (p *Proxy) functionFuse(ctx context.Context, col *catalog.Collection, req *milvuspb.HybridSearchRequest,
+	r functionRanker, perQuery [][]subHits,
 ) ([][]fusedHit, error) {
+	if err := r.check(len(perQuery)); err != nil {
+		return nil, err
+	}
 	best := make([]map[any]float64, len(perQuery))
 	var keys []any
-	seen := map[any]bool{}
+	at := map[any]int{}
 	firsts := make([][]any, len(perQuery))
 	for q, lists := range perQuery {
 		best[q] = map[any]float64{}
@@ -250,35 +294,33 @@ func (p *Proxy) decayFuse(ctx context.Context, col *catalog.Collection, req *mil
 					}
 					best[q][pk] = s
 				}
-				if !seen[pk] {
-					seen[pk] = true
+				if _, seen := at[pk]; !seen {
+					at[pk] = len(keys)
 					keys = append(keys, pk)
 				}
 			}
 		}
 	}
 	spec := &outputSpec{}
-	spec.add(d.field.GetFieldID())
+	spec.add(r.input().GetFieldID())
 	cols, err := p.requery(ctx, col, req, spec, keys)
 	if err != nil {
 		return nil, err
 	}
-	c := cols[d.field.GetFieldID()]
-	value := map[any]float64{}
-	for i, pk := range keys {
-		switch c := c.(type) {
-		case *column.Ints:
-			value[pk] = float64(c.Data[i])
-		case *column.Floats:
-			value[pk] = c.Data[i]
-		default:
-			return nil, fmt.Errorf("proxy: decay rerank: field %s has no numeric column", d.field.GetName())
-		}
-	}
+	c := cols[r.input().GetFieldID()]
 	out := make([][]fusedHit, len(perQuery))
 	for q := range perQuery {
+		norm := make([]float64, len(firsts[q]))
+		rows := make([]int, len(firsts[q]))
 		for i, pk := range firsts[q] {
-			out[q] = append(out[q], fusedHit{pk: pk, score: best[q][pk] * d.factor(value[pk]), first: i})
+			norm[i], rows[i] = best[q][pk], at[pk]
+		}
+		scores, err := r.rescore(ctx, q, norm, c, rows)
+		if err != nil {
+			return nil, err
+		}
+		for i, pk := range firsts[q] {
+			out[q] = append(out[q], fusedHit{pk: pk, score: scores[i], first: i})
 		}
 		slices.SortStableFunc(out[q], func(a, b fusedHit) int { return cmp.Compare(b.score, a.score) })
 	}

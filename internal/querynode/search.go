@@ -221,12 +221,20 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			return nil, err
 		}
 		err := s.Read(func(v *segment.View) error {
+			pkCol := v.Column(s.PKField())
+			if req.BM25 != nil {
+				// BM25 output fields are never null.
+				mask, err := liveRows(v, ts, expire, e)
+				if err != nil {
+					return err
+				}
+				return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
+			}
 			mask, err := segmentFilter(v, ts, expire, e)
 			if err != nil {
 				return err
 			}
 			maskNullVectors(mask, v.Column(req.FieldID))
-			pkCol := v.Column(s.PKField())
 			if req.Sparse != nil {
 				return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/expr"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
@@ -37,7 +38,7 @@ func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint
 	all := selectSegments(c, &plan.Read{}, loaded, nil)
 	for _, s := range all {
 		err := s.Read(func(v *segment.View) error {
-			mask, err := segmentFilter(v, ts, expire, nil)
+			mask, err := liveRows(v, ts, expire, nil)
 			if err != nil {
 				return err
 			}
@@ -70,6 +71,16 @@ func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint
 	return queries, b, true, nil
 }
 
+// liveRows is segmentFilter for full-text searches, which read every row
+// of a segment without a mask: nil when every row is visible at ts and
+// neither a TTL nor a filter removes any.
+func liveRows(v *segment.View, ts, expire uint64, e *expr.Expr) ([]bool, error) {
+	if e == nil && expire == 0 && v.AllVisible(ts) {
+		return nil, nil
+	}
+	return segmentFilter(v, ts, expire, e)
+}
+
 // segmentBM25Stats adds the live rows (mask) of field fieldID in one
 // segment view to st: through its sparse index when it has one, otherwise
 // row by row.
@@ -84,8 +95,8 @@ func segmentBM25Stats(v *segment.View, fieldID int64, dims []uint32, mask []bool
 	if !ok {
 		return errcode.Invalid("field %d is not a sparse float vector field", fieldID)
 	}
-	for row, live := range mask {
-		if !live {
+	for row := range col.Data {
+		if mask != nil && !mask[row] {
 			continue
 		}
 		if col.IsNull(row) {

@@ -40,7 +40,8 @@ func decodeSparseQueries(req *plan.Search) []sparse.Vector {
 // rows with a positive score are hits, as in Milvus and in the index.
 //
 // A full-text search (req.BM25 set) scores rows by BM25 with b instead; its
-// queries are the weighted ones bm25Queries returns.
+// queries are the weighted ones bm25Queries returns, and its mask may be
+// nil (every row allowed).
 func searchSparse(v *segment.View, req *plan.Search, queries []sparse.Vector, b sparse.BM25, mask []bool, si int, pkCol column.Column,
 	heaps []*hitHeap, groupCands [][]candidate,
 ) error {
@@ -75,7 +76,7 @@ func searchSparse(v *segment.View, req *plan.Search, queries []sparse.Vector, b 
 	for q, qv := range queries {
 		for row := 0; row < n; row++ {
 			hit[row] = false
-			if mask[row] {
+			if mask == nil || mask[row] {
 				if req.BM25 != nil {
 					scores[row] = b.ScoreRow(qv, col.Data[row])
 				} else {

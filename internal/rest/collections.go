@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -144,7 +145,7 @@ func (h *Handler) describeCollection(ctx context.Context, r *request) (any, erro
 		"description":        schema.GetDescription(),
 		"autoId":             autoID,
 		"fields":             fields,
-		"functions":          []any{},
+		"functions":          functionsJSON(schema),
 		"aliases":            aliases,
 		"indexes":            indexes,
 		"load":               load,
@@ -306,6 +307,16 @@ type fieldReq struct {
 	ElementTypeParams map[string]json.RawMessage `json:"elementTypeParams"`
 }
 
+// functionReq is one entry of schema.functions (a BM25 function).
+type functionReq struct {
+	Name             string         `json:"name"`
+	Type             string         `json:"type"`
+	Description      string         `json:"description"`
+	InputFieldNames  []string       `json:"inputFieldNames"`
+	OutputFieldNames []string       `json:"outputFieldNames"`
+	Params           map[string]any `json:"params"`
+}
+
 // indexReq is one entry of indexParams.
 type indexReq struct {
 	FieldName  string         `json:"fieldName"`
@@ -325,9 +336,10 @@ type createCollectionReq struct {
 	VectorFieldName  string      `json:"vectorFieldName"`
 	Description      string      `json:"description"`
 	Schema           *struct {
-		AutoID             bool       `json:"autoId"`
-		EnableDynamicField *bool      `json:"enableDynamicField"`
-		Fields             []fieldReq `json:"fields"`
+		AutoID             bool          `json:"autoId"`
+		EnableDynamicField *bool         `json:"enableDynamicField"`
+		Fields             []fieldReq    `json:"fields"`
+		Functions          []functionReq `json:"functions"`
 	} `json:"schema"`
 	IndexParams []indexReq     `json:"indexParams"`
 	Params      map[string]any `json:"params"`
@@ -518,7 +530,47 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 		}
 		schema.Fields = append(schema.Fields, fs)
 	}
+	for _, fn := range in.Functions {
+		t, ok := schemapb.FunctionType_value[fn.Type]
+		if !ok {
+			for name, v := range schemapb.FunctionType_value {
+				if strings.EqualFold(name, fn.Type) {
+					t, ok = v, true
+				}
+			}
+		}
+		if !ok {
+			return nil, errorf(codeIllegalArgument, "function %s: unknown type %q", fn.Name, fn.Type)
+		}
+		fs := &schemapb.FunctionSchema{Name: fn.Name, Type: schemapb.FunctionType(t), Description: fn.Description,
+			InputFieldNames: fn.InputFieldNames, OutputFieldNames: fn.OutputFieldNames}
+		keys := make([]string, 0, len(fn.Params))
+		for k := range fn.Params {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fs.Params = append(fs.Params, &commonpb.KeyValuePair{Key: k, Value: paramString(fn.Params[k])})
+		}
+		schema.Functions = append(schema.Functions, fs)
+	}
 	return schema, nil
+}
+
+// functionsJSON renders a schema's functions as Milvus REST describes them.
+func functionsJSON(schema *schemapb.CollectionSchema) []any {
+	out := []any{}
+	for _, fn := range schema.GetFunctions() {
+		params := map[string]any{}
+		for _, kv := range fn.GetParams() {
+			params[kv.GetKey()] = kv.GetValue()
+		}
+		out = append(out, map[string]any{
+			"name": fn.GetName(), "id": fn.GetId(), "type": fn.GetType().String(), "description": fn.GetDescription(),
+			"inputFieldNames": fn.GetInputFieldNames(), "outputFieldNames": fn.GetOutputFieldNames(), "params": params,
+		})
+	}
+	return out
 }
 
 func defaultValue(dt schemapb.DataType, v any) (*schemapb.ValueField, error) {

@@ -56,6 +56,10 @@ type Segment struct {
 	cols   map[int64]column.Column
 	tss    []uint64
 	delTs  []uint64
+	// maxTs is the largest insert timestamp, deleted the number of rows
+	// with a delete mark: together they tell when every row is visible.
+	maxTs   uint64
+	deleted int
 	// sorted lists the rows Load adopted (0 … len(sorted)-1) in key order.
 	sorted []int32
 	// intIdx and strIdx index the rows appended after them (nil until then).
@@ -131,6 +135,9 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 	}
 	s.tss = append(s.tss, tss...)
 	s.delTs = append(s.delTs, make([]uint64, n)...)
+	for _, t := range tss {
+		s.maxTs = max(s.maxTs, t)
+	}
 	switch pk := s.cols[s.pkField].(type) {
 	case *column.Ints:
 		if s.intIdx == nil {
@@ -180,6 +187,10 @@ func (s *Segment) Load(cols map[int64]column.Column, tss []uint64) error {
 	}
 	s.tss = tss
 	s.delTs = make([]uint64, n)
+	s.maxTs, s.deleted = 0, 0
+	for _, t := range tss {
+		s.maxTs = max(s.maxTs, t)
+	}
 	s.sorted = make([]int32, n)
 	for i := range s.sorted {
 		s.sorted[i] = int32(i)
@@ -212,6 +223,9 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 	mark := func(rows []int32, ts uint64) {
 		for _, r := range rows {
 			if s.tss[r] < ts && (s.delTs[r] == 0 || s.delTs[r] > ts) {
+				if s.delTs[r] == 0 {
+					s.deleted++
+				}
 				s.delTs[r] = ts
 				n++
 			}
@@ -280,6 +294,11 @@ func (v *View) Fields() []*schemapb.FieldSchema { return v.s.fields }
 
 // Timestamp returns row i's insert timestamp.
 func (v *View) Timestamp(i int) uint64 { return v.s.tss[i] }
+
+// AllVisible reports whether every row of the view is visible at read
+// timestamp ts (none inserted after it, none deleted), which lets a reader
+// skip Visible's per-row mask.
+func (v *View) AllVisible(ts uint64) bool { return v.s.maxTs <= ts && v.s.deleted == 0 }
 
 // Visible returns one flag per row: visible at read timestamp ts.
 func (v *View) Visible(ts uint64) []bool {

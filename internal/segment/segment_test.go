@@ -176,3 +176,24 @@ func TestAppendAndNewErrors(t *testing.T) {
 	_, err := segment.New(segment.Info{}, noPK)
 	require.ErrorContains(t, err, "primary key")
 }
+
+func TestAllVisible(t *testing.T) {
+	s := newSeg(t)
+	require.NoError(t, s.Append(rows([]int64{1, 2, 3}, []int64{1, 2, 3}), []uint64{10, 20, 30}))
+	read := func(ts uint64) (all bool, mask []bool) {
+		require.NoError(t, s.Read(func(v *segment.View) error {
+			all, mask = v.AllVisible(ts), v.Visible(ts)
+			return nil
+		}))
+		return
+	}
+	all, _ := read(25)
+	require.False(t, all, "row 3 is newer")
+	all, mask := read(30)
+	require.True(t, all)
+	require.Equal(t, []bool{true, true, true}, mask)
+	s.Delete(&column.Ints{T: schemapb.DataType_Int64, Data: []int64{2}}, []uint64{40})
+	all, mask = read(50)
+	require.False(t, all, "row 2 is deleted")
+	require.Equal(t, []bool{true, false, true}, mask)
+}

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-
-	"github.com/strata-db/strata/internal/index"
 )
 
 // BM25 holds the parameters of BM25 scoring over rows of term frequencies
@@ -17,14 +15,19 @@ import (
 //
 //	Σ_t w_t · tf·(K1+1) / (tf + K1·(1 − B + B·len/Avgdl))
 //
-// over the terms t it shares with the query, added in ascending dimension
-// order in float32 by every search path (exact and inverted), so the paths
-// give bit-identical scores.
+// over the terms t it shares with the query. Each term's contribution is
+// computed in float64 and fixed to a multiple of 2⁻³² (an int64), and the
+// contributions are added as integers, so a score does not depend on the
+// order its terms are added in: every search path (exact, term at a time,
+// MaxScore) gives bit-identical scores, which are the sum as a float32.
 type BM25 struct {
 	K1, B float32
 	// Avgdl is the collection's average row length; it must be positive.
 	Avgdl float32
 }
+
+// fixedOne is the fixed-point unit of term contributions (2³²).
+const fixedOne = 1 << 32
 
 // Validate reports parameters that cannot score.
 func (b BM25) Validate() error {
@@ -37,14 +40,27 @@ func (b BM25) Validate() error {
 	return nil
 }
 
-// term returns one term's contribution: weight w, frequency tf, row
-// length dl.
-func (b BM25) term(w, tf, dl float32) float32 {
-	// The conversions round every step, so no path fuses operations
-	// differently from another.
-	norm := float32(b.K1 * float32(1-b.B+float32(float32(b.B*dl)/b.Avgdl)))
-	return float32(w * float32(float32(tf*(b.K1+1))/float32(tf+norm)))
+// contribution returns one term's contribution in fixed point: weight w,
+// frequency tf, row length dl.
+func (b BM25) contribution(w, tf, dl float32) int64 {
+	k1, bb, f := float64(b.K1), float64(b.B), float64(tf)
+	c := float64(w) * f * (k1 + 1) / (f + k1*(1-bb+bb*float64(dl)/float64(b.Avgdl)))
+	return int64(c * fixedOne)
 }
+
+// bound returns an upper bound, in fixed point, of the contribution of a
+// term of weight w to any row, given the largest frequency m in its list:
+// the contribution grows with the frequency and shrinks with the row's
+// length, which is at least the frequency (a row's length is the sum of
+// its frequencies). The margin covers float64 rounding.
+func (b BM25) bound(w, m float32) int64 {
+	k1, bb, f := float64(b.K1), float64(b.B), float64(m)
+	c := float64(w) * f * (k1 + 1) / (f + k1*(1-bb+bb*f/float64(b.Avgdl)))
+	return int64(c*fixedOne*(1+1e-9)) + 2
+}
+
+// fixedScore turns a sum of fixed-point contributions into a score.
+func fixedScore(sum int64) float32 { return float32(float64(sum) / fixedOne) }
 
 // RowLen returns the length of a wire row: the sum of its values, added in
 // ascending index order in float32.
@@ -59,7 +75,7 @@ func RowLen(row []byte) float32 {
 // ScoreRow returns the BM25 score of a wire row for query weights q.
 func (b BM25) ScoreRow(q Vector, row []byte) float32 {
 	dl := RowLen(row)
-	var s float32
+	var s int64
 	i, j, n := 0, 0, len(row)/8
 	for i < len(q.Indices) && j < n {
 		y := binary.LittleEndian.Uint32(row[8*j:])
@@ -69,17 +85,17 @@ func (b BM25) ScoreRow(q Vector, row []byte) float32 {
 		case x > y:
 			j++
 		default:
-			s += b.term(q.Values[i], math.Float32frombits(binary.LittleEndian.Uint32(row[8*j+4:])), dl)
+			s += b.contribution(q.Values[i], math.Float32frombits(binary.LittleEndian.Uint32(row[8*j+4:])), dl)
 			i++
 			j++
 		}
 	}
-	return s
+	return fixedScore(s)
 }
 
-// score is ScoreRow for a decoded row of length dl.
-func (b BM25) score(q, row Vector, dl float32) float32 {
-	var s float32
+// score is ScoreRow for a decoded row of length dl, in fixed point.
+func (b BM25) score(q, row Vector, dl float32) int64 {
+	var s int64
 	i, j := 0, 0
 	for i < len(q.Indices) && j < len(row.Indices) {
 		switch x, y := q.Indices[i], row.Indices[j]; {
@@ -88,7 +104,7 @@ func (b BM25) score(q, row Vector, dl float32) float32 {
 		case x > y:
 			j++
 		default:
-			s += b.term(q.Values[i], row.Values[j], dl)
+			s += b.contribution(q.Values[i], row.Values[j], dl)
 			i++
 			j++
 		}
@@ -98,7 +114,7 @@ func (b BM25) score(q, row Vector, dl float32) float32 {
 
 // docLens returns the length of every row, derived once from the forward
 // rows (which always hold every value, whatever drop_ratio_build left out
-// of the lists).
+// of the lists), and their total.
 func (x *Index) docLens() []float32 {
 	x.lensOnce.Do(func() {
 		x.lens = make([]float32, x.Len())
@@ -108,6 +124,7 @@ func (x *Index) docLens() []float32 {
 				s += v
 			}
 			x.lens[r] = s
+			x.lensTotal += float64(s)
 		}
 	})
 	return x.lens
@@ -124,12 +141,17 @@ func (x *Index) Stats(dims []uint32, allowed []bool, st *Stats) error {
 		return fmt.Errorf("sparse: %d document frequencies for %d dimensions", len(st.DF), len(dims))
 	}
 	lens := x.docLens()
-	live := 0
-	var total float64
-	for r, dl := range lens {
-		if allowed == nil || allowed[r] {
-			live++
-			total += float64(dl)
+	live, total := x.Len(), x.lensTotal
+	if allowed != nil {
+		live, total = 0, 0
+		for r, dl := range lens {
+			if allowed[r] {
+				live++
+				total += float64(dl)
+			}
+		}
+		if live == x.Len() {
+			allowed, total = nil, x.lensTotal // the same sum, in the same order
 		}
 	}
 	st.Rows += int64(live)
@@ -137,9 +159,8 @@ func (x *Index) Stats(dims []uint32, allowed []bool, st *Stats) error {
 	if live == 0 {
 		return nil
 	}
-	all := live == x.Len()
 	for i, d := range dims {
-		if !x.dropped && all {
+		if !x.dropped && allowed == nil {
 			if l, ok := x.list(d); ok {
 				st.DF[i] += int64(x.listOff[l+1] - x.listOff[l])
 			}
@@ -246,85 +267,4 @@ func (st *Stats) Avgdl() float64 {
 // documents, as Milvus and Lucene define it: ln(1 + (N − df + 0.5)/(df + 0.5)).
 func (st *Stats) IDF(df int64) float64 {
 	return math.Log(1 + (float64(st.Rows)-float64(df)+0.5)/(float64(df)+0.5))
-}
-
-// SearchBM25 returns the k best allowed rows by BM25 score for query
-// weights q, best first, ties by ascending row. Only rows with a positive
-// score are hits. With p.DropRatioSearch > 0 the smallest query weights
-// are left out of the candidate search and the k×RefineFactor candidates
-// rescored with every term; values drop_ratio_build left out of the lists
-// are handled the same way.
-func (x *Index) SearchBM25(q Vector, k int, b BM25, p SearchParams, allowed []bool) ([]index.Hit, error) {
-	if err := b.Validate(); err != nil {
-		return nil, err
-	}
-	if err := x.checkSearch(q, k, p, allowed); err != nil {
-		return nil, err
-	}
-	if k == 0 || len(q.Indices) == 0 || x.Len() == 0 {
-		return nil, nil
-	}
-	terms, droppedQ := x.terms(q, p.DropRatioSearch)
-	kk := k
-	refine := x.dropped || droppedQ
-	if refine {
-		rf := p.RefineFactor
-		if rf == 0 {
-			rf = DefaultRefineFactor
-		}
-		kk = k * rf
-	}
-	lens := x.docLens()
-	hits := x.searchInvertedBM25(terms, kk, b, lens, allowed)
-	if !refine {
-		return hits, nil
-	}
-	out := hits[:0]
-	for _, h := range hits {
-		r := uint32(h.Row)
-		if s := b.score(q, x.row(r), lens[r]); s > 0 {
-			out = append(out, index.Hit{Row: h.Row, Score: s})
-		}
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	index.SortHits(out, index.IP)
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out, nil
-}
-
-// searchInvertedBM25 is searchInverted with BM25 term scores.
-func (x *Index) searchInvertedBM25(terms []term, k int, b BM25, lens []float32, allowed []bool) []index.Hit {
-	s := x.getScratch()
-	defer x.scratch.Put(s)
-	if s.scores == nil {
-		s.scores, s.seen = make([]float32, x.Len()), make([]bool, x.Len())
-	}
-	s.touched = s.touched[:0]
-	for _, t := range terms {
-		lo, hi := x.listOff[t.list], x.listOff[t.list+1]
-		rows, vals := x.postRow[lo:hi], x.postVal[lo:hi]
-		for i, r := range rows {
-			if allowed != nil && !allowed[r] {
-				continue
-			}
-			if !s.seen[r] {
-				s.seen[r] = true
-				s.touched = append(s.touched, r)
-			}
-			s.scores[r] += b.term(t.q, vals[i], lens[r])
-		}
-	}
-	top := newTopK(k)
-	for _, r := range s.touched {
-		sc := s.scores[r]
-		s.scores[r], s.seen[r] = 0, false
-		if sc > 0 {
-			top.offer(r, sc)
-		}
-	}
-	return top.sorted()
 }

@@ -58,6 +58,47 @@ func TestBM25SearchEqualsExact(t *testing.T) {
 	}
 }
 
+// TestBM25MaxScoreEqualsExhaustive checks the pruned search against an
+// exhaustive one on queries that mix common and rare terms (where it
+// prunes), for several k and masks, and that pruning happened.
+func TestBM25MaxScoreEqualsExhaustive(t *testing.T) {
+	rows := tfRows(3, 5000, 3000)
+	x, err := Build(context.Background(), rows, BuildParams{Kind: Inverted})
+	require.NoError(t, err)
+	st := Stats{}
+	require.NoError(t, x.Stats(nil, nil, &st))
+	b := BM25{K1: 1.5, B: 0.6, Avgdl: float32(st.Avgdl())}
+	r := rand.New(rand.NewPCG(4, 4))
+	allowed := make([]bool, len(rows))
+	for i := range allowed {
+		allowed[i] = r.IntN(4) != 0
+	}
+	pruned := 0
+	for qi := range 200 {
+		m := map[uint32]float32{uint32(r.IntN(5)): 0.1 + r.Float32()}
+		for range 1 + r.IntN(4) {
+			m[uint32(20+r.IntN(2900))] = 1 + 5*r.Float32()
+		}
+		q := Decode(fromMap(m))
+		for _, k := range []int{1, 5, 10, 50} {
+			for _, mask := range [][]bool{nil, allowed} {
+				want := indextest.TopK(len(rows), k, index.IP, func(row int) (float32, bool) {
+					if mask != nil && !mask[row] {
+						return 0, false
+					}
+					s := b.ScoreRow(q, rows[row])
+					return s, s > 0
+				})
+				terms, _ := x.terms(q, 0)
+				got, p := x.searchMaxScoreBM25(terms, k, b, x.docLens(), mask)
+				pruned += p
+				require.Equal(t, want, got, "query %d k %d", qi, k)
+			}
+		}
+	}
+	require.Positive(t, pruned, "the queries exercise pruning")
+}
+
 func TestBM25ScoreFormula(t *testing.T) {
 	// One term, tf 2, row length 4, avgdl 2, k1 1.2, b 0.75, weight 3:
 	// 3 · 2·2.2 / (2 + 1.2·(0.25 + 0.75·2)) = 13.2 / 4.1.

@@ -1,6 +1,6 @@
 // Package sparse implements sparse float vectors (Milvus SparseFloatVector)
 // and their indexes, SPARSE_INVERTED_INDEX and SPARSE_WAND, under the inner
-// product metric (IP), the only one Milvus offers for them besides BM25.
+// product metric (IP) and BM25.
 //
 // # Vectors
 //
@@ -36,6 +36,24 @@
 // under one posting per four rows use the term-at-a-time search, which is
 // faster there. With nothing dropped both return exactly the top-k of an exact search
 // (ties by ascending row).
+//
+// # BM25
+//
+// A BM25 function's output rows hold term frequencies (dimension = token
+// hash). The index is built the same way (the metric is not part of the
+// file); SearchBM25 scores its rows by BM25 with parameters k1, b and the
+// collection's average row length, which the caller derives from Stats
+// (documents, total length and document frequencies among the allowed
+// rows, summed over segments) so that scores use collection statistics,
+// not a segment's. Term contributions are computed in float64 and added as
+// 2⁻³² fixed-point integers, so the exact scan (ScoreRow) and the index
+// give bit-identical scores whatever order they add terms in. The search
+// takes terms by descending upper bound (the contribution bound given the
+// list's largest frequency, since a row's length is at least that
+// frequency) and, once k rows score above what the terms left could add,
+// only probes those rows in the remaining lists (MaxScore); the result is
+// exact. Row lengths are derived from the forward rows on first use, not
+// stored.
 //
 // # File format (version 1)
 //

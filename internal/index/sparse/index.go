@@ -45,8 +45,9 @@ type Index struct {
 	scratch sync.Pool // *scratch
 
 	// Row lengths (derived on first BM25 use, not stored): see docLens.
-	lensOnce sync.Once
-	lens     []float32
+	lensOnce  sync.Once
+	lens      []float32
+	lensTotal float64
 }
 
 // scratch is the per-search state of the term-at-a-time search and of
@@ -57,6 +58,8 @@ type scratch struct {
 	touched []uint32
 	acc     []float32 // searchWAND's window accumulator
 	bits    []uint64  // searchWAND's rows touched in the window
+	partial []int64   // searchMaxScoreBM25's partial scores
+	sel     []int64   // kthLargest's scratch
 }
 
 // Build indexes rows (each in the Milvus wire format; see Validate, which
