@@ -101,6 +101,8 @@ func TestTokenizers(t *testing.T) {
 func TestFilters(t *testing.T) {
 	runTable(t, []equivalence{
 		{"lowercase", `{"tokenizer":"standard","filter":["lowercase"]}`, "Milvus VECTOR", []string{"milvus", "vector"}},
+		{"lowercase: final sigma and dotted I", `{"tokenizer":"standard","filter":["lowercase"]}`, "ΟΔΟΣ ΣΑΣ İstanbul",
+			[]string{"οδος", "σας", "i\u0307stanbul"}},
 		{"asciifolding", `{"tokenizer":"standard","filter":["asciifolding"]}`, "Café naïve Straße Ærø łódź",
 			[]string{"Cafe", "naive", "Strasse", "AEro", "lodz"}},
 		{"alphanumonly", `{"tokenizer":"whitespace","filter":["alphanumonly"]}`, "abc a-b 中文 x1 résumé",
@@ -251,5 +253,35 @@ func TestAnalyzerIsSafeForConcurrentUse(t *testing.T) {
 	}
 	for range 4 {
 		require.Equal(t, want, <-done)
+	}
+}
+
+// Every tokenizer's tokens are slices of the input at their offsets, in
+// position order (but for jieba's search mode, which puts the words inside a
+// word before it, as jieba-rs does), whatever the input (invalid UTF-8
+// included).
+func TestTokenizersOffsetsAreSlices(t *testing.T) {
+	inputs := []string{
+		"", " ", "\r\n\t", "a", "中", "Hello, World! 中文分词测试 3.14% C++ AT&T e-mail foo_bar",
+		"\xff\xfe abc \xe4\xb8 中文", "小明硕士毕业于中国科学院计算所，后在日本京都大学深造。\r\n  Ελληνικά  русский",
+		strings.Repeat("长", 300), strings.Repeat("ab ", 200),
+	}
+	for _, p := range []string{`{"tokenizer":"standard"}`, `{"tokenizer":{"type":"standard","uax29":true,"max_token_length":3}}`,
+		`{"tokenizer":"whitespace"}`, `{"tokenizer":"icu"}`, `{"tokenizer":"jieba"}`,
+		`{"tokenizer":{"type":"jieba","mode":"exact","hmm":false}}`, `{"tokenizer":{"type":"jieba","dict":["长长长"]}}`} {
+		a, err := New(p)
+		require.NoError(t, err)
+		for _, in := range inputs {
+			last := -1
+			for _, tk := range a.Analyze(in) {
+				require.True(t, tk.Start >= 0 && tk.Start < tk.End && tk.End <= len(in), "%s %q %+v", p, in, tk)
+				require.Equal(t, in[tk.Start:tk.End], tk.Text, "%s %q", p, in)
+				if !strings.Contains(p, "jieba") || strings.Contains(p, "exact") {
+					require.GreaterOrEqual(t, tk.Position, last, "%s %q", p, in)
+					last = tk.Position
+				}
+				require.Positive(t, tk.Length)
+			}
+		}
 	}
 }

@@ -31,7 +31,7 @@
 // Tokenizers: standard (runs of letters and digits, tantivy's
 // SimpleTokenizer; with "uax29": true, UAX #29 word segments cut at
 // "max_token_length" runes), whitespace (ASCII whitespace), jieba (jieba-rs's
-// algorithm with its dictionary, data/jieba_dict.txt.gz, loaded once on
+// algorithm with its dictionary and HMM model, data/jieba_*.gz, loaded once on
 // first use and shared; "dict", "mode", "hmm"), icu (every UAX #29 word
 // segment; unlike ICU, no dictionary for Chinese, Japanese or Thai words).
 // lindera is refused: its dictionaries are not part of Strata.

@@ -149,14 +149,35 @@ func isHanRune(r rune) bool { return unicode.Is(unicode.Han, r) }
 // isPunctOrSpace is Rust regex's [\p{Punct}\s].
 func isPunctOrSpace(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) }
 
-// lowercase lowercases each token.
+// lowercase lowercases each token as Rust's str::to_lowercase does (which
+// tantivy's LowerCaser uses): per character, with "İ" to "i̇" and a
+// word-final "Σ" to "ς".
 type lowercase struct{}
 
 func (lowercase) apply(toks []Token) []Token {
 	for i := range toks {
-		toks[i].Text = strings.ToLower(toks[i].Text)
+		toks[i].Text = toLower(toks[i].Text)
 	}
 	return toks
+}
+
+func toLower(s string) string {
+	if !strings.ContainsAny(s, "Σİ") {
+		return strings.ToLower(s)
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		switch {
+		case r == 'İ':
+			b.WriteString("i\u0307")
+		case r == 'Σ' && i > 0 && unicode.IsLetter(rs[i-1]) && (i+1 == len(rs) || !unicode.IsLetter(rs[i+1])):
+			b.WriteRune('ς')
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }
 
 // stemmer rewrites each token to its stem.

@@ -5,18 +5,18 @@ import (
 	"regexp"
 	"unicode/utf8"
 
-	"github.com/go-ego/gse/hmm"
-
 	"github.com/strata-db/strata/internal/errcode"
 )
 
 // jiebaTokenizer is jieba's Chinese word segmentation, as jieba-rs (which
 // Milvus embeds) does it: the text is split into blocks of CJK characters
 // and ASCII letters/digits; in each block a DAG of dictionary words gives
-// the most probable cut, and runs of characters the dictionary does not know
-// are cut by an HMM (hmm). Other characters are tokens of their own, and so
-// is each whitespace character. In search mode, the dictionary words of two
-// and three characters inside a longer word are tokens too.
+// the most probable cut, and runs of characters the dictionary does not
+// know are cut by an HMM (jieba_hmm.go). Other characters are tokens of
+// their own, and so is each whitespace character. In search mode, the
+// dictionary words of two and three characters inside a longer word are
+// tokens too, before it. A token's position is the rune offset of its
+// start and its length its rune count, as jieba-rs reports them.
 type jiebaTokenizer struct {
 	dict   *dict
 	search bool
@@ -301,24 +301,29 @@ func hmmCut(w string, base int, emit func(s, e int)) {
 	other(prev, len(w))
 }
 
-// viterbiCut emits the words of a run of ideographs by the HMM's states.
+// viterbiCut emits the words of a run of ideographs by the HMM's states:
+// a word from each B to the next E, a word of each S.
 func viterbiCut(s string, base int, emit func(s, e int)) {
 	runes := []rune(s)
-	_, states := hmm.Viterbi(runes, []byte{'B', 'M', 'E', 'S'})
 	off := make([]int, 0, len(runes)+1)
 	for i := range s {
 		off = append(off, i)
 	}
 	off = append(off, len(s))
+	if len(runes) == 1 {
+		emit(base, base+len(s))
+		return
+	}
+	states := jiebaHMM().viterbi(runes)
 	begin, next := 0, 0
 	for i := range runes {
 		switch states[i] {
-		case 'B':
+		case stB:
 			begin = i
-		case 'E':
+		case stE:
 			emit(base+off[begin], base+off[i+1])
 			next = i + 1
-		case 'S':
+		case stS:
 			emit(base+off[i], base+off[i+1])
 			next = i + 1
 		}

@@ -44,6 +44,10 @@ func newTokenizer(v any) (tokenizer, error) {
 		return icuTokenizer{}, nil
 	case "lindera":
 		return nil, errcode.Invalid("unsupported tokenizer: lindera (its Japanese and Korean dictionaries are not part of Strata)")
+	case "language_identifier":
+		return nil, errcode.Invalid("unsupported tokenizer: language_identifier (Strata has no language detector; use multi_analyzer_params with a language field)")
+	case "grpc":
+		return nil, errcode.Invalid("unsupported tokenizer: grpc (Strata does not call external tokenizer services)")
 	}
 	return nil, errcode.Invalid("unsupported tokenizer: %s", name)
 }
