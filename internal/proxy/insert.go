@@ -134,6 +134,9 @@ func validateGiven(col *catalog.Collection, fds []*schemapb.FieldData, numRows u
 					vectorDataLen(v), vectorKind(f.GetDataType()), dim, v.GetDim(), f.GetName(), dim)
 			}
 		}
+		if err := vectorPayloadMissing(f, fd); err != nil {
+			return nil, err
+		}
 		if err := timestamptzIn(col, f, fd); err != nil {
 			return nil, err
 		}
@@ -766,6 +769,48 @@ func vectorDataLen(v *schemapb.VectorField) int {
 		return len(v.GetInt8Vector())
 	}
 	return 0
+}
+
+// vectorPayloadMissing is Milvus's error for a column of a vector field
+// that is not nullable but carries no vectors of its type (pymilvus sends
+// that for rows whose vector is None).
+func vectorPayloadMissing(f *schemapb.FieldSchema, fd *schemapb.FieldData) error {
+	if f.GetNullable() {
+		return nil
+	}
+	v := fd.GetVectors()
+	var kind string
+	switch f.GetDataType() {
+	case schemapb.DataType_FloatVector:
+		if v.GetFloatVector().GetData() == nil {
+			kind = "float vector"
+		}
+	case schemapb.DataType_Float16Vector:
+		if v.GetFloat16Vector() == nil {
+			kind = "float16 vector"
+		}
+	case schemapb.DataType_BFloat16Vector:
+		if v.GetBfloat16Vector() == nil {
+			kind = "bfloat16 vector"
+		}
+	case schemapb.DataType_BinaryVector:
+		if v.GetBinaryVector() == nil {
+			kind = "binary vector"
+		}
+	case schemapb.DataType_SparseFloatVector:
+		if v.GetSparseFloatVector() == nil {
+			kind = "sparse float vector"
+		}
+	case schemapb.DataType_Int8Vector:
+		if v.GetInt8Vector() == nil {
+			kind = "int8 vector"
+		}
+	}
+	if kind == "" {
+		return nil
+	}
+	return errcode.Invalid("%s field '%s' is illegal, array type mismatch: invalid parameter[expected=need %s][actual=got nil]",
+		kind, f.GetName(), kind)
 }
 
 // vectorKind names a vector type's element as Milvus's messages do.
