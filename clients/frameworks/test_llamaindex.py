@@ -64,3 +64,30 @@ def test_hybrid_weighted_and_text_search(uri, name):
         want = bm[int(i[1:])]
         assert abs(s - want) <= 1e-4 * want, (i, s, want)
     store.client.drop_collection(name)
+
+
+def test_async_client_default(uri, name):
+    """The store's defaults (use_async_client=True): async add and queries."""
+    import asyncio
+
+    async def run():
+        store = MilvusVectorStore(uri=uri, collection_name=name, dim=DIM, overwrite=True, enable_sparse=True,
+                                  sparse_embedding_function=BM25BuiltInFunction(), consistency_level="Strong")
+        nodes = [TextNode(id_=f"d{i}", text=t, embedding=embed(t)) for i, t in enumerate(DOCS)]
+        assert await store.async_add(nodes) == [f"d{i}" for i in range(len(DOCS))]
+        text = await store.aquery(VectorStoreQuery(query_str=QUERY, similarity_top_k=3,
+                                                   mode=VectorStoreQueryMode.TEXT_SEARCH))
+        hybrid = await store.aquery(VectorStoreQuery(query_str=QUERY, query_embedding=embed(QUERY),
+                                                     similarity_top_k=len(DOCS), mode=VectorStoreQueryMode.HYBRID))
+        store.client.drop_collection(name)
+        return text, hybrid
+
+    text, hybrid = asyncio.run(run())
+    bm, bm_order, dense_order = orders()
+    assert text.ids == bm_order[:3]
+    for i, s in zip(text.ids, text.similarities):
+        assert abs(s - bm[int(i[1:])]) <= 1e-4 * bm[int(i[1:])]
+    want = rrf([dense_order, bm_order], k=60)  # the default hybrid_ranker: RRFRanker, k 60
+    assert hybrid.ids[0] == max(want, key=want.get) == "d2"
+    for i, s in zip(hybrid.ids, hybrid.similarities):
+        assert abs(s - want[i]) <= 1e-5 * want[i], (i, s, want[i])
