@@ -4,15 +4,20 @@
 #   python  clients/python with pytest (pymilvus MilvusClient, the seed's code,
 #           REST v2 over plain HTTP)
 #   node    clients/node with `node --test` (@zilliz/milvus2-sdk-node)
+#   frameworks  clients/frameworks with pytest: LangChain (langchain-milvus)
+#           and LlamaIndex (llama-index-vector-stores-milvus) hybrid dense +
+#           BM25 stores, in a virtual environment of their own
+#           (clients/frameworks/requirements.txt: they pin another pymilvus)
 #   lite    optional, never by default: clients/python/compare_lite.py, the same
 #           pymilvus flows against Strata and against milvus-lite, writing a
 #           comparison report (STRATA_LITE_REPORT, default $TMPDIR/compare_lite.md);
 #           with STRATA_COMPARE_URI set, against that Milvus server instead
-# STRATA_CLIENT_SUITES picks them (default "python node").
+# STRATA_CLIENT_SUITES picks them (default "python node frameworks").
 #
 # The Python virtual environment and node_modules are cached under
 # $STRATA_CLIENTS_CACHE (default ~/.cache/strata-clients), keyed by
-# clients/python/requirements.txt and clients/node/package-lock.json. If pip or
+# clients/python/requirements.txt, clients/frameworks/requirements.txt and
+# clients/node/package-lock.json. If pip or
 # npm cannot install the pinned packages the script fails: it never skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,18 +25,21 @@ root=$PWD
 
 fail() { echo "clients.sh: FAILED: $*" >&2; exit 1; }
 
-suites=${STRATA_CLIENT_SUITES:-python node}
+suites=${STRATA_CLIENT_SUITES:-python node frameworks}
 want() { case " $suites " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 for s in $suites; do
-	case $s in python | node | lite) ;; *) fail "unknown suite '$s' in STRATA_CLIENT_SUITES (python, node, lite)" ;; esac
+	case $s in python | node | frameworks | lite) ;; *) fail "unknown suite '$s' in STRATA_CLIENT_SUITES (python, node, frameworks, lite)" ;; esac
 done
 
 python=${PYTHON:-python3}
 command -v "$python" >/dev/null || fail "$python not found (the client suites need Python >= 3.11)"
 
+# filekey FILE: a short hash of FILE's bytes (the cache key of what it pins).
+filekey() { "$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$1"; }
+
 req=clients/python/requirements.txt
 cache=${STRATA_CLIENTS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/strata-clients}
-key=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$req")
+key=$(filekey "$req")
 venv=$cache/venv-$key
 if want python && [ ! -x "$venv/bin/pytest" ]; then
 	echo "clients.sh: creating $venv"
@@ -42,13 +50,36 @@ if want python && [ ! -x "$venv/bin/pytest" ]; then
 		{ rm -rf "$venv"; fail "pip could not install $req (is PyPI reachable?)"; }
 fi
 
+# venv_for REQ NAME: prints the cached virtual environment
+# $cache/venv-NAME-<hash of REQ> with REQ installed, made when missing or
+# left unfinished (no .complete marker).
+venv_for() {
+	local k dir
+	k=$(filekey "$1")
+	dir=$cache/venv-$2-$k
+	if [ ! -x "$dir/bin/python" ] || [ ! -f "$dir/.complete" ]; then
+		echo "clients.sh: creating $dir" >&2
+		rm -rf "$dir"
+		mkdir -p "$cache"
+		"$python" -m venv "$dir" >&2 || fail "python -m venv failed"
+		"$dir/bin/pip" install --disable-pip-version-check -q -r "$1" >&2 ||
+			{ rm -rf "$dir"; fail "pip could not install $1 (is PyPI reachable?)"; }
+		touch "$dir/.complete"
+	fi
+	echo "$dir"
+}
+
+if want frameworks; then
+	fvenv=$(venv_for clients/frameworks/requirements.txt frameworks)
+fi
+
 if want node; then
 	command -v node >/dev/null || fail "node not found (the Node suite needs Node.js >= 18; STRATA_CLIENT_SUITES=python runs without it)"
 	command -v npm >/dev/null || fail "npm not found"
 	node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 18 ? 0 : 1)' ||
 		fail "Node.js $(node --version) is too old (the Node suite needs >= 18 for node:test)"
 	lock=clients/node/package-lock.json
-	nkey=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$lock")
+	nkey=$(filekey "$lock")
 	nmods=$cache/node-$nkey
 	if [ ! -f "$nmods/node_modules/@zilliz/milvus2-sdk-node/package.json" ]; then
 		echo "clients.sh: installing the Node SDK into $nmods"
@@ -64,17 +95,7 @@ if want node; then
 fi
 
 if want lite; then
-	lreq=clients/python/requirements-lite.txt
-	lkey=$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:16])' "$lreq")
-	lvenv=$cache/venv-lite-$lkey
-	if [ ! -x "$lvenv/bin/python" ] || [ ! -f "$lvenv/.complete" ]; then
-		echo "clients.sh: creating $lvenv"
-		rm -rf "$lvenv"
-		"$python" -m venv "$lvenv" || fail "python -m venv failed"
-		"$lvenv/bin/pip" install --disable-pip-version-check -q -r "$lreq" ||
-			{ rm -rf "$lvenv"; fail "pip could not install $lreq (is PyPI reachable?)"; }
-		touch "$lvenv/.complete"
-	fi
+	lvenv=$(venv_for clients/python/requirements-lite.txt lite)
 fi
 
 work=$(mktemp -d)
@@ -120,6 +141,10 @@ status=0
 if want python; then
 	(cd clients/python && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@") || status=$?
 	[ "$status" -eq 0 ] || { server_log; fail "Python suite (pytest exit $status)"; }
+fi
+if want frameworks; then
+	(cd clients/frameworks && "$fvenv/bin/python" -m pytest -q -p no:cacheprovider) || status=$?
+	[ "$status" -eq 0 ] || { server_log; fail "framework suite (pytest exit $status)"; }
 fi
 if want node; then
 	# NODE_PATH: the pinned node_modules from the cache (a local clients/node/node_modules wins).

@@ -27,7 +27,7 @@ const maxSubSearches = 1024
 // Milvus's rules: RRF scores a hit Σ 1/(k + rank) over the lists it is in
 // (rank from 1); Weighted scores it Σ weight × score, each list's scores
 // first mapped so that larger is better when norm_score is set (COSINE
-// (1+s)/2, IP 0.5+atan(s)/π, distances 1−2·atan(d)/π) or, without
+// (1+s)/2, IP 0.5+atan(s)/π, BM25 2·atan(s)/π, distances 1−2·atan(d)/π) or, without
 // norm_score, when the lists mix similarity and distance metrics
 // (distances only). Fused hits are best first: descending, except a
 // Weighted fusion of distance metrics only without norm_score, ascending.
@@ -239,6 +239,8 @@ func (r *ranker) normalise(metric string, s float64, mixed bool) float64 {
 	switch {
 	case r.normScore && metric == plan.MetricCosine:
 		return (1 + s) / 2
+	case r.normScore && metric == plan.MetricBM25:
+		return 2 * math.Atan(s) / math.Pi // BM25 scores are >= 0: Milvus maps them onto [0, 1)
 	case r.normScore && higher:
 		return 0.5 + math.Atan(s)/math.Pi
 	case r.normScore || (mixed && !higher):
@@ -524,6 +526,9 @@ func (p *Proxy) subSearchMetric(col *catalog.Collection, s *milvuspb.SearchReque
 	f, err := annsField(col, kvValue(s.GetSearchParams(), "anns_field"))
 	if err != nil {
 		return strings.ToUpper(requested)
+	}
+	if _, ok := bm25Of(col, f); ok {
+		return plan.MetricBM25 // a full-text sub-search: validated as such by the sub-search
 	}
 	m, _ := searchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID())) // validated by the sub-search
 	return m
