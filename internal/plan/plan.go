@@ -19,6 +19,16 @@ const (
 	// is better.
 	MetricHamming = "HAMMING"
 	MetricJaccard = "JACCARD"
+	// The MAX_SIM metrics score an embedding list (the query) against the
+	// embedding list of a row (an ArrayOfVector field): for each query
+	// vector the best match among the row's vectors, summed over the query
+	// vectors. MAX_SIM_COSINE (alias MAX_SIM) and MAX_SIM_IP sum the
+	// largest similarities (larger is better); MAX_SIM_L2 sums the smallest
+	// squared L2 distances (smaller is better).
+	MetricMaxSim       = "MAX_SIM"
+	MetricMaxSimCosine = "MAX_SIM_COSINE"
+	MetricMaxSimIP     = "MAX_SIM_IP"
+	MetricMaxSimL2     = "MAX_SIM_L2"
 )
 
 // Read is what search and query have in common.
@@ -63,6 +73,10 @@ type Search struct {
 	// Sparse holds the nq query vectors of a search on a SparseFloatVector
 	// field (Milvus wire rows, validated), in place of Vectors.
 	Sparse [][]byte
+	// EmbLists holds the nq queries of an embedding-list search on an
+	// ArrayOfVector field (a MAX_SIM metric), in place of Vectors: query q
+	// is EmbLists[q], one or more vectors of the field's dim back to back.
+	EmbLists [][]float32
 	// DropRatioSearch and RefineFactor tune sparse index searches
 	// (0 = the index's defaults).
 	DropRatioSearch float64
@@ -95,7 +109,7 @@ type Search struct {
 }
 
 // NQ returns the number of query vectors: dense, binary or sparse.
-func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) + len(s.Sparse) }
+func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) + len(s.Sparse) + len(s.EmbLists) }
 
 // Hit is one search result row.
 type Hit struct {
@@ -134,7 +148,11 @@ type QueryResult struct {
 
 // HigherIsBetter reports whether larger scores are better for the metric.
 func HigherIsBetter(metric string) bool {
-	return metric == MetricIP || metric == MetricCosine
+	switch metric {
+	case MetricIP, MetricCosine, MetricMaxSim, MetricMaxSimCosine, MetricMaxSimIP:
+		return true
+	}
+	return false
 }
 
 // SegmentInfo describes a segment a query node serves.

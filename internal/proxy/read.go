@@ -70,6 +70,9 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 			}
 			continue
 		}
+		if structOutput(col, o, name) {
+			continue
+		}
 		if f := col.Field(name); f != nil && f.GetFieldID() >= 100 {
 			o.add(f.GetFieldID())
 			if f.GetIsDynamic() {
@@ -89,6 +92,7 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 	if withPK {
 		o.add(pk.GetFieldID())
 	}
+	defer structOutputNames(col, o)
 	for _, id := range o.ids {
 		for _, f := range col.Schema.GetFields() {
 			if f.GetFieldID() == id {
@@ -140,7 +144,7 @@ func fieldsData(col *catalog.Collection, o *outputSpec, cols map[int64]column.Co
 		fd.IsDynamic = f.GetIsDynamic()
 		out = append(out, fd)
 	}
-	return out, nil
+	return joinStructs(col, out), nil
 }
 
 // filterDynamic keeps only the requested keys of each `$meta` object.
@@ -264,7 +268,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(err), nil
 	}
 	isSparse := field.GetDataType() == schemapb.DataType_SparseFloatVector
-	if !denseVectorType(field.GetDataType()) && !isSparse {
+	isList := field.GetDataType() == schemapb.DataType_ArrayOfVector
+	if !denseVectorType(field.GetDataType()) && !isSparse && !isList {
 		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
 	}
 	var (
@@ -272,8 +277,13 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		binVecs [][]byte
 		sparseQ [][]byte
 		nullQ   []bool
+		lists   [][]float32
 	)
-	if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
+	if ids := req.GetIds(); isList && (len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0) {
+		err = errcode.New(codeSearchByIDs, "array of vector is not supported for search by IDs")
+	} else if isList {
+		lists, err = embListQueries(req.GetPlaceholderGroup(), field)
+	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		var stored column.Column
 		var rows []int
 		if stored, rows, err = p.vectorsByPK(ctx, col, field, ids); err == nil {
@@ -292,18 +302,24 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	nq := len(vectors) + len(binVecs) + len(sparseQ)
+	nq := len(vectors) + len(binVecs) + len(sparseQ) + len(lists)
 	if req.GetNq() != 0 && int(req.GetNq()) != nq {
 		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
 	}
 	if err := checkNQ(nq); err != nil {
 		return searchError(err), nil
 	}
-	metric, err := searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+	var metric string
+	if isList {
+		metric, err = embListMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+	} else {
+		metric, err = searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+	}
 	if err != nil {
 		return searchError(err), nil
 	}
-	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, TopK: topk + offset, NullQueries: nullQ}
+	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ,
+		EmbLists: lists, TopK: topk + offset, NullQueries: nullQ}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil
@@ -375,6 +391,9 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 				return searchError(errcode.Invalid("range_filter %v is not a number", v)), nil
 			}
 			sreq.RangeFilter, sreq.HasRange = f, true
+		}
+		if isList && (sreq.HasRadius || sreq.HasRange) {
+			return searchError(errcode.New(codePlainError, "range search is not supported for vector array (embedding list) fields")), nil
 		}
 	}
 	out, err := resolveOutput(col, req.GetOutputFields(), false)
@@ -536,7 +555,7 @@ var errMultipleAnns = errcode.Invalid("multiple anns_fields exist, please specif
 func annsField(col *catalog.Collection, name string) (*schemapb.FieldSchema, error) {
 	if name != "" {
 		f := col.Field(name)
-		if f == nil || !isVectorType(f.GetDataType()) {
+		if f == nil || !isVectorType(f.GetDataType()) && f.GetDataType() != schemapb.DataType_ArrayOfVector {
 			return nil, errcode.InvalidParam("failed to create query plan: failed to get field schema by name: fieldName(%s) not found", name)
 		}
 		return f, nil

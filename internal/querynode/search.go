@@ -219,6 +219,9 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if req.Sparse != nil {
 				return searchSparse(v, req, sparseQueries, mask, si, pkCol, heaps, groupCands)
 			}
+			if req.EmbLists != nil {
+				return searchEmbLists(v, req, mask, si, pkCol, heaps, groupCands)
+			}
 			rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
 			if err != nil {
 				return err
