@@ -77,6 +77,11 @@ type Search struct {
 	// ArrayOfVector field (a MAX_SIM metric), in place of Vectors: query q
 	// is EmbLists[q], one or more vectors of the field's dim back to back.
 	EmbLists [][]float32
+	// ElementLevel marks a search of plain query Vectors (metric L2, IP or
+	// COSINE) on an ArrayOfVector field: each vector of a row's list is a
+	// candidate on its own, so the hits of one query may repeat a primary
+	// key (one hit per matching element, best first).
+	ElementLevel bool
 	// DropRatioSearch and RefineFactor tune sparse index searches
 	// (0 = the index's defaults).
 	DropRatioSearch float64

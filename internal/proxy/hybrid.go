@@ -263,7 +263,7 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 		at := 0
 		for q := 0; q < nq; q++ {
 			n := int(d.GetTopks()[q])
-			perQuery[q] = append(perQuery[q], subHits{pks: pks[at : at+n], scores: d.GetScores()[at : at+n], metric: metric})
+			perQuery[q] = append(perQuery[q], firstPerPK(subHits{pks: pks[at : at+n], scores: d.GetScores()[at : at+n], metric: metric}))
 			at += n
 		}
 	}
@@ -314,6 +314,9 @@ func (p *Proxy) subSearchMetric(col *catalog.Collection, s *milvuspb.SearchReque
 	f, err := annsField(col, kvValue(s.GetSearchParams(), "anns_field"))
 	if err != nil {
 		return strings.ToUpper(requested)
+	}
+	if f.GetDataType() == schemapb.DataType_ArrayOfVector {
+		return listSearchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID()))
 	}
 	m, _ := searchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID())) // validated by the sub-search
 	return m

@@ -282,7 +282,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if ids := req.GetIds(); isList && (len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0) {
 		err = errcode.New(codeSearchByIDs, "array of vector is not supported for search by IDs")
 	} else if isList {
-		lists, err = embListQueries(req.GetPlaceholderGroup(), field)
+		lists, vectors, err = listQueries(req.GetPlaceholderGroup(), field)
 	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		var stored column.Column
 		var rows []int
@@ -311,7 +311,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	}
 	var metric string
 	if isList {
-		metric, err = embListMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
+		metric, err = embListMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()), len(vectors) > 0)
 	} else {
 		metric, err = searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
 	}
@@ -319,7 +319,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(err), nil
 	}
 	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ,
-		EmbLists: lists, TopK: topk + offset, NullQueries: nullQ}
+		EmbLists: lists, ElementLevel: isList && len(vectors) > 0, TopK: topk + offset, NullQueries: nullQ}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil

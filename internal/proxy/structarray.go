@@ -278,38 +278,71 @@ func isMaxSim(mt string) bool {
 	return false
 }
 
+// isPlainMetric reports whether mt scores single vectors (an
+// element-level search or index on an embedding-list field).
+func isPlainMetric(mt string) bool {
+	return mt == plan.MetricL2 || mt == plan.MetricIP || mt == plan.MetricCosine
+}
+
 // checkEmbListIndex checks an index on the embedding-list field f and
-// returns its metric (MAX_SIM_COSINE when none is given).
+// returns its metric (MAX_SIM_COSINE when none is given): a MAX_SIM metric
+// for embedding-list searches, or L2, IP or COSINE for element-level ones.
 func checkEmbListIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
 	if !embListIndexTypes[it] {
-		return "", errcode.New(codePlainError, "index type %s is not supported for the array of vector field %s, supported: [HNSW AUTOINDEX]", it, f.GetName())
+		return "", errcode.New(codePlainError, "index type %s is not supported for the array of vector field %s, supported: [HNSW AUTOINDEX FLAT IVF_FLAT]", it, f.GetName())
 	}
 	mt := strings.ToUpper(params["metric_type"])
 	if mt == "" {
 		mt = plan.MetricMaxSimCosine
 	}
-	if !isMaxSim(mt) {
-		return "", errcode.New(codePlainError, "metric type %s is not supported for the array of vector field %s, supported: [MAX_SIM MAX_SIM_COSINE MAX_SIM_IP MAX_SIM_L2]", mt, f.GetName())
+	if !isMaxSim(mt) && !isPlainMetric(mt) {
+		return "", errcode.New(codePlainError, "metric type %s is not supported for the array of vector field %s, supported: [MAX_SIM MAX_SIM_COSINE MAX_SIM_IP MAX_SIM_L2 L2 IP COSINE]", mt, f.GetName())
 	}
 	return mt, nil
 }
 
-// embListMetric resolves the metric of an embedding-list search: the one
-// requested, which must be a MAX_SIM metric and match the index's, else
-// the index's, else MAX_SIM_COSINE.
-func embListMetric(f *schemapb.FieldSchema, requested, indexMetric string) (string, error) {
+// embListMetric resolves the metric of a search on an embedding-list
+// field: for an embedding-list search (element false) a MAX_SIM metric,
+// for an element-level one L2, IP or COSINE. The one requested must be of
+// that kind (and match the index's when the index's is); without one the
+// index's is used when it is of that kind, else MAX_SIM_COSINE or COSINE.
+func embListMetric(f *schemapb.FieldSchema, requested, indexMetric string, element bool) (string, error) {
+	fits, def, kind := isMaxSim, plan.MetricMaxSimCosine, "an embedding list search"
+	if element {
+		fits, def, kind = isPlainMetric, plan.MetricCosine, "an element-level search"
+	}
+	if !fits(indexMetric) {
+		indexMetric = ""
+	}
 	mt := strings.ToUpper(requested)
 	switch {
 	case mt == "" && indexMetric != "":
 		return indexMetric, nil
 	case mt == "":
-		return plan.MetricMaxSimCosine, nil
-	case !isMaxSim(mt):
-		return "", errcode.New(codePlainError, "metric type %s is not supported for searching the array of vector field %s", mt, f.GetName())
+		return def, nil
+	case !fits(mt):
+		return "", errcode.New(codePlainError, "metric type %s is not supported for %s on the array of vector field %s", mt, kind, f.GetName())
 	case indexMetric != "" && mt != indexMetric:
 		return "", errcode.Invalid("metric type not match: invalid parameter[expected=%s][actual=%s]", indexMetric, mt)
 	}
 	return mt, nil
+}
+
+// listQueries decodes the queries of a search on the embedding-list field
+// f: embedding lists (EmbListFloatVector, see embListQueries) or plain
+// float vectors for an element-level search (the second result).
+func listQueries(raw []byte, f *schemapb.FieldSchema) ([][]float32, [][]float32, error) {
+	pg := &commonpb.PlaceholderGroup{}
+	if err := proto.Unmarshal(raw, pg); err != nil {
+		return nil, nil, errcode.Invalid("the placeholder group is malformed: %v", err)
+	}
+	if len(pg.GetPlaceholders()) == 1 && pg.GetPlaceholders()[0].GetType() == commonpb.PlaceholderType_FloatVector {
+		dim, _ := column.Dim(f)
+		v, err := parsePlaceholders(raw, dim)
+		return nil, v, err
+	}
+	lists, err := embListQueries(raw, f)
+	return lists, nil, err
 }
 
 // embListQueries decodes the queries of an embedding-list search: one
@@ -352,3 +385,30 @@ func embListQueries(raw []byte, f *schemapb.FieldSchema) ([][]float32, error) {
 // codeSearchByIDs is the code Milvus gives a search by primary keys on an
 // embedding-list field.
 const codeSearchByIDs int32 = 999
+
+// listSearchMetric is the metric of a validated search on the
+// embedding-list field f (see embListMetric), the element-level kind when
+// the requested metric is a plain one.
+func listSearchMetric(f *schemapb.FieldSchema, requested, indexMetric string) string {
+	element := isPlainMetric(strings.ToUpper(requested)) || requested == "" && isPlainMetric(indexMetric)
+	m, _ := embListMetric(f, requested, indexMetric, element)
+	return m
+}
+
+// firstPerPK keeps the first (best) hit of each primary key of a
+// sub-search's best-first hits: an element-level search may return several
+// elements of one row, and a hybrid search fuses rows, as Milvus collapses
+// element hits to their row's best before it reranks.
+func firstPerPK(h subHits) subHits {
+	seen := make(map[any]bool, len(h.pks))
+	out := subHits{metric: h.metric}
+	for i, pk := range h.pks {
+		if seen[pk] {
+			continue
+		}
+		seen[pk] = true
+		out.pks = append(out.pks, pk)
+		out.scores = append(out.scores, h.scores[i])
+	}
+	return out
+}

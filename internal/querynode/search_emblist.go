@@ -10,8 +10,9 @@ import (
 	"github.com/strata-db/strata/internal/segment"
 )
 
-// searchEmbLists serves an embedding-list search (req.EmbLists, a MAX_SIM
-// metric) on an ArrayOfVector field by exact scan: every row of mask that
+// searchEmbLists serves a search on an ArrayOfVector field, an
+// embedding-list search (req.EmbLists, a MAX_SIM metric) or an
+// element-level one (req.ElementLevel, see searchElements), by exact scan: every row of mask that
 // holds at least one vector is scored with maxSim against each query and
 // offered to the query's heap (or group-by candidates). Rows with an empty
 // list are never hits. There is no index behind it: an index created on
@@ -24,7 +25,11 @@ func searchEmbLists(v *segment.View, req *plan.Search, mask []bool, si int, pkCo
 	if !ok {
 		return errcode.Invalid("field %d is not an array of vector field", req.FieldID)
 	}
-	for q, qv := range req.EmbLists {
+	queries := req.EmbLists
+	if req.ElementLevel {
+		queries = req.Vectors
+	}
+	for q, qv := range queries {
 		if c.Dim <= 0 || len(qv) == 0 || len(qv)%c.Dim != 0 {
 			return errcode.Invalid("the query embedding list %d holds %d floats, not whole vectors of dim %d", q, len(qv), c.Dim)
 		}
@@ -34,6 +39,9 @@ func searchEmbLists(v *segment.View, req *plan.Search, mask []bool, si int, pkCo
 		if i >= n || c.Count(i) == 0 {
 			mask[i] = false
 		}
+	}
+	if req.ElementLevel {
+		return searchElements(v, req, c, mask, si, pkCol, heaps, groupCands)
 	}
 	qnorms := make([][]float32, len(req.EmbLists))
 	for q, qv := range req.EmbLists {
@@ -100,4 +108,53 @@ func maxSim(metric string, query, qnorms, doc []float32, dim int) float32 {
 		total += best
 	}
 	return total
+}
+
+// searchElements serves an element-level search: each vector of each row
+// of mask is scored against each plain query vector by req.Metric (L2, IP
+// or COSINE) and offered as a hit of its own (candidate.elem), so a row may
+// take several of the top k places, as Milvus's element-level search
+// returns them.
+func searchElements(v *segment.View, req *plan.Search, c *column.VectorArrays, mask []bool, si int, pkCol column.Column,
+	heaps []*hitHeap, groupCands [][]candidate,
+) error {
+	dim := c.Dim
+	for q, qv := range req.Vectors {
+		qnorm := distance.Norm(qv)
+		for row, ok := range mask {
+			if !ok {
+				continue
+			}
+			r := c.Data[row]
+			for j := range len(r) / dim {
+				sc := elementScore(req.Metric, qv, qnorm, r[j*dim:(j+1)*dim])
+				if math.IsNaN(float64(sc)) || !inRange(req, sc) {
+					continue
+				}
+				cand := candidate{score: sc, seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row), elem: j + 1}
+				if req.GroupByField != 0 {
+					cand.group = groupKey(v.Column(req.GroupByField), row)
+					groupCands[q] = append(groupCands[q], cand)
+					continue
+				}
+				heaps[q].offer(cand, req.TopK)
+			}
+		}
+	}
+	return nil
+}
+
+// elementScore scores one element vector against a plain query vector.
+func elementScore(metric string, q []float32, qnorm float32, e []float32) float32 {
+	switch metric {
+	case plan.MetricL2:
+		return distance.L2Squared(q, e)
+	case plan.MetricIP:
+		return distance.Dot(q, e)
+	}
+	en := distance.Norm(e)
+	if qnorm == 0 || en == 0 {
+		return 0
+	}
+	return distance.Dot(q, e) / (qnorm * en)
 }

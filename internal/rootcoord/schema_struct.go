@@ -3,7 +3,9 @@ package rootcoord
 import (
 	"strconv"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/errcode"
 )
@@ -51,7 +53,14 @@ func prepareStructFields(in, out *schemapb.CollectionSchema, next int64) (int64,
 		next++
 		subNames := map[string]bool{}
 		capacity := ""
+		structCap, hasCap := typeParam(&schemapb.FieldSchema{TypeParams: sa.GetTypeParams()}, "max_capacity")
 		for _, sub := range sa.GetFields() {
+			if _, ok := typeParam(sub, "max_capacity"); !ok && hasCap {
+				// The Go SDK puts max_capacity on the struct, pymilvus on
+				// every sub-field: the stored form has it on the sub-fields.
+				sub = proto.Clone(sub).(*schemapb.FieldSchema)
+				sub.TypeParams = append(sub.TypeParams, &commonpb.KeyValuePair{Key: "max_capacity", Value: structCap})
+			}
 			if err := checkStructSubField(name, sub); err != nil {
 				return 0, err
 			}
