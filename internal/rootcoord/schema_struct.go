@@ -148,3 +148,34 @@ func checkStructSubField(structName string, f *schemapb.FieldSchema) error {
 	}
 	return nil
 }
+
+// structAlterField returns a stand-in for the struct field name of schema
+// that AlterField can change (nil when there is none): its ID,
+// description and type params (mmap.enabled, warmup); syncStructAlter
+// writes the changes back.
+func structAlterField(schema *schemapb.CollectionSchema, name string) *schemapb.FieldSchema {
+	for _, sa := range schema.GetStructArrayFields() {
+		if sa.GetName() == name {
+			return &schemapb.FieldSchema{FieldID: sa.GetFieldID(), Name: name, DataType: schemapb.DataType_ArrayOfStruct,
+				Description: sa.GetDescription(), TypeParams: sa.GetTypeParams()}
+		}
+	}
+	return nil
+}
+
+// syncStructAlter copies the description and type params of the altered
+// field f into schema's struct fields: into the struct itself when f is
+// its stand-in (structAlterField), into the sub-field's entry when f is a
+// sub-field column "struct[sub]", so describe shows the change.
+func syncStructAlter(schema *schemapb.CollectionSchema, f *schemapb.FieldSchema) {
+	for _, sa := range schema.GetStructArrayFields() {
+		if sa.GetFieldID() == f.GetFieldID() {
+			sa.Description, sa.TypeParams = f.GetDescription(), f.GetTypeParams()
+		}
+		for _, sub := range sa.GetFields() {
+			if sub.GetFieldID() == f.GetFieldID() {
+				sub.Description, sub.TypeParams = f.GetDescription(), f.GetTypeParams()
+			}
+		}
+	}
+}
