@@ -80,15 +80,22 @@ func maxSimCosine(query, doc [][]float32) float64 {
 	return total
 }
 
+// floatBytes is v as little-endian float32s.
+func floatBytes(v []float32) []byte {
+	var b []byte
+	for _, f := range v {
+		b = bin.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
 // embListPlaceholder is one EmbListFloatVector query: the vectors back to back.
 func embListPlaceholder(t *testing.T, lists ...[][]float32) []byte {
 	ph := &commonpb.PlaceholderValue{Tag: "$0", Type: commonpb.PlaceholderType_EmbListFloatVector}
 	for _, l := range lists {
 		var b []byte
 		for _, v := range l {
-			for _, f := range v {
-				b = bin.LittleEndian.AppendUint32(b, math.Float32bits(f))
-			}
+			b = append(b, floatBytes(v)...)
 		}
 		ph.Values = append(ph.Values, b)
 	}
@@ -233,6 +240,32 @@ func TestStructArrayField(t *testing.T) {
 			require.InDelta(t, maxSimCosine(query, rows[id].embs), float64(scores[k]), 1e-4, stage)
 		}
 		require.Equal(t, want[0], ids[0], stage)
+
+		// Element-level search: a plain query vector scores each element on
+		// its own, so a row may take several places.
+		ph, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{{Tag: "$0",
+			Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes([]float32{1, 0})}}}})
+		require.NoError(t, err)
+		sr, err = raw.Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
+			SearchInput:      &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: ph},
+			SearchParams:     []*commonpb.KeyValuePair{{Key: "topk", Value: "30"}, {Key: "anns_field", Value: "clips[emb]"}, {Key: "metric_type", Value: "COSINE"}},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		require.NoError(t, err, stage)
+		require.Zero(t, sr.GetStatus().GetCode(), sr.GetStatus().GetReason())
+		elemIDs, elemScores := sr.GetResults().GetIds().GetIntId().GetData(), sr.GetResults().GetScores()
+		require.Len(t, elemIDs, 30, stage)
+		require.Equal(t, int64(0), elemIDs[0], stage)
+		require.InDelta(t, 1, float64(elemScores[0]), 1e-5, stage)
+		seen := map[int64]bool{}
+		repeated := false
+		for k, id := range elemIDs {
+			repeated = repeated || seen[id]
+			seen[id] = true
+			if k > 0 {
+				require.LessOrEqual(t, elemScores[k], elemScores[k-1], stage)
+			}
+		}
+		require.True(t, repeated, "%s: 30 of the 38 elements include two of one row", stage)
 
 		// Range search on an embedding list is refused.
 		sr, err = raw.Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
