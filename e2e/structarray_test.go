@@ -226,6 +226,7 @@ func TestStructArrayField(t *testing.T) {
 		ids := sr.GetResults().GetIds().GetIntId().GetData()
 		scores := sr.GetResults().GetScores()
 		require.Len(t, ids, 19, stage)
+		require.Nil(t, sr.GetResults().GetElementIndices(), "%s: embedding-list hits are rows", stage)
 		want := make([]int64, 0, 19)
 		for _, r := range rows {
 			if len(r.embs) > 0 {
@@ -255,6 +256,12 @@ func TestStructArrayField(t *testing.T) {
 		elemIDs, elemScores := sr.GetResults().GetIds().GetIntId().GetData(), sr.GetResults().GetScores()
 		require.Len(t, elemIDs, 30, stage)
 		require.Equal(t, int64(0), elemIDs[0], stage)
+		offsets := sr.GetResults().GetElementIndices().GetData()
+		require.Len(t, offsets, 30, stage)
+		require.Equal(t, int64(0), offsets[0], "%s: the best element is the first of row 0", stage)
+		for k, id := range elemIDs {
+			require.Less(t, int(offsets[k]), len(rows[id].embs), stage)
+		}
 		require.InDelta(t, 1, float64(elemScores[0]), 1e-5, stage)
 		seen := map[int64]bool{}
 		repeated := false

@@ -121,6 +121,9 @@ type Hit struct {
 	// PK is an int64 or a string.
 	PK    any
 	Score float32
+	// Element is 1 + the offset of the matching element in the row's list
+	// for a hit of an element-level search (Search.ElementLevel), else 0.
+	Element int
 }
 
 // SearchResult holds hits for each query, best first.

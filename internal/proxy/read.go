@@ -622,6 +622,7 @@ func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *pla
 	var keep []int
 	var intIDs []int64
 	var strIDs []string
+	var elems []int64
 	base := 0
 	for q := 0; q < nq; q++ {
 		var hits []plan.Hit
@@ -632,6 +633,7 @@ func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *pla
 		end := min(start+topk, len(hits))
 		for i := start; i < end; i++ {
 			keep = append(keep, base+i)
+			elems = append(elems, int64(hits[i].Element-1))
 			data.Scores = append(data.Scores, roundScore(hits[i].Score, round))
 			switch v := hits[i].PK.(type) {
 			case int64:
@@ -648,6 +650,7 @@ func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *pla
 	} else {
 		data.Ids = &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: intIDs}}}
 	}
+	data.ElementIndices = elementIndices(elems)
 	cols := map[int64]column.Column{}
 	for id, c := range res.Fields {
 		cols[id] = c.Take(keep)

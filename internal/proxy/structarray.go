@@ -412,3 +412,15 @@ func firstPerPK(h subHits) subHits {
 	}
 	return out
 }
+
+// elementIndices is the element_indices of a search result: the element
+// offset of each hit of an element-level search (offsets is one per hit,
+// -1 for a row-level hit); nil when no hit is an element hit.
+func elementIndices(offsets []int64) *schemapb.LongArray {
+	for _, o := range offsets {
+		if o >= 0 {
+			return &schemapb.LongArray{Data: offsets}
+		}
+	}
+	return nil
+}

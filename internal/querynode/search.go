@@ -301,7 +301,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			})
 		}
 		for _, it := range items {
-			res.Hits[q] = append(res.Hits[q], plan.Hit{PK: it.pk, Score: it.score})
+			res.Hits[q] = append(res.Hits[q], plan.Hit{PK: it.pk, Score: it.score, Element: it.elem})
 		}
 		all = append(all, items...)
 	}
