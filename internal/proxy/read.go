@@ -92,7 +92,6 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 	if withPK {
 		o.add(pk.GetFieldID())
 	}
-	defer structOutputNames(col, o)
 	for _, id := range o.ids {
 		for _, f := range col.Schema.GetFields() {
 			if f.GetFieldID() == id {
@@ -104,6 +103,7 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 			}
 		}
 	}
+	structOutputNames(col, o)
 	return o, nil
 }
 
