@@ -292,4 +292,16 @@ func TestStructArrayField(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, lt.Await(ctx))
 	check("flushed")
+
+	// Upsert every row unchanged into a second segment, then compact the
+	// two: the struct columns survive the rewrite.
+	up, err := raw.Upsert(ctx, &milvuspb.UpsertRequest{CollectionName: coll, NumRows: uint32(len(rows)), FieldsData: structColumns(rows)})
+	require.NoError(t, err)
+	require.Zero(t, up.GetStatus().GetCode(), up.GetStatus().GetReason())
+	check("upserted")
+	ft, err = c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	waitCompaction(t, ctx, raw, coll)
+	check("compacted")
 }
