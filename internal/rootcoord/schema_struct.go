@@ -85,16 +85,6 @@ func prepareStructFields(in, out *schemapb.CollectionSchema, next int64) (int64,
 		}
 		out.StructArrayFields = append(out.StructArrayFields, stored)
 	}
-	vectors := 0
-	for _, f := range out.GetFields() {
-		if isVector(f.GetDataType()) || f.GetDataType() == schemapb.DataType_ArrayOfVector {
-			vectors++
-		}
-	}
-	if vectors > MaxVectorFields {
-		// The vector sub-fields of structs count towards the limit, as in Milvus.
-		return 0, errcode.Invalid("maximum vector field's number should be limited to %d", MaxVectorFields)
-	}
 	return next, nil
 }
 

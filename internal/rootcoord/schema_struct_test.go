@@ -73,12 +73,6 @@ func TestPrepareSchemaStructArrayRejects(t *testing.T) {
 		{"duplicate sub-field", clipsStruct(vec(schemapb.DataType_FloatVector), vec(schemapb.DataType_FloatVector)),
 			errcode.IllegalArgument, "duplicated"},
 		{"no sub-fields", &schemapb.StructArrayFieldSchema{Name: "clips"}, codeStructError, "no sub-fields"},
-		{"too many vectors", clipsStruct(
-			&schemapb.FieldSchema{Name: "v1", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector, TypeParams: kv("dim", "8", "max_capacity", "10")},
-			&schemapb.FieldSchema{Name: "v2", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector, TypeParams: kv("dim", "8", "max_capacity", "10")},
-			&schemapb.FieldSchema{Name: "v3", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector, TypeParams: kv("dim", "8", "max_capacity", "10")},
-			&schemapb.FieldSchema{Name: "v4", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector, TypeParams: kv("dim", "8", "max_capacity", "10")},
-		), errcode.IllegalArgument, "maximum vector field's number"},
 		{"name clash", &schemapb.StructArrayFieldSchema{Name: "vec", Fields: []*schemapb.FieldSchema{vec(schemapb.DataType_FloatVector)}},
 			errcode.IllegalArgument, "duplicated field name"},
 	} {
