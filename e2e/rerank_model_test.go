@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	le "encoding/binary"
 	"encoding/json"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -278,7 +276,7 @@ func TestHybridGroupBy(t *testing.T) {
 
 	vec := func(x float32) []byte {
 		b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
-			{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes(x, 1)}}}})
+			{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes([]float32{x, 1})}}}})
 		require.NoError(t, err)
 		return b
 	}
@@ -323,13 +321,4 @@ func TestHybridGroupBy(t *testing.T) {
 	paged := hybrid(&commonpb.KeyValuePair{Key: "group_by_field", Value: "tag"}, &commonpb.KeyValuePair{Key: "group_size", Value: "2"},
 		&commonpb.KeyValuePair{Key: "offset", Value: "1"})
 	require.Equal(t, hits[2:], paged.GetIds().GetIntId().GetData()[:4])
-}
-
-// floatBytes encodes a float vector as placeholder bytes.
-func floatBytes(v ...float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		le.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
 }

@@ -23,6 +23,14 @@
 // missing rows, always the first ones, with nulls or the field's default
 // (storage.FieldLogs.Rows, column.Fill), so older meta and binlogs stay
 // readable without rewriting them; a compaction writes the full column.
+//
+// Array of Structs fields: the stored schema keeps them in
+// struct_array_fields as the client declared them (struct and sub-field
+// IDs assigned after the other fields and `$meta`), and also lists each
+// sub-field in fields as a column field named "struct[sub]" with the same
+// ID (an Array or ArrayOfVector field), so every row path treats it as an
+// ordinary field; describe shows the sub-fields inside their struct only.
+// Schemas without struct fields are unchanged.
 package catalog
 
 import (

@@ -439,6 +439,12 @@ func New(f *schemapb.FieldSchema) (Column, error) {
 		return &ByteVectors{T: t, Dim: dim, Width: VectorWidth(t, dim)}, nil
 	case schemapb.DataType_SparseFloatVector:
 		return &SparseVectors{}, nil
+	case schemapb.DataType_ArrayOfVector:
+		dim, err := Dim(f)
+		if err != nil {
+			return nil, err
+		}
+		return &VectorArrays{Dim: dim}, nil
 	default:
 		return nil, fmt.Errorf("column: data type %s is not supported", t)
 	}

@@ -143,6 +143,8 @@ func FromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) (Column, err
 			return nil, err
 		}
 		return &ByteVectors{Nulls{valid}, t, dim, w, raw}, nil
+	case schemapb.DataType_ArrayOfVector:
+		return vectorArraysFromFieldData(f, fd)
 	case schemapb.DataType_SparseFloatVector:
 		d := fd.GetVectors().GetSparseFloatVector()
 		if d == nil && !allNull(valid) {
@@ -232,6 +234,8 @@ func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 			vf.Data = &schemapb.VectorField_Int8Vector{Int8Vector: raw}
 		}
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: vf}
+	case *VectorArrays:
+		fd.Field = vectorArraysToFieldData(c)
 	case *SparseVectors:
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: c.Dim,
 			Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: c.Dim, Contents: compactVectors(c.Data, 1, c.Valid)}}}}

@@ -90,6 +90,11 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if err != nil {
 		return nil, 0, err
 	}
+	if field.GetDataType() == schemapb.DataType_ArrayOfVector {
+		// Embedding lists (the vector sub-fields of an Array of Structs) are
+		// searched by exact MAX_SIM scan: nothing to build.
+		return nil, 0, nil
+	}
 	if field.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(indexType) {
 		return n.buildSparseIndex(ctx, task, idx, seg, field, indexType)
 	}

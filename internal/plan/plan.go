@@ -22,6 +22,16 @@ const (
 	// MetricBM25 scores a BM25 function's output field (see Search.BM25);
 	// larger is better.
 	MetricBM25 = "BM25"
+	// The MAX_SIM metrics score an embedding list (the query) against the
+	// embedding list of a row (an ArrayOfVector field): for each query
+	// vector the best match among the row's vectors, summed over the query
+	// vectors. MAX_SIM_COSINE (alias MAX_SIM) and MAX_SIM_IP sum the
+	// largest similarities (larger is better); MAX_SIM_L2 sums the smallest
+	// squared L2 distances (smaller is better).
+	MetricMaxSim       = "MAX_SIM"
+	MetricMaxSimCosine = "MAX_SIM_COSINE"
+	MetricMaxSimIP     = "MAX_SIM_IP"
+	MetricMaxSimL2     = "MAX_SIM_L2"
 )
 
 // Read is what search and query have in common.
@@ -72,6 +82,15 @@ type Search struct {
 	// rows), which the query node weighs by IDF over the collection's live
 	// rows at the read timestamp.
 	BM25 *BM25
+	// EmbLists holds the nq queries of an embedding-list search on an
+	// ArrayOfVector field (a MAX_SIM metric), in place of Vectors: query q
+	// is EmbLists[q], one or more vectors of the field's dim back to back.
+	EmbLists [][]float32
+	// ElementLevel marks a search of plain query Vectors (metric L2, IP or
+	// COSINE) on an ArrayOfVector field: each vector of a row's list is a
+	// candidate on its own, so the hits of one query may repeat a primary
+	// key (one hit per matching element, best first).
+	ElementLevel bool
 	// DropRatioSearch and RefineFactor tune sparse index searches
 	// (0 = the index's defaults).
 	DropRatioSearch float64
@@ -110,13 +129,16 @@ type BM25 struct {
 }
 
 // NQ returns the number of query vectors: dense, binary or sparse.
-func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) + len(s.Sparse) }
+func (s *Search) NQ() int { return len(s.Vectors) + len(s.Binary) + len(s.Sparse) + len(s.EmbLists) }
 
 // Hit is one search result row.
 type Hit struct {
 	// PK is an int64 or a string.
 	PK    any
 	Score float32
+	// Element is 1 + the offset of the matching element in the row's list
+	// for a hit of an element-level search (Search.ElementLevel), else 0.
+	Element int
 }
 
 // SearchResult holds hits for each query, best first.
@@ -149,7 +171,11 @@ type QueryResult struct {
 
 // HigherIsBetter reports whether larger scores are better for the metric.
 func HigherIsBetter(metric string) bool {
-	return metric == MetricIP || metric == MetricCosine || metric == MetricBM25
+	switch metric {
+	case MetricIP, MetricCosine, MetricBM25, MetricMaxSim, MetricMaxSimCosine, MetricMaxSimIP:
+		return true
+	}
+	return false
 }
 
 // SegmentInfo describes a segment a query node serves.

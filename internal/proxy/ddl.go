@@ -82,6 +82,7 @@ func userSchema(col *catalog.Collection) *schemapb.CollectionSchema {
 		}
 	}
 	s.Fields = out
+	dropStructColumns(s)
 	timestamptzDefaultsOut(s, col)
 	return s
 }
@@ -529,6 +530,13 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 	defaultName := f.GetName()
 	if f.GetDataType() == schemapb.DataType_JSON {
 		if it, defaultName, err = checkJSONIndex(f, req.GetFieldName(), it, params); err != nil {
+			return errcode.Status(err), nil
+		}
+	} else if f.GetDataType() == schemapb.DataType_ArrayOfVector {
+		if it == "" {
+			it = "AUTOINDEX"
+		}
+		if params["metric_type"], err = checkEmbListIndex(f, it, params); err != nil {
 			return errcode.Status(err), nil
 		}
 	} else if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {

@@ -95,4 +95,17 @@
 // calls Milvus answers with a bare lookup keep doing so: drop_collection (a
 // missing collection drops successfully, whatever its name),
 // alter_collection, search, hybrid_search, create_index and rename's old name.
+//
+// # Array of Structs
+//
+// The proxy is the only component that sees struct fields (structarray.go).
+// A struct column of an insert or upsert is split into its sub-field
+// columns "struct[sub]" (every sub-field present, the same element count in
+// each per row, at most max_capacity), which the rest of the system stores
+// as ordinary Array and ArrayOfVector fields; output fields join them back
+// into one ArrayOfStruct column per struct. A search on a vector sub-field
+// is an embedding-list search (EmbListFloatVector queries, a MAX_SIM
+// metric) or, with plain float queries and L2/IP/COSINE, an element-level
+// search whose hits are elements (element_indices), collapsed to their
+// row's best in a hybrid search. Both are exact scans on the query node.
 package proxy

@@ -341,7 +341,7 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 		at := 0
 		for q := 0; q < nq; q++ {
 			n := int(d.GetTopks()[q])
-			perQuery[q] = append(perQuery[q], subHits{pks: pks[at : at+n], scores: d.GetScores()[at : at+n], metric: metric})
+			perQuery[q] = append(perQuery[q], firstPerPK(subHits{pks: pks[at : at+n], scores: d.GetScores()[at : at+n], metric: metric}))
 			at += n
 		}
 	}
@@ -529,6 +529,9 @@ func (p *Proxy) subSearchMetric(col *catalog.Collection, s *milvuspb.SearchReque
 	}
 	if _, ok := bm25Of(col, f); ok {
 		return plan.MetricBM25 // a full-text sub-search: validated as such by the sub-search
+	}
+	if f.GetDataType() == schemapb.DataType_ArrayOfVector {
+		return listSearchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID()))
 	}
 	m, _ := searchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID())) // validated by the sub-search
 	return m

@@ -61,6 +61,10 @@ func validateRows(col *catalog.Collection, fds []*schemapb.FieldData, numRows ui
 // columns, checking every value; fields not sent are left out of the result
 // (out.pk is nil when the primary key was not sent).
 func validateGiven(col *catalog.Collection, fds []*schemapb.FieldData, numRows uint32, requirePK bool) (*rows, error) {
+	fds, err := flattenStructs(col, fds)
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]*schemapb.FieldData{}
 	var dyn *schemapb.FieldData
 	dynField := col.DynamicField()

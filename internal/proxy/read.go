@@ -70,6 +70,9 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 			}
 			continue
 		}
+		if structOutput(col, o, name) {
+			continue
+		}
 		if key, ok := metaKey(name); ok && dyn != nil {
 			if f := col.Field(key); f != nil && !f.GetIsDynamic() {
 				continue // a static field of that name hides the key (Milvus issue 41702)
@@ -109,6 +112,7 @@ func resolveOutput(col *catalog.Collection, names []string, withPK bool) (*outpu
 			}
 		}
 	}
+	structOutputNames(col, o)
 	return o, nil
 }
 
@@ -149,7 +153,7 @@ func fieldsData(col *catalog.Collection, o *outputSpec, cols map[int64]column.Co
 		fd.IsDynamic = f.GetIsDynamic()
 		out = append(out, fd)
 	}
-	return out, nil
+	return joinStructs(col, out), nil
 }
 
 // filterDynamic keeps only the requested keys of each `$meta` object.
@@ -273,7 +277,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(err), nil
 	}
 	isSparse := field.GetDataType() == schemapb.DataType_SparseFloatVector
-	if !denseVectorType(field.GetDataType()) && !isSparse {
+	isList := field.GetDataType() == schemapb.DataType_ArrayOfVector
+	if !denseVectorType(field.GetDataType()) && !isSparse && !isList {
 		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
 	}
 	hl, err := planHighlight(col, req, field)
@@ -285,6 +290,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		binVecs [][]byte
 		sparseQ [][]byte
 		nullQ   []bool
+		lists   [][]float32
 	)
 	bm25, isBM25 := bm25Of(col, field)
 	if ids := req.GetIds(); isBM25 && (len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0) {
@@ -294,6 +300,10 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		if ph, err = onePlaceholder(req.GetPlaceholderGroup()); err == nil {
 			sparseQ, err = bm25Search(col, bm25, ph, kvValue(params, "analyzer_name"))
 		}
+	} else if ids := req.GetIds(); isList && (len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0) {
+		err = errcode.New(codeSearchByIDs, "array of vector is not supported for search by IDs")
+	} else if isList {
+		lists, vectors, err = listQueries(req.GetPlaceholderGroup(), field)
 	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
 		var stored column.Column
 		var rows []int
@@ -313,7 +323,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	if err != nil {
 		return searchError(err), nil
 	}
-	nq := len(vectors) + len(binVecs) + len(sparseQ)
+	nq := len(vectors) + len(binVecs) + len(sparseQ) + len(lists)
 	if req.GetNq() != 0 && int(req.GetNq()) != nq {
 		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
 	}
@@ -324,6 +334,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 	var bm25Plan *plan.BM25
 	if isBM25 {
 		metric, bm25Plan, err = p.bm25Metric(col, field, kvValue(params, "metric_type"))
+	} else if isList {
+		metric, err = embListMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()), len(vectors) > 0)
 	} else {
 		metric, err = searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
 	}
@@ -331,7 +343,7 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		return searchError(err), nil
 	}
 	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, BM25: bm25Plan,
-		TopK: topk + offset, NullQueries: nullQ}
+		EmbLists: lists, ElementLevel: isList && len(vectors) > 0, TopK: topk + offset, NullQueries: nullQ}
 	iter, err := parseIterator(params, sreq, &topk)
 	if err != nil {
 		return searchError(err), nil
@@ -410,6 +422,9 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 				return searchError(errcode.Invalid("range_filter %v is not a number", v)), nil
 			}
 			sreq.RangeFilter, sreq.HasRange = f, true
+		}
+		if isList && (sreq.HasRadius || sreq.HasRange) {
+			return searchError(errcode.New(codePlainError, "range search is not supported for vector array (embedding list) fields")), nil
 		}
 	}
 	out, err := resolveOutput(col, req.GetOutputFields(), false)
@@ -655,7 +670,7 @@ var errMultipleAnns = errcode.Invalid("multiple anns_fields exist, please specif
 func annsField(col *catalog.Collection, name string) (*schemapb.FieldSchema, error) {
 	if name != "" {
 		f := col.Field(name)
-		if f == nil || !isVectorType(f.GetDataType()) {
+		if f == nil || !isVectorType(f.GetDataType()) && f.GetDataType() != schemapb.DataType_ArrayOfVector {
 			return nil, errcode.InvalidParam("failed to create query plan: failed to get field schema by name: fieldName(%s) not found", name)
 		}
 		return f, nil
@@ -722,6 +737,7 @@ func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *pla
 	var keep []int
 	var intIDs []int64
 	var strIDs []string
+	var elems []int64
 	base := 0
 	for q := 0; q < nq; q++ {
 		var hits []plan.Hit
@@ -732,6 +748,7 @@ func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *pla
 		end := min(start+topk, len(hits))
 		for i := start; i < end; i++ {
 			keep = append(keep, base+i)
+			elems = append(elems, int64(hits[i].Element-1))
 			data.Scores = append(data.Scores, roundScore(hits[i].Score, round))
 			switch v := hits[i].PK.(type) {
 			case int64:
@@ -748,6 +765,7 @@ func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *pla
 	} else {
 		data.Ids = &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: intIDs}}}
 	}
+	data.ElementIndices = elementIndices(elems)
 	cols := map[int64]column.Column{}
 	for id, c := range res.Fields {
 		cols[id] = c.Take(keep)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/rootcoord"
 )
 
 // AddCollectionField adds a nullable field to a collection (Milvus 2.6).
@@ -53,12 +54,23 @@ func (p *Proxy) AlterCollectionField(ctx context.Context, req *milvuspb.AlterCol
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	// Milvus reads the key "mmap_enabled" (pymilvus's spelling) as "mmap.enabled".
+	fieldKey := func(k string) string {
+		if k == "mmap_enabled" {
+			return rootcoord.MmapKey
+		}
+		return k
+	}
 	set := map[string]string{}
 	for _, kv := range req.GetProperties() {
-		set[kv.GetKey()] = kv.GetValue()
+		set[fieldKey(kv.GetKey())] = kv.GetValue()
+	}
+	var del []string
+	for _, k := range req.GetDeleteKeys() {
+		del = append(del, fieldKey(k))
 	}
 	loaded, _ := p.query.Loaded(col.ID)
-	return errcode.Status(p.meta.AlterField(ctx, col.DBName, col.Name, req.GetFieldName(), set, req.GetDeleteKeys(), loaded)), nil
+	return errcode.Status(p.meta.AlterField(ctx, col.DBName, col.Name, req.GetFieldName(), set, del, loaded)), nil
 }
 
 // dynamicFieldKey is the collection property that turns the dynamic field on.

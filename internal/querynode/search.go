@@ -27,6 +27,23 @@ type candidate struct {
 	ts    uint64
 	pk    any
 	group any // group-by value (nil = null)
+	// elem is 1 + the element offset of an element-level hit (0 otherwise):
+	// such hits of one primary key are distinct candidates.
+	elem int
+}
+
+// elemKey tells the element-level hits of one primary key apart.
+type elemKey struct {
+	pk   any
+	elem int
+}
+
+// key is what the hit heap deduplicates c by.
+func (c candidate) key() any {
+	if c.elem == 0 {
+		return c.pk
+	}
+	return elemKey{c.pk, c.elem}
 }
 
 // groupKey returns the group-by value of a row, comparable as a map key.
@@ -88,26 +105,26 @@ func groupHits(cands []candidate, req *plan.Search, better func(a, b float32) bo
 type hitHeap struct {
 	items  []candidate
 	better func(a, b float32) bool
-	at     map[any]int // primary key → index in items
+	at     map[any]int // candidate key (primary key, or key and element) → index in items
 }
 
 func (h *hitHeap) Len() int           { return len(h.items) }
 func (h *hitHeap) Less(i, j int) bool { return h.better(h.items[j].score, h.items[i].score) }
 func (h *hitHeap) Swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.at[h.items[i].pk], h.at[h.items[j].pk] = i, j
+	h.at[h.items[i].key()], h.at[h.items[j].key()] = i, j
 }
 
 func (h *hitHeap) Push(x any) {
 	c := x.(candidate)
-	h.at[c.pk] = len(h.items)
+	h.at[c.key()] = len(h.items)
 	h.items = append(h.items, c)
 }
 
 func (h *hitHeap) Pop() any {
 	x := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
-	delete(h.at, x.pk)
+	delete(h.at, x.key())
 	return x
 }
 
@@ -238,6 +255,9 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			if req.Sparse != nil {
 				return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
 			}
+			if req.EmbLists != nil || req.ElementLevel {
+				return searchEmbLists(v, req, mask, si, pkCol, heaps, groupCands)
+			}
 			rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
 			if err != nil {
 				return err
@@ -300,7 +320,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			})
 		}
 		for _, it := range items {
-			res.Hits[q] = append(res.Hits[q], plan.Hit{PK: it.pk, Score: it.score})
+			res.Hits[q] = append(res.Hits[q], plan.Hit{PK: it.pk, Score: it.score, Element: it.elem})
 		}
 		all = append(all, items...)
 	}
@@ -325,7 +345,7 @@ func (h *hitHeap) offer(c candidate, k int) {
 	if h.at == nil {
 		h.at = map[any]int{}
 	}
-	if j, dup := h.at[c.pk]; dup {
+	if j, dup := h.at[c.key()]; dup {
 		if preferred(c, h.items[j], h.better) {
 			h.items[j] = c
 			heap.Fix(h, j)
@@ -335,9 +355,9 @@ func (h *hitHeap) offer(c candidate, k int) {
 	if h.Len() < k {
 		heap.Push(h, c)
 	} else if h.better(c.score, h.items[0].score) {
-		delete(h.at, h.items[0].pk)
+		delete(h.at, h.items[0].key())
 		h.items[0] = c
-		h.at[c.pk] = 0
+		h.at[c.key()] = 0
 		heap.Fix(h, 0)
 	}
 }

@@ -298,6 +298,10 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 	if out.GetEnableDynamicField() {
 		out.Fields = append(out.Fields, &schemapb.FieldSchema{FieldID: next, Name: DynamicField,
 			DataType: schemapb.DataType_JSON, IsDynamic: true, Description: "dynamic schema"})
+		next++
+	}
+	if _, err := prepareStructFields(in, out, next); err != nil {
+		return nil, err
 	}
 	out.Fields = append(out.Fields,
 		&schemapb.FieldSchema{FieldID: 0, Name: RowIDField, DataType: schemapb.DataType_Int64, Description: "row id"},

@@ -49,6 +49,9 @@ func (c *Core) AlterField(ctx context.Context, db, coll, field string, set map[s
 		}
 	}
 	if f == nil {
+		f = structAlterField(schema, field)
+	}
+	if f == nil {
 		return errcode.InvalidParam("field %s does not exist in collection %s", field, old.Name)
 	}
 	for _, k := range append(slices.Sorted(maps.Keys(set)), del...) {
@@ -70,6 +73,7 @@ func (c *Core) AlterField(ctx context.Context, db, coll, field string, set map[s
 			f.TypeParams = setTypeParam(f.TypeParams, k, "")
 		}
 	}
+	syncStructAlter(schema, f)
 	_, err = c.saveSchema(ctx, old, schema)
 	return err
 }

@@ -53,6 +53,12 @@
 // the fixed-size width, events concatenated. Encrypted files (extras "edek")
 // are refused with ErrEncrypted.
 //
+// ArrayOfVector columns (the vector sub-fields of an Array of Structs
+// field, stored as fields "struct[sub]" of their own) are Strata's own
+// payload: payload type 106, a Binary column whose rows are protobuf
+// schemapb.VectorField {dim, float_vector}, one embedding list each, the
+// dim read from the rows (docs/format/binlog.md).
+//
 // # Stats logs
 //
 // Stats logs are JSON, not binlog-framed: one PKStats object per sync, and a

@@ -46,7 +46,8 @@ func arrowType(t schemapb.DataType, col column.Column) (arrow.DataType, error) {
 		return arrow.PrimitiveTypes.Float64, nil
 	case schemapb.DataType_String, schemapb.DataType_VarChar, schemapb.DataType_Text:
 		return arrow.BinaryTypes.String, nil
-	case schemapb.DataType_Array, schemapb.DataType_JSON, schemapb.DataType_SparseFloatVector, schemapb.DataType_Geometry:
+	case schemapb.DataType_Array, schemapb.DataType_JSON, schemapb.DataType_SparseFloatVector, schemapb.DataType_Geometry,
+		schemapb.DataType_ArrayOfVector:
 		return arrow.BinaryTypes.Binary, nil
 	case schemapb.DataType_FloatVector:
 		fv, ok := col.(*column.FloatVectors)
@@ -185,6 +186,8 @@ func buildArrow(mem memory.Allocator, t schemapb.DataType, dt arrow.DataType, co
 			rows[i] = b
 		}
 		return buildBinary(mem, rows, valid), nil
+	case *column.VectorArrays:
+		return buildVectorArrays(mem, c, valid)
 	case *column.FloatVectors:
 		return buildFixed(mem, dt.(*arrow.FixedSizeBinaryType), float32Bytes(c.Data), n, valid), nil
 	case *column.ByteVectors:
@@ -368,6 +371,8 @@ func newColumn(h decodeHint, dt arrow.DataType) (column.Column, error) {
 			return &column.Arrays{Elem: h.elemType}, nil
 		case schemapb.DataType_SparseFloatVector:
 			return &column.SparseVectors{}, nil
+		case schemapb.DataType_ArrayOfVector:
+			return &column.VectorArrays{}, nil
 		}
 	case arrow.FIXED_SIZE_BINARY:
 		w := dt.(*arrow.FixedSizeBinaryType).ByteWidth
@@ -488,6 +493,8 @@ func appendArrow(dst column.Column, arr arrow.Array, h decodeHint) error {
 			c.Data = append(c.Data, b)
 			return nil
 		})
+	case *column.VectorArrays:
+		return appendVectorArrays(c, arr, h)
 	case *column.Arrays:
 		appendValidity(&c.Nulls, len(c.Data), arr, h.nullable)
 		return appendBinaryRows(arr, func(b []byte, null bool) error {
