@@ -15,7 +15,6 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
@@ -691,14 +690,10 @@ func annsField(col *catalog.Collection, name string) (*schemapb.FieldSchema, err
 }
 
 func parsePlaceholders(raw []byte, dim int) ([][]float32, error) {
-	pg := &commonpb.PlaceholderGroup{}
-	if err := proto.Unmarshal(raw, pg); err != nil {
-		return nil, errcode.Invalid("the placeholder group is malformed: %v", err)
+	ph, err := onePlaceholder(raw)
+	if err != nil {
+		return nil, err
 	}
-	if len(pg.GetPlaceholders()) != 1 {
-		return nil, errcode.Invalid("expected one placeholder, got %d", len(pg.GetPlaceholders()))
-	}
-	ph := pg.GetPlaceholders()[0]
 	if ph.GetType() != commonpb.PlaceholderType_FloatVector {
 		return nil, errcode.Invalid("query vectors of type %s do not match the float vector field", ph.GetType())
 	}

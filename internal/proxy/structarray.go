@@ -350,14 +350,10 @@ func listQueries(raw []byte, f *schemapb.FieldSchema) ([][]float32, [][]float32,
 // number (at least one) of float32 vectors of the field's dim.
 func embListQueries(raw []byte, f *schemapb.FieldSchema) ([][]float32, error) {
 	dim, _ := column.Dim(f)
-	pg := &commonpb.PlaceholderGroup{}
-	if err := proto.Unmarshal(raw, pg); err != nil {
-		return nil, errcode.Invalid("the placeholder group is malformed: %v", err)
+	ph, err := onePlaceholder(raw)
+	if err != nil {
+		return nil, err
 	}
-	if len(pg.GetPlaceholders()) != 1 {
-		return nil, errcode.Invalid("expected one placeholder, got %d", len(pg.GetPlaceholders()))
-	}
-	ph := pg.GetPlaceholders()[0]
 	if ph.GetType() != commonpb.PlaceholderType_EmbListFloatVector {
 		return nil, errcode.New(codePlainError, "the search on the array of vector field %s needs embedding lists of float vectors, got %s",
 			f.GetName(), ph.GetType())
