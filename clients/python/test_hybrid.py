@@ -126,7 +126,10 @@ def test_hybrid_search(client: MilvusClient, name):
                                                                param={"metric_type": "L2"}, limit=L)],
                              RRFRanker(), limit=3)
     assert e.value.code == 1100
-    with pytest.raises(MilvusException) as e:
-        client.hybrid_search(name, reqs, RRFRanker(), limit=3, group_by_field="g")
-    assert e.value.code == 1100
+    # group_by_field groups the fused hits: limit groups, group_size hits each, best group first.
+    grouped = client.hybrid_search(name, reqs, RRFRanker(), limit=2, group_by_field="g", group_size=2,
+                                   output_fields=["g"], consistency_level="Strong")[0]
+    groups = [h["entity"]["g"] for h in grouped]
+    assert len(grouped) == 4 and groups[0] == groups[1] and groups[2] == groups[3] and groups[0] != groups[2]
+    assert grouped[0].id == full[0].id
     client.drop_collection(name)
