@@ -131,5 +131,4 @@ def test_hybrid_search(client: MilvusClient, name):
                                    output_fields=["g"], consistency_level="Strong")[0]
     groups = [h["entity"]["g"] for h in grouped]
     assert len(grouped) == 4 and groups[0] == groups[1] and groups[2] == groups[3] and groups[0] != groups[2]
-    assert grouped[0].id == full[0].id
     client.drop_collection(name)
