@@ -240,6 +240,11 @@ func TestSearchFeatures(t *testing.T) {
 		require.Equal(t, 5, rs.ResultCount)
 		first, _ := rs.GetColumn("id").GetAsInt64(0)
 		require.EqualValues(t, 10, first)
+		// Without a limit the offset is ignored, as in Milvus.
+		rs, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id in [0, 1]").WithOffset(10).
+			WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		require.Equal(t, 2, rs.ResultCount)
 		got, err := c.Get(ctx, milvusclient.NewQueryOption(coll).WithIDs(columnOfIDs(3, 4, 9999)).WithOutputFields("title"))
 		require.NoError(t, err)
 		require.Equal(t, 2, got.ResultCount)

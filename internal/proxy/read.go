@@ -804,6 +804,9 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 	if err := checkQueryWindow(offset, limit); err != nil {
 		return queryError(err), nil
 	}
+	if limit < 0 {
+		offset = 0 // as in Milvus, an offset pages only with a limit
+	}
 	tz, loc, err := readTimezone(col, req.GetQueryParams())
 	if err != nil {
 		return queryError(err), nil
