@@ -141,7 +141,7 @@ func TestIndexBadInput(t *testing.T) {
 		}
 	}
 
-	// AlterIndex: only mmap.enabled, only on a released collection.
+	// AlterIndex: only mmap.enabled and indexoffsetcache.enabled, only on a released collection.
 	alter := func(name string, kv ...string) error {
 		opt := milvusclient.NewAlterIndexPropertiesOption(coll, name)
 		for i := 0; i < len(kv); i += 2 {
@@ -164,6 +164,7 @@ func TestIndexBadInput(t *testing.T) {
 		{"vec", []string{"mmap.enabled", "perhaps"}, codeIllegalArgument, "mmap.enabled"},
 		{"missing", []string{"mmap.enabled", "true"}, codeIndexNotFound, "missing"},
 		{"", []string{"mmap.enabled", "true"}, codeIllegalArgument, "index name is empty"},
+		{"vec", []string{"indexoffsetcache.enabled", "true"}, codeIllegalArgument, "only bitmap index support indexoffsetcache.enabled now"},
 	} {
 		err := alter(tc.name, tc.kv...)
 		require.Error(t, err, tc.msg)
@@ -171,6 +172,7 @@ func TestIndexBadInput(t *testing.T) {
 		require.Contains(t, err.Error(), tc.msg)
 	}
 	require.NoError(t, alter("vec", "mmap.enabled", "true"))
+	require.NoError(t, alter("vec", "indexoffsetcache.enabled", "false"), "turning the cache off is allowed on any index")
 	desc, err = c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vec"))
 	require.NoError(t, err)
 	require.Equal(t, "true", desc.Params()["mmap.enabled"])

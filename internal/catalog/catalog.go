@@ -225,10 +225,12 @@ type IndexInfo struct {
 }
 
 // IsConfigurableIndexParam reports whether key is an index property that
-// AlterIndex may set or delete after creation (Milvus allows only
-// mmap.enabled). Such keys live in IndexInfo.Params but do not make two
-// index definitions differ.
-func IsConfigurableIndexParam(key string) bool { return key == "mmap.enabled" }
+// AlterIndex may set or delete after creation (as in Milvus: mmap.enabled,
+// and indexoffsetcache.enabled for BITMAP indexes). Such keys live in
+// IndexInfo.Params but do not make two index definitions differ.
+func IsConfigurableIndexParam(key string) bool {
+	return key == "mmap.enabled" || key == "indexoffsetcache.enabled"
+}
 
 // Marshal encodes a record.
 func Marshal(v any) ([]byte, error) { return json.Marshal(v) }

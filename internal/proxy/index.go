@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
@@ -68,7 +69,7 @@ func checkHNSWParams(it string, params map[string]string) error {
 }
 
 // checkIndexProperty checks a property AlterIndex sets: only the keys
-// catalog.IsConfigurableIndexParam allows, mmap.enabled taking a bool.
+// catalog.IsConfigurableIndexParam allows, each taking a bool.
 func checkIndexProperty(key, value string) error {
 	if !catalog.IsConfigurableIndexParam(key) {
 		return errcode.Invalid("%s is not a configable index property", key)
@@ -108,6 +109,17 @@ func (p *Proxy) AlterIndex(ctx context.Context, req *milvuspb.AlterIndexRequest)
 		return errcode.Status(errcode.New(errcode.CollectionLoaded,
 			"can't alter index on loaded collection, please release the collection first: collection already loaded[collection=%s]",
 			col.Name)), nil
+	}
+	if v, ok := set["indexoffsetcache.enabled"]; ok {
+		// Milvus keeps an offset cache for BITMAP indexes only; Strata
+		// records the property (its indexes answer the same either way).
+		if on, _ := strconv.ParseBool(v); on {
+			for _, idx := range p.data.Indexes(col.ID) {
+				if idx.Name == req.GetIndexName() && !strings.EqualFold(idx.Params["index_type"], "BITMAP") {
+					return errcode.Status(errcode.Invalid("only bitmap index support indexoffsetcache.enabled now")), nil
+				}
+			}
+		}
 	}
 	return errcode.Status(p.data.AlterIndex(ctx, col.ID, req.GetIndexName(), set, req.GetDeleteKeys())), nil
 }
