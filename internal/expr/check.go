@@ -523,6 +523,8 @@ func (c *checker) compare(pos int, op cmpOp, l, r operand) (pred, error) {
 	case l.json != nil && r.c != nil:
 		k := *r.c
 		switch {
+		case k.k == vkList && (op == opEq || op == opNe):
+			return &jsonListEqPred{ref: l.json, want: k, ne: op == opNe}, nil
 		case k.k == vkList:
 			return nil, bad()
 		case k.k == vkBool && op != opEq && op != opNe:

@@ -85,7 +85,8 @@
 //     true; a row whose result is null does not match. "x is null" and
 //     "x is not null" are never null.
 //   - JSON values compare by JSON type: numbers with numbers (integer
-//     documents exactly), strings with strings, bools with bools. A missing
+//     documents exactly), strings with strings, bools with bools, and (== and
+//     != only) arrays with list literals, element by element. A missing
 //     key or a type mismatch makes ==, <, <=, >, >=, in and like false, and
 //     makes != and not in true (they are negations, as in Milvus). A JSON
 //     path is null (for is null) when the row is null, the key is missing or

@@ -445,6 +445,11 @@ func TestEvalNull(t *testing.T) {
 func TestEvalJSON(t *testing.T) {
 	runEval(t, []evalCase{
 		{`meta["a"] == 1`, rows(0)},
+		{`meta["arr"] == [1, 2, 3]`, rows(0)},
+		{`meta["arr"] == [1.0, 2, 3]`, rows(0)},
+		{`meta["arr"] == [1, 2]`, rows()},
+		{`meta["arr"] == [1, [1, 2]]`, rows(6)},
+		{`meta["arr"] != [4, 5] and meta["a"] <= 2`, rows(0, 7)},
 		{`meta["a"] > 1`, rows(1, 2, 6, 9)},
 		{`meta["a"] == 3.5`, rows(2)},
 		{`meta["a"] == 100`, rows(9)},
@@ -777,7 +782,7 @@ func TestCompileErrors(t *testing.T) {
 		{`s["k"] == "a"`, "cannot be indexed", 2},
 		// JSON
 		{`meta["a"] > true`, "operator > is not supported on bool true", 10},
-		{`meta["a"] == [1]`, `(JSON meta["a"] with list [1]`, 10},
+		{`meta["a"] > [1]`, `(JSON meta["a"] with list [1]`, 10},
 		{`meta["a"] == s`, `(JSON meta["a"] with VarChar field s`, 10},
 		{`s != meta["a"]`, "(VarChar field s with JSON", 2},
 		{`meta["a"] == b`, "two column comparison with JSON type is not supported", 10},
