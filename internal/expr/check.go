@@ -760,6 +760,10 @@ func (c *checker) checkNull(n *nullNode) (operand, error) {
 	if f := c.geoField(n.x); f != nil {
 		return operand{pos: n.pos, p: &geoNullPred{fid: f.GetFieldID(), name: f.GetName(), not: n.not}}, nil
 	}
+	if lit, ok := n.x.(*litNode); ok && lit.v.k == vkNull {
+		// "null is null" is true, "null is not null" false (Milvus accepts both).
+		return operand{pos: n.pos, p: &constPred{v: !n.not}}, nil
+	}
 	x, err := c.check(n.x)
 	if err != nil {
 		return operand{}, err

@@ -34,7 +34,7 @@
 //	unary      = ("-" | "+" | "~" | "!" | "not") unary | power .
 //	power      = postfix [ "**" unary ] .                  // right-associative
 //	postfix    = primary { "[" (string | int) "]" } .      // JSON path / array index
-//	primary    = int | float | string | bool | ident | "$meta"
+//	primary    = int | float | string | bool | "null" | ident | "$meta"
 //	           | "{" ident "}"                             // template placeholder
 //	           | "(" expr ")" | "[" [ expr { "," expr } [","] ] "]"
 //	           | ident "(" [ arg { "," arg } [","] ] ")"    // function call
@@ -92,7 +92,8 @@
 //     path is null (for is null) when the row is null, the key is missing or
 //     the value is JSON null. "exists p" is true when the path is present,
 //     even with a null value. A JSON path used as a predicate is true when
-//     its value is JSON true.
+//     its value is JSON true. The literal null may only be tested: "null is
+//     null" is true, "null is not null" false.
 //   - in takes a constant list (or a template list); the empty list matches
 //     nothing and "not in []" everything. Lists for typed fields must hold
 //     values of the field's type (integers and floats mix freely).

@@ -500,6 +500,8 @@ func (p *parser) parsePrimary() (node, error) {
 		return &litNode{pos: t.pos, v: floatVal(f)}, nil
 	case tString:
 		return &litNode{pos: t.pos, v: strVal(t.str)}, nil
+	case tNull:
+		return &litNode{pos: t.pos, v: value{k: vkNull}}, nil
 	case tTrue:
 		return &litNode{pos: t.pos, v: boolVal(true)}, nil
 	case tFalse:
