@@ -10,6 +10,7 @@ import (
 
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
+	"github.com/milvus-io/milvus/client/v2/index"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
 )
@@ -291,4 +292,60 @@ func dotE2E(a, b []float32) float32 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// TestSearchIteratorIndexed pages a search iterator through an HNSW-indexed
+// flushed segment: no key comes back twice and scores never rise across
+// pages, whichever path (index or exact) a page takes.
+func TestSearchIteratorIndexed(t *testing.T) {
+	for _, metric := range []entity.MetricType{entity.COSINE, entity.L2, entity.IP} {
+		t.Run(string(metric), func(t *testing.T) {
+			s := startServer(t, t.TempDir())
+			c := s.client(t)
+			ctx := ctxT(t)
+			const coll = "iterhnsw"
+			live := loadedMovies(t, c, coll, 1000)
+			require.NoError(t, c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption(coll)))
+			ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+			require.NoError(t, err)
+			require.NoError(t, ft.Await(ctx))
+			require.NoError(t, c.DropIndex(ctx, milvusclient.NewDropIndexOption(coll, "vector")))
+			it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(metric, 8, 32)))
+			require.NoError(t, err)
+			require.NoError(t, it.Await(ctx))
+			waitIndexed(ctx, t, c, coll, "vector", int64(len(live)))
+			lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+			require.NoError(t, err)
+			require.NoError(t, lt.Await(ctx))
+			iter, err := c.SearchIterator(ctx, milvusclient.NewSearchIteratorOption(coll, entity.FloatVector(live[7].vec)).
+				WithBatchSize(20).WithIteratorLimit(300).WithSearchParam("metric_type", string(metric)))
+			require.NoError(t, err)
+			seen := map[int64]bool{}
+			var scores []float32
+			for {
+				rs, err := iter.Next(ctx)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				if rs.ResultCount == 0 {
+					break
+				}
+				for i := 0; i < rs.ResultCount; i++ {
+					id, _ := rs.IDs.GetAsInt64(i)
+					require.False(t, seen[id], "id %d returned twice", id)
+					seen[id] = true
+				}
+				scores = append(scores, rs.Scores...)
+			}
+			require.Len(t, seen, 300)
+			higher := metric != entity.L2
+			require.True(t, sort.SliceIsSorted(scores, func(i, j int) bool {
+				if higher {
+					return scores[i] > scores[j]
+				}
+				return scores[i] < scores[j]
+			}), "best first across pages")
+		})
+	}
 }

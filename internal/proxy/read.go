@@ -595,6 +595,14 @@ func parseIterator(params []*commonpb.KeyValuePair, sreq *plan.Search, topk *int
 			return nil, errcode.Invalid("search_iter_last_bound %q is not a number", v)
 		}
 		sreq.After, sreq.HasAfter = float32(f), true
+	} else {
+		// The first page is scored as the later ones are (an exact scan
+		// below a bound, here the best possible score), so a row at a page's
+		// boundary cannot score differently on the next page and come back.
+		sreq.After, sreq.HasAfter = float32(math.Inf(-1)), true
+		if plan.HigherIsBetter(sreq.Metric) {
+			sreq.After = float32(math.Inf(1))
+		}
 	}
 	token := kvValue(params, "search_iter_id")
 	if token == "" {
