@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math"
@@ -190,24 +191,7 @@ func TestSearchFeatures(t *testing.T) {
 		it, err := c.SearchIterator(ctx, milvusclient.NewSearchIteratorOption(coll, entity.FloatVector(q)).
 			WithBatchSize(50).WithIteratorLimit(200))
 		require.NoError(t, err)
-		seen := map[int64]bool{}
-		var scores []float32
-		for {
-			rs, err := it.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			require.NoError(t, err)
-			if rs.ResultCount == 0 {
-				break
-			}
-			for i := 0; i < rs.ResultCount; i++ {
-				id, _ := rs.IDs.GetAsInt64(i)
-				require.False(t, seen[id], "id %d returned twice", id)
-				seen[id] = true
-			}
-			scores = append(scores, rs.Scores...)
-		}
+		seen, scores := drainSearchIterator(ctx, t, it)
 		require.Len(t, seen, 200)
 		require.True(t, sort.SliceIsSorted(scores, func(i, j int) bool { return scores[i] > scores[j] }), "COSINE best first across pages")
 	})
@@ -320,24 +304,7 @@ func TestSearchIteratorIndexed(t *testing.T) {
 			iter, err := c.SearchIterator(ctx, milvusclient.NewSearchIteratorOption(coll, entity.FloatVector(live[7].vec)).
 				WithBatchSize(20).WithIteratorLimit(300).WithSearchParam("metric_type", string(metric)))
 			require.NoError(t, err)
-			seen := map[int64]bool{}
-			var scores []float32
-			for {
-				rs, err := iter.Next(ctx)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				require.NoError(t, err)
-				if rs.ResultCount == 0 {
-					break
-				}
-				for i := 0; i < rs.ResultCount; i++ {
-					id, _ := rs.IDs.GetAsInt64(i)
-					require.False(t, seen[id], "id %d returned twice", id)
-					seen[id] = true
-				}
-				scores = append(scores, rs.Scores...)
-			}
+			seen, scores := drainSearchIterator(ctx, t, iter)
 			require.Len(t, seen, 300)
 			higher := metric != entity.L2
 			require.True(t, sort.SliceIsSorted(scores, func(i, j int) bool {
@@ -348,4 +315,29 @@ func TestSearchIteratorIndexed(t *testing.T) {
 			}), "best first across pages")
 		})
 	}
+}
+
+// drainSearchIterator pages a search iterator to its end, failing on a key
+// returned twice; it returns the keys seen and the scores in page order.
+func drainSearchIterator(ctx context.Context, t *testing.T, it milvusclient.SearchIterator) (map[int64]bool, []float32) {
+	t.Helper()
+	seen := map[int64]bool{}
+	var scores []float32
+	for {
+		rs, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if rs.ResultCount == 0 {
+			break
+		}
+		for i := 0; i < rs.ResultCount; i++ {
+			id, _ := rs.IDs.GetAsInt64(i)
+			require.False(t, seen[id], "id %d returned twice", id)
+			seen[id] = true
+		}
+		scores = append(scores, rs.Scores...)
+	}
+	return seen, scores
 }

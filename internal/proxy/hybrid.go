@@ -131,15 +131,7 @@ func fusionFunction(rank []*commonpb.KeyValuePair, fs *schemapb.FunctionScore) (
 	if len(fs.GetFunctions()) != 1 || fs.GetFunctions()[0].GetType() != schemapb.FunctionType_Rerank {
 		return rank, fs, nil
 	}
-	params := map[string]string{}
-	for _, kv := range fs.GetFunctions()[0].GetParams() {
-		params[strings.ToLower(kv.GetKey())] = kv.GetValue()
-	}
-	for _, kv := range fs.GetParams() {
-		if _, set := params[strings.ToLower(kv.GetKey())]; !set {
-			params[strings.ToLower(kv.GetKey())] = kv.GetValue()
-		}
-	}
+	params := rerankParams(fs.GetFunctions()[0], fs)
 	strategy := strings.ToLower(params["reranker"])
 	if strategy != "rrf" && strategy != "weighted" {
 		return rank, fs, nil

@@ -51,6 +51,21 @@ type functionRanker interface {
 	check(nq int) error
 }
 
+// rerankParams returns a rerank function's params under lower-case keys,
+// with the function score's own params filling in the keys it lacks.
+func rerankParams(f *schemapb.FunctionSchema, fs *schemapb.FunctionScore) map[string]string {
+	params := map[string]string{}
+	for _, kv := range f.GetParams() {
+		params[strings.ToLower(kv.GetKey())] = kv.GetValue()
+	}
+	for _, kv := range fs.GetParams() {
+		if _, set := params[strings.ToLower(kv.GetKey())]; !set {
+			params[strings.ToLower(kv.GetKey())] = kv.GetValue()
+		}
+	}
+	return params
+}
+
 // parseFunctionScore reads a SearchRequest's function_score: a decay or a
 // model reranker. It returns nil when the request has none.
 func parseFunctionScore(col *catalog.Collection, fs *schemapb.FunctionScore) (functionRanker, error) {
@@ -65,15 +80,7 @@ func parseFunctionScore(col *catalog.Collection, fs *schemapb.FunctionScore) (fu
 	if f.GetType() != schemapb.FunctionType_Rerank {
 		return nil, errcode.Invalid("the search ranker must be a rerank function, got a %s function", f.GetType())
 	}
-	params := map[string]string{}
-	for _, kv := range f.GetParams() {
-		params[strings.ToLower(kv.GetKey())] = kv.GetValue()
-	}
-	for _, kv := range fs.GetParams() {
-		if _, set := params[strings.ToLower(kv.GetKey())]; !set {
-			params[strings.ToLower(kv.GetKey())] = kv.GetValue()
-		}
-	}
+	params := rerankParams(f, fs)
 	switch r := params["reranker"]; r {
 	case "decay":
 	case "model":
