@@ -54,6 +54,18 @@ func InsertColumns(schema *schemapb.CollectionSchema, fds []*schemapb.FieldData,
 	return cols, nil
 }
 
+// GroupKey returns row i's group-by value as a comparable key: the value of
+// an Ints, Strings or Bools column, nil for a null row (or another type).
+func GroupKey(c Column, i int) any {
+	if c == nil || c.IsNull(i) {
+		return nil
+	}
+	if b, ok := c.(*Bools); ok {
+		return b.Data[i]
+	}
+	return KeyAt(c, i)
+}
+
 // KeyAt returns row i of a primary-key column (Int64 or VarChar) as a
 // comparable value (int64 or string), nil for any other column.
 func KeyAt(c Column, i int) any {

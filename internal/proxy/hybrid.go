@@ -485,7 +485,7 @@ func (g *hybridGroup) pick(hits []fusedHit, values column.Column, offset, limit 
 	byKey := map[any]*group{}
 	for _, h := range hits {
 		row := g.at[h.pk]
-		k := groupKey(values, row)
+		k := column.GroupKey(values, row)
 		gr, ok := byKey[k]
 		if !ok {
 			gr = &group{}

@@ -522,7 +522,7 @@ func skipGroups(res *plan.SearchResult, offset int) {
 		groups := 0
 		var last any
 		for i, h := range hits {
-			k := groupKey(res.GroupValues, base+i)
+			k := column.GroupKey(res.GroupValues, base+i)
 			if i == 0 || k != last {
 				groups++
 				last = k
@@ -539,20 +539,6 @@ func skipGroups(res *plan.SearchResult, offset int) {
 		res.Fields[id] = c.Take(keep)
 	}
 	res.GroupValues = res.GroupValues.Take(keep)
-}
-
-// nullGroup is the group key of rows whose group-by value is null.
-type nullGroup struct{}
-
-// groupKey is row i's group-by value as a comparable key.
-func groupKey(c column.Column, i int) any {
-	if n, ok := c.(interface{ IsNull(int) bool }); ok && n.IsNull(i) {
-		return nullGroup{}
-	}
-	if b, ok := c.(*column.Bools); ok {
-		return b.Data[i]
-	}
-	return column.KeyAt(c, i)
 }
 
 // segcoreTypeName names a data type as Milvus's query engine does in its

@@ -46,22 +46,6 @@ func (c candidate) key() any {
 	return elemKey{c.pk, c.elem}
 }
 
-// groupKey returns the group-by value of a row, comparable as a map key.
-func groupKey(c column.Column, i int) any {
-	if c == nil || c.IsNull(i) {
-		return nil
-	}
-	switch c := c.(type) {
-	case *column.Ints:
-		return c.Data[i]
-	case *column.Strings:
-		return c.Data[i]
-	case *column.Bools:
-		return c.Data[i]
-	}
-	return nil
-}
-
 // groupHits keeps the best TopK groups with up to GroupSize hits each,
 // ordered by each group's best score, then by score within the group.
 func groupHits(cands []candidate, req *plan.Search, better func(a, b float32) bool) []candidate {
@@ -373,7 +357,7 @@ func collectScores(v *segment.View, req *plan.Search, si int, pkCol column.Colum
 		}
 		c := candidate{score: scores[row], seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)}
 		if req.GroupByField != 0 {
-			c.group = groupKey(v.Column(req.GroupByField), row)
+			c.group = column.GroupKey(v.Column(req.GroupByField), row)
 			*groupCands = append(*groupCands, c)
 			continue
 		}

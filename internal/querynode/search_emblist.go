@@ -133,7 +133,7 @@ func searchElements(v *segment.View, req *plan.Search, c *column.VectorArrays, m
 				}
 				cand := candidate{score: sc, seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row), elem: j + 1}
 				if req.GroupByField != 0 {
-					cand.group = groupKey(v.Column(req.GroupByField), row)
+					cand.group = column.GroupKey(v.Column(req.GroupByField), row)
 					groupCands[q] = append(groupCands[q], cand)
 					continue
 				}
