@@ -17,10 +17,8 @@ import (
 
 	"github.com/strata-db/strata/internal/app"
 	"github.com/strata-db/strata/internal/enginetest"
-	"github.com/strata-db/strata/internal/metastore/etcd"
 	"github.com/strata-db/strata/internal/objstore/s3"
 	"github.com/strata-db/strata/internal/wal"
-	walkafka "github.com/strata-db/strata/internal/wal/kafka"
 )
 
 // TestClusterEngines runs the server with every port on its cluster engine
@@ -28,11 +26,11 @@ import (
 // through insert, upsert, flush, search and a restart; the data directory
 // stays empty.
 func TestClusterEngines(t *testing.T) {
-	engines := app.Engines{
-		MetaEngine: app.EngineEtcd, Etcd: etcd.Config{Endpoints: []string{enginetest.Etcd(t)}, Root: "strata/"},
-		ObjectEngine: app.EngineS3, S3: s3.Config{Endpoint: enginetest.S3(t), Bucket: "strata", CreateBucket: true},
-		WALEngine: app.EngineKafka, Kafka: walkafka.Config{Brokers: enginetest.Kafka(t), TopicPrefix: "e2e."},
-	}
+	engines := app.Defaults().Engines
+	engines.Meta.Type, engines.Meta.Etcd.Endpoints, engines.Meta.Etcd.Root = app.EngineEtcd, []string{enginetest.Etcd(t)}, "strata/"
+	engines.Objects.Type, engines.Objects.S3.Endpoint, engines.Objects.S3.Bucket = app.EngineS3, enginetest.S3(t), "strata"
+	engines.Objects.S3.CreateBucket = true
+	engines.WAL.Type, engines.WAL.Kafka.Brokers, engines.WAL.Kafka.TopicPrefix = app.EngineKafka, enginetest.Kafka(t), "e2e."
 	dir := t.TempDir()
 	withEngines := func(c *app.Config) { c.Engines = engines }
 	s := startServer(t, dir, withEngines)
@@ -110,7 +108,7 @@ func TestClusterEngines(t *testing.T) {
 
 	// The data coordinator truncates the WAL behind the flushed checkpoints:
 	// DeleteRecords moves some topic's log start past 0.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(engines.Kafka.Brokers...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(engines.WAL.Kafka.Brokers...))
 	require.NoError(t, err)
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
@@ -151,7 +149,7 @@ func TestClusterEngines(t *testing.T) {
 	require.True(t, ok)
 	require.NoError(t, end.Err)
 	require.Positive(t, end.Offset)
-	objects, err := s3.Open(context.Background(), engines.S3, nil)
+	objects, err := s3.Open(context.Background(), engines.Objects.S3, nil)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, objects.Close()) }()
 	files, err := objects.List(context.Background(), "")

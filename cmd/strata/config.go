@@ -1,166 +1,26 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"os"
-	"time"
 
 	"github.com/strata-db/strata/internal/app"
+	"github.com/strata-db/strata/internal/config"
 )
 
-// fileConfig is the JSON document --config reads. Every field is optional;
-// an absent field keeps its default. Durations are Go duration strings
-// ("500ms", "2m"), sizes are bytes. Unknown fields are an error.
+// fileConfig is the JSON document --config reads: the server's app.Config
+// (its keys are that struct's json tags, internal/config has the rules)
+// and the settings that belong to the process rather than to the server.
+// Every field is optional; an absent field keeps its default. Durations are
+// Go duration strings ("500ms", "2m"), sizes are bytes. Unknown fields are
+// an error.
 type fileConfig struct {
-	DataCoord *struct {
-		SegmentMaxSize     *int64    `json:"segmentMaxSize"`
-		SealProportion     *float64  `json:"sealProportion"`
-		MaxIdle            *duration `json:"maxIdle"`
-		CheckInterval      *duration `json:"checkInterval"`
-		GCInterval         *duration `json:"gcInterval"`
-		DroppedRetention   *duration `json:"droppedRetention"`
-		OrphanRetention    *duration `json:"orphanRetention"`
-		GrowingMemoryLimit *int64    `json:"growingMemoryLimit"`
-		Compaction         *struct {
-			L0Count          *int      `json:"l0Count"`
-			L0MaxAge         *duration `json:"l0MaxAge"`
-			L0Size           *int64    `json:"l0Size"`
-			SmallProportion  *float64  `json:"smallProportion"`
-			MinSmallSegments *int      `json:"minSmallSegments"`
-			DeletedRatio     *float64  `json:"deletedRatio"`
-			ExpiryGrace      *duration `json:"expiryGrace"`
-		} `json:"compaction"`
-	} `json:"dataCoord"`
-	DataNode *struct {
-		SegmentBufferSize *int64    `json:"segmentBufferSize"`
-		SyncPeriod        *duration `json:"syncPeriod"`
-	} `json:"dataNode"`
-	WAL *struct {
-		SegmentSize *int64 `json:"segmentSize"`
-	} `json:"wal"`
-	Engines *fileEngines `json:"engines"`
+	app.Config
 	// MemoryLimit is the Go runtime's soft memory limit in bytes (0 = none);
-	// absent, it is 3/4 of the memory available unless GOMEMLIMIT is set.
+	// absent (null), it is 3/4 of the memory available unless GOMEMLIMIT is set.
 	MemoryLimit *int64 `json:"memoryLimit"`
-}
-
-// fileEngines is the "engines" section: which implementation each storage
-// port uses (app.Engines). An absent port keeps its embedded engine.
-type fileEngines struct {
-	Meta *struct {
-		Type string `json:"type"` // "embedded" or "etcd"
-		Etcd *struct {
-			Endpoints   []string  `json:"endpoints"`
-			Root        *string   `json:"root"`
-			DialTimeout *duration `json:"dialTimeout"`
-			Username    *string   `json:"username"`
-			Password    *string   `json:"password"`
-		} `json:"etcd"`
-	} `json:"meta"`
-	Objects *struct {
-		Type string `json:"type"` // "local" or "s3"
-		S3   *struct {
-			Endpoint     *string `json:"endpoint"`
-			Bucket       *string `json:"bucket"`
-			AccessKey    *string `json:"accessKey"`
-			SecretKey    *string `json:"secretKey"`
-			UseSSL       *bool   `json:"useSSL"`
-			Root         *string `json:"root"`
-			Region       *string `json:"region"`
-			CreateBucket *bool   `json:"createBucket"`
-		} `json:"s3"`
-	} `json:"objects"`
-	WAL *struct {
-		Type  string `json:"type"` // "local" or "kafka"
-		Kafka *struct {
-			Brokers           []string  `json:"brokers"`
-			TopicPrefix       *string   `json:"topicPrefix"`
-			ReplicationFactor *int16    `json:"replicationFactor"`
-			MaxRecordBytes    *int32    `json:"maxRecordBytes"`
-			Linger            *duration `json:"linger"`
-			DeliveryTimeout   *duration `json:"deliveryTimeout"`
-			CloseTimeout      *duration `json:"closeTimeout"`
-			RequestTimeout    *duration `json:"requestTimeout"`
-			ClientID          *string   `json:"clientID"`
-		} `json:"kafka"`
-	} `json:"wal"`
-}
-
-// set copies *v to *dst when v is present.
-func set[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
-}
-
-// apply copies the present fields of fe onto e.
-func (fe *fileEngines) apply(e *app.Engines) {
-	if m := fe.Meta; m != nil {
-		e.MetaEngine = m.Type
-		if c := m.Etcd; c != nil {
-			if c.Endpoints != nil {
-				e.Etcd.Endpoints = c.Endpoints
-			}
-			set(&e.Etcd.Root, c.Root)
-			setDuration(&e.Etcd.DialTimeout, c.DialTimeout)
-			set(&e.Etcd.Username, c.Username)
-			set(&e.Etcd.Password, c.Password)
-		}
-	}
-	if o := fe.Objects; o != nil {
-		e.ObjectEngine = o.Type
-		if c := o.S3; c != nil {
-			set(&e.S3.Endpoint, c.Endpoint)
-			set(&e.S3.Bucket, c.Bucket)
-			set(&e.S3.AccessKey, c.AccessKey)
-			set(&e.S3.SecretKey, c.SecretKey)
-			set(&e.S3.UseSSL, c.UseSSL)
-			set(&e.S3.Root, c.Root)
-			set(&e.S3.Region, c.Region)
-			set(&e.S3.CreateBucket, c.CreateBucket)
-		}
-	}
-	if w := fe.WAL; w != nil {
-		e.WALEngine = w.Type
-		if c := w.Kafka; c != nil {
-			if c.Brokers != nil {
-				e.Kafka.Brokers = c.Brokers
-			}
-			set(&e.Kafka.TopicPrefix, c.TopicPrefix)
-			set(&e.Kafka.ReplicationFactor, c.ReplicationFactor)
-			set(&e.Kafka.MaxRecordBytes, c.MaxRecordBytes)
-			setDuration(&e.Kafka.Linger, c.Linger)
-			setDuration(&e.Kafka.DeliveryTimeout, c.DeliveryTimeout)
-			setDuration(&e.Kafka.CloseTimeout, c.CloseTimeout)
-			setDuration(&e.Kafka.RequestTimeout, c.RequestTimeout)
-			set(&e.Kafka.ClientID, c.ClientID)
-		}
-	}
-}
-
-// setDuration sets *dst to v when v is present.
-func setDuration(dst *time.Duration, v *duration) {
-	if v != nil {
-		*dst = time.Duration(*v)
-	}
-}
-
-// duration is a time.Duration written as a Go duration string.
-type duration time.Duration
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration must be a string such as \"500ms\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = duration(v)
-	return nil
 }
 
 // processConfig holds the settings of the file that belong to the process
@@ -177,44 +37,53 @@ func loadConfigFile(path string, cfg *app.Config, proc *processConfig) error {
 	if err != nil {
 		return err
 	}
-	var fc fileConfig
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fc); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+	fc := fileConfig{Config: *cfg}
+	if proc != nil {
+		fc.MemoryLimit = proc.MemoryLimit
 	}
-	if dc := fc.DataCoord; dc != nil {
-		c := &cfg.DataCoord
-		set(&c.SegmentMaxSize, dc.SegmentMaxSize)
-		set(&c.SealProportion, dc.SealProportion)
-		setDuration(&c.MaxIdle, dc.MaxIdle)
-		setDuration(&c.CheckInterval, dc.CheckInterval)
-		setDuration(&c.GCInterval, dc.GCInterval)
-		setDuration(&c.DroppedRetention, dc.DroppedRetention)
-		setDuration(&c.OrphanRetention, dc.OrphanRetention)
-		set(&c.GrowingMemoryLimit, dc.GrowingMemoryLimit)
-		if cc := dc.Compaction; cc != nil {
-			set(&c.Compaction.L0Count, cc.L0Count)
-			setDuration(&c.Compaction.L0MaxAge, cc.L0MaxAge)
-			set(&c.Compaction.L0Size, cc.L0Size)
-			set(&c.Compaction.SmallProportion, cc.SmallProportion)
-			set(&c.Compaction.MinSmallSegments, cc.MinSmallSegments)
-			set(&c.Compaction.DeletedRatio, cc.DeletedRatio)
-			setDuration(&c.Compaction.ExpiryGrace, cc.ExpiryGrace)
-		}
+	if err := config.Decode(data, &fc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if dn := fc.DataNode; dn != nil {
-		set(&cfg.DataNode.SegmentBufferSize, dn.SegmentBufferSize)
-		setDuration(&cfg.DataNode.SyncPeriod, dn.SyncPeriod)
-	}
-	if w := fc.WAL; w != nil {
-		set(&cfg.WAL.SegmentSize, w.SegmentSize)
-	}
-	if fc.Engines != nil {
-		fc.Engines.apply(&cfg.Engines)
-	}
+	*cfg = fc.Config
 	if proc != nil {
 		proc.MemoryLimit = fc.MemoryLimit
 	}
 	return nil
+}
+
+// configCmd is `strata config [--config FILE]`: it prints the configuration
+// document, the defaults or FILE applied to them, and checks it as
+// `strata standalone` would (exit 1 when it is invalid).
+func configCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFile := fs.String("config", "", "JSON file to apply to the defaults (see README, \"Configuration file\")")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: strata config [--config FILE]\n\n"+
+			"prints the configuration document with every setting: the defaults, or FILE applied to them,\n"+
+			"and checks it (exit status 1 when strata standalone would refuse it)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("config: unexpected argument %q", fs.Arg(0))
+	}
+	fc := fileConfig{Config: app.Defaults()}
+	if *configFile != "" {
+		var proc processConfig
+		if err := loadConfigFile(*configFile, &fc.Config, &proc); err != nil {
+			return err
+		}
+		fc.MemoryLimit = proc.MemoryLimit
+	}
+	doc, err := config.Encode(fc)
+	if err != nil {
+		return err
+	}
+	if _, err := stdout.Write(doc); err != nil {
+		return err
+	}
+	return fc.Config.Validate()
 }

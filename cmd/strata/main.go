@@ -2,11 +2,13 @@
 //
 //	strata                         = strata standalone with defaults
 //	strata standalone [flags]      serve the Milvus API (gRPC and REST v2) on --addr
+//	strata config [--config FILE]  print the configuration document (defaults, or FILE applied)
 //	strata binlog dump FILE        print a binlog's descriptor and rows
 //	strata bench [flags]           measure a vector index: build time, memory, recall and QPS
 //	strata check --data-dir DIR    check a stopped server's data dir offline (exit 0 clean, 1 damaged, 2 unchecked)
 //	strata repair --data-dir DIR   accept a loss: --drop-segment ID, --cut-wal PCHANNEL
-//	strata version                 print the version
+//	strata version                 print the version, commit and build date
+//	strata help [COMMAND]          print the commands, or a command's flags
 package main
 
 import (
@@ -22,24 +24,29 @@ import (
 
 	"github.com/strata-db/strata/internal/app"
 	"github.com/strata-db/strata/internal/storage"
+	"github.com/strata-db/strata/internal/version"
 )
 
-// version is the Milvus API version Strata reports.
-const version = "v2.6.6"
-
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		code := 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-			err = ee.err
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "strata:", err)
-		}
-		os.Exit(code)
+	code, err := exitCode(run(os.Args[1:], os.Stdout, os.Stderr))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "strata:", err)
 	}
+	os.Exit(code)
+}
+
+// exitCode is the process exit status of run's result, and the error to
+// print (nil when there is nothing to say): an exitError's code, else 1 for
+// an error and 0 for none.
+func exitCode(err error) (int, error) {
+	if err == nil {
+		return 0, nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code, ee.err
+	}
+	return 1, err
 }
 
 // usage is the text of `strata help`.
@@ -47,6 +54,8 @@ const usage = `usage: strata [command] [flags]
 
 commands:
   standalone [flags]             serve the Milvus API (gRPC and REST v2); the default command
+  config [--config FILE]         print the configuration document: the defaults, or FILE
+                                 applied to them (and checked)
   binlog dump [--max-rows N] FILE
                                  print a binlog's descriptor and rows
   bench [flags]                  measure a vector index: build time, memory, recall and QPS
@@ -56,63 +65,98 @@ commands:
   repair --data-dir DIR --drop-segment ID | --cut-wal PCHANNEL
                                  accept a loss on the operator's word: mark a damaged segment
                                  Dropped (its rows are lost), or cut a WAL at its first bad record
-  version                        print the version
-  help                           print this text
+  version                        print the version, commit and build date
+  help [COMMAND]                 print this text, or COMMAND's flags
 
-Run "strata COMMAND --help" for a command's flags.`
+Run "strata help COMMAND" or "strata COMMAND --help" for a command's flags.`
 
-func run(args []string, stdout, stderr io.Writer) error {
-	cmd := "standalone"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
+// command returns the subcommand called name; each takes its arguments and
+// the output streams (flag usage goes to stderr).
+func command(name string) (func(args []string, stdout, stderr io.Writer) error, bool) {
+	switch name {
 	case "standalone":
-		return standalone(args, stderr)
+		return func(args []string, _, stderr io.Writer) error { return standalone(args, stderr) }, true
+	case "config":
+		return configCmd, true
 	case "binlog":
-		return binlog(args, stdout)
+		return binlog, true
 	case "bench":
-		return benchCmd(args, stdout, stderr)
+		return benchCmd, true
 	case "check":
-		return checkCmd(args, stdout, stderr)
+		return checkCmd, true
 	case "repair":
-		return repairCmd(args, stdout, stderr)
+		return repairCmd, true
 	case "version":
-		fmt.Fprintln(stdout, "strata", version)
-		return nil
-	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, usage)
-		return nil
+		return versionCmd, true
 	}
-	return fmt.Errorf("unknown command %q (try: standalone, binlog dump FILE, bench, check, repair, version, help)", cmd)
+	return nil, false
 }
 
-func standalone(args []string, stderr io.Writer) error {
-	cfg := app.Defaults()
-	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
+// versionCmd is `strata version`.
+func versionCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory holding the meta store, WAL and object storage")
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address of the Milvus API (gRPC and REST v2)")
-	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics and /healthz (empty disables)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	configFile := fs.String("config", "", "JSON file of tuning settings (see README, \"Configuration file\")")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: strata version\n\nprints the Milvus API version Strata implements, the commit and the build date")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var proc processConfig
-	if *configFile != "" {
-		if err := loadConfigFile(*configFile, &cfg, &proc); err != nil {
-			return err
+	if fs.NArg() != 0 {
+		return fmt.Errorf("version: unexpected argument %q", fs.Arg(0))
+	}
+	return version.Get().Write(stdout)
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	cmd := "standalone"
+	if len(args) > 0 {
+		switch a := args[0]; {
+		case a == "-h" || a == "-help" || a == "--help" || a == "help":
+			return help(args[1:], stdout)
+		case a != "" && a[0] != '-':
+			cmd, args = a, args[1:]
 		}
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("bad --log-level: %w", err)
+	f, ok := command(cmd)
+	if !ok {
+		return fmt.Errorf("unknown command %q (run \"strata help\" for the list)", cmd)
+	}
+	err := f(args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		// The flag package printed the usage; asking for it is no failure.
+		return nil
+	}
+	return err
+}
+
+// help is `strata help [COMMAND]`: the command list, or COMMAND's usage and
+// flags, on stdout.
+func help(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	if args[0] == "help" {
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	if _, ok := command(args[0]); !ok {
+		return fmt.Errorf("help: unknown command %q (run \"strata help\" for the list)", args[0])
+	}
+	return run([]string{args[0], "--help"}, stdout, stdout)
+}
+
+func standalone(args []string, stderr io.Writer) error {
+	cfg, proc, level, err := standaloneConfig(args, stderr)
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	if limit := applyMemoryLimit(proc.MemoryLimit); limit > 0 {
 		logger.Info("memory limit", "bytes", limit)
 	}
+
 	srv, err := app.Listen(cfg, logger)
 	if err != nil {
 		return err
@@ -126,17 +170,70 @@ func standalone(args []string, stderr io.Writer) error {
 	return nil
 }
 
-func binlog(args []string, stdout io.Writer) error {
+// standaloneConfig reads `strata standalone`'s flags and --config file: the
+// file applies to the defaults and the flags given apply over it.
+func standaloneConfig(args []string, stderr io.Writer) (app.Config, processConfig, slog.Level, error) {
+	cfg := app.Defaults()
+	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory holding the meta store, WAL and object storage")
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address of the Milvus API (gRPC and REST v2)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics and /healthz (empty disables)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	configFile := fs.String("config", "", "JSON file of settings (see README, \"Configuration file\"); flags given win over it")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: strata standalone [flags]\n\nserves the Milvus API (gRPC and REST v2) until SIGTERM or Ctrl-C")
+		fs.PrintDefaults()
+	}
+	var proc processConfig
+	var level slog.Level
+	if err := fs.Parse(args); err != nil {
+		return cfg, proc, level, err
+	}
+	if *configFile != "" {
+		// The file applies to the defaults, then the flags given apply again.
+		given := map[string]string{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
+		cfg = app.Defaults()
+		if err := loadConfigFile(*configFile, &cfg, &proc); err != nil {
+			return cfg, proc, level, err
+		}
+		for name, value := range given {
+			if err := fs.Set(name, value); err != nil {
+				return cfg, proc, level, err
+			}
+		}
+	}
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return cfg, proc, level, fmt.Errorf("bad --log-level: %w", err)
+	}
+	return cfg, proc, level, nil
+}
+
+// binlogUsage is the usage line of `strata binlog`.
+const binlogUsage = "usage: strata binlog dump [--max-rows N] FILE"
+
+// binlog is `strata binlog dump [--max-rows N] FILE`.
+func binlog(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("binlog dump", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	maxRows := fs.Int("max-rows", 100, "rows to print per event (0 = all)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, binlogUsage)
+		fs.PrintDefaults()
+	}
 	if len(args) == 0 || args[0] != "dump" {
-		return errors.New("usage: strata binlog dump [--max-rows N] FILE")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			fs.Usage()
+			return flag.ErrHelp
+		}
+		return errors.New(binlogUsage)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: strata binlog dump [--max-rows N] FILE")
+		return errors.New(binlogUsage)
 	}
 	data, err := os.ReadFile(fs.Arg(0))
 	if err != nil {

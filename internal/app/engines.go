@@ -18,7 +18,7 @@ import (
 	wallocal "github.com/strata-db/strata/internal/wal/local"
 )
 
-// Engine names, the values of the Engines.*Engine fields.
+// Engine names, the values of the Type fields of Engines.
 const (
 	// EngineEmbedded is the bbolt meta store in {data-dir}/meta.db.
 	EngineEmbedded = "embedded"
@@ -39,54 +39,64 @@ const (
 // cluster engine: etcd for meta, S3 for objects, Kafka for the WAL. The
 // settings of an engine that is not selected are ignored.
 type Engines struct {
-	// MetaEngine is EngineEmbedded (default) or EngineEtcd.
-	MetaEngine string
+	// Meta selects the meta store.
+	Meta MetaEngine `json:"meta"`
+	// Objects selects the object store.
+	Objects ObjectEngine `json:"objects"`
+	// WAL selects the WAL.
+	WAL WALEngine `json:"wal"`
+}
+
+// MetaEngine selects and configures the meta store.
+type MetaEngine struct {
+	// Type is EngineEmbedded (default; "" means it too) or EngineEtcd.
+	Type string `json:"type"`
 	// Etcd configures the etcd meta store.
-	Etcd etcd.Config
-	// ObjectEngine is EngineLocal (default) or EngineS3.
-	ObjectEngine string
+	Etcd etcd.Config `json:"etcd"`
+}
+
+// ObjectEngine selects and configures the object store.
+type ObjectEngine struct {
+	// Type is EngineLocal (default; "" means it too) or EngineS3.
+	Type string `json:"type"`
 	// S3 configures the S3 object store.
-	S3 s3.Config
-	// WALEngine is EngineLocal (default) or EngineKafka.
-	WALEngine string
+	S3 s3.Config `json:"s3"`
+}
+
+// WALEngine selects and configures the WAL.
+type WALEngine struct {
+	// Type is EngineLocal (default; "" means it too, and Config.WAL
+	// configures it) or EngineKafka.
+	Type string `json:"type"`
 	// Kafka configures the Kafka WAL.
-	Kafka walkafka.Config
+	Kafka walkafka.Config `json:"kafka"`
 }
 
-// Defaults returns e with empty engine names set to the embedded engines and
-// the selected engines' zero settings set to their defaults.
-func (e Engines) Defaults() Engines {
-	if e.MetaEngine == "" {
-		e.MetaEngine = EngineEmbedded
+// defaultEngines returns the embedded engines, with every cluster engine's
+// default settings.
+func defaultEngines() Engines {
+	return Engines{
+		Meta:    MetaEngine{Type: EngineEmbedded, Etcd: etcd.Defaults()},
+		Objects: ObjectEngine{Type: EngineLocal, S3: s3.Defaults()},
+		WAL:     WALEngine{Type: EngineLocal, Kafka: walkafka.Defaults()},
 	}
-	if e.ObjectEngine == "" {
-		e.ObjectEngine = EngineLocal
-	}
-	if e.WALEngine == "" {
-		e.WALEngine = EngineLocal
-	}
-	e.Etcd.Defaults()
-	e.S3.Defaults()
-	e.Kafka = e.Kafka.Defaults()
-	return e
 }
 
-// Validate checks the engine names and the selected engines' settings;
-// call it after Defaults.
+// Validate checks the engine names and the selected engines' settings.
 func (e Engines) Validate() error {
 	ports := []struct {
-		port, engine      string // "meta", e.MetaEngine
+		port, engine      string // "meta", e.Meta.Type
 		embedded, cluster string // the two engine names
 		validate          func() error
 	}{
-		{"meta", e.MetaEngine, EngineEmbedded, EngineEtcd, e.Etcd.Validate},
-		{"objects", e.ObjectEngine, EngineLocal, EngineS3, e.S3.Validate},
-		{"wal", e.WALEngine, EngineLocal, EngineKafka, e.Kafka.Validate},
+		{"meta", e.Meta.Type, EngineEmbedded, EngineEtcd, e.Meta.Etcd.Validate},
+		{"objects", e.Objects.Type, EngineLocal, EngineS3, e.Objects.S3.Validate},
+		{"wal", e.WAL.Type, EngineLocal, EngineKafka, e.WAL.Kafka.Validate},
 	}
 	var errs []error
 	for _, p := range ports {
 		switch p.engine {
-		case p.embedded:
+		case "", p.embedded:
 		case p.cluster:
 			if err := p.validate(); err != nil {
 				errs = append(errs, fmt.Errorf("app: engines.%s.%s: %w", p.port, p.cluster, err))
@@ -100,24 +110,24 @@ func (e Engines) Validate() error {
 
 // openMeta opens the selected meta store.
 func openMeta(ctx context.Context, cfg Config, logger *slog.Logger) (metastore.KV, error) {
-	if cfg.Engines.MetaEngine == EngineEtcd {
-		return etcd.Open(ctx, cfg.Engines.Etcd, logger)
+	if cfg.Engines.Meta.Type == EngineEtcd {
+		return etcd.Open(ctx, cfg.Engines.Meta.Etcd, logger)
 	}
 	return embedded.Open(filepath.Join(cfg.DataDir, "meta.db"), logger)
 }
 
 // metaName names the meta store for messages: its file, or etcd's endpoints.
 func metaName(cfg Config) string {
-	if cfg.Engines.MetaEngine == EngineEtcd {
-		return fmt.Sprintf("etcd %v", cfg.Engines.Etcd.Endpoints)
+	if cfg.Engines.Meta.Type == EngineEtcd {
+		return fmt.Sprintf("etcd %v", cfg.Engines.Meta.Etcd.Endpoints)
 	}
 	return filepath.Join(cfg.DataDir, "meta.db")
 }
 
 // openObjects opens the selected object store; close releases it.
 func openObjects(ctx context.Context, cfg Config, logger *slog.Logger) (store objstore.Store, close func() error, err error) {
-	if cfg.Engines.ObjectEngine == EngineS3 {
-		s, err := s3.Open(ctx, cfg.Engines.S3, logger)
+	if cfg.Engines.Objects.Type == EngineS3 {
+		s, err := s3.Open(ctx, cfg.Engines.Objects.S3, logger)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -132,10 +142,8 @@ func openObjects(ctx context.Context, cfg Config, logger *slog.Logger) (store ob
 
 // openWAL opens the selected WAL.
 func openWAL(cfg Config, logger *slog.Logger) (wal.Log, error) {
-	if cfg.Engines.WALEngine == EngineKafka {
-		return walkafka.Open(cfg.Engines.Kafka, logger)
+	if cfg.Engines.WAL.Type == EngineKafka {
+		return walkafka.Open(cfg.Engines.WAL.Kafka, logger)
 	}
-	walCfg := cfg.WAL
-	walCfg.Dir = filepath.Join(cfg.DataDir, "wal")
-	return wallocal.Open(walCfg, logger)
+	return wallocal.Open(cfg.localWAL(), logger)
 }

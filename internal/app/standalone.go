@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -35,54 +36,107 @@ import (
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
+	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/tso"
 	"github.com/strata-db/strata/internal/wal"
 	wallocal "github.com/strata-db/strata/internal/wal/local"
 )
 
-// Config is the standalone server's configuration.
+// Config is the standalone server's configuration. It is also the
+// document `strata standalone --config FILE` reads (internal/config): each
+// field's json tag is its key there, and a field tagged "-" is set by the
+// app, not by the document.
 type Config struct {
-	DataDir     string
-	Addr        string
-	MetricsAddr string
-	RootCoord   rootcoord.Config
-	DataCoord   datacoord.Config
-	DataNode    datanode.Config
-	QueryNode   querynode.Config
-	Proxy       proxy.Config
-	Writer      wal.WriterConfig
-	// WAL configures the local WAL (Engines.WALEngine "local").
-	WAL wallocal.Config
+	// DataDir holds the meta store, the WAL and the object storage of the
+	// embedded engines.
+	DataDir string `json:"dataDir"`
+	// Addr is the listen address of the Milvus API (gRPC and REST v2).
+	Addr string `json:"addr"`
+	// MetricsAddr is the address of /metrics, /healthz and /debug/pprof/
+	// ("" disables them).
+	MetricsAddr string `json:"metricsAddr"`
+	// RootPath is the object-storage root every data file lives under; the
+	// data coordinator (garbage collection), the data nodes (writes) and the
+	// query nodes (reads) all get this one. Fixed once data exists.
+	RootPath  string           `json:"rootPath"`
+	RootCoord rootcoord.Config `json:"rootCoord"`
+	DataCoord datacoord.Config `json:"dataCoord"`
+	DataNode  datanode.Config  `json:"dataNode"`
+	QueryNode querynode.Config `json:"queryNode"`
+	Proxy     proxy.Config     `json:"proxy"`
+	Writer    wal.WriterConfig `json:"walWriter"`
+	// WAL configures the local WAL (Engines.WAL.Type "local"); its Dir is
+	// {DataDir}/wal.
+	WAL wallocal.Config `json:"wal"`
 	// Engines selects the meta store, object store and WAL implementations.
-	Engines Engines
+	Engines Engines `json:"engines"`
 }
 
 // Defaults returns the default standalone configuration.
 func Defaults() Config {
 	return Config{
-		DataDir: "./strata-data", Addr: ":19530", MetricsAddr: ":9091",
+		DataDir: "./strata-data", Addr: ":19530", MetricsAddr: ":9091", RootPath: storage.DefaultRootPath,
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
-		Writer: wal.WriterConfig{}.Defaults(), WAL: wallocal.Config{}.Defaults(),
-		Engines: Engines{}.Defaults(),
+		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
+		Engines: defaultEngines(),
 	}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration: its own fields and every component's
+// configuration as the app passes it on.
 func (c Config) Validate() error {
+	var errs []error
 	if c.DataDir == "" {
-		return errors.New("app: data dir is required")
+		errs = append(errs, errors.New("app: data dir is required"))
 	}
-	if c.DataCoord.RootPath != c.DataNode.RootPath {
-		// Garbage collection would take every file the data node writes for an orphan.
-		return fmt.Errorf("app: data coordinator root path %q differs from the data node's %q",
-			c.DataCoord.RootPath, c.DataNode.RootPath)
+	if c.RootPath == "" || objstore.ValidateKey(c.RootPath) != nil {
+		// Each component would say the same of its copy.
+		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
-	return errors.Join(c.RootCoord.Validate(), c.DataCoord.Validate(), c.Writer.Validate(), c.Engines.Defaults().Validate())
+	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
+		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate())
+	if c.Engines.WAL.Type != EngineKafka {
+		errs = append(errs, c.localWAL().Validate())
+	}
+	return errors.Join(errs...)
+}
+
+// dataCoord is the data coordinator's configuration.
+func (c Config) dataCoord() datacoord.Config {
+	dc := c.DataCoord
+	dc.RootPath = c.RootPath
+	return dc
+}
+
+// dataNode is the data node's configuration: it consumes every pchannel.
+func (c Config) dataNode() datanode.Config {
+	dn := c.DataNode
+	dn.RootPath = c.RootPath
+	dn.PChannels = nil
+	for i := 0; i < c.RootCoord.PChannels; i++ {
+		dn.PChannels = append(dn.PChannels, wal.PChannelName(c.RootCoord.ChannelPrefix, i))
+	}
+	return dn
+}
+
+// queryNode is the query node's configuration.
+func (c Config) queryNode() querynode.Config {
+	qn := c.QueryNode
+	qn.RootPath = c.RootPath
+	return qn
+}
+
+// localWAL is the local WAL's configuration.
+func (c Config) localWAL() wallocal.Config {
+	w := c.WAL
+	w.Dir = filepath.Join(c.DataDir, "wal")
+	return w
 }
 
 // Server is a running standalone server.
@@ -169,18 +223,13 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	// Query nodes pin the WAL they still have to replay; truncation behind
 	// the checkpoints goes through the pins.
 	pins := wal.NewPins(log)
-	data, err := datacoord.New(ctx, cfg.DataCoord, meta, ids, writer, pins, root, objects, logger)
+	data, err := datacoord.New(ctx, cfg.dataCoord(), meta, ids, writer, pins, root, objects, logger)
 	if err != nil {
 		return err
 	}
-	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, pins, logger)
+	qn := querynode.New(cfg.queryNode(), log, objects, data, root, writer, pins, logger)
 	defer func() { err = errors.Join(err, qn.Close()) }()
-	dnCfg := cfg.DataNode
-	dnCfg.PChannels = nil
-	for i := 0; i < cfg.RootCoord.PChannels; i++ {
-		dnCfg.PChannels = append(dnCfg.PChannels, wal.PChannelName(cfg.RootCoord.ChannelPrefix, i))
-	}
-	dn, err := datanode.New(dnCfg, log, objects, data, root, ids, logger)
+	dn, err := datanode.New(cfg.dataNode(), log, objects, data, root, ids, logger)
 	if err != nil {
 		return err
 	}

@@ -14,26 +14,26 @@ import (
 // CompactionConfig tunes automatic compaction.
 type CompactionConfig struct {
 	// L0Count triggers L0 compaction on a vchannel with at least this many L0 segments.
-	L0Count int
+	L0Count int `json:"l0Count"`
 	// L0MaxAge triggers L0 compaction when the oldest L0 segment is this old.
-	L0MaxAge time.Duration
+	L0MaxAge time.Duration `json:"l0MaxAge"`
 	// L0Size triggers L0 compaction when the delta logs of a vchannel's L0
 	// segments reach this many bytes (0 = no size trigger).
-	L0Size int64
+	L0Size int64 `json:"l0Size"`
 	// SmallProportion marks a segment small when below SegmentMaxSize × this.
-	SmallProportion float64
+	SmallProportion float64 `json:"smallProportion"`
 	// MinSmallSegments triggers a mix compaction of a partition's small segments.
-	MinSmallSegments int
+	MinSmallSegments int `json:"minSmallSegments"`
 	// DeletedRatio triggers compacting a segment whose deleted rows reach this share.
-	DeletedRatio float64
+	DeletedRatio float64 `json:"deletedRatio"`
 	// ExpiryGrace is how long rows stay past their collection's TTL before
 	// an automatic compaction removes them (a manual one removes them at
 	// once): until then they are only hidden, so raising the TTL brings them
 	// back, as in Milvus, whose periodic compaction leaves them a while.
-	ExpiryGrace time.Duration
+	ExpiryGrace time.Duration `json:"expiryGrace"`
 	// ClusteringMaxRows caps the rows of each L2 segment a clustering
 	// compaction writes (0 = derived from SegmentMaxSize and the row size).
-	ClusteringMaxRows int64
+	ClusteringMaxRows int64 `json:"clusteringMaxRows"`
 }
 
 // DefaultCompaction returns the default compaction settings.

@@ -52,7 +52,7 @@ func newGCEnv(t *testing.T) *gcEnv {
 	t.Cleanup(func() { require.NoError(t, meta.Close()) })
 	objs, err := local.Open(filepath.Join(dir, "storage"))
 	require.NoError(t, err)
-	walCfg := wallocal.Config{}.Defaults()
+	walCfg := wallocal.Defaults()
 	walCfg.Dir = filepath.Join(dir, "wal")
 	log, err := wallocal.Open(walCfg, logger)
 	require.NoError(t, err)

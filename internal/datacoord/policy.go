@@ -7,45 +7,47 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/objstore"
+	"github.com/strata-db/strata/internal/storage"
 )
 
 // Config configures the data coordinator.
 type Config struct {
 	// SegmentMaxSize is the target size of a segment in bytes (Milvus segment.maxSize).
-	SegmentMaxSize int64
+	SegmentMaxSize int64 `json:"segmentMaxSize"`
 	// SealProportion seals a growing segment at SegmentMaxSize × SealProportion.
-	SealProportion float64
+	SealProportion float64 `json:"sealProportion"`
 	// MaxIdle seals a growing segment that received no rows for this long.
-	MaxIdle time.Duration
+	MaxIdle time.Duration `json:"maxIdle"`
 	// MaxLife seals a growing segment this old.
-	MaxLife time.Duration
+	MaxLife time.Duration `json:"maxLife"`
 	// GrowingMemoryLimit seals the largest growing segments while the estimated
 	// bytes of all growing segments exceed it (memory pressure).
-	GrowingMemoryLimit int64
+	GrowingMemoryLimit int64 `json:"growingMemoryLimit"`
 	// CheckInterval is how often seal policies, compaction triggers and WAL truncation run.
-	CheckInterval time.Duration
+	CheckInterval time.Duration `json:"checkInterval"`
 	// Compaction tunes automatic compaction.
-	Compaction CompactionConfig
+	Compaction CompactionConfig `json:"compaction"`
 
 	// RootPath is the object-storage root the data nodes write under
 	// ("files"); garbage collection lists and deletes keys below it only.
-	RootPath string
+	// The app sets it (app.Config.RootPath) to the data nodes' root.
+	RootPath string `json:"-"`
 	// GCInterval is how often garbage collection runs (checked every
 	// CheckInterval, so it runs at most that often).
-	GCInterval time.Duration
+	GCInterval time.Duration `json:"gcInterval"`
 	// DroppedRetention is how long the files of a Dropped segment are kept
 	// after it was dropped, so that readers holding it (a query node that has
 	// not released it yet) can finish; then its files and its record are
 	// deleted. Milvus keeps them for gc.dropTolerance (3 h); Strata's default
 	// is 1 h, which already outlasts any query.
-	DroppedRetention time.Duration
+	DroppedRetention time.Duration `json:"droppedRetention"`
 	// OrphanRetention is the minimum age of a file that no segment record or
 	// index task references before it is deleted. Syncs, index builds and
 	// compactions write their files before their meta-store commit, so it must
 	// be far longer than any of them can take (index builds hold a lease of
 	// IndexLease). Milvus' counterpart is gc.missingTolerance; Strata's
 	// default is 1 h.
-	OrphanRetention time.Duration
+	OrphanRetention time.Duration `json:"orphanRetention"`
 }
 
 // Defaults returns the default configuration (Milvus defaults where they exist).
@@ -58,7 +60,7 @@ func Defaults() Config {
 		GrowingMemoryLimit: 2 << 30,
 		CheckInterval:      2 * time.Second,
 		Compaction:         DefaultCompaction(),
-		RootPath:           "files",
+		RootPath:           storage.DefaultRootPath,
 		GCInterval:         time.Minute,
 		DroppedRetention:   time.Hour,
 		OrphanRetention:    time.Hour,

@@ -24,6 +24,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -53,23 +54,25 @@ type Allocator interface {
 
 // Config configures a data node.
 type Config struct {
-	// RootPath is the object-storage root ("files").
-	RootPath string
-	// PChannels are the pchannels to consume.
-	PChannels []string
+	// RootPath is the object-storage root ("files"); the app sets it
+	// (app.Config.RootPath).
+	RootPath string `json:"-"`
+	// PChannels are the pchannels to consume; the app sets them from the
+	// root coordinator's.
+	PChannels []string `json:"-"`
 	// SegmentBufferSize syncs a segment's buffer when it reaches this many bytes.
-	SegmentBufferSize int64
+	SegmentBufferSize int64 `json:"segmentBufferSize"`
 	// MemoryHighWatermark syncs the largest buffers while all buffers exceed it.
-	MemoryHighWatermark int64
+	MemoryHighWatermark int64 `json:"memoryHighWatermark"`
 	// SyncPeriod syncs any buffer older than this.
-	SyncPeriod time.Duration
+	SyncPeriod time.Duration `json:"syncPeriod"`
 	// CheckpointInterval is how often an idle channel's checkpoint is saved.
-	CheckpointInterval time.Duration
+	CheckpointInterval time.Duration `json:"checkpointInterval"`
 }
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{RootPath: "files", SegmentBufferSize: 16 << 20, MemoryHighWatermark: 256 << 20,
+	return Config{RootPath: storage.DefaultRootPath, SegmentBufferSize: 16 << 20, MemoryHighWatermark: 256 << 20,
 		SyncPeriod: 10 * time.Minute, CheckpointInterval: 2 * time.Second}
 }
 

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/rootcoord"
+	"github.com/strata-db/strata/internal/version"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -81,16 +84,29 @@ type Allocator interface {
 // Config configures the proxy.
 type Config struct {
 	// MaxRequestBytes rejects DML requests larger than this (Milvus 64 MB).
-	MaxRequestBytes int
+	MaxRequestBytes int `json:"maxRequestBytes"`
 	// BoundedStaleness is the staleness Bounded consistency accepts.
-	BoundedStaleness time.Duration
-	// Version is reported by GetVersion and Connect.
-	Version string
+	BoundedStaleness time.Duration `json:"boundedStaleness"`
+	// Version is reported by GetVersion and Connect (version.Milvus).
+	Version string `json:"-"`
 }
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: "v2.6.6"}
+	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: version.Milvus}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.MaxRequestBytes <= 0:
+		return fmt.Errorf("proxy: maxRequestBytes must be positive, got %d", c.MaxRequestBytes)
+	case c.BoundedStaleness < 0:
+		return fmt.Errorf("proxy: boundedStaleness must not be negative, got %s", c.BoundedStaleness)
+	case c.Version == "":
+		return errors.New("proxy: version is empty")
+	}
+	return nil
 }
 
 // Proxy is the Milvus API front end.

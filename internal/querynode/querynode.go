@@ -23,7 +23,9 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -55,12 +57,21 @@ type Ticker interface {
 
 // Config configures a query node.
 type Config struct {
-	// RootPath is the object-storage root of binlogs ("files").
-	RootPath string
+	// RootPath is the object-storage root of binlogs ("files"); the app
+	// sets it (app.Config.RootPath).
+	RootPath string `json:"-"`
 }
 
 // Defaults returns the default configuration.
-func Defaults() Config { return Config{RootPath: "files"} }
+func Defaults() Config { return Config{RootPath: storage.DefaultRootPath} }
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if c.RootPath == "" || objstore.ValidateKey(c.RootPath) != nil {
+		return fmt.Errorf("querynode: root path %q is not a valid object key", c.RootPath)
+	}
+	return nil
+}
 
 // Node is a query node.
 type Node struct {

@@ -55,11 +55,14 @@ type Announcer interface {
 // Config configures the root coordinator.
 type Config struct {
 	// PChannels is the number of DML pchannels (Milvus rootcoord.dmlChannelNum).
-	PChannels int
-	// ChannelPrefix is the cluster prefix of channel names (Milvus "by-dev").
-	ChannelPrefix string
+	// Set it before the first start: a data dir keeps the pchannels its
+	// collections were created on.
+	PChannels int `json:"pChannels"`
+	// ChannelPrefix is the cluster prefix of channel names (Milvus "by-dev");
+	// like PChannels, fixed once collections exist.
+	ChannelPrefix string `json:"channelPrefix"`
 	// MaxCollections limits the number of collections.
-	MaxCollections int
+	MaxCollections int `json:"maxCollections"`
 }
 
 // Defaults returns the default configuration.

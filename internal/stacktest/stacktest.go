@@ -131,7 +131,7 @@ func open(t *testing.T, dir string) *Stack {
 	require.NoError(t, err)
 	ids, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.IDKey}, logger)
 	require.NoError(t, err)
-	writer := wal.NewWriter(log, clock, wal.WriterConfig{}.Defaults(), logger)
+	writer := wal.NewWriter(log, clock, wal.WriterDefaults(), logger)
 	rcfg := rootcoord.Defaults()
 	rcfg.PChannels = 1
 	root, err := rootcoord.New(ctx, rcfg, meta, ids, clock, writer, logger)

@@ -16,7 +16,8 @@ import (
 // holds everything, and released pins hold nothing.
 func TestPinsHoldTruncation(t *testing.T) {
 	ctx := context.Background()
-	cfg := wallocal.Config{Dir: filepath.Join(t.TempDir(), "wal"), SegmentSize: 64}.Defaults()
+	cfg := wallocal.Defaults()
+	cfg.Dir, cfg.SegmentSize = filepath.Join(t.TempDir(), "wal"), 64
 	log, err := wallocal.Open(cfg, nil)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, log.Close()) }()

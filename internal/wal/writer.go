@@ -32,18 +32,21 @@ var (
 type WriterConfig struct {
 	// TickInterval is how long a watched pchannel may go without an
 	// append before Run appends a time tick to it.
-	TickInterval time.Duration
+	TickInterval time.Duration `json:"tickInterval"`
 }
 
-// Defaults returns c with zero fields set to their defaults.
-func (c WriterConfig) Defaults() WriterConfig {
+// WriterDefaults returns the default writer configuration.
+func WriterDefaults() WriterConfig { return WriterConfig{}.withDefaults() }
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c WriterConfig) withDefaults() WriterConfig {
 	if c.TickInterval == 0 {
 		c.TickInterval = DefaultTickInterval
 	}
 	return c
 }
 
-// Validate reports whether c is usable; call it after Defaults.
+// Validate reports whether c is usable.
 func (c WriterConfig) Validate() error {
 	if c.TickInterval <= 0 {
 		return fmt.Errorf("%w: TickInterval %v must be positive", ErrInvalidWriterConfig, c.TickInterval)
@@ -83,10 +86,10 @@ func NewWriter(log Log, clock Clock, cfg WriterConfig, logger *slog.Logger) *Wri
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg = cfg.Defaults()
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		logger.Warn("wal: using default writer config", slog.Any("err", err))
-		cfg = WriterConfig{}.Defaults()
+		cfg = WriterDefaults()
 	}
 	return &Writer{log: log, clock: clock, cfg: cfg, logger: logger, chans: make(map[string]*pchanState)}
 }

@@ -269,12 +269,13 @@ func TestWriterConfig(t *testing.T) {
 		cfg  wal.WriterConfig
 		ok   bool
 	}{
-		{"Zero", wal.WriterConfig{}, true},
+		{"Defaults", wal.WriterDefaults(), true},
+		{"Zero", wal.WriterConfig{}, false},
 		{"Set", wal.WriterConfig{TickInterval: time.Second}, true},
 		{"Negative", wal.WriterConfig{TickInterval: -time.Second}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Defaults().Validate()
+			err := tc.cfg.Validate()
 			if tc.ok {
 				require.NoError(t, err)
 			} else {
@@ -282,5 +283,5 @@ func TestWriterConfig(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, wal.DefaultTickInterval, wal.WriterConfig{}.Defaults().TickInterval)
+	require.Equal(t, wal.DefaultTickInterval, wal.WriterDefaults().TickInterval)
 }

@@ -20,27 +20,33 @@ const scanPageSize = 1000
 // Config configures a Store.
 type Config struct {
 	// Endpoints are the etcd client URLs (required).
-	Endpoints []string
+	Endpoints []string `json:"endpoints"`
 	// Root prefixes every key; conventionally ends with "/".
-	Root string
+	Root string `json:"root"`
 	// DialTimeout bounds establishing the first connection. Default 5s.
-	DialTimeout time.Duration
+	DialTimeout time.Duration `json:"dialTimeout"`
 	// Username and Password enable etcd authentication when Username is set.
-	Username, Password string
+	Username string `json:"username"`
+	// Password is Username's password.
+	Password string `json:"password"`
 }
 
 // DefaultDialTimeout is the default Config.DialTimeout.
 const DefaultDialTimeout = 5 * time.Second
 
-// Defaults fills unset fields with their defaults.
-func (c *Config) Defaults() {
+// Defaults returns the default configuration (without Endpoints).
+func Defaults() Config { return Config{}.withDefaults() }
+
+// withDefaults returns c with unset fields set to their defaults.
+func (c Config) withDefaults() Config {
 	if c.DialTimeout == 0 {
 		c.DialTimeout = DefaultDialTimeout
 	}
+	return c
 }
 
 // Validate reports a Config that cannot work.
-func (c *Config) Validate() error {
+func (c Config) Validate() error {
 	if len(c.Endpoints) == 0 {
 		return errors.New("metastore/etcd: config: no endpoints")
 	}
@@ -65,7 +71,7 @@ var _ metastore.KV = (*Store)(nil)
 
 // Open connects to etcd and returns a Store that owns the connection.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
-	cfg.Defaults()
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -105,17 +105,17 @@ func TestConfig(t *testing.T) {
 		cfg  etcd.Config
 		ok   bool
 	}{
-		{name: "ok", cfg: etcd.Config{Endpoints: []string{"http://127.0.0.1:2379"}}, ok: true},
-		{name: "no endpoints", cfg: etcd.Config{}},
+		{name: "ok", cfg: etcd.Config{Endpoints: []string{"http://127.0.0.1:2379"}, DialTimeout: etcd.DefaultDialTimeout}, ok: true},
+		{name: "zero timeout is the default", cfg: etcd.Config{Endpoints: []string{"x"}}, ok: true},
+		{name: "no endpoints", cfg: etcd.Defaults()},
 		{name: "negative timeout", cfg: etcd.Config{Endpoints: []string{"x"}, DialTimeout: -1}},
 	}
+	require.Equal(t, etcd.DefaultDialTimeout, etcd.Defaults().DialTimeout)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			cfg.Defaults()
 			if tc.ok {
 				require.NoError(t, cfg.Validate())
-				require.Equal(t, etcd.DefaultDialTimeout, cfg.DialTimeout)
 			} else {
 				require.Error(t, cfg.Validate())
 			}

@@ -20,36 +20,43 @@ import (
 // Config configures a Store.
 type Config struct {
 	// Endpoint is the server's host[:port], without scheme (required).
-	Endpoint string
+	Endpoint string `json:"endpoint"`
 	// Bucket holds the objects (required).
-	Bucket string
+	Bucket string `json:"bucket"`
 	// AccessKey and SecretKey are static credentials; both empty means
 	// anonymous access.
-	AccessKey, SecretKey string
+	AccessKey string `json:"accessKey"`
+	// SecretKey is AccessKey's secret.
+	SecretKey string `json:"secretKey"`
 	// UseSSL selects https.
-	UseSSL bool
+	UseSSL bool `json:"useSSL"`
 	// Root is a key prefix inside the bucket ("" for none); it must be a
 	// valid objstore key when set. Leading and trailing "/" are ignored.
-	Root string
+	Root string `json:"root"`
 	// Region is the bucket's region. Default "us-east-1".
-	Region string
+	Region string `json:"region"`
 	// CreateBucket makes Open create Bucket when it does not exist.
-	CreateBucket bool
+	CreateBucket bool `json:"createBucket"`
 }
 
 // DefaultRegion is the default Config.Region.
 const DefaultRegion = "us-east-1"
 
-// Defaults fills unset fields with their defaults.
-func (c *Config) Defaults() {
+// Defaults returns the default configuration (without Endpoint and Bucket).
+func Defaults() Config { return Config{}.withDefaults() }
+
+// withDefaults returns c with unset fields set to their defaults and Root
+// without leading and trailing "/".
+func (c Config) withDefaults() Config {
 	if c.Region == "" {
 		c.Region = DefaultRegion
 	}
 	c.Root = strings.Trim(c.Root, "/")
+	return c
 }
 
 // Validate reports a Config that cannot work.
-func (c *Config) Validate() error {
+func (c Config) Validate() error {
 	if c.Endpoint == "" {
 		return errors.New("objstore/s3: config: Endpoint is required")
 	}
@@ -81,7 +88,7 @@ var _ objstore.Store = (*Store)(nil)
 // Open connects to the endpoint, checks that the bucket exists (creating it
 // when cfg.CreateBucket is set) and returns a Store.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
-	cfg.Defaults()
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -90,13 +90,12 @@ func TestConfig(t *testing.T) {
 		{name: "half credentials", cfg: s3.Config{Endpoint: "h", Bucket: "b", AccessKey: "a"}},
 		{name: "bad root", cfg: s3.Config{Endpoint: "h", Bucket: "b", Root: "a//b"}},
 	}
+	require.Equal(t, s3.DefaultRegion, s3.Defaults().Region)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			cfg.Defaults()
 			if tc.ok {
 				require.NoError(t, cfg.Validate())
-				require.Equal(t, s3.DefaultRegion, cfg.Region)
 			} else {
 				require.Error(t, cfg.Validate())
 			}

@@ -29,38 +29,41 @@ const (
 var ErrInvalidConfig = errors.New("wal/kafka: invalid config")
 
 // Config configures a Kafka Log. Zero fields other than Brokers take their
-// defaults; call Defaults to fill them in.
+// defaults (Open fills them in); Defaults returns them all.
 type Config struct {
 	// Brokers are the seed brokers, "host:port".
-	Brokers []string
+	Brokers []string `json:"brokers"`
 	// TopicPrefix is prepended to a pchannel name to form its topic name
 	// (empty: the topic is named like the pchannel, as in Milvus).
-	TopicPrefix string
+	TopicPrefix string `json:"topicPrefix"`
 	// ReplicationFactor of created topics; -1 (the default) is the broker's
 	// default.replication.factor.
-	ReplicationFactor int16
+	ReplicationFactor int16 `json:"replicationFactor"`
 	// MaxRecordBytes is the largest record AppendAsync accepts. Topics the
 	// Log creates get max.message.bytes = MaxRecordBytes + 4 KiB; brokers
 	// must allow fetches (replica.fetch.max.bytes) of that size too.
-	MaxRecordBytes int32
+	MaxRecordBytes int32 `json:"maxRecordBytes"`
 	// Linger is how long the producer waits to batch records before sending;
 	// 0 (the default) sends at once, batching only while requests are in flight.
-	Linger time.Duration
+	Linger time.Duration `json:"linger"`
 	// DeliveryTimeout fails an append that the brokers have not acknowledged
 	// within it (checked when the client retries, so it can take a few
 	// seconds more); the append's result then carries the error, though
 	// the records may still be durable. At least 1s.
-	DeliveryTimeout time.Duration
+	DeliveryTimeout time.Duration `json:"deliveryTimeout"`
 	// CloseTimeout bounds how long Close waits for pending appends.
-	CloseTimeout time.Duration
+	CloseTimeout time.Duration `json:"closeTimeout"`
 	// RequestTimeout bounds topic creation, offset listing and DeleteRecords.
-	RequestTimeout time.Duration
+	RequestTimeout time.Duration `json:"requestTimeout"`
 	// ClientID names the Kafka client in broker logs ("strata" by default).
-	ClientID string
+	ClientID string `json:"clientID"`
 }
 
-// Defaults returns c with every zero field (but Brokers) set to its default.
-func (c Config) Defaults() Config {
+// Defaults returns the default configuration (without Brokers).
+func Defaults() Config { return Config{}.withDefaults() }
+
+// withDefaults returns c with every zero field (but Brokers) set to its default.
+func (c Config) withDefaults() Config {
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = DefaultReplicationFactor
 	}
@@ -85,7 +88,7 @@ func (c Config) Defaults() Config {
 // maxMaxRecordBytes keeps a batch under franz-go's 1 GiB read limit.
 const maxMaxRecordBytes = 512 << 20
 
-// Validate reports whether c is usable; call it after Defaults.
+// Validate reports whether c is usable.
 func (c Config) Validate() error {
 	switch {
 	case len(c.Brokers) == 0:

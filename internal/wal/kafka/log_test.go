@@ -29,7 +29,7 @@ func openLog(t *testing.T, cfg Config) *Log {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Brokers: []string{"k:9092"}}.Defaults()
+	ok := Config{Brokers: []string{"k:9092"}}.withDefaults()
 	require.NoError(t, ok.Validate())
 	for _, tc := range []struct {
 		name string

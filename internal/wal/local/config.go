@@ -33,40 +33,44 @@ const maxRetryBackoff = 32
 var ErrInvalidConfig = errors.New("wal: invalid config")
 
 // Config configures a local Log. The zero value of every field but Dir
-// means its default; call Defaults to fill them in.
+// means its default (Open fills them in); Defaults returns them all.
 type Config struct {
-	// Dir holds one sub-directory per pchannel.
-	Dir string
+	// Dir holds one sub-directory per pchannel; the app sets it
+	// ({data-dir}/wal).
+	Dir string `json:"-"`
 	// SegmentSize is the size in bytes after which the active segment file
 	// is sealed and a new one started (a segment exceeds it by at most one record).
-	SegmentSize int64
+	SegmentSize int64 `json:"segmentSize"`
 	// MaxBatchBytes bounds the bytes one group commit writes before its fsync.
 	// A single call larger than this is still written in one commit.
-	MaxBatchBytes int64
+	MaxBatchBytes int64 `json:"maxBatchBytes"`
 	// MaxRecordBytes is the largest record accepted by AppendAsync.
-	MaxRecordBytes int64
+	MaxRecordBytes int64 `json:"maxRecordBytes"`
 	// WriteBufferSize is the buffer size of each pchannel's writer.
-	WriteBufferSize int
+	WriteBufferSize int `json:"writeBufferSize"`
 	// ReadBufferSize is the buffer size of each Reader.
-	ReadBufferSize int
+	ReadBufferSize int `json:"readBufferSize"`
 	// RetryBackoff is how long a pchannel whose append failed (a full disk,
 	// a failed fsync) fails further appends at once before it repairs its
 	// active segment and tries to write again; it doubles after each failed
 	// try, up to 32 times its value, and resets after a successful write.
-	RetryBackoff time.Duration
+	RetryBackoff time.Duration `json:"retryBackoff"`
 	// VerifySealed makes Open read and CRC-check every sealed segment and
 	// report the first damage (through Log.Problems and the log) before a
 	// Reader reaches it. Otherwise damage in a sealed segment is reported by
 	// the Reader that reaches it. Either way Open does not fail.
-	VerifySealed bool
+	VerifySealed bool `json:"verifySealed"`
 
 	// sync makes a file or directory durable; nil means (*os.File).Sync.
 	// Set only by tests in this package.
 	sync func(*os.File) error
 }
 
-// Defaults returns c with every zero field set to its default.
-func (c Config) Defaults() Config {
+// Defaults returns the default configuration (with an empty Dir).
+func Defaults() Config { return Config{}.withDefaults() }
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
 	if c.SegmentSize == 0 {
 		c.SegmentSize = DefaultSegmentSize
 	}
@@ -88,7 +92,7 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// Validate reports whether c is usable; call it after Defaults.
+// Validate reports whether c is usable.
 func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":

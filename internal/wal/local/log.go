@@ -55,7 +55,7 @@ var _ wal.Log = (*Log)(nil)
 // reported by Problems; every other pchannel works normally. Open fails
 // only when cfg is invalid or cfg.Dir itself cannot be created or listed.
 func Open(cfg Config, logger *slog.Logger) (*Log, error) {
-	cfg = cfg.Defaults()
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -540,7 +540,7 @@ func TestConfigValidate(t *testing.T) {
 		{"HugeRecord", Config{Dir: "x", MaxRecordBytes: 1 << 33}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Defaults().Validate()
+			err := tc.cfg.withDefaults().Validate()
 			if tc.ok {
 				require.NoError(t, err)
 				return

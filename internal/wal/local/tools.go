@@ -67,7 +67,7 @@ func (d Damage) String() string {
 // offset order (at most one per segment: the first bad record); the error
 // is for a dir that cannot be listed.
 func Verify(dir string, maxRecordBytes int64) ([]Damage, error) {
-	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.Defaults()
+	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.withDefaults()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("wal: verify: %w", err)
@@ -179,7 +179,7 @@ func Cut(dir, pchannel string, maxRecordBytes int64, logger *slog.Logger) (CutRe
 	if err := validPChannel(pchannel); err != nil {
 		return CutResult{}, err
 	}
-	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.Defaults()
+	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.withDefaults()
 	res := CutResult{PChannel: pchannel}
 	var damage *Damage
 	for _, d := range verifyChannel(&cfg, pchannel) {
@@ -409,7 +409,7 @@ func Pad(dir, pchannel string, end int64, minTS uint64, maxRecordBytes int64, lo
 	if err := validPChannel(pchannel); err != nil {
 		return PadResult{}, err
 	}
-	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.Defaults()
+	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.withDefaults()
 	res := PadResult{PChannel: pchannel}
 	chDir := filepath.Join(dir, pchannel)
 	if _, err := os.Stat(chDir); err != nil {
@@ -458,7 +458,7 @@ func Append(dir, pchannel string, records [][]byte, maxRecordBytes int64, logger
 	if err := validPChannel(pchannel); err != nil {
 		return 0, err
 	}
-	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.Defaults()
+	cfg := Config{Dir: dir, MaxRecordBytes: max(maxRecordBytes, 0)}.withDefaults()
 	for _, r := range records {
 		if len(r) == 0 || int64(len(r)) > cfg.MaxRecordBytes {
 			return 0, fmt.Errorf("wal: append %s: record of %d bytes", pchannel, len(r))
