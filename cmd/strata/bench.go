@@ -38,6 +38,10 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	queries := fs.Int("queries", 1000, "number of query vectors")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic data")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: strata bench [flags]\n\nmeasures a vector index: build time, memory, recall and QPS (see README, \"Tests and benchmarks\")")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

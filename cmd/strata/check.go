@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/strata-db/strata/internal/datanode"
+	"github.com/strata-db/strata/internal/app"
 	"github.com/strata-db/strata/internal/fsck"
 )
 
@@ -54,7 +54,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	dir := fs.String("data-dir", "", "data directory to check (the server must be stopped)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	root := fs.String("root-path", datanode.Defaults().RootPath, "object-storage root path of the data files")
+	root := fs.String("root-path", app.Defaults().RootPath, "object-storage root path of the data files (the server's rootPath)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: strata check --data-dir DIR [--json]")
 		fmt.Fprintln(stderr, "exit status: 0 clean, 1 damage found, 2 could not check")
