@@ -63,13 +63,21 @@ type Config struct {
 	// RootPath is the object-storage root every data file lives under; the
 	// data coordinator (garbage collection), the data nodes (writes) and the
 	// query nodes (reads) all get this one. Fixed once data exists.
-	RootPath  string           `json:"rootPath"`
+	RootPath string `json:"rootPath"`
+	// RootCoord configures the root coordinator (pchannels, DDL limits).
 	RootCoord rootcoord.Config `json:"rootCoord"`
+	// DataCoord configures the data coordinator (seal, compaction, GC);
+	// its RootPath is RootPath.
 	DataCoord datacoord.Config `json:"dataCoord"`
-	DataNode  datanode.Config  `json:"dataNode"`
+	// DataNode configures the data node (write buffers, syncs); its
+	// RootPath is RootPath and it consumes every pchannel.
+	DataNode datanode.Config `json:"dataNode"`
+	// QueryNode configures the query node; its RootPath is RootPath.
 	QueryNode querynode.Config `json:"queryNode"`
-	Proxy     proxy.Config     `json:"proxy"`
-	Writer    wal.WriterConfig `json:"walWriter"`
+	// Proxy configures the Milvus API front end.
+	Proxy proxy.Config `json:"proxy"`
+	// Writer configures the WAL writer (time ticks).
+	Writer wal.WriterConfig `json:"walWriter"`
 	// WAL configures the local WAL (Engines.WAL.Type "local"); its Dir is
 	// {DataDir}/wal.
 	WAL wallocal.Config `json:"wal"`

@@ -17,6 +17,7 @@ package config
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,9 +29,11 @@ import (
 )
 
 var (
-	durationType    = reflect.TypeFor[time.Duration]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-	marshalerType   = reflect.TypeFor[json.Marshaler]()
+	durationType        = reflect.TypeFor[time.Duration]()
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	marshalerType       = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
 // Decode applies the JSON document data onto *dst, a pointer to a struct
@@ -58,7 +61,8 @@ func Decode(data []byte, dst any) error {
 // decode sets v from raw; path names v in errors ("" is the document).
 func decode(path string, raw json.RawMessage, v reflect.Value) error {
 	null := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-	if v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
+	if pt := reflect.PointerTo(v.Type()); pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType) {
+		// The type reads itself (time.Time, netip.Addr, slog.Level, …).
 		return plain(path, raw, v)
 	}
 	switch {
@@ -195,7 +199,7 @@ func encode(buf *bytes.Buffer, v reflect.Value) error {
 		buf.WriteString("null")
 		return nil
 	}
-	if v.Type().Implements(marshalerType) && (v.Kind() != reflect.Pointer || !v.IsNil()) {
+	if (v.Type().Implements(marshalerType) || v.Type().Implements(textMarshalerType)) && (v.Kind() != reflect.Pointer || !v.IsNil()) {
 		return marshal(buf, v)
 	}
 	switch {

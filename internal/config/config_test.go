@@ -1,6 +1,8 @@
 package config
 
 import (
+	"log/slog"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -134,3 +136,25 @@ func TestFormatDuration(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestDecodeSelfReadingTypes: a type that reads and writes itself (JSON or
+// text) is left to encoding/json, struct or not.
+func TestDecodeSelfReadingTypes(t *testing.T) {
+	type withTypes struct {
+		Addr  netip.Addr `json:"addr"`
+		Level slog.Level `json:"level"`
+		At    time.Time  `json:"at"`
+	}
+	var v withTypes
+	require.NoError(t, Decode([]byte(`{"addr": "10.0.0.1", "level": "WARN", "at": "2026-12-01T10:00:00Z"}`), &v))
+	require.Equal(t, netip.MustParseAddr("10.0.0.1"), v.Addr)
+	require.Equal(t, slog.LevelWarn, v.Level)
+	require.Equal(t, 2026, v.At.Year())
+	b, err := Encode(v)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"addr": "10.0.0.1"`)
+	require.Contains(t, string(b), `"level": "WARN"`)
+	var back withTypes
+	require.NoError(t, Decode(b, &back))
+	require.Equal(t, v, back)
+}
