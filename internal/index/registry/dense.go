@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -24,8 +25,8 @@ const HNSWFileKey = "HNSW"
 // MAX_SIM scans whatever the type, so nothing is built on them.
 var (
 	denseFields   = []schemapb.DataType{schemapb.DataType_FloatVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector}
-	embListFields = append(denseFields[:len(denseFields):len(denseFields)], schemapb.DataType_ArrayOfVector)
-	hnswFields    = append(embListFields[:len(embListFields):len(embListFields)], schemapb.DataType_Int8Vector)
+	embListFields = slices.Concat(denseFields, []schemapb.DataType{schemapb.DataType_ArrayOfVector})
+	hnswFields    = slices.Concat(embListFields, []schemapb.DataType{schemapb.DataType_Int8Vector})
 	denseMetrics  = []string{"L2", "IP", "COSINE"}
 )
 

@@ -96,25 +96,29 @@ func (t *Type) Check(f *schemapb.FieldSchema, params map[string]string) error {
 	return t.ParseParams(f, params)
 }
 
-// named reports whether name names t.
-func (t *Type) named(name string) bool {
-	for _, n := range append([]string{t.Name}, t.Aliases...) {
-		if n == name || t.FoldCase && strings.EqualFold(n, name) {
-			return true
-		}
-	}
-	return false
+// named reports whether name names t: exactly, or in any case when fold
+// (or t.FoldCase) is set.
+func (t *Type) named(name string, fold bool) bool {
+	return slices.ContainsFunc(append([]string{t.Name}, t.Aliases...), func(n string) bool {
+		return n == name || (fold || t.FoldCase) && strings.EqualFold(n, name)
+	})
 }
 
-// Types returns every index type, in table order.
+// Types returns every index type, in table order. The types are shared:
+// callers must not modify them.
 func Types() []*Type { return slices.Clone(types) }
 
 // Lookup returns the index type a user-given name names (AUTOINDEX
 // included, see Auto). Names match exactly, except for types with
 // FoldCase.
 func Lookup(name string) (*Type, bool) {
+	return find(name, false)
+}
+
+// find returns the type name names (see named).
+func find(name string, fold bool) (*Type, bool) {
 	for _, t := range types {
-		if t.named(name) {
+		if t.named(name, fold) {
 			return t, true
 		}
 	}
@@ -154,16 +158,7 @@ func Names(dt schemapb.DataType) []string {
 
 // resolve returns the index type a recorded index type name names, in any
 // case (the proxy accepted it as the user wrote it).
-func resolve(name string) (*Type, bool) {
-	for _, t := range types {
-		for _, n := range append([]string{t.Name}, t.Aliases...) {
-			if strings.EqualFold(n, name) {
-				return t, true
-			}
-		}
-	}
-	return nil, false
-}
+func resolve(name string) (*Type, bool) { return find(name, true) }
 
 // Resolve returns the index type built for an index recorded as name (in
 // any case) on a field of data type dt, with AUTOINDEX resolved by Auto.
