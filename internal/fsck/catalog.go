@@ -1,7 +1,6 @@
 package fsck
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,17 +8,12 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
-	"github.com/strata-db/strata/internal/index/binivf"
-	"github.com/strata-db/strata/internal/index/hnsw"
-	"github.com/strata-db/strata/internal/index/ivf"
-	"github.com/strata-db/strata/internal/index/scalar"
-	"github.com/strata-db/strata/internal/index/sparse"
+	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metastore/embedded"
 	"github.com/strata-db/strata/internal/objstore"
@@ -401,41 +395,11 @@ func (c *catalogCheck) indexes(ctx context.Context) error {
 // decodeIndexFile decodes an index file by its file key, the name of the
 // index type built (as the query node does), and returns its row count.
 func decodeIndexFile(fileKey string, data []byte) (int, error) {
-	r := bytes.NewReader(data)
-	switch {
-	case fileKey == "HNSW":
-		x, err := hnsw.Unmarshal(r)
-		if err != nil {
-			return 0, err
-		}
-		return x.Len(), nil
-	case strings.HasPrefix(fileKey, "IVF_"):
-		x, err := ivf.Unmarshal(r)
-		if err != nil {
-			return 0, err
-		}
-		return x.Len(), nil
-	case fileKey == "BIN_IVF_FLAT":
-		x, err := binivf.Unmarshal(r)
-		if err != nil {
-			return 0, err
-		}
-		return x.Len(), nil
-	case sparse.IsIndexType(fileKey):
-		x, err := sparse.Unmarshal(r)
-		if err != nil {
-			return 0, err
-		}
-		return x.Len(), nil
+	x, err := registry.Load(fileKey, data)
+	if err != nil {
+		return 0, err
 	}
-	if _, ok := scalar.ParseKind(fileKey); ok {
-		x, err := scalar.Unmarshal(data)
-		if err != nil {
-			return 0, err
-		}
-		return x.Len(), nil
-	}
-	return 0, fmt.Errorf("unknown index file key %q", fileKey)
+	return x.Len(), nil
 }
 
 func sortedKeys[V any](m map[int64]V) []int64 {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -477,12 +476,6 @@ func (p *Proxy) GetFlushState(ctx context.Context, req *milvuspb.GetFlushStateRe
 	return &milvuspb.GetFlushStateResponse{Status: ok(), Flushed: flushed}, nil
 }
 
-// Vector index types accepted for float vectors (scalar ones: checkScalarIndex).
-var (
-	vectorIndexTypes = map[string]bool{"FLAT": true, "IVF_FLAT": true, "IVF_SQ8": true, "IVF_PQ": true,
-		"HNSW": true, "AUTOINDEX": true, "DISKANN": true, "SCANN": true, "IVF_RABITQ": true}
-)
-
 // indexParams flattens CreateIndex extra_params, accepting the legacy
 // "params" JSON form.
 func indexParams(kvs []*commonpb.KeyValuePair) (map[string]string, error) {
@@ -539,7 +532,7 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 		if params["metric_type"], err = checkEmbListIndex(f, it, params); err != nil {
 			return errcode.Status(err), nil
 		}
-	} else if f.GetDataType() == schemapb.DataType_SparseFloatVector || sparse.IsIndexType(it) {
+	} else if f.GetDataType() == schemapb.DataType_SparseFloatVector || isSparseIndexType(it) {
 		_, bm25Output := bm25Of(col, f)
 		if it, err = checkSparseIndex(f, it, params, bm25Output); err != nil {
 			return errcode.Status(err), nil
@@ -553,9 +546,6 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 			return errcode.Status(err), nil
 		}
 		params["metric_type"] = mt
-		if err := checkHNSWParams(it, params); err != nil {
-			return errcode.Status(err), nil
-		}
 	} else if it, err = checkScalarIndex(f, it, params); err != nil {
 		return errcode.Status(err), nil
 	}

@@ -11,8 +11,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/index/hnsw"
-	"github.com/strata-db/strata/internal/index/scalar"
+	"github.com/strata-db/strata/internal/index/registry"
 )
 
 // checkScalarIndex validates a scalar index request as Milvus does and
@@ -30,18 +29,18 @@ func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 	if it == "" {
 		it = "INVERTED"
 	}
-	kind, ok := scalar.ParseKind(it)
-	if it == "AUTOINDEX" {
-		kind, ok = scalar.Inverted, true
+	tp, ok := registry.Lookup(it)
+	if it == registry.AutoIndex {
+		tp, ok = registry.Lookup("INVERTED")
 	}
-	if !ok {
-		if vectorIndexTypes[it] {
+	if !ok || tp.Family != registry.Scalar {
+		if ok && tp.Accepts(schemapb.DataType_FloatVector) {
 			return "", errcode.Invalid("index type %s is for vector fields; field %s is %s: use INVERTED, STL_SORT, BITMAP or Trie",
 				it, f.GetName(), f.GetDataType())
 		}
 		return "", errcode.Invalid("invalid parameter[expected=valid index][actual=invalid index type: %s]", it)
 	}
-	if err := scalar.Check(kind, f, params); err != nil {
+	if err := tp.Check(f, params); err != nil {
 		return "", errcode.Invalid("%v", err)
 	}
 	return it, nil
@@ -49,23 +48,11 @@ func checkScalarIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 
 // vectorIndexTypeError explains why it cannot index the vector field f.
 func vectorIndexTypeError(f *schemapb.FieldSchema, it string) error {
-	if _, ok := scalar.ParseKind(it); ok {
+	if tp, ok := registry.Lookup(it); ok && tp.Family == registry.Scalar {
 		return errcode.Invalid("index type %s is for scalar fields; field %s is %s: use a vector index type such as HNSW, IVF_FLAT or AUTOINDEX",
 			it, f.GetName(), f.GetDataType())
 	}
 	return errcode.Invalid("invalid parameter[expected=valid index][actual=invalid index type: %s]", it)
-}
-
-// checkHNSWParams checks HNSW build parameters at CreateIndex time, so an
-// out-of-range M or efConstruction is an error rather than a failed build.
-func checkHNSWParams(it string, params map[string]string) error {
-	if it != "HNSW" {
-		return nil
-	}
-	if _, err := hnsw.ParseParams(params); err != nil {
-		return errcode.Invalid("%v", err)
-	}
-	return nil
 }
 
 // checkIndexProperty checks a property AlterIndex sets: only the keys

@@ -10,13 +10,9 @@ import (
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/index/binivf"
-	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/plan"
 )
-
-// binaryIndexTypes are the index types of BinaryVector fields.
-var binaryIndexTypes = map[string]bool{"BIN_FLAT": true, "BIN_IVF_FLAT": true, "AUTOINDEX": true}
 
 // denseVectorType reports whether t is a fixed-dimension vector type that
 // search supports.
@@ -93,14 +89,18 @@ func searchMetric(f *schemapb.FieldSchema, requested, indexMetric string) (strin
 func vectorIndexMetric(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
 	t := f.GetDataType()
 	binary := t == schemapb.DataType_BinaryVector
+	tp, known := registry.Lookup(it)
+	forFloat := known && tp.Accepts(schemapb.DataType_FloatVector)
+	forBinary := known && tp.Accepts(schemapb.DataType_BinaryVector)
 	switch {
-	case t == schemapb.DataType_Int8Vector && it != "HNSW" && it != "AUTOINDEX" && (vectorIndexTypes[it] || binaryIndexTypes[it]):
+	case t == schemapb.DataType_Int8Vector && (forFloat || forBinary) && !tp.Accepts(t):
 		return "", int8IndexError(it)
-	case binary && !binaryIndexTypes[it]:
-		return "", errcode.Invalid("data type %s of field %q can't build with index type %s, supported: [BIN_FLAT BIN_IVF_FLAT AUTOINDEX]", t, f.GetName(), it)
-	case !binary && binaryIndexTypes[it] && it != "AUTOINDEX":
+	case binary && !forBinary:
+		return "", errcode.Invalid("data type %s of field %q can't build with index type %s, supported: [%s]",
+			t, f.GetName(), it, strings.Join(registry.Names(t), " "))
+	case !binary && forBinary && !forFloat:
 		return "", errcode.Invalid("data type %s of field %q can't build with index type %s", t, f.GetName(), it)
-	case !binary && !vectorIndexTypes[it]:
+	case !binary && !forFloat:
 		return "", vectorIndexTypeError(f, it)
 	}
 	mt := strings.ToUpper(params["metric_type"])
@@ -110,16 +110,8 @@ func vectorIndexMetric(f *schemapb.FieldSchema, it string, params map[string]str
 	if !metricFits(t, mt) {
 		return "", metricError(f, mt)
 	}
-	dim, _ := column.Dim(f)
-	switch {
-	case it == "IVF_FLAT" || it == "IVF_SQ8" || it == "IVF_PQ":
-		if _, err := ivf.ParseParams(it, params, dim); err != nil {
-			return "", errcode.Invalid("%v", err)
-		}
-	case it == "BIN_IVF_FLAT":
-		if _, err := binivf.ParseParams(params); err != nil {
-			return "", errcode.Invalid("%v", err)
-		}
+	if err := tp.Check(f, params); err != nil {
+		return "", errcode.Invalid("%v", err)
 	}
 	return mt, nil
 }

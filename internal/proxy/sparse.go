@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 )
@@ -118,7 +119,8 @@ func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 	if it == "" {
 		it = "AUTOINDEX"
 	}
-	if _, ok := sparse.ParseKind(it); !ok {
+	tp, ok := registry.Resolve(it, schemapb.DataType_SparseFloatVector)
+	if !ok || tp.Family != registry.Sparse {
 		return "", errcode.Invalid("invalid index type: %s, sparse float vector fields support SPARSE_INVERTED_INDEX, SPARSE_WAND and AUTOINDEX", it)
 	}
 	mt := strings.ToUpper(params["metric_type"])
@@ -141,10 +143,17 @@ func checkSparseIndex(f *schemapb.FieldSchema, it string, params map[string]stri
 			return "", err
 		}
 	}
-	if _, err := sparse.ParseBuildParams(it, params); err != nil {
+	if err := tp.Check(f, params); err != nil {
 		return "", errcode.Invalid("%v", err)
 	}
 	return it, nil
+}
+
+// isSparseIndexType reports whether it names a sparse index type (in any
+// case; AUTOINDEX, which serves every field, does not count).
+func isSparseIndexType(it string) bool {
+	tp, ok := registry.Lookup(it)
+	return ok && tp.Family == registry.Sparse
 }
 
 // sparseRows returns the given rows of a stored sparse vector column as

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/rootcoord"
 )
@@ -263,12 +264,6 @@ func structOutputNames(col *catalog.Collection, o *outputSpec) {
 	o.names = names
 }
 
-// embListIndexTypes are the index types accepted on an embedding-list
-// field. Searches on such a field are exact MAX_SIM scans whatever the
-// index (nothing is built), so every one of them returns exact results.
-var embListIndexTypes = map[string]bool{"HNSW": true, "AUTOINDEX": true, "FLAT": true, "IVF_FLAT": true,
-	"EMB_LIST_HNSW": true, "DISKANN": true}
-
 // isMaxSim reports whether mt is one of the embedding-list metrics.
 func isMaxSim(mt string) bool {
 	switch mt {
@@ -288,7 +283,10 @@ func isPlainMetric(mt string) bool {
 // returns its metric (MAX_SIM_COSINE when none is given): a MAX_SIM metric
 // for embedding-list searches, or L2, IP or COSINE for element-level ones.
 func checkEmbListIndex(f *schemapb.FieldSchema, it string, params map[string]string) (string, error) {
-	if !embListIndexTypes[it] {
+	// Searches on an embedding-list field are exact MAX_SIM scans whatever
+	// the index (nothing is built), so every type it takes returns exact
+	// results.
+	if tp, ok := registry.Lookup(it); !ok || !tp.Accepts(schemapb.DataType_ArrayOfVector) {
 		return "", errcode.New(codePlainError, "index type %s is not supported for the array of vector field %s, supported: [HNSW AUTOINDEX FLAT IVF_FLAT]", it, f.GetName())
 	}
 	mt := strings.ToUpper(params["metric_type"])

@@ -1,16 +1,12 @@
 package querynode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path"
 
 	"github.com/strata-db/strata/internal/index"
-	"github.com/strata-db/strata/internal/index/binivf"
-	"github.com/strata-db/strata/internal/index/hnsw"
-	"github.com/strata-db/strata/internal/index/ivf"
-	"github.com/strata-db/strata/internal/index/scalar"
+	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
@@ -65,21 +61,18 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 		if err != nil {
 			return fmt.Errorf("load index %s: %w", t.Files[0], err)
 		}
-		if path.Base(t.Files[0]) == scalar.RTreeFileKey {
-			if err := attachRTreeIndex(seg, t.FieldID, t.Files[0], data); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, ok := scalar.ParseKind(path.Base(t.Files[0])); ok {
-			if err := attachScalarIndex(seg, t.FieldID, t.Files[0], data); err != nil {
-				return err
-			}
-			continue
-		}
-		ai, err := decodeAttached(path.Base(t.Files[0]), data)
+		x, err := registry.Load(path.Base(t.Files[0]), data)
 		if err != nil {
 			return fmt.Errorf("decode index %s: %w", t.Files[0], err)
+		}
+		ai := newAttached(x)
+		if ai == nil {
+			// A filter index (scalar or RTREE): the filter evaluator finds it
+			// through segment.View.Index.
+			if err := attachDecoded(seg, t.FieldID, t.Files[0], x); err != nil {
+				return err
+			}
+			continue
 		}
 		if ai.len() != seg.Len() {
 			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], ai.len(), seg.ID, seg.Len())
@@ -90,31 +83,18 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 	return nil
 }
 
-// decodeIndex decodes an index file by its file key, the name of the index
-// type that the data node built.
-func decodeIndex(fileKey string, data []byte) (*attachedIndex, error) {
-	var (
-		x   index.Index
-		err error
-	)
-	switch fileKey {
-	case "HNSW":
-		x, err = hnsw.Unmarshal(bytes.NewReader(data))
-	case "IVF_FLAT", "IVF_SQ8", "IVF_PQ":
-		x, err = ivf.Unmarshal(bytes.NewReader(data))
-	case "BIN_IVF_FLAT":
-		b, err := binivf.Unmarshal(bytes.NewReader(data))
-		if err != nil {
-			return nil, err
-		}
-		return &attachedIndex{bin: b}, nil
-	default:
-		return nil, fmt.Errorf("unknown index file key %q", fileKey)
+// newAttached wraps a loaded vector index for searching; it returns nil for
+// a filter index.
+func newAttached(x registry.Built) *attachedIndex {
+	switch x := x.(type) {
+	case index.Index:
+		return &attachedIndex{idx: x}
+	case index.BinaryIndex:
+		return &attachedIndex{bin: x}
+	case *sparse.Index:
+		return &attachedIndex{sparse: x}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &attachedIndex{idx: x}, nil
+	return nil
 }
 
 // attachAll tries to attach indexes to every sealed segment lacking one.

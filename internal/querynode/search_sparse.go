@@ -1,8 +1,6 @@
 package querynode
 
 import (
-	"bytes"
-
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/index"
@@ -10,19 +8,6 @@ import (
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
-
-// decodeAttached decodes an index file by its file key (the index type the
-// data node built): a sparse index or a dense one.
-func decodeAttached(fileKey string, data []byte) (*attachedIndex, error) {
-	if sparse.IsIndexType(fileKey) {
-		x, err := sparse.Unmarshal(bytes.NewReader(data))
-		if err != nil {
-			return nil, err
-		}
-		return &attachedIndex{sparse: x}, nil
-	}
-	return decodeIndex(fileKey, data)
-}
 
 // decodeSparseQueries decodes the sparse query vectors of req, once per
 // search.
