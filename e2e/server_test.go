@@ -41,11 +41,13 @@ func TestMain(m *testing.M) {
 
 // server is a Strata standalone server running in this process.
 type server struct {
-	t      testing.TB
-	dir    string
-	addr   string
-	cancel context.CancelFunc
-	done   chan error
+	t    testing.TB
+	dir  string
+	addr string
+	// metrics is the metrics port's address ("" unless a tweak opens it).
+	metrics string
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 // startServer starts a server on a free port over dir.
@@ -66,7 +68,7 @@ func startServer(t testing.TB, dir string, tweak ...func(*app.Config)) *server {
 	srv, err := app.Listen(cfg, logger)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{t: t, dir: dir, addr: srv.Addr(), cancel: cancel, done: make(chan error, 1)}
+	s := &server{t: t, dir: dir, addr: srv.Addr(), metrics: srv.MetricsAddr(), cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- srv.Run(ctx) }()
 	t.Cleanup(s.stop)
 	return s

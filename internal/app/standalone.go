@@ -175,18 +175,19 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, pins, logger)
 	defer func() { err = errors.Join(err, qn.Close()) }()
+	reg := prometheus.NewRegistry()
+	om := newObservers(reg, root, data, qn, log, logger)
 	dnCfg := cfg.DataNode
 	dnCfg.PChannels = nil
 	for i := 0; i < cfg.RootCoord.PChannels; i++ {
 		dnCfg.PChannels = append(dnCfg.PChannels, wal.PChannelName(cfg.RootCoord.ChannelPrefix, i))
 	}
-	dn, err := datanode.New(dnCfg, log, objects, data, root, ids, logger)
+	dn, err := datanode.New(dnCfg, log, om.dnObjects(objects), om.dnCoord(data), root, ids, logger)
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, root, data, qn, writer, ids, clock, logger)
+	px := proxy.New(cfg.Proxy, root, data, om.queryNode(qn), writer, ids, clock, logger)
 
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := api.NewMetrics(reg)
 	sources := []health.Source{dn, qn}
@@ -202,8 +203,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return writer.Run(gctx) })
 	g.Go(func() error { return data.Run(gctx) })
 	g.Go(func() error { return dn.Run(gctx) })
-	g.Go(func() error { return dn.RunIndexBuilder(gctx, data, "standalone") })
-	g.Go(func() error { return dn.RunCompactor(gctx, data) })
+	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
+	g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
 
 	// Collections that were loaded before the restart are loaded again. One
 	// that fails (a damaged file, say) is reported by the query node's
@@ -217,9 +218,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}
 
-	srv := grpc.NewServer(api.ServerOptions(metrics, logger)...)
+	obs := api.NewObserver(metrics, logger, cfg.Proxy.SlowQuerySpan)
+	srv := grpc.NewServer(api.ServerOptions(obs)...)
 	milvuspb.RegisterMilvusServiceServer(srv, px)
-	api := newAPIServer(s.grpcLis, srv, rest.New(px, logger))
+	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(px, logger)))
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {

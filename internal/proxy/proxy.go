@@ -86,11 +86,15 @@ type Config struct {
 	BoundedStaleness time.Duration
 	// Version is reported by GetVersion and Connect.
 	Version string
+	// SlowQuerySpan logs a request that takes longer as slow and counts it in
+	// milvus_proxy_slow_query_count (Milvus proxy.slowQuerySpanInSeconds; 0 = never).
+	SlowQuerySpan time.Duration `json:"slowQuerySpan"`
 }
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: "v2.6.6"}
+	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: "v2.6.6",
+		SlowQuerySpan: 5 * time.Second}
 }
 
 // Proxy is the Milvus API front end.
