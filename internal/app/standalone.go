@@ -35,10 +35,12 @@ import (
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
+	"github.com/strata-db/strata/internal/sysinfo"
 	"github.com/strata-db/strata/internal/tso"
 	"github.com/strata-db/strata/internal/wal"
 	wallocal "github.com/strata-db/strata/internal/wal/local"
@@ -189,7 +191,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	px := proxy.New(cfg.Proxy, root, data, om.queryNode(qn), writer, ids, clock, logger)
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := api.NewMetrics(reg)
+	apiMetrics := api.NewMetrics(reg)
 	sources := []health.Source{dn, qn}
 	for _, port := range []any{meta, log} {
 		if p, ok := port.(health.Source); ok {
@@ -198,6 +200,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	s.health = sources
 	registerHealthMetrics(reg, sources, map[string]func() int64{"datanode": dn.Quarantined, "querynode": qn.Quarantined})
+	build := sysinfo.ReadBuild(cfg.Proxy.Version)
+	metrics.RegisterBuildInfo(reg, build.Version, build.BuildTime, build.GitCommit)
+	svc := service{Proxy: px, info: sysinfo.New(sysinfo.Config{Build: build, Started: start, DataDir: cfg.DataDir,
+		SegmentMaxSizeMB: float64(cfg.DataCoord.SegmentMaxSize) / (1 << 20)}, sources...)}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return writer.Run(gctx) })
@@ -218,10 +224,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}
 
-	obs := api.NewObserver(metrics, logger, cfg.Proxy.SlowQuerySpan)
+	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
 	srv := grpc.NewServer(api.ServerOptions(obs)...)
-	milvuspb.RegisterMilvusServiceServer(srv, px)
-	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(px, logger)))
+	milvuspb.RegisterMilvusServiceServer(srv, svc)
+	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(svc, logger)))
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {

@@ -89,3 +89,12 @@ func histogram(subsystem, name, help string, buckets []float64, labels ...string
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: subsystem,
 		Name: name, Help: help, Buckets: buckets}, labels)
 }
+
+// RegisterBuildInfo registers milvus_build_info, 1 with the build's
+// version, build time and git commit as labels.
+func RegisterBuildInfo(reg prometheus.Registerer, version, built, commit string) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
+		Help: "Build information of milvus"}, []string{"version", "built", "git_commit"})
+	g.WithLabelValues(version, built, commit).Set(1)
+	reg.MustRegister(g)
+}
