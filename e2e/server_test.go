@@ -53,6 +53,13 @@ type server struct {
 // startServer starts a server on a free port over dir.
 func startServer(t testing.TB, dir string, tweak ...func(*app.Config)) *server {
 	t.Helper()
+	return startServerLogs(t, dir, nil, tweak...)
+}
+
+// startServerLogs is startServer with the server's log written to logs
+// (when not nil) at cfg.LogLevel.
+func startServerLogs(t testing.TB, dir string, logs io.Writer, tweak ...func(*app.Config)) *server {
+	t.Helper()
 	cfg := app.Defaults()
 	cfg.DataDir = dir
 	cfg.Addr = "127.0.0.1:0"
@@ -64,6 +71,9 @@ func startServer(t testing.TB, dir string, tweak ...func(*app.Config)) *server {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("STRATA_TEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if logs != nil {
+		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	}
 	srv, err := app.Listen(cfg, logger)
 	require.NoError(t, err)

@@ -61,6 +61,10 @@ type Config struct {
 	WAL wallocal.Config
 	// Engines selects the meta store, object store and WAL implementations.
 	Engines Engines
+	// LogLevel is the level of the server's logger, which GET and PUT
+	// /log/level on the metrics port read and change at run time (nil: no
+	// such endpoint).
+	LogLevel *slog.LevelVar `json:"-"`
 }
 
 // Defaults returns the default standalone configuration.
@@ -247,6 +251,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			_, _ = w.Write([]byte("ok\n"))
 		})
 		mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
+		if cfg.LogLevel != nil {
+			mux.HandleFunc("/log/level", logLevelHandler(cfg.LogLevel, logger))
+		}
 		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
 			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
