@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,25 +18,11 @@ import (
 	"github.com/strata-db/strata/internal/app"
 )
 
-// logBuffer collects a server's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the lines containing every one of subs.
-func (b *logBuffer) lines(subs ...string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// logLines returns the lines of a log that contain every one of subs.
+func logLines(logs *lockedBuffer, subs ...string) []string {
 	var out []string
 next:
-	for _, l := range strings.Split(b.buf.String(), "\n") {
+	for _, l := range strings.Split(logs.String(), "\n") {
 		for _, s := range subs {
 			if !strings.Contains(l, s) {
 				continue next
@@ -53,7 +37,7 @@ next:
 // with its code and reason, lifecycle lines for flushes and index builds,
 // and the level changed at run time through PUT /log/level.
 func TestRequestLog(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &lockedBuffer{}
 	lv := new(slog.LevelVar)
 	s := startServerLogs(t, t.TempDir(), logs, func(c *app.Config) {
 		c.MetricsAddr = "127.0.0.1:0"
@@ -63,25 +47,25 @@ func TestRequestLog(t *testing.T) {
 	ctx := ctxT(t)
 	const coll = "log_movies"
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
-	require.Len(t, logs.lines("level=INFO", "msg=ddl", "method=CreateCollection", "collection="+coll, "latency="), 1)
+	require.Len(t, logLines(logs, "level=INFO", "msg=ddl", "method=CreateCollection", "collection="+coll, "latency="), 1)
 	_, err := c.DescribeCollection(ctx, milvusclient.NewDescribeCollectionOption("missing_coll"))
 	require.Error(t, err)
-	require.Len(t, logs.lines("level=WARN", `msg="request failed"`, "method=DescribeCollection",
+	require.Len(t, logLines(logs, "level=WARN", `msg="request failed"`, "method=DescribeCollection",
 		"collection=missing_coll", "code=100", "reason=", "latency="), 1)
 
 	_, err = c.Insert(ctx, insertOption(coll, genMovies(0, 100, rand.New(rand.NewPCG(7, 8)))))
 	require.NoError(t, err)
-	require.Empty(t, logs.lines("method=Insert"), "no line per successful write at INFO")
+	require.Empty(t, logLines(logs, "method=Insert"), "no line per successful write at INFO")
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, ft.Await(ctx))
-	require.NotEmpty(t, logs.lines(`msg="segment flushed"`, "vchannel="))
+	require.NotEmpty(t, logLines(logs, `msg="segment flushed"`, "vchannel="))
 	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(entity.L2, 8, 32)))
 	require.NoError(t, err)
 	require.NoError(t, it.Await(ctx))
-	require.Eventually(t, func() bool { return len(logs.lines(`msg="index built"`, "rows=100")) == 1 },
+	require.Eventually(t, func() bool { return len(logLines(logs, `msg="index built"`, "rows=100")) == 1 },
 		10*time.Second, 50*time.Millisecond)
-	require.Len(t, logs.lines(`msg="index build started"`, "rows=100"), 1)
+	require.Len(t, logLines(logs, `msg="index build started"`, "rows=100"), 1)
 
 	// The level, read and changed at run time.
 	level := func(method, body, contentType string) (int, string) {
@@ -106,7 +90,7 @@ func TestRequestLog(t *testing.T) {
 	require.Equal(t, "debug", got)
 	_, err = c.HasCollection(ctx, milvusclient.NewHasCollectionOption(coll))
 	require.NoError(t, err)
-	require.NotEmpty(t, logs.lines("level=DEBUG", "msg=request", "collection="+coll))
+	require.NotEmpty(t, logLines(logs, "level=DEBUG", "msg=request", "collection="+coll))
 	code, got = level(http.MethodPut, "level=warn", "application/x-www-form-urlencoded")
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "warn", got)
@@ -114,5 +98,5 @@ func TestRequestLog(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, got, "loud")
 	require.NoError(t, c.DropCollection(ctx, milvusclient.NewDropCollectionOption(coll)))
-	require.Empty(t, logs.lines("method=DropCollection"), "INFO lines are off at warn")
+	require.Empty(t, logLines(logs, "method=DropCollection"), "INFO lines are off at warn")
 }
