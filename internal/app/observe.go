@@ -22,10 +22,32 @@ import (
 // components themselves stay free of metrics plumbing. Each embeds the
 // interface it decorates: methods it does not override pass through.
 
-// meteredQueryNode records milvus_querynode_sq_req_* for each search and query.
+// meteredQueryNode records milvus_querynode_sq_req_* for each search and
+// query, and logs the start and end of each load.
 type meteredQueryNode struct {
 	proxy.QueryNode
-	m *metrics.QueryNode
+	m      *metrics.QueryNode
+	logger *slog.Logger
+}
+
+// Load implements proxy.QueryNode.
+func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitions []int64) error {
+	if loaded, _ := q.Loaded(collectionID); loaded {
+		return q.QueryNode.Load(ctx, collectionID, partitions) // a change of partitions, or nothing
+	}
+	start := time.Now()
+	q.logger.Info("loading collection", "collection", collectionID, "partitions", partitions)
+	if err := q.QueryNode.Load(ctx, collectionID, partitions); err != nil {
+		return err
+	}
+	var rows int64
+	segs := q.Segments(collectionID)
+	for _, s := range segs {
+		rows += s.Rows
+	}
+	q.logger.Info("collection loaded", "collection", collectionID, "segments", len(segs), "rows", rows,
+		"took", time.Since(start).String())
+	return nil
 }
 
 // Search implements proxy.QueryNode.
