@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/index"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
@@ -66,6 +67,18 @@ func TestRequestLog(t *testing.T) {
 	require.Eventually(t, func() bool { return len(logLines(logs, `msg="index built"`, "rows=100")) == 1 },
 		10*time.Second, 50*time.Millisecond)
 	require.Len(t, logLines(logs, `msg="index build started"`, "rows=100"), 1)
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	require.Len(t, logLines(logs, `msg="loading collection"`), 1)
+	require.Len(t, logLines(logs, `msg="collection loaded"`, "rows=100", "took="), 1)
+	prog, err := s.rawClient(t).GetLoadingProgress(ctx, &milvuspb.GetLoadingProgressRequest{CollectionName: coll})
+	require.NoError(t, err)
+	require.EqualValues(t, 100, prog.GetProgress())
+	state, err := c.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))
+	require.NoError(t, err)
+	require.Equal(t, entity.LoadStateLoaded, state.State)
+	require.NoError(t, c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption(coll)))
 
 	// The level, read and changed at run time.
 	level := func(method, body, contentType string) (int, string) {

@@ -241,7 +241,7 @@ func newObservers(reg prometheus.Registerer, root metrics.Collections, data *dat
 }
 
 func (o *observers) queryNode(q proxy.QueryNode) proxy.QueryNode {
-	return meteredQueryNode{QueryNode: q, m: o.qn}
+	return meteredQueryNode{QueryNode: q, m: o.qn, logger: o.logger}
 }
 
 func (o *observers) dnCoord(c datanode.Coord) datanode.Coord {

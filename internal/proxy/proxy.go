@@ -61,6 +61,8 @@ type QueryNode interface {
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
 	Loaded(collectionID int64) (bool, []int64)
+	// LoadProgress is how far a loaded collection's load is (percent; 100 when serving).
+	LoadProgress(collectionID int64) int64
 	// LoadFailure is why the collection's last load failed (nil if it did not).
 	LoadFailure(collectionID int64) error
 	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
