@@ -42,13 +42,21 @@ var restMethods = map[string]string{
 	"entities/hybrid_search": "HybridSearch", "entities/advanced_search": "HybridSearch",
 }
 
-// restHead is what the observer reads from a REST request body.
-type restHead struct {
-	DBName         string            `json:"dbName"`
-	CollectionName string            `json:"collectionName"`
-	Data           []json.RawMessage `json:"data"`
-	Search         []json.RawMessage `json:"search"`
+// restNames are the database and collection a REST request body names.
+type restNames struct {
+	DBName         string `json:"dbName"`
+	CollectionName string `json:"collectionName"`
 }
+
+// restHead is what the observer reads from a search request body.
+type restHead struct {
+	restNames
+	Data   []json.RawMessage `json:"data"`
+	Search []json.RawMessage `json:"search"`
+}
+
+// maxRESTBody is the REST handler's body limit (rest.maxBodyBytes).
+const maxRESTBody = 256 << 20
 
 // restPrefixBytes is how much of a response the observer keeps: enough for
 // the envelope's code and an error message (the body's keys are sorted, so
@@ -67,14 +75,20 @@ func (o *Observer) RESTHandler(h http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		body, err := io.ReadAll(r.Body)
+		// One byte past the REST handler's limit, so that it still refuses a larger body.
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxRESTBody+1))
 		if err != nil {
 			h.ServeHTTP(w, r) // the handler reports the read error
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var head restHead
-		_ = json.Unmarshal(body, &head) // a malformed body fails in the handler and is logged below
+		if method == "Search" || method == "HybridSearch" {
+			_ = json.Unmarshal(body, &head) // a malformed body fails in the handler and is logged below
+		} else {
+			// Only the names: a write's rows are not copied out of the body.
+			_ = json.Unmarshal(body, &head.restNames)
+		}
 		rec := &recorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
 		c := call{method: method, db: head.DBName, collection: head.CollectionName, latency: time.Since(start)}
