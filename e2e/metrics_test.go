@@ -29,7 +29,7 @@ import (
 // (docs/ops/metrics.md); the ones a published dashboard queries must select
 // series after the traffic of TestMilvusDashboardSeries.
 var milvusSeries = []string{
-	"milvus_num_node",
+	"milvus_num_node", "milvus_build_info",
 	"milvus_proxy_req_count", "milvus_proxy_req_latency", "milvus_proxy_sq_latency",
 	"milvus_proxy_collection_sq_latency", "milvus_proxy_mutation_latency", "milvus_proxy_collection_mutation_latency",
 	"milvus_proxy_insert_vectors_count", "milvus_proxy_search_vectors_count", "milvus_proxy_delete_vectors_count",
