@@ -41,15 +41,24 @@ func TestMain(m *testing.M) {
 
 // server is a Strata standalone server running in this process.
 type server struct {
-	t      testing.TB
-	dir    string
-	addr   string
-	cancel context.CancelFunc
-	done   chan error
+	t    testing.TB
+	dir  string
+	addr string
+	// metrics is the metrics port's address ("" unless a tweak opens it).
+	metrics string
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 // startServer starts a server on a free port over dir.
 func startServer(t testing.TB, dir string, tweak ...func(*app.Config)) *server {
+	t.Helper()
+	return startServerLogs(t, dir, nil, tweak...)
+}
+
+// startServerLogs is startServer with the server's log written to logs
+// (when not nil) at cfg.LogLevel.
+func startServerLogs(t testing.TB, dir string, logs io.Writer, tweak ...func(*app.Config)) *server {
 	t.Helper()
 	cfg := app.Defaults()
 	cfg.DataDir = dir
@@ -63,10 +72,13 @@ func startServer(t testing.TB, dir string, tweak ...func(*app.Config)) *server {
 	if os.Getenv("STRATA_TEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if logs != nil {
+		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	}
 	srv, err := app.Listen(cfg, logger)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{t: t, dir: dir, addr: srv.Addr(), cancel: cancel, done: make(chan error, 1)}
+	s := &server{t: t, dir: dir, addr: srv.Addr(), metrics: srv.MetricsAddr(), cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- srv.Run(ctx) }()
 	t.Cleanup(s.stop)
 	return s

@@ -28,6 +28,8 @@ type fileConfig struct {
 type processConfig struct {
 	// MemoryLimit is the "memoryLimit" setting; nil when absent.
 	MemoryLimit *int64
+	// LogFormat is the --log-format flag ("text" or "json"), not a file setting.
+	LogFormat string `json:"-"`
 }
 
 // loadConfigFile applies the JSON configuration file at path to cfg and,

@@ -152,7 +152,18 @@ func standalone(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.LogLevel = new(slog.LevelVar)
+	cfg.LogLevel.Set(level)
+	var handler slog.Handler
+	switch proc.LogFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
+	case "json":
+		handler = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
+	default:
+		return fmt.Errorf("bad --log-format %q: text or json", proc.LogFormat)
+	}
+	logger := slog.New(handler)
 	if limit := applyMemoryLimit(proc.MemoryLimit); limit > 0 {
 		logger.Info("memory limit", "bytes", limit)
 	}
@@ -179,7 +190,8 @@ func standaloneConfig(args []string, stderr io.Writer) (app.Config, processConfi
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory holding the meta store, WAL and object storage")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address of the Milvus API (gRPC and REST v2)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics and /healthz (empty disables)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error (PUT /log/level on the metrics port changes it)")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
 	configFile := fs.String("config", "", "JSON file of settings (see README, \"Configuration file\"); flags given win over it")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: strata standalone [flags]\n\nserves the Milvus API (gRPC and REST v2) until SIGTERM or Ctrl-C")
@@ -207,6 +219,7 @@ func standaloneConfig(args []string, stderr io.Writer) (app.Config, processConfi
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return cfg, proc, level, fmt.Errorf("bad --log-level: %w", err)
 	}
+	proc.LogFormat = *logFormat
 	return cfg, proc, level, nil
 }
 

@@ -36,12 +36,14 @@ import (
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/storage"
+	"github.com/strata-db/strata/internal/sysinfo"
 	"github.com/strata-db/strata/internal/tso"
 	"github.com/strata-db/strata/internal/wal"
 	wallocal "github.com/strata-db/strata/internal/wal/local"
@@ -83,6 +85,10 @@ type Config struct {
 	WAL wallocal.Config `json:"wal"`
 	// Engines selects the meta store, object store and WAL implementations.
 	Engines Engines `json:"engines"`
+	// LogLevel is the level of the server's logger, which GET and PUT
+	// /log/level on the metrics port read and change at run time (nil: no
+	// such endpoint).
+	LogLevel *slog.LevelVar `json:"-"`
 }
 
 // Defaults returns the default standalone configuration.
@@ -237,15 +243,16 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	qn := querynode.New(cfg.queryNode(), log, objects, data, root, writer, pins, logger)
 	defer func() { err = errors.Join(err, qn.Close()) }()
-	dn, err := datanode.New(cfg.dataNode(), log, objects, data, root, ids, logger)
+	reg := prometheus.NewRegistry()
+	om := newObservers(reg, root, data, qn, log, logger)
+	dn, err := datanode.New(cfg.dataNode(), log, om.dnObjects(objects), om.dnCoord(data), root, ids, logger)
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, root, data, qn, writer, ids, clock, logger)
+	px := proxy.New(cfg.Proxy, root, data, om.queryNode(qn), writer, ids, clock, logger)
 
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := api.NewMetrics(reg)
+	apiMetrics := api.NewMetrics(reg)
 	sources := []health.Source{dn, qn}
 	for _, port := range []any{meta, log} {
 		if p, ok := port.(health.Source); ok {
@@ -254,13 +261,17 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	s.health = sources
 	registerHealthMetrics(reg, sources, map[string]func() int64{"datanode": dn.Quarantined, "querynode": qn.Quarantined})
+	build := sysinfo.ReadBuild(cfg.Proxy.Version)
+	metrics.RegisterBuildInfo(reg, build.Version, build.BuildTime, build.GitCommit)
+	svc := service{Proxy: px, info: sysinfo.New(sysinfo.Config{Build: build, Started: start, DataDir: cfg.DataDir,
+		SegmentMaxSizeMB: float64(cfg.DataCoord.SegmentMaxSize) / (1 << 20)}, sources...)}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return writer.Run(gctx) })
 	g.Go(func() error { return data.Run(gctx) })
 	g.Go(func() error { return dn.Run(gctx) })
-	g.Go(func() error { return dn.RunIndexBuilder(gctx, data, "standalone") })
-	g.Go(func() error { return dn.RunCompactor(gctx, data) })
+	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
+	g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
 
 	// Collections that were loaded before the restart are loaded again. One
 	// that fails (a damaged file, say) is reported by the query node's
@@ -274,9 +285,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}
 
-	srv := grpc.NewServer(api.ServerOptions(metrics, logger)...)
-	milvuspb.RegisterMilvusServiceServer(srv, px)
-	api := newAPIServer(s.grpcLis, srv, rest.New(px, logger))
+	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
+	srv := grpc.NewServer(api.ServerOptions(obs)...)
+	milvuspb.RegisterMilvusServiceServer(srv, svc)
+	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(svc, logger)))
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {
@@ -296,6 +308,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			_, _ = w.Write([]byte("ok\n"))
 		})
 		mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
+		if cfg.LogLevel != nil {
+			mux.HandleFunc("/log/level", logLevelHandler(cfg.LogLevel, logger))
+		}
 		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
 			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {

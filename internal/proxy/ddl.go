@@ -378,6 +378,9 @@ func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequ
 		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err), State: commonpb.LoadState_LoadStateNotLoad}, nil
 	}
 	if p.isLoaded(col.ID, ids) {
+		if p.query.LoadProgress(col.ID) < 100 {
+			return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoading}, nil
+		}
 		return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoaded}, nil
 	}
 	return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateNotLoad}, nil
@@ -416,7 +419,8 @@ func (p *Proxy) isLoaded(collID int64, want []int64) bool {
 	return true
 }
 
-// GetLoadingProgress reports 100 once loaded.
+// GetLoadingProgress reports how far the load is: the WAL replay of the
+// collection's vchannels, 100 once it serves.
 func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoadingProgressRequest) (*milvuspb.GetLoadingProgressResponse, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
@@ -434,7 +438,7 @@ func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoading
 	}
 	pct := int64(0)
 	if p.isLoaded(col.ID, ids) {
-		pct = 100
+		pct = p.query.LoadProgress(col.ID)
 	}
 	return &milvuspb.GetLoadingProgressResponse{Status: ok(), Progress: pct, RefreshProgress: pct}, nil
 }

@@ -64,6 +64,8 @@ type QueryNode interface {
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
 	Loaded(collectionID int64) (bool, []int64)
+	// LoadProgress is how far a loaded collection's load is (percent; 100 when serving).
+	LoadProgress(collectionID int64) int64
 	// LoadFailure is why the collection's last load failed (nil if it did not).
 	LoadFailure(collectionID int64) error
 	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
@@ -89,11 +91,15 @@ type Config struct {
 	BoundedStaleness time.Duration `json:"boundedStaleness"`
 	// Version is reported by GetVersion and Connect (version.Milvus).
 	Version string `json:"-"`
+	// SlowQuerySpan logs a request that takes longer as slow and counts it in
+	// milvus_proxy_slow_query_count (Milvus proxy.slowQuerySpanInSeconds; 0 = never).
+	SlowQuerySpan time.Duration `json:"slowQuerySpan"`
 }
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: version.Milvus}
+	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: version.Milvus,
+		SlowQuerySpan: 5 * time.Second}
 }
 
 // Validate checks the configuration.
@@ -103,6 +109,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("proxy: maxRequestBytes must be positive, got %d", c.MaxRequestBytes)
 	case c.BoundedStaleness < 0:
 		return fmt.Errorf("proxy: boundedStaleness must not be negative, got %s", c.BoundedStaleness)
+	case c.SlowQuerySpan < 0:
+		return fmt.Errorf("proxy: slowQuerySpan must not be negative, got %s", c.SlowQuerySpan)
 	case c.Version == "":
 		return errors.New("proxy: version is empty")
 	}
