@@ -174,7 +174,6 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	qn := querynode.New(cfg.QueryNode, log, objects, data, root, writer, pins, logger)
-	defer func() { err = errors.Join(err, qn.Close()) }()
 	dnCfg := cfg.DataNode
 	dnCfg.PChannels = nil
 	for i := 0; i < cfg.RootCoord.PChannels; i++ {
@@ -204,6 +203,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return dn.Run(gctx) })
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, data, "standalone") })
 	g.Go(func() error { return dn.RunCompactor(gctx, data) })
+	g.Go(func() error { return qn.Run(gctx) })
 
 	// Collections that were loaded before the restart are loaded again. One
 	// that fails (a damaged file, say) is reported by the query node's
