@@ -222,7 +222,11 @@ func (n *Node) fail(c *collection, d *delegator, err error) {
 		if pe, ok := errors.AsType[*panicError](err); ok {
 			attrs = append(attrs, "stack", string(pe.stack))
 		}
-		n.logger.Error("a loaded collection stopped serving; it must be loaded again", attrs...)
+		msg := "a loaded collection stopped serving; it must be loaded again"
+		if f.vchannel == "" {
+			msg = "loading a collection failed"
+		}
+		n.logger.Error(msg, attrs...)
 	}
 }
 

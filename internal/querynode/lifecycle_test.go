@@ -225,6 +225,11 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	require.Contains(t, err.Error(), "channel not available[channel="+s.VChannels[0]+"]")
 	require.Contains(t, err.Error(), cause.Error())
 	require.ErrorContains(t, s.QueryNode.LoadFailure(s.CollectionID), cause.Error())
+	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: stacktest.Collection})
+	require.NoError(t, err)
+	require.Equal(t, commonpb.LoadState_LoadStateNotLoad, ls.GetState())
+	require.Equal(t, errcode.CollectionNotLoaded, ls.GetStatus().GetCode(), "GetLoadState says why")
+	require.Contains(t, ls.GetStatus().GetReason(), cause.Error())
 	var subjects []string
 	for _, p := range s.QueryNode.Problems() {
 		subjects = append(subjects, p.Subject+": "+p.Reason)

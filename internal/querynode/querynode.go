@@ -8,6 +8,14 @@
 // with ignore_growing (plan.Read.IgnoreGrowing) reads the sealed segments
 // only. A read that names a partition that is not loaded is refused with
 // code 201, "partition not loaded", as in Milvus.
+//
+// Node.Run owns the delegators' goroutines (lifecycle.go). Load builds a
+// collection's delegators without the node-wide lock and installs them
+// under it, so a load never stalls the reads of other collections; a
+// Release during a load wins. A delegator that stops on an error (its WAL
+// cannot be read, a panic) fails its collection at once: reads get 503,
+// "channel not available" (101 when it stops before its load is done), and
+// LoadFailure and Problems say why, until the collection is loaded again.
 package querynode
 
 import (
