@@ -242,7 +242,6 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	qn := querynode.New(cfg.queryNode(), log, objects, data, root, writer, pins, logger)
-	defer func() { err = errors.Join(err, qn.Close()) }()
 	reg := prometheus.NewRegistry()
 	om := newObservers(reg, root, data, qn, log, logger)
 	dn, err := datanode.New(cfg.dataNode(), log, om.dnObjects(objects), om.dnCoord(data), root, ids, logger)
@@ -272,6 +271,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return dn.Run(gctx) })
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
 	g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
+	g.Go(func() error { return qn.Run(gctx) })
 
 	// Collections that were loaded before the restart are loaded again. One
 	// that fails (a damaged file, say) is reported by the query node's

@@ -24,6 +24,9 @@ const (
 	SchemaMismatch      int32 = 109
 	PartitionNotFound   int32 = 200
 	PartitionNotLoaded  int32 = 201
+	// ChannelNotAvailable is Milvus's ErrChannelNotAvailable: no shard
+	// delegator serves a vchannel of a loaded collection.
+	ChannelNotAvailable int32 = 503
 	IndexNotFound       int32 = 700
 	DatabaseNotFound    int32 = 800
 	DatabaseNumLimit    int32 = 801

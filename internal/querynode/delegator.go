@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -70,9 +71,20 @@ type delegator struct {
 	advanced chan struct{} // closed and replaced whenever tsafe or next moves
 	handoff  chan struct{}
 	// done is closed when run returns; stopErr (under tsMu) says why.
-	done    chan struct{}
-	stopErr error
+	done     chan struct{}
+	stopErr  error
+	released bool // run stopped because the collection was released
+	// abort stops run with an error (set before run starts).
+	abort context.CancelCauseFunc
 }
+
+// panicError is a panic recovered in a delegator; the log shows its stack.
+type panicError struct {
+	val   any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.val) }
 
 func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
 	d := &delegator{node: n, info: info, vchannel: vchannel, pchannel: pchannel,
@@ -174,8 +186,16 @@ func (d *delegator) loadDeltas(ctx context.Context, s catalog.SegmentInfo) error
 	return nil
 }
 
-// run consumes the vchannel until ctx ends.
-func (d *delegator) run(ctx context.Context) error {
+// run consumes the vchannel until ctx ends; then it returns
+// context.Cause(ctx): context.Canceled, or the error d.abort stopped it
+// with. A panic while applying a message, or in the handoff loop, stops the
+// delegator with an error (and so its collection), not the process.
+func (d *delegator) run(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{val: r, stack: debug.Stack()}
+		}
+	}()
 	sc, err := wal.OpenScanner(ctx, d.node.log, d.pchannel, d.seek)
 	if err != nil {
 		return err
@@ -188,6 +208,11 @@ func (d *delegator) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				d.abort(fmt.Errorf("handoff: %w", &panicError{val: r, stack: debug.Stack()}))
+			}
+		}()
 		d.handoffLoop(hctx)
 	}()
 	defer wg.Wait()
@@ -201,11 +226,14 @@ func (d *delegator) run(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
 			return err
 		}
 		if err := d.handle(ctx, e); err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return context.Cause(ctx)
 			}
 			// A message this node cannot apply (malformed) must not stop the
 			// channel: reads would wait forever. Quarantine it: report it
@@ -497,21 +525,36 @@ func (d *delegator) currentTSafe() uint64 {
 
 // stopped records why run returned and wakes every waiter.
 func (d *delegator) stopped(err error) {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, wal.ErrClosed) {
+	released := err == nil || errors.Is(err, context.Canceled) || errors.Is(err, wal.ErrClosed)
+	if released {
 		err = errors.New("the collection was released")
 	}
 	d.tsMu.Lock()
-	d.stopErr = err
+	d.stopErr, d.released = err, released
 	d.tsMu.Unlock()
 	close(d.done)
 }
 
-// stoppedErr is the error a waiter gets once run has returned.
+// stoppedErr is the error a waiter gets once run has returned: 503,
+// "channel not available", when the delegator stopped on an error after it
+// had caught up (the collection was serving), else 101, "collection not
+// loaded".
 func (d *delegator) stoppedErr() error {
 	d.tsMu.Lock()
 	defer d.tsMu.Unlock()
+	if !d.released && d.next >= d.end {
+		return channelNotAvailable(d.vchannel, d.info.Name, d.stopErr)
+	}
 	return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: vchannel %s stopped: %v",
 		d.info.Name, d.vchannel, d.stopErr)
+}
+
+// caughtUp reports whether the delegator has consumed the WAL up to the end
+// it saw when its load started.
+func (d *delegator) caughtUp() bool {
+	d.tsMu.Lock()
+	defer d.tsMu.Unlock()
+	return d.next >= d.end
 }
 
 // waitTSafe waits until tsafe ≥ ts and returns the tsafe.

@@ -8,6 +8,14 @@
 // with ignore_growing (plan.Read.IgnoreGrowing) reads the sealed segments
 // only. A read that names a partition that is not loaded is refused with
 // code 201, "partition not loaded", as in Milvus.
+//
+// Node.Run owns the delegators' goroutines (lifecycle.go). Load builds a
+// collection's delegators without the node-wide lock and installs them
+// under it, so a load never stalls the reads of other collections; a
+// Release during a load wins. A delegator that stops on an error (its WAL
+// cannot be read, a panic) fails its collection at once: reads get 503,
+// "channel not available" (101 when it stops before its load is done), and
+// LoadFailure and Problems say why, until the collection is loaded again.
 package querynode
 
 import (
@@ -84,23 +92,38 @@ type Node struct {
 	pins    *wal.Pins // nil: nothing truncates the WAL
 	logger  *slog.Logger
 
+	// mu guards the node's tables. It is never held across I/O: Load
+	// builds delegators without it and installs them under it.
 	mu          sync.RWMutex
 	collections map[int64]*collection
-	// failed holds the collections whose last load failed (cleared by the
-	// next Load or a Release): a delegator that cannot read its vchannel or
-	// a segment that cannot be loaded stops its collection, never the node.
+	// loading holds the loads in progress (not serving yet): a second Load
+	// of the collection joins the first, a Release cancels it.
+	loading map[int64]*loading
+	// failed holds the collections whose last load failed, or that stopped
+	// serving (cleared by the next Load or a Release): a delegator that
+	// cannot read its vchannel or a segment that cannot be loaded stops its
+	// collection, never the node.
 	failed map[int64]loadFailure
+	// closed is set by Close (when Run ends): no load starts after it.
+	closed bool
+	// loads counts the Load calls in progress; serving counts the
+	// delegators' goroutines. Close waits for both.
+	loads   sync.WaitGroup
+	serving sync.WaitGroup
 	// quarantined counts the WAL messages the delegators could not apply
 	// and skipped; quarantine lists them by vchannel.
 	quarantined atomic.Int64
 	quarantine  health.Set
 }
 
-// loadFailure is why a collection's load failed.
+// loadFailure is why a collection's load failed, or why it stopped serving.
 type loadFailure struct {
 	name string
 	err  error
 	at   time.Time
+	// vchannel is the vchannel whose delegator stopped after the load was
+	// done ("" for a load that failed).
+	vchannel string
 }
 
 // collection is a loaded collection: one delegator per vchannel.
@@ -108,7 +131,7 @@ type collection struct {
 	info       *catalog.Collection
 	partitions map[int64]bool // loaded partitions; nil = all
 	delegators []*delegator
-	cancel     context.CancelFunc
+	cancel     context.CancelFunc // stops the delegators (nil until they start)
 	wg         sync.WaitGroup
 }
 
@@ -118,76 +141,7 @@ func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collecti
 	logger *slog.Logger,
 ) *Node {
 	return &Node{cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, pins: pins, logger: logger,
-		collections: map[int64]*collection{}, failed: map[int64]loadFailure{}}
-}
-
-// Load loads a collection (partitions nil = all) and returns once every
-// delegator has replayed the WAL up to its end at the time of the call.
-// Loading an already loaded collection updates its partition set.
-func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64) error {
-	n.mu.Lock()
-	if c, ok := n.collections[collectionID]; ok {
-		c.setPartitions(partitions)
-		n.mu.Unlock()
-		return nil
-	}
-	info, err := n.colls.CollectionByID(collectionID)
-	if err != nil {
-		n.mu.Unlock()
-		return err
-	}
-	delete(n.failed, collectionID) // a new load is a new try
-	runCtx, cancel := context.WithCancel(context.Background())
-	c := &collection{info: info, cancel: cancel}
-	c.setPartitions(partitions)
-	for i, v := range info.VChannels {
-		d, err := newDelegatorRetrying(ctx, n, info, v, info.PChannels[i])
-		if err != nil {
-			cancel()
-			c.stop()
-			err = fmt.Errorf("querynode: load %s: %w", v, err)
-			if ctx.Err() == nil {
-				n.failed[collectionID] = loadFailure{name: info.Name, err: err, at: time.Now()}
-				n.logger.Error("loading a collection failed", "collection", info.Name, "err", err)
-			}
-			n.mu.Unlock()
-			return err
-		}
-		c.delegators = append(c.delegators, d)
-	}
-	for _, d := range c.delegators {
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			err := d.run(runCtx)
-			d.stopped(err)
-			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, wal.ErrClosed) {
-				// Stop the collection (not from this goroutine: stop waits for it).
-				go n.fail(c, fmt.Errorf("querynode: vchannel %s: %w", d.vchannel, err))
-			}
-		}()
-	}
-	n.collections[collectionID] = c
-	n.mu.Unlock()
-	for _, d := range c.delegators {
-		if err := d.waitCaughtUp(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// fail unloads a collection whose delegator stopped on an error and records
-// why, so that reads and GetLoadState report it instead of waiting.
-func (n *Node) fail(c *collection, err error) {
-	n.logger.Error("a loaded collection stopped serving; it must be loaded again", "collection", c.info.Name, "err", err)
-	n.mu.Lock()
-	if n.collections[c.info.ID] == c {
-		delete(n.collections, c.info.ID)
-		n.failed[c.info.ID] = loadFailure{name: c.info.Name, err: err, at: time.Now()}
-	}
-	n.mu.Unlock()
-	c.stop()
+		collections: map[int64]*collection{}, loading: map[int64]*loading{}, failed: map[int64]loadFailure{}}
 }
 
 // LoadFailure returns why the collection's last load failed, or nil.
@@ -210,8 +164,12 @@ func (n *Node) Problems() []health.Problem {
 	n.mu.RLock()
 	var out []health.Problem
 	for _, f := range n.failed {
+		reason := "load failed: " + f.err.Error()
+		if f.vchannel != "" {
+			reason = "stopped serving: " + f.err.Error()
+		}
 		out = append(out, health.Problem{Component: "querynode", Subject: "collection " + f.name,
-			Reason: "load failed: " + f.err.Error(), Since: f.at})
+			Reason: reason, Since: f.at})
 	}
 	n.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Subject < out[j].Subject })
@@ -257,26 +215,6 @@ func (c *collection) setPartitions(parts []int64) {
 	c.partitions = m
 }
 
-func (c *collection) stop() {
-	c.cancel()
-	c.wg.Wait()
-	for _, d := range c.delegators {
-		d.unpin()
-	}
-}
-
-// Release unloads a collection; releasing an unloaded one is not an error.
-func (n *Node) Release(collectionID int64) {
-	n.mu.Lock()
-	c, ok := n.collections[collectionID]
-	delete(n.collections, collectionID)
-	delete(n.failed, collectionID)
-	n.mu.Unlock()
-	if ok {
-		c.stop()
-	}
-}
-
 // ReleasePartitions removes partitions from a loaded collection's partition set.
 func (n *Node) ReleasePartitions(collectionID int64, parts []int64) {
 	n.mu.Lock()
@@ -308,18 +246,6 @@ func (n *Node) Loaded(collectionID int64) (bool, []int64) {
 	return true, out
 }
 
-// Close releases every collection.
-func (n *Node) Close() error {
-	n.mu.Lock()
-	cs := n.collections
-	n.collections = map[int64]*collection{}
-	n.mu.Unlock()
-	for _, c := range cs {
-		c.stop()
-	}
-	return nil
-}
-
 // loaded returns the loaded collection of a read, or a CollectionNotLoaded
 // error; a read that names a partition that is not loaded gets a
 // PartitionNotLoaded error, as in Milvus.
@@ -334,6 +260,9 @@ func (n *Node) loaded(r *plan.Read) (*collection, map[int64]bool, error) {
 			name = info.Name
 		}
 		if f, failed := n.failed[collectionID]; failed {
+			if f.vchannel != "" {
+				return nil, nil, channelNotAvailable(f.vchannel, name, f.err)
+			}
 			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, f.err)
 		}
 		return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)

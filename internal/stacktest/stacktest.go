@@ -366,6 +366,7 @@ type HookedObjects struct {
 	mu      sync.Mutex
 	gate    chan struct{}
 	allowed []int64
+	held    chan struct{} // closed when a read first waits at the gate
 }
 
 // Get waits at the gate unless the key belongs to an allowed segment.
@@ -376,6 +377,10 @@ func (h *HookedObjects) Get(ctx context.Context, key string) ([]byte, error) {
 		if strings.Contains(key, "/"+strconv.FormatInt(id, 10)+"/") {
 			wait = nil
 		}
+	}
+	if wait != nil && h.held != nil {
+		close(h.held)
+		h.held = nil
 	}
 	h.mu.Unlock()
 	if wait != nil {
@@ -391,14 +396,25 @@ func (h *HookedObjects) Get(ctx context.Context, key string) ([]byte, error) {
 // HoldAllBut makes reads of every segment's files but the allowed ones wait
 // until the returned function is called.
 func (h *HookedObjects) HoldAllBut(allowed ...int64) (release func()) {
+	release, _ = h.Hold(allowed...)
+	return release
+}
+
+// Hold is HoldAllBut (release may be called more than once), and also
+// returns a channel closed as soon as a read waits at the gate: a test
+// knows then that the reader is blocked there.
+func (h *HookedObjects) Hold(allowed ...int64) (release func(), held <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	gate := make(chan struct{})
-	h.gate, h.allowed = gate, allowed
+	h.gate, h.allowed, h.held = gate, allowed, make(chan struct{})
+	var once sync.Once
 	return func() {
-		h.mu.Lock()
-		h.gate, h.allowed = nil, nil
-		h.mu.Unlock()
-		close(gate)
-	}
+		once.Do(func() {
+			h.mu.Lock()
+			h.gate, h.allowed, h.held = nil, nil, nil
+			h.mu.Unlock()
+			close(gate)
+		})
+	}, h.held
 }

@@ -1,0 +1,268 @@
+package querynode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/wal"
+)
+
+// The node's lifecycle. Run owns every goroutine the node starts: one per
+// delegator of a loaded collection, consuming its vchannel. Load builds a
+// collection's delegators without the node's lock (reading sealed segments
+// from object storage and replaying the WAL take as long as they take) and
+// installs them under it; Release and Close stop them and wait for them.
+//
+//	Load ──build (no lock)──▶ install (lock) ──▶ serving ──Release/Close──▶ gone
+//	   ╰─ a Release/Close meanwhile wins: what was built is stopped
+//	serving ──a delegator stops on an error──▶ failed (reads, GetLoadState
+//	                                            and Problems say why)
+
+// errStopped refuses a Load once the node has stopped.
+var errStopped = errors.New("querynode: stopped")
+
+// loading is a load in progress.
+type loading struct {
+	c      *collection
+	cancel context.CancelFunc // cancels the build (Release, Close)
+	// released is set (under Node.mu) by a Release or Close during the
+	// load: the load stops what it built and fails.
+	released bool
+	done     chan struct{} // closed once installed or failed; err says which
+	err      error
+}
+
+// Run runs the query node until ctx ends, then releases every collection
+// and waits for the goroutines of their delegators. A delegator that stops
+// on an error stops its collection (reported by LoadFailure, Problems and
+// reads), never the node, so Run returns nil. A node that is not Run is
+// stopped by Close.
+func (n *Node) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return n.Close()
+}
+
+// Close releases every collection, stops the loads in progress and waits
+// for every goroutine of the node; Loads after it fail. It is idempotent.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	n.closed = true
+	cs := n.collections
+	n.collections = map[int64]*collection{}
+	for _, l := range n.loading {
+		l.released = true
+		l.cancel()
+	}
+	n.loading = map[int64]*loading{}
+	n.mu.Unlock()
+	for _, c := range cs {
+		c.stop()
+	}
+	n.loads.Wait()
+	n.serving.Wait()
+	return nil
+}
+
+// Load loads a collection (partitions nil = all) and returns once every
+// delegator has replayed the WAL up to its end at the time of the call.
+// Loading an already loaded collection updates its partition set; a Load
+// of a collection that is loading joins that load (and adds its
+// partitions). The delegators are built without the node's lock, so reads
+// of the other collections go on while this one loads. A Release of the
+// collection during the load wins: the load stops and fails with code 101.
+func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64) error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return errStopped
+	}
+	if c, ok := n.collections[collectionID]; ok {
+		c.setPartitions(partitions)
+		n.mu.Unlock()
+		return nil
+	}
+	if l, ok := n.loading[collectionID]; ok {
+		l.c.setPartitions(partitions)
+		n.mu.Unlock()
+		return l.wait(ctx)
+	}
+	info, err := n.colls.CollectionByID(collectionID)
+	if err != nil {
+		n.mu.Unlock()
+		return err
+	}
+	delete(n.failed, collectionID) // a new load is a new try
+	bctx, cancel := context.WithCancel(ctx)
+	l := &loading{c: &collection{info: info}, cancel: cancel, done: make(chan struct{})}
+	l.c.setPartitions(partitions)
+	n.loading[collectionID] = l
+	n.loads.Add(1)
+	n.mu.Unlock()
+	defer n.loads.Done()
+
+	err = n.build(bctx, l.c)
+	cancel()
+	n.install(ctx, l, err)
+	return l.wait(ctx)
+}
+
+// build builds a collection's delegators (without the node's lock).
+func (n *Node) build(ctx context.Context, c *collection) error {
+	for i, v := range c.info.VChannels {
+		d, err := newDelegatorRetrying(ctx, n, c.info, v, c.info.PChannels[i])
+		if err != nil {
+			return fmt.Errorf("querynode: load %s: %w", v, err)
+		}
+		c.delegators = append(c.delegators, d)
+	}
+	return nil
+}
+
+// install ends a load: the collection serves and its delegators start, or,
+// when the build failed or a Release came meanwhile, what was built stops.
+func (n *Node) install(ctx context.Context, l *loading, err error) {
+	c := l.c
+	id := c.info.ID
+	n.mu.Lock()
+	if n.loading[id] == l {
+		delete(n.loading, id)
+	}
+	switch {
+	case l.released || n.closed:
+		err = errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: released while loading", c.info.Name)
+	case err != nil:
+		if ctx.Err() == nil {
+			n.failed[id] = loadFailure{name: c.info.Name, err: err, at: time.Now()}
+			n.logger.Error("loading a collection failed", "collection", c.info.Name, "err", err)
+		}
+	default:
+		n.collections[id] = c
+		n.start(c)
+	}
+	l.err = err
+	close(l.done)
+	n.mu.Unlock()
+	if err != nil {
+		c.stop()
+	}
+}
+
+// wait waits for the load to end, then for its delegators to catch up.
+func (l *loading) wait(ctx context.Context) error {
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return errors.Join(errors.New("querynode: load interrupted"), ctx.Err())
+	}
+	if l.err != nil {
+		return l.err
+	}
+	for _, d := range l.c.delegators {
+		if err := d.waitCaughtUp(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start starts a collection's delegators. The caller holds n.mu, and the
+// node is not closed.
+func (n *Node) start(c *collection) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	for _, d := range c.delegators {
+		dctx, abort := context.WithCancelCause(ctx)
+		d.abort = abort
+		c.wg.Add(1)
+		n.serving.Add(1)
+		go func() {
+			defer n.serving.Done()
+			defer c.wg.Done()
+			defer abort(context.Canceled)
+			n.serve(dctx, c, d)
+		}()
+	}
+}
+
+// serve runs a delegator until it stops. One that stops on an error (its
+// WAL cannot be read, a panic) stops its collection.
+func (n *Node) serve(ctx context.Context, c *collection, d *delegator) {
+	err := d.run(ctx)
+	d.stopped(err)
+	d.unpin()
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, wal.ErrClosed) {
+		n.fail(c, d, fmt.Errorf("querynode: vchannel %s: %w", d.vchannel, err))
+	}
+}
+
+// fail unloads a collection whose delegator stopped on an error and records
+// why, so that reads, GetLoadState and Problems report it at once instead
+// of waiting; the collection's other delegators stop too. A delegator that
+// stops before it has caught up fails the load (reads get 101, "collection
+// not loaded"); one that stops later leaves its vchannel without a
+// delegator (reads get 503, "channel not available", as in Milvus).
+func (n *Node) fail(c *collection, d *delegator, err error) {
+	f := loadFailure{name: c.info.Name, err: err, at: time.Now()}
+	if d.caughtUp() {
+		f.vchannel = d.vchannel
+	}
+	n.mu.Lock()
+	current := n.collections[c.info.ID] == c
+	if current {
+		delete(n.collections, c.info.ID)
+		n.failed[c.info.ID] = f
+	}
+	n.mu.Unlock()
+	c.cancel() // not stop: it would wait for this goroutine
+	if current {
+		attrs := []any{"collection", c.info.Name, "vchannel", d.vchannel, "err", err}
+		if pe, ok := errors.AsType[*panicError](err); ok {
+			attrs = append(attrs, "stack", string(pe.stack))
+		}
+		msg := "a loaded collection stopped serving; it must be loaded again"
+		if f.vchannel == "" {
+			msg = "loading a collection failed"
+		}
+		n.logger.Error(msg, attrs...)
+	}
+}
+
+// Release unloads a collection, or stops its load in progress; releasing
+// an unloaded one is not an error.
+func (n *Node) Release(collectionID int64) {
+	n.mu.Lock()
+	c, ok := n.collections[collectionID]
+	delete(n.collections, collectionID)
+	delete(n.failed, collectionID)
+	if l, loading := n.loading[collectionID]; loading {
+		l.released = true
+		l.cancel()
+		delete(n.loading, collectionID)
+	}
+	n.mu.Unlock()
+	if ok {
+		c.stop()
+	}
+}
+
+// stop stops a collection's delegators, waits for them and releases their
+// WAL pins.
+func (c *collection) stop() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.wg.Wait()
+	for _, d := range c.delegators {
+		d.unpin()
+	}
+}
+
+// channelNotAvailable is the error of a read of a collection whose
+// delegator of vchannel stopped: Milvus's ErrChannelNotAvailable.
+func channelNotAvailable(vchannel, collection string, cause error) error {
+	return errcode.New(errcode.ChannelNotAvailable, "channel not available[channel=%s]: the shard delegator of collection %s stopped: %v",
+		vchannel, collection, cause)
+}

@@ -1,0 +1,267 @@
+package querynode_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/stacktest"
+)
+
+// guard bounds a wait that only a bug makes long (a deadlock): it is not a
+// latency threshold.
+const guard = 30 * time.Second
+
+// second creates collection "second" (the stack's schema) with rows keys
+// [0, rows) flushed to binlogs, and returns its ID and segments.
+func second(t *testing.T, s *stacktest.Stack, rows int64) (int64, []int64) {
+	t.Helper()
+	ctx := context.Background()
+	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: "second", Fields: []*schemapb.FieldSchema{
+		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+	}})
+	require.NoError(t, err)
+	st, err := s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: "second", Schema: schema, ShardsNum: 1})
+	require.NoError(t, err)
+	require.Zero(t, st.GetCode(), st.GetReason())
+	keys := make([]int64, rows)
+	vecs := make([]float32, 0, 2*rows)
+	for i := range keys {
+		keys[i] = int64(i)
+		vecs = append(vecs, float32(i), 1)
+	}
+	resp, err := s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: "second", NumRows: uint32(rows), FieldsData: []*schemapb.FieldData{
+		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}}}}},
+		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
+			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}}}}},
+	}})
+	require.NoError(t, err)
+	require.Zero(t, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
+	col, err := s.Root.Collection("", "second")
+	require.NoError(t, err)
+	ids, ts, err := s.Data.Flush(ctx, col.ID, col.VChannels)
+	require.NoError(t, err)
+	require.NotEmpty(t, ids)
+	s.RunDataNode(s.NewDataNode(), func() bool { return s.Data.FlushState(ids, col.VChannels, ts) })
+	return col.ID, ids
+}
+
+// search searches the stack's collection for its nearest neighbour of (0, 1).
+func search(ctx context.Context, s *stacktest.Stack, collectionID int64) (*plan.SearchResult, error) {
+	return s.QueryNode.Search(ctx, &plan.Search{Read: plan.Read{CollectionID: collectionID, Strong: true},
+		FieldID: 101, Metric: "L2", Vectors: [][]float32{{0, 1}}, TopK: 3})
+}
+
+// loadAsync starts a Load and returns its result channel.
+func loadAsync(s *stacktest.Stack, collectionID int64) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- s.QueryNode.Load(context.Background(), collectionID, nil) }()
+	return done
+}
+
+// waitHeld waits until a load waits at the object-storage gate.
+func waitHeld(t *testing.T, held <-chan struct{}, loaded <-chan error) {
+	t.Helper()
+	select {
+	case <-held:
+	case err := <-loaded:
+		t.Fatalf("loaded without reading binlogs: %v", err)
+	}
+}
+
+// A load reads its sealed segments without the node's lock: while
+// collection B's load waits on slow object storage, a search of the loaded
+// collection A answers (it used to wait for B's load to end).
+func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
+	s := stacktest.New(t)
+	aSegs := s.Flush()
+	s.Insert(0, 50)
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	b, _ := second(t, s, 80)
+
+	release, held := s.QNObjects.Hold(aSegs...) // B's binlogs are slow to read
+	defer release()
+	loaded := loadAsync(s, b)
+	waitHeld(t, held, loaded) // B's load is reading its binlogs
+
+	searched := make(chan error, 1)
+	go func() {
+		res, err := search(context.Background(), s, s.CollectionID)
+		if err == nil && (len(res.Hits) != 1 || len(res.Hits[0]) == 0) {
+			err = errors.New("no hits")
+		}
+		searched <- err
+	}()
+	select {
+	case err := <-searched:
+		require.NoError(t, err)
+	case err := <-loaded:
+		t.Fatalf("B's load ended (%v) before the search of A answered", err)
+	case <-time.After(guard):
+		t.Fatal("the search of A waited for the load of B")
+	}
+	require.EqualValues(t, 50, s.Count(), "A counts while B loads")
+	ok, _ := s.QueryNode.Loaded(b)
+	require.False(t, ok, "B is not loaded before its load ends")
+	_, err := search(context.Background(), s, b)
+	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "a read of B during its load: %v", err)
+	select {
+	case err := <-loaded:
+		t.Fatalf("B's load ended (%v) while its binlogs were held", err)
+	default:
+	}
+
+	release()
+	require.NoError(t, <-loaded)
+	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: b, Strong: true}, CountOnly: true})
+	require.NoError(t, err)
+	require.EqualValues(t, 80, res.Count)
+}
+
+// A Release during a load wins: it returns without waiting for the load,
+// the load fails with 101 and leaves nothing loaded, and it is not a load
+// failure.
+func TestReleaseDuringLoadWins(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 30)
+	s.Flush()
+	release, held := s.QNObjects.Hold()
+	defer release()
+	loaded := loadAsync(s, s.CollectionID)
+	waitHeld(t, held, loaded)
+
+	released := make(chan struct{})
+	go func() {
+		s.QueryNode.Release(s.CollectionID)
+		close(released)
+	}()
+	select {
+	case <-released:
+	case <-time.After(guard):
+		t.Fatal("Release waited for the load")
+	}
+	err := <-loaded // the load's reads are cancelled
+	require.Error(t, err)
+	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "%v", err)
+	require.Contains(t, err.Error(), "released while loading")
+	ok, _ := s.QueryNode.Loaded(s.CollectionID)
+	require.False(t, ok)
+	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
+
+	release()
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a load after the release is a new load")
+	require.EqualValues(t, 30, s.Count())
+}
+
+// Two Loads of a collection that is loading are one load: the second waits
+// for the first (it does not report a load that is not done) and both end
+// with the collection served once.
+func TestDoubleLoadIsOneLoad(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 30)
+	ids := s.Flush()
+	release, held := s.QNObjects.Hold()
+	defer release()
+	first := loadAsync(s, s.CollectionID)
+	waitHeld(t, held, first)
+	secondLoad := loadAsync(s, s.CollectionID)
+	select {
+	case err := <-secondLoad:
+		t.Fatalf("the second Load returned (%v) before the first was done", err)
+	case err := <-first:
+		t.Fatalf("the first Load returned (%v) while its binlogs were held", err)
+	default:
+	}
+	release()
+	require.NoError(t, <-first)
+	require.NoError(t, <-secondLoad)
+	served := s.Served()
+	require.Len(t, served, len(ids), "%v", served)
+	require.EqualValues(t, 30, s.Count())
+}
+
+// A delegator that stops on an error (its WAL consumer fails) stops its
+// collection at once: a read waiting on it and every later read fail with
+// 503 "channel not available", LoadFailure and Problems say why, and the
+// node's other collections serve on.
+func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 40)
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	b, _ := second(t, s, 10)
+	require.NoError(t, s.QueryNode.Load(context.Background(), b, nil))
+
+	// A read whose guarantee no tick reaches waits on the delegator.
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := s.QueryNode.Query(context.Background(), &plan.Query{
+			Read: plan.Read{CollectionID: s.CollectionID, GuaranteeTS: ^uint64(0) >> 1}, CountOnly: true})
+		waiting <- err
+	}()
+	cause := errors.New("wal: injected read failure")
+	require.True(t, querynode.AbortDelegators(s.QueryNode, s.CollectionID, cause))
+	select {
+	case err := <-waiting:
+		require.Equal(t, errcode.ChannelNotAvailable, errcode.CodeOf(err), "%v", err)
+		require.Contains(t, err.Error(), cause.Error())
+	case <-time.After(guard):
+		t.Fatal("a read of the stopped collection waited")
+	}
+
+	_, err := search(context.Background(), s, s.CollectionID)
+	require.Equal(t, errcode.ChannelNotAvailable, errcode.CodeOf(err), "%v", err)
+	require.Contains(t, err.Error(), "channel not available[channel="+s.VChannels[0]+"]")
+	require.Contains(t, err.Error(), cause.Error())
+	require.ErrorContains(t, s.QueryNode.LoadFailure(s.CollectionID), cause.Error())
+	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: stacktest.Collection})
+	require.NoError(t, err)
+	require.Equal(t, commonpb.LoadState_LoadStateNotLoad, ls.GetState())
+	require.Equal(t, errcode.CollectionNotLoaded, ls.GetStatus().GetCode(), "GetLoadState says why")
+	require.Contains(t, ls.GetStatus().GetReason(), cause.Error())
+	var subjects []string
+	for _, p := range s.QueryNode.Problems() {
+		subjects = append(subjects, p.Subject+": "+p.Reason)
+	}
+	require.Contains(t, subjects, "collection "+stacktest.Collection+": stopped serving: querynode: vchannel "+
+		s.VChannels[0]+": "+cause.Error())
+	ok, _ := s.QueryNode.Loaded(s.CollectionID)
+	require.False(t, ok)
+
+	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: b, Strong: true}, CountOnly: true})
+	require.NoError(t, err, "the other collection serves")
+	require.EqualValues(t, 10, res.Count)
+
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "loading it again")
+	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
+	require.EqualValues(t, 40, s.Count())
+}
+
+// Run owns the node's goroutines: when its context ends it stops every
+// collection's delegators, waits for them and returns; loads are refused
+// after (goleak in TestMain checks nothing is left running).
+func TestRunStopsTheNode(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- s.QueryNode.Run(ctx) }()
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.EqualValues(t, 5, s.Count())
+	cancel()
+	require.NoError(t, <-ran)
+	ok, _ := s.QueryNode.Loaded(s.CollectionID)
+	require.False(t, ok)
+	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a stopped node loads nothing")
+}
