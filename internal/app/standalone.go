@@ -184,7 +184,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, root, data, qn, writer, ids, clock, logger)
+	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(qn), writer, ids, clock, logger)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

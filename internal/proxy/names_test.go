@@ -55,7 +55,7 @@ func namesProxy(t *testing.T) *Proxy {
 		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{Name: "v", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
 	}}, 1, commonpb.ConsistencyLevel_Strong, nil))
-	return New(Defaults(), core, nil, nil, nil, ids, ids, logger)
+	return New(Defaults(), CatalogOf(core), DataCoord{}, QueryNode{}, nil, ids, ids, logger)
 }
 
 // TestNamesValidatedBeforeLookup: every call that takes a collection name
