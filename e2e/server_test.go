@@ -4,7 +4,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"testing"
@@ -59,7 +58,7 @@ func startServer(t testing.TB, dir string, tweak ...func(*app.Config)) *server {
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	if os.Getenv("STRATA_TEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}

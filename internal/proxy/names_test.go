@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -44,7 +43,7 @@ func (d *ddlSink) End(context.Context, string) (int64, error) { return 0, nil }
 func namesProxy(t *testing.T) *Proxy {
 	t.Helper()
 	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	kv, err := embedded.Open(filepath.Join(t.TempDir(), "meta.db"), logger)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, kv.Close()) })

@@ -36,7 +36,7 @@ func (r *recorder) ListDatabases(context.Context, *milvuspb.ListDatabasesRequest
 
 func TestMetadataPassThrough(t *testing.T) {
 	svc := &recorder{}
-	ts := httptest.NewServer(rest.New(svc, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	ts := httptest.NewServer(rest.New(svc, slog.New(slog.DiscardHandler)))
 	defer ts.Close()
 	c := &client{t: t, base: ts.URL, headers: map[string]string{"Authorization": "Bearer root:Milvus", "DB-Name": "hdr"}}
 

@@ -2,7 +2,6 @@ package sparse
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -50,7 +49,7 @@ func TestWANDWindows(t *testing.T) {
 					want := x.searchInverted(terms, k, mask)
 					for _, mode := range []wandSplit{wandAuto, wandTAAT, wandMaxScore} {
 						got, _ := x.searchWAND(terms, k, mask, mode)
-						require.Equal(t, want, got, fmt.Sprintf("%s query %d k %d mode %d mask %v", ds.name, qi, k, mode, mask != nil))
+						require.Equal(t, want, got, "%s query %d k %d mode %d mask %v", ds.name, qi, k, mode, mask != nil)
 					}
 				}
 			}
