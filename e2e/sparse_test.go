@@ -188,7 +188,7 @@ func TestSparsePipeline(t *testing.T) {
 		}
 		return float64(hit) / float64(total)
 	}
-	require.InDelta(t, 1.0, recall(""), 0, "exact search before any index")
+	require.Equal(t, 1.0, recall(""), "exact search before any index")
 	// Exact search ignores the index-only parameters.
 	require.Equal(t, 1.0, recall(`{"drop_ratio_search": 0.8, "refine_factor": 1}`))
 

@@ -42,8 +42,8 @@ func TestLoadConfigFile(t *testing.T) {
 	require.Equal(t, 4*time.Second, cfg.DataNode.SyncPeriod)
 	require.EqualValues(t, 4<<20, cfg.WAL.SegmentSize)
 	// Absent fields keep their defaults.
-	require.InDelta(t, def.DataCoord.SealProportion, cfg.DataCoord.SealProportion, 0)
-	require.InDelta(t, def.DataCoord.Compaction.SmallProportion, cfg.DataCoord.Compaction.SmallProportion, 0)
+	require.Equal(t, def.DataCoord.SealProportion, cfg.DataCoord.SealProportion)
+	require.Equal(t, def.DataCoord.Compaction.SmallProportion, cfg.DataCoord.Compaction.SmallProportion)
 	require.Equal(t, def.DataNode.SegmentBufferSize, cfg.DataNode.SegmentBufferSize)
 }
 
