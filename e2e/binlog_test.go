@@ -227,7 +227,7 @@ func TestBinlogsInObjectStore(t *testing.T) {
 		pks, tss, err := storage.DecodeDeltaLog(data)
 		require.NoError(t, err, f)
 		require.Equal(t, schemapb.DataType_Int64, pks.Type())
-		require.Equal(t, pks.Len(), len(tss))
+		require.Len(t, tss, pks.Len())
 		for i := range tss {
 			require.NotZero(t, tss[i])
 		}

@@ -315,7 +315,7 @@ func verify(t *testing.T, ws []*crashWriter, got map[int64]int64, wholeRequest b
 			w.pending = nil
 		}
 	}
-	require.Equal(t, seen, len(got), "rows that no writer wrote")
+	require.Len(t, got, seen, "rows that no writer wrote")
 }
 
 // waitLoaded polls until the collection is loaded again after a restart.

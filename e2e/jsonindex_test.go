@@ -85,7 +85,7 @@ func TestJSONPathIndexes(t *testing.T) {
 		require.Contains(t, st.GetReason(), tc.msg)
 	}
 	st := create("doc", "", map[string]string{"index_type": "INVERTED", "json_path": "doc['x']"})
-	require.EqualValues(t, merr.Code(merr.ErrParameterInvalid), st.GetCode())
+	require.Equal(t, merr.Code(merr.ErrParameterInvalid), st.GetCode())
 	require.Contains(t, st.GetReason(), "json index must specify cast type")
 
 	names := func() []string {

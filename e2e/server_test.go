@@ -4,7 +4,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"testing"
@@ -68,7 +67,7 @@ func startServerLogs(t testing.TB, dir string, logs io.Writer, tweak ...func(*ap
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	if os.Getenv("STRATA_TEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}

@@ -206,7 +206,7 @@ func TestStructArrayField(t *testing.T) {
 		require.Equal(t, "emb", subs[1].GetFieldName())
 		for k, id := range idCol {
 			want := rows[id]
-			require.Equal(t, len(want.labels), len(subs[0].GetScalars().GetArrayData().GetData()[k].GetStringData().GetData()), stage)
+			require.Len(t, subs[0].GetScalars().GetArrayData().GetData()[k].GetStringData().GetData(), len(want.labels), stage)
 			got := subs[1].GetVectors().GetVectorArray().GetData()[k].GetFloatVector().GetData()
 			require.Len(t, got, 2*len(want.embs), stage)
 			for j, e := range want.embs {

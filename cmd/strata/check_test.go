@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,7 +34,7 @@ func TestCheckRepairExitCodes(t *testing.T) {
 			var out, errOut bytes.Buffer
 			err := run(tc.args, &out, &errOut)
 			var ee *exitError
-			require.True(t, errors.As(err, &ee), "err %v", err)
+			require.ErrorAs(t, err, &ee, "err %v", err)
 			require.Equal(t, tc.code, ee.code, "err %v; stdout %s", err, out.String())
 		})
 	}

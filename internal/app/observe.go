@@ -25,7 +25,7 @@ import (
 // meteredQueryNode records milvus_querynode_sq_req_* for each search and
 // query, and logs the start and end of each load.
 type meteredQueryNode struct {
-	proxy.QueryNode
+	proxy.QueryServer
 	m      *metrics.QueryNode
 	logger *slog.Logger
 }
@@ -33,11 +33,11 @@ type meteredQueryNode struct {
 // Load implements proxy.QueryNode.
 func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitions []int64) error {
 	if loaded, _ := q.Loaded(collectionID); loaded {
-		return q.QueryNode.Load(ctx, collectionID, partitions) // a change of partitions, or nothing
+		return q.QueryServer.Load(ctx, collectionID, partitions) // a change of partitions, or nothing
 	}
 	start := time.Now()
 	q.logger.Info("loading collection", "collection", collectionID, "partitions", partitions)
-	if err := q.QueryNode.Load(ctx, collectionID, partitions); err != nil {
+	if err := q.QueryServer.Load(ctx, collectionID, partitions); err != nil {
 		return err
 	}
 	var rows int64
@@ -53,7 +53,7 @@ func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitio
 // Search implements proxy.QueryNode.
 func (q meteredQueryNode) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
 	start := time.Now()
-	res, err := q.QueryNode.Search(ctx, req)
+	res, err := q.QueryServer.Search(ctx, req)
 	q.m.ObserveRequest(metrics.SearchLabel, req.CollectionID, err != nil, time.Since(start))
 	return res, err
 }
@@ -61,7 +61,7 @@ func (q meteredQueryNode) Search(ctx context.Context, req *plan.Search) (*plan.S
 // Query implements proxy.QueryNode.
 func (q meteredQueryNode) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error) {
 	start := time.Now()
-	res, err := q.QueryNode.Query(ctx, req)
+	res, err := q.QueryServer.Query(ctx, req)
 	q.m.ObserveRequest(metrics.QueryLabel, req.CollectionID, err != nil, time.Since(start))
 	return res, err
 }
@@ -240,8 +240,8 @@ func newObservers(reg prometheus.Registerer, root metrics.Collections, data *dat
 		logger: logger}
 }
 
-func (o *observers) queryNode(q proxy.QueryNode) proxy.QueryNode {
-	return meteredQueryNode{QueryNode: q, m: o.qn, logger: o.logger}
+func (o *observers) queryNode(q proxy.QueryServer) proxy.QueryServer {
+	return meteredQueryNode{QueryServer: q, m: o.qn, logger: o.logger}
 }
 
 func (o *observers) dnCoord(c datanode.Coord) datanode.Coord {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/soheilhy/cmux"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 )
@@ -26,12 +25,13 @@ import (
 // keepalive policy and graceful stop; in e2e BenchmarkTransport small
 // searches were 10–30% slower through the http.Handler path, while the split
 // measured the same as a plain gRPC listener. Matching on the preface alone
-// (not on content-type) means cmux never writes to a connection: a matcher
-// that sends SETTINGS to read the headers breaks HTTP/2 clients that are not
-// gRPC, which then acknowledge SETTINGS the real server never sent.
+// (not on content-type) means the split never writes to a connection: a
+// matcher that sends SETTINGS to read the headers breaks HTTP/2 clients that
+// are not gRPC, which then acknowledge SETTINGS the real server never sent.
+// The split is connSplitter's.
 type apiServer struct {
 	root net.Listener
-	mux  cmux.CMux
+	mux  *connSplitter
 	grpc *grpc.Server
 	http *http.Server
 	grpcLis,
@@ -44,11 +44,8 @@ type apiServer struct {
 const sniffTimeout = 10 * time.Second
 
 func newAPIServer(lis net.Listener, g *grpc.Server, rest http.Handler) *apiServer {
-	m := cmux.New(lis)
-	m.SetReadTimeout(sniffTimeout)
-	grpcLis := m.Match(cmux.HTTP2())
-	httpLis := m.Match(cmux.Any())
-	return &apiServer{root: lis, mux: m, grpc: g, grpcLis: grpcLis, httpLis: httpLis, http: &http.Server{
+	m := newConnSplitter(lis, sniffTimeout)
+	return &apiServer{root: lis, mux: m, grpc: g, grpcLis: m.h2, httpLis: m.h1, http: &http.Server{
 		Handler:           rest,
 		ReadHeaderTimeout: 30 * time.Second,
 	}}
@@ -70,7 +67,7 @@ func (a *apiServer) serve() error {
 		return nil
 	})
 	g.Go(func() error {
-		if err := a.mux.Serve(); err != nil && !a.closing.Load() {
+		if err := a.mux.serve(); err != nil && !a.closing.Load() {
 			return fmt.Errorf("app: listener: %w", err)
 		}
 		return nil
@@ -82,7 +79,6 @@ func (a *apiServer) serve() error {
 // then closes every connection.
 func (a *apiServer) shutdown(grace time.Duration) {
 	a.closing.Store(true)
-	a.mux.Close()
 	_ = a.root.Close()
 	stopped := make(chan struct{})
 	go func() { a.grpc.GracefulStop(); close(stopped) }()

@@ -248,7 +248,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, root, data, om.queryNode(qn), writer, ids, clock, logger)
+	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qn)), writer, ids, clock, logger)
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)

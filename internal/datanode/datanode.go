@@ -34,11 +34,23 @@ type Objects interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 }
 
-// Coord is the data coordinator as the data node uses it.
-type Coord interface {
+// SegmentMeta tells which segments exist and where a vchannel's replay
+// starts (data coordinator).
+type SegmentMeta interface {
 	Recovery(vchannel string) catalog.RecoveryInfo
 	Segment(id int64) (catalog.SegmentInfo, bool)
+}
+
+// SyncReporter records a sync's binlogs and checkpoint (data coordinator).
+type SyncReporter interface {
 	Synced(ctx context.Context, r catalog.SyncReport) error
+}
+
+// Coord is the data coordinator as the data node uses it: both of its
+// roles.
+type Coord interface {
+	SegmentMeta
+	SyncReporter
 }
 
 // Collections resolves collections.

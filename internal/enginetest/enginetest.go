@@ -42,8 +42,8 @@ func Etcd(t testing.TB) string {
 	cfg.LogLevel = "error"
 	cfg.LogOutputs = []string{"stderr"}
 	client, peer := freeURL(t), freeURL(t)
-	cfg.LCUrls, cfg.ACUrls = []url.URL{client}, []url.URL{client}
-	cfg.LPUrls, cfg.APUrls = []url.URL{peer}, []url.URL{peer}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peer.String())
 
 	e, err := embed.StartEtcd(cfg)

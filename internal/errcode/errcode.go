@@ -44,6 +44,15 @@ const (
 	// to another collection.
 	AliasAlreadyExists   int32 = 1602
 	AuthenticationFailed int32 = 1400
+	// The REST layer's codes: a body or parameter that is not valid JSON
+	// for the action, a required parameter that is missing, rows that do
+	// not fit the schema, a result that cannot be encoded, a bad primary
+	// key.
+	IncorrectParameterFormat int32 = 1801
+	MissingRequiredParameter int32 = 1802
+	InvalidInsertData        int32 = 1804
+	InvalidSearchResult      int32 = 1805
+	CheckPrimaryKey          int32 = 1806
 )
 
 // Error is a client-visible error with a Milvus merr code.

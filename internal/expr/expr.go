@@ -58,7 +58,11 @@ func compile(src string, schema *schemapb.CollectionSchema, templates map[string
 	}
 	root, err := c.toPred(o)
 	if err != nil {
-		return nil, &Error{Pos: o.pos, Msg: milvusType(o), Src: src, NotBoolean: true, Detail: err.(*Error).Msg}
+		detail := err.Error()
+		if pe := (*Error)(nil); errors.As(err, &pe) {
+			detail = pe.Msg
+		}
+		return nil, &Error{Pos: o.pos, Msg: milvusType(o), Src: src, NotBoolean: true, Detail: detail}
 	}
 	e.root = root
 	seen := map[int64]bool{}

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -306,8 +307,7 @@ func lexNumber(src string, i int) (token, error) {
 }
 
 func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
+	return errors.Is(err, strconv.ErrRange)
 }
 
 // parseIntLit parses a decimal, 0x hex, 0b binary, 0o or leading-0 octal

@@ -34,15 +34,15 @@ const (
 // "HAMMING" or "JACCARD" (case-insensitive).
 func ParseMetric(s string) (Metric, error) {
 	switch strings.ToUpper(s) {
-	case "L2":
+	case NameL2:
 		return L2, nil
-	case "IP":
+	case NameIP:
 		return IP, nil
-	case "COSINE":
+	case NameCosine:
 		return Cosine, nil
-	case "HAMMING":
+	case NameHamming:
 		return Hamming, nil
-	case "JACCARD":
+	case NameJaccard:
 		return Jaccard, nil
 	}
 	return 0, fmt.Errorf("index: unsupported metric type %q", s)
@@ -53,15 +53,15 @@ func ParseMetric(s string) (Metric, error) {
 func (m Metric) String() string {
 	switch m {
 	case L2:
-		return "L2"
+		return NameL2
 	case IP:
-		return "IP"
+		return NameIP
 	case Cosine:
-		return "COSINE"
+		return NameCosine
 	case Hamming:
-		return "HAMMING"
+		return NameHamming
 	case Jaccard:
-		return "JACCARD"
+		return NameJaccard
 	}
 	return fmt.Sprintf("Metric(%d)", int(m))
 }

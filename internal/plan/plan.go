@@ -8,17 +8,19 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/index"
 )
 
-// Metric names.
+// Metric names (metric_type). The ones a vector index scores with are
+// internal/index's names.
 const (
-	MetricL2     = "L2"
-	MetricIP     = "IP"
-	MetricCosine = "COSINE"
+	MetricL2     = index.NameL2
+	MetricIP     = index.NameIP
+	MetricCosine = index.NameCosine
 	// MetricHamming and MetricJaccard score BinaryVector fields; smaller
 	// is better.
-	MetricHamming = "HAMMING"
-	MetricJaccard = "JACCARD"
+	MetricHamming = index.NameHamming
+	MetricJaccard = index.NameJaccard
 	// MetricBM25 scores a BM25 function's output field (see Search.BM25);
 	// larger is better.
 	MetricBM25 = "BM25"

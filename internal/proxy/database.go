@@ -8,27 +8,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/rootcoord"
 )
-
-// NameCatalog is the part of the root coordinator that owns databases and
-// aliases; Catalog embeds it.
-type NameCatalog interface {
-	Database(name string) (*catalog.DatabaseInfo, error)
-	Databases() []*catalog.DatabaseInfo
-	CreateDatabase(ctx context.Context, name string, props map[string]string) error
-	AlterDatabase(ctx context.Context, name string, set map[string]string, deleteKeys []string) error
-	DropDatabase(ctx context.Context, name string) error
-
-	CreateAlias(ctx context.Context, db, alias, coll string) error
-	AlterAlias(ctx context.Context, db, alias, coll string) error
-	DropAlias(ctx context.Context, db, alias string) error
-	DescribeAlias(db, alias string) (string, error)
-	ListAliases(db, coll string) ([]string, error)
-	AliasesOf(collectionID int64) []string
-	CheckDropCollection(db, name string) error
-	RenameCollection(ctx context.Context, db, oldName, newDB, newName string) error
-}
 
 func propsMap(kvs []*commonpb.KeyValuePair) map[string]string {
 	if len(kvs) == 0 {
@@ -53,10 +33,10 @@ func propsList(m map[string]string) []*commonpb.KeyValuePair {
 // to point to, the alias first, as Milvus does before creating or altering
 // an alias.
 func validAliasCall(alias, coll string) error {
-	if err := rootcoord.ValidateName("alias", alias); err != nil {
+	if err := catalog.ValidateName("alias", alias); err != nil {
 		return err
 	}
-	return rootcoord.ValidateName("collection", coll)
+	return catalog.ValidateName("collection", coll)
 }
 
 // CreateDatabase creates a database.
@@ -66,7 +46,7 @@ func (p *Proxy) CreateDatabase(ctx context.Context, req *milvuspb.CreateDatabase
 
 // DropDatabase drops an empty database other than "default".
 func (p *Proxy) DropDatabase(ctx context.Context, req *milvuspb.DropDatabaseRequest) (*commonpb.Status, error) {
-	if err := rootcoord.ValidateName("database", req.GetDbName()); err != nil {
+	if err := catalog.ValidateName("database", req.GetDbName()); err != nil {
 		return errcode.Status(err), nil
 	}
 	return errcode.Status(p.meta.DropDatabase(ctx, req.GetDbName())), nil
@@ -108,7 +88,7 @@ func (p *Proxy) CreateAlias(ctx context.Context, req *milvuspb.CreateAliasReques
 
 // DropAlias removes an alias.
 func (p *Proxy) DropAlias(ctx context.Context, req *milvuspb.DropAliasRequest) (*commonpb.Status, error) {
-	if err := rootcoord.ValidateName("alias", req.GetAlias()); err != nil {
+	if err := catalog.ValidateName("alias", req.GetAlias()); err != nil {
 		return errcode.Status(err), nil
 	}
 	return errcode.Status(p.meta.DropAlias(ctx, dbName(ctx, req.GetDbName()), req.GetAlias())), nil
@@ -129,7 +109,7 @@ func (p *Proxy) AlterAlias(ctx context.Context, req *milvuspb.AlterAliasRequest)
 
 // DescribeAlias returns the collection an alias points to.
 func (p *Proxy) DescribeAlias(ctx context.Context, req *milvuspb.DescribeAliasRequest) (*milvuspb.DescribeAliasResponse, error) {
-	if err := rootcoord.ValidateName("alias", req.GetAlias()); err != nil {
+	if err := catalog.ValidateName("alias", req.GetAlias()); err != nil {
 		return &milvuspb.DescribeAliasResponse{Status: errcode.Status(err)}, nil
 	}
 	db := dbName(ctx, req.GetDbName())
@@ -143,7 +123,7 @@ func (p *Proxy) DescribeAlias(ctx context.Context, req *milvuspb.DescribeAliasRe
 // ListAliases lists the aliases of a database or of one collection.
 func (p *Proxy) ListAliases(ctx context.Context, req *milvuspb.ListAliasesRequest) (*milvuspb.ListAliasesResponse, error) {
 	if req.GetCollectionName() != "" {
-		if err := rootcoord.ValidateName("collection", req.GetCollectionName()); err != nil {
+		if err := catalog.ValidateName("collection", req.GetCollectionName()); err != nil {
 			return &milvuspb.ListAliasesResponse{Status: errcode.Status(err)}, nil
 		}
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/wal"
 )
 
@@ -64,7 +63,7 @@ func (p *Proxy) DropCollection(ctx context.Context, req *milvuspb.DropCollection
 // HasCollection reports whether a collection exists. A malformed name is an
 // error (1100), as in Milvus, not a false.
 func (p *Proxy) HasCollection(ctx context.Context, req *milvuspb.HasCollectionRequest) (*milvuspb.BoolResponse, error) {
-	if err := rootcoord.ValidateName("collection", req.GetCollectionName()); err != nil {
+	if err := catalog.ValidateName("collection", req.GetCollectionName()); err != nil {
 		return &milvuspb.BoolResponse{Status: errcode.Status(err)}, nil
 	}
 	_, err := p.meta.Collection(dbName(ctx, req.GetDbName()), req.GetCollectionName())

@@ -81,7 +81,7 @@
 // # Names before lookups
 //
 // As in Milvus 2.6, a call checks the form of the names it is given
-// (rootcoord.ValidateName) before it looks them up, so a malformed name is
+// (catalog.ValidateName) before it looks them up, so a malformed name is
 // answered with code 1100 and Milvus's reason ("Invalid collection name: 12-s.
 // the first character of a collection name must be an underscore or letter:
 // invalid parameter"), not with "collection not found" (100). Collection

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -44,7 +43,7 @@ func (d *ddlSink) End(context.Context, string) (int64, error) { return 0, nil }
 func namesProxy(t *testing.T) *Proxy {
 	t.Helper()
 	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	kv, err := embedded.Open(filepath.Join(t.TempDir(), "meta.db"), logger)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, kv.Close()) })
@@ -55,7 +54,7 @@ func namesProxy(t *testing.T) *Proxy {
 		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{Name: "v", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
 	}}, 1, commonpb.ConsistencyLevel_Strong, nil))
-	return New(Defaults(), core, nil, nil, nil, ids, ids, logger)
+	return New(Defaults(), CatalogOf(core), DataCoord{}, QueryNode{}, nil, ids, ids, logger)
 }
 
 // TestNamesValidatedBeforeLookup: every call that takes a collection name

@@ -11,67 +11,13 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
-	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/plan"
-	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/version"
 	"github.com/strata-db/strata/internal/wal"
 )
-
-// Catalog is the root coordinator as the proxy uses it.
-type Catalog interface {
-	CreateCollectionPartitions(ctx context.Context, db string, schema *schemapb.CollectionSchema, shards int,
-		level commonpb.ConsistencyLevel, props map[string]string, numPartitions int) error
-	DropCollection(ctx context.Context, db, name string) (*catalog.Collection, error)
-	Collection(db, name string) (*catalog.Collection, error)
-	Collections(db string) []*catalog.Collection
-	CreatePartition(ctx context.Context, db, coll, part string) error
-	DropPartition(ctx context.Context, db, coll, part string) (int64, error)
-	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
-	AlterProperties(ctx context.Context, db, coll string, set map[string]string, del []string) error
-	AddField(ctx context.Context, db, coll string, f *schemapb.FieldSchema) (*catalog.Collection, error)
-	AlterField(ctx context.Context, db, coll, field string, set map[string]string, del []string, loaded bool) error
-	EnableDynamicField(ctx context.Context, db, coll string) (*catalog.Collection, error)
-	NameCatalog // databases and aliases (database.go)
-}
-
-// DataCoord is the data coordinator as the proxy uses it.
-type DataCoord interface {
-	AssignSegment(ctx context.Context, collectionID, partitionID int64, vchannel string, rows, rowSize int64) (int64, error)
-	Flush(ctx context.Context, collectionID int64, vchannels []string) ([]int64, uint64, error)
-	FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool
-	RowCount(collectionID int64, partitions []int64) int64
-	DropCollection(ctx context.Context, collectionID int64, vchannels []string) error
-	DropPartition(ctx context.Context, collectionID, partitionID int64) error
-	Truncate(ctx context.Context, collectionID int64) error
-	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
-	Indexes(collectionID int64) []catalog.IndexInfo
-	IndexProgress(indexID int64) catalog.IndexProgress
-	DropIndex(ctx context.Context, collectionID int64, name string) error
-	AlterIndex(ctx context.Context, collectionID int64, name string, set map[string]string, deleteKeys []string) error
-	ManualCompaction(ctx context.Context, collectionID int64) (int64, error)
-	CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan)
-	Segments(collectionID int64) []catalog.SegmentInfo
-}
-
-// QueryNode serves reads of loaded collections.
-type QueryNode interface {
-	Load(ctx context.Context, collectionID int64, partitions []int64) error
-	Release(collectionID int64)
-	ReleasePartitions(collectionID int64, partitions []int64)
-	Loaded(collectionID int64) (bool, []int64)
-	// LoadProgress is how far a loaded collection's load is (percent; 100 when serving).
-	LoadProgress(collectionID int64) int64
-	// LoadFailure is why the collection's last load failed (nil if it did not).
-	LoadFailure(collectionID int64) error
-	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
-	Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error)
-	Segments(collectionID int64) []plan.SegmentInfo
-}
 
 // WAL appends messages built under the pchannel locks, with one timestamp.
 type WAL interface {
@@ -159,7 +105,7 @@ func dbName(ctx context.Context, fromReq string) string {
 // answer "collection not found". The name may be an alias, whose form rules
 // are the same.
 func (p *Proxy) collection(ctx context.Context, db, name string) (*catalog.Collection, error) {
-	if err := rootcoord.ValidateName("collection", name); err != nil {
+	if err := catalog.ValidateName("collection", name); err != nil {
 		return nil, err
 	}
 	return p.meta.Collection(dbName(ctx, db), name)
@@ -180,7 +126,7 @@ func (p *Proxy) lookup(ctx context.Context, db, name string) (*catalog.Collectio
 // creates, drops, releases, checks or writes to a partition (loading or
 // searching partitions only looks them up).
 func validPartition(name string) error {
-	return rootcoord.ValidateName("partition", name)
+	return catalog.ValidateName("partition", name)
 }
 
 func ok() *commonpb.Status { return &commonpb.Status{} }

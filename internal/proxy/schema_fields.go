@@ -12,7 +12,6 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/rootcoord"
 )
 
 // AddCollectionField adds a nullable field to a collection (Milvus 2.6).
@@ -57,7 +56,7 @@ func (p *Proxy) AlterCollectionField(ctx context.Context, req *milvuspb.AlterCol
 	// Milvus reads the key "mmap_enabled" (pymilvus's spelling) as "mmap.enabled".
 	fieldKey := func(k string) string {
 		if k == "mmap_enabled" {
-			return rootcoord.MmapKey
+			return catalog.MmapKey
 		}
 		return k
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/plan"
-	"github.com/strata-db/strata/internal/rootcoord"
 )
 
 // Array of Structs fields (Milvus 2.6). The stored schema keeps the struct
@@ -174,7 +173,7 @@ func splitStruct(sa *schemapb.StructArrayFieldSchema, fd *schemapb.FieldData) ([
 			}
 		}
 		flat := proto.Clone(sub).(*schemapb.FieldData)
-		flat.FieldName = rootcoord.StructSubFieldName(name, f.GetName())
+		flat.FieldName = catalog.StructSubFieldName(name, f.GetName())
 		flat.FieldId = f.GetFieldID()
 		flat.Type = f.GetDataType()
 		out = append(out, flat)

@@ -498,7 +498,7 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	delete(d.pending, id)
 	d.flushed[id] = true
 	d.node.logger.Debug("querynode: handoff", "vchannel", d.vchannel, "segment", id, "loaded", seg != nil,
-		"replacedGrowing", hadGrowing)
+		"replaced_growing", hadGrowing)
 	return nil
 }
 

@@ -42,12 +42,25 @@ type Objects interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 }
 
-// Segments tells which segments exist and where a vchannel's replay starts.
-type Segments interface {
+// SegmentMeta tells which segments exist and where a vchannel's replay
+// starts (data coordinator).
+type SegmentMeta interface {
 	Recovery(vchannel string) catalog.RecoveryInfo
 	Segment(id int64) (catalog.SegmentInfo, bool)
+}
+
+// IndexMeta tells which indexes a collection has and which of them are
+// built for a segment (data coordinator).
+type IndexMeta interface {
 	SegmentIndexes(segmentID int64) []catalog.IndexTask
 	Indexes(collectionID int64) []catalog.IndexInfo
+}
+
+// Segments is the data coordinator as the query node uses it: both of its
+// roles.
+type Segments interface {
+	SegmentMeta
+	IndexMeta
 }
 
 // Collections resolves collections by ID.

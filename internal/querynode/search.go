@@ -452,9 +452,9 @@ func scoreFloatRuns(metric string, q []float32, qnorm float32, vecs *column.Floa
 		}
 		rows, out := vecs.Data[lo*dim:hi*dim], scores[lo:hi]
 		switch metric {
-		case "L2":
+		case plan.MetricL2:
 			distance.L2SquaredBatch(q, rows, out)
-		case "IP":
+		case plan.MetricIP:
 			distance.DotBatch(q, rows, out)
 		default:
 			distance.DotBatch(q, rows, out)

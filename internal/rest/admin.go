@@ -2,9 +2,12 @@ package rest
 
 import (
 	"context"
+	"errors"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 // Partitions, indexes, aliases and databases: thin translations.
@@ -162,7 +165,7 @@ func (h *Handler) indexRoutes() {
 		}
 		resp, err := h.svc.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{DbName: r.db, CollectionName: name})
 		if err := check(resp, err); err != nil {
-			if e, ok := err.(*apiError); ok && e.code == codeIndexNotFound {
+			if e := (*apiError)(nil); errors.As(err, &e) && e.code == errcode.IndexNotFound {
 				return []string{}, nil
 			}
 			return nil, err

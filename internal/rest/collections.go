@@ -11,6 +11,8 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 type collectionReq struct {
@@ -403,21 +405,21 @@ func (h *Handler) createCollection(ctx context.Context, r *request) (any, error)
 	}
 	raw, err := proto.Marshal(schema)
 	if err != nil {
-		return nil, errorf(codeUnexpected, "encode schema: %v", err)
+		return nil, errorf(errcode.Unexpected, "encode schema: %v", err)
 	}
 	cr := &milvuspb.CreateCollectionRequest{DbName: r.db, CollectionName: name, Schema: raw, ShardsNum: 1,
 		ConsistencyLevel: commonpb.ConsistencyLevel_Bounded}
 	if v := params["shardsNum"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, errorf(codeIllegalArgument, "shardsNum %q is not an integer", v)
+			return nil, errorf(errcode.IllegalArgument, "shardsNum %q is not an integer", v)
 		}
 		cr.ShardsNum = int32(n)
 	}
 	if v := params["consistencyLevel"]; v != "" {
 		lvl, ok := commonpb.ConsistencyLevel_value[v]
 		if !ok {
-			return nil, errorf(codeIllegalArgument, "consistencyLevel %q is not one of Strong, Session, Bounded, Eventually", v)
+			return nil, errorf(errcode.IllegalArgument, "consistencyLevel %q is not one of Strong, Session, Bounded, Eventually", v)
 		}
 		cr.ConsistencyLevel = commonpb.ConsistencyLevel(lvl)
 	}
@@ -449,7 +451,7 @@ func (h *Handler) createCollection(ctx context.Context, r *request) (any, error)
 func quickSchema(name string, req *createCollectionReq, params map[string]string) (*schemapb.CollectionSchema, []indexReq, error) {
 	dim, err := strconv.ParseInt(req.Dimension.String(), 10, 64)
 	if err != nil || dim <= 0 {
-		return nil, nil, errorf(codeIllegalArgument, "dimension %q should be a positive integer", req.Dimension.String())
+		return nil, nil, errorf(errcode.IllegalArgument, "dimension %q should be a positive integer", req.Dimension.String())
 	}
 	pkName, vecName := req.PrimaryFieldName, req.VectorFieldName
 	if pkName == "" {
@@ -469,7 +471,7 @@ func quickSchema(name string, req *createCollectionReq, params map[string]string
 		}
 		pk.TypeParams = []*commonpb.KeyValuePair{{Key: "max_length", Value: maxLen}}
 	default:
-		return nil, nil, errorf(codeIllegalArgument, "idType %q should be Int64 or VarChar", req.IDType)
+		return nil, nil, errorf(errcode.IllegalArgument, "idType %q should be Int64 or VarChar", req.IDType)
 	}
 	dynamic := true
 	if v, ok := params["enableDynamicField"]; ok {
@@ -497,7 +499,7 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 		}
 		dt, ok := parseDataType(f.DataType)
 		if !ok {
-			return nil, errorf(codeIllegalArgument, "field %s: unknown dataType %q", f.FieldName, f.DataType)
+			return nil, errorf(errcode.IllegalArgument, "field %s: unknown dataType %q", f.FieldName, f.DataType)
 		}
 		fs := &schemapb.FieldSchema{Name: f.FieldName, DataType: dt, IsPrimaryKey: f.IsPrimary,
 			IsPartitionKey: f.IsPartitionKey, IsClusteringKey: f.IsClusteringKey, Nullable: f.Nullable,
@@ -508,7 +510,7 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 		if dt == schemapb.DataType_Array {
 			et, ok := parseDataType(f.ElementDataType)
 			if !ok {
-				return nil, errorf(codeIllegalArgument, "field %s: unknown elementDataType %q", f.FieldName, f.ElementDataType)
+				return nil, errorf(errcode.IllegalArgument, "field %s: unknown elementDataType %q", f.FieldName, f.ElementDataType)
 			}
 			fs.ElementType = et
 		}
@@ -524,7 +526,7 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 		if f.DefaultValue != nil {
 			dv, err := defaultValue(dt, f.DefaultValue)
 			if err != nil {
-				return nil, errorf(codeIllegalArgument, "field %s: %v", f.FieldName, err)
+				return nil, errorf(errcode.IllegalArgument, "field %s: %v", f.FieldName, err)
 			}
 			fs.DefaultValue = dv
 		}
@@ -540,7 +542,7 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 			}
 		}
 		if !ok {
-			return nil, errorf(codeIllegalArgument, "function %s: unknown type %q", fn.Name, fn.Type)
+			return nil, errorf(errcode.IllegalArgument, "function %s: unknown type %q", fn.Name, fn.Type)
 		}
 		fs := &schemapb.FunctionSchema{Name: fn.Name, Type: schemapb.FunctionType(t), Description: fn.Description,
 			InputFieldNames: fn.InputFieldNames, OutputFieldNames: fn.OutputFieldNames}
@@ -576,7 +578,7 @@ func functionsJSON(schema *schemapb.CollectionSchema) []any {
 func defaultValue(dt schemapb.DataType, v any) (*schemapb.ValueField, error) {
 	s := paramString(v)
 	bad := func() (*schemapb.ValueField, error) {
-		return nil, errorf(codeIllegalArgument, "defaultValue %v does not match type %s", v, dt)
+		return nil, errorf(errcode.IllegalArgument, "defaultValue %v does not match type %s", v, dt)
 	}
 	switch dt {
 	case schemapb.DataType_Bool:
@@ -616,5 +618,5 @@ func defaultValue(dt schemapb.DataType, v any) (*schemapb.ValueField, error) {
 		}
 		return &schemapb.ValueField{Data: &schemapb.ValueField_StringData{StringData: str}}, nil
 	}
-	return nil, errorf(codeIllegalArgument, "fields of type %s cannot have a default value", dt)
+	return nil, errorf(errcode.IllegalArgument, "fields of type %s cannot have a default value", dt)
 }

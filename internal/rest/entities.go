@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 func (h *Handler) entityRoutes() {
@@ -251,7 +252,7 @@ func consistency(s string) (commonpb.ConsistencyLevel, bool, error) {
 	}
 	v, ok := commonpb.ConsistencyLevel_value[s]
 	if !ok {
-		return 0, false, errorf(codeIllegalArgument, "consistencyLevel %q is not one of Strong, Session, Bounded, Eventually", s)
+		return 0, false, errorf(errcode.IllegalArgument, "consistencyLevel %q is not one of Strong, Session, Bounded, Eventually", s)
 	}
 	return commonpb.ConsistencyLevel(v), false, nil
 }
@@ -417,7 +418,7 @@ func vectorField(schema *schemapb.CollectionSchema, name string) (*schemapb.Fiel
 		}
 	}
 	if name != "" {
-		return nil, errorf(codeIllegalArgument, "annsField %q is not a field of the collection", name)
+		return nil, errorf(errcode.IllegalArgument, "annsField %q is not a field of the collection", name)
 	}
 	if len(found) != 1 {
 		return nil, errorf(CodeMissingRequiredParameter, "annsField is required: the collection has %d vector fields", len(found))
@@ -477,12 +478,12 @@ func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, 
 			}
 			ph.Values = append(ph.Values, b)
 		default:
-			return nil, errorf(codeIllegalArgument, "searching %s fields through REST is not supported yet", field.GetDataType())
+			return nil, errorf(errcode.IllegalArgument, "searching %s fields through REST is not supported yet", field.GetDataType())
 		}
 	}
 	b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{ph}})
 	if err != nil {
-		return nil, errorf(codeUnexpected, "encode placeholders: %v", err)
+		return nil, errorf(errcode.Unexpected, "encode placeholders: %v", err)
 	}
 	return b, nil
 }
@@ -502,7 +503,7 @@ func templates(in map[string]json.RawMessage) (map[string]*schemapb.TemplateValu
 		}
 		tv, err := templateValue(v)
 		if err != nil {
-			return nil, errorf(codeIllegalArgument, "exprParams.%s: %v", k, err)
+			return nil, errorf(errcode.IllegalArgument, "exprParams.%s: %v", k, err)
 		}
 		out[k] = tv
 	}

@@ -3,7 +3,6 @@ package rest_test
 import (
 	"context"
 	"encoding/base64"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"sort"
@@ -36,7 +35,7 @@ func (r *recorder) ListDatabases(context.Context, *milvuspb.ListDatabasesRequest
 
 func TestMetadataPassThrough(t *testing.T) {
 	svc := &recorder{}
-	ts := httptest.NewServer(rest.New(svc, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	ts := httptest.NewServer(rest.New(svc, slog.New(slog.DiscardHandler)))
 	defer ts.Close()
 	c := &client{t: t, base: ts.URL, headers: map[string]string{"Authorization": "Bearer root:Milvus", "DB-Name": "hdr"}}
 
@@ -54,7 +53,7 @@ func TestMetadataPassThrough(t *testing.T) {
 }
 
 func TestRoutes(t *testing.T) {
-	routes := rest.New(&recorder{}, slog.New(slog.NewTextHandler(io.Discard, nil))).Routes()
+	routes := rest.New(&recorder{}, slog.New(slog.DiscardHandler)).Routes()
 	sort.Strings(routes)
 	require.Subset(t, routes, []string{
 		"collections/list", "collections/has", "collections/describe", "collections/get_stats",

@@ -5,6 +5,8 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 // fieldOpReq is one entry of an upsert's `fieldOps`: a partial-update op
@@ -22,7 +24,7 @@ func fieldOps(reqs []fieldOpReq) ([]*schemapb.FieldPartialUpdateOp, error) {
 		name := strings.ToUpper(strings.TrimSpace(r.Op))
 		op, ok := schemapb.FieldPartialUpdateOp_OpType_value[name]
 		if !ok {
-			return nil, errorf(codeIllegalArgument, "unsupported partial update op: %s: invalid parameter", r.Op)
+			return nil, errorf(errcode.IllegalArgument, "unsupported partial update op: %s: invalid parameter", r.Op)
 		}
 		out = append(out, &schemapb.FieldPartialUpdateOp{FieldName: r.FieldName, Op: schemapb.FieldPartialUpdateOp_OpType(op)})
 	}

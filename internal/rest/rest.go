@@ -34,23 +34,24 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 // PathPrefix is the prefix of every REST v2 route.
 const PathPrefix = "/v2/vectordb/"
 
-// Merr codes specific to the REST layer (Milvus pkg/util/merr).
+// Merr codes specific to the REST layer (Milvus pkg/util/merr), defined in
+// errcode with the others.
 const (
-	CodeIncorrectParameterFormat int32 = 1801
-	CodeMissingRequiredParameter int32 = 1802
-	CodeInvalidInsertData        int32 = 1804
-	CodeInvalidSearchResult      int32 = 1805
-	CodeCheckPrimaryKey          int32 = 1806
-	codeUnexpected               int32 = 5
-	codeIllegalArgument          int32 = 1100
-	codeDatabaseNotFound         int32 = 800
-	codeIndexNotFound            int32 = 700
-	codeLegacy                   int32 = 65535
+	CodeIncorrectParameterFormat = errcode.IncorrectParameterFormat
+	CodeMissingRequiredParameter = errcode.MissingRequiredParameter
+	CodeInvalidInsertData        = errcode.InvalidInsertData
+	CodeInvalidSearchResult      = errcode.InvalidSearchResult
+	CodeCheckPrimaryKey          = errcode.CheckPrimaryKey
+	// codeLegacy is the code of a response whose status set only the
+	// deprecated error_code.
+	codeLegacy int32 = 65535
 )
 
 const (
@@ -237,7 +238,7 @@ func (h *Handler) checkDatabase(ctx context.Context, db string) error {
 			return nil
 		}
 	}
-	return errorf(codeDatabaseNotFound, "database not found[database=%s]", db)
+	return errorf(errcode.DatabaseNotFound, "database not found[database=%s]", db)
 }
 
 // statusOf extracts the Status of a response.
@@ -257,11 +258,11 @@ func check(resp any, err error) error {
 	if err != nil {
 		if s, ok := status.FromError(err); ok {
 			if s.Code() == codes.Unimplemented {
-				return errorf(codeUnexpected, "not implemented: %s", s.Message())
+				return errorf(errcode.Unexpected, "not implemented: %s", s.Message())
 			}
-			return errorf(codeUnexpected, "%s", s.Message())
+			return errorf(errcode.Unexpected, "%s", s.Message())
 		}
-		return errorf(codeUnexpected, "%v", err)
+		return errorf(errcode.Unexpected, "%v", err)
 	}
 	st := statusOf(resp)
 	if st == nil {
@@ -279,7 +280,7 @@ func check(resp any, err error) error {
 func writeError(w http.ResponseWriter, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {
-		e = &apiError{code: codeUnexpected, msg: err.Error()}
+		e = &apiError{code: errcode.Unexpected, msg: err.Error()}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"code": e.code, "message": e.msg})
 }

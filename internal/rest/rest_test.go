@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -27,7 +26,7 @@ func startServer(t testing.TB) string {
 	cfg.DataDir = t.TempDir()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.MetricsAddr = ""
-	srv, err := app.Listen(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := app.Listen(cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

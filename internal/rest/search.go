@@ -10,6 +10,8 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 // defaultSearchLimit is the limit of a search that names none, as in Milvus REST.
@@ -75,7 +77,7 @@ func subRequest(schema *schemapb.CollectionSchema, s *annSearch, where string, d
 	hasData, hasIDs := len(s.Data) > 0, hasID(s.IDs)
 	switch {
 	case hasData && hasIDs:
-		return nil, errorf(codeIllegalArgument, "%sdata and %sids cannot both be set", where, where)
+		return nil, errorf(errcode.IllegalArgument, "%sdata and %sids cannot both be set", where, where)
 	case !hasData && !hasIDs:
 		return nil, missing(where + "data")
 	}
@@ -108,10 +110,10 @@ func subRequest(schema *schemapb.CollectionSchema, s *annSearch, where string, d
 		limit = *s.Limit
 	}
 	if limit <= 0 {
-		return nil, errorf(codeIllegalArgument, "%slimit should be a positive integer, got %d", where, limit)
+		return nil, errorf(errcode.IllegalArgument, "%slimit should be a positive integer, got %d", where, limit)
 	}
 	if s.Offset < 0 {
-		return nil, errorf(codeIllegalArgument, "%soffset should not be negative, got %d", where, s.Offset)
+		return nil, errorf(errcode.IllegalArgument, "%soffset should not be negative, got %d", where, s.Offset)
 	}
 	req.SearchParams = []*commonpb.KeyValuePair{
 		{Key: "topk", Value: strconv.Itoa(limit)},
@@ -235,10 +237,10 @@ func (h *Handler) hybridSearch(ctx context.Context, r *request) (any, error) {
 		limit = *req.Limit
 	}
 	if limit <= 0 {
-		return nil, errorf(codeIllegalArgument, "limit should be a positive integer, got %d", limit)
+		return nil, errorf(errcode.IllegalArgument, "limit should be a positive integer, got %d", limit)
 	}
 	if req.Offset < 0 {
-		return nil, errorf(codeIllegalArgument, "offset should not be negative, got %d", req.Offset)
+		return nil, errorf(errcode.IllegalArgument, "offset should not be negative, got %d", req.Offset)
 	}
 	rank, err := rankParams(req.Rerank)
 	if err != nil {
@@ -283,7 +285,7 @@ func rankParams(rr *rerank) ([]*commonpb.KeyValuePair, error) {
 		strategy = "rrf"
 	case "rrf", "weighted":
 	default:
-		return nil, errorf(codeIllegalArgument, "rerank.strategy %q is not supported, supported: rrf, weighted", rr.Strategy)
+		return nil, errorf(errcode.IllegalArgument, "rerank.strategy %q is not supported, supported: rrf, weighted", rr.Strategy)
 	}
 	params := rr.Params
 	if params == nil {

@@ -46,7 +46,7 @@ func byteVector(t schemapb.DataType, dim int, v any) ([]byte, error) {
 	case string:
 		b, err := base64.StdEncoding.DecodeString(x)
 		if err != nil {
-			return nil, fmt.Errorf("the %s is neither an array nor base64: %v", t, err)
+			return nil, fmt.Errorf("the %s is neither an array nor base64: %w", t, err)
 		}
 		out = b
 	case []any:

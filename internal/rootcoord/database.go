@@ -89,7 +89,7 @@ func (c *Core) Databases() []*catalog.DatabaseInfo {
 
 // CreateDatabase creates an empty database.
 func (c *Core) CreateDatabase(ctx context.Context, name string, props map[string]string) error {
-	if err := ValidateName("database", name); err != nil {
+	if err := catalog.ValidateName("database", name); err != nil {
 		return err
 	}
 	if err := checkTimezoneProps(props); err != nil {
@@ -235,7 +235,7 @@ func (c *Core) realCollection(db, name string) (*catalog.Collection, error) {
 // CreateAlias binds alias to a collection of the same database. Creating an
 // alias that already points to that collection succeeds.
 func (c *Core) CreateAlias(ctx context.Context, db, alias, coll string) error {
-	if err := ValidateName("alias", alias); err != nil {
+	if err := catalog.ValidateName("alias", alias); err != nil {
 		return err
 	}
 	c.ddl.Lock()
@@ -396,7 +396,7 @@ func (c *Core) CheckDropCollection(db, name string) error { return c.checkDropCo
 // database; moving a collection that has aliases to another database is
 // refused. Nodes address collections by ID, so nothing is announced.
 func (c *Core) RenameCollection(ctx context.Context, db, oldName, newDB, newName string) error {
-	if err := ValidateName("collection", newName); err != nil {
+	if err := catalog.ValidateName("collection", newName); err != nil {
 		return err
 	}
 	if newDB == "" {

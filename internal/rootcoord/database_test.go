@@ -3,7 +3,6 @@ package rootcoord_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -55,7 +54,7 @@ func (a *announcer) End(_ context.Context, p string) (int64, error) {
 
 func open(t *testing.T, path string, ids *counter) (*rootcoord.Core, func()) {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	kv, err := embedded.Open(path, logger)
 	require.NoError(t, err)
 	core, err := rootcoord.New(context.Background(), rootcoord.Defaults(), kv, ids, ids, &announcer{}, logger)
@@ -164,7 +163,7 @@ func TestCollectionStartOffsets(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "meta.db")
 	ids := &counter{}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	kv, err := embedded.Open(path, logger)
 	require.NoError(t, err)
 	ann := &announcer{}

@@ -427,7 +427,7 @@ func (c *Core) update(ctx context.Context, db, name string, fn func(col *catalog
 
 // CreatePartition adds a partition.
 func (c *Core) CreatePartition(ctx context.Context, db, coll, part string) error {
-	if err := ValidateName("partition", part); err != nil {
+	if err := catalog.ValidateName("partition", part); err != nil {
 		return err
 	}
 	c.ddl.Lock()

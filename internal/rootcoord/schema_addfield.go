@@ -50,7 +50,7 @@ func (c *Core) AddField(ctx context.Context, db, coll string, in *schemapb.Field
 // form, with its field ID. The messages are Milvus's.
 func checkAddedField(schema *schemapb.CollectionSchema, in *schemapb.FieldSchema) (*schemapb.FieldSchema, error) {
 	name := in.GetName()
-	if err := ValidateName("field", name); err != nil {
+	if err := catalog.ValidateName("field", name); err != nil {
 		return nil, err
 	}
 	users, vectors := 0, 0

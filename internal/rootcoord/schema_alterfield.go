@@ -11,6 +11,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 )
 
@@ -21,7 +22,7 @@ const (
 	FieldDescriptionKey = "field.description"
 	// MmapKey and WarmupKey are loading hints kept in the type params;
 	// they cannot change while the collection is loaded.
-	MmapKey   = "mmap.enabled"
+	MmapKey   = catalog.MmapKey
 	WarmupKey = "warmup"
 )
 

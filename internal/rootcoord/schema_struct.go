@@ -7,6 +7,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 )
 
@@ -14,19 +15,13 @@ import (
 // (a plain error, not a merr code: clients see 65535).
 const codeStructError int32 = 65535
 
-// StructSubFieldName is the name under which a sub-field of an Array of
-// Structs field is addressed (in create_index, search's anns_field and
-// output_fields) and under which its flattened column is stored in the
-// schema's Fields: "struct[sub]", as Milvus spells it.
-func StructSubFieldName(structName, sub string) string { return structName + "[" + sub + "]" }
-
 // prepareStructFields validates the Array of Structs fields of in and adds
 // them to the stored schema out, assigning field IDs from next on: each
 // struct field gets one ID and each of its sub-fields the following ones.
 // The stored schema keeps in.StructArrayFields as the client sent them
 // (sub-fields under their own names, with IDs), which is what describe
 // returns, and also appends one column field per sub-field to out.Fields,
-// named StructSubFieldName(struct, sub): an Array field for a scalar
+// named catalog.StructSubFieldName(struct, sub): an Array field for a scalar
 // sub-field, an ArrayOfVector field for a vector one, each with the
 // struct's max_capacity. Every row-data path (WAL, binlogs, segments)
 // handles those columns as ordinary fields; the proxy splits a struct
@@ -38,7 +33,7 @@ func prepareStructFields(in, out *schemapb.CollectionSchema, next int64) (int64,
 	}
 	for _, sa := range in.GetStructArrayFields() {
 		name := sa.GetName()
-		if err := ValidateName("field", name); err != nil {
+		if err := catalog.ValidateName("field", name); err != nil {
 			return 0, err
 		}
 		if names[name] {
@@ -78,7 +73,7 @@ func prepareStructFields(in, out *schemapb.CollectionSchema, next int64) (int64,
 				IndexParams: sub.GetIndexParams()}
 			next++
 			stored.Fields = append(stored.Fields, nf)
-			flat := &schemapb.FieldSchema{FieldID: nf.GetFieldID(), Name: StructSubFieldName(name, sub.GetName()),
+			flat := &schemapb.FieldSchema{FieldID: nf.GetFieldID(), Name: catalog.StructSubFieldName(name, sub.GetName()),
 				Description: sub.GetDescription(), DataType: sub.GetDataType(), ElementType: sub.GetElementType(),
 				TypeParams: sub.GetTypeParams(), IndexParams: sub.GetIndexParams()}
 			out.Fields = append(out.Fields, flat)
@@ -96,7 +91,7 @@ func prepareStructFields(in, out *schemapb.CollectionSchema, next int64) (int64,
 // default value.
 func checkStructSubField(structName string, f *schemapb.FieldSchema) error {
 	name := f.GetName()
-	if err := ValidateName("field", name); err != nil {
+	if err := catalog.ValidateName("field", name); err != nil {
 		return err
 	}
 	if f.GetIsPrimaryKey() || f.GetIsPartitionKey() || f.GetIsClusteringKey() || f.GetAutoID() {

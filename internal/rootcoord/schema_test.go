@@ -8,6 +8,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 )
 
@@ -261,7 +262,7 @@ func TestValidateName(t *testing.T) {
 		{"database", "a b", errcode.DatabaseInvalidName, "database name can only contain numbers, letters and underscores: invalid database name[database=a b]"},
 	} {
 		t.Run(tc.kind+"/"+tc.name[:min(len(tc.name), 8)], func(t *testing.T) {
-			err := ValidateName(tc.kind, tc.name)
+			err := catalog.ValidateName(tc.kind, tc.name)
 			if tc.code == 0 {
 				require.NoError(t, err)
 				return

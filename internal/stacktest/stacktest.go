@@ -145,7 +145,7 @@ func open(t *testing.T, dir string) *Stack {
 	s.closers = append(closers, s.QueryNode.Close)
 	s.DataNodeConfig = datanode.Defaults()
 	s.DataNodeConfig.PChannels = []string{wal.PChannelName(rcfg.ChannelPrefix, 0)}
-	s.Proxy = proxy.New(proxy.Defaults(), root, data, s.QueryNode, writer, ids, clock, logger)
+	s.Proxy = proxy.New(proxy.Defaults(), proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(s.QueryNode), writer, ids, clock, logger)
 	return s
 }
 

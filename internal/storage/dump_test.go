@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -73,5 +72,5 @@ func TestDumpErrors(t *testing.T) {
 	require.NoError(t, err)
 	out.Reset()
 	require.ErrorIs(t, Dump(&out, encryptedCopy(t, good), 1), ErrEncrypted)
-	require.True(t, strings.Contains(out.String(), `"edek":"key"`), out.String())
+	require.Contains(t, out.String(), `"edek":"key"`, out.String())
 }

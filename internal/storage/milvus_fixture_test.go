@@ -318,7 +318,7 @@ func checkAlltRow(t *testing.T, cols map[int64]column.Column, r, i int) {
 	}
 	require.Equal(t, ai, cols[109].(*column.Arrays).Data[r].GetLongData().GetData(), at)
 	as := []string{fmt.Sprintf("a%d", i), "b"}[:i%3]
-	require.Equal(t, len(as), len(cols[110].(*column.Arrays).Data[r].GetStringData().GetData()), at)
+	require.Len(t, cols[110].(*column.Arrays).Data[r].GetStringData().GetData(), len(as), at)
 	if len(as) > 0 {
 		require.Equal(t, as, cols[110].(*column.Arrays).Data[r].GetStringData().GetData(), at)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -164,5 +163,5 @@ func TestPKStatsAddTypeErrors(t *testing.T) {
 	require.ErrorIs(t, v.Add(int64(1)), ErrTypeMismatch)
 	b, err := MarshalStats(v)
 	require.NoError(t, err)
-	require.NotContains(t, string(b), "maxPk", fmt.Sprintf("empty stats: %s", b))
+	require.NotContains(t, string(b), "maxPk", "empty stats: %s", b)
 }

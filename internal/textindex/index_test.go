@@ -245,6 +245,7 @@ func bruteForce(doc []analyzer.Token, q []QueryToken, slop uint32) bool {
 func TestConcurrentSyncAndMatch(t *testing.T) {
 	docs := slices.Repeat([]string{"one two three", "two three four"}, 500)
 	x := New(standard(t))
+	q := query(t, "two three")
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -253,7 +254,7 @@ func TestConcurrentSyncAndMatch(t *testing.T) {
 			for k := 100 * (g + 1); k <= len(docs); k += 100 {
 				x.Sync(&column.Strings{Data: docs[:k]}, nil, k)
 				out := make([]bool, k)
-				if got := x.MatchPhrase(query(t, "two three"), 0, out); got != k {
+				if got := x.MatchPhrase(q, 0, out); got != k {
 					t.Errorf("after syncing %d rows: %d match, want %d", k, got, k)
 				}
 			}

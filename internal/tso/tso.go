@@ -177,7 +177,7 @@ func New(ctx context.Context, store Store, cfg Config, logger *slog.Logger) (*Al
 	// Everything at physical ≤ bound may have been issued: start above it.
 	// The first Allocate saves a new window before issuing.
 	a.physical, a.logical = a.bound, MaxLogical
-	logger.Info("tso allocator started", slog.String("key", cfg.Key), slog.Int64("savedBoundMs", a.bound))
+	logger.Info("tso allocator started", slog.String("key", cfg.Key), slog.Int64("saved_bound_ms", a.bound))
 	return a, nil
 }
 

@@ -3,7 +3,6 @@ package hnsw
 import (
 	"bytes"
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,7 +60,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 			b := tc.mut(bytes.Clone(good))
 			_, err := Unmarshal(bytes.NewReader(b))
 			require.Error(t, err)
-			require.True(t, errors.Is(err, ErrCorrupt), "%v", err)
+			require.ErrorIs(t, err, ErrCorrupt, "%v", err)
 		})
 	}
 }

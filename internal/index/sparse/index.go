@@ -227,7 +227,7 @@ func (x *Index) Search(q Vector, k int, p SearchParams, allowed []bool) ([]index
 	}
 	var hits []index.Hit
 	if x.kind == WAND && x.wandPays(terms) {
-		hits, _ = x.searchWAND(terms, kk, allowed)
+		hits, _ = x.searchWAND(terms, kk, allowed, wandAuto)
 	} else {
 		hits = x.searchInverted(terms, kk, allowed)
 	}

@@ -257,7 +257,7 @@ func TestWANDPrunes(t *testing.T) {
 				touched[r] = true
 			}
 		}
-		hits, n := x.searchWAND(terms, 10, nil)
+		hits, n := x.searchWAND(terms, 10, nil, wandAuto)
 		require.Equal(t, x.searchInverted(terms, 10, nil), hits)
 		scored += n
 		candidates += len(touched)

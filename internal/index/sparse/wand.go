@@ -62,8 +62,9 @@ const wandSparse = 4
 // never drops a row that could qualify and the hits equal the inverted
 // search's.
 //
-// It also returns how many rows it scored exactly.
-func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, int) {
+// mode is split's choice (wandAuto outside tests). It also returns how
+// many rows it scored exactly.
+func (x *Index) searchWAND(terms []term, k int, allowed []bool, mode wandSplit) ([]index.Hit, int) {
 	ts := make([]wandTerm, len(terms))
 	qv := Vector{Indices: make([]uint32, len(terms)), Values: make([]float32, len(terms))}
 	var ubAll float64
@@ -130,7 +131,7 @@ func (x *Index) searchWAND(terms []term, k int, allowed []bool) ([]index.Hit, in
 			total += t.wub
 		}
 		if total > limit {
-			ne := x.split(ts, order, cum, limit, all)
+			ne := x.split(ts, order, cum, limit, all, mode)
 			var neSum float64
 			if ne > 0 {
 				neSum = cum[ne-1]
@@ -353,11 +354,11 @@ func seek(rows []uint32, pos, end uint64, target uint32) uint64 {
 // as accumulating a dozen postings, and most rows of the essential lists
 // need probing (measured on the zipf benchmark, where MaxScore windows that
 // skipped under half of the postings were slower than exact ones).
-func (x *Index) split(ts []wandTerm, order []int, cum []float64, limit float64, all uint64) int {
+func (x *Index) split(ts []wandTerm, order []int, cum []float64, limit float64, all uint64, mode wandSplit) int {
 	for i := range order {
 		order[i] = i
 	}
-	if wandMode == wandTAAT {
+	if mode == wandTAAT {
 		return 0
 	}
 	// Order by window bound (insertion sort, few terms).
@@ -379,7 +380,7 @@ func (x *Index) split(ts []wandTerm, order []int, cum []float64, limit float64, 
 		skipped += t.hi - t.pos
 		ne++
 	}
-	if ne == 0 || (wandMode == wandAuto && skipped < 8*(all-skipped)) {
+	if ne == 0 || (mode == wandAuto && skipped < 8*(all-skipped)) {
 		for i := range order {
 			order[i] = i
 		}
@@ -388,12 +389,13 @@ func (x *Index) split(ts []wandTerm, order []int, cum []float64, limit float64, 
 	return ne
 }
 
-// wandMode fixes split's choice for tests, which must cover both ways of
-// handling a window whatever the data's bounds favour.
-var wandMode = wandAuto
+// wandSplit is how split handles a window. Searches use wandAuto; tests
+// pass the other two to cover both ways of handling a window whatever the
+// data's bounds favour.
+type wandSplit int
 
 const (
-	wandAuto     = iota // split decides
-	wandTAAT            // every window accumulates every term exactly
-	wandMaxScore        // non-essential terms whenever the bounds allow
+	wandAuto     wandSplit = iota // split decides
+	wandTAAT                      // every window accumulates every term exactly
+	wandMaxScore                  // non-essential terms whenever the bounds allow
 )

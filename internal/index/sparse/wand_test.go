@@ -2,7 +2,6 @@ package sparse
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -32,7 +31,6 @@ func TestWANDWindows(t *testing.T) {
 		name string
 		gen  func(seed uint64, n, vocab, nnz int) [][]byte
 	}{{"zipf", synth}, {"uniform", uniform}, {"ties", ties}}
-	defer func() { wandMode = wandAuto }()
 	for _, ds := range sets {
 		n := 3*wandWindow + 123
 		rows := ds.gen(41, n, 400, 12)
@@ -49,10 +47,9 @@ func TestWANDWindows(t *testing.T) {
 			for _, k := range []int{1, 10, 100} {
 				for _, mask := range [][]bool{nil, allowed} {
 					want := x.searchInverted(terms, k, mask)
-					for _, mode := range []int{wandAuto, wandTAAT, wandMaxScore} {
-						wandMode = mode
-						got, _ := x.searchWAND(terms, k, mask)
-						require.Equal(t, want, got, fmt.Sprintf("%s query %d k %d mode %d mask %v", ds.name, qi, k, mode, mask != nil))
+					for _, mode := range []wandSplit{wandAuto, wandTAAT, wandMaxScore} {
+						got, _ := x.searchWAND(terms, k, mask, mode)
+						require.Equal(t, want, got, "%s query %d k %d mode %d mask %v", ds.name, qi, k, mode, mask != nil)
 					}
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -389,7 +388,7 @@ func TestDamageWhileOpen(t *testing.T) {
 	err2 := s.Txn(ctx, metastore.Put("root/new", []byte("x")))
 	require.ErrorIs(t, err2, metastore.ErrCorrupt)
 	var ce *embedded.CorruptError
-	require.True(t, errors.As(err2, &ce))
+	require.ErrorAs(t, err2, &ce)
 	problems := s.Problems()
 	require.Len(t, problems, 1)
 	require.Equal(t, path, problems[0].Subject)

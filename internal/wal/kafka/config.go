@@ -112,7 +112,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := validTopic(c.TopicPrefix + "x"); c.TopicPrefix != "" && err != nil {
-		return fmt.Errorf("%w: topicPrefix: %v", ErrInvalidConfig, err)
+		return fmt.Errorf("%w: topicPrefix: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

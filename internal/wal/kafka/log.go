@@ -246,7 +246,7 @@ func (a *appendCall) done(i int, r *kgo.Record, err error) {
 		res := wal.AppendResult{Offset: a.first, Err: a.err}
 		a.mu.Unlock()
 		if errors.Is(res.Err, kgo.ErrClientClosed) {
-			res.Err = fmt.Errorf("%w: %v", wal.ErrClosed, res.Err)
+			res.Err = fmt.Errorf("%w: %w", wal.ErrClosed, res.Err)
 		}
 		a.out <- res
 	}

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -213,7 +212,7 @@ func TestCloseFlushes(t *testing.T) {
 	for _, ch := range results {
 		r := <-ch
 		if r.Err != nil {
-			require.True(t, errors.Is(r.Err, wal.ErrClosed), "%v", r.Err)
+			require.ErrorIs(t, r.Err, wal.ErrClosed, "%v", r.Err)
 			continue
 		}
 		acked++

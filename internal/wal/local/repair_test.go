@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -549,7 +548,7 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 	_, err := Open(Config{}, nil)
-	require.True(t, errors.Is(err, ErrInvalidConfig))
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 // TestSegmentVanishes checks that a sealed segment file removed behind the

@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"context"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/plan"
+)
+
+// The proxy's dependencies, cut into the roles it calls them for. Each role
+// is a contract that cluster mode puts on the network as it stands; the
+// standalone server passes one object for all the roles of a coordinator
+// (CatalogOf, DataCoordOf, QueryNodeOf), cluster mode may pass a different
+// client per role.
+
+// CollectionResolver resolves collections by database and name (aliases
+// included) from the root coordinator's catalog.
+type CollectionResolver interface {
+	Collection(db, name string) (*catalog.Collection, error)
+	Collections(db string) []*catalog.Collection
+}
+
+// CollectionDDL creates, drops, renames and alters collections and their
+// schemas (root coordinator).
+type CollectionDDL interface {
+	CreateCollectionPartitions(ctx context.Context, db string, schema *schemapb.CollectionSchema, shards int,
+		level commonpb.ConsistencyLevel, props map[string]string, numPartitions int) error
+	DropCollection(ctx context.Context, db, name string) (*catalog.Collection, error)
+	RenameCollection(ctx context.Context, db, oldName, newDB, newName string) error
+	AlterProperties(ctx context.Context, db, coll string, set map[string]string, del []string) error
+	AddField(ctx context.Context, db, coll string, f *schemapb.FieldSchema) (*catalog.Collection, error)
+	AlterField(ctx context.Context, db, coll, field string, set map[string]string, del []string, loaded bool) error
+	EnableDynamicField(ctx context.Context, db, coll string) (*catalog.Collection, error)
+}
+
+// PartitionDDL creates and drops partitions (root coordinator); DropPartition
+// returns the dropped partition's ID.
+type PartitionDDL interface {
+	CreatePartition(ctx context.Context, db, coll, part string) error
+	DropPartition(ctx context.Context, db, coll, part string) (int64, error)
+}
+
+// LoadRecorder records in the catalog whether a collection (or which of its
+// partitions) is loaded, so that a restart loads it again (root coordinator).
+type LoadRecorder interface {
+	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
+}
+
+// DatabaseCatalog owns databases (root coordinator).
+type DatabaseCatalog interface {
+	Database(name string) (*catalog.DatabaseInfo, error)
+	Databases() []*catalog.DatabaseInfo
+	CreateDatabase(ctx context.Context, name string, props map[string]string) error
+	AlterDatabase(ctx context.Context, name string, set map[string]string, deleteKeys []string) error
+	DropDatabase(ctx context.Context, name string) error
+}
+
+// AliasCatalog owns collection aliases (root coordinator). CheckDropCollection
+// refuses to drop a collection that aliases still point to.
+type AliasCatalog interface {
+	CreateAlias(ctx context.Context, db, alias, coll string) error
+	AlterAlias(ctx context.Context, db, alias, coll string) error
+	DropAlias(ctx context.Context, db, alias string) error
+	DescribeAlias(db, alias string) (string, error)
+	ListAliases(db, coll string) ([]string, error)
+	AliasesOf(collectionID int64) []string
+	CheckDropCollection(db, name string) error
+}
+
+// Catalog is the root coordinator as the proxy uses it, one field per role.
+type Catalog struct {
+	CollectionResolver
+	CollectionDDL
+	PartitionDDL
+	LoadRecorder
+	DatabaseCatalog
+	AliasCatalog
+}
+
+// RootCoord is every role of Catalog in one object, as the in-process root
+// coordinator implements them.
+type RootCoord interface {
+	CollectionResolver
+	CollectionDDL
+	PartitionDDL
+	LoadRecorder
+	DatabaseCatalog
+	AliasCatalog
+}
+
+// CatalogOf returns a Catalog whose every role is c.
+func CatalogOf(c RootCoord) Catalog {
+	return Catalog{CollectionResolver: c, CollectionDDL: c, PartitionDDL: c, LoadRecorder: c, DatabaseCatalog: c, AliasCatalog: c}
+}
+
+// SegmentAllocator assigns inserted rows to a growing segment of a
+// vchannel (data coordinator), returning the segment's ID.
+type SegmentAllocator interface {
+	AssignSegment(ctx context.Context, collectionID, partitionID int64, vchannel string, rows, rowSize int64) (int64, error)
+}
+
+// Flusher seals a collection's growing segments and reports when they are
+// persisted (data coordinator): Flush returns the sealed segments and the
+// flush timestamp, FlushState whether all of them are flushed.
+type Flusher interface {
+	Flush(ctx context.Context, collectionID int64, vchannels []string) ([]int64, uint64, error)
+	FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool
+}
+
+// SegmentLister reports a collection's segments and row count (data
+// coordinator).
+type SegmentLister interface {
+	RowCount(collectionID int64, partitions []int64) int64
+	Segments(collectionID int64) []catalog.SegmentInfo
+}
+
+// DataDropper drops or truncates the data of a collection or partition
+// (data coordinator).
+type DataDropper interface {
+	DropCollection(ctx context.Context, collectionID int64, vchannels []string) error
+	DropPartition(ctx context.Context, collectionID, partitionID int64) error
+	Truncate(ctx context.Context, collectionID int64) error
+}
+
+// IndexCoord owns index definitions and reports build progress (data
+// coordinator).
+type IndexCoord interface {
+	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
+	Indexes(collectionID int64) []catalog.IndexInfo
+	IndexProgress(indexID int64) catalog.IndexProgress
+	DropIndex(ctx context.Context, collectionID int64, name string) error
+	AlterIndex(ctx context.Context, collectionID int64, name string, set map[string]string, deleteKeys []string) error
+}
+
+// CompactionCoord starts manual compactions and reports their state (data
+// coordinator).
+type CompactionCoord interface {
+	ManualCompaction(ctx context.Context, collectionID int64) (int64, error)
+	CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan)
+}
+
+// DataCoord is the data coordinator as the proxy uses it, one field per
+// role.
+type DataCoord struct {
+	SegmentAllocator
+	Flusher
+	SegmentLister
+	DataDropper
+	IndexCoord
+	CompactionCoord
+}
+
+// DataCoordinator is every role of DataCoord in one object, as the
+// in-process data coordinator implements them.
+type DataCoordinator interface {
+	SegmentAllocator
+	Flusher
+	SegmentLister
+	DataDropper
+	IndexCoord
+	CompactionCoord
+}
+
+// DataCoordOf returns a DataCoord whose every role is d.
+func DataCoordOf(d DataCoordinator) DataCoord {
+	return DataCoord{SegmentAllocator: d, Flusher: d, SegmentLister: d, DataDropper: d, IndexCoord: d, CompactionCoord: d}
+}
+
+// Loader loads and releases collections and partitions on the query side
+// and reports what is loaded: Loaded whether the collection is (and which
+// partitions), LoadFailure why its last load failed (nil if it did not),
+// Segments the sealed segments it serves.
+type Loader interface {
+	Load(ctx context.Context, collectionID int64, partitions []int64) error
+	Release(collectionID int64)
+	ReleasePartitions(collectionID int64, partitions []int64)
+	Loaded(collectionID int64) (bool, []int64)
+	// LoadProgress is how far a loaded collection's load is (percent; 100 when serving).
+	LoadProgress(collectionID int64) int64
+	LoadFailure(collectionID int64) error
+	Segments(collectionID int64) []plan.SegmentInfo
+}
+
+// Reader serves searches and queries of loaded collections.
+type Reader interface {
+	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
+	Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error)
+}
+
+// QueryNode is the query side as the proxy uses it, one field per role.
+type QueryNode struct {
+	Loader
+	Reader
+}
+
+// QueryServer is every role of QueryNode in one object, as the in-process
+// query node implements them.
+type QueryServer interface {
+	Loader
+	Reader
+}
+
+// QueryNodeOf returns a QueryNode whose every role is q.
+func QueryNodeOf(q QueryServer) QueryNode { return QueryNode{Loader: q, Reader: q} }
