@@ -127,11 +127,14 @@ type segment struct {
 	// (one that would fit an empty segment): it is sealed by size, since
 	// assigned rows may stop short of MaxRows forever.
 	full bool
-	// recovered marks a segment that was growing when the coordinator
-	// started: a Flush message for it may be in the WAL though the meta store
-	// missed the seal (a crash in between), and the data node drops rows that
-	// follow a segment's Flush message, so it takes no new rows.
-	recovered bool
+	// fenced marks a growing segment that may have a Flush message in the
+	// WAL though the meta store does not record it Sealed: one that was
+	// growing when the coordinator started (a crash may have come between
+	// the append and the seal's record), or one whose Flush append failed
+	// in a way that leaves its outcome unknown (see unseal). The data node
+	// drops rows that follow a segment's Flush message, so a fenced segment
+	// takes no new rows; it is still sealed by the next seal.
+	fenced bool
 }
 
 // New loads segment metadata and checkpoints from kv.
@@ -156,7 +159,7 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
 		}
 		s := &segment{info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing,
-			recovered: info.State == catalog.SegmentGrowing}
+			fenced: info.State == catalog.SegmentGrowing}
 		if info.MaxRows > 0 {
 			// The inverse of AssignSegment's maxRows = maxSize × sealProportion / rowSize.
 			s.rowSize = max(int64(float64(cfg.SegmentMaxSize)*cfg.SealProportion)/info.MaxRows, 1)
@@ -243,7 +246,7 @@ func (c *Coordinator) AssignSegment(ctx context.Context, collectionID, partition
 	for _, s := range c.segments {
 		i := &s.info
 		if i.CollectionID != req.CollectionID || i.PartitionID != req.PartitionID || i.VChannel != req.VChannel ||
-			i.State != catalog.SegmentGrowing || s.sealing || s.recovered || i.Level != catalog.LevelL1 {
+			i.State != catalog.SegmentGrowing || s.sealing || s.fenced || i.Level != catalog.LevelL1 {
 			continue
 		}
 		if s.assigned+req.Rows > i.MaxRows && s.assigned > 0 {
@@ -331,6 +334,7 @@ func (c *Coordinator) seal(ctx context.Context, vchannels []string, only map[int
 		return batch, nil
 	})
 	if err != nil {
+		c.unseal(sealed, appendOutcomeUnknown(ctx, err, len(pchList)))
 		return nil, 0, fmt.Errorf("datacoord: seal: %w", err)
 	}
 	sort.Slice(sealed, func(i, j int) bool { return sealed[i] < sealed[j] })
@@ -355,6 +359,37 @@ func (c *Coordinator) seal(ctx context.Context, vchannels []string, only map[int
 	}
 	c.apply(infos)
 	return sealed, ts, nil
+}
+
+// appendOutcomeUnknown reports whether a failed AppendBuild may still have
+// made some of its records durable. A wal.Log reports an error only for
+// records that are not durable (and wal/local cuts away whatever a failed
+// commit wrote), and a failed timestamp allocation writes nothing, so a
+// single-pchannel append that failed on its own wrote nothing. The append
+// may have landed when ctx ended while the writer waited, or on some
+// pchannels of a multi-pchannel batch (the writer reports the first error).
+func appendOutcomeUnknown(ctx context.Context, err error, pchannels int) bool {
+	return pchannels > 1 || ctx.Err() != nil ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// unseal undoes the sealing marks of a seal whose Flush append failed, so
+// that the next seal (a Flush, the seal policy) announces the segments
+// again instead of leaving them marked and never sealed. When the append
+// surely wrote nothing the segments take rows again; when its outcome is
+// unknown they are fenced: a Flush message for them may be in the WAL, and
+// rows assigned after it would be dropped by the data node.
+func (c *Coordinator) unseal(ids []int64, unknown bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		s, ok := c.segments[id]
+		if !ok || s.info.State != catalog.SegmentGrowing {
+			continue // flushed (its Flush was durable after all) or dropped meanwhile
+		}
+		s.sealing = false
+		s.fenced = s.fenced || unknown
+	}
 }
 
 // apply installs persisted records in memory. The caller holds metaMu.
