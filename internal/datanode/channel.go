@@ -155,11 +155,10 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		}
 		return c.requestSync(ctx, todo, asFlush|withDeletes)
 	case wal.TypeDropCollection:
-		// The syncs queued before the drop finish first, as they would
-		// inline: none reports a checkpoint after the drop.
-		if err := c.worker.drain(ctx); err != nil {
-			return err
-		}
+		// The collection's rows are never needed again: syncs still queued
+		// are dropped (garbage collection removes files a cut-short one
+		// wrote), and none reports a checkpoint after the drop.
+		c.worker.stop()
 		c.discard(func(*segBuffer) bool { return true })
 		c.dels = nil
 		c.dropped = true

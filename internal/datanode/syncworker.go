@@ -49,9 +49,8 @@ const (
 type jobKind uint8
 
 const (
-	jobSync    jobKind = iota // write buffers, report files and the checkpoint
-	jobStart                  // report a segment's start position
-	jobBarrier                // nothing: closes done once the jobs before it ran
+	jobSync  jobKind = iota // write buffers, report files and the checkpoint
+	jobStart                // report a segment's start position
 )
 
 // syncJob is one unit of the worker's work, planned by the channel loop.
@@ -70,8 +69,6 @@ type syncJob struct {
 	cp catalog.ChannelCheckpoint
 	// start is a jobStart's report.
 	start catalog.SegmentSync
-	// done is closed after a jobBarrier.
-	done chan struct{}
 }
 
 type jobSeg struct {
@@ -135,28 +132,10 @@ func (w *syncWorker) submit(ctx context.Context, job *syncJob) error {
 	}
 }
 
-// drain waits until every job submitted so far has run.
-func (w *syncWorker) drain(ctx context.Context) error {
-	job := &syncJob{kind: jobBarrier, done: make(chan struct{})}
-	if err := w.submit(ctx, job); err != nil {
-		return err
-	}
-	select {
-	case <-job.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.stopped:
-		return errWorkerStopped
-	}
-}
-
 // handle runs one job; a sync is retried with backoff until it succeeds or
 // ctx ends.
 func (w *syncWorker) handle(ctx context.Context, job *syncJob) {
 	switch job.kind {
-	case jobBarrier:
-		close(job.done)
 	case jobStart:
 		// Not fatal, and not retried: the start stays unknown (L0
 		// compaction waits for the segment's first sync).
