@@ -201,6 +201,12 @@ type SegmentInfo struct {
 	CreatedAt  int64     `json:"created_at"` // unix ms
 	LastSyncAt int64     `json:"last_sync_at,omitempty"`
 	DroppedAt  int64     `json:"dropped_at,omitempty"`
+	// Spare marks an empty Growing segment the data coordinator made ahead
+	// of need, so that assigning rows to a new segment takes no meta-store
+	// round trip. Claiming it happens in memory, so a record that still says
+	// Spare may have rows in the WAL (its first sync clears the mark and
+	// sets its partition). Absent (false) in records of older versions.
+	Spare bool `json:"spare,omitempty"`
 }
 
 // ChannelCheckpoint is a vchannel's checkpoint: every message with an offset

@@ -422,6 +422,9 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	segs := make([]catalog.SegmentInfo, 0, len(c.segments))
 	sizes := map[int64]int64{}
 	for _, s := range c.segments {
+		if unclaimedSpare(s) {
+			continue // no rows; its unknown start would hold L0 compaction back
+		}
 		segs = append(segs, s.info)
 		sizes[s.info.ID] = c.segmentRowSize(s)
 	}

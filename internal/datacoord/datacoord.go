@@ -113,7 +113,8 @@ type Coordinator struct {
 	indexPlanMu sync.Mutex
 
 	compaction compactionState
-	gc         gcState // garbage collection (gc.go)
+	gc         gcState     // garbage collection (gc.go)
+	assign     assignState // segment assignment and spares (assign.go)
 }
 
 // segment is the coordinator's in-memory view of one segment.
@@ -127,11 +128,14 @@ type segment struct {
 	// (one that would fit an empty segment): it is sealed by size, since
 	// assigned rows may stop short of MaxRows forever.
 	full bool
-	// recovered marks a segment that was growing when the coordinator
-	// started: a Flush message for it may be in the WAL though the meta store
-	// missed the seal (a crash in between), and the data node drops rows that
-	// follow a segment's Flush message, so it takes no new rows.
-	recovered bool
+	// fenced marks a growing segment that may have a Flush message in the
+	// WAL though the meta store does not record it Sealed: one that was
+	// growing when the coordinator started (a crash may have come between
+	// the append and the seal's record), or one whose Flush append failed
+	// in a way that leaves its outcome unknown (see unseal). The data node
+	// drops rows that follow a segment's Flush message, so a fenced segment
+	// takes no new rows; it is still sealed by the next seal.
+	fenced bool
 }
 
 // New loads segment metadata and checkpoints from kv.
@@ -144,7 +148,7 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 	c := &Coordinator{cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
 		now: time.Now, segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{},
 		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1),
-		schedKick:  make(chan struct{}, 1),
+		schedKick: make(chan struct{}, 1), assign: newAssignState(),
 		compaction: compactionState{plans: map[int64]*planState{}, kick: make(chan struct{}, 1)}}
 	kvs, err := kv.Scan(ctx, catalog.SegmentPrefix)
 	if err != nil {
@@ -156,7 +160,7 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
 		}
 		s := &segment{info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing,
-			recovered: info.State == catalog.SegmentGrowing}
+			fenced: info.State == catalog.SegmentGrowing}
 		if info.MaxRows > 0 {
 			// The inverse of AssignSegment's maxRows = maxSize × sealProportion / rowSize.
 			s.rowSize = max(int64(float64(cfg.SegmentMaxSize)*cfg.SealProportion)/info.MaxRows, 1)
@@ -227,62 +231,6 @@ func (c *Coordinator) persist(ctx context.Context, infos []catalog.SegmentInfo, 
 	return nil
 }
 
-// AssignSegment returns the growing segment that takes the rows, creating one
-// when none has room. The caller holds the vchannel's pchannel lock
-// (wal.Writer.AppendBuild) so assignment and append are ordered with seals.
-// rowSize is the estimated bytes per row, used to size the segment.
-func (c *Coordinator) AssignSegment(ctx context.Context, collectionID, partitionID int64, vchannel string, rows, rowSize int64) (int64, error) {
-	req := struct {
-		CollectionID, PartitionID int64
-		VChannel                  string
-		Rows                      int64
-	}{collectionID, partitionID, vchannel, rows}
-	rowSize = max(rowSize, 1)
-	c.mu.Lock()
-	var best *segment
-	for _, s := range c.segments {
-		i := &s.info
-		if i.CollectionID != req.CollectionID || i.PartitionID != req.PartitionID || i.VChannel != req.VChannel ||
-			i.State != catalog.SegmentGrowing || s.sealing || s.recovered || i.Level != catalog.LevelL1 {
-			continue
-		}
-		if s.assigned+req.Rows > i.MaxRows && s.assigned > 0 {
-			if req.Rows <= i.MaxRows {
-				s.full = true
-			}
-			continue
-		}
-		if best == nil || s.info.ID < best.info.ID {
-			best = s
-		}
-	}
-	if best != nil {
-		best.assigned += req.Rows
-		best.lastWrite = c.now()
-		id := best.info.ID
-		c.mu.Unlock()
-		return id, nil
-	}
-	c.mu.Unlock()
-
-	id, err := c.ids.Allocate(ctx, 1)
-	if err != nil {
-		return 0, fmt.Errorf("datacoord: allocate segment id: %w", err)
-	}
-	maxRows := max(int64(float64(c.cfg.SegmentMaxSize)*c.cfg.SealProportion)/rowSize, 1)
-	now := c.now()
-	info := catalog.SegmentInfo{ID: int64(id), CollectionID: req.CollectionID, PartitionID: req.PartitionID,
-		VChannel: req.VChannel, State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: maxRows,
-		CreatedAt: now.UnixMilli(), SyncedOffset: -1}
-	if err := c.persist(ctx, []catalog.SegmentInfo{info}); err != nil {
-		return 0, err
-	}
-	c.mu.Lock()
-	c.segments[info.ID] = &segment{info: info, rowSize: rowSize, assigned: req.Rows, lastWrite: now}
-	c.mu.Unlock()
-	return info.ID, nil
-}
-
 // seal appends Flush messages for the segments of the given vchannels
 // (segIDs nil = every growing segment there) and marks them Sealed.
 // Every vchannel in vchannels gets a Flush message even when it has no
@@ -307,7 +255,8 @@ func (c *Coordinator) seal(ctx context.Context, vchannels []string, only map[int
 		byV := map[string][]int64{}
 		c.mu.Lock()
 		for _, s := range c.segments {
-			if !vset[s.info.VChannel] || s.info.State != catalog.SegmentGrowing || s.sealing || s.info.Level != catalog.LevelL1 {
+			if !vset[s.info.VChannel] || s.info.State != catalog.SegmentGrowing || s.sealing || s.info.Level != catalog.LevelL1 ||
+				unclaimedSpare(s) {
 				continue
 			}
 			if only != nil && !only[s.info.ID] {
@@ -331,6 +280,7 @@ func (c *Coordinator) seal(ctx context.Context, vchannels []string, only map[int
 		return batch, nil
 	})
 	if err != nil {
+		c.unseal(sealed, appendOutcomeUnknown(ctx, err, len(pchList)))
 		return nil, 0, fmt.Errorf("datacoord: seal: %w", err)
 	}
 	sort.Slice(sealed, func(i, j int) bool { return sealed[i] < sealed[j] })
@@ -355,6 +305,37 @@ func (c *Coordinator) seal(ctx context.Context, vchannels []string, only map[int
 	}
 	c.apply(infos)
 	return sealed, ts, nil
+}
+
+// appendOutcomeUnknown reports whether a failed AppendBuild may still have
+// made some of its records durable. A wal.Log reports an error only for
+// records that are not durable (and wal/local cuts away whatever a failed
+// commit wrote), and a failed timestamp allocation writes nothing, so a
+// single-pchannel append that failed on its own wrote nothing. The append
+// may have landed when ctx ended while the writer waited, or on some
+// pchannels of a multi-pchannel batch (the writer reports the first error).
+func appendOutcomeUnknown(ctx context.Context, err error, pchannels int) bool {
+	return pchannels > 1 || ctx.Err() != nil ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// unseal undoes the sealing marks of a seal whose Flush append failed, so
+// that the next seal (a Flush, the seal policy) announces the segments
+// again instead of leaving them marked and never sealed. When the append
+// surely wrote nothing the segments take rows again; when its outcome is
+// unknown they are fenced: a Flush message for them may be in the WAL, and
+// rows assigned after it would be dropped by the data node.
+func (c *Coordinator) unseal(ids []int64, unknown bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		s, ok := c.segments[id]
+		if !ok || s.info.State != catalog.SegmentGrowing {
+			continue // flushed (its Flush was durable after all) or dropped meanwhile
+		}
+		s.sealing = false
+		s.fenced = s.fenced || unknown
+	}
 }
 
 // apply installs persisted records in memory. The caller holds metaMu.
@@ -438,6 +419,18 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 			info.SyncedOffset = ss.SyncedOffset
 		}
 		info.LastSyncAt = c.now().UnixMilli()
+		if info.Spare && (ss.Rows > 0 || ss.StartPosition != nil) {
+			// A spare claimed before a restart that did not persist the
+			// claim: the data node's report is the claim (see assign.go).
+			info.Spare, info.PartitionID = false, ss.PartitionID
+		}
+		if ss.Flushed && info.Spare && info.NumRows == 0 {
+			// A spare that never took a row (sealed after a restart): it
+			// leaves no segment behind.
+			info.State, info.DroppedAt = catalog.SegmentDropped, c.now().UnixMilli()
+			infos = append(infos, info)
+			continue
+		}
 		if ss.Flushed {
 			if !canTransition(info.State, catalog.SegmentFlushed) {
 				c.mu.Unlock()
@@ -500,13 +493,14 @@ func (c *Coordinator) Segment(id int64) (catalog.SegmentInfo, bool) {
 	return s.info, true
 }
 
-// Segments returns the records of a collection's segments that are not dropped, by ID.
+// Segments returns the records of a collection's segments that are not
+// dropped, by ID. Spares (assign.go) are left out: they hold no rows.
 func (c *Coordinator) Segments(collectionID int64) []catalog.SegmentInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []catalog.SegmentInfo
 	for _, s := range c.segments {
-		if s.info.CollectionID == collectionID && s.info.State != catalog.SegmentDropped {
+		if s.info.CollectionID == collectionID && s.info.State != catalog.SegmentDropped && !s.info.Spare {
 			out = append(out, s.info)
 		}
 	}
@@ -573,7 +567,7 @@ func (c *Coordinator) Recovery(vchannel string) catalog.RecoveryInfo {
 		}
 	}
 	for _, s := range c.segments {
-		if s.info.VChannel != vchannel || s.info.State == catalog.SegmentDropped {
+		if s.info.VChannel != vchannel || s.info.State == catalog.SegmentDropped || unclaimedSpare(s) {
 			continue
 		}
 		ri.Segments = append(ri.Segments, s.info)
@@ -637,6 +631,10 @@ func (c *Coordinator) drop(ctx context.Context, match func(*catalog.SegmentInfo)
 	for _, info := range infos {
 		c.segments[info.ID].info = info
 		c.segments[info.ID].sealing = true
+		if sp := c.assign.spares[info.VChannel]; sp != nil && sp.info.ID == info.ID {
+			delete(c.assign.spares, info.VChannel)
+		}
+		delete(c.assign.growing, growKey{info.CollectionID, info.PartitionID, info.VChannel})
 	}
 	for _, v := range vchannels {
 		delete(c.cps, v)
@@ -645,8 +643,16 @@ func (c *Coordinator) drop(ctx context.Context, match func(*catalog.SegmentInfo)
 }
 
 // Run applies the seal policy and truncates the WAL behind every checkpoint,
-// every CheckInterval, until ctx ends.
+// every CheckInterval, and makes the spare segments assignment asks for
+// (assign.go), until ctx ends.
 func (c *Coordinator) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.keepSpares(ctx)
+	}()
+	defer wg.Wait()
 	t := time.NewTicker(c.cfg.CheckInterval)
 	defer t.Stop()
 	for {
@@ -684,10 +690,19 @@ func (c *Coordinator) sealByPolicy(ctx context.Context) error {
 	var stats []growingStat
 	vch := map[int64]string{}
 	all := make([]catalog.SegmentInfo, 0, len(c.segments))
+	var idleSpares []int64
 	for _, s := range c.segments {
+		if unclaimedSpare(s) {
+			continue
+		}
 		all = append(all, s.info)
 		if s.info.State != catalog.SegmentGrowing || s.sealing || s.info.Level != catalog.LevelL1 {
 			continue
+		}
+		if s.info.Spare && s.assigned == 0 && c.now().Sub(s.lastWrite) >= c.cfg.MaxIdle {
+			// A spare from before a restart that no replayed row claimed:
+			// its flush collects it (Synced drops an empty spare).
+			idleSpares = append(idleSpares, s.info.ID)
 		}
 		stats = append(stats, growingStat{ID: s.info.ID, Rows: s.assigned, MaxRows: s.info.MaxRows, RowSize: s.rowSize,
 			Full: s.full, CreatedAt: time.UnixMilli(s.info.CreatedAt), LastWrite: s.lastWrite})
@@ -695,7 +710,7 @@ func (c *Coordinator) sealByPolicy(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	now := c.now()
-	ids := sealPolicy(c.cfg, stats, now)
+	ids := append(sealPolicy(c.cfg, stats, now), idleSpares...)
 	for _, id := range l0Blockers(c.cfg.Compaction, all, now) {
 		if _, growing := vch[id]; growing && !slices.Contains(ids, id) {
 			ids = append(ids, id)

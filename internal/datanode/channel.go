@@ -45,6 +45,10 @@ type channel struct {
 	cp       catalog.ChannelCheckpoint
 	dropped  bool
 
+	// worker runs the channel's syncs (syncworker.go); cp, synced and
+	// flushed are as if every sync it was given had completed.
+	worker *syncWorker
+
 	segs    map[int64]*segBuffer
 	dels    *deleteBuffer
 	synced  map[int64]int64 // segment → offset through which rows are synced
@@ -88,12 +92,12 @@ func (c *channel) maintain(ctx context.Context) error {
 			}
 		}
 		if len(old) > 0 {
-			return c.trySync(ctx, old, false, true)
+			return c.requestSync(ctx, old, withDeletes)
 		}
 	}
 	if len(c.segs) == 0 && c.dels == nil && now.Sub(c.lastSave) >= cfg.CheckpointInterval &&
 		c.lastOffset+1 > c.cp.Position.Offset {
-		return c.trySync(ctx, nil, false, false)
+		return c.requestSync(ctx, nil, 0) // the checkpoint only
 	}
 	return nil
 }
@@ -114,7 +118,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		// An upsert's deletes arrive mid-record (its insert follows), where
 		// they cannot sync; its end is the first chance.
 		if c.deletesDue() {
-			return c.trySync(ctx, nil, false, true)
+			return c.requestSync(ctx, nil, withDeletes)
 		}
 	case wal.TypeDelete:
 		if off <= c.cp.DeltaSyncedOffset {
@@ -126,7 +130,7 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		}
 		c.bufferDelete(req, e)
 		if c.deletesDue() {
-			return c.trySync(ctx, nil, false, true)
+			return c.requestSync(ctx, nil, withDeletes)
 		}
 	case wal.TypeFlush:
 		ids, err := wal.DecodeFlush(m.Payload)
@@ -149,8 +153,12 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 			}
 			todo = append(todo, id)
 		}
-		return c.syncUntilDone(ctx, todo)
+		return c.requestSync(ctx, todo, asFlush|withDeletes)
 	case wal.TypeDropCollection:
+		// The collection's rows are never needed again: syncs still queued
+		// are dropped (garbage collection removes files a cut-short one
+		// wrote), and none reports a checkpoint after the drop.
+		c.worker.stop()
 		c.discard(func(*segBuffer) bool { return true })
 		c.dels = nil
 		c.dropped = true
@@ -220,12 +228,7 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 			b.cols[f.GetFieldID()] = col
 		}
 		if err := c.reportStart(ctx, info, b); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			// Not fatal: the start stays unknown (L0 compaction waits for
-			// the segment's first sync), as before this report existed.
-			c.node.logger.Warn("recording a segment's start position failed", "segment", b.id, "err", err)
+			return err
 		}
 		c.segs[seg] = b
 	}
@@ -246,9 +249,9 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 	case c.midRecord:
 		return nil // synced at the record's end or later
 	case b.bytes >= c.node.cfg.SegmentBufferSize:
-		return c.trySync(ctx, []int64{seg}, false, false)
+		return c.requestSync(ctx, []int64{seg}, 0)
 	case total >= c.node.cfg.MemoryHighWatermark:
-		return c.trySync(ctx, []int64{c.largest()}, false, false)
+		return c.requestSync(ctx, []int64{c.largest()}, 0)
 	}
 	return nil
 }
@@ -291,16 +294,16 @@ func (c *channel) insertColumns(req *msgpb.InsertRequest, ts uint64) ([]column.C
 // channel buffers it (the coordinator's record has no start position until
 // then): L0 compaction may apply deletes only older than every unflushed
 // segment's first row, and treats a segment of unknown start as older than
-// all of them. The checkpoint is reported unchanged. info is the segment's
-// record as admit read it.
+// all of them. The report goes through the worker, behind the syncs queued
+// before it, with the checkpoint the worker last reported. info is the
+// segment's record as admit read it. It fails only when ctx ends.
 func (c *channel) reportStart(ctx context.Context, info catalog.SegmentInfo, b *segBuffer) error {
 	if info.StartPosition != nil {
 		return nil
 	}
 	start := b.start
-	return c.node.coord.Synced(ctx, catalog.SyncReport{VChannel: c.vchannel, Checkpoint: c.cp,
-		Segments: []catalog.SegmentSync{{SegmentID: b.id, CollectionID: info.CollectionID, PartitionID: b.partition,
-			StartPosition: &start, SyncedOffset: -1}}})
+	return c.worker.submit(ctx, &syncJob{kind: jobStart, start: catalog.SegmentSync{SegmentID: b.id,
+		CollectionID: info.CollectionID, PartitionID: b.partition, StartPosition: &start, SyncedOffset: -1}})
 }
 
 func (c *channel) largest() int64 {
@@ -327,39 +330,6 @@ func (c *channel) bufferDelete(req *msgpb.DeleteRequest, e wal.Entry) {
 		c.dels.tss = append(c.dels.tss, e.Message.TimeTick)
 	}
 	c.dels.bytes += int64(pks.MemorySize() + 8*pks.Len())
-}
-
-// trySync syncs for a size, memory or period trigger. A failure (object
-// storage unavailable, say) is logged and the buffers stay in memory: the
-// next trigger or the next Flush tries again, and the WAL still holds
-// everything, so nothing is lost.
-func (c *channel) trySync(ctx context.Context, ids []int64, flush, deletes bool) error {
-	if err := c.sync(ctx, ids, flush, deletes); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		c.node.logger.Warn("sync failed; will retry on the next trigger", "vchannel", c.vchannel, "err", err)
-	}
-	return nil
-}
-
-// syncUntilDone answers a Flush message: it retries with backoff until the
-// segments are synced (a flush must complete) or ctx ends.
-func (c *channel) syncUntilDone(ctx context.Context, ids []int64) error {
-	backoff := 100 * time.Millisecond
-	for {
-		err := c.sync(ctx, ids, true, true)
-		if err == nil || ctx.Err() != nil {
-			return err
-		}
-		c.node.logger.Warn("flush sync failed; retrying", "vchannel", c.vchannel, "segments", ids, "err", err, "backoff", backoff.String())
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
 }
 
 // admit decides, on the first insert of a segment this channel does not

@@ -4,8 +4,11 @@
 // syncs them as Milvus binlogs, stats logs and delta logs (an L0 segment per
 // sync) when a Flush message arrives, when a segment's buffer passes its
 // size limit, when all buffers pass the memory high watermark, or
-// periodically. After each sync it reports the new files and the channel
-// checkpoint to the data coordinator in one step.
+// periodically. Each vchannel's syncs run in order on its own worker
+// (syncworker.go), so a slow object store stalls only that vchannel; after
+// each sync the worker reports the new files and the channel checkpoint to
+// the data coordinator in one step, and a checkpoint is only ever reported
+// with (or after) the files of every row before it.
 //
 // Replay after a restart starts at each vchannel's checkpoint; inserts of a
 // segment at or below its synced offset and deletes at or below the
@@ -226,8 +229,11 @@ func (n *Node) quarantine(vchannel string, e wal.Entry, err error) {
 func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress) error {
 	chans := map[string]*channel{}
 	defer func() {
-		// Whatever was buffered and not synced is read again at the restart.
+		// Whatever was buffered or queued and not synced is read again at
+		// the restart. The workers stop before the pchannel can be
+		// started again, so no sync of this run reports after that.
 		for _, ch := range chans {
+			ch.worker.stop()
 			ch.discard(func(*segBuffer) bool { return true })
 		}
 	}()
@@ -313,12 +319,14 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 		}
 		handled(e.Position.Offset)
 		if ch.dropped {
+			ch.worker.stop()
 			delete(chans, m.VChannel)
 		}
 	}
 }
 
-// openChannel restores a vchannel's flowgraph from its recovery info. When
+// openChannel restores a vchannel's flowgraph from its recovery info and
+// starts its sync worker, which runs until ctx ends or the caller stops it. When
 // the vchannel has no checkpoint yet, one is saved at createdAt (the offset
 // of its CreateCollection message) or, when that is not known (-1), where
 // the recovery info says the vchannel starts.
@@ -338,6 +346,7 @@ func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchanne
 		}
 	}
 	ch.lastOffset = ch.cp.Position.Offset - 1
+	ch.worker = n.startWorker(ctx, vchannel, ch.cp)
 	for _, s := range rec.Segments {
 		if s.Level == catalog.LevelL0 {
 			continue

@@ -65,18 +65,18 @@ func (n *Node) writeSegment(ctx context.Context, coll *catalog.Collection, part,
 	return out, nil
 }
 
-// sync writes the buffers of segments ids (flush: and marks them Flushed)
-// and, with deletes, the delete buffer as a new L0 segment; then it reports
-// everything and the new checkpoint to the coordinator in one call.
-func (c *channel) sync(ctx context.Context, ids []int64, flush, deletes bool) error {
-	n := c.node
-	coll := c.coll
-	report := catalog.SyncReport{VChannel: c.vchannel}
-	var freed int64
-	for _, id := range ids {
-		b := c.segs[id]
-		ss := catalog.SegmentSync{SegmentID: id, CollectionID: coll.ID, Flushed: flush,
-			Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: c.lastOffset}
+// sync runs a sync job: it writes the buffers of the job's segments (flush:
+// and marks them Flushed) and its delete buffer as a new L0 segment, then
+// reports everything and the job's checkpoint to the coordinator in one
+// call. Every earlier job of the vchannel has completed.
+func (w *syncWorker) sync(ctx context.Context, job *syncJob) error {
+	n := w.node
+	coll := job.coll
+	report := catalog.SyncReport{VChannel: w.vchannel}
+	for _, js := range job.segs {
+		id, b := js.id, js.buf
+		ss := catalog.SegmentSync{SegmentID: id, CollectionID: coll.ID, Flushed: job.flush,
+			Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: job.lastOffset}
 		var stats []*storage.PKStats
 		if b != nil && b.rows > 0 {
 			ss.PartitionID = b.partition
@@ -88,74 +88,33 @@ func (c *channel) sync(ctx context.Context, ids []int64, flush, deletes bool) er
 				return err
 			}
 			ss.Binlogs, ss.Statslogs = files.binlogs, files.statslogs
-			st := files.stats
-			stats = append(stats, st)
+			stats = append(stats, files.stats)
 		}
-		if flush {
+		if job.flush {
+			// Read now, not when the job was planned: the record holds the
+			// stats logs of the jobs before this one.
 			info, known := n.coord.Segment(id)
 			if b == nil && known {
 				ss.PartitionID = info.PartitionID
 			}
-			if err := c.writeCompoundStats(ctx, id, ss.PartitionID, info, known, stats, &ss); err != nil {
+			if err := n.writeCompoundStats(ctx, coll, id, ss.PartitionID, info, known, stats, &ss); err != nil {
 				return err
 			}
 		}
-		if b != nil {
-			freed += b.bytes
-		}
 		report.Segments = append(report.Segments, ss)
 	}
-	var l0 *catalog.SegmentInfo
-	if deletes && c.dels != nil {
-		var err error
-		if l0, err = c.writeDeltas(ctx); err != nil {
+	if job.dels != nil {
+		l0, err := n.writeDeltas(ctx, coll, w.vchannel, job.dels, job.lastOffset)
+		if err != nil {
 			return err
 		}
 		report.L0 = l0
 	}
-	// The checkpoint: the first message still only in memory, else just past the last one.
-	cp := catalog.ChannelCheckpoint{VChannel: c.vchannel, Position: catalog.Position{Offset: c.lastOffset + 1, TimeTick: c.lastTS},
-		DeltaSyncedOffset: c.cp.DeltaSyncedOffset}
-	if l0 != nil {
-		cp.DeltaSyncedOffset = c.lastOffset
-	}
-	synced := map[int64]bool{}
-	for _, id := range ids {
-		synced[id] = true
-	}
-	lower := func(p catalog.Position) {
-		if p.Offset < cp.Position.Offset {
-			cp.Position = catalog.Position{Offset: p.Offset, TimeTick: p.TimeTick - 1}
-		}
-	}
-	for id, b := range c.segs {
-		if !synced[id] {
-			lower(b.start)
-		}
-	}
-	if c.dels != nil && l0 == nil {
-		lower(c.dels.start)
-	}
-	if cp.Position.Offset < c.cp.Position.Offset {
-		cp.Position = c.cp.Position // never move backwards
-	}
-	report.Checkpoint = cp
+	report.Checkpoint = job.cp
 	if err := n.coord.Synced(ctx, report); err != nil {
 		return err
 	}
-	for _, id := range ids {
-		delete(c.segs, id)
-		c.synced[id] = c.lastOffset
-		if flush {
-			c.flushed[id] = true
-		}
-	}
-	if l0 != nil {
-		c.dels = nil
-	}
-	n.addBuffered(-freed)
-	c.cp = cp
-	c.lastSave = time.Now()
+	w.reported = job.cp
 	return nil
 }
 
@@ -178,18 +137,17 @@ func pkStats(pk *schemapb.FieldSchema, col column.Column) (*storage.PKStats, err
 
 // writeCompoundStats writes the merged stats file `1` of a flushed segment:
 // every per-sync stats log of its history plus this sync's.
-func (c *channel) writeCompoundStats(ctx context.Context, id, part int64, info catalog.SegmentInfo, known bool,
-	current []*storage.PKStats, ss *catalog.SegmentSync,
+func (n *Node) writeCompoundStats(ctx context.Context, coll *catalog.Collection, id, part int64, info catalog.SegmentInfo,
+	known bool, current []*storage.PKStats, ss *catalog.SegmentSync,
 ) error {
-	n := c.node
-	pk := c.coll.PKField()
+	pk := coll.PKField()
 	var all []*storage.PKStats
 	if known {
 		for _, l := range info.Statslogs[pk.GetFieldID()] {
 			if l.LogID == 1 {
 				continue
 			}
-			key := storage.StatsLogKey(n.cfg.RootPath, c.coll.ID, info.PartitionID, id, pk.GetFieldID(), l.LogID)
+			key := storage.StatsLogKey(n.cfg.RootPath, coll.ID, info.PartitionID, id, pk.GetFieldID(), l.LogID)
 			data, err := n.objects.Get(ctx, key)
 			if err != nil {
 				return fmt.Errorf("read stats %s: %w", key, err)
@@ -209,7 +167,7 @@ func (c *channel) writeCompoundStats(ctx context.Context, id, part int64, info c
 	if err != nil {
 		return err
 	}
-	key := storage.CompoundStatsLogKey(n.cfg.RootPath, c.coll.ID, part, id, pk.GetFieldID())
+	key := storage.CompoundStatsLogKey(n.cfg.RootPath, coll.ID, part, id, pk.GetFieldID())
 	if err := n.objects.Put(ctx, key, data); err != nil {
 		return err
 	}
@@ -217,31 +175,32 @@ func (c *channel) writeCompoundStats(ctx context.Context, id, part int64, info c
 	return nil
 }
 
-// writeDeltas writes the delete buffer as the delta log of a new L0 segment.
-func (c *channel) writeDeltas(ctx context.Context) (*catalog.SegmentInfo, error) {
-	n := c.node
+// writeDeltas writes a delete buffer as the delta log of a new L0 segment
+// of vchannel, synced through lastOffset.
+func (n *Node) writeDeltas(ctx context.Context, coll *catalog.Collection, vchannel string, d *deleteBuffer,
+	lastOffset int64,
+) (*catalog.SegmentInfo, error) {
 	first, err := n.ids.Allocate(ctx, 2)
 	if err != nil {
 		return nil, err
 	}
 	segID, logID := int64(first), int64(first)+1
 	const allPartitions = -1
-	d := c.dels
 	tsFrom, tsTo := d.tss[0], d.tss[0]
 	for _, t := range d.tss {
 		tsFrom, tsTo = min(tsFrom, t), max(tsTo, t)
 	}
-	data, err := storage.EncodeDeltaLog(storage.Descriptor{CollectionID: c.coll.ID, PartitionID: allPartitions,
-		SegmentID: segID, FieldID: -1}, c.coll.PKField().GetDataType(), d.pks, d.tss)
+	data, err := storage.EncodeDeltaLog(storage.Descriptor{CollectionID: coll.ID, PartitionID: allPartitions,
+		SegmentID: segID, FieldID: -1}, coll.PKField().GetDataType(), d.pks, d.tss)
 	if err != nil {
 		return nil, fmt.Errorf("encode delta log: %w", err)
 	}
-	key := storage.DeltaLogKey(n.cfg.RootPath, c.coll.ID, allPartitions, segID, logID)
+	key := storage.DeltaLogKey(n.cfg.RootPath, coll.ID, allPartitions, segID, logID)
 	if err := n.objects.Put(ctx, key, data); err != nil {
 		return nil, err
 	}
-	return &catalog.SegmentInfo{ID: segID, CollectionID: c.coll.ID, PartitionID: allPartitions, VChannel: c.vchannel,
+	return &catalog.SegmentInfo{ID: segID, CollectionID: coll.ID, PartitionID: allPartitions, VChannel: vchannel,
 		State: catalog.SegmentFlushed, Level: catalog.LevelL0, NumRows: int64(len(d.tss)),
 		Deltalogs:     []catalog.Binlog{{LogID: logID, Entries: int64(len(d.tss)), TsFrom: tsFrom, TsTo: tsTo, Size: int64(len(data))}},
-		StartPosition: &d.start, SyncedOffset: c.lastOffset, CreatedAt: time.Now().UnixMilli()}, nil
+		StartPosition: &d.start, SyncedOffset: lastOffset, CreatedAt: time.Now().UnixMilli()}, nil
 }
