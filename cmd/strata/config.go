@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/strata-db/strata/internal/app"
@@ -44,6 +45,11 @@ type fileConfig struct {
 	// MemoryLimit is the Go runtime's soft memory limit in bytes (0 = none);
 	// absent, it is 3/4 of the memory available unless GOMEMLIMIT is set.
 	MemoryLimit *int64 `json:"memoryLimit"`
+	// Security is app.Config.Security (auth.Config's JSON keys), decoded
+	// over the defaults.
+	Security json.RawMessage `json:"security"`
+	// Pprof enables /debug/pprof/ on the metrics port.
+	Pprof *bool `json:"pprof"`
 }
 
 // fileEngines is the "engines" section: which implementation each storage
@@ -213,8 +219,33 @@ func loadConfigFile(path string, cfg *app.Config, proc *processConfig) error {
 	if fc.Engines != nil {
 		fc.Engines.apply(&cfg.Engines)
 	}
+	if len(fc.Security) > 0 {
+		sec := json.NewDecoder(bytes.NewReader(fc.Security))
+		sec.DisallowUnknownFields()
+		if err := sec.Decode(&cfg.Security); err != nil {
+			return fmt.Errorf("config %s: security: %w", path, err)
+		}
+	}
+	set(&cfg.Pprof, fc.Pprof)
 	if proc != nil {
 		proc.MemoryLimit = fc.MemoryLimit
+	}
+	return nil
+}
+
+// applySecurityEnv applies the environment's security settings over the
+// configuration file's: STRATA_AUTHORIZATION_ENABLED (a boolean) and
+// STRATA_ROOT_PASSWORD (the root password of the first start).
+func applySecurityEnv(cfg *app.Config, getenv func(string) string) error {
+	if v := getenv("STRATA_AUTHORIZATION_ENABLED"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("STRATA_AUTHORIZATION_ENABLED=%q is not a boolean", v)
+		}
+		cfg.Security.AuthorizationEnabled = b
+	}
+	if v := getenv("STRATA_ROOT_PASSWORD"); v != "" {
+		cfg.Security.DefaultRootPassword = v
 	}
 	return nil
 }

@@ -105,6 +105,9 @@ func standalone(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := applySecurityEnv(&cfg, os.Getenv); err != nil {
+		return err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("bad --log-level: %w", err)

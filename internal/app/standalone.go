@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strata-db/strata/internal/api"
+	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
@@ -59,6 +60,11 @@ type Config struct {
 	WAL wallocal.Config
 	// Engines selects the meta store, object store and WAL implementations.
 	Engines Engines
+	// Security is authentication, RBAC and TLS (off by default, as Milvus).
+	Security auth.Config `json:"security"`
+	// Pprof serves Go's /debug/pprof/ profiles on the metrics port. Off by
+	// default: profiles expose command lines and memory contents.
+	Pprof bool `json:"pprof"`
 }
 
 // Defaults returns the default standalone configuration.
@@ -68,7 +74,7 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterConfig{}.Defaults(), WAL: wallocal.Config{}.Defaults(),
-		Engines: Engines{}.Defaults(),
+		Engines: Engines{}.Defaults(), Security: auth.Defaults(),
 	}
 }
 
@@ -82,7 +88,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("app: data coordinator root path %q differs from the data node's %q",
 			c.DataCoord.RootPath, c.DataNode.RootPath)
 	}
-	return errors.Join(c.RootCoord.Validate(), c.DataCoord.Validate(), c.Writer.Validate(), c.Engines.Defaults().Validate())
+	return errors.Join(c.RootCoord.Validate(), c.DataCoord.Validate(), c.Writer.Validate(), c.Engines.Defaults().Validate(),
+		c.Security.Validate())
 }
 
 // Server is a running standalone server.
@@ -185,6 +192,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	px := proxy.New(cfg.Proxy, root, data, qn, writer, ids, clock, logger)
+	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
+	if err != nil {
+		return err
+	}
+	guard := auth.NewGuard(rbac, cfg.Security.AuthorizationEnabled)
+	px.SetAuth(guard)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -217,20 +230,26 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}
 
-	srv := grpc.NewServer(api.ServerOptions(metrics, logger)...)
+	opts := api.ServerOptions(metrics, logger)
+	if guard.Enabled() {
+		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
+	}
+	srv := grpc.NewServer(opts...)
 	milvuspb.RegisterMilvusServiceServer(srv, px)
-	api := newAPIServer(s.grpcLis, srv, rest.New(px, logger))
+	api := newAPIServer(s.grpcLis, srv, rest.New(guard.Wrap(px), logger))
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		// Go runtime profiles (heap, goroutines, CPU) on the metrics port.
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if cfg.Pprof {
+			// Go runtime profiles (heap, goroutines, CPU) on the metrics port, only when asked for.
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 			if !s.ready.Load() {
 				http.Error(w, "starting", http.StatusServiceUnavailable)

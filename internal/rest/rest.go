@@ -7,8 +7,11 @@
 // (1801 malformed JSON, 1802 missing required parameter, 1804 bad insert data,
 // 1806 bad primary key, otherwise the code in the gRPC Status).
 //
-// Headers: `Authorization: Bearer <user:password|token>` is passed on to the
-// service as the gRPC `authorization` metadata (base64, as SDKs send it);
+// Headers: `Authorization: Bearer <user:password|token>` (or HTTP Basic) is
+// passed on to the service as the gRPC `authorization` metadata (base64, as
+// SDKs send it); with authorization on, a missing or wrong credential is HTTP
+// 401 `{"code":1800,"message":"user hasn't authenticated"}` and a missing
+// privilege HTTP 403 with the "permission deny" message;
 // `DB-Name` names the database when the body has no `dbName`;
 // `Accept-Type-Allow-Int64: true` returns int64 values as JSON numbers (they are
 // strings otherwise, because JavaScript loses precision above 2^53);
@@ -51,6 +54,7 @@ const (
 	codeDatabaseNotFound         int32 = 800
 	codeIndexNotFound            int32 = 700
 	codeLegacy                   int32 = 65535
+	codeNeedAuthenticate         int32 = 1800
 )
 
 const (
@@ -106,6 +110,7 @@ func (h *Handler) Routes() []string {
 type apiError struct {
 	code int32
 	msg  string
+	http int // HTTP status; 0 means 200 (business errors travel in the envelope)
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -223,6 +228,8 @@ func withMetadata(ctx context.Context, auth, db string) context.Context {
 	md := metadata.MD{"dbname": []string{db}}
 	if token, found := strings.CutPrefix(auth, "Bearer "); found && token != "" {
 		md.Set("authorization", base64.StdEncoding.EncodeToString([]byte(token)))
+	} else if basic, found := strings.CutPrefix(auth, "Basic "); found && basic != "" {
+		md.Set("authorization", basic) // already base64(user:password)
 	}
 	return metadata.NewIncomingContext(ctx, md)
 }
@@ -256,8 +263,13 @@ func statusOf(resp any) *commonpb.Status {
 func check(resp any, err error) error {
 	if err != nil {
 		if s, ok := status.FromError(err); ok {
-			if s.Code() == codes.Unimplemented {
+			switch s.Code() {
+			case codes.Unimplemented:
 				return errorf(codeUnexpected, "not implemented: %s", s.Message())
+			case codes.Unauthenticated: // as Milvus's REST server answers a bad credential
+				return &apiError{code: codeNeedAuthenticate, msg: "user hasn't authenticated", http: http.StatusUnauthorized}
+			case codes.PermissionDenied:
+				return &apiError{code: codeLegacy, msg: s.Message(), http: http.StatusForbidden}
 			}
 			return errorf(codeUnexpected, "%s", s.Message())
 		}
@@ -281,7 +293,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &e) {
 		e = &apiError{code: codeUnexpected, msg: err.Error()}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"code": e.code, "message": e.msg})
+	code := http.StatusOK
+	if e.http != 0 {
+		code = e.http
+	}
+	writeJSON(w, code, map[string]any{"code": e.code, "message": e.msg})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
