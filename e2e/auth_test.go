@@ -99,6 +99,12 @@ func TestAuthLoginAndPrivileges(t *testing.T) {
 	dbs, err = alice.ListDatabase(ctx, milvusclient.NewListDatabaseOption())
 	require.NoError(t, err)
 	require.Equal(t, []string{"db2"}, dbs)
+	colls, err := alice2.ListCollections(ctx, milvusclient.NewListCollectionOption())
+	require.NoError(t, err)
+	require.Equal(t, []string{"c1"}, colls)
+	colls, err = alice.ListCollections(ctx, milvusclient.NewListCollectionOption())
+	require.NoError(t, err)
+	require.Empty(t, colls, "no grant in default: its collections are not listed")
 
 	// The public role's defaults: everyone may describe a collection.
 	_, err = alice.DescribeCollection(ctx, milvusclient.NewDescribeCollectionOption("c1"))

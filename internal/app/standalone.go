@@ -14,6 +14,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -108,10 +109,17 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	tlsCfg, err := apiTLS(cfg.Security)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, logger: logger}
-	var err error
 	if s.grpcLis, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("app: listen %s: %w", cfg.Addr, err)
+	}
+	if tlsCfg != nil {
+		// TLS under the gRPC/REST split: both are served encrypted.
+		s.grpcLis = tls.NewListener(s.grpcLis, tlsCfg)
 	}
 	if cfg.MetricsAddr != "" {
 		if s.httpLis, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {

@@ -714,3 +714,34 @@ func (s *Store) VisibleDatabases(user string, dbs []string) []string {
 	}
 	return out
 }
+
+// CollectionFilter returns which collections of db user sees in
+// ShowCollections: all for root, admin holders and roles (public aside)
+// with a grant on every object of the database; otherwise those named by a
+// Collection grant of the user's roles.
+func (s *Store) CollectionFilter(user, db string) func(name string) bool {
+	all := func(string) bool { return true }
+	if user == RootUser {
+		return all
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.userRoles[user][RoleAdmin] {
+		return all
+	}
+	named := map[string]bool{}
+	for r := range s.userRoles[user] {
+		for _, g := range s.grants[r] {
+			if g.DB != AnyWord && g.DB != db {
+				continue
+			}
+			if g.ObjectName == AnyWord {
+				return all
+			}
+			if g.ObjectType == ObjectCollection {
+				named[g.ObjectName] = true
+			}
+		}
+	}
+	return func(name string) bool { return named[name] }
+}

@@ -424,3 +424,12 @@ func (p *Proxy) visibleDatabases(ctx context.Context, names []string) []string {
 	}
 	return p.rbac.Store().VisibleDatabases(auth.UserFrom(ctx), names)
 }
+
+// collectionFilter is which collections of db ShowCollections lists for the
+// caller: with authorization on, those its grants reach.
+func (p *Proxy) collectionFilter(ctx context.Context, db string) func(string) bool {
+	if p.rbac == nil || !p.rbac.Enabled() {
+		return func(string) bool { return true }
+	}
+	return p.rbac.Store().CollectionFilter(auth.UserFrom(ctx), db)
+}
