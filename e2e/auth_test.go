@@ -194,4 +194,24 @@ func TestAuthREST(t *testing.T) {
 	code, out = post("collections/describe", "bob:bob-password", `{"collectionName":"c1"}`)
 	require.Equal(t, http.StatusOK, code, out)
 	require.EqualValues(t, 0, out["code"])
+
+	// Users and roles through REST v2.
+	for _, c := range []struct{ path, body string }{
+		{"roles/create", `{"roleName":"dropper"}`},
+		{"users/grant_role", `{"userName":"bob","roleName":"dropper"}`},
+		{"roles/grant_privilege", `{"roleName":"dropper","objectType":"Global","objectName":"*","privilege":"DropCollection"}`},
+	} {
+		_, out = post(c.path, "root:Milvus", c.body)
+		require.EqualValues(t, 0, out["code"], "%s: %v", c.path, out)
+	}
+	_, out = post("users/describe", "root:Milvus", `{"userName":"bob"}`)
+	require.Equal(t, []any{"dropper"}, out["data"])
+	_, out = post("roles/describe", "root:Milvus", `{"roleName":"dropper"}`)
+	require.Len(t, out["data"], 1)
+	_, out = post("users/list", "root:Milvus", `{}`)
+	require.ElementsMatch(t, []any{"root", "bob"}, out["data"])
+	_, out = post("users/create", "root:Milvus", `{"userName":"x"}`)
+	require.EqualValues(t, 1802, out["code"], "password is required")
+	_, out = post("collections/drop", "bob:bob-password", `{"collectionName":"c1"}`)
+	require.EqualValues(t, 0, out["code"], out)
 }

@@ -90,6 +90,7 @@ func New(svc milvuspb.MilvusServiceServer, logger *slog.Logger) *Handler {
 	h.indexRoutes()
 	h.aliasRoutes()
 	h.databaseRoutes()
+	h.rbacRoutes()
 	return h
 }
 
