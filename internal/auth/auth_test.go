@@ -33,14 +33,14 @@ func testConfig() Config {
 	return c
 }
 
-func openKV(t *testing.T, dir string) metastore.KV {
+func openKV(t testing.TB, dir string) metastore.KV {
 	t.Helper()
 	kv, err := embedded.Open(filepath.Join(dir, "meta.db"), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	return kv
 }
 
-func openStore(t *testing.T, kv metastore.KV, cfg Config) *Store {
+func openStore(t testing.TB, kv metastore.KV, cfg Config) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), kv, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func openStore(t *testing.T, kv metastore.KV, cfg Config) *Store {
 }
 
 // newStore opens a store over a fresh meta store closed at the test's end.
-func newStore(t *testing.T) *Store {
+func newStore(t testing.TB) *Store {
 	t.Helper()
 	kv := openKV(t, t.TempDir())
 	t.Cleanup(func() { _ = kv.Close() })
@@ -56,7 +56,7 @@ func newStore(t *testing.T) *Store {
 }
 
 // withUserRole returns s with user "u1" (password "password") holding role "r1".
-func withUserRole(t *testing.T, s *Store) *Store {
+func withUserRole(t testing.TB, s *Store) *Store {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, s.CreateUser(ctx, "u1", "password"))
