@@ -35,7 +35,7 @@ type Config struct {
 	// CaPemPath is the CA bundle (PEM) that signs client certificates in TLS mode 2.
 	CaPemPath string `json:"caPemPath"`
 	// MinPasswordLength and MaxPasswordLength bound new passwords
-	// (proxy.minPasswordLength / maxPasswordLength: 6 and 72, bcrypt's limit).
+	// (proxy.minPasswordLength / maxPasswordLength: 6 and 256, as Milvus 2.6).
 	MinPasswordLength int `json:"minPasswordLength"`
 	MaxPasswordLength int `json:"maxPasswordLength"`
 	// MaxUsernameLength bounds user names (proxy.maxUsernameLength, 32).
@@ -53,7 +53,7 @@ const DefaultRootPassword = "Milvus"
 
 // Defaults returns the default configuration: authorization off, no TLS.
 func Defaults() Config {
-	return Config{MinPasswordLength: 6, MaxPasswordLength: 72, MaxUsernameLength: 32,
+	return Config{MinPasswordLength: 6, MaxPasswordLength: 256, MaxUsernameLength: 32,
 		MaxUserNum: 100, MaxRoleNum: 10, BcryptCost: 10}
 }
 
@@ -70,8 +70,8 @@ func (c Config) Validate() error {
 	if c.TLSMode == TLSMutual && c.CaPemPath == "" {
 		errs = append(errs, errors.New("auth: tlsMode 2 needs caPemPath"))
 	}
-	if c.MinPasswordLength < 1 || c.MaxPasswordLength < c.MinPasswordLength || c.MaxPasswordLength > 72 {
-		errs = append(errs, fmt.Errorf("auth: password length bounds [%d, %d] must satisfy 1 <= min <= max <= 72",
+	if c.MinPasswordLength < 1 || c.MaxPasswordLength < c.MinPasswordLength || c.MaxPasswordLength > 256 {
+		errs = append(errs, fmt.Errorf("auth: password length bounds [%d, %d] must satisfy 1 <= min <= max <= 256",
 			c.MinPasswordLength, c.MaxPasswordLength))
 	}
 	if c.DefaultRootPassword != "" && (len(c.DefaultRootPassword) < c.MinPasswordLength || len(c.DefaultRootPassword) > c.MaxPasswordLength) {

@@ -3,6 +3,7 @@ package auth
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"sync"
 	"time"
 
@@ -20,8 +21,10 @@ const (
 // credentials verifies passwords against bcrypt hashes with a cache of
 // verified passwords and a per-user back-off after failures.
 type credentials struct {
-	now   func() time.Time
-	dummy []byte // bcrypt hash compared for unknown users
+	now       func() time.Time
+	cost      int
+	dummyOnce sync.Once
+	dummy     []byte // bcrypt hash compared for unknown users, made at the first such check
 
 	mu       sync.Mutex
 	verified map[string][32]byte // user → SHA-256(user, password) of the last verified password
@@ -34,8 +37,32 @@ type failure struct {
 }
 
 func newCredentials(cost int, now func() time.Time) *credentials {
-	dummy, _ := bcrypt.GenerateFromPassword([]byte("strata-dummy-password"), cost)
-	return &credentials{now: now, dummy: dummy, verified: map[string][32]byte{}, fails: map[string]failure{}}
+	return &credentials{now: now, cost: cost, verified: map[string][32]byte{}, fails: map[string]failure{}}
+}
+
+// dummyHash is a hash of the store's cost that no password matches in practice.
+func (c *credentials) dummyHash() []byte {
+	c.dummyOnce.Do(func() {
+		c.dummy, _ = bcrypt.GenerateFromPassword([]byte("strata-dummy-password"), c.cost)
+	})
+	return c.dummy
+}
+
+// bcryptInput is what bcrypt hashes for password: the password itself up to
+// bcrypt's 72 bytes; a longer one (Milvus allows 256) is reduced to a marker
+// and the base64 of its SHA-256, so that every byte counts.
+func bcryptInput(password string) []byte {
+	if len(password) <= 72 {
+		return []byte(password)
+	}
+	sum := sha256.Sum256([]byte(password))
+	return append([]byte("\x00sha256:"), base64.StdEncoding.EncodeToString(sum[:])...)
+}
+
+// hashPassword returns the bcrypt hash stored for password.
+func hashPassword(password string, cost int) (string, error) {
+	h, err := bcrypt.GenerateFromPassword(bcryptInput(password), cost)
+	return string(h), err
 }
 
 func digest(user, password string) [32]byte {
@@ -58,9 +85,9 @@ func (c *credentials) verify(user, password, hash string) bool {
 	}
 	target := []byte(hash)
 	if hash == "" {
-		target = c.dummy
+		target = c.dummyHash()
 	}
-	good := bcrypt.CompareHashAndPassword(target, []byte(password)) == nil && hash != ""
+	good := bcrypt.CompareHashAndPassword(target, bcryptInput(password)) == nil && hash != ""
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if good {

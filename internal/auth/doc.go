@@ -39,7 +39,9 @@
 // # Passwords
 //
 // Passwords are stored as bcrypt hashes (golang.org/x/crypto/bcrypt, cost
-// Config.BcryptCost). A successful check caches SHA-256(user, password) in
+// Config.BcryptCost) of the password, or, for one longer than bcrypt's 72
+// bytes (Milvus allows 256), of "\x00sha256:" followed by the base64 of its
+// SHA-256. A successful check caches SHA-256(user, password) in
 // memory so later requests cost one hash, not a bcrypt; the entry is dropped
 // when the password changes or the user is deleted. An unknown user is
 // compared against a dummy hash, so it costs the same as a wrong password. After

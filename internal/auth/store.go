@@ -141,11 +141,11 @@ func (s *Store) initialize(ctx context.Context) error {
 	if pw == "" {
 		pw = DefaultRootPassword
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(pw), s.cfg.BcryptCost)
+	hash, err := hashPassword(pw, s.cfg.BcryptCost)
 	if err != nil {
 		return fmt.Errorf("auth: hash root password: %w", err)
 	}
-	rec, _ := json.Marshal(userRecord{V: 1, Hash: string(hash), Created: time.Now().UnixMilli()})
+	rec, _ := json.Marshal(userRecord{V: 1, Hash: hash, Created: time.Now().UnixMilli()})
 	ops := []metastore.Op{metastore.IfAbsent(keyInit), metastore.Put(keyInit, emptyRecord), metastore.Put(keyUser+RootUser, rec)}
 	var defaults []Grant
 	for _, p := range []string{"DescribeCollection", "ListAliases"} {
@@ -266,7 +266,7 @@ func (s *Store) validUsername(name string) error {
 
 func (s *Store) validPassword(pw string) error {
 	if len(pw) < s.cfg.MinPasswordLength || len(pw) > s.cfg.MaxPasswordLength {
-		return errcode.New(errcode.IllegalArgument, "invalid password length: invalid parameter[value=%d][range=(%d, %d)]",
+		return errcode.New(errcode.IllegalArgument, "invalid password length: invalid parameter[%d out of range %d <= value <= %d]",
 			len(pw), s.cfg.MinPasswordLength, s.cfg.MaxPasswordLength)
 	}
 	return nil
@@ -308,7 +308,7 @@ func (s *Store) CreateUser(ctx context.Context, name, password string) error {
 	if err := s.validPassword(password); err != nil {
 		return err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cfg.BcryptCost)
+	hash, err := hashPassword(password, s.cfg.BcryptCost)
 	if err != nil {
 		return fmt.Errorf("auth: hash password: %w", err)
 	}
@@ -320,7 +320,7 @@ func (s *Store) CreateUser(ctx context.Context, name, password string) error {
 	if len(s.users) >= s.cfg.MaxUserNum {
 		return errcode.New(CodeLegacy, "unable to add user because the number of users has reached the limit %d", s.cfg.MaxUserNum)
 	}
-	rec := userRecord{V: 1, Hash: string(hash), Created: time.Now().UnixMilli()}
+	rec := userRecord{V: 1, Hash: hash, Created: time.Now().UnixMilli()}
 	b, _ := json.Marshal(rec)
 	if err := s.kv.Txn(ctx, metastore.IfAbsent(keyUser+name), metastore.Put(keyUser+name, b)); err != nil {
 		return fmt.Errorf("auth: create user %s: %w", name, err)
@@ -337,7 +337,7 @@ func (s *Store) UpdatePassword(ctx context.Context, name, oldPassword, newPasswo
 	if !s.Verify(name, oldPassword) {
 		return errcode.New(CodeNotAuthenticated, "old password not correct for %s: not authenticated", name)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(newPassword), s.cfg.BcryptCost)
+	hash, err := hashPassword(newPassword, s.cfg.BcryptCost)
 	if err != nil {
 		return fmt.Errorf("auth: hash password: %w", err)
 	}
@@ -347,7 +347,7 @@ func (s *Store) UpdatePassword(ctx context.Context, name, oldPassword, newPasswo
 	if !ok {
 		return errcode.New(CodeNotAuthenticated, "old password not correct for %s: not authenticated", name)
 	}
-	rec := userRecord{V: 1, Hash: string(hash), Created: old.Created}
+	rec := userRecord{V: 1, Hash: hash, Created: old.Created}
 	b, _ := json.Marshal(rec)
 	if err := s.kv.Txn(ctx, metastore.Put(keyUser+name, b)); err != nil {
 		return fmt.Errorf("auth: update user %s: %w", name, err)
@@ -511,7 +511,7 @@ func (s *Store) OperateUserRole(ctx context.Context, user, role string, add bool
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.users[user]; !ok {
+	if _, ok := s.users[user]; !ok && add { // a deleted user's bindings may still be removed
 		return errcode.New(CodeOperateUserRole, "not found the user, maybe the user isn't existed or internal system error")
 	}
 	if !s.roleExistsLocked(role) {
