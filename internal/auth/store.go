@@ -552,8 +552,8 @@ func (s *Store) OperateGrant(ctx context.Context, g Grant, add bool) error {
 	if !s.roleExistsLocked(g.Role) {
 		return errRoleNotFound(CodeLegacy)
 	}
-	if add && !s.privilegeKnownLocked(g.Privilege) {
-		return errcode.InvalidParam("not found the privilege name[%s]", g.Privilege)
+	if !s.privilegeKnownLocked(g.Privilege) {
+		return errcode.New(CodeLegacy, "not found the privilege name[%s]", g.Privilege)
 	}
 	key := g.key()
 	_, exists := s.grants[g.Role][key]
@@ -585,10 +585,8 @@ func (s *Store) validGrant(g *Grant) error {
 	if err := ValidRoleName(g.Role); err != nil {
 		return err
 	}
-	switch g.ObjectType {
-	case ObjectGlobal, ObjectCollection, ObjectUser:
-	default:
-		return errcode.InvalidParam("invalid object type %q, it should be Global, Collection or User", g.ObjectType)
+	if err := ValidObjectType(g.ObjectType); err != nil {
+		return err
 	}
 	if g.DB == "" {
 		g.DB = "default"
@@ -609,6 +607,15 @@ func (s *Store) validGrant(g *Grant) error {
 		}
 	}
 	return nil
+}
+
+// ValidObjectType checks a grant's object type (Global, Collection or User).
+func ValidObjectType(t string) error {
+	switch t {
+	case ObjectGlobal, ObjectCollection, ObjectUser:
+		return nil
+	}
+	return errcode.New(CodeLegacy, "not found the object type[name: %s], supported the object types: [Global User Collection]", t)
 }
 
 // privilegeKnownLocked reports whether name is a privilege, a built-in

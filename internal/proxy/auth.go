@@ -285,6 +285,11 @@ func (p *Proxy) SelectGrant(_ context.Context, req *milvuspb.SelectGrantRequest)
 		return &milvuspb.SelectGrantResponse{Status: errcode.Status(
 			errcode.New(auth.CodeLegacy, "not found the role, maybe the role isn't existed or internal system error"))}, nil
 	}
+	if t := e.GetObject().GetName(); t != "" {
+		if err := auth.ValidObjectType(t); err != nil {
+			return &milvuspb.SelectGrantResponse{Status: errcode.Status(err)}, nil
+		}
+	}
 	resp := &milvuspb.SelectGrantResponse{Status: ok()}
 	for _, g := range s.Grants(role, e.GetObject().GetName(), e.GetObjectName(), e.GetDbName()) {
 		resp.Entities = append(resp.Entities, grantEntity(g))
