@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/metastore"
@@ -22,8 +23,16 @@ type Group struct {
 }
 
 func validGroupName(name string) error {
-	if err := validName(name, "privilege group name", ""); err != nil {
-		return errcode.New(CodeInvalidGroupName, "%s: invalid privilege group name", err.Error())
+	if strings.TrimSpace(name) == "" {
+		return errcode.InvalidParam("privilege group name should not be empty")
+	}
+	if c := name[0]; c != '_' && !isAlpha(c) {
+		return errcode.New(CodeInvalidGroupName, "%s: invalid privilege group name[privilegeGroup=the first character of a privilege group name %%s must be an underscore or letter]", name)
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; c != '_' && !isAlpha(c) && !isDigit(c) {
+			return errcode.InvalidParam("privilege group name %s can only contain numbers, letters and underscores", name)
+		}
 	}
 	return nil
 }
@@ -34,7 +43,7 @@ func (s *Store) CreateGroup(ctx context.Context, name string) error {
 		return err
 	}
 	if _, ok := BuiltinGroups[name]; ok || IsPrivilege(name) {
-		return errcode.New(CodeInvalidGroupName, "privilege group name [%s] is defined by built in privileges or privilege groups in the system: invalid privilege group name", name)
+		return errcode.InvalidParam("privilege group name [%s] is defined by built in privileges or privilege groups in system", name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,11 +126,16 @@ func (s *Store) OperateGroup(ctx context.Context, name string, privs []string, a
 	return s.putGroupLocked(ctx, name, next)
 }
 
+// legacyGroups are the RBAC v1 groups: usable in grants, not listed.
+var legacyGroups = map[string]bool{"ReadOnly": true, "ReadWrite": true, "Admin": true}
+
 // Groups lists the built-in groups, then the custom ones, each sorted by name.
 func (s *Store) Groups() []Group {
 	var out []Group
 	for n, ps := range BuiltinGroups {
-		out = append(out, Group{Name: n, Privileges: ps, Builtin: true})
+		if !legacyGroups[n] {
+			out = append(out, Group{Name: n, Privileges: ps, Builtin: true})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	s.mu.RLock()

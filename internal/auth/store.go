@@ -682,9 +682,16 @@ func (s *Store) Permit(user, objectType, db, objectName, privilege string) bool 
 	return false
 }
 
+// impliedBy are the privileges a privilege carries with it, as Milvus grants
+// them together: loading lets one watch the load, flushing the flush.
+var impliedBy = map[string][]string{
+	"Load":  {"GetLoadState", "GetLoadingProgress"},
+	"Flush": {"GetFlushState"},
+}
+
 // coversLocked reports whether a granted privilege (or group) includes privilege.
 func (s *Store) coversLocked(granted, privilege string) bool {
-	if granted == AnyWord || granted == privilege {
+	if granted == AnyWord || granted == privilege || slices.Contains(impliedBy[granted], privilege) {
 		return true
 	}
 	if ps, ok := BuiltinGroups[granted]; ok {

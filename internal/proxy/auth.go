@@ -166,26 +166,10 @@ func (p *Proxy) SelectUser(_ context.Context, req *milvuspb.SelectUserRequest) (
 	return resp, nil
 }
 
-// relatedPrivileges are granted and revoked together with a privilege, as
-// Milvus does (loading implies watching the load state, flushing the flush state).
-var relatedPrivileges = map[string][]string{
-	"Load":  {"GetLoadState", "GetLoadingProgress"},
-	"Flush": {"GetFlushState"},
-}
-
-// operateGrants applies g and its related privileges.
+// operateGrants applies g (Load and Flush carry their watching privileges
+// with them: auth's impliedBy).
 func operateGrants(ctx context.Context, s *auth.Store, g auth.Grant, add bool) error {
-	if err := s.OperateGrant(ctx, g, add); err != nil {
-		return err
-	}
-	for _, rp := range relatedPrivileges[g.Privilege] {
-		r := g
-		r.Privilege = rp
-		if err := s.OperateGrant(ctx, r, add); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.OperateGrant(ctx, g, add)
 }
 
 // grantor is the user a grant is recorded as made by.
@@ -290,8 +274,12 @@ func (p *Proxy) SelectGrant(_ context.Context, req *milvuspb.SelectGrantRequest)
 			return &milvuspb.SelectGrantResponse{Status: errcode.Status(err)}, nil
 		}
 	}
+	db := e.GetDbName()
+	if db == "" {
+		db = "default" // as Milvus's root coordinator
+	}
 	resp := &milvuspb.SelectGrantResponse{Status: ok()}
-	for _, g := range s.Grants(role, e.GetObject().GetName(), e.GetObjectName(), e.GetDbName()) {
+	for _, g := range s.Grants(role, e.GetObject().GetName(), e.GetObjectName(), db) {
 		resp.Entities = append(resp.Entities, grantEntity(g))
 	}
 	return resp, nil
@@ -300,7 +288,7 @@ func (p *Proxy) SelectGrant(_ context.Context, req *milvuspb.SelectGrantRequest)
 func grantEntity(g auth.Grant) *milvuspb.GrantEntity {
 	priv := g.Privilege
 	if priv == auth.AnyWord {
-		priv = "*"
+		priv = "All" // as Milvus lists it
 	}
 	return &milvuspb.GrantEntity{Role: &milvuspb.RoleEntity{Name: g.Role}, Object: &milvuspb.ObjectEntity{Name: g.ObjectType},
 		ObjectName: g.ObjectName, DbName: g.DB,
