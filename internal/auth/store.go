@@ -631,13 +631,14 @@ func (s *Store) privilegeKnownLocked(name string) bool {
 	return ok
 }
 
-// Grants lists role's grants matching the filters ("" matches anything), sorted.
+// Grants lists role's grants matching the filters ("" matches anything; a
+// database filter also matches grants on every database), sorted.
 func (s *Store) Grants(role, objectType, objectName, db string) []Grant {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []Grant
 	for _, g := range s.grants[role] {
-		if (objectType == "" || g.ObjectType == objectType) && (objectName == "" || g.ObjectName == objectName) && (db == "" || g.DB == db) {
+		if (objectType == "" || g.ObjectType == objectType) && (objectName == "" || g.ObjectName == objectName) && (db == "" || g.DB == db || g.DB == AnyWord) {
 			out = append(out, g)
 		}
 	}
