@@ -67,7 +67,7 @@ const (
 
 // churnDefaultConfig: the defaults, but dropped segments' files go after 10 s
 // and orphans after 1 min, so that GC finishes within the run.
-const churnDefaultConfig = `{"dataCoord": {"gcInterval": "5s", "droppedRetention": "10s", "orphanRetention": "1m"}}`
+const churnDefaultConfig = `{"dataCoord": {"gcInterval": "5s", "droppedRetention": "10s", "orphanRetention": "1m"}, "pprof": true}`
 
 // churnVector is the vector of a key at a version.
 func churnVector(key int64, ver int32, out []float32) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/strata-db/strata/internal/app"
 	"github.com/strata-db/strata/internal/config"
@@ -88,4 +89,21 @@ func configCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return fc.Config.Validate()
+}
+
+// applySecurityEnv applies the environment's security settings over the
+// configuration file's: STRATA_AUTHORIZATION_ENABLED (a boolean) and
+// STRATA_ROOT_PASSWORD (the root password of the first start).
+func applySecurityEnv(cfg *app.Config, getenv func(string) string) error {
+	if v := getenv("STRATA_AUTHORIZATION_ENABLED"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("STRATA_AUTHORIZATION_ENABLED=%q is not a boolean", v)
+		}
+		cfg.Security.AuthorizationEnabled = b
+	}
+	if v := getenv("STRATA_ROOT_PASSWORD"); v != "" {
+		cfg.Security.DefaultRootPassword = v
+	}
+	return nil
 }

@@ -219,6 +219,9 @@ func standaloneConfig(args []string, stderr io.Writer) (app.Config, processConfi
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return cfg, proc, level, fmt.Errorf("bad --log-level: %w", err)
 	}
+	if err := applySecurityEnv(&cfg, os.Getenv); err != nil {
+		return cfg, proc, level, err
+	}
 	proc.LogFormat = *logFormat
 	return cfg, proc, level, nil
 }

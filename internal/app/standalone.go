@@ -14,6 +14,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +34,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strata-db/strata/internal/api"
+	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
@@ -85,6 +87,11 @@ type Config struct {
 	WAL wallocal.Config `json:"wal"`
 	// Engines selects the meta store, object store and WAL implementations.
 	Engines Engines `json:"engines"`
+	// Security is authentication, RBAC and TLS (off by default, as Milvus).
+	Security auth.Config `json:"security"`
+	// Pprof serves Go's /debug/pprof/ profiles on the metrics port. Off by
+	// default: profiles expose command lines and memory contents.
+	Pprof bool `json:"pprof"`
 	// LogLevel is the level of the server's logger, which GET and PUT
 	// /log/level on the metrics port read and change at run time (nil: no
 	// such endpoint).
@@ -98,7 +105,7 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
-		Engines: defaultEngines(),
+		Engines: defaultEngines(), Security: auth.Defaults(),
 	}
 }
 
@@ -114,7 +121,7 @@ func (c Config) Validate() error {
 		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
-		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate())
+		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
 	}
@@ -169,10 +176,17 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	tlsCfg, err := apiTLS(cfg.Security)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, logger: logger}
-	var err error
 	if s.grpcLis, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("app: listen %s: %w", cfg.Addr, err)
+	}
+	if tlsCfg != nil {
+		// TLS under the gRPC/REST split: both are served encrypted.
+		s.grpcLis = tls.NewListener(s.grpcLis, tlsCfg)
 	}
 	if cfg.MetricsAddr != "" {
 		if s.httpLis, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
@@ -249,6 +263,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qn)), writer, ids, clock, logger)
+	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
+	if err != nil {
+		return err
+	}
+	guard := auth.NewGuard(rbac, cfg.Security.AuthorizationEnabled)
+	px.SetAuth(guard)
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)
@@ -286,20 +306,26 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 
 	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
-	srv := grpc.NewServer(api.ServerOptions(obs)...)
+	opts := api.ServerOptions(obs)
+	if guard.Enabled() {
+		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
+	}
+	srv := grpc.NewServer(opts...)
 	milvuspb.RegisterMilvusServiceServer(srv, svc)
-	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(svc, logger)))
+	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(guard.Wrap(svc), logger)))
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		// Go runtime profiles (heap, goroutines, CPU) on the metrics port.
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if cfg.Pprof {
+			// Go runtime profiles (heap, goroutines, CPU) on the metrics port, only when asked for.
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 			if !s.ready.Load() {
 				http.Error(w, "starting", http.StatusServiceUnavailable)

@@ -53,6 +53,9 @@ const (
 	InvalidInsertData        int32 = 1804
 	InvalidSearchResult      int32 = 1805
 	CheckPrimaryKey          int32 = 1806
+	// NeedAuthenticate is the REST layer's answer to a missing or bad
+	// credential (Milvus's merr.ErrNeedAuthenticate).
+	NeedAuthenticate int32 = 1800
 )
 
 // Error is a client-visible error with a Milvus merr code.

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"slices"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
@@ -53,9 +54,18 @@ func (p *Proxy) DropDatabase(ctx context.Context, req *milvuspb.DropDatabaseRequ
 }
 
 // ListDatabases lists the databases.
-func (p *Proxy) ListDatabases(context.Context, *milvuspb.ListDatabasesRequest) (*milvuspb.ListDatabasesResponse, error) {
+func (p *Proxy) ListDatabases(ctx context.Context, _ *milvuspb.ListDatabasesRequest) (*milvuspb.ListDatabasesResponse, error) {
 	resp := &milvuspb.ListDatabasesResponse{Status: ok()}
-	for _, db := range p.meta.Databases() {
+	dbs := p.meta.Databases()
+	var names []string
+	for _, db := range dbs {
+		names = append(names, db.Name)
+	}
+	visible := p.visibleDatabases(ctx, names)
+	for _, db := range dbs {
+		if !slices.Contains(visible, db.Name) {
+			continue
+		}
 		resp.DbNames = append(resp.DbNames, db.Name)
 		resp.CreatedTimestamp = append(resp.CreatedTimestamp, db.CreatedTS)
 		resp.DbIds = append(resp.DbIds, db.ID)

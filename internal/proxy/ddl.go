@@ -121,8 +121,9 @@ func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectio
 	for _, n := range req.GetCollectionNames() {
 		want[n] = true
 	}
+	visible := p.collectionFilter(ctx, dbName(ctx, req.GetDbName()))
 	for _, col := range p.meta.Collections(dbName(ctx, req.GetDbName())) {
-		if len(want) > 0 && !want[col.Name] {
+		if len(want) > 0 && !want[col.Name] || !visible(col.Name) {
 			continue
 		}
 		loaded, _ := p.query.Loaded(col.ID)

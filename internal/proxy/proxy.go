@@ -13,6 +13,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/version"
@@ -76,6 +77,7 @@ type Proxy struct {
 	tso    Allocator
 	logger *slog.Logger
 	connID atomic.Int64
+	rbac   *auth.Guard // users, roles and grants (auth.go); nil until SetAuth
 }
 
 // New returns a proxy over its dependencies.

@@ -7,8 +7,11 @@
 // (1801 malformed JSON, 1802 missing required parameter, 1804 bad insert data,
 // 1806 bad primary key, otherwise the code in the gRPC Status).
 //
-// Headers: `Authorization: Bearer <user:password|token>` is passed on to the
-// service as the gRPC `authorization` metadata (base64, as SDKs send it);
+// Headers: `Authorization: Bearer <user:password|token>` (or HTTP Basic) is
+// passed on to the service as the gRPC `authorization` metadata (base64, as
+// SDKs send it); with authorization on, a missing or wrong credential is HTTP
+// 401 `{"code":1800,"message":"user hasn't authenticated"}` and a missing
+// privilege HTTP 403 with the "permission deny" message;
 // `DB-Name` names the database when the body has no `dbName`;
 // `Accept-Type-Allow-Int64: true` returns int64 values as JSON numbers (they are
 // strings otherwise, because JavaScript loses precision above 2^53);
@@ -87,6 +90,7 @@ func New(svc milvuspb.MilvusServiceServer, logger *slog.Logger) *Handler {
 	h.indexRoutes()
 	h.aliasRoutes()
 	h.databaseRoutes()
+	h.rbacRoutes()
 	return h
 }
 
@@ -107,6 +111,7 @@ func (h *Handler) Routes() []string {
 type apiError struct {
 	code int32
 	msg  string
+	http int // HTTP status; 0 means 200 (business errors travel in the envelope)
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -224,6 +229,8 @@ func withMetadata(ctx context.Context, auth, db string) context.Context {
 	md := metadata.MD{"dbname": []string{db}}
 	if token, found := strings.CutPrefix(auth, "Bearer "); found && token != "" {
 		md.Set("authorization", base64.StdEncoding.EncodeToString([]byte(token)))
+	} else if basic, found := strings.CutPrefix(auth, "Basic "); found && basic != "" {
+		md.Set("authorization", basic) // already base64(user:password)
 	}
 	return metadata.NewIncomingContext(ctx, md)
 }
@@ -257,8 +264,13 @@ func statusOf(resp any) *commonpb.Status {
 func check(resp any, err error) error {
 	if err != nil {
 		if s, ok := status.FromError(err); ok {
-			if s.Code() == codes.Unimplemented {
+			switch s.Code() {
+			case codes.Unimplemented:
 				return errorf(errcode.Unexpected, "not implemented: %s", s.Message())
+			case codes.Unauthenticated: // as Milvus's REST server answers a bad credential
+				return &apiError{code: errcode.NeedAuthenticate, msg: "user hasn't authenticated", http: http.StatusUnauthorized}
+			case codes.PermissionDenied:
+				return &apiError{code: codeLegacy, msg: s.Message(), http: http.StatusForbidden}
 			}
 			return errorf(errcode.Unexpected, "%s", s.Message())
 		}
@@ -282,7 +294,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &e) {
 		e = &apiError{code: errcode.Unexpected, msg: err.Error()}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"code": e.code, "message": e.msg})
+	code := http.StatusOK
+	if e.http != 0 {
+		code = e.http
+	}
+	writeJSON(w, code, map[string]any{"code": e.code, "message": e.msg})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
