@@ -516,10 +516,17 @@ func noVectorColl() *catalog.Collection {
 	return c
 }
 
-func noDynamicColl() *catalog.Collection {
-	c := parseColl()
-	c.Schema.Fields = c.Schema.Fields[:len(c.Schema.Fields)-1]
-	c.Schema.EnableDynamicField = false
+func noDynamicColl() *catalog.Collection { return withoutDynamic(parseColl()) }
+
+// withoutDynamic drops c's dynamic field.
+func withoutDynamic(c *catalog.Collection) *catalog.Collection {
+	var fields []*schemapb.FieldSchema
+	for _, f := range c.Schema.Fields {
+		if !f.GetIsDynamic() {
+			fields = append(fields, f)
+		}
+	}
+	c.Schema.Fields, c.Schema.EnableDynamicField = fields, false
 	return c
 }
 
