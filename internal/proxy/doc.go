@@ -45,6 +45,20 @@
 // delete and insert WAL batch. Concurrent partial updates of one key are last
 // writer wins at the row level, as in Milvus. The rules are in partial.go.
 //
+// # Reads: resolve, parse, execute
+//
+// A search or query is read in three steps. The collection is resolved;
+// parseSearch (search_parse.go) or parseQuery (query_parse.go) then parses
+// and validates the whole request against it, reporting the first problem
+// in Milvus's order, and yields the query node's request with what shaping
+// the answer needs. The parsers do no I/O and read no proxy state: the
+// clock, the Bounded staleness and the collection's index parameters come
+// in a readEnv, so table tests drive them directly. Execution then runs the
+// request; only a search by primary keys reads first, the stored vectors of
+// its keys (bindPKVectors). Hybrid search parses each sub-search the same
+// way. Every index-specific search parameter (ef, nprobe, the sparse
+// index's, radius and range_filter) is read in parseIndexSearchParams.
+//
 // # Request limits
 //
 // Requests are bounded at Milvus 2.6's defaults and refused with Milvus's

@@ -226,13 +226,13 @@ func bm25Params(params map[string]string) (*plan.BM25, error) {
 }
 
 // bm25Metric resolves the metric of a full-text search on a BM25 output
-// field (BM25, the only one) and its scoring parameters, from the field's
-// index (the defaults when it has none).
-func (p *Proxy) bm25Metric(col *catalog.Collection, f *schemapb.FieldSchema, requested string) (string, *plan.BM25, error) {
+// field (BM25, the only one) and its scoring parameters, from the
+// parameters of the field's index (the defaults when it has none).
+func bm25Metric(requested string, indexParams map[string]string) (string, *plan.BM25, error) {
 	if mt := strings.ToUpper(requested); mt != "" && mt != plan.MetricBM25 {
 		return "", nil, errcode.Invalid("metric type not match: invalid parameter[expected=%s][actual=%s]", plan.MetricBM25, mt)
 	}
-	b, err := bm25Params(p.indexParamsOf(col.ID, f.GetFieldID()))
+	b, err := bm25Params(indexParams)
 	if err != nil {
 		return "", nil, err
 	}

@@ -588,8 +588,8 @@ func (p *Proxy) requery(ctx context.Context, col *catalog.Collection, req *milvu
 		spec.add(id)
 	}
 	q := &plan.Query{}
-	if err := p.fillRead(col, &q.Read, pk.GetName()+" in {hybrid_pks}", templates, req.GetPartitionNames(), &spec,
-		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
+	if err := fillRead(col, &q.Read, pk.GetName()+" in {hybrid_pks}", templates, req.GetPartitionNames(), &spec,
+		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp(), p.readEnv()); err != nil {
 		return nil, err
 	}
 	res, err := p.query.Query(ctx, q)

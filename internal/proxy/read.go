@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -175,36 +174,6 @@ func filterDynamic(c *column.JSONs, keys []string) *column.JSONs {
 	return out
 }
 
-// consistency turns a request's level and guarantee timestamp into the
-// query node's guarantee and whether to force a tick (Strong).
-func (p *Proxy) consistency(col *catalog.Collection, level commonpb.ConsistencyLevel, useDefault bool, gts uint64) (uint64, bool) {
-	if useDefault {
-		level = commonpb.ConsistencyLevel(col.ConsistencyLevel)
-	}
-	switch level {
-	case commonpb.ConsistencyLevel_Strong:
-		return 0, true
-	case commonpb.ConsistencyLevel_Session:
-		if gts == 0 {
-			return 0, true
-		}
-		return gts, false
-	case commonpb.ConsistencyLevel_Eventually:
-		return 1, false
-	case commonpb.ConsistencyLevel_Customized:
-		return gts, false
-	default: // Bounded
-		ms := time.Now().Add(-p.cfg.BoundedStaleness).UnixMilli()
-		bound := uint64(ms) << 18
-		if useDefault && gts > 1 {
-			// pymilvus sends the client's last write timestamp with the
-			// default level: honour it, so a client reads its own writes.
-			bound = max(bound, gts)
-		}
-		return bound, false
-	}
-}
-
 func searchError(err error) *milvuspb.SearchResults {
 	return &milvuspb.SearchResults{Status: errcode.Status(err)}
 }
@@ -218,262 +187,41 @@ func (p *Proxy) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvu
 	return p.search(ctx, col, req)
 }
 
+// search runs a search of col: it parses the request (parseSearch), reads
+// the query vectors of a search by primary keys, runs it on the query node
+// and shapes the answer.
 func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
-	params := req.GetSearchParams()
-	if err := checkCollectionID(col, params); err != nil {
-		return searchError(err), nil
-	}
-	if f := req.GetDsl(); f != "" {
-		// Milvus plans the filter before it reads the query vectors.
-		if _, err := expr.Compile(f, col.Schema, req.GetExprTemplateValues()); err != nil {
-			return searchError(filterError(err)), nil
-		}
-	}
-	topk := 10
-	if v, found := kvGet(params, "topk"); found {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return searchError(errcode.Invalid("topk %q is not an integer", v)), nil
-		}
-		topk = n
-	} else {
-		return searchError(errcode.Invalid("topk not found in search_params")), nil
-	}
-	offset := 0
-	if v, found := kvGet(params, "offset"); found && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return searchError(errcode.InvalidParam("offset [%s] is invalid, it should be in range [1, %d], but got %s", v, MaxTopK, v)), nil
-		}
-		offset = n
-	}
-	if err := checkTopK(topk, offset); err != nil {
-		return searchError(err), nil
-	}
-	if h, found := kvGet(params, "hints"); found && h != "" && h != "iterative_filter" {
-		// Milvus 2.6 knows one search hint; the filter is applied the same
-		// way with or without it here (the exact filter runs on every row).
-		return searchError(errcode.Invalid("Create Plan by expr failed:  => hints: %s not supported", h)), nil
-	}
-	tz, loc, err := readTimezone(col, params)
+	sp, err := parseSearch(col, req, p.searchEnv(col))
 	if err != nil {
 		return searchError(err), nil
 	}
-	round := -1
-	if v, found := kvGet(params, "round_decimal"); found && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < -1 || n > 6 {
-			return searchError(errcode.Invalid("round_decimal %q should be an integer in [-1, 6]", v)), nil
-		}
-		round = n
-	}
-	field, err := annsField(col, kvValue(params, "anns_field"))
-	if err != nil {
-		if ids := req.GetIds(); errors.Is(err, errMultipleAnns) && ids != nil {
-			// Milvus words it differently when searching by primary keys.
-			err = errcode.Invalid("multiple vector fields exist, please specify anns_field in search_params")
-		}
-		return searchError(err), nil
-	}
-	isSparse := field.GetDataType() == schemapb.DataType_SparseFloatVector
-	isList := field.GetDataType() == schemapb.DataType_ArrayOfVector
-	if !denseVectorType(field.GetDataType()) && !isSparse && !isList {
-		return searchError(errcode.Invalid("searching %s fields is not supported yet", field.GetDataType())), nil
-	}
-	hl, err := planHighlight(col, req, field)
-	if err != nil {
-		return searchError(err), nil
-	}
-	var (
-		vectors [][]float32
-		binVecs [][]byte
-		sparseQ [][]byte
-		nullQ   []bool
-		lists   [][]float32
-	)
-	bm25, isBM25 := bm25Of(col, field)
-	if ids := req.GetIds(); isBM25 && (len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0) {
-		err = errcode.Invalid("search by primary keys is not supported on the BM25 function output field %q", field.GetName())
-	} else if isBM25 {
-		var ph *commonpb.PlaceholderValue
-		if ph, err = onePlaceholder(req.GetPlaceholderGroup()); err == nil {
-			sparseQ, err = bm25Search(col, bm25, ph, kvValue(params, "analyzer_name"))
-		}
-	} else if ids := req.GetIds(); isList && (len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0) {
-		err = errcode.New(codeSearchByIDs, "array of vector is not supported for search by IDs")
-	} else if isList {
-		lists, vectors, err = listQueries(req.GetPlaceholderGroup(), field)
-	} else if ids := req.GetIds(); len(ids.GetIntId().GetData()) > 0 || len(ids.GetStrId().GetData()) > 0 {
-		var stored column.Column
-		var rows []int
-		if stored, rows, err = p.vectorsByPK(ctx, col, field, ids); err == nil {
-			nullQ = nullQueries(stored, rows)
-			if isSparse {
-				sparseQ, err = sparseRows(stored, rows)
-			} else {
-				vectors, binVecs, err = rowVectors(stored, rows)
-			}
-		}
-	} else if isSparse {
-		sparseQ, err = sparseQueries(req)
-	} else {
-		vectors, binVecs, err = queryVectors(req.GetPlaceholderGroup(), field)
-	}
-	if err != nil {
-		return searchError(err), nil
-	}
-	nq := len(vectors) + len(binVecs) + len(sparseQ) + len(lists)
-	if req.GetNq() != 0 && int(req.GetNq()) != nq {
-		return searchError(errcode.Invalid("nq (%d) does not match the number of query vectors (%d)", req.GetNq(), nq)), nil
-	}
-	if err := checkNQ(nq); err != nil {
-		return searchError(err), nil
-	}
-	var metric string
-	var bm25Plan *plan.BM25
-	if isBM25 {
-		metric, bm25Plan, err = p.bm25Metric(col, field, kvValue(params, "metric_type"))
-	} else if isList {
-		metric, err = embListMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()), len(vectors) > 0)
-	} else {
-		metric, err = searchMetric(field, kvValue(params, "metric_type"), p.metricOf(col.ID, field.GetFieldID()))
-	}
-	if err != nil {
-		return searchError(err), nil
-	}
-	sreq := &plan.Search{FieldID: field.GetFieldID(), Metric: metric, Vectors: vectors, Binary: binVecs, Sparse: sparseQ, BM25: bm25Plan,
-		EmbLists: lists, ElementLevel: isList && len(vectors) > 0, TopK: topk + offset, NullQueries: nullQ}
-	iter, err := parseIterator(params, sreq, &topk)
-	if err != nil {
-		return searchError(err), nil
-	}
-	if iter != nil {
-		offset = 0
-		sreq.TopK = topk
-	}
-	if g := kvValue(params, "group_by_field"); g != "" {
-		if iter != nil || parseBool(kvValue(params, "iterator")) {
-			return searchError(errcode.Invalid("Not allowed to do groupBy when doing iteration")), nil
-		}
-		gf := col.Field(g)
-		if gf == nil || gf.GetFieldID() < 100 {
-			return searchError(errcode.Invalid("group_by_field %q does not exist", g)), nil
-		}
-		switch gf.GetDataType() {
-		case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
-			schemapb.DataType_Int64, schemapb.DataType_VarChar, schemapb.DataType_Timestamptz:
-		default:
-			return searchError(errcode.Invalid("unsupported data type %s for group by operator", segcoreTypeName(gf.GetDataType()))), nil
-		}
-		sreq.GroupByField = gf.GetFieldID()
-		sreq.GroupSize = 1
-		if v := kvValue(params, "group_size"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return searchError(errcode.Invalid("group_size %q should be an integer", v)), nil
-			}
-			if err := checkGroupSize(n); err != nil {
-				return searchError(err), nil
-			}
-			sreq.GroupSize = n
-		}
-		sreq.StrictGroupSize = parseBool(kvValue(params, "strict_group_size"))
-	}
-	if raw := kvValue(params, "params"); raw != "" {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			return searchError(errcode.Invalid("search params %q are not a JSON object", raw)), nil
-		}
-		if h, found := m["hints"]; found && h != "iterative_filter" {
-			// pymilvus may carry the hint inside params rather than beside it.
-			return searchError(errcode.Invalid("Create Plan by expr failed:  => hints: %v not supported", h)), nil
-		}
-		if v, found := m["ef"]; found {
-			f, ok := toFloat(v)
-			if !ok || f < 1 || f != float64(int(f)) {
-				return searchError(errcode.Invalid("ef %v should be a positive integer", v)), nil
-			}
-			if int(f) < topk+offset {
-				return searchError(errcode.Invalid("ef(%d) should be larger than k(%d)", int(f), topk+offset)), nil
-			}
-			sreq.Ef = int(f)
-		}
-		if v, found := m["nprobe"]; found {
-			f, ok := toFloat(v)
-			if !ok || f < 1 || f > 65536 || f != float64(int(f)) {
-				return searchError(errcode.Invalid("nprobe %v should be an integer in [1, 65536]", v)), nil
-			}
-			sreq.Nprobe = int(f)
-		}
-		if err := parseSparseSearchParams(m, sreq); err != nil {
+	if sp.byPK != nil {
+		if err := p.bindPKVectors(ctx, col, sp); err != nil {
 			return searchError(err), nil
 		}
-		if v, found := m["radius"]; found {
-			f, ok := toFloat(v)
-			if !ok {
-				return searchError(errcode.Invalid("radius %v is not a number", v)), nil
-			}
-			sreq.Radius, sreq.HasRadius = f, true
-		}
-		if v, found := m["range_filter"]; found {
-			f, ok := toFloat(v)
-			if !ok {
-				return searchError(errcode.Invalid("range_filter %v is not a number", v)), nil
-			}
-			sreq.RangeFilter, sreq.HasRange = f, true
-		}
-		if isList && (sreq.HasRadius || sreq.HasRange) {
-			return searchError(errcode.New(codePlainError, "range search is not supported for vector array (embedding list) fields")), nil
-		}
 	}
-	out, err := resolveOutput(col, req.GetOutputFields(), false)
-	if err != nil {
-		return searchError(err), nil
-	}
-	if out.countAll {
-		return searchError(errcode.Invalid("count(*) is not an output field of search")), nil
-	}
-	out, userOut := hl.output(out), out
-	sreq.Timezone = tz
-	if err := p.fillRead(col, &sreq.Read, req.GetDsl(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
-		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
-		return searchError(err), nil
-	}
-	if sreq.IgnoreGrowing, err = ignoreGrowing(params); err != nil {
-		return searchError(err), nil
-	}
-	ranker, err := parseFunctionScore(col, req.GetFunctionScore())
-	if err != nil {
-		return searchError(err), nil
-	}
-	if ranker != nil {
-		if iter != nil {
-			return searchError(errcode.Invalid("a function score reranker cannot be combined with a search iterator")), nil
-		}
-		if id := ranker.input().GetFieldID(); !slices.Contains(sreq.OutputFields, id) {
-			sreq.OutputFields = append(slices.Clone(sreq.OutputFields), id)
-		}
-	}
+	sreq := sp.sreq
 	res, err := p.query.Search(ctx, sreq)
 	if err != nil {
 		return searchError(err), nil
 	}
-	if ranker != nil {
-		if err := rerankResult(ctx, ranker, res, metric); err != nil {
+	if sp.ranker != nil {
+		if err := rerankResult(ctx, sp.ranker, res, sp.metric); err != nil {
 			return searchError(err), nil
 		}
 	}
+	topk, offset := sp.topk, sp.offset
 	if sreq.GroupByField != 0 {
 		// Hits are TopK groups of up to GroupSize hits; offset and limit count groups.
 		skipGroups(res, offset)
 		topk = MaxTopK * max(sreq.GroupSize, 1)
 		offset = 0
 	}
-	resp, err := p.searchResults(col, out, res, sreq.NQ(), topk, offset, round)
+	resp, err := p.searchResults(col, sp.out, res, sreq.NQ(), topk, offset, sp.round)
 	if err != nil || resp.GetStatus().GetCode() != 0 {
 		return resp, err
 	}
-	hl.attach(resp, userOut)
+	sp.hl.attach(resp, sp.userOut)
 	if sreq.GroupByField != 0 && res.GroupValues != nil {
 		for _, f := range col.Schema.GetFields() {
 			if f.GetFieldID() == sreq.GroupByField {
@@ -481,8 +229,8 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 			}
 		}
 	}
-	timestamptzOut(loc, append(resp.Results.FieldsData, resp.Results.GroupByFieldValue)...)
-	if iter != nil {
+	timestamptzOut(sp.loc, append(resp.Results.FieldsData, resp.Results.GroupByFieldValue)...)
+	if iter := sp.iter; iter != nil {
 		iter.LastBound = 0
 		if sc := resp.Results.GetScores(); len(sc) > 0 {
 			iter.LastBound = sc[len(sc)-1]
@@ -492,6 +240,22 @@ func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvus
 		resp.Results.SearchIteratorV2Results = iter
 	}
 	return resp, nil
+}
+
+// bindPKVectors reads the stored vectors of a search by primary keys and
+// makes them the plan's query vectors (a null one gets no hits).
+func (p *Proxy) bindPKVectors(ctx context.Context, col *catalog.Collection, sp *searchPlan) error {
+	stored, rows, err := p.vectorsByPK(ctx, col, sp.field, sp.byPK)
+	if err != nil {
+		return err
+	}
+	sp.sreq.NullQueries = nullQueries(stored, rows)
+	if sp.field.GetDataType() == schemapb.DataType_SparseFloatVector {
+		sp.sreq.Sparse, err = sparseRows(stored, rows)
+	} else {
+		sp.sreq.Vectors, sp.sreq.Binary, err = rowVectors(stored, rows)
+	}
+	return err
 }
 
 // metaKey reads an output field written as a key of the dynamic field,
@@ -564,7 +328,7 @@ func segcoreTypeName(t schemapb.DataType) string {
 // parseIterator reads the search-iterator v2 parameters: the batch size
 // replaces topk and the last bound of the previous batch restricts hits to
 // strictly worse scores. It returns nil when the request is not an iterator.
-func parseIterator(params []*commonpb.KeyValuePair, sreq *plan.Search, topk *int) (*schemapb.SearchIteratorV2Results, error) {
+func parseIterator(params []*commonpb.KeyValuePair, sreq *plan.Search, topk *int, now time.Time) (*schemapb.SearchIteratorV2Results, error) {
 	if !parseBool(kvValue(params, "iterator")) || !parseBool(kvValue(params, "search_iter_v2")) {
 		return nil, nil
 	}
@@ -592,7 +356,7 @@ func parseIterator(params []*commonpb.KeyValuePair, sreq *plan.Search, topk *int
 	}
 	token := kvValue(params, "search_iter_id")
 	if token == "" {
-		token = strconv.FormatInt(time.Now().UnixNano(), 36)
+		token = strconv.FormatInt(now.UnixNano(), 36)
 	}
 	return &schemapb.SearchIteratorV2Results{Token: token}, nil
 }
@@ -629,8 +393,8 @@ func toFloat(v any) (float64, bool) {
 }
 
 // fillRead completes the common part of a read request and validates the filter.
-func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, templates map[string]*schemapb.TemplateValue,
-	partNames []string, out *outputSpec, level commonpb.ConsistencyLevel, useDefault bool, gts uint64,
+func fillRead(col *catalog.Collection, r *plan.Read, filter string, templates map[string]*schemapb.TemplateValue,
+	partNames []string, out *outputSpec, level commonpb.ConsistencyLevel, useDefault bool, gts uint64, env readEnv,
 ) error {
 	if r.Timezone == "" {
 		r.Timezone = collectionTimezone(col)
@@ -652,7 +416,7 @@ func (p *Proxy) fillRead(col *catalog.Collection, r *plan.Read, filter string, t
 	r.Filter = filter
 	r.Templates = templates
 	r.OutputFields = out.ids
-	r.GuaranteeTS, r.Strong = p.consistency(col, level, useDefault, gts)
+	r.GuaranteeTS, r.Strong = env.consistency(col, level, useDefault, gts)
 	return nil
 }
 
@@ -777,57 +541,12 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 	if err != nil {
 		return queryError(err), nil
 	}
-	limit, offset := -1, 0
-	if err := checkCollectionID(col, req.GetQueryParams()); err != nil {
-		return queryError(err), nil
-	}
-	if v, found := kvGet(req.GetQueryParams(), "limit"); found && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return queryError(errcode.InvalidParam("invalid max query result window, limit [%s] is invalid, should be greater than 0", v)), nil
-		}
-		limit = n
-	}
-	if v, found := kvGet(req.GetQueryParams(), "offset"); found && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return queryError(errcode.InvalidParam("invalid max query result window, offset [%s] is invalid, should be gte than 0", v)), nil
-		}
-		offset = n
-	}
-	if err := checkQueryWindow(offset, limit); err != nil {
-		return queryError(err), nil
-	}
-	if limit < 0 {
-		offset = 0 // as in Milvus, an offset pages only with a limit
-	}
-	tz, loc, err := readTimezone(col, req.GetQueryParams())
+	qp, err := parseQuery(col, req, p.readEnv())
 	if err != nil {
 		return queryError(err), nil
 	}
-	out, err := resolveOutput(col, req.GetOutputFields(), true)
-	if err != nil {
-		return queryError(err), nil
-	}
-	if strings.TrimSpace(req.GetExpr()) == "" && limit < 0 && !out.countAll {
-		return queryError(errcode.InvalidParam("empty expression should be used with limit")), nil
-	}
-	q := &plan.Query{Offset: offset, CountOnly: out.countAll}
-	q.Timezone = tz
-	if limit > 0 {
-		q.Limit = limit
-	}
-	if err := p.fillRead(col, &q.Read, req.GetExpr(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
-		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp()); err != nil {
-		return queryError(err), nil
-	}
-	if q.IgnoreGrowing, err = ignoreGrowing(req.GetQueryParams()); err != nil {
-		return queryError(err), nil
-	}
-	if out.countAll {
-		q.OutputFields = nil
-	}
-	res, err := p.query.Query(ctx, q)
+	out := qp.out
+	res, err := p.query.Query(ctx, qp.q)
 	if err != nil {
 		return queryError(err), nil
 	}
@@ -838,14 +557,14 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 			&column.Ints{T: schemapb.DataType_Int64, Data: []int64{res.Count}})}
 		return resp, nil
 	}
-	if limit == 0 {
+	if qp.limit == 0 {
 		res.Fields = map[int64]column.Column{}
 	}
 	fds, err := fieldsData(col, out, res.Fields)
 	if err != nil {
 		return queryError(err), nil
 	}
-	timestamptzOut(loc, fds...)
+	timestamptzOut(qp.loc, fds...)
 	resp.FieldsData = fds
 	return resp, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/column"
 )
 
 // dynamicFieldName is the name of the hidden JSON column that holds the keys
@@ -85,215 +87,153 @@ func typeParam(f *schemapb.FieldSchema, key string) string {
 	return ""
 }
 
-// buildColumn converts one field of every row.
+// buildColumn converts one field of every row: each value is decoded as
+// REST takes it (restValue) into a column of the field's type, which
+// column.ToFieldData puts on the wire.
 func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.FieldData, error) {
 	name := f.GetName()
-	fd := &schemapb.FieldData{Type: f.GetDataType(), FieldName: name, FieldId: f.GetFieldID()}
+	values, valid, err := fieldValues(f, rows)
+	if err != nil {
+		return nil, err
+	}
+	wrap := func(i int, err error) error {
+		return errorf(CodeInvalidInsertData, "row %d: field %q: %v", i, name, err)
+	}
+	switch f.GetDataType() {
+	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+		schemapb.DataType_Int64, schemapb.DataType_Float, schemapb.DataType_Double, schemapb.DataType_VarChar,
+		schemapb.DataType_String, schemapb.DataType_JSON, schemapb.DataType_Array, schemapb.DataType_FloatVector,
+		schemapb.DataType_SparseFloatVector, schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
+		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector:
+	case schemapb.DataType_Geometry:
+		// WKT travels as text: the proxy parses and checks it as for gRPC inserts.
+		sf, err := geometryScalars(values, wrap)
+		if err != nil {
+			return nil, err
+		}
+		return &schemapb.FieldData{Type: f.GetDataType(), FieldName: name, FieldId: f.GetFieldID(), ValidData: valid,
+			Field: scalars(sf)}, nil
+	default:
+		return nil, errorf(CodeInvalidInsertData, "field %q: inserting %s through REST is not supported yet", name, f.GetDataType())
+	}
+	c, err := column.New(f)
+	if err != nil {
+		return nil, errorf(CodeInvalidInsertData, "field %q: %v", name, err)
+	}
+	for i, v := range values {
+		x, err := restValue(f, v)
+		if err != nil {
+			return nil, wrap(i, err)
+		}
+		if err := column.AppendValue(c, x); err != nil {
+			return nil, wrap(i, err)
+		}
+	}
+	column.SetValidity(c, valid)
+	return column.ToFieldData(name, f.GetFieldID(), c), nil
+}
+
+// fieldValues picks field f's value out of every row (nil for a null or
+// missing one, which only a nullable field or one with a default value may
+// have) and, for such an optional field, the validity of each row.
+func fieldValues(f *schemapb.FieldSchema, rows []map[string]any) ([]any, []bool, error) {
+	name := f.GetName()
 	optional := f.GetNullable() || f.GetDefaultValue() != nil
 	var valid []bool
+	if optional {
+		valid = make([]bool, len(rows))
+	}
 	values := make([]any, len(rows))
 	for i, row := range rows {
 		v, ok := row[name]
 		if !ok || v == nil {
 			if !optional {
-				return nil, errorf(CodeInvalidInsertData, "row %d: field %q is missing", i, name)
-			}
-			if valid == nil {
-				valid = make([]bool, len(rows))
-				for j := 0; j < i; j++ {
-					valid[j] = true
-				}
+				return nil, nil, errorf(CodeInvalidInsertData, "row %d: field %q is missing", i, name)
 			}
 			continue
 		}
-		if valid != nil {
+		if optional {
 			valid[i] = true
 		}
 		values[i] = v
 	}
-	if optional && valid == nil {
-		valid = make([]bool, len(rows))
-		for i := range valid {
-			valid[i] = true
+	return values, valid, nil
+}
+
+// restValue decodes one REST value of field f (nil: a null row) into the
+// Go value column.AppendValue takes for f's type.
+func restValue(f *schemapb.FieldSchema, v any) (any, error) {
+	t := f.GetDataType()
+	if v == nil {
+		if t == schemapb.DataType_JSON {
+			return []byte("null"), nil
 		}
+		return nil, nil
 	}
-	if optional {
-		fd.ValidData = valid
-	}
-	wrap := func(i int, err error) error {
-		return errorf(CodeInvalidInsertData, "row %d: field %q: %v", i, name, err)
-	}
-	n := len(rows)
-	switch t := f.GetDataType(); t {
+	switch t {
 	case schemapb.DataType_Bool:
-		d := make([]bool, n)
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			b, ok := v.(bool)
-			if !ok {
-				return nil, wrap(i, fmt.Errorf("%v is not a boolean", v))
-			}
-			d[i] = b
+		b, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("%v is not a boolean", v)
 		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_BoolData{BoolData: &schemapb.BoolArray{Data: d}}})
-	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32:
-		bits := map[schemapb.DataType]int{schemapb.DataType_Int8: 8, schemapb.DataType_Int16: 16, schemapb.DataType_Int32: 32}[t]
-		d := make([]int32, n)
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			x, err := toInt(v, bits)
-			if err != nil {
-				return nil, wrap(i, err)
-			}
-			d[i] = int32(x)
-		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_IntData{IntData: &schemapb.IntArray{Data: d}}})
-	case schemapb.DataType_Int64:
-		d := make([]int64, n)
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			x, err := toInt(v, 64)
-			if err != nil {
-				return nil, wrap(i, err)
-			}
-			d[i] = x
-		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: d}}})
-	case schemapb.DataType_Float:
-		d := make([]float32, n)
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			x, err := toFloat(v)
-			if err != nil {
-				return nil, wrap(i, err)
-			}
-			d[i] = float32(x)
-		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_FloatData{FloatData: &schemapb.FloatArray{Data: d}}})
-	case schemapb.DataType_Double:
-		d := make([]float64, n)
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			x, err := toFloat(v)
-			if err != nil {
-				return nil, wrap(i, err)
-			}
-			d[i] = x
-		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_DoubleData{DoubleData: &schemapb.DoubleArray{Data: d}}})
+		return b, nil
+	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64:
+		bits := map[schemapb.DataType]int{schemapb.DataType_Int8: 8, schemapb.DataType_Int16: 16, schemapb.DataType_Int32: 32,
+			schemapb.DataType_Int64: 64}[t]
+		return toInt(v, bits)
+	case schemapb.DataType_Float, schemapb.DataType_Double:
+		return toFloat(v)
 	case schemapb.DataType_VarChar, schemapb.DataType_String:
-		d := make([]string, n)
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			s, ok := v.(string)
-			if !ok {
-				return nil, wrap(i, fmt.Errorf("%v is not a string", v))
-			}
-			d[i] = s
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%v is not a string", v)
 		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: d}}})
-	case schemapb.DataType_Geometry:
-		sf, err := geometryScalars(values, wrap)
+		return s, nil
+	case schemapb.DataType_JSON:
+		// A JSON field accepts a value or a string holding JSON, as Milvus does.
+		if s, ok := v.(string); ok && json.Valid([]byte(s)) {
+			return []byte(s), nil
+		}
+		return json.Marshal(v)
+	case schemapb.DataType_Array:
+		list, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%v is not an array", v)
+		}
+		elem := &schemapb.FieldSchema{Name: f.GetName(), DataType: f.GetElementType()}
+		rowsOf := make([]map[string]any, len(list))
+		for j, x := range list {
+			rowsOf[j] = map[string]any{f.GetName(): x}
+		}
+		c, err := buildColumn(elem, rowsOf)
 		if err != nil {
 			return nil, err
 		}
-		fd.Field = scalars(sf)
-	case schemapb.DataType_JSON:
-		d := make([][]byte, n)
-		for i, v := range values {
-			if v == nil {
-				d[i] = []byte("null")
-				continue
-			}
-			// A JSON field accepts a value or a string holding JSON, as Milvus does.
-			if s, ok := v.(string); ok && json.Valid([]byte(s)) {
-				d[i] = []byte(s)
-				continue
-			}
-			b, err := json.Marshal(v)
-			if err != nil {
-				return nil, wrap(i, err)
-			}
-			d[i] = b
-		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_JsonData{JsonData: &schemapb.JSONArray{Data: d}}})
-	case schemapb.DataType_Array:
-		d := make([]*schemapb.ScalarField, n)
-		elem := &schemapb.FieldSchema{Name: name, DataType: f.GetElementType()}
-		for i, v := range values {
-			if v == nil {
-				d[i] = &schemapb.ScalarField{}
-				continue
-			}
-			list, ok := v.([]any)
-			if !ok {
-				return nil, wrap(i, fmt.Errorf("%v is not an array", v))
-			}
-			rowsOf := make([]map[string]any, len(list))
-			for j, x := range list {
-				rowsOf[j] = map[string]any{name: x}
-			}
-			c, err := buildColumn(elem, rowsOf)
-			if err != nil {
-				return nil, wrap(i, err)
-			}
-			d[i] = c.GetScalars()
-		}
-		fd.Field = scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{Data: d, ElementType: f.GetElementType()}}})
+		return c.GetScalars(), nil
 	case schemapb.DataType_FloatVector:
 		dim, _ := strconv.Atoi(typeParam(f, "dim"))
-		d := make([]float32, 0, n*dim)
-		for i, v := range values {
-			if v == nil && optional {
-				d = append(d, make([]float32, dim)...) // a null vector's slot
-				continue
-			}
-			list, ok := v.([]any)
-			if !ok {
-				return nil, wrap(i, fmt.Errorf("the vector is not an array of numbers"))
-			}
-			if len(list) != dim {
-				return nil, wrap(i, fmt.Errorf("the vector has %d dimensions, the field has %d", len(list), dim))
-			}
-			for _, x := range list {
-				fv, err := toFloat(x)
-				if err != nil {
-					return nil, wrap(i, err)
-				}
-				d = append(d, float32(fv))
-			}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("the vector is not an array of numbers")
 		}
-		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(dim),
-			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: d}}}}
+		if len(list) != dim {
+			return nil, fmt.Errorf("the vector has %d dimensions, the field has %d", len(list), dim)
+		}
+		out := make([]float32, dim)
+		for j, x := range list {
+			fv, err := toFloat(x)
+			if err != nil {
+				return nil, err
+			}
+			out[j] = float32(fv)
+		}
+		return out, nil
 	case schemapb.DataType_SparseFloatVector:
-		vf, err := sparseColumn(values, wrap)
-		if err != nil {
-			return nil, err
-		}
-		fd.Field = vf
-	case schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector,
-		schemapb.DataType_Int8Vector:
-		vf, err := byteVectorColumn(f, values, wrap)
-		if err != nil {
-			return nil, err
-		}
-		fd.Field = vf
-	default:
-		return nil, errorf(CodeInvalidInsertData, "field %q: inserting %s through REST is not supported yet", name, t)
+		return sparseRow(v)
+	default: // the byte vectors
+		dim, _ := strconv.Atoi(typeParam(f, "dim"))
+		return byteVector(t, dim, v)
 	}
-	return fd, nil
 }
 
 // toInt accepts a JSON number or a string holding an integer.

@@ -104,25 +104,6 @@ func sparseValue(v any) (float32, error) {
 	return float32(f), nil
 }
 
-// sparseColumn builds the wire column of a sparse field from REST rows.
-func sparseColumn(values []any, wrap func(int, error) error) (*schemapb.FieldData_Vectors, error) {
-	rows := make([][]byte, len(values))
-	var dim int64
-	for i, v := range values {
-		if v == nil {
-			continue // a null row of a nullable field (valid_data marks it)
-		}
-		row, err := sparseRow(v)
-		if err != nil {
-			return nil, wrap(i, err)
-		}
-		rows[i] = row
-		dim = max(dim, sparse.Dim(row))
-	}
-	return &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: dim,
-		Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: dim, Contents: rows}}}}, nil
-}
-
 // sparseJSON renders row i of a sparse column as Milvus REST does: an
 // object of index → value.
 func sparseJSON(d *schemapb.SparseFloatArray, i int) (any, error) {

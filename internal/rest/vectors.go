@@ -92,37 +92,6 @@ func byteVector(t schemapb.DataType, dim int, v any) ([]byte, error) {
 	return out, nil
 }
 
-// byteVectorColumn builds the wire column of a byte vector field from one
-// REST value per row; wrap names the row in errors.
-func byteVectorColumn(f *schemapb.FieldSchema, values []any, wrap func(int, error) error) (*schemapb.FieldData_Vectors, error) {
-	t := f.GetDataType()
-	dim, _ := strconv.Atoi(typeParam(f, "dim"))
-	d := make([]byte, 0, len(values)*byteVectorWidth(t, dim))
-	for i, v := range values {
-		if v == nil && f.GetNullable() {
-			d = append(d, make([]byte, byteVectorWidth(t, dim))...) // a null vector's slot
-			continue
-		}
-		b, err := byteVector(t, dim, v)
-		if err != nil {
-			return nil, wrap(i, err)
-		}
-		d = append(d, b...)
-	}
-	vf := &schemapb.VectorField{Dim: int64(dim)}
-	switch t {
-	case schemapb.DataType_BinaryVector:
-		vf.Data = &schemapb.VectorField_BinaryVector{BinaryVector: d}
-	case schemapb.DataType_Float16Vector:
-		vf.Data = &schemapb.VectorField_Float16Vector{Float16Vector: d}
-	case schemapb.DataType_BFloat16Vector:
-		vf.Data = &schemapb.VectorField_Bfloat16Vector{Bfloat16Vector: d}
-	default:
-		vf.Data = &schemapb.VectorField_Int8Vector{Int8Vector: d}
-	}
-	return &schemapb.FieldData_Vectors{Vectors: vf}, nil
-}
-
 // byteVectorCell renders row i of a byte vector column: base64 for binary and
 // half-precision vectors, integers for int8 vectors.
 func byteVectorCell(raw []byte, w, i int, int8s bool) (any, error) {
