@@ -42,8 +42,10 @@ func TestRunAnalyzer(t *testing.T) {
 		res, err := c.RunAnalyzer(ctx, milvusclient.NewRunAnalyzerOption("Test Milvus", "").WithAnalyzerParams(params).WithDetail().WithHash())
 		require.NoError(t, err)
 		require.Len(t, res, 2)
-		require.Equal(t, []*entity.Token{{Text: "milvus", StartOffset: 5, EndOffset: 11, Position: 1, PositionLength: 1,
-			Hash: crc32.ChecksumIEEE([]byte("milvus"))}}, res[0].Tokens)
+		require.Equal(t, []*entity.Token{{
+			Text: "milvus", StartOffset: 5, EndOffset: 11, Position: 1, PositionLength: 1,
+			Hash: crc32.ChecksumIEEE([]byte("milvus")),
+		}}, res[0].Tokens)
 		require.Empty(t, res[1].Tokens)
 	})
 

@@ -26,17 +26,20 @@ const (
 
 func longField(name string, v ...int64) *schemapb.FieldData {
 	return &schemapb.FieldData{Type: schemapb.DataType_Int64, FieldName: name, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: v}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: v}}},
+	}}
 }
 
 func strField(name string, v ...string) *schemapb.FieldData {
 	return &schemapb.FieldData{Type: schemapb.DataType_VarChar, FieldName: name, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: v}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: v}}},
+	}}
 }
 
 func vecField(name string, dim int64, v ...float32) *schemapb.FieldData {
 	return &schemapb.FieldData{Type: schemapb.DataType_FloatVector, FieldName: name, Field: &schemapb.FieldData_Vectors{
-		Vectors: &schemapb.VectorField{Dim: dim, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: v}}}}}
+		Vectors: &schemapb.VectorField{Dim: dim, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: v}}},
+	}}
 }
 
 // rawInsert sends an InsertRequest past the SDK's client-side checks. A
@@ -166,8 +169,10 @@ func TestBadInput(t *testing.T) {
 			return rawInsert(ctx, t, c, coll, 1, longField("id", 100), strField("title", big), vecField("vec", 4, 1, 2, 3, 4))
 		}},
 		{"upsert over 64 MB", codeParameterTooLarge, []string{"bytes", "limit"}, func() error {
-			resp, err := c.GetService().Upsert(ctx, &milvuspb.UpsertRequest{CollectionName: coll, NumRows: 1,
-				FieldsData: []*schemapb.FieldData{longField("id", 1), strField("title", big), vecField("vec", 4, 1, 2, 3, 4)}})
+			resp, err := c.GetService().Upsert(ctx, &milvuspb.UpsertRequest{
+				CollectionName: coll, NumRows: 1,
+				FieldsData: []*schemapb.FieldData{longField("id", 1), strField("title", big), vecField("vec", 4, 1, 2, 3, 4)},
+			})
 			require.NoError(t, err, "a transport error instead of a Milvus Status")
 			return merr.Error(resp.GetStatus())
 		}},

@@ -200,8 +200,10 @@ func TestBinlogsInObjectStore(t *testing.T) {
 		var arr []json.RawMessage
 		require.NoError(t, json.Unmarshal(merged, &arr), "merged stats log is a JSON array")
 		require.Len(t, arr, 1)
-		for _, file := range []string{storage.CompoundStatsLogKey("", collID, k.part, k.seg, 100),
-			storage.StatsLogKey("", collID, k.part, k.seg, 100, logs[1])} {
+		for _, file := range []string{
+			storage.CompoundStatsLogKey("", collID, k.part, k.seg, 100),
+			storage.StatsLogKey("", collID, k.part, k.seg, 100, logs[1]),
+		} {
 			data, err := os.ReadFile(filepath.Join(dir, "storage", file))
 			require.NoError(t, err)
 			st, err := storage.UnmarshalStats(data)

@@ -268,20 +268,29 @@ func TestBM25HybridRaw(t *testing.T) {
 
 	text := func(q string) []byte {
 		b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
-			{Tag: "$0", Type: commonpb.PlaceholderType_VarChar, Values: [][]byte{[]byte(q)}}}})
+			{Tag: "$0", Type: commonpb.PlaceholderType_VarChar, Values: [][]byte{[]byte(q)}},
+		}})
 		require.NoError(t, err)
 		return b
 	}
 	sub := func(q, limit string) *milvuspb.SearchRequest {
-		return &milvuspb.SearchRequest{CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: text(q)}, DslType: commonpb.DslType_BoolExprV1, Nq: 1,
-			SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "sparse"}, {Key: "topk", Value: limit},
-				{Key: "metric_type", Value: "BM25"}, {Key: "params", Value: "{}"}}}
+		return &milvuspb.SearchRequest{
+			CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: text(q)}, DslType: commonpb.DslType_BoolExprV1, Nq: 1,
+			SearchParams: []*commonpb.KeyValuePair{
+				{Key: "anns_field", Value: "sparse"},
+				{Key: "topk", Value: limit},
+				{Key: "metric_type", Value: "BM25"},
+				{Key: "params", Value: "{}"},
+			},
+		}
 	}
 	raw := s.rawClient(t)
-	res, err := raw.HybridSearch(ctx, &milvuspb.HybridSearchRequest{CollectionName: coll,
+	res, err := raw.HybridSearch(ctx, &milvuspb.HybridSearchRequest{
+		CollectionName:   coll,
 		Requests:         []*milvuspb.SearchRequest{sub("dog", "None"), sub("brown fox", "3")},
 		RankParams:       []*commonpb.KeyValuePair{{Key: "strategy", Value: "rrf"}, {Key: "params", Value: `{"k": 60}`}, {Key: "limit", Value: "4"}},
-		ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+	})
 	require.NoError(t, err)
 	require.Zero(t, res.GetStatus().GetCode(), res.GetStatus().GetReason())
 	got := res.GetResults().GetIds().GetIntId().GetData()

@@ -24,8 +24,10 @@ func TestBM25AgainstBM25s(t *testing.T) {
 	require.NotEmpty(t, py, "set STRATA_BM25_PYTHON to a python with tools/bm25check/requirements.txt installed")
 	bin := buildBinary(t)
 	root := moduleRoot(t)
-	args := []string{filepath.Join(root, "tools", "bm25check", "check.py"), "--bin", bin,
-		"--port", strconv.Itoa(freePort(t)), "--mport", strconv.Itoa(freePort(t)), "--out", t.TempDir()}
+	args := []string{
+		filepath.Join(root, "tools", "bm25check", "check.py"), "--bin", bin,
+		"--port", strconv.Itoa(freePort(t)), "--mport", strconv.Itoa(freePort(t)), "--out", t.TempDir(),
+	}
 	if n := os.Getenv("STRATA_BM25_DOCS"); n != "" {
 		args = append(args, "--docs", n)
 	}

@@ -476,8 +476,10 @@ func TestChurn(t *testing.T) {
 		if phase != "churn" { // a forced GC would slow the writers down
 			alive = liveHeap(p)
 		}
-		s := churnPoint{at: time.Since(start), phase: phase, disk: measureDisk(t, dir), rss: rss, heap: heap, alive: alive,
-			live: live, ops: ops, segs: churnSegments(ctx, t, svc), comment: comment}
+		s := churnPoint{
+			at: time.Since(start), phase: phase, disk: measureDisk(t, dir), rss: rss, heap: heap, alive: alive,
+			live: live, ops: ops, segs: churnSegments(ctx, t, svc), comment: comment,
+		}
 		samples = append(samples, s)
 		t.Log(s.row())
 		return s

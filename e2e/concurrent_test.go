@@ -114,8 +114,10 @@ type concTracker struct {
 }
 
 func newConcTracker(coll string, exact bool, seed uint64) *concTracker {
-	return &concTracker{coll: coll, exact: exact, sizes: []int{0}, hist: map[int64][]concState{},
-		ops: map[string]int{}, rng: rand.New(rand.NewPCG(seed, 7)), cur: map[int64]concState{}, pos: map[int64]int{}}
+	return &concTracker{
+		coll: coll, exact: exact, sizes: []int{0}, hist: map[int64][]concState{},
+		ops: map[string]int{}, rng: rand.New(rand.NewPCG(seed, 7)), cur: map[int64]concState{}, pos: map[int64]int{},
+	}
 }
 
 // start returns the first version a read that starts now may see.
@@ -266,8 +268,10 @@ func (tr *concTracker) step(ctx context.Context, svc milvuspb.MilvusServiceClien
 			strs[i] = fmt.Sprint(k)
 		}
 		var resp *milvuspb.MutationResult
-		resp, err = svc.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: tr.coll,
-			Expr: "id in [" + strings.Join(strs, ",") + "]"})
+		resp, err = svc.Delete(ctx, &milvuspb.DeleteRequest{
+			CollectionName: tr.coll,
+			Expr:           "id in [" + strings.Join(strs, ",") + "]",
+		})
 		ts, st = resp.GetTimestamp(), resp.GetStatus()
 	} else {
 		vals := make([]int64, len(keys))

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -44,7 +43,7 @@ func TestConfigFileBinary(t *testing.T) {
 	for _, args := range [][]string{{"config", "--config", bad}, {"standalone", "--config", bad, "--data-dir", t.TempDir()}} {
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		var ee *exec.ExitError
-		require.True(t, errors.As(err, &ee), "%v: %v %s", args, err, out)
+		require.ErrorAs(t, err, &ee, "%v: %v %s", args, err, out)
 		require.Equal(t, 1, ee.ExitCode())
 		require.Contains(t, string(out), `dataNode.syncPeriod: a duration is a string`)
 	}

@@ -65,8 +65,10 @@ type crashWriter struct {
 }
 
 func newCrashWriter(g int) *crashWriter {
-	return &crashWriter{g: g, rng: rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano()))),
-		state: map[int64]keyState{}, livePos: map[int64]int{}}
+	return &crashWriter{
+		g: g, rng: rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano()))),
+		state: map[int64]keyState{}, livePos: map[int64]int{},
+	}
 }
 
 func (w *crashWriter) set(k int64, s keyState) {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -21,7 +20,7 @@ func TestPprofOffByDefault(t *testing.T) {
 		cfg.DataDir = t.TempDir()
 		cfg.Addr, cfg.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
 		cfg.Pprof = on
-		srv, err := app.Listen(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		srv, err := app.Listen(cfg, slog.New(slog.DiscardHandler))
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

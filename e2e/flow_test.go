@@ -49,9 +49,11 @@ func genMovies(from, n int, rng *rand.Rand) []movie {
 		for j := range v {
 			v[j] = rng.Float32()*2 - 1
 		}
-		out[i] = movie{id: id, title: fmt.Sprintf("movie-%d", id), year: int32(1950 + id%70),
+		out[i] = movie{
+			id: id, title: fmt.Sprintf("movie-%d", id), year: int32(1950 + id%70),
 			rating: float64(id%100) / 10, tags: []string{"t" + fmt.Sprint(id%3)},
-			info: []byte(fmt.Sprintf(`{"budget":%d}`, id*10)), color: colors[id%3], vec: v}
+			info: []byte(fmt.Sprintf(`{"budget":%d}`, id*10)), color: colors[id%3], vec: v,
+		}
 	}
 	return out
 }

@@ -59,7 +59,8 @@ func TestHighlighter(t *testing.T) {
 		vec := make([]byte, 8)
 		bin.LittleEndian.PutUint32(vec, math.Float32bits(1))
 		pg, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
-			{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{vec}}}})
+			{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{vec}},
+		}})
 		require.NoError(t, err)
 		h := &commonpb.Highlighter{Type: commonpb.HighlightType_Lexical}
 		for i := 0; i+1 < len(params); i += 2 {
@@ -69,8 +70,12 @@ func TestHighlighter(t *testing.T) {
 			CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: pg},
 			DslType: commonpb.DslType_BoolExprV1, OutputFields: []string{"tag"}, Nq: 1, Highlighter: h,
 			ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
-			SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "v"}, {Key: "topk", Value: "3"},
-				{Key: "metric_type", Value: metric}, {Key: "params", Value: "{}"}},
+			SearchParams: []*commonpb.KeyValuePair{
+				{Key: "anns_field", Value: "v"},
+				{Key: "topk", Value: "3"},
+				{Key: "metric_type", Value: metric},
+				{Key: "params", Value: "{}"},
+			},
 		})
 		require.NoError(t, err)
 		return resp
@@ -117,13 +122,25 @@ func TestHighlighter(t *testing.T) {
 		{"fragment_size", "COSINE", []string{"fragment_size", "0"}, 1100, "invalid fragment_size: 0: invalid parameter"},
 		{"num_of_fragments", "COSINE", []string{"num_of_fragments", "0.1"}, 1100, "invalid num_of_fragments: 0.1: invalid parameter"},
 		{"empty tags", "COSINE", []string{"pre_tags", "[]"}, 1100, "pre_tags cannot be empty list: invalid parameter"},
-		{"search text outside BM25", "COSINE", []string{"highlight_search_text", "True"}, 1100,
-			`Search highlight only support with metric type "BM25" but was: : invalid parameter`},
-		{"search text on a dense field", "BM25", []string{"highlight_search_text", "True"}, 5,
-			"service internal error: Search with highlight failed, input field of BM25 annsField not found"},
+		{
+			"search text outside BM25", "COSINE",
+			[]string{"highlight_search_text", "True"},
+			1100,
+			`Search highlight only support with metric type "BM25" but was: : invalid parameter`,
+		},
+		{
+			"search text on a dense field", "BM25",
+			[]string{"highlight_search_text", "True"},
+			5,
+			"service internal error: Search with highlight failed, input field of BM25 annsField not found",
+		},
 		{"unknown field", "COSINE", []string{"highlight_query", query("nope", "x")}, 1100, "highlight field not found in schema: nope"},
-		{"field without analyzer", "COSINE", []string{"highlight_query", query("tag", "x")}, 1100,
-			"get highlight failed, the highlight field not found, tag:"},
+		{
+			"field without analyzer", "COSINE",
+			[]string{"highlight_query", query("tag", "x")},
+			1100,
+			"get highlight failed, the highlight field not found, tag:",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := search(t, tc.metric, tc.params...)
@@ -160,7 +177,8 @@ func TestHighlighterBM25(t *testing.T) {
 	require.NoError(t, lt.Await(ctx))
 
 	pg, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
-		{Tag: "$0", Type: commonpb.PlaceholderType_VarChar, Values: [][]byte{[]byte("test"), []byte("Milvus")}}}})
+		{Tag: "$0", Type: commonpb.PlaceholderType_VarChar, Values: [][]byte{[]byte("test"), []byte("Milvus")}},
+	}})
 	require.NoError(t, err)
 	search := func(t *testing.T, params ...string) *milvuspb.SearchResults {
 		t.Helper()
@@ -171,8 +189,12 @@ func TestHighlighterBM25(t *testing.T) {
 		resp, err := c.GetService().Search(ctx, &milvuspb.SearchRequest{
 			CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: pg},
 			DslType: commonpb.DslType_BoolExprV1, Nq: 2, Highlighter: h, ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
-			SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "sparse"}, {Key: "topk", Value: "10"},
-				{Key: "metric_type", Value: "BM25"}, {Key: "params", Value: "{}"}},
+			SearchParams: []*commonpb.KeyValuePair{
+				{Key: "anns_field", Value: "sparse"},
+				{Key: "topk", Value: "10"},
+				{Key: "metric_type", Value: "BM25"},
+				{Key: "params", Value: "{}"},
+			},
 		})
 		require.NoError(t, err)
 		return resp
@@ -203,11 +225,15 @@ func TestHighlighterBM25(t *testing.T) {
 
 	got := byQuery(t, search(t, "pre_tags", `["{"]`, "post_tags", `["}"]`, "highlight_search_text", "True"))
 	require.Equal(t, []map[int64][]string{
-		{1: {"{test} doc"}, 2: {"{test} doc"},
+		{
+			1: {"{test} doc"}, 2: {"{test} doc"},
 			3: {"{test} doc. Milvus is an open-source vector database built for GenAI applications."},
-			4: {"{test} doc. Milvus is an open-source vector database that suits AI applications of every size from run"}},
-		{3: {"{Milvus} is an open-source vector database built for GenAI applications."},
-			4: {"{Milvus} is an open-source vector database that suits AI applications of every size from running a dem"}},
+			4: {"{test} doc. Milvus is an open-source vector database that suits AI applications of every size from run"},
+		},
+		{
+			3: {"{Milvus} is an open-source vector database built for GenAI applications."},
+			4: {"{Milvus} is an open-source vector database that suits AI applications of every size from running a dem"},
+		},
 	}, got)
 
 	got = byQuery(t, search(t, "pre_tags", `["{"]`, "post_tags", `["}"]`, "highlight_search_text", "True",

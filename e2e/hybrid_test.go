@@ -89,7 +89,8 @@ func TestHybridSearch(t *testing.T) {
 			}
 			return out
 		}},
-		{"weighted, mixed metrics without norm_score", milvusclient.NewWeightedReranker([]float64{0.4, 0.6}), "tag == 2",
+		{
+			"weighted, mixed metrics without norm_score", milvusclient.NewWeightedReranker([]float64{0.4, 0.6}), "tag == 2",
 			func(dl, sl []int) map[int]float64 {
 				out := map[int]float64{}
 				for _, row := range dl {
@@ -99,7 +100,8 @@ func TestHybridSearch(t *testing.T) {
 					out[row] += 0.6 * dot(row)
 				}
 				return out
-			}},
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var keep func(int) bool

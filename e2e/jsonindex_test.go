@@ -32,9 +32,11 @@ func TestJSONPathIndexes(t *testing.T) {
 		rows := make([]any, n)
 		for i := range rows {
 			id := from + i
-			rows[i] = map[string]any{"id": int64(id), "vec": []float32{float32(id), 1},
+			rows[i] = map[string]any{
+				"id": int64(id), "vec": []float32{float32(id), 1},
 				"doc": map[string]any{"a": map[string]any{"b": id}, "s": fmt.Sprintf("s%d", id%3)},
-				"k":   map[string]any{"n": id % 5}}
+				"k":   map[string]any{"n": id % 5},
+			}
 		}
 		_, err := c.Insert(ctx, milvusclient.NewRowBasedInsertOption(coll, rows...))
 		require.NoError(t, err)

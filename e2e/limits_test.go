@@ -151,7 +151,8 @@ func TestDuplicateKeysInOneRequest(t *testing.T) {
 
 	// An upsert with a key twice is refused, and nothing of it is applied.
 	ups, err := svc.Upsert(ctx, &milvuspb.UpsertRequest{CollectionName: coll, NumRows: 2, FieldsData: []*schemapb.FieldData{
-		longField("id", 1, 1), longField("n", 12, 13), vecField("v", 2, 1, 1, 2, 2)}})
+		longField("id", 1, 1), longField("n", 12, 13), vecField("v", 2, 1, 1, 2, 2),
+	}})
 	require.NoError(t, err)
 	require.Equal(t, int32(codeIllegalArgument), ups.GetStatus().GetCode())
 	require.Contains(t, ups.GetStatus().GetReason(), "duplicate primary keys are not allowed in the same batch")
@@ -258,12 +259,18 @@ func TestSearchNQLimit(t *testing.T) {
 		opt    milvusclient.SearchOption
 		reason string
 	}{
-		{"nq 16385", milvusclient.NewSearchOption(coll, 1, queries(16385)),
-			"nq [16385] is invalid, nq (number of search vector per search request) should be in range [1, 16384], but got 16385"},
-		{"topk 16385", milvusclient.NewSearchOption(coll, 16385, queries(1)),
-			"topk [16385] is invalid, it should be in range [1, 16384], but got 16385"},
-		{"offset+topk 16385", milvusclient.NewSearchOption(coll, 16384, queries(1)).WithOffset(1),
-			"offset+topk [16385] is invalid, it should be in range [1, 16384], but got 16385"},
+		{
+			"nq 16385", milvusclient.NewSearchOption(coll, 1, queries(16385)),
+			"nq [16385] is invalid, nq (number of search vector per search request) should be in range [1, 16384], but got 16385",
+		},
+		{
+			"topk 16385", milvusclient.NewSearchOption(coll, 16385, queries(1)),
+			"topk [16385] is invalid, it should be in range [1, 16384], but got 16385",
+		},
+		{
+			"offset+topk 16385", milvusclient.NewSearchOption(coll, 16384, queries(1)).WithOffset(1),
+			"offset+topk [16385] is invalid, it should be in range [1, 16384], but got 16385",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Search(ctx, tc.opt)

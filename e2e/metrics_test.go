@@ -272,8 +272,10 @@ func TestMilvusDashboardSeries(t *testing.T) {
 	}
 	v, _ := seriesValue(fams, "milvus_proxy_req_count", with(map[string]string{"function_name": "Search", "status": "success"}))
 	require.EqualValues(t, 2, v, "one gRPC and one REST search")
-	v, _ = seriesValue(fams, "milvus_proxy_req_count", map[string]string{"function_name": "DescribeCollection",
-		"status": "fail", "collection_name": "no_such_collection"})
+	v, _ = seriesValue(fams, "milvus_proxy_req_count", map[string]string{
+		"function_name": "DescribeCollection",
+		"status":        "fail", "collection_name": "no_such_collection",
+	})
 	require.EqualValues(t, 1, v)
 	v, _ = seriesValue(fams, "milvus_proxy_insert_vectors_count", with(nil))
 	require.EqualValues(t, 300, v)

@@ -74,8 +74,10 @@ func TestNullableVectors(t *testing.T) {
 		got, _ := cnt.GetColumn("count(*)").GetAsInt64(0)
 		require.Equal(t, total, got, "%s: count(*) counts rows with a null vector", stage)
 
-		resp, err := c.GetService().Query(ctx, &milvuspb.QueryRequest{CollectionName: coll, Expr: "id in [0, 1, 2, 3, 1000]",
-			OutputFields: []string{"vec"}, ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		resp, err := c.GetService().Query(ctx, &milvuspb.QueryRequest{
+			CollectionName: coll, Expr: "id in [0, 1, 2, 3, 1000]",
+			OutputFields: []string{"vec"}, ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		})
 		require.NoError(t, err)
 		require.NoError(t, merr.Error(resp.GetStatus()), stage)
 		var ids []int64
@@ -101,11 +103,17 @@ func TestNullableVectors(t *testing.T) {
 		require.Equal(t, want, fd.GetVectors().GetFloatVector().GetData(), "%s: only non-null vectors travel", stage)
 
 		// Search by primary key: a key whose vector is null has no hits.
-		sr, err := c.GetService().Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
-			SearchInput: &milvuspb.SearchRequest_Ids{Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: []int64{0, 1, 3, 4}}}}},
-			SearchParams: []*commonpb.KeyValuePair{{Key: "topk", Value: "5"}, {Key: "anns_field", Value: "vec"},
-				{Key: "metric_type", Value: "COSINE"}, {Key: "params", Value: "{}"}},
-			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		sr, err := c.GetService().Search(ctx, &milvuspb.SearchRequest{
+			CollectionName: coll,
+			SearchInput:    &milvuspb.SearchRequest_Ids{Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: []int64{0, 1, 3, 4}}}}},
+			SearchParams: []*commonpb.KeyValuePair{
+				{Key: "topk", Value: "5"},
+				{Key: "anns_field", Value: "vec"},
+				{Key: "metric_type", Value: "COSINE"},
+				{Key: "params", Value: "{}"},
+			},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		})
 		require.NoError(t, err)
 		require.NoError(t, merr.Error(sr.GetStatus()), stage)
 		require.Equal(t, []int64{0, 5, 0, 5}, sr.GetResults().GetTopks(), "%s: hits per key searched by", stage)

@@ -126,8 +126,10 @@ func TestParityIgnoreGrowing(t *testing.T) {
 	// Wait until the flushed rows are served from the sealed segment.
 	count := func(ignore string) int64 {
 		t.Helper()
-		req := &milvuspb.QueryRequest{CollectionName: coll, OutputFields: []string{"count(*)"},
-			ConsistencyLevel: commonpb.ConsistencyLevel_Strong}
+		req := &milvuspb.QueryRequest{
+			CollectionName: coll, OutputFields: []string{"count(*)"},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		}
 		if ignore != "" {
 			req.QueryParams = []*commonpb.KeyValuePair{{Key: "ignore_growing", Value: ignore}}
 		}
@@ -148,8 +150,10 @@ func TestParityIgnoreGrowing(t *testing.T) {
 			require.Equal(t, tc.want, count(tc.ignore))
 		})
 	}
-	res, err := raw.Query(ctx, &milvuspb.QueryRequest{CollectionName: coll, OutputFields: []string{"count(*)"},
-		QueryParams: []*commonpb.KeyValuePair{{Key: "ignore_growing", Value: "2.3"}}})
+	res, err := raw.Query(ctx, &milvuspb.QueryRequest{
+		CollectionName: coll, OutputFields: []string{"count(*)"},
+		QueryParams: []*commonpb.KeyValuePair{{Key: "ignore_growing", Value: "2.3"}},
+	})
 	require.NoError(t, err)
 	require.EqualValues(t, 1100, res.GetStatus().GetCode())
 	require.Contains(t, res.GetStatus().GetReason(), "parse ignore growing field failed")

@@ -130,16 +130,20 @@ func TestPartialUpdate(t *testing.T) {
 			data = append(data, &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: r}}})
 		}
 		return &schemapb.FieldData{FieldName: "tags", Type: schemapb.DataType_Array, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{ElementType: schemapb.DataType_Int64, Data: data}}}}}
+			Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{ElementType: schemapb.DataType_Int64, Data: data}},
+		}}}
 	}
 	ids := func(v ...int64) *schemapb.FieldData {
 		return &schemapb.FieldData{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: v}}}}}
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: v}},
+		}}}
 	}
 	upsertOp := func(op schemapb.FieldPartialUpdateOp_OpType, fds ...*schemapb.FieldData) *commonpb.Status {
 		t.Helper()
-		r, err := raw.Upsert(ctx, &milvuspb.UpsertRequest{CollectionName: coll, NumRows: uint32(len(fds[0].GetScalars().GetLongData().GetData())),
-			FieldsData: fds, FieldOps: []*schemapb.FieldPartialUpdateOp{{FieldName: "tags", Op: op}}})
+		r, err := raw.Upsert(ctx, &milvuspb.UpsertRequest{
+			CollectionName: coll, NumRows: uint32(len(fds[0].GetScalars().GetLongData().GetData())),
+			FieldsData: fds, FieldOps: []*schemapb.FieldPartialUpdateOp{{FieldName: "tags", Op: op}},
+		})
 		require.NoError(t, err)
 		return r.GetStatus()
 	}

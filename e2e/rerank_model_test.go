@@ -127,8 +127,10 @@ func TestModelRerank(t *testing.T) {
 	}
 	for _, provider := range []string{"tei", "vllm"} {
 		t.Run(provider, func(t *testing.T) {
-			rs, err := search(model("doc", map[string]any{"provider": provider, "queries": []string{"red apple pie"},
-				"endpoint": svc.URL, "max_client_batch_size": 2}))
+			rs, err := search(model("doc", map[string]any{
+				"provider": provider, "queries": []string{"red apple pie"},
+				"endpoint": svc.URL, "max_client_batch_size": 2,
+			}))
 			require.NoError(t, err)
 			require.Equal(t, 5, rs.ResultCount)
 			var got []int64
@@ -276,22 +278,31 @@ func TestHybridGroupBy(t *testing.T) {
 
 	vec := func(x float32) []byte {
 		b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
-			{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes([]float32{x, 1})}}}})
+			{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes([]float32{x, 1})}},
+		}})
 		require.NoError(t, err)
 		return b
 	}
 	sub := func(x float32) *milvuspb.SearchRequest {
-		return &milvuspb.SearchRequest{CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: vec(x)},
-			DslType: commonpb.DslType_BoolExprV1, Nq: 1, SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "v"},
-				{Key: "topk", Value: "20"}, {Key: "metric_type", Value: "L2"}, {Key: "params", Value: "{}"}}}
+		return &milvuspb.SearchRequest{
+			CollectionName: coll, SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: vec(x)},
+			DslType: commonpb.DslType_BoolExprV1, Nq: 1, SearchParams: []*commonpb.KeyValuePair{
+				{Key: "anns_field", Value: "v"},
+				{Key: "topk", Value: "20"},
+				{Key: "metric_type", Value: "L2"},
+				{Key: "params", Value: "{}"},
+			},
+		}
 	}
 	raw := s.rawClient(t)
 	hybrid := func(extra ...*commonpb.KeyValuePair) *schemapb.SearchResultData {
-		res, err := raw.HybridSearch(ctx, &milvuspb.HybridSearchRequest{CollectionName: coll,
+		res, err := raw.HybridSearch(ctx, &milvuspb.HybridSearchRequest{
+			CollectionName:   coll,
 			Requests:         []*milvuspb.SearchRequest{sub(10), sub(14)},
 			RankParams:       append([]*commonpb.KeyValuePair{{Key: "strategy", Value: "rrf"}, {Key: "params", Value: `{"k": 60}`}, {Key: "limit", Value: "3"}}, extra...),
 			OutputFields:     []string{"tag"},
-			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		})
 		require.NoError(t, err)
 		require.Zero(t, res.GetStatus().GetCode(), res.GetStatus().GetReason())
 		return res.GetResults()

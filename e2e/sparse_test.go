@@ -329,8 +329,10 @@ func TestSparseBadInput(t *testing.T) {
 		{index.NewSparseInvertedIndex(entity.IP, 1.3), "invalid drop_ratio_build: 1.3, must be in range [0, 1)"},
 		{index.NewSparseWANDIndex(entity.IP, -0.1), "invalid drop_ratio_build"},
 		{index.NewHNSWIndex(entity.IP, 16, 64), "invalid index type: HNSW"},
-		{index.NewGenericIndex("sv", map[string]string{"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "IP",
-			"inverted_index_algo": "daat_wand"}), "sparse inverted index algo daat_wand not found or not supported"},
+		{index.NewGenericIndex("sv", map[string]string{
+			"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "IP",
+			"inverted_index_algo": "daat_wand",
+		}), "sparse inverted index algo daat_wand not found or not supported"},
 	} {
 		_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "sv", tc.idx))
 		require.ErrorContains(t, err, tc.err)
@@ -461,11 +463,17 @@ func TestSparseSearchByPK(t *testing.T) {
 	}
 
 	search := func(keys ...int64) (*milvuspb.SearchResults, error) {
-		return c.GetService().Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
-			SearchInput: &milvuspb.SearchRequest_Ids{Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: keys}}}},
-			SearchParams: []*commonpb.KeyValuePair{{Key: "topk", Value: "5"}, {Key: "anns_field", Value: "sv"},
-				{Key: "metric_type", Value: "IP"}, {Key: "params", Value: "{}"}},
-			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		return c.GetService().Search(ctx, &milvuspb.SearchRequest{
+			CollectionName: coll,
+			SearchInput:    &milvuspb.SearchRequest_Ids{Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: keys}}}},
+			SearchParams: []*commonpb.KeyValuePair{
+				{Key: "topk", Value: "5"},
+				{Key: "anns_field", Value: "sv"},
+				{Key: "metric_type", Value: "IP"},
+				{Key: "params", Value: "{}"},
+			},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		})
 	}
 	keys := []int64{7, 250}
 	sr, err := search(keys...)

@@ -34,26 +34,34 @@ func structColumns(rows []structRow) []*schemapb.FieldData {
 		ids = append(ids, r.id)
 		vecs = append(vecs, float32(r.id), 1)
 		labels.Data = append(labels.Data, &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{
-			StringData: &schemapb.StringArray{Data: r.labels}}})
+			StringData: &schemapb.StringArray{Data: r.labels},
+		}})
 		var flat []float32
 		for _, e := range r.embs {
 			flat = append(flat, e...)
 		}
-		embs.Data = append(embs.Data, &schemapb.VectorField{Dim: 2,
-			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: flat}}})
+		embs.Data = append(embs.Data, &schemapb.VectorField{
+			Dim:  2,
+			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: flat}},
+		})
 	}
 	return []*schemapb.FieldData{
 		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}}}}},
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}},
+		}}},
 		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}}}}},
+			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+		}}},
 		{FieldName: "clips", Type: schemapb.DataType_ArrayOfStruct, Field: &schemapb.FieldData_StructArrays{
 			StructArrays: &schemapb.StructArrayField{Fields: []*schemapb.FieldData{
 				{FieldName: "label", Type: schemapb.DataType_Array, Field: &schemapb.FieldData_Scalars{
-					Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_ArrayData{ArrayData: labels}}}},
+					Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_ArrayData{ArrayData: labels}},
+				}},
 				{FieldName: "emb", Type: schemapb.DataType_ArrayOfVector, Field: &schemapb.FieldData_Vectors{
-					Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_VectorArray{VectorArray: embs}}}},
-			}}}},
+					Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_VectorArray{VectorArray: embs}},
+				}},
+			}},
+		}},
 	}
 }
 
@@ -184,8 +192,10 @@ func TestStructArrayField(t *testing.T) {
 	query := [][]float32{{1, 0}, {0, 1}}
 	check := func(stage string) {
 		// Query returns each struct list as it was written.
-		q, err := raw.Query(ctx, &milvuspb.QueryRequest{CollectionName: coll, Expr: "id in [3, 4, 5]",
-			OutputFields: []string{"clips"}, ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		q, err := raw.Query(ctx, &milvuspb.QueryRequest{
+			CollectionName: coll, Expr: "id in [3, 4, 5]",
+			OutputFields: []string{"clips"}, ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		})
 		require.NoError(t, err, stage)
 		require.Zero(t, q.GetStatus().GetCode(), q.GetStatus().GetReason())
 		var st *schemapb.FieldData
@@ -216,11 +226,17 @@ func TestStructArrayField(t *testing.T) {
 
 		// Embedding-list search: scores are MAX_SIM_COSINE, best first,
 		// and the empty row is never a hit.
-		sr, err := raw.Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
-			SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: embListPlaceholder(t, query)},
-			SearchParams: []*commonpb.KeyValuePair{{Key: "topk", Value: "20"}, {Key: "anns_field", Value: "clips[emb]"},
-				{Key: "metric_type", Value: "MAX_SIM_COSINE"}, {Key: "params", Value: "{}"}},
-			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+		sr, err := raw.Search(ctx, &milvuspb.SearchRequest{
+			CollectionName: coll,
+			SearchInput:    &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: embListPlaceholder(t, query)},
+			SearchParams: []*commonpb.KeyValuePair{
+				{Key: "topk", Value: "20"},
+				{Key: "anns_field", Value: "clips[emb]"},
+				{Key: "metric_type", Value: "MAX_SIM_COSINE"},
+				{Key: "params", Value: "{}"},
+			},
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		})
 		require.NoError(t, err, stage)
 		require.Zero(t, sr.GetStatus().GetCode(), sr.GetStatus().GetReason())
 		ids := sr.GetResults().GetIds().GetIntId().GetData()
@@ -244,13 +260,17 @@ func TestStructArrayField(t *testing.T) {
 
 		// Element-level search: a plain query vector scores each element on
 		// its own, so a row may take several places.
-		ph, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{{Tag: "$0",
-			Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes([]float32{1, 0})}}}})
+		ph, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{{
+			Tag:  "$0",
+			Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{floatBytes([]float32{1, 0})},
+		}}})
 		require.NoError(t, err)
-		sr, err = raw.Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
+		sr, err = raw.Search(ctx, &milvuspb.SearchRequest{
+			CollectionName:   coll,
 			SearchInput:      &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: ph},
 			SearchParams:     []*commonpb.KeyValuePair{{Key: "topk", Value: "30"}, {Key: "anns_field", Value: "clips[emb]"}, {Key: "metric_type", Value: "COSINE"}},
-			ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+		})
 		require.NoError(t, err, stage)
 		require.Zero(t, sr.GetStatus().GetCode(), sr.GetStatus().GetReason())
 		elemIDs, elemScores := sr.GetResults().GetIds().GetIntId().GetData(), sr.GetResults().GetScores()
@@ -275,10 +295,16 @@ func TestStructArrayField(t *testing.T) {
 		require.True(t, repeated, "%s: 30 of the 38 elements include two of one row", stage)
 
 		// Range search on an embedding list is refused.
-		sr, err = raw.Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
-			SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: embListPlaceholder(t, query)},
-			SearchParams: []*commonpb.KeyValuePair{{Key: "topk", Value: "5"}, {Key: "anns_field", Value: "clips[emb]"},
-				{Key: "metric_type", Value: "MAX_SIM_COSINE"}, {Key: "params", Value: `{"radius": 0.1}`}}})
+		sr, err = raw.Search(ctx, &milvuspb.SearchRequest{
+			CollectionName: coll,
+			SearchInput:    &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: embListPlaceholder(t, query)},
+			SearchParams: []*commonpb.KeyValuePair{
+				{Key: "topk", Value: "5"},
+				{Key: "anns_field", Value: "clips[emb]"},
+				{Key: "metric_type", Value: "MAX_SIM_COSINE"},
+				{Key: "params", Value: `{"radius": 0.1}`},
+			},
+		})
 		require.NoError(t, err, stage)
 		require.Contains(t, sr.GetStatus().GetReason(), "range search is not supported", stage)
 	}

@@ -61,8 +61,10 @@ func TestSystemRPCs(t *testing.T) {
 			require.Len(t, n.Connected, 5, "the proxy forwards to every other role")
 		}
 	}
-	require.Equal(t, map[string]bool{"proxy": true, "rootcoord": true, "querycoord": true, "datacoord": true,
-		"querynode": true, "datanode": true}, types)
+	require.Equal(t, map[string]bool{
+		"proxy": true, "rootcoord": true, "querycoord": true, "datacoord": true,
+		"querynode": true, "datanode": true,
+	}, types)
 
 	bad, err := raw.GetMetrics(ctx, &milvuspb.GetMetricsRequest{Request: `{"metric_type":"no_such"}`})
 	require.NoError(t, err)

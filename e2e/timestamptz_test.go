@@ -30,8 +30,10 @@ func TestTimestamptz(t *testing.T) {
 	// schema goes over plain gRPC, as pymilvus sends it.
 	b, err := proto.Marshal(timestamptzSchema(coll, nil))
 	require.NoError(t, err)
-	st, err := s.rawClient(t).CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: coll, Schema: b,
-		Properties: []*commonpb.KeyValuePair{{Key: "timezone", Value: "Asia/Shanghai"}}})
+	st, err := s.rawClient(t).CreateCollection(ctx, &milvuspb.CreateCollectionRequest{
+		CollectionName: coll, Schema: b,
+		Properties: []*commonpb.KeyValuePair{{Key: "timezone", Value: "Asia/Shanghai"}},
+	})
 	require.NoError(t, err)
 	require.EqualValues(t, 0, st.GetCode(), st.GetReason())
 	for _, f := range []string{"v", "ts"} {
@@ -40,21 +42,29 @@ func TestTimestamptz(t *testing.T) {
 		require.NoError(t, it.Await(ctx))
 	}
 
-	ts := &schemapb.FieldData{FieldName: "ts", Type: schemapb.DataType_Timestamptz, ValidData: []bool{true, true, true, false},
+	ts := &schemapb.FieldData{
+		FieldName: "ts", Type: schemapb.DataType_Timestamptz, ValidData: []bool{true, true, true, false},
 		Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{
-			StringData: &schemapb.StringArray{Data: []string{"2024-12-31T22:00:00Z", "2025-01-01 06:00:00", "1970-01-01T00:00:00+01:00"}}}}}}
+			StringData: &schemapb.StringArray{Data: []string{"2024-12-31T22:00:00Z", "2025-01-01 06:00:00", "1970-01-01T00:00:00+01:00"}},
+		}}},
+	}
 	ids := &schemapb.FieldData{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{1, 2, 3, 4}}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{1, 2, 3, 4}}}},
+	}}
 	vec := &schemapb.FieldData{FieldName: "v", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{
-		Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 0, 0, 1, 1, 1, 0, 0}}}}}}
+		Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 0, 0, 1, 1, 1, 0, 0}}}},
+	}}
 	require.NoError(t, rawInsert(ctx, t, c, coll, 4, ids, vec, ts))
 
 	bad := &schemapb.FieldData{FieldName: "ts", Type: schemapb.DataType_Timestamptz, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: []string{"2025-02-29 00:00:00"}}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: []string{"2025-02-29 00:00:00"}}}},
+	}}
 	one := &schemapb.FieldData{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{9}}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{9}}}},
+	}}
 	vec1 := &schemapb.FieldData{FieldName: "v", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{
-		Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 0}}}}}}
+		Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 0}}}},
+	}}
 	err = rawInsert(ctx, t, c, coll, 1, one, vec1, bad)
 	require.Error(t, err)
 	require.EqualValues(t, 1100, merr.Code(err))
@@ -76,10 +86,14 @@ func TestTimestamptz(t *testing.T) {
 		t.Helper()
 		return queryTimestamptz(ctx, t, raw, coll, filter, tz)
 	}
-	require.Equal(t, map[int64]string{1: "2025-01-01T06:00:00+08:00", 2: "2025-01-01T06:00:00+08:00",
-		3: "1970-01-01T07:00:00+08:00", 4: "<null>"}, query("id > 0", ""), "collection timezone")
-	require.Equal(t, map[int64]string{1: "2024-12-31T22:00:00Z", 2: "2024-12-31T22:00:00Z",
-		3: "1969-12-31T23:00:00Z", 4: "<null>"}, query("id > 0", "UTC"), "request timezone wins")
+	require.Equal(t, map[int64]string{
+		1: "2025-01-01T06:00:00+08:00", 2: "2025-01-01T06:00:00+08:00",
+		3: "1970-01-01T07:00:00+08:00", 4: "<null>",
+	}, query("id > 0", ""), "collection timezone")
+	require.Equal(t, map[int64]string{
+		1: "2024-12-31T22:00:00Z", 2: "2024-12-31T22:00:00Z",
+		3: "1969-12-31T23:00:00Z", 4: "<null>",
+	}, query("id > 0", "UTC"), "request timezone wins")
 	require.Equal(t, map[int64]string{1: "2024-12-31T17:00:00-05:00", 2: "2024-12-31T17:00:00-05:00"},
 		query("ts == ISO '2024-12-31 17:00:00'", "America/New_York"), "naive ISO literal in the request timezone")
 	require.Empty(t, query("ts == ISO '2024-12-31 17:00:00'", "Asia/Shanghai"))
@@ -90,20 +104,25 @@ func TestTimestamptz(t *testing.T) {
 
 	// A second segment, then a compaction that rewrites both.
 	five := &schemapb.FieldData{FieldName: "ts", Type: schemapb.DataType_Timestamptz, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: []string{"2000-01-01T00:00:00.25Z"}}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: []string{"2000-01-01T00:00:00.25Z"}}}},
+	}}
 	one.GetScalars().GetLongData().Data = []int64{5}
 	require.NoError(t, rawInsert(ctx, t, c, coll, 1, one, vec1, five))
 	ft, err = c.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, ft.Await(ctx))
 	waitCompaction(t, ctx, raw, coll)
-	require.Equal(t, map[int64]string{1: "2024-12-31T22:00:00Z", 2: "2024-12-31T22:00:00Z",
-		3: "1969-12-31T23:00:00Z", 4: "<null>", 5: "2000-01-01T00:00:00.25Z"}, query("id > 0", "UTC"), "after compaction")
+	require.Equal(t, map[int64]string{
+		1: "2024-12-31T22:00:00Z", 2: "2024-12-31T22:00:00Z",
+		3: "1969-12-31T23:00:00Z", 4: "<null>", 5: "2000-01-01T00:00:00.25Z",
+	}, query("id > 0", "UTC"), "after compaction")
 	require.Equal(t, map[int64]string{5: "2000-01-01T00:00:00.25Z"},
 		query("ts > ISO '1999-12-31 23:59:59' && ts < ISO '2000-01-02 00:00:00'", "UTC"))
 
-	resp, err := raw.Query(ctx, &milvuspb.QueryRequest{CollectionName: coll, Expr: "id > 0",
-		QueryParams: []*commonpb.KeyValuePair{{Key: "timezone", Value: "Mars/Olympus"}}})
+	resp, err := raw.Query(ctx, &milvuspb.QueryRequest{
+		CollectionName: coll, Expr: "id > 0",
+		QueryParams: []*commonpb.KeyValuePair{{Key: "timezone", Value: "Mars/Olympus"}},
+	})
 	require.NoError(t, err)
 	require.EqualValues(t, 1100, resp.GetStatus().GetCode())
 	require.Contains(t, resp.GetStatus().GetReason(), "unknown or invalid IANA Time Zone ID: Mars/Olympus")
@@ -146,9 +165,11 @@ func TestTimestamptzSchema(t *testing.T) {
 	require.NoError(t, idx.Await(ctx))
 
 	ids := &schemapb.FieldData{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{1}}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{1}}}},
+	}}
 	vec := &schemapb.FieldData{FieldName: "v", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{
-		Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 0}}}}}}
+		Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 0}}}},
+	}}
 	require.NoError(t, rawInsert(ctx, t, c, "d", 1, ids, vec))
 	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption("d"))
 	require.NoError(t, err)
@@ -160,8 +181,10 @@ func TestTimestamptzSchema(t *testing.T) {
 // rows filter selects, read with the request timezone tz ("" = none).
 func queryTimestamptz(ctx context.Context, t *testing.T, raw milvuspb.MilvusServiceClient, coll, filter, tz string) map[int64]string {
 	t.Helper()
-	req := &milvuspb.QueryRequest{CollectionName: coll, Expr: filter, OutputFields: []string{"ts"},
-		ConsistencyLevel: commonpb.ConsistencyLevel_Strong}
+	req := &milvuspb.QueryRequest{
+		CollectionName: coll, Expr: filter, OutputFields: []string{"ts"},
+		ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+	}
 	if tz != "" {
 		req.QueryParams = []*commonpb.KeyValuePair{{Key: "timezone", Value: tz}}
 	}

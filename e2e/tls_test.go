@@ -42,9 +42,11 @@ func newTestPKI(t *testing.T) *testPKI {
 	dir := t.TempDir()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "strata test CA"},
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "strata test CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true,
+	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	require.NoError(t, err)
 	ca, err := x509.ParseCertificate(caDER)
@@ -52,10 +54,12 @@ func newTestPKI(t *testing.T) *testPKI {
 	issue := func(name string, usage x509.ExtKeyUsage, serial int64) (certPEM, keyPEM []byte) {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		require.NoError(t, err)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
 			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 		require.NoError(t, err)
 		kb, err := x509.MarshalECPrivateKey(key)
@@ -143,7 +147,7 @@ func TestTLSMutual(t *testing.T) {
 
 func TestTLSBadFilesFailAtStart(t *testing.T) {
 	pki := newTestPKI(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	for _, tc := range []struct {
 		name  string
 		tweak func(*app.Config)

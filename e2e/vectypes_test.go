@@ -187,21 +187,35 @@ func trueTopK(metric entity.MetricType, d, q vecData, qi, k int) []float64 {
 // well as the true k-th best), and the bad inputs that must fail clearly.
 func TestVectorTypes(t *testing.T) {
 	for _, tc := range []vecCase{
-		{"binary_hamming", entity.FieldTypeBinaryVector, 128, entity.HAMMING, index.NewBinIvfFlatIndex(entity.HAMMING, 16),
-			`{"nprobe": 4}`, 0.85, entity.L2, "BIN_IVF_FLAT"},
-		{"binary_jaccard", entity.FieldTypeBinaryVector, 64, entity.JACCARD, index.NewBinFlatIndex(entity.JACCARD),
-			``, 1, entity.IP, ""},
-		{"float16_l2_hnsw", entity.FieldTypeFloat16Vector, 32, entity.L2, index.NewHNSWIndex(entity.L2, 16, 100),
-			`{"ef": 64}`, 0.9, entity.HAMMING, "HNSW"},
-		{"bfloat16_cosine_ivf", entity.FieldTypeBFloat16Vector, 32, entity.COSINE, index.NewIvfFlatIndex(entity.COSINE, 16),
-			`{"nprobe": 4}`, 0.85, entity.JACCARD, "IVF_FLAT"},
-		{"int8_ip_autoindex", entity.FieldTypeInt8Vector, 24, entity.IP, index.NewAutoIndex(entity.IP),
-			`{"ef": 64}`, 0.85, entity.HAMMING, "HNSW"},
+		{
+			"binary_hamming", entity.FieldTypeBinaryVector, 128, entity.HAMMING, index.NewBinIvfFlatIndex(entity.HAMMING, 16),
+			`{"nprobe": 4}`, 0.85, entity.L2, "BIN_IVF_FLAT",
+		},
+		{
+			"binary_jaccard", entity.FieldTypeBinaryVector, 64, entity.JACCARD, index.NewBinFlatIndex(entity.JACCARD),
+			``, 1, entity.IP, "",
+		},
+		{
+			"float16_l2_hnsw", entity.FieldTypeFloat16Vector, 32, entity.L2, index.NewHNSWIndex(entity.L2, 16, 100),
+			`{"ef": 64}`, 0.9, entity.HAMMING, "HNSW",
+		},
+		{
+			"bfloat16_cosine_ivf", entity.FieldTypeBFloat16Vector, 32, entity.COSINE, index.NewIvfFlatIndex(entity.COSINE, 16),
+			`{"nprobe": 4}`, 0.85, entity.JACCARD, "IVF_FLAT",
+		},
+		{
+			"int8_ip_autoindex", entity.FieldTypeInt8Vector, 24, entity.IP, index.NewAutoIndex(entity.IP),
+			`{"ef": 64}`, 0.85, entity.HAMMING, "HNSW",
+		},
 		// Int8Vector fields take HNSW only, as in Milvus 2.6.
-		{"int8_l2_hnsw", entity.FieldTypeInt8Vector, 16, entity.L2, index.NewHNSWIndex(entity.L2, 16, 100),
-			`{"ef": 64}`, 0.9, entity.JACCARD, "HNSW"},
-		{"float16_ip_ivf_pq", entity.FieldTypeFloat16Vector, 32, entity.IP, index.NewIvfPQIndex(entity.IP, 16, 8, 8),
-			`{"nprobe": 16}`, 0.7, entity.HAMMING, "IVF_PQ"}, // measured 0.855
+		{
+			"int8_l2_hnsw", entity.FieldTypeInt8Vector, 16, entity.L2, index.NewHNSWIndex(entity.L2, 16, 100),
+			`{"ef": 64}`, 0.9, entity.JACCARD, "HNSW",
+		},
+		{
+			"float16_ip_ivf_pq", entity.FieldTypeFloat16Vector, 32, entity.IP, index.NewIvfPQIndex(entity.IP, 16, 8, 8),
+			`{"nprobe": 16}`, 0.7, entity.HAMMING, "IVF_PQ",
+		}, // measured 0.855
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startServer(t, t.TempDir())
@@ -371,11 +385,17 @@ func runVectorType(t *testing.T, c *milvusclient.Client, dir string, tc vecCase)
 	if params == "" {
 		params = "{}"
 	}
-	sr, err := svc.Search(ctx, &milvuspb.SearchRequest{CollectionName: coll,
-		SearchInput: &milvuspb.SearchRequest_Ids{Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: []int64{5}}}}},
-		SearchParams: []*commonpb.KeyValuePair{{Key: "topk", Value: "3"}, {Key: "anns_field", Value: "v"},
-			{Key: "metric_type", Value: string(tc.metric)}, {Key: "params", Value: params}},
-		ConsistencyLevel: commonpb.ConsistencyLevel_Strong})
+	sr, err := svc.Search(ctx, &milvuspb.SearchRequest{
+		CollectionName: coll,
+		SearchInput:    &milvuspb.SearchRequest_Ids{Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: []int64{5}}}}},
+		SearchParams: []*commonpb.KeyValuePair{
+			{Key: "topk", Value: "3"},
+			{Key: "anns_field", Value: "v"},
+			{Key: "metric_type", Value: string(tc.metric)},
+			{Key: "params", Value: params},
+		},
+		ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+	})
 	require.NoError(t, err)
 	require.Zero(t, sr.GetStatus().GetCode(), sr.GetStatus().GetReason())
 	self := vecData{raw: data.raw[5:6]}

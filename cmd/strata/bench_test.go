@@ -14,8 +14,10 @@ func TestMain(m *testing.M) {
 
 func TestBenchCommand(t *testing.T) {
 	var out, errOut bytes.Buffer
-	err := run([]string{"bench", "--synthetic", "800,8", "--queries", "20", "--index", "ivf_flat",
-		"--nlist", "8", "--sweep", "1,8", "--rounds", "1", "--python", "", "--quiet"}, &out, &errOut)
+	err := run([]string{
+		"bench", "--synthetic", "800,8", "--queries", "20", "--index", "ivf_flat",
+		"--nlist", "8", "--sweep", "1,8", "--rounds", "1", "--python", "", "--quiet",
+	}, &out, &errOut)
 	require.NoError(t, err, errOut.String())
 	require.Contains(t, out.String(), "strata IVF_FLAT (nlist=8)")
 	require.Contains(t, out.String(), "1.0000") // nprobe=nlist is exact

@@ -41,59 +41,103 @@ func runTable(t *testing.T, rows []equivalence) {
 // Built-in analyzers, as Milvus's analyzer documentation shows them.
 func TestBuiltinAnalyzers(t *testing.T) {
 	runTable(t, []equivalence{
-		{"empty params are standard", "", "The Milvus vector database is built for scale!",
-			[]string{"the", "milvus", "vector", "database", "is", "built", "for", "scale"}},
+		{
+			"empty params are standard", "", "The Milvus vector database is built for scale!",
+			[]string{"the", "milvus", "vector", "database", "is", "built", "for", "scale"},
+		},
 		{"empty object is standard", "{}", "Hello, World!", []string{"hello", "world"}},
-		{"standard", `{"type":"standard"}`, "The Milvus vector database is built for scale!",
-			[]string{"the", "milvus", "vector", "database", "is", "built", "for", "scale"}},
-		{"standard keeps non-latin letters and digits", `{"type":"standard"}`, "Straße Ελληνικά русский 2025 v2.6 中文",
-			[]string{"straße", "ελληνικά", "русский", "2025", "v2", "6", "中文"}},
-		{"standard with stop words", `{"type":"standard","stop_words":["of","to","_english_"]}`,
+		{
+			"standard", `{"type":"standard"}`, "The Milvus vector database is built for scale!",
+			[]string{"the", "milvus", "vector", "database", "is", "built", "for", "scale"},
+		},
+		{
+			"standard keeps non-latin letters and digits", `{"type":"standard"}`, "Straße Ελληνικά русский 2025 v2.6 中文",
+			[]string{"straße", "ελληνικά", "русский", "2025", "v2", "6", "中文"},
+		},
+		{
+			"standard with stop words", `{"type":"standard","stop_words":["of","to","_english_"]}`,
 			"The quick brown fox jumps over the lazy dog, and runs to the forest of pines",
-			[]string{"quick", "brown", "fox", "jumps", "over", "lazy", "dog", "runs", "forest", "pines"}},
-		{"english stems then drops stop words", `{"type":"english"}`, "The Milvus vector database is built for scale!",
-			[]string{"milvus", "vector", "databas", "built", "scale"}},
-		{"english: a stop word is matched after stemming", `{"type":"english"}`, "Its engine was running",
-			[]string{"engin", "run"}},
-		{"english with extra stop words", `{"type":"english","stop_words":["vector"]}`, "Vector databases are fast",
-			[]string{"databas", "fast"}},
-		{"chinese is jieba search mode without punctuation", `{"type":"chinese"}`, "Milvus 是一个高性能、高扩展性的向量数据库！",
-			[]string{"Milvus", "是", "一个", "高性", "性能", "高性能", "高", "扩展", "展性", "扩展性", "的", "向量", "数据", "据库", "数据库"}},
-		{"chinese with stop words", `{"type":"chinese","stop_words":["的","是"]}`, "这是一个测试的句子",
-			[]string{"这是", "一个", "测试", "句子"}},
+			[]string{"quick", "brown", "fox", "jumps", "over", "lazy", "dog", "runs", "forest", "pines"},
+		},
+		{
+			"english stems then drops stop words", `{"type":"english"}`, "The Milvus vector database is built for scale!",
+			[]string{"milvus", "vector", "databas", "built", "scale"},
+		},
+		{
+			"english: a stop word is matched after stemming", `{"type":"english"}`, "Its engine was running",
+			[]string{"engin", "run"},
+		},
+		{
+			"english with extra stop words", `{"type":"english","stop_words":["vector"]}`, "Vector databases are fast",
+			[]string{"databas", "fast"},
+		},
+		{
+			"chinese is jieba search mode without punctuation", `{"type":"chinese"}`, "Milvus 是一个高性能、高扩展性的向量数据库！",
+			[]string{"Milvus", "是", "一个", "高性", "性能", "高性能", "高", "扩展", "展性", "扩展性", "的", "向量", "数据", "据库", "数据库"},
+		},
+		{
+			"chinese with stop words", `{"type":"chinese","stop_words":["的","是"]}`, "这是一个测试的句子",
+			[]string{"这是", "一个", "测试", "句子"},
+		},
 	})
 }
 
 // Tokenizers, each in string and object form.
 func TestTokenizers(t *testing.T) {
 	runTable(t, []equivalence{
-		{"standard: runs of letters and digits, case kept", `{"tokenizer":"standard"}`, "O'Reilly can't jump 32.3 feet",
-			[]string{"O", "Reilly", "can", "t", "jump", "32", "3", "feet"}},
+		{
+			"standard: runs of letters and digits, case kept", `{"tokenizer":"standard"}`, "O'Reilly can't jump 32.3 feet",
+			[]string{"O", "Reilly", "can", "t", "jump", "32", "3", "feet"},
+		},
 		{"standard object", `{"tokenizer":{"type":"standard"}}`, "a_b c-d", []string{"a", "b", "c", "d"}},
-		{"standard uax29", `{"tokenizer":{"type":"standard","uax29":true}}`, "O'Reilly can't jump 32.3 feet from 216.239.63.104",
-			[]string{"O'Reilly", "can't", "jump", "32.3", "feet", "from", "216.239.63.104"}},
-		{"standard uax29 cuts long words", `{"tokenizer":{"type":"standard","uax29":true,"max_token_length":5}}`, "jumped 日本語",
-			[]string{"jumpe", "d", "日", "本", "語"}},
-		{"whitespace splits on ASCII whitespace only", `{"tokenizer":"whitespace"}`, "The  Milvus\tvector-database!\nok",
-			[]string{"The", "Milvus", "vector-database!", "ok"}},
-		{"icu keeps every word segment", `{"tokenizer":"icu"}`, "Hello, world! 3.14",
-			[]string{"Hello", ",", " ", "world", "!", " ", "3.14"}},
-		{"jieba default is search mode with hmm", `{"tokenizer":"jieba"}`, "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
-			[]string{"小明", "硕士", "毕业", "于", "中国", "科学", "学院", "科学院", "中国科学院", "计算", "计算所", "，", "后", "在", "日本", "京都", "大学", "日本京都大学", "深造"}},
-		{"jieba exact", `{"tokenizer":{"type":"jieba","mode":"exact"}}`, "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
-			[]string{"小明", "硕士", "毕业", "于", "中国科学院", "计算所", "，", "后", "在", "日本京都大学", "深造"}},
-		{"jieba exact without hmm", `{"tokenizer":{"type":"jieba","mode":"exact","hmm":false}}`, "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
-			[]string{"小", "明", "硕士", "毕业", "于", "中国科学院", "计算所", "，", "后", "在", "日本京都大学", "深造"}},
-		{"jieba keeps spaces and latin words", `{"tokenizer":{"type":"jieba","mode":"exact"}}`, "测试文本 for jieba analyzer",
-			[]string{"测试", "文本", " ", "for", " ", "jieba", " ", "analyzer"}},
-		{"jieba search without hmm", `{"tokenizer":{"type":"jieba","hmm":false}}`, "milvus结巴分词器中文测试",
-			[]string{"milvus", "结巴", "分词", "分词器", "中文", "测试"}},
-		{"jieba custom dict only", `{"tokenizer":{"type":"jieba","dict":["结巴分词器"],"mode":"exact","hmm":false}}`, "milvus结巴分词器中文测试",
-			[]string{"milvus", "结巴分词器", "中", "文", "测", "试"}},
-		{"jieba default and custom dict", `{"tokenizer":{"type":"jieba","dict":["_default_","结巴分词器"],"mode":"exact"}}`, "milvus结巴分词器中文测试",
-			[]string{"milvus", "结巴分词器", "中文", "测试"}},
-		{"jieba ignores unknown keys", `{"tokenizer":{"type":"jieba","invalid_param":"value","mode":"exact"}}`, "中文测试",
-			[]string{"中文", "测试"}},
+		{
+			"standard uax29", `{"tokenizer":{"type":"standard","uax29":true}}`, "O'Reilly can't jump 32.3 feet from 216.239.63.104",
+			[]string{"O'Reilly", "can't", "jump", "32.3", "feet", "from", "216.239.63.104"},
+		},
+		{
+			"standard uax29 cuts long words", `{"tokenizer":{"type":"standard","uax29":true,"max_token_length":5}}`, "jumped 日本語",
+			[]string{"jumpe", "d", "日", "本", "語"},
+		},
+		{
+			"whitespace splits on ASCII whitespace only", `{"tokenizer":"whitespace"}`, "The  Milvus\tvector-database!\nok",
+			[]string{"The", "Milvus", "vector-database!", "ok"},
+		},
+		{
+			"icu keeps every word segment", `{"tokenizer":"icu"}`, "Hello, world! 3.14",
+			[]string{"Hello", ",", " ", "world", "!", " ", "3.14"},
+		},
+		{
+			"jieba default is search mode with hmm", `{"tokenizer":"jieba"}`, "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
+			[]string{"小明", "硕士", "毕业", "于", "中国", "科学", "学院", "科学院", "中国科学院", "计算", "计算所", "，", "后", "在", "日本", "京都", "大学", "日本京都大学", "深造"},
+		},
+		{
+			"jieba exact", `{"tokenizer":{"type":"jieba","mode":"exact"}}`, "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
+			[]string{"小明", "硕士", "毕业", "于", "中国科学院", "计算所", "，", "后", "在", "日本京都大学", "深造"},
+		},
+		{
+			"jieba exact without hmm", `{"tokenizer":{"type":"jieba","mode":"exact","hmm":false}}`, "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
+			[]string{"小", "明", "硕士", "毕业", "于", "中国科学院", "计算所", "，", "后", "在", "日本京都大学", "深造"},
+		},
+		{
+			"jieba keeps spaces and latin words", `{"tokenizer":{"type":"jieba","mode":"exact"}}`, "测试文本 for jieba analyzer",
+			[]string{"测试", "文本", " ", "for", " ", "jieba", " ", "analyzer"},
+		},
+		{
+			"jieba search without hmm", `{"tokenizer":{"type":"jieba","hmm":false}}`, "milvus结巴分词器中文测试",
+			[]string{"milvus", "结巴", "分词", "分词器", "中文", "测试"},
+		},
+		{
+			"jieba custom dict only", `{"tokenizer":{"type":"jieba","dict":["结巴分词器"],"mode":"exact","hmm":false}}`, "milvus结巴分词器中文测试",
+			[]string{"milvus", "结巴分词器", "中", "文", "测", "试"},
+		},
+		{
+			"jieba default and custom dict", `{"tokenizer":{"type":"jieba","dict":["_default_","结巴分词器"],"mode":"exact"}}`, "milvus结巴分词器中文测试",
+			[]string{"milvus", "结巴分词器", "中文", "测试"},
+		},
+		{
+			"jieba ignores unknown keys", `{"tokenizer":{"type":"jieba","invalid_param":"value","mode":"exact"}}`, "中文测试",
+			[]string{"中文", "测试"},
+		},
 	})
 }
 
@@ -101,36 +145,72 @@ func TestTokenizers(t *testing.T) {
 func TestFilters(t *testing.T) {
 	runTable(t, []equivalence{
 		{"lowercase", `{"tokenizer":"standard","filter":["lowercase"]}`, "Milvus VECTOR", []string{"milvus", "vector"}},
-		{"lowercase: final sigma and dotted I", `{"tokenizer":"standard","filter":["lowercase"]}`, "ΟΔΟΣ ΣΑΣ İstanbul",
-			[]string{"οδος", "σας", "i\u0307stanbul"}},
-		{"asciifolding", `{"tokenizer":"standard","filter":["asciifolding"]}`, "Café naïve Straße Ærø łódź",
-			[]string{"Cafe", "naive", "Strasse", "AEro", "lodz"}},
-		{"alphanumonly", `{"tokenizer":"whitespace","filter":["alphanumonly"]}`, "abc a-b 中文 x1 résumé",
-			[]string{"abc", "x1"}},
+		{
+			"lowercase: final sigma and dotted I", `{"tokenizer":"standard","filter":["lowercase"]}`, "ΟΔΟΣ ΣΑΣ İstanbul",
+			[]string{"οδος", "σας", "i\u0307stanbul"},
+		},
+		{
+			"asciifolding", `{"tokenizer":"standard","filter":["asciifolding"]}`, "Café naïve Straße Ærø łódź",
+			[]string{"Cafe", "naive", "Strasse", "AEro", "lodz"},
+		},
+		{
+			"alphanumonly", `{"tokenizer":"whitespace","filter":["alphanumonly"]}`, "abc a-b 中文 x1 résumé",
+			[]string{"abc", "x1"},
+		},
 		{"cncharonly", `{"tokenizer":"whitespace","filter":["cncharonly"]}`, "中文 abc 中a 123", []string{"中文", "中a"}},
 		{"cnalphanumonly", `{"tokenizer":"whitespace","filter":["cnalphanumonly"]}`, "中文 abc ，。 -- x_y", []string{"中文", "abc", "x_y"}},
 		{"removepunct", `{"tokenizer":"jieba","filter":["removepunct"]}`, "中文标点，测试。", []string{"中文", "标点", "中文标点", "测试"}},
 		{"length", `{"tokenizer":"standard","filter":[{"type":"length","max":3}]}`, "a ab abc abcd", []string{"a", "ab", "abc"}},
-		{"stop with a built-in list", `{"tokenizer":"standard","filter":["lowercase",{"type":"stop","stop_words":["_english_"]}]}`,
-			"This is a Test of the filter", []string{"test", "filter"}},
-		{"stop is case-sensitive", `{"tokenizer":"standard","filter":[{"type":"stop","stop_words":["the"]}]}`,
-			"The cat the dog", []string{"The", "cat", "dog"}},
-		{"stop with another language", `{"tokenizer":"standard","filter":[{"type":"stop","stop_words":["_french_"]}]}`,
-			"le chat et la souris", []string{"chat", "souris"}},
-		{"empty stop list keeps everything", `{"tokenizer":"standard","filter":[{"type":"stop","stop_words":[]}]}`,
-			"This is", []string{"This", "is"}},
-		{"stemmer", `{"tokenizer":"standard","filter":["lowercase",{"type":"stemmer","language":"english"}]}`,
-			"running jumps easily", []string{"run", "jump", "easili"}},
-		{"stemmer language is case-insensitive", `{"tokenizer":"standard","filter":[{"type":"stemmer","language":"French"}]}`,
-			"continuellement", []string{"continuel"}},
-		{"decompounder", `{"tokenizer":"whitespace","filter":[{"type":"decompounder","word_list":["dampf","schiff","fahrt","brot"]}]}`,
-			"dampfschifffahrt brotbackautomat", []string{"dampf", "schiff", "fahrt", "brotbackautomat"}},
-		{"regex keeps matching tokens", `{"tokenizer":"standard","filter":[{"type":"regex","expr":"^[a-z]"}]}`,
-			"apple Banana cherry 42", []string{"apple", "cherry"}},
-		{"synonym group", `{"tokenizer":"standard","filter":[{"type":"synonym","synonyms":["quick, fast"]}]}`,
-			"quick fox", []string{"fast", "quick", "fox"}},
-		{"synonym mapping without expand", `{"tokenizer":"standard","filter":[{"type":"synonym","expand":false,"synonyms":["trans => translate"]}]}`,
-			"trans text", []string{"translate", "text"}},
+		{
+			"stop with a built-in list", `{"tokenizer":"standard","filter":["lowercase",{"type":"stop","stop_words":["_english_"]}]}`,
+			"This is a Test of the filter",
+			[]string{"test", "filter"},
+		},
+		{
+			"stop is case-sensitive", `{"tokenizer":"standard","filter":[{"type":"stop","stop_words":["the"]}]}`,
+			"The cat the dog",
+			[]string{"The", "cat", "dog"},
+		},
+		{
+			"stop with another language", `{"tokenizer":"standard","filter":[{"type":"stop","stop_words":["_french_"]}]}`,
+			"le chat et la souris",
+			[]string{"chat", "souris"},
+		},
+		{
+			"empty stop list keeps everything", `{"tokenizer":"standard","filter":[{"type":"stop","stop_words":[]}]}`,
+			"This is",
+			[]string{"This", "is"},
+		},
+		{
+			"stemmer", `{"tokenizer":"standard","filter":["lowercase",{"type":"stemmer","language":"english"}]}`,
+			"running jumps easily",
+			[]string{"run", "jump", "easili"},
+		},
+		{
+			"stemmer language is case-insensitive", `{"tokenizer":"standard","filter":[{"type":"stemmer","language":"French"}]}`,
+			"continuellement",
+			[]string{"continuel"},
+		},
+		{
+			"decompounder", `{"tokenizer":"whitespace","filter":[{"type":"decompounder","word_list":["dampf","schiff","fahrt","brot"]}]}`,
+			"dampfschifffahrt brotbackautomat",
+			[]string{"dampf", "schiff", "fahrt", "brotbackautomat"},
+		},
+		{
+			"regex keeps matching tokens", `{"tokenizer":"standard","filter":[{"type":"regex","expr":"^[a-z]"}]}`,
+			"apple Banana cherry 42",
+			[]string{"apple", "cherry"},
+		},
+		{
+			"synonym group", `{"tokenizer":"standard","filter":[{"type":"synonym","synonyms":["quick, fast"]}]}`,
+			"quick fox",
+			[]string{"fast", "quick", "fox"},
+		},
+		{
+			"synonym mapping without expand", `{"tokenizer":"standard","filter":[{"type":"synonym","expand":false,"synonyms":["trans => translate"]}]}`,
+			"trans text",
+			[]string{"translate", "text"},
+		},
 		{"non-string non-object filter items are skipped", `{"tokenizer":"standard","filter":[1,"lowercase"]}`, "A", []string{"a"}},
 	})
 }
@@ -266,9 +346,11 @@ func TestTokenizersOffsetsAreSlices(t *testing.T) {
 		"\xff\xfe abc \xe4\xb8 中文", "小明硕士毕业于中国科学院计算所，后在日本京都大学深造。\r\n  Ελληνικά  русский",
 		strings.Repeat("长", 300), strings.Repeat("ab ", 200),
 	}
-	for _, p := range []string{`{"tokenizer":"standard"}`, `{"tokenizer":{"type":"standard","uax29":true,"max_token_length":3}}`,
+	for _, p := range []string{
+		`{"tokenizer":"standard"}`, `{"tokenizer":{"type":"standard","uax29":true,"max_token_length":3}}`,
 		`{"tokenizer":"whitespace"}`, `{"tokenizer":"icu"}`, `{"tokenizer":"jieba"}`,
-		`{"tokenizer":{"type":"jieba","mode":"exact","hmm":false}}`, `{"tokenizer":{"type":"jieba","dict":["长长长"]}}`} {
+		`{"tokenizer":{"type":"jieba","mode":"exact","hmm":false}}`, `{"tokenizer":{"type":"jieba","dict":["长长长"]}}`,
+	} {
 		a, err := New(p)
 		require.NoError(t, err)
 		for _, in := range inputs {

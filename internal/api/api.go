@@ -93,8 +93,10 @@ func (o *Observer) unaryInterceptor() grpc.UnaryServerInterceptor {
 				o.logger.Error("panic in handler", "method", method, "panic", r, "stack", string(debug.Stack()))
 				resp, err = nil, status.Error(codes.Internal, fmt.Sprintf("internal error in %s: %v", method, r))
 			}
-			c := call{method: method, db: requestDB(ctx, req), collection: requestCollection(req),
-				latency: time.Since(start), nq: requestNQ(req), rows: responseRows(method, resp)}
+			c := call{
+				method: method, db: requestDB(ctx, req), collection: requestCollection(req),
+				latency: time.Since(start), nq: requestNQ(req), rows: responseRows(method, resp),
+			}
 			outcome := "ok"
 			if err != nil {
 				outcome = "grpc_error"
@@ -127,8 +129,10 @@ type call struct {
 // slow request, and a DEBUG line for any other.
 func (o *Observer) finish(c call) {
 	slow := o.slow > 0 && c.latency >= o.slow
-	o.m.Proxy.Observe(metrics.Request{Method: c.method, DB: c.db, Collection: c.collection, Failed: c.failed,
-		Latency: c.latency, NQ: c.nq, Rows: c.rows, Slow: slow})
+	o.m.Proxy.Observe(metrics.Request{
+		Method: c.method, DB: c.db, Collection: c.collection, Failed: c.failed,
+		Latency: c.latency, NQ: c.nq, Rows: c.rows, Slow: slow,
+	})
 	if rootCoordDDL[c.method] {
 		o.m.RootCoord.ObserveDDL(c.method, c.failed, c.latency)
 	}
@@ -162,8 +166,10 @@ func setOf(names ...string) map[string]bool {
 
 // ddlPrefixes start the names of the methods that change the schema, the
 // indexes, aliases, databases, users or what is loaded: one INFO line each.
-var ddlPrefixes = []string{"Create", "Drop", "Alter", "Rename", "Truncate", "AddCollection", "Load", "Release",
-	"Flush", "ManualCompaction", "Update", "Operate", "Grant", "Revoke", "DeleteCredential", "Backup", "Restore"}
+var ddlPrefixes = []string{
+	"Create", "Drop", "Alter", "Rename", "Truncate", "AddCollection", "Load", "Release",
+	"Flush", "ManualCompaction", "Update", "Operate", "Grant", "Revoke", "DeleteCredential", "Backup", "Restore",
+}
 
 // IsDDL reports whether method changes the catalog rather than reading or
 // writing rows (it is logged once at INFO when it succeeds).

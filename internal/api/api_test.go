@@ -28,12 +28,21 @@ func TestFinishLogsOneLine(t *testing.T) {
 		c    call
 		want []string // substrings of the one line, or nil for no line
 	}{
-		{"ddl", call{method: "CreateIndex", db: "default", collection: "c", latency: time.Millisecond},
-			[]string{"level=INFO", "msg=ddl", "method=CreateIndex", "collection=c", "latency=1ms"}},
-		{"failed", call{method: "Search", db: "default", collection: "c", failed: true, code: 100, reason: "collection not found"},
-			[]string{"level=WARN", `msg="request failed"`, "method=Search", "code=100", `reason="collection not found"`}},
-		{"slow", call{method: "Search", db: "default", collection: "c", latency: 2 * time.Second},
-			[]string{"level=WARN", `msg="slow request"`, "method=Search", "threshold=1s"}},
+		{
+			"ddl",
+			call{method: "CreateIndex", db: "default", collection: "c", latency: time.Millisecond},
+			[]string{"level=INFO", "msg=ddl", "method=CreateIndex", "collection=c", "latency=1ms"},
+		},
+		{
+			"failed",
+			call{method: "Search", db: "default", collection: "c", failed: true, code: 100, reason: "collection not found"},
+			[]string{"level=WARN", `msg="request failed"`, "method=Search", "code=100", `reason="collection not found"`},
+		},
+		{
+			"slow",
+			call{method: "Search", db: "default", collection: "c", latency: 2 * time.Second},
+			[]string{"level=WARN", `msg="slow request"`, "method=Search", "threshold=1s"},
+		},
 		{"read", call{method: "Search", db: "default", collection: "c", latency: time.Millisecond}, nil},
 		{"describe", call{method: "DescribeCollection", db: "default", collection: "c"}, nil},
 	} {

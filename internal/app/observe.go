@@ -233,11 +233,16 @@ type observers struct {
 // newObservers registers the Milvus event series and the state collector
 // (over the root coordinator, data coordinator, query node and WAL) on reg.
 func newObservers(reg prometheus.Registerer, root metrics.Collections, data *datacoord.Coordinator,
-	qn metrics.QueryView, log metrics.WALEnds, logger *slog.Logger) *observers {
-	reg.MustRegister(metrics.NewStateCollector(metrics.State{Collections: root, Data: data, Query: qn,
-		Compactions: data, WAL: log}))
-	return &observers{dn: metrics.NewDataNode(reg), qn: metrics.NewQueryNode(reg), index: metrics.NewIndexNode(reg),
-		logger: logger}
+	qn metrics.QueryView, log metrics.WALEnds, logger *slog.Logger,
+) *observers {
+	reg.MustRegister(metrics.NewStateCollector(metrics.State{
+		Collections: root, Data: data, Query: qn,
+		Compactions: data, WAL: log,
+	}))
+	return &observers{
+		dn: metrics.NewDataNode(reg), qn: metrics.NewQueryNode(reg), index: metrics.NewIndexNode(reg),
+		logger: logger,
+	}
 }
 
 func (o *observers) queryNode(q proxy.QueryServer) proxy.QueryServer {

@@ -282,8 +282,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	registerHealthMetrics(reg, sources, map[string]func() int64{"datanode": dn.Quarantined, "querynode": qn.Quarantined})
 	build := sysinfo.ReadBuild(cfg.Proxy.Version)
 	metrics.RegisterBuildInfo(reg, build.Version, build.BuildTime, build.GitCommit)
-	svc := service{Proxy: px, info: sysinfo.New(sysinfo.Config{Build: build, Started: start, DataDir: cfg.DataDir,
-		SegmentMaxSizeMB: float64(cfg.DataCoord.SegmentMaxSize) / (1 << 20)}, sources...)}
+	svc := service{Proxy: px, info: sysinfo.New(sysinfo.Config{
+		Build: build, Started: start, DataDir: cfg.DataDir,
+		SegmentMaxSizeMB: float64(cfg.DataCoord.SegmentMaxSize) / (1 << 20),
+	}, sources...)}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return writer.Run(gctx) })

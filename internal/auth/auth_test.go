@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"encoding/base64"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -36,14 +35,14 @@ func testConfig() Config {
 
 func openKV(t testing.TB, dir string) metastore.KV {
 	t.Helper()
-	kv, err := embedded.Open(filepath.Join(dir, "meta.db"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	kv, err := embedded.Open(filepath.Join(dir, "meta.db"), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	return kv
 }
 
 func openStore(t testing.TB, kv metastore.KV, cfg Config) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), kv, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := Open(context.Background(), kv, cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	return s
 }

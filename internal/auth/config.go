@@ -53,8 +53,10 @@ const DefaultRootPassword = "Milvus"
 
 // Defaults returns the default configuration: authorization off, no TLS.
 func Defaults() Config {
-	return Config{MinPasswordLength: 6, MaxPasswordLength: 256, MaxUsernameLength: 32,
-		MaxUserNum: 100, MaxRoleNum: 10, BcryptCost: 10}
+	return Config{
+		MinPasswordLength: 6, MaxPasswordLength: 256, MaxUsernameLength: 32,
+		MaxUserNum: 100, MaxRoleNum: 10, BcryptCost: 10,
+	}
 }
 
 // Validate checks the configuration (file presence is checked when the

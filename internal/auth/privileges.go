@@ -190,9 +190,11 @@ func PrivilegeLevel(privilege string) string {
 }
 
 var (
-	collectionReadOnly = []string{"Query", "Search", "IndexDetail", "GetFlushState", "GetLoadState", "GetLoadingProgress",
+	collectionReadOnly = []string{
+		"Query", "Search", "IndexDetail", "GetFlushState", "GetLoadState", "GetLoadingProgress",
 		"HasPartition", "ShowPartitions", "DescribeCollection", "DescribeAlias", "GetStatistics", "ListAliases",
-		"GetImportProgress", "ListImport"}
+		"GetImportProgress", "ListImport",
+	}
 	collectionReadWrite = append(slices.Clone(collectionReadOnly), "Load", "Release", "Insert", "Delete", "Upsert",
 		"Import", "Flush", "Compaction", "LoadBalance", "CreateIndex", "DropIndex", "CreatePartition", "DropPartition",
 		"AddCollectionField")
@@ -205,9 +207,11 @@ var (
 	clusterAdmin      = append(slices.Clone(clusterReadWrite), "BackupRBAC", "RestoreRBAC", "CreateDatabase", "DropDatabase",
 		"CreateOwnership", "DropOwnership", "ManageOwnership", "CreateResourceGroup", "DropResourceGroup", "UpdateUser",
 		"CreatePrivilegeGroup", "DropPrivilegeGroup", "OperatePrivilegeGroup")
-	legacyReadOnly = []string{"Query", "Search", "IndexDetail", "GetFlushState", "GetLoadState", "GetLoadingProgress",
+	legacyReadOnly = []string{
+		"Query", "Search", "IndexDetail", "GetFlushState", "GetLoadState", "GetLoadingProgress",
 		"HasPartition", "ShowPartitions", "ShowCollections", "ListAliases", "ListDatabases", "DescribeCollection",
-		"DescribeDatabase", "DescribeAlias", "GetStatistics"}
+		"DescribeDatabase", "DescribeAlias", "GetStatistics",
+	}
 	legacyReadWrite = append(slices.Clone(legacyReadOnly), "CreateIndex", "DropIndex", "CreatePartition", "DropPartition",
 		"Load", "Release", "Insert", "Delete", "Upsert", "Import", "Flush", "Compaction", "LoadBalance", "CreateAlias", "DropAlias")
 	legacyAdmin = append(slices.Clone(legacyReadWrite), "CreateCollection", "DropCollection", "RenameCollection",

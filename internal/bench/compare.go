@@ -77,7 +77,8 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 // runs compareScript on them. A missing interpreter or library is not an
 // error: it returns no comparison and a note saying why.
 func compare(ctx context.Context, cfg Config, ds *Dataset, truth [][]int32, sweep []int, threads int,
-	logf func(string, ...any)) ([]*Comparison, string, error) {
+	logf func(string, ...any),
+) ([]*Comparison, string, error) {
 	py, err := exec.LookPath(cfg.Python)
 	if err != nil {
 		return nil, fmt.Sprintf("no comparison: %s not found", cfg.Python), nil

@@ -62,7 +62,8 @@ const fmaIters = 20 << 20
 // measureFlat measures the read bandwidth, the peak arithmetic rate and the
 // batched search of x.
 func measureFlat(ctx context.Context, x *flat.Index, ds *Dataset, truth [][]int32, cfg Config, threads int,
-	logf func(string, ...any)) (*FlatResult, error) {
+	logf func(string, ...any),
+) (*FlatResult, error) {
 	res := &FlatResult{}
 	bytes := float64(len(ds.Base)) * 4
 	var sink float32

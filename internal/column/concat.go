@@ -23,11 +23,15 @@ func Concat(parts []Column) Column {
 	case *Strings:
 		dst = &Strings{T: p.T, Data: make([]string, 0, sumLen(parts, func(c Column) int { return len(c.(*Strings).Data) }))}
 	case *FloatVectors:
-		dst = &FloatVectors{Dim: p.Dim,
-			Data: make([]float32, 0, sumLen(parts, func(c Column) int { return len(c.(*FloatVectors).Data) }))}
+		dst = &FloatVectors{
+			Dim:  p.Dim,
+			Data: make([]float32, 0, sumLen(parts, func(c Column) int { return len(c.(*FloatVectors).Data) })),
+		}
 	case *ByteVectors:
-		dst = &ByteVectors{T: p.T, Dim: p.Dim, Width: p.Width,
-			Data: make([]byte, 0, sumLen(parts, func(c Column) int { return len(c.(*ByteVectors).Data) }))}
+		dst = &ByteVectors{
+			T: p.T, Dim: p.Dim, Width: p.Width,
+			Data: make([]byte, 0, sumLen(parts, func(c Column) int { return len(c.(*ByteVectors).Data) })),
+		}
 	default:
 		dst = parts[0].Take(nil) // an empty column of the same type and shape
 	}

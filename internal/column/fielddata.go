@@ -218,8 +218,10 @@ func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 	case *Arrays:
 		scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{Data: c.Data, ElementType: c.Elem}}})
 	case *FloatVectors:
-		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(c.Dim),
-			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: compactVectors(c.Data, c.Dim, c.Valid)}}}}
+		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
+			Dim:  int64(c.Dim),
+			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: compactVectors(c.Data, c.Dim, c.Valid)}},
+		}}
 	case *ByteVectors:
 		vf := &schemapb.VectorField{Dim: int64(c.Dim)}
 		raw := compactVectors(c.Data, c.Width, c.Valid)
@@ -237,8 +239,10 @@ func ToFieldData(name string, id int64, c Column) *schemapb.FieldData {
 	case *VectorArrays:
 		fd.Field = vectorArraysToFieldData(c)
 	case *SparseVectors:
-		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: c.Dim,
-			Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: c.Dim, Contents: compactVectors(c.Data, 1, c.Valid)}}}}
+		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
+			Dim:  c.Dim,
+			Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: c.Dim, Contents: compactVectors(c.Data, 1, c.Valid)}},
+		}}
 	}
 	return fd
 }

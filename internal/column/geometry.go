@@ -108,10 +108,13 @@ func GeometryToWKT(fd *schemapb.FieldData) (*schemapb.FieldData, error) {
 		}
 		out[i] = s
 	}
-	return &schemapb.FieldData{Type: fd.GetType(), FieldName: fd.GetFieldName(), FieldId: fd.GetFieldId(),
+	return &schemapb.FieldData{
+		Type: fd.GetType(), FieldName: fd.GetFieldName(), FieldId: fd.GetFieldId(),
 		IsDynamic: fd.GetIsDynamic(), ValidData: valid,
 		Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_GeometryWktData{GeometryWktData: &schemapb.GeometryWktArray{Data: out}}}}}, nil
+			Data: &schemapb.ScalarField_GeometryWktData{GeometryWktData: &schemapb.GeometryWktArray{Data: out}},
+		}},
+	}, nil
 }
 
 // Type implements Column.

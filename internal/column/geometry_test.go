@@ -28,8 +28,10 @@ func TestGeometryWKTRoundTrip(t *testing.T) {
 }
 
 func TestGeometryInvalidWKT(t *testing.T) {
-	for _, s := range []string{"INVALID WKT STRING", "POINT ()", "POINT (abc def)", "POLYGON ((0 0, 1 1))",
-		"LINESTRING (0 0)", "POINT (1 2 3 4 5)", "POLYGON ((0 0, 1 0, 1 1, 0 1))", ""} {
+	for _, s := range []string{
+		"INVALID WKT STRING", "POINT ()", "POINT (abc def)", "POLYGON ((0 0, 1 1))",
+		"LINESTRING (0 0)", "POINT (1 2 3 4 5)", "POLYGON ((0 0, 1 0, 1 1, 0 1))", "",
+	} {
 		_, err := ParseWKT(s)
 		require.ErrorContains(t, err, "syntax error", s)
 	}
@@ -37,9 +39,12 @@ func TestGeometryInvalidWKT(t *testing.T) {
 
 func TestGeometryFieldData(t *testing.T) {
 	f := &schemapb.FieldSchema{Name: "geo", DataType: schemapb.DataType_Geometry, Nullable: true}
-	wire := &schemapb.FieldData{Type: schemapb.DataType_Geometry, FieldName: "geo", ValidData: []bool{true, false, true},
+	wire := &schemapb.FieldData{
+		Type: schemapb.DataType_Geometry, FieldName: "geo", ValidData: []bool{true, false, true},
 		Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_GeometryWktData{
-			GeometryWktData: &schemapb.GeometryWktArray{Data: []string{"POINT (1 2)", "LINESTRING (0 0, 1 1)"}}}}}}
+			GeometryWktData: &schemapb.GeometryWktArray{Data: []string{"POINT (1 2)", "LINESTRING (0 0, 1 1)"}},
+		}}},
+	}
 	c, err := FromFieldData(f, wire)
 	require.NoError(t, err)
 	g := c.(*Geometries)
@@ -57,9 +62,12 @@ func TestGeometryFieldData(t *testing.T) {
 	require.Equal(t, []string{"POINT (1 2)", "", "LINESTRING (0 0, 1 1)"}, out.GetScalars().GetGeometryWktData().GetData())
 	require.Equal(t, []bool{true, false, true}, out.GetValidData())
 
-	bad := &schemapb.FieldData{Type: schemapb.DataType_Geometry, FieldName: "geo",
+	bad := &schemapb.FieldData{
+		Type: schemapb.DataType_Geometry, FieldName: "geo",
 		Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_GeometryWktData{
-			GeometryWktData: &schemapb.GeometryWktArray{Data: []string{"POINT (1 2)", "POINT ()"}}}}}}
+			GeometryWktData: &schemapb.GeometryWktArray{Data: []string{"POINT (1 2)", "POINT ()"}},
+		}}},
+	}
 	_, err = FromFieldData(f, bad)
 	require.ErrorContains(t, err, "invalid Geometry data, transform to wkb failed: syntax error")
 

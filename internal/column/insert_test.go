@@ -12,20 +12,25 @@ func TestInsertColumns(t *testing.T) {
 	schema := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
 		{FieldID: 0, Name: "RowID", DataType: schemapb.DataType_Int64},
 		{FieldID: 100, Name: "id", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true},
-		{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+		{
+			FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}},
+		},
 	}}
 	strs := func(v ...string) *schemapb.FieldData {
 		return &schemapb.FieldData{FieldId: 100, FieldName: "id", Type: schemapb.DataType_VarChar, Field: &schemapb.FieldData_Scalars{
-			Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: v}}}}}
+			Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: v}}},
+		}}
 	}
 	longs := func(v ...int64) *schemapb.FieldData {
 		return &schemapb.FieldData{FieldId: 100, FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{
-			Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: v}}}}}
+			Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: v}}},
+		}}
 	}
 	vecs := func(v ...float32) *schemapb.FieldData {
 		return &schemapb.FieldData{FieldId: 101, FieldName: "v", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{
-			Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: v}}}}}
+			Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: v}}},
+		}}
 	}
 	cases := []struct {
 		name string

@@ -13,8 +13,10 @@ func TestNullableVectorsFromCompactWire(t *testing.T) {
 	valid := []bool{true, false, false, true}
 	f := field(schemapb.DataType_FloatVector, "dim", "2")
 	f.Nullable = true
-	fd := &schemapb.FieldData{Type: schemapb.DataType_FloatVector, ValidData: valid, Field: vectors(&schemapb.VectorField{Dim: 2,
-		Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 2, 7, 8}}}})}
+	fd := &schemapb.FieldData{Type: schemapb.DataType_FloatVector, ValidData: valid, Field: vectors(&schemapb.VectorField{
+		Dim:  2,
+		Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 2, 7, 8}}},
+	})}
 	c, err := column.FromFieldData(f, fd)
 	require.NoError(t, err)
 	fv := c.(*column.FloatVectors)
@@ -40,8 +42,10 @@ func TestNullableByteAndSparseVectors(t *testing.T) {
 	valid := []bool{false, true, false}
 	bf := field(schemapb.DataType_BinaryVector, "dim", "16")
 	bf.Nullable = true
-	c, err := column.FromFieldData(bf, &schemapb.FieldData{ValidData: valid, Field: vectors(&schemapb.VectorField{Dim: 16,
-		Data: &schemapb.VectorField_BinaryVector{BinaryVector: []byte{0xab, 0xcd}}})})
+	c, err := column.FromFieldData(bf, &schemapb.FieldData{ValidData: valid, Field: vectors(&schemapb.VectorField{
+		Dim:  16,
+		Data: &schemapb.VectorField_BinaryVector{BinaryVector: []byte{0xab, 0xcd}},
+	})})
 	require.NoError(t, err)
 	require.Equal(t, 3, c.Len())
 	require.Equal(t, []byte{0, 0, 0xab, 0xcd, 0, 0}, c.(*column.ByteVectors).Data)
@@ -51,15 +55,18 @@ func TestNullableByteAndSparseVectors(t *testing.T) {
 	sf.Nullable = true
 	row := []byte{1, 0, 0, 0, 0, 0, 0x80, 0x3f}
 	c, err = column.FromFieldData(sf, &schemapb.FieldData{ValidData: valid, Field: vectors(&schemapb.VectorField{
-		Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: 2, Contents: [][]byte{row}}}})})
+		Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: 2, Contents: [][]byte{row}}},
+	})})
 	require.NoError(t, err)
 	require.Equal(t, 3, c.Len())
 	require.True(t, c.IsNull(0))
 	require.Equal(t, [][]byte{row}, column.ToFieldData("s", 1, c).GetVectors().GetSparseFloatVector().GetContents())
 
 	// All rows null: no vector data at all.
-	c, err = column.FromFieldData(bf, &schemapb.FieldData{ValidData: []bool{false, false}, Field: vectors(&schemapb.VectorField{Dim: 16,
-		Data: &schemapb.VectorField_BinaryVector{}})})
+	c, err = column.FromFieldData(bf, &schemapb.FieldData{ValidData: []bool{false, false}, Field: vectors(&schemapb.VectorField{
+		Dim:  16,
+		Data: &schemapb.VectorField_BinaryVector{},
+	})})
 	require.NoError(t, err)
 	require.Equal(t, 2, c.Len())
 }
@@ -67,8 +74,10 @@ func TestNullableByteAndSparseVectors(t *testing.T) {
 func TestNullableVectorsRowCountMismatch(t *testing.T) {
 	f := field(schemapb.DataType_FloatVector, "dim", "2")
 	f.Nullable = true
-	_, err := column.FromFieldData(f, &schemapb.FieldData{ValidData: []bool{true, false, true}, Field: vectors(&schemapb.VectorField{Dim: 2,
-		Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 2}}}})})
+	_, err := column.FromFieldData(f, &schemapb.FieldData{ValidData: []bool{true, false, true}, Field: vectors(&schemapb.VectorField{
+		Dim:  2,
+		Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: []float32{1, 2}}},
+	})})
 	require.ErrorContains(t, err, "valid_data marks 2 of 3 rows as not null")
 }
 

@@ -32,8 +32,10 @@ func TestParseTimestamptz(t *testing.T) {
 		require.NoError(t, err, tc.in)
 		require.Equal(t, tc.want, got, tc.in)
 	}
-	for _, bad := range []string{"invalid_time_format", "2025-04-31 00:00:00", "2025-02-29 00:00:00",
-		"2025-01-01T00:00:00+24:00", "2025-01-01T00:00:00+15:00", "2025-01-01"} {
+	for _, bad := range []string{
+		"invalid_time_format", "2025-04-31 00:00:00", "2025-02-29 00:00:00",
+		"2025-01-01T00:00:00+24:00", "2025-01-01T00:00:00+15:00", "2025-01-01",
+	} {
 		_, err := ParseTimestamptz(bad, "UTC")
 		require.Error(t, err, bad)
 	}
@@ -59,9 +61,12 @@ func TestFormatTimestamptz(t *testing.T) {
 // ToFieldData (the WAL form), strings out.
 func TestTimestamptzWire(t *testing.T) {
 	f := &schemapb.FieldSchema{Name: "ts", DataType: schemapb.DataType_Timestamptz, Nullable: true}
-	fd := &schemapb.FieldData{FieldName: "ts", Type: schemapb.DataType_Timestamptz, ValidData: []bool{true, false, true},
+	fd := &schemapb.FieldData{
+		FieldName: "ts", Type: schemapb.DataType_Timestamptz, ValidData: []bool{true, false, true},
 		Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{
-			StringData: &schemapb.StringArray{Data: []string{"1970-01-01T00:00:01Z", "1970-01-01 08:00:00"}}}}}}
+			StringData: &schemapb.StringArray{Data: []string{"1970-01-01T00:00:01Z", "1970-01-01 08:00:00"}},
+		}}},
+	}
 	_, err := FromFieldData(f, fd)
 	require.Error(t, err, "strings must be converted first")
 	bad, err := TimestamptzFromStrings(fd, "Asia/Shanghai")
@@ -81,9 +86,12 @@ func TestTimestamptzWire(t *testing.T) {
 	TimestamptzToStrings(out, time.UTC)
 	require.Equal(t, []string{"1970-01-01T00:00:01Z", "1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z"}, out.GetScalars().GetStringData().GetData())
 
-	wrong := &schemapb.FieldData{FieldName: "ts", Type: schemapb.DataType_Timestamptz,
+	wrong := &schemapb.FieldData{
+		FieldName: "ts", Type: schemapb.DataType_Timestamptz,
 		Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{
-			StringData: &schemapb.StringArray{Data: []string{"2025-01-01T00:00:00Z", "nope"}}}}}}
+			StringData: &schemapb.StringArray{Data: []string{"2025-01-01T00:00:00Z", "nope"}},
+		}}},
+	}
 	bad, err = TimestamptzFromStrings(wrong, "UTC")
 	require.Error(t, err)
 	require.Equal(t, "nope", bad)

@@ -25,8 +25,11 @@ func TestAppendValue(t *testing.T) {
 		{"jsons", &JSONs{}, []any{[]byte(`{}`)}, &JSONs{Data: [][]byte{[]byte(`{}`)}}},
 		{"arrays", &Arrays{Elem: schemapb.DataType_Bool}, []any{nil}, &Arrays{Elem: schemapb.DataType_Bool, Data: []*schemapb.ScalarField{{}}}},
 		{"float vectors", &FloatVectors{Dim: 2}, []any{[]float32{1, 2}, nil}, &FloatVectors{Dim: 2, Data: []float32{1, 2, 0, 0}}},
-		{"byte vectors", &ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 16, Width: 2}, []any{nil, []byte{1, 2}},
-			&ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 16, Width: 2, Data: []byte{0, 0, 1, 2}}},
+		{
+			"byte vectors", &ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 16, Width: 2},
+			[]any{nil, []byte{1, 2}},
+			&ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 16, Width: 2, Data: []byte{0, 0, 1, 2}},
+		},
 		{"sparse vectors", &SparseVectors{}, []any{row(4), nil, row(2)}, &SparseVectors{Dim: 5, Data: [][]byte{row(4), nil, row(2)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -91,10 +91,16 @@ func vectorArraysFromFieldData(f *schemapb.FieldSchema, fd *schemapb.FieldData) 
 func vectorArraysToFieldData(c *VectorArrays) *schemapb.FieldData_Vectors {
 	rows := make([]*schemapb.VectorField, len(c.Data))
 	for i, r := range c.Data {
-		rows[i] = &schemapb.VectorField{Dim: int64(c.Dim),
-			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: r}}}
+		rows[i] = &schemapb.VectorField{
+			Dim:  int64(c.Dim),
+			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: r}},
+		}
 	}
-	return &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(c.Dim),
-		Data: &schemapb.VectorField_VectorArray{VectorArray: &schemapb.VectorArray{Dim: int64(c.Dim), Data: rows,
-			ElementType: schemapb.DataType_FloatVector}}}}
+	return &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
+		Dim: int64(c.Dim),
+		Data: &schemapb.VectorField_VectorArray{VectorArray: &schemapb.VectorArray{
+			Dim: int64(c.Dim), Data: rows,
+			ElementType: schemapb.DataType_FloatVector,
+		}},
+	}}
 }

@@ -9,8 +9,10 @@ import (
 )
 
 func vectorArrayField(dim string) *schemapb.FieldSchema {
-	return &schemapb.FieldSchema{FieldID: 105, Name: "clips[emb]", DataType: schemapb.DataType_ArrayOfVector,
-		ElementType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: dim}}}
+	return &schemapb.FieldSchema{
+		FieldID: 105, Name: "clips[emb]", DataType: schemapb.DataType_ArrayOfVector,
+		ElementType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: dim}},
+	}
 }
 
 // TestVectorArraysWire checks the wire round trip of an ArrayOfVector

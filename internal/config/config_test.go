@@ -89,7 +89,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	d.ByName = map[string]inner{"b": {Count: 1}, "a": {Wait: time.Hour}}
 	b, err := Encode(d)
 	require.NoError(t, err)
-	require.Equal(t, `{
+	require.JSONEq(t, `{
   "extra": "",
   "name": "n",
   "inner": {

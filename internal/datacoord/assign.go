@@ -58,8 +58,10 @@ type assignState struct {
 }
 
 func newAssignState() assignState {
-	return assignState{growing: map[growKey][]*segment{}, spares: map[string]*segment{}, want: map[string]spareReq{},
-		kick: make(chan struct{}, 1)}
+	return assignState{
+		growing: map[growKey][]*segment{}, spares: map[string]*segment{}, want: map[string]spareReq{},
+		kick: make(chan struct{}, 1),
+	}
 }
 
 // AssignSegment returns the growing segment that takes the rows, creating one
@@ -81,9 +83,11 @@ func (c *Coordinator) AssignSegment(ctx context.Context, collectionID, partition
 		return 0, fmt.Errorf("datacoord: allocate segment id: %w", err)
 	}
 	now := c.now()
-	info := catalog.SegmentInfo{ID: int64(id), CollectionID: collectionID, PartitionID: partitionID,
+	info := catalog.SegmentInfo{
+		ID: int64(id), CollectionID: collectionID, PartitionID: partitionID,
 		VChannel: vchannel, State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: c.maxRows(rowSize),
-		CreatedAt: now.UnixMilli(), SyncedOffset: -1}
+		CreatedAt: now.UnixMilli(), SyncedOffset: -1,
+	}
 	if err := c.persist(ctx, []catalog.SegmentInfo{info}); err != nil {
 		return 0, err
 	}
@@ -225,9 +229,11 @@ func (c *Coordinator) makeSpare(ctx context.Context, vchannel string, req spareR
 		return nil
 	}
 	now := c.now()
-	info := catalog.SegmentInfo{ID: int64(id), CollectionID: req.collection, PartitionID: req.partition,
+	info := catalog.SegmentInfo{
+		ID: int64(id), CollectionID: req.collection, PartitionID: req.partition,
 		VChannel: vchannel, State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: c.maxRows(req.rowSize),
-		CreatedAt: now.UnixMilli(), SyncedOffset: -1, Spare: true}
+		CreatedAt: now.UnixMilli(), SyncedOffset: -1, Spare: true,
+	}
 	if err := c.persist(ctx, []catalog.SegmentInfo{info}); err != nil {
 		return err
 	}

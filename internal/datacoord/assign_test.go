@@ -100,10 +100,14 @@ func TestSpareAfterRestart(t *testing.T) {
 	require.Contains(t, ids(c2.Recovery(vch0).Segments), claimed, "the data node replays it")
 
 	// The data node replays the rows and reports the segment's start.
-	require.NoError(t, c2.Synced(ctx, catalog.SyncReport{VChannel: vch0,
-		Segments: []catalog.SegmentSync{{SegmentID: claimed, CollectionID: 100, PartitionID: 7,
-			StartPosition: &catalog.Position{Offset: 3}, SyncedOffset: -1}},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, DeltaSyncedOffset: -1}}))
+	require.NoError(t, c2.Synced(ctx, catalog.SyncReport{
+		VChannel: vch0,
+		Segments: []catalog.SegmentSync{{
+			SegmentID: claimed, CollectionID: 100, PartitionID: 7,
+			StartPosition: &catalog.Position{Offset: 3}, SyncedOffset: -1,
+		}},
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, DeltaSyncedOffset: -1},
+	}))
 	info, _ := c2.Segment(claimed)
 	require.False(t, info.Spare)
 	require.EqualValues(t, 7, info.PartitionID)
@@ -117,9 +121,11 @@ func TestSpareAfterRestart(t *testing.T) {
 	require.NoError(t, c2.sealByPolicy(ctx))
 	info, _ = c2.Segment(spare1)
 	require.Equal(t, catalog.SegmentSealed, info.State)
-	require.NoError(t, c2.Synced(ctx, catalog.SyncReport{VChannel: vch1,
+	require.NoError(t, c2.Synced(ctx, catalog.SyncReport{
+		VChannel:   vch1,
 		Segments:   []catalog.SegmentSync{{SegmentID: spare1, CollectionID: 100, PartitionID: 1, Flushed: true, SyncedOffset: 0}},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch1, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1}}))
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch1, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1},
+	}))
 	info, _ = c2.Segment(spare1)
 	require.Equal(t, catalog.SegmentDropped, info.State, "garbage collection removes it")
 	require.NotContains(t, ids(c2.Segments(100)), spare1)
@@ -137,10 +143,14 @@ func TestUnclaimedSpareDoesNotHoldL0Back(t *testing.T) {
 	require.NoError(t, c.makeSpares(ctx))
 	_, _, err = c.Flush(ctx, 100, []string{vch0})
 	require.NoError(t, err)
-	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
-		Segments: []catalog.SegmentSync{{SegmentID: a, CollectionID: 100, PartitionID: 1, Rows: 1, Flushed: true,
-			Binlogs: map[int64][]catalog.Binlog{100: {{LogID: 1, Entries: 1}}}, StartPosition: &catalog.Position{}, SyncedOffset: 0}},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1}}))
+	require.NoError(t, c.Synced(ctx, catalog.SyncReport{
+		VChannel: vch0,
+		Segments: []catalog.SegmentSync{{
+			SegmentID: a, CollectionID: 100, PartitionID: 1, Rows: 1, Flushed: true,
+			Binlogs: map[int64][]catalog.Binlog{100: {{LogID: 1, Entries: 1}}}, StartPosition: &catalog.Position{}, SyncedOffset: 0,
+		}},
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1},
+	}))
 	e.clock = e.clock.Add(time.Hour)
 	before := e.messages(t, pch0)
 	require.NoError(t, c.sealByPolicy(ctx))

@@ -38,8 +38,10 @@ type CompactionConfig struct {
 
 // DefaultCompaction returns the default compaction settings.
 func DefaultCompaction() CompactionConfig {
-	return CompactionConfig{L0Count: 8, L0MaxAge: 10 * time.Minute, L0Size: 64 << 20, SmallProportion: 0.5, MinSmallSegments: 4,
-		DeletedRatio: 0.2, ExpiryGrace: time.Minute}
+	return CompactionConfig{
+		L0Count: 8, L0MaxAge: 10 * time.Minute, L0Size: 64 << 20, SmallProportion: 0.5, MinSmallSegments: 4,
+		DeletedRatio: 0.2, ExpiryGrace: time.Minute,
+	}
 }
 
 // planState tracks a plan in memory. Plans are not persisted: after a crash
@@ -174,8 +176,10 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 		}
 		bySize := cfg.L0Size > 0 && l0Bytes >= cfg.L0Size
 		if len(eligible) > 0 && (force || len(eligible) >= cfg.L0Count || now.Sub(oldest) >= cfg.L0MaxAge || bySize) {
-			out = append(out, catalog.CompactionPlan{Type: catalog.CompactionL0, CollectionID: eligible[0].CollectionID,
-				PartitionID: -1, VChannel: v, Inputs: eligible, Targets: flushed})
+			out = append(out, catalog.CompactionPlan{
+				Type: catalog.CompactionL0, CollectionID: eligible[0].CollectionID,
+				PartitionID: -1, VChannel: v, Inputs: eligible, Targets: flushed,
+			})
 			continue // one plan per vchannel at a time
 		}
 		// Mix: per partition, merge small segments (and rewrite ones with many deletes).
@@ -344,8 +348,10 @@ func expiredShare(s catalog.SegmentInfo, cutoff uint64) float64 {
 }
 
 func mixPlan(inputs, l0 []catalog.SegmentInfo) catalog.CompactionPlan {
-	return catalog.CompactionPlan{Type: catalog.CompactionMix, CollectionID: inputs[0].CollectionID,
-		PartitionID: inputs[0].PartitionID, VChannel: inputs[0].VChannel, Inputs: inputs, Deletes: l0}
+	return catalog.CompactionPlan{
+		Type: catalog.CompactionMix, CollectionID: inputs[0].CollectionID,
+		PartitionID: inputs[0].PartitionID, VChannel: inputs[0].VChannel, Inputs: inputs, Deletes: l0,
+	}
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -24,8 +24,10 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 	const maxSize = 1000 // bytes; 10-byte rows: segments of ≥ 50 rows are not small
 	rowSize := func(catalog.SegmentInfo) int64 { return 10 }
 	seg := func(id, rows, deleted int64) catalog.SegmentInfo {
-		s := catalog.SegmentInfo{ID: id, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
-			Level: catalog.LevelL1, NumRows: rows}
+		s := catalog.SegmentInfo{
+			ID: id, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
+			Level: catalog.LevelL1, NumRows: rows,
+		}
 		if deleted > 0 {
 			s.Deltalogs = []catalog.Binlog{{LogID: 100 + id, Entries: deleted}}
 		}
@@ -157,14 +159,20 @@ func TestL0Triggers(t *testing.T) {
 	cfg.L0Count, cfg.L0MaxAge, cfg.L0Size = 4, time.Hour, 1000
 	rowSize := func(catalog.SegmentInfo) int64 { return 10 }
 	l0 := func(id, synced, bytes int64, age time.Duration) catalog.SegmentInfo {
-		return catalog.SegmentInfo{ID: id, CollectionID: 1, PartitionID: -1, VChannel: "v", State: catalog.SegmentFlushed,
+		return catalog.SegmentInfo{
+			ID: id, CollectionID: 1, PartitionID: -1, VChannel: "v", State: catalog.SegmentFlushed,
 			Level: catalog.LevelL0, SyncedOffset: synced, CreatedAt: t0.Add(-age).UnixMilli(),
-			Deltalogs: []catalog.Binlog{{LogID: 100 + id, Entries: 10, Size: bytes}}}
+			Deltalogs: []catalog.Binlog{{LogID: 100 + id, Entries: 10, Size: bytes}},
+		}
 	}
-	target := catalog.SegmentInfo{ID: 1, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
-		Level: catalog.LevelL1, NumRows: 500}
-	growing := catalog.SegmentInfo{ID: 2, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentGrowing,
-		Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 50}}
+	target := catalog.SegmentInfo{
+		ID: 1, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
+		Level: catalog.LevelL1, NumRows: 500,
+	}
+	growing := catalog.SegmentInfo{
+		ID: 2, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentGrowing,
+		Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 50},
+	}
 	plan := func(segs ...catalog.SegmentInfo) []catalog.CompactionPlan {
 		return planCompactions(cfg, 1<<20, segs, rowSize, nil, nil, t0, false, 0, nil, noClustering)
 	}
@@ -197,8 +205,10 @@ func TestL0Blockers(t *testing.T) {
 	cfg := DefaultCompaction()
 	cfg.L0MaxAge = 10 * time.Minute
 	l0 := func(id int64, v string, synced int64, age time.Duration) catalog.SegmentInfo {
-		return catalog.SegmentInfo{ID: id, VChannel: v, State: catalog.SegmentFlushed, Level: catalog.LevelL0,
-			SyncedOffset: synced, CreatedAt: t0.Add(-age).UnixMilli()}
+		return catalog.SegmentInfo{
+			ID: id, VChannel: v, State: catalog.SegmentFlushed, Level: catalog.LevelL0,
+			SyncedOffset: synced, CreatedAt: t0.Add(-age).UnixMilli(),
+		}
 	}
 	growing := func(id int64, v string, start int64) catalog.SegmentInfo {
 		s := catalog.SegmentInfo{ID: id, VChannel: v, State: catalog.SegmentGrowing, Level: catalog.LevelL1}
@@ -246,11 +256,15 @@ func TestSealByPolicyUnblocksL0(t *testing.T) {
 	const v = "by-dev-rootcoord-dml_0_1v0"
 	g, err := e.c.AssignSegment(e.ctx, 1, 2, v, 10, 100)
 	require.NoError(t, err)
-	l0 := &catalog.SegmentInfo{ID: e.id(), CollectionID: 1, PartitionID: -1, VChannel: v, State: catalog.SegmentFlushed,
+	l0 := &catalog.SegmentInfo{
+		ID: e.id(), CollectionID: 1, PartitionID: -1, VChannel: v, State: catalog.SegmentFlushed,
 		Level: catalog.LevelL0, SyncedOffset: 20, CreatedAt: e.now.UnixMilli(),
-		Deltalogs: []catalog.Binlog{{LogID: e.id(), Entries: 3, TsFrom: 1, TsTo: 2}}}
-	require.NoError(t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: v, L0: l0,
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: v, Position: catalog.Position{Offset: 5}, DeltaSyncedOffset: 20}}))
+		Deltalogs: []catalog.Binlog{{LogID: e.id(), Entries: 3, TsFrom: 1, TsTo: 2}},
+	}
+	require.NoError(t, e.c.Synced(e.ctx, catalog.SyncReport{
+		VChannel: v, L0: l0,
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: v, Position: catalog.Position{Offset: 5}, DeltaSyncedOffset: 20},
+	}))
 	for range 3 { // a write every few minutes: never idle for MaxIdle
 		e.advance(4 * time.Minute)
 		_, err := e.c.AssignSegment(e.ctx, 1, 2, v, 1, 100)

@@ -145,11 +145,13 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Coordinator{cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
+	c := &Coordinator{
+		cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
 		now: time.Now, segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{},
 		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1),
 		schedKick: make(chan struct{}, 1), assign: newAssignState(),
-		compaction: compactionState{plans: map[int64]*planState{}, kick: make(chan struct{}, 1)}}
+		compaction: compactionState{plans: map[int64]*planState{}, kick: make(chan struct{}, 1)},
+	}
 	kvs, err := kv.Scan(ctx, catalog.SegmentPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("datacoord: load segments: %w", err)
@@ -159,8 +161,10 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 		if err := catalog.Unmarshal(e.Value, &info); err != nil {
 			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
 		}
-		s := &segment{info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing,
-			fenced: info.State == catalog.SegmentGrowing}
+		s := &segment{
+			info: info, assigned: info.NumRows, lastWrite: c.now(), sealing: info.State != catalog.SegmentGrowing,
+			fenced: info.State == catalog.SegmentGrowing,
+		}
 		if info.MaxRows > 0 {
 			// The inverse of AssignSegment's maxRows = maxSize × sealProportion / rowSize.
 			s.rowSize = max(int64(float64(cfg.SegmentMaxSize)*cfg.SealProportion)/info.MaxRows, 1)
@@ -704,8 +708,10 @@ func (c *Coordinator) sealByPolicy(ctx context.Context) error {
 			// its flush collects it (Synced drops an empty spare).
 			idleSpares = append(idleSpares, s.info.ID)
 		}
-		stats = append(stats, growingStat{ID: s.info.ID, Rows: s.assigned, MaxRows: s.info.MaxRows, RowSize: s.rowSize,
-			Full: s.full, CreatedAt: time.UnixMilli(s.info.CreatedAt), LastWrite: s.lastWrite})
+		stats = append(stats, growingStat{
+			ID: s.info.ID, Rows: s.assigned, MaxRows: s.info.MaxRows, RowSize: s.rowSize,
+			Full: s.full, CreatedAt: time.UnixMilli(s.info.CreatedAt), LastWrite: s.lastWrite,
+		})
 		vch[s.info.ID] = s.info.VChannel
 	}
 	c.mu.Unlock()

@@ -41,24 +41,48 @@ func TestSealPolicy(t *testing.T) {
 		{"size: full", []growingStat{fresh(1, 100, 1), fresh(2, 99, 1)}, t0, []int64{1}},
 		{"size: over full", []growingStat{fresh(1, 150, 1)}, t0, []int64{1}},
 		{"size: turned rows away", []growingStat{{ID: 1, Rows: 97, MaxRows: 100, RowSize: 1, Full: true, CreatedAt: t0, LastWrite: t0}}, t0, []int64{1}},
-		{"idle", []growingStat{fresh(1, 1, 1), {ID: 2, Rows: 1, MaxRows: 100, RowSize: 1, CreatedAt: t0, LastWrite: t0.Add(30 * time.Second)}},
-			t0.Add(time.Minute), []int64{1}},
+		{
+			"idle",
+			[]growingStat{fresh(1, 1, 1), {ID: 2, Rows: 1, MaxRows: 100, RowSize: 1, CreatedAt: t0, LastWrite: t0.Add(30 * time.Second)}},
+			t0.Add(time.Minute),
+			[]int64{1},
+		},
 		{"idle but empty", []growingStat{fresh(1, 0, 1)}, t0.Add(2 * time.Hour), nil},
-		{"age", []growingStat{{ID: 1, Rows: 1, MaxRows: 100, RowSize: 1, CreatedAt: t0, LastWrite: t0.Add(time.Hour - time.Second)}},
-			t0.Add(time.Hour), []int64{1}},
-		{"memory pressure: largest first until under the limit",
+		{
+			"age",
+			[]growingStat{{ID: 1, Rows: 1, MaxRows: 100, RowSize: 1, CreatedAt: t0, LastWrite: t0.Add(time.Hour - time.Second)}},
+			t0.Add(time.Hour),
+			[]int64{1},
+		},
+		{
+			"memory pressure: largest first until under the limit",
 			// 10*50=500, 11*50=550, 2*50=100: total 1150 > 1000; sealing 2 (550) is enough.
-			[]growingStat{fresh(1, 10, 50), fresh(2, 11, 50), fresh(3, 2, 50)}, t0, []int64{2}},
-		{"memory pressure: several",
+			[]growingStat{fresh(1, 10, 50), fresh(2, 11, 50), fresh(3, 2, 50)},
+			t0,
+			[]int64{2},
+		},
+		{
+			"memory pressure: several",
 			// 600+500+300 = 1400; seal 600 → 800 ≤ 1000.
-			[]growingStat{fresh(1, 6, 100), fresh(2, 5, 100), fresh(3, 3, 100)}, t0, []int64{1}},
-		{"memory pressure: seal two",
+			[]growingStat{fresh(1, 6, 100), fresh(2, 5, 100), fresh(3, 3, 100)},
+			t0,
+			[]int64{1},
+		},
+		{
+			"memory pressure: seal two",
 			// 900+900+100 = 1900; seal 900 → 1000 ≤ 1000.
-			[]growingStat{fresh(1, 9, 100), fresh(2, 9, 100), fresh(3, 1, 100)}, t0, []int64{1}},
+			[]growingStat{fresh(1, 9, 100), fresh(2, 9, 100), fresh(3, 1, 100)},
+			t0,
+			[]int64{1},
+		},
 		{"memory at the limit is fine", []growingStat{fresh(1, 10, 100)}, t0, nil},
-		{"memory counts only segments not sealed by another rule",
+		{
+			"memory counts only segments not sealed by another rule",
 			// 1 is full (sealed), 2+3 = 400+500 = 900 ≤ 1000.
-			[]growingStat{fresh(1, 100, 100), fresh(2, 4, 100), fresh(3, 5, 100)}, t0, []int64{1}},
+			[]growingStat{fresh(1, 100, 100), fresh(2, 4, 100), fresh(3, 5, 100)},
+			t0,
+			[]int64{1},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, sealPolicy(cfg, tc.segs, tc.now))
@@ -289,10 +313,14 @@ func TestFlushAndFlushState(t *testing.T) {
 
 	sync := func(vch string, seg int64, rows int64, cpTS uint64) {
 		t.Helper()
-		require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch,
-			Segments: []catalog.SegmentSync{{SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: rows, Flushed: true,
-				Binlogs: map[int64][]catalog.Binlog{0: {{LogID: seg + 1, Entries: rows}}}, SyncedOffset: 5}},
-			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch, Position: catalog.Position{Offset: 1, TimeTick: cpTS}}}))
+		require.NoError(t, c.Synced(ctx, catalog.SyncReport{
+			VChannel: vch,
+			Segments: []catalog.SegmentSync{{
+				SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: rows, Flushed: true,
+				Binlogs: map[int64][]catalog.Binlog{0: {{LogID: seg + 1, Entries: rows}}}, SyncedOffset: 5,
+			}},
+			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch, Position: catalog.Position{Offset: 1, TimeTick: cpTS}},
+		}))
 	}
 	sync(vch0, s0, 3, flushTS)
 	require.False(t, c.FlushState(sealed, vchs, flushTS), "vch1 is not done")
@@ -304,9 +332,11 @@ func TestFlushAndFlushState(t *testing.T) {
 	require.EqualValues(t, 5, c.RowCount(100, nil))
 
 	// A segment cannot be flushed twice.
-	err = c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
+	err = c.Synced(ctx, catalog.SyncReport{
+		VChannel:   vch0,
 		Segments:   []catalog.SegmentSync{{SegmentID: s0, CollectionID: 100, PartitionID: 1, Flushed: true}},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0}})
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0},
+	})
 	require.ErrorContains(t, err, "Flushed")
 }
 
@@ -318,13 +348,17 @@ func TestSynced(t *testing.T) {
 	require.NoError(t, err)
 	e.clock = t0.Add(time.Minute)
 	report := func(rows int64, logID int64, off int64, flushed bool, l0 *catalog.SegmentInfo) catalog.SyncReport {
-		return catalog.SyncReport{VChannel: vch0,
-			Segments: []catalog.SegmentSync{{SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: rows,
+		return catalog.SyncReport{
+			VChannel: vch0,
+			Segments: []catalog.SegmentSync{{
+				SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: rows,
 				Binlogs:       map[int64][]catalog.Binlog{0: {{LogID: logID, Entries: rows}}, 100: {{LogID: logID + 1, Entries: rows}}},
 				Statslogs:     map[int64][]catalog.Binlog{100: {{LogID: logID + 2}}},
-				StartPosition: &catalog.Position{Offset: off, TimeTick: 7}, SyncedOffset: off, Flushed: flushed}},
+				StartPosition: &catalog.Position{Offset: off, TimeTick: 7}, SyncedOffset: off, Flushed: flushed,
+			}},
 			L0:         l0,
-			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: off + 1, TimeTick: uint64(off)}, DeltaSyncedOffset: off}}
+			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: off + 1, TimeTick: uint64(off)}, DeltaSyncedOffset: off},
+		}
 	}
 	require.NoError(t, c.Synced(ctx, report(4, 10, 3, false, nil)))
 	info, _ := c.Segment(seg)
@@ -335,8 +369,10 @@ func TestSynced(t *testing.T) {
 	require.Equal(t, t0.Add(time.Minute).UnixMilli(), info.LastSyncAt)
 	require.EqualValues(t, 10, c.RowCount(100, nil), "assigned rows count until synced")
 
-	l0 := &catalog.SegmentInfo{ID: 999, CollectionID: 100, PartitionID: 1, VChannel: vch0, State: catalog.SegmentFlushed,
-		Level: catalog.LevelL0, Deltalogs: []catalog.Binlog{{LogID: 50, Entries: 2}}}
+	l0 := &catalog.SegmentInfo{
+		ID: 999, CollectionID: 100, PartitionID: 1, VChannel: vch0, State: catalog.SegmentFlushed,
+		Level: catalog.LevelL0, Deltalogs: []catalog.Binlog{{LogID: 50, Entries: 2}},
+	}
 	require.NoError(t, c.Synced(ctx, report(6, 20, 8, true, l0)))
 	info, _ = c.Segment(seg)
 	require.Equal(t, catalog.SegmentFlushed, info.State)
@@ -360,9 +396,11 @@ func TestSynced(t *testing.T) {
 
 	// A sync of a segment the coordinator does not know (one garbage
 	// collection removed) is not recorded; its checkpoint is.
-	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
+	require.NoError(t, c.Synced(ctx, catalog.SyncReport{
+		VChannel:   vch0,
 		Segments:   []catalog.SegmentSync{{SegmentID: 4242, CollectionID: 100, PartitionID: 1, Rows: 1, SyncedOffset: 9}},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 10, TimeTick: 10}}}))
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 10, TimeTick: 10}},
+	}))
 	_, ok = c.Segment(4242)
 	require.False(t, ok)
 
@@ -401,12 +439,14 @@ func TestRecoverySeekOffset(t *testing.T) {
 	flushed, err := c.AssignSegment(ctx, 100, 2, vch0, 1, 1)
 	require.NoError(t, err)
 	// The flushed segment started at 2; the growing one at 5; checkpoint at 20.
-	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
+	require.NoError(t, c.Synced(ctx, catalog.SyncReport{
+		VChannel: vch0,
 		Segments: []catalog.SegmentSync{
 			{SegmentID: flushed, CollectionID: 100, PartitionID: 1, Rows: 1, StartPosition: &catalog.Position{Offset: 2}, SyncedOffset: 10, Flushed: true},
 			{SegmentID: growing, CollectionID: 100, PartitionID: 1, Rows: 1, StartPosition: &catalog.Position{Offset: 5}, SyncedOffset: 12},
 		},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 20, TimeTick: 100}}}))
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 20, TimeTick: 100}},
+	}))
 	ri = c.Recovery(vch0)
 	require.EqualValues(t, 5, ri.SeekOffset, "the unflushed segment's start, not the flushed one's")
 	require.EqualValues(t, 20, ri.Checkpoint.Position.Offset)
@@ -414,9 +454,11 @@ func TestRecoverySeekOffset(t *testing.T) {
 	require.Less(t, ri.Segments[0].ID, ri.Segments[1].ID)
 
 	// Once the growing segment is flushed the checkpoint is the seek offset.
-	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
+	require.NoError(t, c.Synced(ctx, catalog.SyncReport{
+		VChannel:   vch0,
 		Segments:   []catalog.SegmentSync{{SegmentID: growing, CollectionID: 100, PartitionID: 1, SyncedOffset: 21, Flushed: true}},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 22, TimeTick: 110}}}))
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 22, TimeTick: 110}},
+	}))
 	require.EqualValues(t, 22, c.Recovery(vch0).SeekOffset)
 	require.Empty(t, c.Recovery(vch1).Segments, "other vchannels are separate")
 }
@@ -477,8 +519,10 @@ func TestSealWhenFull(t *testing.T) {
 	require.NotEqual(t, small, huge)
 
 	require.NoError(t, c.sealByPolicy(ctx))
-	for id, want := range map[int64]catalog.SegmentState{first: catalog.SegmentSealed, second: catalog.SegmentGrowing,
-		small: catalog.SegmentGrowing, huge: catalog.SegmentSealed} {
+	for id, want := range map[int64]catalog.SegmentState{
+		first: catalog.SegmentSealed, second: catalog.SegmentGrowing,
+		small: catalog.SegmentGrowing, huge: catalog.SegmentSealed,
+	} {
 		info, _ := c.Segment(id)
 		require.Equal(t, want, info.State, "segment %d", id)
 	}
@@ -494,9 +538,11 @@ func TestMemoryPressureAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	seg, err := c.AssignSegment(ctx, 100, 1, vch0, 5, 10)
 	require.NoError(t, err)
-	require.NoError(t, c.Synced(ctx, catalog.SyncReport{VChannel: vch0,
+	require.NoError(t, c.Synced(ctx, catalog.SyncReport{
+		VChannel:   vch0,
 		Segments:   []catalog.SegmentSync{{SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: 5, SyncedOffset: 0}},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 1, TimeTick: 1}}}))
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 1, TimeTick: 1}},
+	}))
 	require.NoError(t, c.sealByPolicy(ctx))
 	info, _ := c.Segment(seg)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "50 bytes are under the limit")
@@ -593,11 +639,15 @@ func TestSyncedRacingSeal(t *testing.T) {
 	seg, err := c.AssignSegment(ctx, 100, 1, vch0, 5, 10)
 	require.NoError(t, err)
 	batch := func(logID, off int64) catalog.SyncReport {
-		return catalog.SyncReport{VChannel: vch0,
-			Segments: []catalog.SegmentSync{{SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: 2,
+		return catalog.SyncReport{
+			VChannel: vch0,
+			Segments: []catalog.SegmentSync{{
+				SegmentID: seg, CollectionID: 100, PartitionID: 1, Rows: 2,
 				Binlogs:       map[int64][]catalog.Binlog{100: {{LogID: logID, Entries: 2}}},
-				StartPosition: &catalog.Position{Offset: off}, SyncedOffset: off}},
-			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: off + 1}, DeltaSyncedOffset: -1}}
+				StartPosition: &catalog.Position{Offset: off}, SyncedOffset: off,
+			}},
+			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: off + 1}, DeltaSyncedOffset: -1},
+		}
 	}
 	require.NoError(t, c.Synced(ctx, batch(10, 0)))
 

@@ -61,8 +61,10 @@ func newGCEnv(t *testing.T) *gcEnv {
 	require.NoError(t, err)
 	clock, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.TimestampKey}, logger)
 	require.NoError(t, err)
-	e := &gcEnv{t: t, ctx: ctx, cfg: Defaults(), meta: meta, objs: objs, log: log, ids: ids,
-		writer: wal.NewWriter(log, clock, wal.WriterConfig{}, logger), now: time.Now(), nextID: 1000}
+	e := &gcEnv{
+		t: t, ctx: ctx, cfg: Defaults(), meta: meta, objs: objs, log: log, ids: ids,
+		writer: wal.NewWriter(log, clock, wal.WriterConfig{}, logger), now: time.Now(), nextID: 1000,
+	}
 	e.open()
 	return e
 }
@@ -129,8 +131,10 @@ func (e *gcEnv) segmentRecords() map[int64]bool {
 // compound stats log) and returns the report's part for it. Nothing is
 // reported: a crash after writeBatch leaves orphans.
 func (e *gcEnv) writeBatch(coll, part, seg int64, flush bool) (catalog.SegmentSync, []string) {
-	ss := catalog.SegmentSync{SegmentID: seg, CollectionID: coll, PartitionID: part, Rows: 10, Flushed: flush,
-		Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}}
+	ss := catalog.SegmentSync{
+		SegmentID: seg, CollectionID: coll, PartitionID: part, Rows: 10, Flushed: flush,
+		Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{},
+	}
 	var keys []string
 	for _, f := range []int64{0, 1, testPK, testVec} {
 		log := e.id()
@@ -155,14 +159,18 @@ func (e *gcEnv) writeBatch(coll, part, seg int64, flush bool) (catalog.SegmentSy
 // AssignSegment would have.
 func (e *gcEnv) sync(coll, part, seg int64, vchannel string, flush bool) []string {
 	if _, ok := e.c.Segment(seg); !ok {
-		info := catalog.SegmentInfo{ID: seg, CollectionID: coll, PartitionID: part, VChannel: vchannel,
-			State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: 1 << 20, SyncedOffset: -1, CreatedAt: e.now.UnixMilli()}
+		info := catalog.SegmentInfo{
+			ID: seg, CollectionID: coll, PartitionID: part, VChannel: vchannel,
+			State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: 1 << 20, SyncedOffset: -1, CreatedAt: e.now.UnixMilli(),
+		}
 		require.NoError(e.t, e.c.persist(e.ctx, []catalog.SegmentInfo{info}))
 		e.c.apply([]catalog.SegmentInfo{info})
 	}
 	ss, keys := e.writeBatch(coll, part, seg, flush)
-	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: vchannel, Segments: []catalog.SegmentSync{ss},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1}}))
+	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{
+		VChannel: vchannel, Segments: []catalog.SegmentSync{ss},
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1},
+	}))
 	return keys
 }
 
@@ -171,10 +179,14 @@ func (e *gcEnv) syncL0(coll int64, vchannel string) (int64, string) {
 	seg, log := e.id(), e.id()
 	k := storage.DeltaLogKey("files", coll, -1, seg, log)
 	size := e.put(k)
-	l0 := &catalog.SegmentInfo{ID: seg, CollectionID: coll, PartitionID: -1, VChannel: vchannel, State: catalog.SegmentFlushed,
-		Level: catalog.LevelL0, NumRows: 1, Deltalogs: []catalog.Binlog{{LogID: log, Entries: 1, Size: size}}}
-	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: vchannel, L0: l0,
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 2}, DeltaSyncedOffset: 1}}))
+	l0 := &catalog.SegmentInfo{
+		ID: seg, CollectionID: coll, PartitionID: -1, VChannel: vchannel, State: catalog.SegmentFlushed,
+		Level: catalog.LevelL0, NumRows: 1, Deltalogs: []catalog.Binlog{{LogID: log, Entries: 1, Size: size}},
+	}
+	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{
+		VChannel: vchannel, L0: l0,
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 2}, DeltaSyncedOffset: 1},
+	}))
 	return seg, k
 }
 
@@ -350,8 +362,10 @@ func TestGCIndexFiles(t *testing.T) {
 	vch := "by-dev-rootcoord-dml_0_1v0"
 	seg1 := e.sync(coll, part, 10, vch, true)
 	seg2 := e.sync(coll, part, 11, vch, true)
-	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{CollectionID: coll, FieldID: testVec, Name: "v",
-		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}))
+	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{
+		CollectionID: coll, FieldID: testVec, Name: "v",
+		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
+	}))
 
 	// Build 1 finishes on its second attempt; its first attempt's file is stale.
 	t1, _, ok, err := e.c.ClaimIndexTask(e.ctx, "b", 0)
@@ -392,8 +406,10 @@ func TestGCDropCollection(t *testing.T) {
 	e.syncL0(coll, vchs[1])
 	e.writeBatch(coll, 5, 13, true) // in flight when the collection is dropped
 	kept := e.sync(other, 7, 20, "by-dev-rootcoord-dml_2_2v0", true)
-	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{CollectionID: coll, FieldID: testVec, Name: "v",
-		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}))
+	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{
+		CollectionID: coll, FieldID: testVec, Name: "v",
+		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
+	}))
 	task, _, ok, err := e.c.ClaimIndexTask(e.ctx, "b", 0)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -492,10 +508,12 @@ func TestGCConfigValidate(t *testing.T) {
 }
 
 func TestSegmentFilesKeys(t *testing.T) {
-	info := catalog.SegmentInfo{ID: 3, CollectionID: 1, PartitionID: 2,
+	info := catalog.SegmentInfo{
+		ID: 3, CollectionID: 1, PartitionID: 2,
 		Binlogs:   map[int64][]catalog.Binlog{101: {{LogID: 8}}, 0: {{LogID: 7}}},
 		Statslogs: map[int64][]catalog.Binlog{100: {{LogID: 9}, {LogID: 1}}},
-		Deltalogs: []catalog.Binlog{{LogID: 10}}}
+		Deltalogs: []catalog.Binlog{{LogID: 10}},
+	}
 	var keys []string
 	for _, f := range segmentFiles("files", &info) {
 		keys = append(keys, f.key)
@@ -532,20 +550,28 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 	require.NoError(t, err)
 	out, logID := int64(id), int64(id)+1
 	key := storage.InsertLogKey("files", coll, part, out, testVec, logID)
-	output := catalog.SegmentInfo{ID: out, CollectionID: coll, PartitionID: part, VChannel: vch, State: catalog.SegmentFlushed,
-		Level: catalog.LevelL1, NumRows: 20, Binlogs: map[int64][]catalog.Binlog{testVec: {{LogID: logID, Entries: 20, Size: e.put(key)}}}}
-	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID,
-		Outputs: []catalog.SegmentInfo{output}}, nil))
+	output := catalog.SegmentInfo{
+		ID: out, CollectionID: coll, PartitionID: part, VChannel: vch, State: catalog.SegmentFlushed,
+		Level: catalog.LevelL1, NumRows: 20, Binlogs: map[int64][]catalog.Binlog{testVec: {{LogID: logID, Entries: 20, Size: e.put(key)}}},
+	}
+	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{
+		PlanID:  plan.ID,
+		Outputs: []catalog.SegmentInfo{output},
+	}, nil))
 	info, ok := e.c.Segment(a)
 	require.True(t, ok)
 	require.Equal(t, catalog.SegmentDropped, info.State)
 
 	// What a restarted data node reports for a's replayed Flush message.
 	replay := func() {
-		require.NoError(t, e.c.Synced(e.ctx, catalog.SyncReport{VChannel: vch,
-			Segments: []catalog.SegmentSync{{SegmentID: a, CollectionID: coll, Flushed: true,
-				Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: 5}},
-			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch, Position: catalog.Position{Offset: 6}, DeltaSyncedOffset: -1}}))
+		require.NoError(t, e.c.Synced(e.ctx, catalog.SyncReport{
+			VChannel: vch,
+			Segments: []catalog.SegmentSync{{
+				SegmentID: a, CollectionID: coll, Flushed: true,
+				Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: 5,
+			}},
+			Checkpoint: catalog.ChannelCheckpoint{VChannel: vch, Position: catalog.Position{Offset: 6}, DeltaSyncedOffset: -1},
+		}))
 	}
 	live := func() []int64 {
 		var ids []int64

@@ -110,9 +110,11 @@ func (c *Coordinator) scheduleIndexTasks(ctx context.Context) error {
 	}
 	out := make([]catalog.IndexTask, len(wants))
 	for i, w := range wants {
-		out[i] = catalog.IndexTask{BuildID: int64(first) + int64(i), IndexID: w.index.ID, CollectionID: w.segment.CollectionID,
+		out[i] = catalog.IndexTask{
+			BuildID: int64(first) + int64(i), IndexID: w.index.ID, CollectionID: w.segment.CollectionID,
 			PartitionID: w.segment.PartitionID, SegmentID: w.segment.ID, FieldID: w.index.FieldID,
-			Rows: w.segment.NumRows, State: catalog.IndexUnissued}
+			Rows: w.segment.NumRows, State: catalog.IndexUnissued,
+		}
 	}
 	return c.saveTasks(ctx, out...)
 }

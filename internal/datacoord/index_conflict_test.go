@@ -18,8 +18,10 @@ func TestJSONPathIndexes(t *testing.T) {
 	ctx := context.Background()
 	c := e.coord(t)
 	jp := func(name, path, cast string) catalog.IndexInfo {
-		return catalog.IndexInfo{CollectionID: 100, FieldID: 105, Name: name,
-			Params: map[string]string{"index_type": "INVERTED", "json_path": path, "json_cast_type": cast}}
+		return catalog.IndexInfo{
+			CollectionID: 100, FieldID: 105, Name: name,
+			Params: map[string]string{"index_type": "INVERTED", "json_path": path, "json_cast_type": cast},
+		}
 	}
 	require.NoError(t, c.CreateIndex(ctx, jp("a", `j['a']`, "double")))
 	require.NoError(t, c.CreateIndex(ctx, jp("ab", `j['a']['b']`, "varchar")))
@@ -37,8 +39,10 @@ func TestJSONPathIndexes(t *testing.T) {
 		{jp("a", `j['c']`, "double"), "CreateIndex failed: at most one distinct index is allowed per field"},
 		{jp("a2", `j["a"]`, "double"), "CreateIndex failed: creating multiple indexes on same field is not supported"},
 		{jp("a3", `j['a']`, "bool"), "CreateIndex failed: creating multiple indexes on same field is not supported"},
-		{catalog.IndexInfo{CollectionID: 100, FieldID: 105, Name: "plain", Params: map[string]string{"index_type": "INVERTED"}},
-			"CreateIndex failed: creating multiple indexes on same field is not supported"},
+		{
+			catalog.IndexInfo{CollectionID: 100, FieldID: 105, Name: "plain", Params: map[string]string{"index_type": "INVERTED"}},
+			"CreateIndex failed: creating multiple indexes on same field is not supported",
+		},
 	} {
 		err := c.CreateIndex(ctx, tc.idx)
 		require.ErrorContains(t, err, tc.msg, tc.idx.Name)

@@ -18,8 +18,10 @@ func TestIndexBuildInterruptedByShutdownIsRetried(t *testing.T) {
 	e := newGCEnv(t)
 	const coll, part = 1, 2
 	e.sync(coll, part, 10, "by-dev-rootcoord-dml_0_1v0", true)
-	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{CollectionID: coll, FieldID: testVec, Name: "v",
-		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}))
+	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{
+		CollectionID: coll, FieldID: testVec, Name: "v",
+		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
+	}))
 
 	claim := func() catalog.IndexTask {
 		t.Helper()

@@ -54,8 +54,10 @@ func TestScheduleIndexTasksConcurrent(t *testing.T) {
 	c := e.coord(t)
 	c.mu.Lock()
 	for id := int64(1); id <= 20; id++ {
-		c.segments[id] = &segment{info: catalog.SegmentInfo{ID: id, CollectionID: 100, PartitionID: 1,
-			State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 10}}
+		c.segments[id] = &segment{info: catalog.SegmentInfo{
+			ID: id, CollectionID: 100, PartitionID: 1,
+			State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 10,
+		}}
 	}
 	for id := int64(1); id <= 5; id++ {
 		c.indexes[1000+id] = catalog.IndexInfo{ID: 1000 + id, CollectionID: 100, FieldID: 100 + id, Name: "f"}

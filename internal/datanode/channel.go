@@ -218,8 +218,10 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 		if info, admitted = c.admit(seg); !admitted {
 			return nil
 		}
-		b = &segBuffer{id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
-			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now()}
+		b = &segBuffer{
+			id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
+			start: catalog.Position{Offset: e.Position.Offset, TimeTick: e.Message.TimeTick}, createdAt: time.Now(),
+		}
 		for _, f := range c.coll.Schema.GetFields() {
 			col, err := column.New(f)
 			if err != nil {
@@ -302,8 +304,10 @@ func (c *channel) reportStart(ctx context.Context, info catalog.SegmentInfo, b *
 		return nil
 	}
 	start := b.start
-	return c.worker.submit(ctx, &syncJob{kind: jobStart, start: catalog.SegmentSync{SegmentID: b.id,
-		CollectionID: info.CollectionID, PartitionID: b.partition, StartPosition: &start, SyncedOffset: -1}})
+	return c.worker.submit(ctx, &syncJob{kind: jobStart, start: catalog.SegmentSync{
+		SegmentID:    b.id,
+		CollectionID: info.CollectionID, PartitionID: b.partition, StartPosition: &start, SyncedOffset: -1,
+	}})
 }
 
 func (c *channel) largest() int64 {

@@ -163,8 +163,10 @@ func (n *Node) compactL0(ctx context.Context, coll *catalog.Collection, plan cat
 		if err != nil {
 			return res, err
 		}
-		data, err := storage.EncodeDeltaLog(storage.Descriptor{CollectionID: t.CollectionID, PartitionID: t.PartitionID,
-			SegmentID: t.ID, FieldID: -1}, pkField.GetDataType(), hit, hitTs)
+		data, err := storage.EncodeDeltaLog(storage.Descriptor{
+			CollectionID: t.CollectionID, PartitionID: t.PartitionID,
+			SegmentID: t.ID, FieldID: -1,
+		}, pkField.GetDataType(), hit, hitTs)
 		if err != nil {
 			return res, err
 		}
@@ -291,10 +293,12 @@ func (n *Node) writeOutput(ctx context.Context, coll *catalog.Collection, plan c
 		return catalog.SegmentInfo{}, err
 	}
 	files.statslogs[sv.pkID] = append(files.statslogs[sv.pkID], catalog.Binlog{LogID: storage.CompoundStatsLogID, Size: int64(len(data))})
-	return catalog.SegmentInfo{ID: int64(segID), CollectionID: coll.ID, PartitionID: plan.PartitionID,
+	return catalog.SegmentInfo{
+		ID: int64(segID), CollectionID: coll.ID, PartitionID: plan.PartitionID,
 		VChannel: plan.VChannel, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: rows,
 		MaxRows: sv.maxInRow, Binlogs: files.binlogs, Statslogs: files.statslogs,
-		SyncedOffset: sv.synced, FlushTS: sv.flushTS, CompactedFrom: sv.inputIDs}, nil
+		SyncedOffset: sv.synced, FlushTS: sv.flushTS, CompactedFrom: sv.inputIDs,
+	}, nil
 }
 
 // compactMix merges the input segments into one, dropping deleted rows
@@ -409,8 +413,10 @@ func (n *Node) readSegment(ctx context.Context, coll *catalog.Collection, s cata
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
-			Collection: s.CollectionID, Partition: s.PartitionID, ID: s.ID, LogIDs: s.LogIDs(f.GetFieldID()), Rows: s.FieldLogRows()}, f)
+		c, err := storage.ReadField(ctx, n.objects, storage.FieldLogs{
+			Root:       n.cfg.RootPath,
+			Collection: s.CollectionID, Partition: s.PartitionID, ID: s.ID, LogIDs: s.LogIDs(f.GetFieldID()), Rows: s.FieldLogRows(),
+		}, f)
 		if err != nil {
 			return nil, err
 		}

@@ -87,8 +87,10 @@ type Config struct {
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{RootPath: storage.DefaultRootPath, SegmentBufferSize: 16 << 20, MemoryHighWatermark: 256 << 20,
-		SyncPeriod: 10 * time.Minute, CheckpointInterval: 2 * time.Second}
+	return Config{
+		RootPath: storage.DefaultRootPath, SegmentBufferSize: 16 << 20, MemoryHighWatermark: 256 << 20,
+		SyncPeriod: 10 * time.Minute, CheckpointInterval: 2 * time.Second,
+	}
 }
 
 // Validate checks the configuration.
@@ -167,9 +169,11 @@ func (n *Node) keepPChannel(ctx context.Context, pchannel string) {
 		n.logger.Error("data node pchannel failed; restarting it from its checkpoints", "pchannel", pchannel,
 			"err", err, "backoff", backoff.String())
 		prog.failedAt = max(prog.failedAt, prog.reached)
-		n.problems.Report(health.Problem{Component: "datanode", Subject: "pchannel " + pchannel,
+		n.problems.Report(health.Problem{
+			Component: "datanode", Subject: "pchannel " + pchannel,
 			Reason: fmt.Sprintf("consuming the WAL failed after offset %d (retrying every %s at most): %v",
-				prog.failedAt, restartMax, err)})
+				prog.failedAt, restartMax, err),
+		})
 		select {
 		case <-ctx.Done():
 			return
@@ -219,9 +223,11 @@ func (n *Node) quarantine(vchannel string, e wal.Entry, err error) {
 	if vchannel == "" {
 		subject = "pchannel " + e.Position.PChannel + " records"
 	}
-	n.problems.Report(health.Problem{Component: "datanode", Subject: subject,
+	n.problems.Report(health.Problem{
+		Component: "datanode", Subject: subject,
 		Reason: fmt.Sprintf("quarantined %s message at %s offset %d: %v (%d quarantined in all)",
-			e.Message.Type, e.Position.PChannel, e.Position.Offset, err, count)})
+			e.Message.Type, e.Position.PChannel, e.Position.Offset, err, count),
+	})
 }
 
 // runPChannel reads one pchannel from the lowest offset any of its
@@ -332,9 +338,11 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 // the recovery info says the vchannel starts.
 func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchannel string, createdAt int64) (*channel, error) {
 	rec := n.coord.Recovery(vchannel)
-	ch := &channel{node: n, coll: col, vchannel: vchannel, cp: rec.Checkpoint,
+	ch := &channel{
+		node: n, coll: col, vchannel: vchannel, cp: rec.Checkpoint,
 		segs: map[int64]*segBuffer{}, synced: map[int64]int64{}, flushed: map[int64]bool{},
-		lastSave: time.Now(), lastPeriodic: time.Now()}
+		lastSave: time.Now(), lastPeriodic: time.Now(),
+	}
 	if ch.cp.VChannel == "" {
 		ch.cp = catalog.ChannelCheckpoint{VChannel: vchannel, DeltaSyncedOffset: -1}
 		ch.cp.Position.Offset = rec.SeekOffset

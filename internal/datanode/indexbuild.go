@@ -113,6 +113,8 @@ func (n *Node) storeIndex(ctx context.Context, task catalog.IndexTask, seg catal
 
 // loadField reads the column of field from the binlogs of seg.
 func (n *Node) loadField(ctx context.Context, seg catalog.SegmentInfo, field *schemapb.FieldSchema) (column.Column, error) {
-	return storage.ReadField(ctx, n.objects, storage.FieldLogs{Root: n.cfg.RootPath,
-		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID()), Rows: seg.FieldLogRows()}, field)
+	return storage.ReadField(ctx, n.objects, storage.FieldLogs{
+		Root:       n.cfg.RootPath,
+		Collection: seg.CollectionID, Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(field.GetFieldID()), Rows: seg.FieldLogRows(),
+	}, field)
 }

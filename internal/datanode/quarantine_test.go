@@ -34,10 +34,15 @@ func TestPoisonMessagesAreQuarantined(t *testing.T) {
 	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
 	// An insert of the segment that lacks the vector field, and bytes
 	// that are no record at all.
-	bad, err := proto.Marshal(&msgpb.InsertRequest{SegmentID: seg, CollectionID: s.CollectionID, NumRows: 2,
-		RowIDs: []int64{1, 2}, Timestamps: []uint64{1, 1}, FieldsData: []*schemapb.FieldData{{FieldName: "id", FieldId: 100,
+	bad, err := proto.Marshal(&msgpb.InsertRequest{
+		SegmentID: seg, CollectionID: s.CollectionID, NumRows: 2,
+		RowIDs: []int64{1, 2}, Timestamps: []uint64{1, 1}, FieldsData: []*schemapb.FieldData{{
+			FieldName: "id", FieldId: 100,
 			Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{100, 101}}}}}}}})
+				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{100, 101}}},
+			}},
+		}},
+	})
 	require.NoError(t, err)
 	ts := uint64(time.Now().UnixMilli()) << 18
 	m := wal.Message{Type: wal.TypeInsert, VChannel: s.VChannels[0], TimeTick: ts, Payload: bad}

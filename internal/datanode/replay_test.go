@@ -19,8 +19,10 @@ func storedKeys(t *testing.T, s *stacktest.Stack, id int64) []int64 {
 	t.Helper()
 	info, ok := s.Data.Segment(id)
 	require.True(t, ok)
-	c, err := storage.ReadField(context.Background(), s.Objects, storage.FieldLogs{Root: "files", Collection: info.CollectionID,
-		Partition: info.PartitionID, ID: id, LogIDs: info.LogIDs(100)},
+	c, err := storage.ReadField(context.Background(), s.Objects, storage.FieldLogs{
+		Root: "files", Collection: info.CollectionID,
+		Partition: info.PartitionID, ID: id, LogIDs: info.LogIDs(100),
+	},
 		&schemapb.FieldSchema{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64})
 	require.NoError(t, err)
 	return c.(*column.Ints).Data

@@ -24,8 +24,10 @@ func TestChangeSchemaFillsBuffers(t *testing.T) {
 	added := proto.Clone(old).(*schemapb.CollectionSchema)
 	added.Fields = append(added.Fields, &schemapb.FieldSchema{FieldID: 101, Name: "a", DataType: schemapb.DataType_Int64, Nullable: true})
 	ints := func(v ...int64) column.Column { return &column.Ints{T: schemapb.DataType_Int64, Data: v} }
-	c := &channel{coll: &catalog.Collection{CollectionInfo: catalog.CollectionInfo{ID: 7}, Schema: old},
-		segs: map[int64]*segBuffer{5: {id: 5, rows: 2, cols: map[int64]column.Column{100: ints(1, 2), 0: ints(1, 2), 1: ints(3, 3)}}}}
+	c := &channel{
+		coll: &catalog.Collection{CollectionInfo: catalog.CollectionInfo{ID: 7}, Schema: old},
+		segs: map[int64]*segBuffer{5: {id: 5, rows: 2, cols: map[int64]column.Column{100: ints(1, 2), 0: ints(1, 2), 1: ints(3, 3)}}},
+	}
 
 	raw, err := proto.Marshal(added)
 	require.NoError(t, err)

@@ -34,8 +34,10 @@ func (n *Node) writeSegment(ctx context.Context, coll *catalog.Collection, part,
 	logID := int64(first)
 	for _, f := range coll.Schema.GetFields() {
 		col := cols[f.GetFieldID()]
-		d := storage.Descriptor{CollectionID: coll.ID, PartitionID: part, SegmentID: seg,
-			FieldID: f.GetFieldID(), StartTimestamp: tsFrom, EndTimestamp: tsTo}
+		d := storage.Descriptor{
+			CollectionID: coll.ID, PartitionID: part, SegmentID: seg,
+			FieldID: f.GetFieldID(), StartTimestamp: tsFrom, EndTimestamp: tsTo,
+		}
 		data, err := storage.EncodeInsertLog(d, f, col)
 		if err != nil {
 			return nil, fmt.Errorf("encode segment %d field %d: %w", seg, f.GetFieldID(), err)
@@ -44,8 +46,10 @@ func (n *Node) writeSegment(ctx context.Context, coll *catalog.Collection, part,
 		if err := n.objects.Put(ctx, key, data); err != nil {
 			return nil, err
 		}
-		out.binlogs[f.GetFieldID()] = []catalog.Binlog{{LogID: logID, Entries: rows, TsFrom: tsFrom,
-			TsTo: tsTo, Size: int64(len(data)), MemSize: int64(col.MemorySize())}}
+		out.binlogs[f.GetFieldID()] = []catalog.Binlog{{
+			LogID: logID, Entries: rows, TsFrom: tsFrom,
+			TsTo: tsTo, Size: int64(len(data)), MemSize: int64(col.MemorySize()),
+		}}
 		logID++
 	}
 	st, err := pkStats(pk, cols[pk.GetFieldID()])
@@ -75,8 +79,10 @@ func (w *syncWorker) sync(ctx context.Context, job *syncJob) error {
 	report := catalog.SyncReport{VChannel: w.vchannel}
 	for _, js := range job.segs {
 		id, b := js.id, js.buf
-		ss := catalog.SegmentSync{SegmentID: id, CollectionID: coll.ID, Flushed: job.flush,
-			Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: job.lastOffset}
+		ss := catalog.SegmentSync{
+			SegmentID: id, CollectionID: coll.ID, Flushed: job.flush,
+			Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: job.lastOffset,
+		}
 		var stats []*storage.PKStats
 		if b != nil && b.rows > 0 {
 			ss.PartitionID = b.partition
@@ -190,8 +196,10 @@ func (n *Node) writeDeltas(ctx context.Context, coll *catalog.Collection, vchann
 	for _, t := range d.tss {
 		tsFrom, tsTo = min(tsFrom, t), max(tsTo, t)
 	}
-	data, err := storage.EncodeDeltaLog(storage.Descriptor{CollectionID: coll.ID, PartitionID: allPartitions,
-		SegmentID: segID, FieldID: -1}, coll.PKField().GetDataType(), d.pks, d.tss)
+	data, err := storage.EncodeDeltaLog(storage.Descriptor{
+		CollectionID: coll.ID, PartitionID: allPartitions,
+		SegmentID: segID, FieldID: -1,
+	}, coll.PKField().GetDataType(), d.pks, d.tss)
 	if err != nil {
 		return nil, fmt.Errorf("encode delta log: %w", err)
 	}
@@ -199,8 +207,10 @@ func (n *Node) writeDeltas(ctx context.Context, coll *catalog.Collection, vchann
 	if err := n.objects.Put(ctx, key, data); err != nil {
 		return nil, err
 	}
-	return &catalog.SegmentInfo{ID: segID, CollectionID: coll.ID, PartitionID: allPartitions, VChannel: vchannel,
+	return &catalog.SegmentInfo{
+		ID: segID, CollectionID: coll.ID, PartitionID: allPartitions, VChannel: vchannel,
 		State: catalog.SegmentFlushed, Level: catalog.LevelL0, NumRows: int64(len(d.tss)),
 		Deltalogs:     []catalog.Binlog{{LogID: logID, Entries: int64(len(d.tss)), TsFrom: tsFrom, TsTo: tsTo, Size: int64(len(data))}},
-		StartPosition: &d.start, SyncedOffset: lastOffset, CreatedAt: time.Now().UnixMilli()}, nil
+		StartPosition: &d.start, SyncedOffset: lastOffset, CreatedAt: time.Now().UnixMilli(),
+	}, nil
 }

@@ -95,8 +95,10 @@ type syncWorker struct {
 // coordinator is cp. stop ends it.
 func (n *Node) startWorker(ctx context.Context, vchannel string, cp catalog.ChannelCheckpoint) *syncWorker {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &syncWorker{node: n, vchannel: vchannel, queue: make(chan *syncJob, syncQueueLength), cancel: cancel,
-		stopped: make(chan struct{}), reported: cp}
+	w := &syncWorker{
+		node: n, vchannel: vchannel, queue: make(chan *syncJob, syncQueueLength), cancel: cancel,
+		stopped: make(chan struct{}), reported: cp,
+	}
 	go w.loop(ctx)
 	return w
 }
@@ -139,8 +141,10 @@ func (w *syncWorker) handle(ctx context.Context, job *syncJob) {
 	case jobStart:
 		// Not fatal, and not retried: the start stays unknown (L0
 		// compaction waits for the segment's first sync).
-		err := w.node.coord.Synced(ctx, catalog.SyncReport{VChannel: w.vchannel, Checkpoint: w.reported,
-			Segments: []catalog.SegmentSync{job.start}})
+		err := w.node.coord.Synced(ctx, catalog.SyncReport{
+			VChannel: w.vchannel, Checkpoint: w.reported,
+			Segments: []catalog.SegmentSync{job.start},
+		})
 		if err != nil && ctx.Err() == nil {
 			w.node.logger.Warn("recording a segment's start position failed", "segment", job.start.SegmentID, "err", err)
 		}
@@ -207,8 +211,10 @@ func (c *channel) requestSync(ctx context.Context, ids []int64, opts syncOpts) e
 // buffer, with deletes) are synced: the first message still only in
 // memory, else just past the last one; never behind the current one.
 func (c *channel) checkpointAfter(ids []int64, deletes bool) catalog.ChannelCheckpoint {
-	cp := catalog.ChannelCheckpoint{VChannel: c.vchannel, Position: catalog.Position{Offset: c.lastOffset + 1, TimeTick: c.lastTS},
-		DeltaSyncedOffset: c.cp.DeltaSyncedOffset}
+	cp := catalog.ChannelCheckpoint{
+		VChannel: c.vchannel, Position: catalog.Position{Offset: c.lastOffset + 1, TimeTick: c.lastTS},
+		DeltaSyncedOffset: c.cp.DeltaSyncedOffset,
+	}
 	if deletes {
 		cp.DeltaSyncedOffset = c.lastOffset
 	}

@@ -67,9 +67,11 @@ func createOther(t *testing.T, s *stacktest.Stack, n int64) (int64, []string, in
 	}
 	resp, err := s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: "other", NumRows: uint32(n), FieldsData: []*schemapb.FieldData{
 		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}}}}},
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}},
+		}}},
 		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}}}}},
+			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+		}}},
 	}})
 	require.NoError(t, err)
 	require.Zero(t, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
@@ -106,8 +108,10 @@ func TestSlowStoreStallsOnlyItsVChannel(t *testing.T) {
 	idsB, tsB, err := s.Data.Flush(ctx, collB, vchB)
 	require.NoError(t, err)
 
-	slow := &slowStore{Store: s.Objects, prefix: "files/insert_log/" + strconv.FormatInt(s.CollectionID, 10) + "/",
-		entered: make(chan struct{}), release: make(chan struct{})}
+	slow := &slowStore{
+		Store: s.Objects, prefix: "files/insert_log/" + strconv.FormatInt(s.CollectionID, 10) + "/",
+		entered: make(chan struct{}), release: make(chan struct{}),
+	}
 	dn, err := datanode.New(s.DataNodeConfig, s.Log, slow, s.Data, s.Root, s.IDs, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	runCtx, kill := context.WithCancel(ctx)

@@ -585,7 +585,8 @@ func TestEvalArrays(t *testing.T) {
 func tmplVals() map[string]*schemapb.TemplateValue {
 	long := func(v ...int64) *schemapb.TemplateValue {
 		return &schemapb.TemplateValue{Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: &schemapb.TemplateArrayValue{
-			Data: &schemapb.TemplateArrayValue_LongData{LongData: &schemapb.LongArray{Data: v}}}}}
+			Data: &schemapb.TemplateArrayValue_LongData{LongData: &schemapb.LongArray{Data: v}},
+		}}}
 	}
 	return map[string]*schemapb.TemplateValue{
 		"x":    {Val: &schemapb.TemplateValue_Int64Val{Int64Val: 3}},
@@ -599,17 +600,22 @@ func tmplVals() map[string]*schemapb.TemplateValue {
 		"xs":   long(4, 7),
 		"none": long(),
 		"names": {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: &schemapb.TemplateArrayValue{
-			Data: &schemapb.TemplateArrayValue_StringData{StringData: &schemapb.StringArray{Data: []string{"apple", "date"}}}}}},
+			Data: &schemapb.TemplateArrayValue_StringData{StringData: &schemapb.StringArray{Data: []string{"apple", "date"}}},
+		}}},
 		"dbl": {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: &schemapb.TemplateArrayValue{
-			Data: &schemapb.TemplateArrayValue_DoubleData{DoubleData: &schemapb.DoubleArray{Data: []float64{1.0, 2.0}}}}}},
+			Data: &schemapb.TemplateArrayValue_DoubleData{DoubleData: &schemapb.DoubleArray{Data: []float64{1.0, 2.0}}},
+		}}},
 		"bls": {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: &schemapb.TemplateArrayValue{
-			Data: &schemapb.TemplateArrayValue_BoolData{BoolData: &schemapb.BoolArray{Data: []bool{false}}}}}},
+			Data: &schemapb.TemplateArrayValue_BoolData{BoolData: &schemapb.BoolArray{Data: []bool{false}}},
+		}}},
 		"js": {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: &schemapb.TemplateArrayValue{
-			Data: &schemapb.TemplateArrayValue_JsonData{JsonData: &schemapb.JSONArray{Data: [][]byte{[]byte(`1`), []byte(`"3"`)}}}}}},
+			Data: &schemapb.TemplateArrayValue_JsonData{JsonData: &schemapb.JSONArray{Data: [][]byte{[]byte(`1`), []byte(`"3"`)}}},
+		}}},
 		"nested": {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: &schemapb.TemplateArrayValue{
 			Data: &schemapb.TemplateArrayValue_ArrayData{ArrayData: &schemapb.TemplateArrayValueArray{Data: []*schemapb.TemplateArrayValue{
 				{Data: &schemapb.TemplateArrayValue_LongData{LongData: &schemapb.LongArray{Data: []int64{1, 2}}}},
-			}}}}}},
+			}}},
+		}}},
 		"empty": {},
 	}
 }

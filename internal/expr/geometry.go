@@ -48,8 +48,10 @@ var spatialNames = map[string]spatialOp{
 }
 
 func (o spatialOp) String() string {
-	return [...]string{"ST_EQUALS", "ST_TOUCHES", "ST_OVERLAPS", "ST_CROSSES", "ST_CONTAINS",
-		"ST_INTERSECTS", "ST_WITHIN", "ST_DWITHIN", "ST_ISVALID"}[o]
+	return [...]string{
+		"ST_EQUALS", "ST_TOUCHES", "ST_OVERLAPS", "ST_CROSSES", "ST_CONTAINS",
+		"ST_INTERSECTS", "ST_WITHIN", "ST_DWITHIN", "ST_ISVALID",
+	}[o]
 }
 
 // earthRadius is the mean earth radius in meters used by ST_DWITHIN.

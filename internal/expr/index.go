@@ -118,8 +118,10 @@ type interval struct {
 
 // fullInterval holds every key of type t.
 func fullInterval(t vtype) interval {
-	return interval{t: t, ilo: math.MinInt64, ihi: math.MaxInt64, flo: math.Inf(-1), fhi: math.Inf(1),
-		floIn: true, fhiIn: true, sloIn: true, shiInf: true}
+	return interval{
+		t: t, ilo: math.MinInt64, ihi: math.MaxInt64, flo: math.Inf(-1), fhi: math.Inf(1),
+		floIn: true, fhiIn: true, sloIn: true, shiInf: true,
+	}
 }
 
 // cmpInterval returns the keys v with "v op k" for an ordering operator,

@@ -119,6 +119,7 @@ func (p *parser) peekAt(k int) token {
 	}
 	return p.toks[len(p.toks)-1]
 }
+
 func (p *parser) next() token {
 	t := p.toks[p.i]
 	if t.kind != tEOF {

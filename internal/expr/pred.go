@@ -177,6 +177,7 @@ func (p *constPred) String() string {
 	}
 	return "false"
 }
+
 func (p *constPred) eval(c *evalCtx) (boolVec, error) {
 	out := make([]bool, c.n)
 	fill(out, p.v)
@@ -320,6 +321,7 @@ func (p *andPred) addFields(add func(int64)) {
 		q.addFields(add)
 	}
 }
+
 func (p *orPred) addFields(add func(int64)) {
 	for _, q := range p.ps {
 		q.addFields(add)

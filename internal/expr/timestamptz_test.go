@@ -21,8 +21,10 @@ func TestTimestamptzFilters(t *testing.T) {
 	}
 	b := &mapBatch{n: 4, cols: map[int64]column.Column{
 		100: &column.Ints{T: schemapb.DataType_Int64, Data: []int64{0, 1, 2, 3}},
-		101: &column.Ints{T: schemapb.DataType_Timestamptz, Nulls: column.Nulls{Valid: []bool{true, true, true, false}},
-			Data: []int64{micros("1970-01-01T00:00:00Z"), micros("2024-12-31T22:00:00Z"), micros("9999-12-31T23:46:05Z"), 0}},
+		101: &column.Ints{
+			T: schemapb.DataType_Timestamptz, Nulls: column.Nulls{Valid: []bool{true, true, true, false}},
+			Data: []int64{micros("1970-01-01T00:00:00Z"), micros("2024-12-31T22:00:00Z"), micros("9999-12-31T23:46:05Z"), 0},
+		},
 	}}
 	for _, tc := range []struct {
 		filter, tz string

@@ -558,6 +558,7 @@ func (n *arrayLenNode) String() string {
 	}
 	return "array_length(" + n.json.String() + ")"
 }
+
 func (n *arrayLenNode) addFields(add func(int64)) {
 	if n.arr != nil {
 		add(n.arr.fid)

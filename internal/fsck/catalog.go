@@ -96,8 +96,10 @@ func checkCatalog(ctx context.Context, dir, root string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c := &catalogCheck{root: root, kv: kv, objs: objs, colls: map[int64]*catalog.Collection{},
-		segments: map[int64]catalog.SegmentInfo{}}
+	c := &catalogCheck{
+		root: root, kv: kv, objs: objs, colls: map[int64]*catalog.Collection{},
+		segments: map[int64]catalog.SegmentInfo{},
+	}
 	if err := c.run(ctx); err != nil {
 		return c.res, err
 	}
@@ -137,8 +139,10 @@ func (c *catalogCheck) run(ctx context.Context) error {
 	for _, e := range kvs {
 		var s catalog.SegmentInfo
 		if err := catalog.Unmarshal(e.Value, &s); err != nil {
-			c.add(Damage{Kind: KindMeta, File: e.Key, Problem: "segment record does not decode: " + err.Error(),
-				Affects: "the segment's rows are not served"})
+			c.add(Damage{
+				Kind: KindMeta, File: e.Key, Problem: "segment record does not decode: " + err.Error(),
+				Affects: "the segment's rows are not served",
+			})
 			continue
 		}
 		c.segments[s.ID] = s
@@ -330,8 +334,10 @@ func (c *catalogCheck) indexes(ctx context.Context) error {
 	for _, e := range kvs {
 		var idx catalog.IndexInfo
 		if err := catalog.Unmarshal(e.Value, &idx); err != nil {
-			c.add(Damage{Kind: KindMeta, File: e.Key, Problem: "index record does not decode: " + err.Error(),
-				Affects: "the index cannot be described or used"})
+			c.add(Damage{
+				Kind: KindMeta, File: e.Key, Problem: "index record does not decode: " + err.Error(),
+				Affects: "the index cannot be described or used",
+			})
 			continue
 		}
 		idxs[idx.ID] = idx
@@ -345,8 +351,10 @@ func (c *catalogCheck) indexes(ctx context.Context) error {
 		}
 		var t catalog.IndexTask
 		if err := catalog.Unmarshal(e.Value, &t); err != nil {
-			c.add(Damage{Kind: KindMeta, File: e.Key, Problem: "index task record does not decode: " + err.Error(),
-				Affects: "one segment's index is rebuilt or missing"})
+			c.add(Damage{
+				Kind: KindMeta, File: e.Key, Problem: "index task record does not decode: " + err.Error(),
+				Affects: "one segment's index is rebuilt or missing",
+			})
 			continue
 		}
 		s, ok := c.segments[t.SegmentID]

@@ -23,8 +23,10 @@ func TestCheckReport(t *testing.T) {
 		return Result{Stats: Stats{Files: 2, Bytes: 10}}, nil
 	}}
 	bad := Checker{Name: "bad", Check: func(context.Context, string) (Result, error) {
-		return Result{Damage: []Damage{{Kind: KindBinlog, Collection: "c", CollectionID: 1, SegmentID: 7, Rows: 5,
-			File: "files/insert_log/1/2/7/100/9", Problem: "file is missing"}}}, nil
+		return Result{Damage: []Damage{{
+			Kind: KindBinlog, Collection: "c", CollectionID: 1, SegmentID: 7, Rows: 5,
+			File: "files/insert_log/1/2/7/100/9", Problem: "file is missing",
+		}}}, nil
 	}}
 	broken := Checker{Name: "broken", Check: func(context.Context, string) (Result, error) {
 		return Result{}, errors.New("unreadable")
@@ -38,7 +40,8 @@ func TestCheckReport(t *testing.T) {
 		{"clean", []Checker{ok}, true, []string{"clean: no damage found", "2 files (10 bytes)"}},
 		{"damaged", []Checker{ok, bad}, false, []string{
 			`DAMAGED binlog: collection="c"(1) segment=7 file=files/insert_log/1/2/7/100/9: file is missing`,
-			"damaged: 1 problems in 1 segments", `segment 7 of collection "c" (1): 5 rows`}},
+			"damaged: 1 problems in 1 segments", `segment 7 of collection "c" (1): 5 rows`,
+		}},
 		{"incomplete", []Checker{ok, broken}, false, []string{"NOT CHECKED broken: unreadable", "incomplete:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,8 +68,10 @@ func TestDropSegment(t *testing.T) {
 	dir := t.TempDir()
 	kv, err := embedded.Open(filepath.Join(dir, MetaFile), nil)
 	require.NoError(t, err)
-	seg := catalog.SegmentInfo{ID: 7, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
-		Level: catalog.LevelL1, NumRows: 123, Deltalogs: []catalog.Binlog{{LogID: 3, Entries: 4}}}
+	seg := catalog.SegmentInfo{
+		ID: 7, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
+		Level: catalog.LevelL1, NumRows: 123, Deltalogs: []catalog.Binlog{{LogID: 3, Entries: 4}},
+	}
 	b, err := catalog.Marshal(&seg)
 	require.NoError(t, err)
 	require.NoError(t, kv.Txn(ctx, metastore.Put(catalog.SegmentKey(1, 7), b)))

@@ -21,8 +21,10 @@ func MetaChecker() Checker {
 		}
 		var res Result
 		for _, d := range found {
-			res.Damage = append(res.Damage, Damage{Kind: KindMeta, File: path, Problem: d.String(),
-				Affects: metaAffects(d)})
+			res.Damage = append(res.Damage, Damage{
+				Kind: KindMeta, File: path, Problem: d.String(),
+				Affects: metaAffects(d),
+			})
 		}
 		return res, nil
 	}}

@@ -85,8 +85,10 @@ func DropSegment(ctx context.Context, dir string, id int64, now time.Time) (Loss
 		if s.State == catalog.SegmentDropped {
 			return Loss{}, fmt.Errorf("%w: segment %d is already dropped", ErrNoSegment, id)
 		}
-		loss := Loss{CollectionID: s.CollectionID, PartitionID: s.PartitionID, SegmentID: s.ID, VChannel: s.VChannel,
-			Level: s.Level, State: s.State, Rows: s.NumRows}
+		loss := Loss{
+			CollectionID: s.CollectionID, PartitionID: s.PartitionID, SegmentID: s.ID, VChannel: s.VChannel,
+			Level: s.Level, State: s.State, Rows: s.NumRows,
+		}
 		for _, l := range s.Deltalogs {
 			loss.Deletes += l.Entries
 		}

@@ -239,11 +239,13 @@ func checkWAL(ctx context.Context, dir string, maxRecordBytes int64) (Result, er
 		if end >= r.need {
 			continue
 		}
-		d := Damage{Kind: KindWAL, PChannel: p, File: filepath.Join(walDir, p),
+		d := Damage{
+			Kind: KindWAL, PChannel: p, File: filepath.Join(walDir, p),
 			Problem: fmt.Sprintf("the pchannel ends at offset %d, before offset %d that %s requires", end, r.need, r.needWhat),
 			Affects: fmt.Sprintf("records appended from now on get offsets that consumers already passed and are skipped as "+
 				"persisted (acknowledged writes silently lost) in %s; `strata repair --cut-wal %s` pads the WAL past them",
-				collectionsOf(r), p)}
+				collectionsOf(r), p),
+		}
 		setCollection(&d, r)
 		res.Damage = append(res.Damage, d)
 	}
@@ -272,8 +274,10 @@ func countWALFiles(walDir string) (int, int64) {
 // whether the damaged records are before its checkpoint (in binlogs) or
 // after it (not flushed yet).
 func walDamage(r *walRefs, d local.Damage) Damage {
-	out := Damage{Kind: KindWAL, PChannel: d.PChannel, File: d.Path,
-		Problem: fmt.Sprintf("%s at byte %d (record offset %d): %s", d.Kind, d.ByteOffset, d.RecordOffset, d.Detail)}
+	out := Damage{
+		Kind: KindWAL, PChannel: d.PChannel, File: d.Path,
+		Problem: fmt.Sprintf("%s at byte %d (record offset %d): %s", d.Kind, d.ByteOffset, d.RecordOffset, d.Detail),
+	}
 	at := d.RecordOffset
 	parts := []string{fmt.Sprintf("readers of pchannel %s stop at offset %d, and appends to it may be refused; "+
 		"`strata repair --cut-wal %s` cuts it there, accepting the loss of every later record", d.PChannel, at, d.PChannel)}

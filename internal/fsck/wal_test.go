@@ -41,12 +41,18 @@ func newWALDir(t *testing.T, cp, synced int64) walDir {
 		require.NoError(t, err)
 		require.NoError(t, kv.Txn(ctx, metastore.Put(key, b)))
 	}
-	put(catalog.CollectionKey(7), &catalog.CollectionInfo{ID: 7, Name: "c", Shards: 1, VChannels: []string{w.vchannel},
-		PChannels: []string{w.pchannel}, StartOffsets: []int64{0}, State: catalog.CollectionCreated, CreatedTS: 900})
-	put(catalog.CheckpointKey(w.vchannel), &catalog.ChannelCheckpoint{VChannel: w.vchannel,
-		Position: catalog.Position{Offset: cp, TimeTick: uint64(1000 + 10*cp - 10)}, DeltaSyncedOffset: -1})
-	put(catalog.SegmentKey(7, 11), &catalog.SegmentInfo{ID: 11, CollectionID: 7, VChannel: w.vchannel, State: catalog.SegmentGrowing,
-		Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 1, TimeTick: 1010}, SyncedOffset: synced})
+	put(catalog.CollectionKey(7), &catalog.CollectionInfo{
+		ID: 7, Name: "c", Shards: 1, VChannels: []string{w.vchannel},
+		PChannels: []string{w.pchannel}, StartOffsets: []int64{0}, State: catalog.CollectionCreated, CreatedTS: 900,
+	})
+	put(catalog.CheckpointKey(w.vchannel), &catalog.ChannelCheckpoint{
+		VChannel: w.vchannel,
+		Position: catalog.Position{Offset: cp, TimeTick: uint64(1000 + 10*cp - 10)}, DeltaSyncedOffset: -1,
+	})
+	put(catalog.SegmentKey(7, 11), &catalog.SegmentInfo{
+		ID: 11, CollectionID: 7, VChannel: w.vchannel, State: catalog.SegmentGrowing,
+		Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 1, TimeTick: 1010}, SyncedOffset: synced,
+	})
 	require.NoError(t, kv.Close())
 
 	l, err := local.Open(local.Config{Dir: filepath.Join(w.dir, WALDir)}, nil)
@@ -164,10 +170,14 @@ func TestCutWAL(t *testing.T) {
 		end        int64 // after the padding
 		affected   string
 	}{
-		{"BeforeCheckpoint", 30, 25, func(t *testing.T, w walDir) { w.flip(t, 20) }, 20, 40,
-			"removed records before its checkpoint 30 are in binlogs; its records from offset 30 on were not flushed"},
-		{"AfterCheckpoint", 30, 25, func(t *testing.T, w walDir) { w.flip(t, 35) }, 35, 40,
-			"its checkpoint 30 is before the damage: its rows and deletes from offset 35 on were not flushed"},
+		{
+			"BeforeCheckpoint", 30, 25, func(t *testing.T, w walDir) { w.flip(t, 20) }, 20, 40,
+			"removed records before its checkpoint 30 are in binlogs; its records from offset 30 on were not flushed",
+		},
+		{
+			"AfterCheckpoint", 30, 25, func(t *testing.T, w walDir) { w.flip(t, 35) }, 35, 40,
+			"its checkpoint 30 is before the damage: its rows and deletes from offset 35 on were not flushed",
+		},
 		// The tail is gone (a torn last record), but the checkpoint and the
 		// synced offset had passed it: the padding goes past them.
 		{"ReferencesPastTheTail", 38, 37, func(t *testing.T, w walDir) {
@@ -236,8 +246,10 @@ func TestCutWAL(t *testing.T) {
 		w := newWALDir(t, 30, 25)
 		kv, err := embedded.Open(filepath.Join(w.dir, MetaFile), nil)
 		require.NoError(t, err)
-		b, err := catalog.Marshal(&catalog.SegmentInfo{ID: 12, CollectionID: 7, VChannel: w.vchannel, State: catalog.SegmentSealed,
-			Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 31, TimeTick: 1310}, SyncedOffset: -1, FlushTS: 1360})
+		b, err := catalog.Marshal(&catalog.SegmentInfo{
+			ID: 12, CollectionID: 7, VChannel: w.vchannel, State: catalog.SegmentSealed,
+			Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 31, TimeTick: 1310}, SyncedOffset: -1, FlushTS: 1360,
+		})
 		require.NoError(t, err)
 		require.NoError(t, kv.Txn(ctx, metastore.Put(catalog.SegmentKey(7, 12), b)))
 		require.NoError(t, kv.Close())

@@ -129,16 +129,20 @@ func CutWAL(ctx context.Context, dir, pchannel string, maxRecordBytes int64, log
 	if (out.Cut.Damage != nil || out.Pad.Fillers > 0) && len(refs.sealed) > 0 {
 		var msgs []wal.Message
 		for _, v := range sortedVChannels(refs.sealed) {
-			msgs = append(msgs, wal.Message{Type: wal.TypeFlush, VChannel: v, TimeTick: out.Pad.TimeTick,
-				Payload: wal.EncodeFlush(refs.sealed[v])})
+			msgs = append(msgs, wal.Message{
+				Type: wal.TypeFlush, VChannel: v, TimeTick: out.Pad.TimeTick,
+				Payload: wal.EncodeFlush(refs.sealed[v]),
+			})
 		}
 		if out.FlushOffset, err = local.Append(walDir, pchannel, [][]byte{wal.EncodeRecord(msgs)}, maxRecordBytes, logger); err != nil {
 			return out, err
 		}
 		out.Resealed = refs.sealed
 	}
-	attrs := []any{slog.String("pchannel", pchannel), slog.Int64("end", out.Pad.End), slog.Int64("fillers", out.Pad.Fillers),
-		slog.String("why", out.Why)}
+	attrs := []any{
+		slog.String("pchannel", pchannel), slog.Int64("end", out.Pad.End), slog.Int64("fillers", out.Pad.Fillers),
+		slog.String("why", out.Why),
+	}
 	for _, a := range out.Affected {
 		attrs = append(attrs, slog.String("affected", a))
 	}

@@ -42,8 +42,10 @@ func flushedKeys(t *testing.T, s *stacktest.Stack) []int64 {
 		if seg.Level == catalog.LevelL0 || seg.State != catalog.SegmentFlushed || seg.NumRows == 0 {
 			continue
 		}
-		c, err := storage.ReadField(context.Background(), s.Objects, storage.FieldLogs{Root: "files", Collection: seg.CollectionID,
-			Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(100)},
+		c, err := storage.ReadField(context.Background(), s.Objects, storage.FieldLogs{
+			Root: "files", Collection: seg.CollectionID,
+			Partition: seg.PartitionID, ID: seg.ID, LogIDs: seg.LogIDs(100),
+		},
 			&schemapb.FieldSchema{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64})
 		require.NoError(t, err)
 		out = append(out, c.(*column.Ints).Data...)

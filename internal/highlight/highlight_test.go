@@ -38,32 +38,52 @@ func TestFragmentsEnglish(t *testing.T) {
 		query string
 		want  []string
 	}{
-		{"defaults cut 100 characters from the first match", &Config{PreTags: braces, PostTags: closing, FragmentSize: 100, NumOfFragments: 5},
+		{
+			"defaults cut 100 characters from the first match", &Config{PreTags: braces, PostTags: closing, FragmentSize: 100, NumOfFragments: 5},
 			"my second test doc. Milvus is an open-source vector database that suits AI applications of every size from running a demo",
-			"test", []string{"{test} doc. Milvus is an open-source vector database that suits AI applications of every size from run"}},
-		{"offset keeps leading context", cfg(braces, closing, 4, 60, 1), doc, "BM25",
-			[]string{"Use {BM25} for keyword relevance. Filters can narrow results."}},
+			"test",
+			[]string{"{test} doc. Milvus is an open-source vector database that suits AI applications of every size from run"},
+		},
+		{
+			"offset keeps leading context", cfg(braces, closing, 4, 60, 1), doc, "BM25",
+			[]string{"Use {BM25} for keyword relevance. Filters can narrow results."},
+		},
 		{"fragment ends at the text end", cfg(braces, closing, 0, 10, 1), "Must be water.", "water", []string{"{water}."}},
-		{"later match in reach joins the fragment", cfg(braces, closing, 0, 100, 1), pipes, "water",
-			[]string{"{water}! Like, full of {water}!"}},
-		{"match past the end starts a new fragment", cfg(braces, closing, 0, 9, 2), pipes, "water",
-			[]string{"{water}! Li", "{water}!"}},
+		{
+			"later match in reach joins the fragment", cfg(braces, closing, 0, 100, 1), pipes, "water",
+			[]string{"{water}! Like, full of {water}!"},
+		},
+		{
+			"match past the end starts a new fragment", cfg(braces, closing, 0, 9, 2), pipes, "water",
+			[]string{"{water}! Li", "{water}!"},
+		},
 		{"num_of_fragments caps the fragments", cfg(braces, closing, 0, 9, 1), pipes, "water", []string{"{water}! Li"}},
 		{"num_of_fragments 0 returns none", cfg(braces, closing, 0, 9, 0), pipes, "water", []string{}},
-		{"a match longer than the size is kept whole", cfg(braces, closing, 0, 1, 10), pipes, "water",
-			[]string{"{water}", "{water}"}},
-		{"offset reaching back overlaps the previous fragment, untagged", cfg([]string{"="}, []string{"="}, 100, 5, 2), pipes, "water",
-			[]string{"I have the seat full of =water=", "I have the seat full of water! Like, full of =water="}},
-		{"offset past the fragment size", cfg(braces, closing, 5, 1, 1), "7654321 keyword 1234567", "keyword",
-			[]string{"4321 {keyword}"}},
-		{"several query terms, second fragment keeps only its match", cfg(braces, closing, 5, 10, 10), "A leakage of what?",
-			"A leakage of what?", []string{"{A} {leakage} {of}", "e of {what}?"}},
+		{
+			"a match longer than the size is kept whole", cfg(braces, closing, 0, 1, 10), pipes, "water",
+			[]string{"{water}", "{water}"},
+		},
+		{
+			"offset reaching back overlaps the previous fragment, untagged", cfg([]string{"="}, []string{"="}, 100, 5, 2), pipes, "water",
+			[]string{"I have the seat full of =water=", "I have the seat full of water! Like, full of =water="},
+		},
+		{
+			"offset past the fragment size", cfg(braces, closing, 5, 1, 1), "7654321 keyword 1234567", "keyword",
+			[]string{"4321 {keyword}"},
+		},
+		{
+			"several query terms, second fragment keeps only its match", cfg(braces, closing, 5, 10, 10), "A leakage of what?",
+			"A leakage of what?",
+			[]string{"{A} {leakage} {of}", "e of {what}?"},
+		},
 		{"numbers are tokens", cfg(braces, closing, 100, 5, 2), "word 1 word 12 word 123", "1", []string{"word {1}"}},
 		{"sub-words are tokens", cfg(braces, closing, 0, 1, 1), "There is a sub-word in this sentence", "sub", []string{"{sub}"}},
 		{"no match, no fragment", cfg(braces, closing, 0, 100, 5), doc, "nonexistent", []string{}},
 		{"empty text", cfg(braces, closing, 0, 100, 5), "", "water", []string{}},
-		{"adjacent matches merge into one highlight", cfg(braces, closing, 0, 100, 5), "key-value store", "key value",
-			[]string{"{key}-{value} store"}},
+		{
+			"adjacent matches merge into one highlight", cfg(braces, closing, 0, 100, 5), "key-value store", "key value",
+			[]string{"{key}-{value} store"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,10 +120,14 @@ func TestFragmentsTagsCycle(t *testing.T) {
 	}{
 		{"pairs cycle", []string{"{", "<", "="}, []string{"}", ">", "="}, "{key} <key> =key= {key} <key>"},
 		{"lists of different lengths cycle independently", []string{"{"}, []string{"}", ">"}, "{key} {key> {key} {key> {key}"},
-		{"long tags", []string{strings.Repeat("{", 999)}, []string{strings.Repeat("}", 999)},
+		{
+			"long tags",
+			[]string{strings.Repeat("{", 999)},
+			[]string{strings.Repeat("}", 999)},
 			strings.Repeat("{", 999) + "key" + strings.Repeat("}", 999) + " " +
 				strings.Repeat(strings.Repeat("{", 999)+"key"+strings.Repeat("}", 999)+" ", 3) +
-				strings.Repeat("{", 999) + "key" + strings.Repeat("}", 999)},
+				strings.Repeat("{", 999) + "key" + strings.Repeat("}", 999),
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,14 +162,26 @@ func TestFragmentsChinese(t *testing.T) {
 		terms Terms
 		want  []string
 	}{
-		{"adjacent words highlight as one", cfg([]string{"{"}, []string{"}"}, 0, 1, 10),
-			Terms{"如同": {}, "呼吸": {}, "般": {}, "起伏": {}}, []string{"{如同呼吸般起伏}"}},
-		{"size counts characters, not bytes", cfg([]string{"{"}, []string{"}"}, 0, 4, 5),
-			Terms{"林舟": {}}, []string{"{林舟}怀着"}},
-		{"offset counts characters", cfg([]string{"{"}, []string{"}"}, 3, 1, 5),
-			Terms{"行走": {}}, []string{"在巷道{行走}"}},
-		{"two fragments", cfg([]string{"<b>"}, []string{"</b>"}, 0, 2, 5),
-			Terms{"青年": {}, "旋转": {}}, []string{"<b>青年</b>", "<b>旋转</b>"}},
+		{
+			"adjacent words highlight as one", cfg([]string{"{"}, []string{"}"}, 0, 1, 10),
+			Terms{"如同": {}, "呼吸": {}, "般": {}, "起伏": {}},
+			[]string{"{如同呼吸般起伏}"},
+		},
+		{
+			"size counts characters, not bytes", cfg([]string{"{"}, []string{"}"}, 0, 4, 5),
+			Terms{"林舟": {}},
+			[]string{"{林舟}怀着"},
+		},
+		{
+			"offset counts characters", cfg([]string{"{"}, []string{"}"}, 3, 1, 5),
+			Terms{"行走": {}},
+			[]string{"在巷道{行走}"},
+		},
+		{
+			"two fragments", cfg([]string{"<b>"}, []string{"</b>"}, 0, 2, 5),
+			Terms{"青年": {}, "旋转": {}},
+			[]string{"<b>青年</b>", "<b>旋转</b>"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,7 +192,8 @@ func TestFragmentsChinese(t *testing.T) {
 
 func TestMatchSpansMerge(t *testing.T) {
 	toks := []analyzer.Token{
-		{Text: "ab", Start: 0, End: 2}, {Text: "b", Start: 1, End: 2}, // inside the previous one: dropped
+		{Text: "ab", Start: 0, End: 2},
+		{Text: "b", Start: 1, End: 2},  // inside the previous one: dropped
 		{Text: "cd", Start: 2, End: 4}, // touching: merged
 		{Text: "x", Start: 6, End: 7},
 		{Text: "x", Start: 6, End: 9},    // same start, longer: extends
@@ -183,8 +220,10 @@ func TestParse(t *testing.T) {
 		"num_of_fragments", "0", "highlight_search_text", "True",
 		"highlight_query", `[{"type": "TextMatch", "field": "doc", "text": "seat"}]`))
 	require.NoError(t, err)
-	require.Equal(t, Config{PreTags: []string{"{", "<"}, PostTags: []string{"}"}, FragmentOffset: 5, FragmentSize: 10,
-		SearchText: true, Queries: []Query{{Type: QueryTextMatch, Field: "doc", Text: "seat"}}}, *c)
+	require.Equal(t, Config{
+		PreTags: []string{"{", "<"}, PostTags: []string{"}"}, FragmentOffset: 5, FragmentSize: 10,
+		SearchText: true, Queries: []Query{{Type: QueryTextMatch, Field: "doc", Text: "seat"}},
+	}, *c)
 
 	c, err = Parse(kvs("queries", `[{"type": "TextMatch", "field": "doc", "text": "x"}]`, "highlight_search_text", "false"))
 	require.NoError(t, err)

@@ -11,8 +11,13 @@ func TestParseMetric(t *testing.T) {
 		in   string
 		want Metric
 	}{
-		{"L2", L2}, {"l2", L2}, {"IP", IP}, {"COSINE", Cosine}, {"cosine", Cosine},
-		{"HAMMING", Hamming}, {"jaccard", Jaccard},
+		{"L2", L2},
+		{"l2", L2},
+		{"IP", IP},
+		{"COSINE", Cosine},
+		{"cosine", Cosine},
+		{"HAMMING", Hamming},
+		{"jaccard", Jaccard},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			m, err := ParseMetric(tc.in)

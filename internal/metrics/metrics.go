@@ -63,8 +63,10 @@ var (
 	// msBuckets are Milvus's latency buckets in milliseconds (1 ms to ~131 s).
 	msBuckets = prometheus.ExponentialBuckets(1, 2, 18)
 	// longTaskBuckets are Milvus's buckets for long tasks (milliseconds).
-	longTaskBuckets = []float64{1, 100, 500, 1000, 5000, 10000, 20000, 50000, 100000, 250000, 500000,
-		1000000, 3600000, 5000000, 10000000}
+	longTaskBuckets = []float64{
+		1, 100, 500, 1000, 5000, 10000, 20000, 50000, 100000, 250000, 500000,
+		1000000, 3600000, 5000000, 10000000,
+	}
 	// saveBuckets are Milvus's buckets of datanode save latency (milliseconds).
 	saveBuckets = []float64{0, 10, 100, 200, 400, 1000, 10000}
 )
@@ -81,20 +83,26 @@ func status(failed bool) string {
 }
 
 func counter(subsystem, name, help string, labels ...string) *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: subsystem,
-		Name: name, Help: help}, labels)
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: subsystem,
+		Name: name, Help: help,
+	}, labels)
 }
 
 func histogram(subsystem, name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: subsystem,
-		Name: name, Help: help, Buckets: buckets}, labels)
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: subsystem,
+		Name: name, Help: help, Buckets: buckets,
+	}, labels)
 }
 
 // RegisterBuildInfo registers milvus_build_info, 1 with the build's
 // version, build time and git commit as labels.
 func RegisterBuildInfo(reg prometheus.Registerer, version, built, commit string) {
-	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
-		Help: "Build information of milvus"}, []string{"version", "built", "git_commit"})
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "build_info",
+		Help: "Build information of milvus",
+	}, []string{"version", "built", "git_commit"})
 	g.WithLabelValues(version, built, commit).Set(1)
 	reg.MustRegister(g)
 }

@@ -112,8 +112,10 @@ type fakeData struct{}
 
 func (fakeData) Segments(int64) []catalog.SegmentInfo {
 	return []catalog.SegmentInfo{
-		{ID: 1, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 100,
-			Binlogs: map[int64][]catalog.Binlog{100: {{Size: 7}}}},
+		{
+			ID: 1, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 100,
+			Binlogs: map[int64][]catalog.Binlog{100: {{Size: 7}}},
+		},
 		{ID: 2, State: catalog.SegmentGrowing, Level: catalog.LevelL1, NumRows: 5},
 		{ID: 3, State: catalog.SegmentFlushed, Level: catalog.LevelL0},
 		{ID: 4, State: catalog.SegmentDropped, Level: catalog.LevelL1, NumRows: 50},
@@ -134,6 +136,7 @@ func (fakeQuery) Loaded(int64) (bool, []int64) { return true, nil }
 func (fakeQuery) Segments(int64) []plan.SegmentInfo {
 	return []plan.SegmentInfo{{ID: 1, Rows: 100, Level: 1}, {ID: 2, Rows: 5, Growing: true, Level: 1}}
 }
+
 func (fakeQuery) ServiceTimes() map[string]uint64 {
 	return map[string]uint64{"v0": uint64(9_500) << 18}
 }
@@ -143,10 +146,14 @@ type fakeWAL struct{}
 func (fakeWAL) End(context.Context, string) (int64, error) { return 100, nil }
 
 func TestStateCollector(t *testing.T) {
-	col := &catalog.Collection{CollectionInfo: catalog.CollectionInfo{ID: 7, DBName: "default", Name: "c",
-		VChannels: []string{"v0"}, PChannels: []string{"p0"}, Partitions: []catalog.PartitionInfo{{ID: 1}, {ID: 2}}}}
-	c := NewStateCollector(State{Collections: fakeColls{col}, Data: fakeData{}, Query: fakeQuery{}, WAL: fakeWAL{},
-		Now: func() time.Time { return time.UnixMilli(10_000) }})
+	col := &catalog.Collection{CollectionInfo: catalog.CollectionInfo{
+		ID: 7, DBName: "default", Name: "c",
+		VChannels: []string{"v0"}, PChannels: []string{"p0"}, Partitions: []catalog.PartitionInfo{{ID: 1}, {ID: 2}},
+	}}
+	c := NewStateCollector(State{
+		Collections: fakeColls{col}, Data: fakeData{}, Query: fakeQuery{}, WAL: fakeWAL{},
+		Now: func() time.Time { return time.UnixMilli(10_000) },
+	})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
 	fams := gather(t, reg)

@@ -197,8 +197,10 @@ func (p *Proxy) OperatePrivilege(ctx context.Context, req *milvuspb.OperatePrivi
 	case e.GetRole() == nil:
 		return errcode.Status(errcode.InvalidParam("the object entity in the grant entity is nil")), nil
 	}
-	g := auth.Grant{Role: e.GetRole().GetName(), ObjectType: e.GetObject().GetName(), ObjectName: e.GetObjectName(),
-		DB: e.GetDbName(), Privilege: e.GetGrantor().GetPrivilege().GetName(), Grantor: grantor(ctx)}
+	g := auth.Grant{
+		Role: e.GetRole().GetName(), ObjectType: e.GetObject().GetName(), ObjectName: e.GetObjectName(),
+		DB: e.GetDbName(), Privilege: e.GetGrantor().GetPrivilege().GetName(), Grantor: grantor(ctx),
+	}
 	return errcode.Status(operateGrants(ctx, s, g, req.GetType() == milvuspb.OperatePrivilegeType_Grant)), nil
 }
 
@@ -290,9 +292,11 @@ func grantEntity(g auth.Grant) *milvuspb.GrantEntity {
 	if priv == auth.AnyWord {
 		priv = "All" // as Milvus lists it
 	}
-	return &milvuspb.GrantEntity{Role: &milvuspb.RoleEntity{Name: g.Role}, Object: &milvuspb.ObjectEntity{Name: g.ObjectType},
+	return &milvuspb.GrantEntity{
+		Role: &milvuspb.RoleEntity{Name: g.Role}, Object: &milvuspb.ObjectEntity{Name: g.ObjectType},
 		ObjectName: g.ObjectName, DbName: g.DB,
-		Grantor: &milvuspb.GrantorEntity{User: &milvuspb.UserEntity{Name: g.Grantor}, Privilege: &milvuspb.PrivilegeEntity{Name: priv}}}
+		Grantor: &milvuspb.GrantorEntity{User: &milvuspb.UserEntity{Name: g.Grantor}, Privilege: &milvuspb.PrivilegeEntity{Name: priv}},
+	}
 }
 
 // CreatePrivilegeGroup creates an empty custom privilege group.
@@ -395,9 +399,11 @@ func (p *Proxy) RestoreRBAC(ctx context.Context, req *milvuspb.RestoreRBACMetaRe
 		snap.Roles = append(snap.Roles, r.GetName())
 	}
 	for _, e := range m.GetGrants() {
-		snap.Grants = append(snap.Grants, auth.Grant{Role: e.GetRole().GetName(), ObjectType: e.GetObject().GetName(),
+		snap.Grants = append(snap.Grants, auth.Grant{
+			Role: e.GetRole().GetName(), ObjectType: e.GetObject().GetName(),
 			ObjectName: e.GetObjectName(), DB: e.GetDbName(), Privilege: e.GetGrantor().GetPrivilege().GetName(),
-			Grantor: e.GetGrantor().GetUser().GetName()})
+			Grantor: e.GetGrantor().GetUser().GetName(),
+		})
 	}
 	for _, g := range m.GetPrivilegeGroups() {
 		grp := auth.Group{Name: g.GetGroupName()}

@@ -79,8 +79,10 @@ func (p *Proxy) DescribeDatabase(ctx context.Context, req *milvuspb.DescribeData
 	if err != nil {
 		return &milvuspb.DescribeDatabaseResponse{Status: errcode.Status(err)}, nil
 	}
-	return &milvuspb.DescribeDatabaseResponse{Status: ok(), DbName: db.Name, DbID: db.ID,
-		CreatedTimestamp: db.CreatedTS, Properties: propsList(db.Properties)}, nil
+	return &milvuspb.DescribeDatabaseResponse{
+		Status: ok(), DbName: db.Name, DbID: db.ID,
+		CreatedTimestamp: db.CreatedTS, Properties: propsList(db.Properties),
+	}, nil
 }
 
 // AlterDatabase sets or deletes database properties.

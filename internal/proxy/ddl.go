@@ -148,8 +148,10 @@ func (p *Proxy) GetCollectionStatistics(ctx context.Context, req *milvuspb.GetCo
 		return &milvuspb.GetCollectionStatisticsResponse{Status: errcode.Status(err)}, nil
 	}
 	n := p.data.RowCount(col.ID, nil)
-	return &milvuspb.GetCollectionStatisticsResponse{Status: ok(),
-		Stats: []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}}}, nil
+	return &milvuspb.GetCollectionStatisticsResponse{
+		Status: ok(),
+		Stats:  []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}},
+	}, nil
 }
 
 // CreatePartition adds a partition. Creating one that exists succeeds and
@@ -255,8 +257,10 @@ func (p *Proxy) GetPartitionStatistics(ctx context.Context, req *milvuspb.GetPar
 		return &milvuspb.GetPartitionStatisticsResponse{Status: errcode.Status(errcode.New(errcode.PartitionNotFound, "partition not found[partition=%s]", req.GetPartitionName()))}, nil
 	}
 	n := p.data.RowCount(col.ID, []int64{part.ID})
-	return &milvuspb.GetPartitionStatisticsResponse{Status: ok(),
-		Stats: []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}}}, nil
+	return &milvuspb.GetPartitionStatisticsResponse{
+		Status: ok(),
+		Stats:  []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}},
+	}, nil
 }
 
 // partitionIDs resolves partition names (empty = nil).
@@ -446,9 +450,11 @@ func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoading
 // Flush seals and syncs every growing segment of the collections.
 func (p *Proxy) Flush(ctx context.Context, req *milvuspb.FlushRequest) (*milvuspb.FlushResponse, error) {
 	db := dbName(ctx, req.GetDbName())
-	resp := &milvuspb.FlushResponse{Status: ok(), DbName: db,
+	resp := &milvuspb.FlushResponse{
+		Status: ok(), DbName: db,
 		CollSegIDs: map[string]*schemapb.LongArray{}, FlushCollSegIDs: map[string]*schemapb.LongArray{},
-		CollSealTimes: map[string]int64{}, CollFlushTs: map[string]uint64{}}
+		CollSealTimes: map[string]int64{}, CollFlushTs: map[string]uint64{},
+	}
 	for _, name := range req.GetCollectionNames() {
 		col, err := p.collection(ctx, db, name)
 		if err != nil {

@@ -72,7 +72,8 @@ func (p *Proxy) FlushAll(ctx context.Context, req *milvuspb.FlushAllRequest) (*m
 			resp.FlushAllTs = max(resp.FlushAllTs, ts)
 			res.CollectionResults = append(res.CollectionResults, &milvuspb.FlushCollectionResult{
 				CollectionName: col.Name, SegmentIds: &schemapb.LongArray{Data: segs},
-				FlushSegmentIds: &schemapb.LongArray{Data: segs}, SealTime: int64(ts >> 18 / 1000)})
+				FlushSegmentIds: &schemapb.LongArray{Data: segs}, SealTime: int64(ts >> 18 / 1000),
+			})
 		}
 		resp.FlushResults = append(resp.FlushResults, res)
 	}

@@ -28,8 +28,10 @@ func highlightCollection() *catalog.Collection {
 			{FieldID: 104, Name: "note", DataType: schemapb.DataType_VarChar, TypeParams: analyzed},
 			{FieldID: 105, Name: "plain", DataType: schemapb.DataType_VarChar, TypeParams: analyzed[:1]},
 		},
-		Functions: []*schemapb.FunctionSchema{{Name: "doc_bm25", Type: schemapb.FunctionType_BM25,
-			InputFieldNames: []string{"doc"}, OutputFieldNames: []string{"sparse"}, InputFieldIds: []int64{102}, OutputFieldIds: []int64{103}}},
+		Functions: []*schemapb.FunctionSchema{{
+			Name: "doc_bm25", Type: schemapb.FunctionType_BM25,
+			InputFieldNames: []string{"doc"}, OutputFieldNames: []string{"sparse"}, InputFieldIds: []int64{102}, OutputFieldIds: []int64{103},
+		}},
 	}}
 }
 
@@ -47,7 +49,8 @@ func textPlaceholder(t *testing.T, texts ...string) []byte {
 func vectorPlaceholder(t *testing.T) []byte {
 	t.Helper()
 	b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{
-		{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{make([]byte, 8)}}}})
+		{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector, Values: [][]byte{make([]byte, 8)}},
+	}})
 	require.NoError(t, err)
 	return b
 }
@@ -57,8 +60,10 @@ func highlighterReq(metric string, placeholder []byte, params ...string) *milvus
 	for i := 0; i+1 < len(params); i += 2 {
 		h.Params = append(h.Params, &commonpb.KeyValuePair{Key: params[i], Value: params[i+1]})
 	}
-	return &milvuspb.SearchRequest{SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: placeholder}, Highlighter: h,
-		SearchParams: []*commonpb.KeyValuePair{{Key: "metric_type", Value: metric}}}
+	return &milvuspb.SearchRequest{
+		SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: placeholder}, Highlighter: h,
+		SearchParams: []*commonpb.KeyValuePair{{Key: "metric_type", Value: metric}},
+	}
 }
 
 func TestPlanHighlightErrors(t *testing.T) {
@@ -71,20 +76,32 @@ func TestPlanHighlightErrors(t *testing.T) {
 		code int32
 		msg  string
 	}{
-		{"search text needs metric BM25", highlighterReq("COSINE", vectorPlaceholder(t), "highlight_search_text", "True"), vec,
-			errcode.IllegalArgument, `Search highlight only support with metric type "BM25" but was: : invalid parameter`},
-		{"search text needs a BM25 output anns field", highlighterReq("BM25", textPlaceholder(t, "water"), "highlight_search_text", "True"), vec,
-			errcode.Unexpected, "service internal error: Search with highlight failed, input field of BM25 annsField not found"},
-		{"search text needs text data", highlighterReq("BM25", vectorPlaceholder(t), "highlight_search_text", "True"), sparse,
-			errcode.IllegalArgument, "please provide varchar/text for BM25 Function based search, got FloatVector: invalid parameter"},
-		{"bad parameter", highlighterReq("BM25", textPlaceholder(t, "water"), "fragment_size", "0"), sparse,
-			errcode.IllegalArgument, "invalid fragment_size: 0: invalid parameter"},
-		{"query on an unknown field", highlighterReq("COSINE", vectorPlaceholder(t),
-			"highlight_query", `[{"type": "TextMatch", "field": "nope", "text": "a"}]`), vec,
-			errcode.IllegalArgument, "highlight field not found in schema: nope: invalid parameter"},
-		{"query on a field without analyzer", highlighterReq("COSINE", vectorPlaceholder(t),
-			"highlight_query", `[{"type": "TextMatch", "field": "plain", "text": "a"}]`), vec,
-			errcode.IllegalArgument, "get highlight failed, the highlight field not found, plain:105: invalid parameter"},
+		{
+			"search text needs metric BM25", highlighterReq("COSINE", vectorPlaceholder(t), "highlight_search_text", "True"), vec,
+			errcode.IllegalArgument, `Search highlight only support with metric type "BM25" but was: : invalid parameter`,
+		},
+		{
+			"search text needs a BM25 output anns field", highlighterReq("BM25", textPlaceholder(t, "water"), "highlight_search_text", "True"), vec,
+			errcode.Unexpected, "service internal error: Search with highlight failed, input field of BM25 annsField not found",
+		},
+		{
+			"search text needs text data", highlighterReq("BM25", vectorPlaceholder(t), "highlight_search_text", "True"), sparse,
+			errcode.IllegalArgument, "please provide varchar/text for BM25 Function based search, got FloatVector: invalid parameter",
+		},
+		{
+			"bad parameter", highlighterReq("BM25", textPlaceholder(t, "water"), "fragment_size", "0"), sparse,
+			errcode.IllegalArgument, "invalid fragment_size: 0: invalid parameter",
+		},
+		{
+			"query on an unknown field", highlighterReq("COSINE", vectorPlaceholder(t),
+				"highlight_query", `[{"type": "TextMatch", "field": "nope", "text": "a"}]`), vec,
+			errcode.IllegalArgument, "highlight field not found in schema: nope: invalid parameter",
+		},
+		{
+			"query on a field without analyzer", highlighterReq("COSINE", vectorPlaceholder(t),
+				"highlight_query", `[{"type": "TextMatch", "field": "plain", "text": "a"}]`), vec,
+			errcode.IllegalArgument, "get highlight failed, the highlight field not found, plain:105: invalid parameter",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,11 +122,13 @@ func TestPlanHighlightErrors(t *testing.T) {
 // hitsOf builds the response searchResults makes for hits of nq queries
 // with the given doc and note values.
 func hitsOf(topks []int64, docs []string, docValid []bool, notes []string) *milvuspb.SearchResults {
-	data := &schemapb.SearchResultData{Topks: topks, OutputFields: []string{"doc", "note"},
+	data := &schemapb.SearchResultData{
+		Topks: topks, OutputFields: []string{"doc", "note"},
 		FieldsData: []*schemapb.FieldData{
 			column.ToFieldData("doc", 102, &column.Strings{T: schemapb.DataType_VarChar, Data: docs, Nulls: column.Nulls{Valid: docValid}}),
 			column.ToFieldData("note", 104, &column.Strings{T: schemapb.DataType_VarChar, Data: notes}),
-		}}
+		},
+	}
 	for range docs {
 		data.Scores = append(data.Scores, 1)
 	}
@@ -136,7 +155,8 @@ func TestHighlightAttach(t *testing.T) {
 		[]string{"I have the seat full of water!", "", "a seat leak"}, []bool{true, false, true},
 		[]string{"red water", "blue", "Red"})
 	resp.Results.FieldsData = append([]*schemapb.FieldData{
-		column.ToFieldData("id", 100, &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2, 3}})}, resp.Results.FieldsData...)
+		column.ToFieldData("id", 100, &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2, 3}}),
+	}, resp.Results.FieldsData...)
 	resp.Results.OutputFields = all.names
 	h.attach(resp, user)
 
@@ -192,7 +212,8 @@ func TestHighlightMultiAnalyzer(t *testing.T) {
 			{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
 			{FieldID: 102, Name: "lang", DataType: schemapb.DataType_VarChar, TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "8"}}},
 			{FieldID: 103, Name: "doc", DataType: schemapb.DataType_VarChar, TypeParams: []*commonpb.KeyValuePair{
-				{Key: "max_length", Value: "200"}, {Key: "enable_analyzer", Value: "true"}, {Key: "multi_analyzer_params", Value: multi}}},
+				{Key: "max_length", Value: "200"}, {Key: "enable_analyzer", Value: "true"}, {Key: "multi_analyzer_params", Value: multi},
+			}},
 		},
 	}}
 	req := highlighterReq("COSINE", vectorPlaceholder(t), "pre_tags", `["["]`, "post_tags", `["]"]`,
@@ -212,7 +233,8 @@ func TestHighlightMultiAnalyzer(t *testing.T) {
 		FieldsData: []*schemapb.FieldData{
 			column.ToFieldData("doc", 103, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"Running runs", "Running fast"}}),
 			column.ToFieldData("lang", 102, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"en", "xx"}}),
-		}}}
+		},
+	}}
 	h.attach(resp, user)
 	require.Equal(t, []string{"doc"}, resp.Results.GetOutputFields())
 	require.Len(t, resp.Results.GetFieldsData(), 1)

@@ -337,8 +337,10 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 			at += n
 		}
 	}
-	data := &schemapb.SearchResultData{NumQueries: int64(nq), TopK: int64(rk.limit), OutputFields: out.names,
-		PrimaryFieldName: col.PKField().GetName()}
+	data := &schemapb.SearchResultData{
+		NumQueries: int64(nq), TopK: int64(rk.limit), OutputFields: out.names,
+		PrimaryFieldName: col.PKField().GetName(),
+	}
 	var fused [][]fusedHit
 	if decay != nil {
 		if fused, err = p.functionFuse(ctx, col, req, decay, perQuery); err != nil {

@@ -40,8 +40,10 @@ func TestSubSearchMetricOfBM25Output(t *testing.T) {
 			{FieldID: 101, Name: "text", DataType: schemapb.DataType_VarChar},
 			{FieldID: 102, Name: "sparse", DataType: schemapb.DataType_SparseFloatVector, IsFunctionOutput: true},
 		},
-		Functions: []*schemapb.FunctionSchema{{Name: "bm25", Type: schemapb.FunctionType_BM25,
-			InputFieldIds: []int64{101}, OutputFieldIds: []int64{102}}},
+		Functions: []*schemapb.FunctionSchema{{
+			Name: "bm25", Type: schemapb.FunctionType_BM25,
+			InputFieldIds: []int64{101}, OutputFieldIds: []int64{102},
+		}},
 	}}
 	p := &Proxy{}
 	for _, mt := range []string{"BM25", ""} {

@@ -36,8 +36,10 @@ func (p *Proxy) GetIndexBuildProgress(ctx context.Context, req *milvuspb.GetInde
 	if st != nil {
 		return &milvuspb.GetIndexBuildProgressResponse{Status: st}, nil
 	}
-	return &milvuspb.GetIndexBuildProgressResponse{Status: ok(), IndexedRows: d.GetIndexedRows(),
-		TotalRows: d.GetTotalRows()}, nil
+	return &milvuspb.GetIndexBuildProgressResponse{
+		Status: ok(), IndexedRows: d.GetIndexedRows(),
+		TotalRows: d.GetTotalRows(),
+	}, nil
 }
 
 // GetIndexState reports the index's build state (Finished once every

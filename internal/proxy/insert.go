@@ -532,8 +532,10 @@ func (p *Proxy) deleteMessages(col *catalog.Collection, partID int64, pks column
 		if len(idx) == 0 {
 			continue
 		}
-		req := &msgpb.DeleteRequest{ShardName: col.VChannels[shard], DbName: col.DBName, CollectionName: col.Name,
-			CollectionID: col.ID, PartitionID: partID, NumRows: int64(len(idx))}
+		req := &msgpb.DeleteRequest{
+			ShardName: col.VChannels[shard], DbName: col.DBName, CollectionName: col.Name,
+			CollectionID: col.ID, PartitionID: partID, NumRows: int64(len(idx)),
+		}
 		switch c := pks.Take(idx).(type) {
 		case *column.Ints:
 			req.PrimaryKeys = &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: c.Data}}}

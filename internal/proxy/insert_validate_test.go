@@ -17,13 +17,17 @@ import (
 // insertColl is parseColl with an Int8, an Int32 array of capacity 2 and a
 // nullable Double with a default value.
 func insertColl() *catalog.Collection {
-	arr := &schemapb.FieldSchema{FieldID: 107, Name: "arr", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int32,
-		TypeParams: []*commonpb.KeyValuePair{{Key: "max_capacity", Value: "2"}}}
+	arr := &schemapb.FieldSchema{
+		FieldID: 107, Name: "arr", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int32,
+		TypeParams: []*commonpb.KeyValuePair{{Key: "max_capacity", Value: "2"}},
+	}
 	return parseColl(
 		&schemapb.FieldSchema{FieldID: 108, Name: "i8", DataType: schemapb.DataType_Int8},
 		arr,
-		&schemapb.FieldSchema{FieldID: 109, Name: "d", DataType: schemapb.DataType_Double, Nullable: true,
-			DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_DoubleData{DoubleData: 2.5}}})
+		&schemapb.FieldSchema{
+			FieldID: 109, Name: "d", DataType: schemapb.DataType_Double, Nullable: true,
+			DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_DoubleData{DoubleData: 2.5}},
+		})
 }
 
 // insertCols is one valid row of every required field of insertColl, with
@@ -104,45 +108,85 @@ func TestValidateInsertRefuses(t *testing.T) {
 		rows uint32
 		msg  string
 	}{
-		{"unknown field", nil, insertCols(column.ToFieldData("nope", 0, &column.Bools{Data: []bool{true}})), 0,
-			`field "nope" does not exist in collection "c"`},
-		{"a field twice", nil, append(insertCols(), column.ToFieldData("n", 103, &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}})), 0,
-			`field "n" is sent more than once`},
-		{"dynamic data without a dynamic field", withoutDynamic(insertColl()), append(insertCols(), metaCol(`{}`)), 0,
-			"the collection does not enable the dynamic field, but dynamic data was sent"},
-		{"type mismatch", nil, insertCols(column.ToFieldData("n", 103, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"x"}})), 0,
-			`field "n": data type VarChar does not match the schema type Int64`},
-		{"null in a field that is not nullable", nil, insertCols(column.ToFieldData("n", 103,
-			&column.Ints{Nulls: column.Nulls{Valid: []bool{false}}, T: schemapb.DataType_Int64, Data: []int64{0}})), 0,
-			`field "n" is not nullable but null values were sent`},
-		{"vector dim mismatch", nil, insertCols(column.ToFieldData("v", 101, &column.FloatVectors{Dim: 3, Data: []float32{1, 2, 3}})), 0,
-			"the length(3) of float data should divide the dim(2): the dim (3) of field data(v) is not equal to schema dim (2)"},
-		{"row counts differ", nil, insertCols(column.ToFieldData("n", 103, &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2}})), 0,
-			`the number of rows of field "n" is 2, other fields have 1`},
+		{
+			"unknown field", nil, insertCols(column.ToFieldData("nope", 0, &column.Bools{Data: []bool{true}})), 0,
+			`field "nope" does not exist in collection "c"`,
+		},
+		{
+			"a field twice", nil, append(insertCols(), column.ToFieldData("n", 103, &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}})), 0,
+			`field "n" is sent more than once`,
+		},
+		{
+			"dynamic data without a dynamic field", withoutDynamic(insertColl()), append(insertCols(), metaCol(`{}`)), 0,
+			"the collection does not enable the dynamic field, but dynamic data was sent",
+		},
+		{
+			"type mismatch", nil, insertCols(column.ToFieldData("n", 103, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"x"}})), 0,
+			`field "n": data type VarChar does not match the schema type Int64`,
+		},
+		{
+			"null in a field that is not nullable", nil, insertCols(column.ToFieldData("n", 103,
+				&column.Ints{Nulls: column.Nulls{Valid: []bool{false}}, T: schemapb.DataType_Int64, Data: []int64{0}})), 0,
+			`field "n" is not nullable but null values were sent`,
+		},
+		{
+			"vector dim mismatch", nil, insertCols(column.ToFieldData("v", 101, &column.FloatVectors{Dim: 3, Data: []float32{1, 2, 3}})), 0,
+			"the length(3) of float data should divide the dim(2): the dim (3) of field data(v) is not equal to schema dim (2)",
+		},
+		{
+			"row counts differ", nil, insertCols(column.ToFieldData("n", 103, &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2}})), 0,
+			`the number of rows of field "n" is 2, other fields have 1`,
+		},
 		{"num_rows differs", nil, insertCols(), 3, `the number of rows of field "id" is 1, other fields have 3`},
-		{"int8 out of range", nil, insertCols(column.ToFieldData("i8", 108, &column.Ints{T: schemapb.DataType_Int8, Data: []int64{200}})), 0,
-			`field "i8": value 200 of row 0 is out of range for Int8`},
-		{"NaN float", nil, insertCols(column.ToFieldData("f", 104, &column.Floats{T: schemapb.DataType_Float, Data: []float64{math.NaN()}})), 0,
-			`field "f": value of row 0 is NaN or Inf`},
-		{"NaN vector", nil, insertCols(column.ToFieldData("v", 101, &column.FloatVectors{Dim: 2, Data: []float32{1, float32(math.Inf(1))}})), 0,
-			`field "v": the vector of row 0 contains NaN or Inf (+Inf)`},
-		{"varchar too long", nil, insertCols(column.ToFieldData("tag", 102, &column.Strings{T: schemapb.DataType_VarChar,
-			Data: []string{strings.Repeat("é", 65)}})), 0,
-			"length of varchar field tag exceeds max length, row number: 0, length: 65, max length: 64"},
-		{"invalid UTF-8", nil, insertCols(column.ToFieldData("tag", 102, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"\xff"}})), 0,
-			`field "tag": the string of row 0 is not valid UTF-8`},
-		{"invalid JSON", nil, insertCols(column.ToFieldData("j", 105, &column.JSONs{Data: [][]byte{[]byte(`{`)}})), 0,
-			`field "j": row 0 is not valid JSON`},
-		{"array over capacity", nil, insertCols(column.ToFieldData("arr", 107, &column.Arrays{Elem: schemapb.DataType_Int32,
-			Data: []*schemapb.ScalarField{intArray(1, 2, 3)}})), 0,
-			`field "arr": the array of row 0 has 3 elements, over max_capacity 2`},
-		{"array of the wrong element type", nil, insertCols(column.ToFieldData("arr", 107, &column.Arrays{Elem: schemapb.DataType_Int32,
-			Data: []*schemapb.ScalarField{{Data: &schemapb.ScalarField_BoolData{BoolData: &schemapb.BoolArray{Data: []bool{true}}}}}})), 0,
-			`field "arr": the array of row 0 does not hold Int32 elements`},
-		{"dynamic row not an object", nil, append(insertCols(), metaCol(`[1]`)), 0,
-			"row 0: the dynamic field must be a JSON object: json: cannot unmarshal array into Go value of type map[string]json.RawMessage"},
-		{"dynamic row with a static key", nil, append(insertCols(), metaCol(`{"n": 1}`)), 0,
-			`row 0: the dynamic field contains key "n", which is a static field of the schema`},
+		{
+			"int8 out of range", nil, insertCols(column.ToFieldData("i8", 108, &column.Ints{T: schemapb.DataType_Int8, Data: []int64{200}})), 0,
+			`field "i8": value 200 of row 0 is out of range for Int8`,
+		},
+		{
+			"NaN float", nil, insertCols(column.ToFieldData("f", 104, &column.Floats{T: schemapb.DataType_Float, Data: []float64{math.NaN()}})), 0,
+			`field "f": value of row 0 is NaN or Inf`,
+		},
+		{
+			"NaN vector", nil, insertCols(column.ToFieldData("v", 101, &column.FloatVectors{Dim: 2, Data: []float32{1, float32(math.Inf(1))}})), 0,
+			`field "v": the vector of row 0 contains NaN or Inf (+Inf)`,
+		},
+		{
+			"varchar too long", nil, insertCols(column.ToFieldData("tag", 102, &column.Strings{
+				T:    schemapb.DataType_VarChar,
+				Data: []string{strings.Repeat("é", 65)},
+			})), 0,
+			"length of varchar field tag exceeds max length, row number: 0, length: 65, max length: 64",
+		},
+		{
+			"invalid UTF-8", nil, insertCols(column.ToFieldData("tag", 102, &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"\xff"}})), 0,
+			`field "tag": the string of row 0 is not valid UTF-8`,
+		},
+		{
+			"invalid JSON", nil, insertCols(column.ToFieldData("j", 105, &column.JSONs{Data: [][]byte{[]byte(`{`)}})), 0,
+			`field "j": row 0 is not valid JSON`,
+		},
+		{
+			"array over capacity", nil, insertCols(column.ToFieldData("arr", 107, &column.Arrays{
+				Elem: schemapb.DataType_Int32,
+				Data: []*schemapb.ScalarField{intArray(1, 2, 3)},
+			})), 0,
+			`field "arr": the array of row 0 has 3 elements, over max_capacity 2`,
+		},
+		{
+			"array of the wrong element type", nil, insertCols(column.ToFieldData("arr", 107, &column.Arrays{
+				Elem: schemapb.DataType_Int32,
+				Data: []*schemapb.ScalarField{{Data: &schemapb.ScalarField_BoolData{BoolData: &schemapb.BoolArray{Data: []bool{true}}}}},
+			})), 0,
+			`field "arr": the array of row 0 does not hold Int32 elements`,
+		},
+		{
+			"dynamic row not an object", nil, append(insertCols(), metaCol(`[1]`)), 0,
+			"row 0: the dynamic field must be a JSON object: json: cannot unmarshal array into Go value of type map[string]json.RawMessage",
+		},
+		{
+			"dynamic row with a static key", nil, append(insertCols(), metaCol(`{"n": 1}`)), 0,
+			`row 0: the dynamic field contains key "n", which is a static field of the schema`,
+		},
 		{"a required field missing", nil, without(insertCols(), "n"), 0, `field "n" is not passed and has no default value`},
 		{"no data", nil, nil, 0, "no data was sent"},
 	} {

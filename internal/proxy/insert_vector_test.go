@@ -21,10 +21,13 @@ func TestMissingVectorPayload(t *testing.T) {
 		{FieldID: 102, Name: "opt", DataType: schemapb.DataType_FloatVector, TypeParams: dim, Nullable: true},
 	}}}
 	ids := &schemapb.FieldData{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{
-		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{1}}}}}}
+		Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: []int64{1}}}},
+	}}
 	empty := func(name string) *schemapb.FieldData {
-		return &schemapb.FieldData{FieldName: name, Type: schemapb.DataType_FloatVector,
-			Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: 2}}}
+		return &schemapb.FieldData{
+			FieldName: name, Type: schemapb.DataType_FloatVector,
+			Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: 2}},
+		}
 	}
 	_, err := validateGiven(col, []*schemapb.FieldData{ids, empty("embeddings")}, 1, false)
 	require.EqualError(t, err, "float vector field 'embeddings' is illegal, array type mismatch: invalid parameter[expected=need float vector][actual=got nil]")

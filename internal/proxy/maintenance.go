@@ -51,8 +51,10 @@ func compactionState(executing int) commonpb.CompactionState {
 // GetCompactionState reports a manual compaction's progress.
 func (p *Proxy) GetCompactionState(_ context.Context, req *milvuspb.GetCompactionStateRequest) (*milvuspb.GetCompactionStateResponse, error) {
 	executing, completed, failed, _ := p.data.CompactionState(req.GetCompactionID())
-	return &milvuspb.GetCompactionStateResponse{Status: ok(), State: compactionState(executing),
-		ExecutingPlanNo: int64(executing), CompletedPlanNo: int64(completed), FailedPlanNo: int64(failed)}, nil
+	return &milvuspb.GetCompactionStateResponse{
+		Status: ok(), State: compactionState(executing),
+		ExecutingPlanNo: int64(executing), CompletedPlanNo: int64(completed), FailedPlanNo: int64(failed),
+	}, nil
 }
 
 // GetCompactionStateWithPlans reports a manual compaction's plans.
@@ -87,8 +89,10 @@ func (p *Proxy) GetPersistentSegmentInfo(ctx context.Context, req *milvuspb.GetP
 	}
 	resp := &milvuspb.GetPersistentSegmentInfoResponse{Status: ok()}
 	for _, s := range p.data.Segments(col.ID) {
-		resp.Infos = append(resp.Infos, &milvuspb.PersistentSegmentInfo{SegmentID: s.ID, CollectionID: s.CollectionID,
-			PartitionID: s.PartitionID, NumRows: s.NumRows, State: commonpb.SegmentState(s.State), Level: segmentLevel(s.Level)})
+		resp.Infos = append(resp.Infos, &milvuspb.PersistentSegmentInfo{
+			SegmentID: s.ID, CollectionID: s.CollectionID,
+			PartitionID: s.PartitionID, NumRows: s.NumRows, State: commonpb.SegmentState(s.State), Level: segmentLevel(s.Level),
+		})
 	}
 	return resp, nil
 }
@@ -105,9 +109,11 @@ func (p *Proxy) GetQuerySegmentInfo(ctx context.Context, req *milvuspb.GetQueryS
 		if s.Growing {
 			state = commonpb.SegmentState_Growing
 		}
-		resp.Infos = append(resp.Infos, &milvuspb.QuerySegmentInfo{SegmentID: s.ID, CollectionID: col.ID,
+		resp.Infos = append(resp.Infos, &milvuspb.QuerySegmentInfo{
+			SegmentID: s.ID, CollectionID: col.ID,
 			PartitionID: s.PartitionID, NumRows: s.Rows, State: state, NodeID: 1, NodeIds: []int64{1},
-			Level: segmentLevel(catalog.SegmentLevel(s.Level))})
+			Level: segmentLevel(catalog.SegmentLevel(s.Level)),
+		})
 	}
 	return resp, nil
 }

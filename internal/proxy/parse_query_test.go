@@ -74,25 +74,33 @@ func TestParseQueryAccepts(t *testing.T) {
 		{"partitions", nil, &milvuspb.QueryRequest{Expr: "n > 1", PartitionNames: []string{"p1"}}, func(t *testing.T, qp *queryPlan) {
 			require.Equal(t, []int64{2}, qp.q.PartitionIDs)
 		}},
-		{"eventually", nil, &milvuspb.QueryRequest{Expr: "n > 1", ConsistencyLevel: commonpb.ConsistencyLevel_Eventually},
+		{
+			"eventually", nil, &milvuspb.QueryRequest{Expr: "n > 1", ConsistencyLevel: commonpb.ConsistencyLevel_Eventually},
 			func(t *testing.T, qp *queryPlan) {
 				require.False(t, qp.q.Strong)
 				require.Equal(t, uint64(1), qp.q.GuaranteeTS)
-			}},
-		{"bounded", nil, &milvuspb.QueryRequest{Expr: "n > 1", ConsistencyLevel: commonpb.ConsistencyLevel_Bounded},
+			},
+		},
+		{
+			"bounded", nil, &milvuspb.QueryRequest{Expr: "n > 1", ConsistencyLevel: commonpb.ConsistencyLevel_Bounded},
 			func(t *testing.T, qp *queryPlan) {
 				require.Equal(t, uint64(parseNow.Add(-5*time.Second).UnixMilli())<<18, qp.q.GuaranteeTS)
-			}},
-		{"the collection's level by default", strongColl(), &milvuspb.QueryRequest{Expr: "n > 1", UseDefaultConsistency: true,
-			ConsistencyLevel: commonpb.ConsistencyLevel_Eventually}, func(t *testing.T, qp *queryPlan) {
+			},
+		},
+		{"the collection's level by default", strongColl(), &milvuspb.QueryRequest{
+			Expr: "n > 1", UseDefaultConsistency: true,
+			ConsistencyLevel: commonpb.ConsistencyLevel_Eventually,
+		}, func(t *testing.T, qp *queryPlan) {
 			require.True(t, qp.q.Strong)
 		}},
-		{"ignore_growing and timezone", nil, queryReq("n > 1", "ignore_growing", "true", "timezone", "Europe/Paris"),
+		{
+			"ignore_growing and timezone", nil, queryReq("n > 1", "ignore_growing", "true", "timezone", "Europe/Paris"),
 			func(t *testing.T, qp *queryPlan) {
 				require.True(t, qp.q.IgnoreGrowing)
 				require.Equal(t, "Europe/Paris", qp.q.Timezone)
 				require.Equal(t, "Europe/Paris", qp.loc.String())
-			}},
+			},
+		},
 		{"the collection's time zone", tzColl("Asia/Shanghai"), queryReq("n > 1"), func(t *testing.T, qp *queryPlan) {
 			require.Equal(t, "Asia/Shanghai", qp.q.Timezone)
 		}},
@@ -123,29 +131,49 @@ func TestParseQueryRefuses(t *testing.T) {
 		code int32
 		msg  string
 	}{
-		{"collection_id of another collection", nil, queryReq("n >", "collection_id", "8", "limit", "-1"), bad,
-			"collection c now has id 7, not 8: the alias or database may have been changed"},
-		{"negative limit", nil, queryReq("n >", "limit", "-1"), bad,
-			"invalid max query result window, limit [-1] is invalid, should be greater than 0: invalid parameter"},
-		{"limit not an integer", nil, queryReq("", "limit", "ten"), bad,
-			"invalid max query result window, limit [ten] is invalid, should be greater than 0: invalid parameter"},
-		{"negative offset", nil, queryReq("", "limit", "10", "offset", "-2"), bad,
-			"invalid max query result window, offset [-2] is invalid, should be gte than 0: invalid parameter"},
-		{"window too large", nil, queryReq("", "limit", "16000", "offset", "385"), bad,
-			"invalid max query result window, (offset+limit) should be in range [1, 16384], but got 16385: invalid parameter"},
-		{"unknown time zone", nil, queryReq("", "limit", "1", "timezone", "Nowhere"), bad,
-			"unknown or invalid IANA Time Zone ID: Nowhere: invalid parameter"},
+		{
+			"collection_id of another collection", nil, queryReq("n >", "collection_id", "8", "limit", "-1"), bad,
+			"collection c now has id 7, not 8: the alias or database may have been changed",
+		},
+		{
+			"negative limit", nil, queryReq("n >", "limit", "-1"), bad,
+			"invalid max query result window, limit [-1] is invalid, should be greater than 0: invalid parameter",
+		},
+		{
+			"limit not an integer", nil, queryReq("", "limit", "ten"), bad,
+			"invalid max query result window, limit [ten] is invalid, should be greater than 0: invalid parameter",
+		},
+		{
+			"negative offset", nil, queryReq("", "limit", "10", "offset", "-2"), bad,
+			"invalid max query result window, offset [-2] is invalid, should be gte than 0: invalid parameter",
+		},
+		{
+			"window too large", nil, queryReq("", "limit", "16000", "offset", "385"), bad,
+			"invalid max query result window, (offset+limit) should be in range [1, 16384], but got 16385: invalid parameter",
+		},
+		{
+			"unknown time zone", nil, queryReq("", "limit", "1", "timezone", "Nowhere"), bad,
+			"unknown or invalid IANA Time Zone ID: Nowhere: invalid parameter",
+		},
 		{"unknown output field", noDynamicColl(), &milvuspb.QueryRequest{OutputFields: []string{"nope"}}, bad, "field nope not exist"},
-		{"count(*) with other fields", nil, &milvuspb.QueryRequest{OutputFields: []string{"n", "count(*)"}}, bad,
-			"count entities with other output fields is not supported: [n count(*)]"},
+		{
+			"count(*) with other fields", nil, &milvuspb.QueryRequest{OutputFields: []string{"n", "count(*)"}}, bad,
+			"count entities with other output fields is not supported: [n count(*)]",
+		},
 		{"no filter and no limit", nil, queryReq("  "), bad, "empty expression should be used with limit: invalid parameter"},
-		{"partition names in partition key mode", keyColl(), &milvuspb.QueryRequest{Expr: "n >", PartitionNames: []string{"p1"}}, bad,
-			"not support manually specifying the partition names if partition key mode is used"},
-		{"unknown partition", nil, &milvuspb.QueryRequest{Expr: "n >", PartitionNames: []string{"nope"}},
-			errcode.PartitionNotFound, "partition name nope not found"},
+		{
+			"partition names in partition key mode", keyColl(), &milvuspb.QueryRequest{Expr: "n >", PartitionNames: []string{"p1"}}, bad,
+			"not support manually specifying the partition names if partition key mode is used",
+		},
+		{
+			"unknown partition", nil, &milvuspb.QueryRequest{Expr: "n >", PartitionNames: []string{"nope"}},
+			errcode.PartitionNotFound, "partition name nope not found",
+		},
 		{"filter", nil, queryReq("n >"), bad, ""},
-		{"ignore_growing not a boolean", nil, queryReq("n > 1", "ignore_growing", "sometimes"), bad,
-			`parse ignore growing field failed: "sometimes" is not a boolean`},
+		{
+			"ignore_growing not a boolean", nil, queryReq("n > 1", "ignore_growing", "sometimes"), bad,
+			`parse ignore growing field failed: "sometimes" is not a boolean`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			col := tc.col

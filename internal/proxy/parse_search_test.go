@@ -27,8 +27,10 @@ func parseColl(extra ...*schemapb.FieldSchema) *catalog.Collection {
 		{FieldID: 1, Name: "Timestamp", DataType: schemapb.DataType_Int64},
 		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector, TypeParams: dim("2")},
-		{FieldID: 102, Name: "tag", DataType: schemapb.DataType_VarChar,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "64"}}},
+		{
+			FieldID: 102, Name: "tag", DataType: schemapb.DataType_VarChar,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "64"}},
+		},
 		{FieldID: 103, Name: "n", DataType: schemapb.DataType_Int64},
 		{FieldID: 104, Name: "f", DataType: schemapb.DataType_Float},
 		{FieldID: 105, Name: "j", DataType: schemapb.DataType_JSON},
@@ -36,9 +38,11 @@ func parseColl(extra ...*schemapb.FieldSchema) *catalog.Collection {
 	}
 	fields = append(fields, extra...)
 	return &catalog.Collection{
-		CollectionInfo: catalog.CollectionInfo{ID: 7, DBName: "default", Name: "c",
+		CollectionInfo: catalog.CollectionInfo{
+			ID: 7, DBName: "default", Name: "c",
 			ConsistencyLevel: int32(commonpb.ConsistencyLevel_Bounded),
-			Partitions:       []catalog.PartitionInfo{{ID: 1, Name: "_default"}, {ID: 2, Name: "p1"}}},
+			Partitions:       []catalog.PartitionInfo{{ID: 1, Name: "_default"}, {ID: 2, Name: "p1"}},
+		},
 		Schema: &schemapb.CollectionSchema{Name: "c", Fields: fields, EnableDynamicField: true},
 	}
 }
@@ -46,8 +50,10 @@ func parseColl(extra ...*schemapb.FieldSchema) *catalog.Collection {
 // multiColl adds a binary and a sparse vector field to parseColl.
 func multiColl() *catalog.Collection {
 	return parseColl(
-		&schemapb.FieldSchema{FieldID: 107, Name: "b", DataType: schemapb.DataType_BinaryVector,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "16"}}},
+		&schemapb.FieldSchema{
+			FieldID: 107, Name: "b", DataType: schemapb.DataType_BinaryVector,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "16"}},
+		},
 		&schemapb.FieldSchema{FieldID: 108, Name: "s", DataType: schemapb.DataType_SparseFloatVector})
 }
 
@@ -59,8 +65,10 @@ func testEnv(indexes ...catalog.IndexInfo) readEnv {
 }
 
 // l2Index is an L2 index on v.
-var l2Index = catalog.IndexInfo{ID: 1, CollectionID: 7, FieldID: 101, Name: "v",
-	Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}
+var l2Index = catalog.IndexInfo{
+	ID: 1, CollectionID: 7, FieldID: 101, Name: "v",
+	Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
+}
 
 func kvs(pairs ...string) []*commonpb.KeyValuePair {
 	var out []*commonpb.KeyValuePair
@@ -86,8 +94,10 @@ func floats(t *testing.T, vs ...[]float32) []byte {
 // searchReq is a search of one query vector on v with the given search
 // parameters (topk first unless the pairs set it).
 func searchReq(t *testing.T, pairs ...string) *milvuspb.SearchRequest {
-	return &milvuspb.SearchRequest{CollectionName: "c", SearchParams: kvs(pairs...),
-		SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: floats(t, []float32{1, 2})}}
+	return &milvuspb.SearchRequest{
+		CollectionName: "c", SearchParams: kvs(pairs...),
+		SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: floats(t, []float32{1, 2})},
+	}
 }
 
 func byIDs(ids ...int64) *milvuspb.SearchRequest_Ids {
@@ -122,11 +132,13 @@ func TestParseSearchAccepts(t *testing.T) {
 			require.Equal(t, "UTC", s.Timezone)
 			require.True(t, s.Strong, "the request's level is Strong (0) unless it says otherwise")
 		}},
-		{name: "bounded", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Bounded },
+		{
+			name: "bounded", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Bounded },
 			check: func(t *testing.T, sp *searchPlan) {
 				require.False(t, sp.sreq.Strong)
 				require.Equal(t, uint64(parseNow.Add(-5*time.Second).UnixMilli())<<18, sp.sreq.GuaranteeTS, "Bounded by the staleness")
-			}},
+			},
+		},
 		{name: "offset widens the query node's topk", req: set("topk", "10", "offset", "5"), check: func(t *testing.T, sp *searchPlan) {
 			require.Equal(t, 15, sp.sreq.TopK)
 			require.Equal(t, 10, sp.topk)
@@ -140,12 +152,18 @@ func TestParseSearchAccepts(t *testing.T) {
 			require.Equal(t, plan.MetricL2, sp.sreq.Metric)
 			require.Equal(t, plan.MetricL2, sp.metric)
 		}},
-		{name: "requested metric matching the index, any case", env: testEnv(l2Index), req: set("topk", "10", "metric_type", "l2"),
-			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, plan.MetricL2, sp.sreq.Metric) }},
-		{name: "requested metric without an index", req: set("topk", "10", "metric_type", "IP"),
-			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, plan.MetricIP, sp.sreq.Metric) }},
-		{name: "named anns field", col: multiColl(), req: set("topk", "10", "anns_field", "v"),
-			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, int64(101), sp.sreq.FieldID) }},
+		{
+			name: "requested metric matching the index, any case", env: testEnv(l2Index), req: set("topk", "10", "metric_type", "l2"),
+			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, plan.MetricL2, sp.sreq.Metric) },
+		},
+		{
+			name: "requested metric without an index", req: set("topk", "10", "metric_type", "IP"),
+			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, plan.MetricIP, sp.sreq.Metric) },
+		},
+		{
+			name: "named anns field", col: multiColl(), req: set("topk", "10", "anns_field", "v"),
+			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, int64(101), sp.sreq.FieldID) },
+		},
 		{name: "binary field defaults to HAMMING", col: multiColl(), req: func(r *milvuspb.SearchRequest) {
 			r.SearchParams = kvs("topk", "10", "anns_field", "b")
 			r.SearchInput = &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: group(t, commonpb.PlaceholderType_BinaryVector, []byte{1, 2})}
@@ -153,7 +171,8 @@ func TestParseSearchAccepts(t *testing.T) {
 			require.Equal(t, plan.MetricHamming, sp.sreq.Metric)
 			require.Equal(t, [][]byte{{1, 2}}, sp.sreq.Binary)
 		}},
-		{name: "ef, nprobe, radius and range_filter", req: set("topk", "10", "params", `{"ef": 64, "nprobe": "8", "radius": 0.5, "range_filter": "0.9"}`),
+		{
+			name: "ef, nprobe, radius and range_filter", req: set("topk", "10", "params", `{"ef": 64, "nprobe": "8", "radius": 0.5, "range_filter": "0.9"}`),
 			check: func(t *testing.T, sp *searchPlan) {
 				s := sp.sreq
 				require.Equal(t, 64, s.Ef)
@@ -162,30 +181,42 @@ func TestParseSearchAccepts(t *testing.T) {
 				require.InDelta(t, 0.5, s.Radius, 0)
 				require.True(t, s.HasRange)
 				require.InDelta(t, 0.9, s.RangeFilter, 0)
-			}},
-		{name: "ef equal to topk+offset", req: set("topk", "10", "offset", "5", "params", `{"ef": 15}`),
-			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, 15, sp.sreq.Ef) }},
-		{name: "sparse search parameters", req: set("topk", "10", "params", `{"drop_ratio_search": 0.2, "refine_factor": 2, "dim_max_score_ratio": 1}`),
+			},
+		},
+		{
+			name: "ef equal to topk+offset", req: set("topk", "10", "offset", "5", "params", `{"ef": 15}`),
+			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, 15, sp.sreq.Ef) },
+		},
+		{
+			name: "sparse search parameters", req: set("topk", "10", "params", `{"drop_ratio_search": 0.2, "refine_factor": 2, "dim_max_score_ratio": 1}`),
 			check: func(t *testing.T, sp *searchPlan) {
 				require.InDelta(t, 0.2, sp.sreq.DropRatioSearch, 0)
 				require.Equal(t, 2, sp.sreq.RefineFactor)
-			}},
-		{name: "hint iterative_filter", req: set("topk", "10", "hints", "iterative_filter", "params", `{"hints": "iterative_filter"}`),
-			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, 10, sp.sreq.TopK) }},
-		{name: "group by", req: set("topk", "4", "group_by_field", "tag", "group_size", "3", "strict_group_size", "True"),
+			},
+		},
+		{
+			name: "hint iterative_filter", req: set("topk", "10", "hints", "iterative_filter", "params", `{"hints": "iterative_filter"}`),
+			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, 10, sp.sreq.TopK) },
+		},
+		{
+			name: "group by", req: set("topk", "4", "group_by_field", "tag", "group_size", "3", "strict_group_size", "True"),
 			check: func(t *testing.T, sp *searchPlan) {
 				require.Equal(t, int64(102), sp.sreq.GroupByField)
 				require.Equal(t, 3, sp.sreq.GroupSize)
 				require.True(t, sp.sreq.StrictGroupSize)
-			}},
-		{name: "group by with the default group size", req: set("topk", "4", "group_by_field", "n"),
+			},
+		},
+		{
+			name: "group by with the default group size", req: set("topk", "4", "group_by_field", "n"),
 			check: func(t *testing.T, sp *searchPlan) {
 				require.Equal(t, int64(103), sp.sreq.GroupByField)
 				require.Equal(t, 1, sp.sreq.GroupSize)
 				require.False(t, sp.sreq.StrictGroupSize)
-			}},
-		{name: "iterator v2 batch", req: set("topk", "100", "offset", "3", "iterator", "True", "search_iter_v2", "True",
-			"search_iter_batch_size", "5", "search_iter_last_bound", "0.25", "search_iter_id", "tok"),
+			},
+		},
+		{
+			name: "iterator v2 batch", req: set("topk", "100", "offset", "3", "iterator", "True", "search_iter_v2", "True",
+				"search_iter_batch_size", "5", "search_iter_last_bound", "0.25", "search_iter_id", "tok"),
 			check: func(t *testing.T, sp *searchPlan) {
 				require.Equal(t, 5, sp.sreq.TopK, "the batch size replaces topk")
 				require.Equal(t, 5, sp.topk)
@@ -193,23 +224,30 @@ func TestParseSearchAccepts(t *testing.T) {
 				require.True(t, sp.sreq.HasAfter)
 				require.InDelta(t, 0.25, sp.sreq.After, 0)
 				require.Equal(t, "tok", sp.iter.GetToken())
-			}},
-		{name: "iterator v2 first batch", req: set("topk", "7", "iterator", "true", "search_iter_v2", "true"),
+			},
+		},
+		{
+			name: "iterator v2 first batch", req: set("topk", "7", "iterator", "true", "search_iter_v2", "true"),
 			check: func(t *testing.T, sp *searchPlan) {
 				require.Equal(t, 7, sp.sreq.TopK)
 				require.True(t, sp.sreq.HasAfter)
 				require.True(t, math.IsInf(float64(sp.sreq.After), 1), "COSINE: higher is better, the bound is +Inf")
 				require.Equal(t, strconv.FormatInt(parseNow.UnixNano(), 36), sp.iter.GetToken(), "a token from the clock")
-			}},
-		{name: "iterator v2 first batch with L2", env: testEnv(l2Index), req: set("topk", "7", "iterator", "true", "search_iter_v2", "true"),
+			},
+		},
+		{
+			name: "iterator v2 first batch with L2", env: testEnv(l2Index), req: set("topk", "7", "iterator", "true", "search_iter_v2", "true"),
 			check: func(t *testing.T, sp *searchPlan) {
 				require.True(t, math.IsInf(float64(sp.sreq.After), -1), "L2: lower is better, the bound is -Inf")
-			}},
-		{name: "iterator v1 is a plain search", req: set("topk", "7", "iterator", "true"),
+			},
+		},
+		{
+			name: "iterator v1 is a plain search", req: set("topk", "7", "iterator", "true"),
 			check: func(t *testing.T, sp *searchPlan) {
 				require.Nil(t, sp.iter)
 				require.False(t, sp.sreq.HasAfter)
-			}},
+			},
+		},
 		{name: "output fields, a dynamic key and $meta[...]", req: func(r *milvuspb.SearchRequest) {
 			r.OutputFields = []string{"n", "tag", "color", `$meta["size"]`}
 		}, check: func(t *testing.T, sp *searchPlan) {
@@ -221,8 +259,10 @@ func TestParseSearchAccepts(t *testing.T) {
 			require.Equal(t, []int64{100, 101, 102, 103, 104, 105, 106}, sp.sreq.OutputFields)
 			require.True(t, sp.out.allDyn)
 		}},
-		{name: "partitions", req: func(r *milvuspb.SearchRequest) { r.PartitionNames = []string{"p1", "_default"} },
-			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, []int64{2, 1}, sp.sreq.PartitionIDs) }},
+		{
+			name: "partitions", req: func(r *milvuspb.SearchRequest) { r.PartitionNames = []string{"p1", "_default"} },
+			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, []int64{2, 1}, sp.sreq.PartitionIDs) },
+		},
 		{name: "filter and templates", req: func(r *milvuspb.SearchRequest) {
 			r.Dsl = "n > {lo}"
 			r.ExprTemplateValues = map[string]*schemapb.TemplateValue{"lo": {Val: &schemapb.TemplateValue_Int64Val{Int64Val: 3}}}
@@ -230,24 +270,30 @@ func TestParseSearchAccepts(t *testing.T) {
 			require.Equal(t, "n > {lo}", sp.sreq.Filter)
 			require.Contains(t, sp.sreq.Templates, "lo")
 		}},
-		{name: "strong", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Strong },
+		{
+			name: "strong", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Strong },
 			check: func(t *testing.T, sp *searchPlan) {
 				require.True(t, sp.sreq.Strong)
 				require.Zero(t, sp.sreq.GuaranteeTS)
-			}},
-		{name: "eventually", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Eventually },
+			},
+		},
+		{
+			name: "eventually", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Eventually },
 			check: func(t *testing.T, sp *searchPlan) {
 				require.False(t, sp.sreq.Strong)
 				require.Equal(t, uint64(1), sp.sreq.GuaranteeTS)
-			}},
+			},
+		},
 		{name: "session with a guarantee", req: func(r *milvuspb.SearchRequest) {
 			r.ConsistencyLevel, r.GuaranteeTimestamp = commonpb.ConsistencyLevel_Session, 99
 		}, check: func(t *testing.T, sp *searchPlan) {
 			require.False(t, sp.sreq.Strong)
 			require.Equal(t, uint64(99), sp.sreq.GuaranteeTS)
 		}},
-		{name: "session without a guarantee is strong", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Session },
-			check: func(t *testing.T, sp *searchPlan) { require.True(t, sp.sreq.Strong) }},
+		{
+			name: "session without a guarantee is strong", req: func(r *milvuspb.SearchRequest) { r.ConsistencyLevel = commonpb.ConsistencyLevel_Session },
+			check: func(t *testing.T, sp *searchPlan) { require.True(t, sp.sreq.Strong) },
+		},
 		{name: "customized", req: func(r *milvuspb.SearchRequest) {
 			r.ConsistencyLevel, r.GuaranteeTimestamp = commonpb.ConsistencyLevel_Customized, 42
 		}, check: func(t *testing.T, sp *searchPlan) { require.Equal(t, uint64(42), sp.sreq.GuaranteeTS) }},
@@ -266,8 +312,10 @@ func TestParseSearchAccepts(t *testing.T) {
 			require.Equal(t, "Asia/Tokyo", sp.sreq.Timezone)
 			require.Equal(t, "Asia/Tokyo", sp.loc.String())
 		}},
-		{name: "collection_id of this collection", req: set("topk", "10", "collection_id", "7"),
-			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, int64(7), sp.sreq.CollectionID) }},
+		{
+			name: "collection_id of this collection", req: set("topk", "10", "collection_id", "7"),
+			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, int64(7), sp.sreq.CollectionID) },
+		},
 		{name: "by primary keys: vectors are read when it runs", req: func(r *milvuspb.SearchRequest) {
 			r.SearchInput, r.Nq = byIDs(4, 5, 6), 3
 		}, check: func(t *testing.T, sp *searchPlan) {
@@ -317,9 +365,11 @@ func strongColl() *catalog.Collection {
 
 // decayScore is a gauss decay reranker on field.
 func decayScore(field string) *schemapb.FunctionScore {
-	return &schemapb.FunctionScore{Functions: []*schemapb.FunctionSchema{{Name: "d", Type: schemapb.FunctionType_Rerank,
+	return &schemapb.FunctionScore{Functions: []*schemapb.FunctionSchema{{
+		Name: "d", Type: schemapb.FunctionType_Rerank,
 		InputFieldNames: []string{field},
-		Params:          kvs("reranker", "decay", "function", "gauss", "origin", "0", "scale", "10")}}}
+		Params:          kvs("reranker", "decay", "function", "gauss", "origin", "0", "scale", "10"),
+	}}}
 }
 
 // TestParseSearchRefuses: each refusal with Milvus's code and message, the
@@ -335,37 +385,93 @@ func TestParseSearchRefuses(t *testing.T) {
 		msg  string
 	}{
 		{"collection_id not an integer", nil, readEnv{}, set("topk", "10", "collection_id", "x"), bad, `collection_id "x" is not an integer`},
-		{"collection_id of another collection", nil, readEnv{}, set("topk", "10", "collection_id", "8"), bad,
-			"collection c now has id 7, not 8: the alias or database may have been changed"},
+		{
+			"collection_id of another collection", nil,
+			readEnv{},
+			set("topk", "10", "collection_id", "8"), bad,
+			"collection c now has id 7, not 8: the alias or database may have been changed",
+		},
 		{"no topk", nil, readEnv{}, set("metric_type", "L2"), bad, "topk not found in search_params"},
 		{"topk not an integer", nil, readEnv{}, set("topk", "ten"), bad, `topk "ten" is not an integer`},
-		{"topk 0", nil, readEnv{}, set("topk", "0"), bad,
-			"topk [0] is invalid, it should be in range [1, 16384], but got 0: invalid parameter"},
-		{"topk too large", nil, readEnv{}, set("topk", "16385"), bad,
-			"topk [16385] is invalid, it should be in range [1, 16384], but got 16385: invalid parameter"},
-		{"negative offset", nil, readEnv{}, set("topk", "10", "offset", "-1"), bad,
-			"offset [-1] is invalid, it should be in range [1, 16384], but got -1: invalid parameter"},
-		{"offset not an integer", nil, readEnv{}, set("topk", "10", "offset", "x"), bad,
-			"offset [x] is invalid, it should be in range [1, 16384], but got x: invalid parameter"},
-		{"offset too large", nil, readEnv{}, set("topk", "10", "offset", "16385"), bad,
-			"offset [16385] is invalid, it should be in range [1, 16384], but got 16385: invalid parameter"},
-		{"offset+topk too large", nil, readEnv{}, set("topk", "16000", "offset", "1000"), bad,
-			"offset+topk [17000] is invalid, it should be in range [1, 16384], but got 17000: invalid parameter"},
+		{
+			"topk 0", nil,
+			readEnv{},
+			set("topk", "0"), bad,
+			"topk [0] is invalid, it should be in range [1, 16384], but got 0: invalid parameter",
+		},
+		{
+			"topk too large", nil,
+			readEnv{},
+			set("topk", "16385"), bad,
+			"topk [16385] is invalid, it should be in range [1, 16384], but got 16385: invalid parameter",
+		},
+		{
+			"negative offset", nil,
+			readEnv{},
+			set("topk", "10", "offset", "-1"), bad,
+			"offset [-1] is invalid, it should be in range [1, 16384], but got -1: invalid parameter",
+		},
+		{
+			"offset not an integer", nil,
+			readEnv{},
+			set("topk", "10", "offset", "x"), bad,
+			"offset [x] is invalid, it should be in range [1, 16384], but got x: invalid parameter",
+		},
+		{
+			"offset too large", nil,
+			readEnv{},
+			set("topk", "10", "offset", "16385"), bad,
+			"offset [16385] is invalid, it should be in range [1, 16384], but got 16385: invalid parameter",
+		},
+		{
+			"offset+topk too large", nil,
+			readEnv{},
+			set("topk", "16000", "offset", "1000"), bad,
+			"offset+topk [17000] is invalid, it should be in range [1, 16384], but got 17000: invalid parameter",
+		},
 		{"unknown hint", nil, readEnv{}, set("topk", "10", "hints", "fast"), bad, "Create Plan by expr failed:  => hints: fast not supported"},
-		{"unknown time zone", nil, readEnv{}, set("topk", "10", "timezone", "Mars/Base"), bad,
-			"unknown or invalid IANA Time Zone ID: Mars/Base: invalid parameter"},
-		{"round_decimal out of range", nil, readEnv{}, set("topk", "10", "round_decimal", "7"), bad,
-			`round_decimal "7" should be an integer in [-1, 6]`},
-		{"round_decimal not an integer", nil, readEnv{}, set("topk", "10", "round_decimal", "x"), bad,
-			`round_decimal "x" should be an integer in [-1, 6]`},
-		{"unknown anns field", nil, readEnv{}, set("topk", "10", "anns_field", "nope"), bad,
-			"failed to create query plan: failed to get field schema by name: fieldName(nope) not found: invalid parameter"},
-		{"scalar anns field", nil, readEnv{}, set("topk", "10", "anns_field", "n"), bad,
-			"failed to create query plan: failed to get field schema by name: fieldName(n) not found: invalid parameter"},
-		{"several vector fields, none named", multiColl(), readEnv{}, nil, bad,
-			"multiple anns_fields exist, please specify a anns_field in search_params"},
-		{"several vector fields, none named, by primary keys", multiColl(), readEnv{}, func(r *milvuspb.SearchRequest) { r.SearchInput = byIDs(1) }, bad,
-			"multiple vector fields exist, please specify anns_field in search_params"},
+		{
+			"unknown time zone", nil,
+			readEnv{},
+			set("topk", "10", "timezone", "Mars/Base"), bad,
+			"unknown or invalid IANA Time Zone ID: Mars/Base: invalid parameter",
+		},
+		{
+			"round_decimal out of range", nil,
+			readEnv{},
+			set("topk", "10", "round_decimal", "7"), bad,
+			`round_decimal "7" should be an integer in [-1, 6]`,
+		},
+		{
+			"round_decimal not an integer", nil,
+			readEnv{},
+			set("topk", "10", "round_decimal", "x"), bad,
+			`round_decimal "x" should be an integer in [-1, 6]`,
+		},
+		{
+			"unknown anns field", nil,
+			readEnv{},
+			set("topk", "10", "anns_field", "nope"), bad,
+			"failed to create query plan: failed to get field schema by name: fieldName(nope) not found: invalid parameter",
+		},
+		{
+			"scalar anns field", nil,
+			readEnv{},
+			set("topk", "10", "anns_field", "n"), bad,
+			"failed to create query plan: failed to get field schema by name: fieldName(n) not found: invalid parameter",
+		},
+		{
+			"several vector fields, none named", multiColl(),
+			readEnv{},
+			nil, bad,
+			"multiple anns_fields exist, please specify a anns_field in search_params",
+		},
+		{
+			"several vector fields, none named, by primary keys", multiColl(),
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.SearchInput = byIDs(1) }, bad,
+			"multiple vector fields exist, please specify anns_field in search_params",
+		},
 		{"no vector field", noVectorColl(), readEnv{}, nil, bad, "the collection has no vector field"},
 		{"malformed placeholder group", nil, readEnv{}, func(r *milvuspb.SearchRequest) {
 			r.SearchInput = &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: []byte{0xff}}
@@ -385,41 +491,95 @@ func TestParseSearchRefuses(t *testing.T) {
 		{"float queries on a sparse field", multiColl(), readEnv{}, func(r *milvuspb.SearchRequest) {
 			r.SearchParams = kvs("topk", "10", "anns_field", "s")
 		}, bad, "query vectors of type FloatVector do not match the sparse float vector field"},
-		{"nq does not match", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.Nq = 2 }, bad,
-			"nq (2) does not match the number of query vectors (1)"},
-		{"nq does not match the primary keys", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.SearchInput, r.Nq = byIDs(1, 2), 3 }, bad,
-			"nq (3) does not match the number of query vectors (2)"},
-		{"too many queries", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.SearchInput = byIDs(make([]int64, MaxNQ+1)...) }, bad,
-			"nq [16385] is invalid, nq (number of search vector per search request) should be in range [1, 16384], but got 16385: invalid parameter"},
-		{"metric not the index's", nil, testEnv(l2Index), set("topk", "10", "metric_type", "IP"), bad,
-			"metric type not match: invalid parameter[expected=L2][actual=IP]"},
-		{"binary metric on a float field", nil, readEnv{}, set("topk", "10", "metric_type", "HAMMING"), bad,
-			`metric type HAMMING is not supported for the FloatVector field "v", supported: [L2 IP COSINE]`},
-		{"unknown metric", nil, readEnv{}, set("topk", "10", "metric_type", "FOO"), bad,
-			"metric type FOO not found or not supported, supported: [L2 IP COSINE]"},
-		{"iterator batch size 0", nil, readEnv{}, set("topk", "10", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "0"), bad,
-			`search_iter_batch_size "0" should be an integer in [1, 16384]`},
-		{"iterator batch size too large", nil, readEnv{}, set("topk", "10", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "16385"), bad,
-			`search_iter_batch_size "16385" should be an integer in [1, 16384]`},
-		{"iterator last bound not a number", nil, readEnv{}, set("topk", "10", "iterator", "true", "search_iter_v2", "true", "search_iter_last_bound", "x"), bad,
-			`search_iter_last_bound "x" is not a number`},
-		{"group by while iterating (v2)", nil, readEnv{}, set("topk", "10", "iterator", "true", "search_iter_v2", "true", "group_by_field", "n"), bad,
-			"Not allowed to do groupBy when doing iteration"},
-		{"group by while iterating (v1)", nil, readEnv{}, set("topk", "10", "iterator", "True", "group_by_field", "n"), bad,
-			"Not allowed to do groupBy when doing iteration"},
+		{
+			"nq does not match", nil,
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.Nq = 2 }, bad,
+			"nq (2) does not match the number of query vectors (1)",
+		},
+		{
+			"nq does not match the primary keys", nil,
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.SearchInput, r.Nq = byIDs(1, 2), 3 }, bad,
+			"nq (3) does not match the number of query vectors (2)",
+		},
+		{
+			"too many queries", nil,
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.SearchInput = byIDs(make([]int64, MaxNQ+1)...) }, bad,
+			"nq [16385] is invalid, nq (number of search vector per search request) should be in range [1, 16384], but got 16385: invalid parameter",
+		},
+		{
+			"metric not the index's", nil, testEnv(l2Index), set("topk", "10", "metric_type", "IP"), bad,
+			"metric type not match: invalid parameter[expected=L2][actual=IP]",
+		},
+		{
+			"binary metric on a float field", nil,
+			readEnv{},
+			set("topk", "10", "metric_type", "HAMMING"), bad,
+			`metric type HAMMING is not supported for the FloatVector field "v", supported: [L2 IP COSINE]`,
+		},
+		{
+			"unknown metric", nil,
+			readEnv{},
+			set("topk", "10", "metric_type", "FOO"), bad,
+			"metric type FOO not found or not supported, supported: [L2 IP COSINE]",
+		},
+		{
+			"iterator batch size 0", nil,
+			readEnv{},
+			set("topk", "10", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "0"), bad,
+			`search_iter_batch_size "0" should be an integer in [1, 16384]`,
+		},
+		{
+			"iterator batch size too large", nil,
+			readEnv{},
+			set("topk", "10", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "16385"), bad,
+			`search_iter_batch_size "16385" should be an integer in [1, 16384]`,
+		},
+		{
+			"iterator last bound not a number", nil,
+			readEnv{},
+			set("topk", "10", "iterator", "true", "search_iter_v2", "true", "search_iter_last_bound", "x"), bad,
+			`search_iter_last_bound "x" is not a number`,
+		},
+		{
+			"group by while iterating (v2)", nil,
+			readEnv{},
+			set("topk", "10", "iterator", "true", "search_iter_v2", "true", "group_by_field", "n"), bad,
+			"Not allowed to do groupBy when doing iteration",
+		},
+		{
+			"group by while iterating (v1)", nil,
+			readEnv{},
+			set("topk", "10", "iterator", "True", "group_by_field", "n"), bad,
+			"Not allowed to do groupBy when doing iteration",
+		},
 		{"group by an unknown field", nil, readEnv{}, set("topk", "10", "group_by_field", "nope"), bad, `group_by_field "nope" does not exist`},
 		{"group by a system field", nil, readEnv{}, set("topk", "10", "group_by_field", "RowID"), bad, `group_by_field "RowID" does not exist`},
 		{"group by a float field", nil, readEnv{}, set("topk", "10", "group_by_field", "f"), bad, "unsupported data type FLOAT for group by operator"},
 		{"group by a JSON field", nil, readEnv{}, set("topk", "10", "group_by_field", "j"), bad, "unsupported data type JSON for group by operator"},
 		{"group by a vector field", nil, readEnv{}, set("topk", "10", "group_by_field", "v"), bad, "unsupported data type VECTOR_FLOAT for group by operator"},
 		{"group size not an integer", nil, readEnv{}, set("topk", "10", "group_by_field", "n", "group_size", "x"), bad, `group_size "x" should be an integer`},
-		{"group size 0", nil, readEnv{}, set("topk", "10", "group_by_field", "n", "group_size", "0"), bad,
-			"input group size:0 is negative, failed to do search_groupby: invalid parameter"},
-		{"group size too large", nil, readEnv{}, set("topk", "10", "group_by_field", "n", "group_size", "11"), bad,
-			"input group size:11 exceeds configured max group size:10: invalid parameter"},
+		{
+			"group size 0", nil,
+			readEnv{},
+			set("topk", "10", "group_by_field", "n", "group_size", "0"), bad,
+			"input group size:0 is negative, failed to do search_groupby: invalid parameter",
+		},
+		{
+			"group size too large", nil,
+			readEnv{},
+			set("topk", "10", "group_by_field", "n", "group_size", "11"), bad,
+			"input group size:11 exceeds configured max group size:10: invalid parameter",
+		},
 		{"params not JSON", nil, readEnv{}, set("topk", "10", "params", "{"), bad, `search params "{" are not a JSON object`},
-		{"unknown hint in params", nil, readEnv{}, set("topk", "10", "params", `{"hints": "fast"}`), bad,
-			"Create Plan by expr failed:  => hints: fast not supported"},
+		{
+			"unknown hint in params", nil,
+			readEnv{},
+			set("topk", "10", "params", `{"hints": "fast"}`), bad,
+			"Create Plan by expr failed:  => hints: fast not supported",
+		},
 		{"ef below topk", nil, readEnv{}, set("topk", "10", "params", `{"ef": 5}`), bad, "ef(5) should be larger than k(10)"},
 		{"ef below topk+offset", nil, readEnv{}, set("topk", "10", "offset", "5", "params", `{"ef": 12}`), bad, "ef(12) should be larger than k(15)"},
 		{"ef below the iterator batch", nil, readEnv{}, set("topk", "10", "iterator", "true", "search_iter_v2", "true",
@@ -429,32 +589,68 @@ func TestParseSearchRefuses(t *testing.T) {
 		{"ef not a number", nil, readEnv{}, set("topk", "10", "params", `{"ef": "many"}`), bad, "ef many should be a positive integer"},
 		{"nprobe 0", nil, readEnv{}, set("topk", "10", "params", `{"nprobe": 0}`), bad, "nprobe 0 should be an integer in [1, 65536]"},
 		{"nprobe too large", nil, readEnv{}, set("topk", "10", "params", `{"nprobe": 65537}`), bad, "nprobe 65537 should be an integer in [1, 65536]"},
-		{"drop_ratio_search out of range", nil, readEnv{}, set("topk", "10", "params", `{"drop_ratio_search": 1}`), bad,
-			"invalid drop_ratio_search: 1, must be in range [0, 1)"},
-		{"dim_max_score_ratio out of range", nil, readEnv{}, set("topk", "10", "params", `{"dim_max_score_ratio": 2}`), bad,
-			"Out of range in json: param 'dim_max_score_ratio' (2) should be in range [0.500000, 1.300000]"},
+		{
+			"drop_ratio_search out of range", nil,
+			readEnv{},
+			set("topk", "10", "params", `{"drop_ratio_search": 1}`), bad,
+			"invalid drop_ratio_search: 1, must be in range [0, 1)",
+		},
+		{
+			"dim_max_score_ratio out of range", nil,
+			readEnv{},
+			set("topk", "10", "params", `{"dim_max_score_ratio": 2}`), bad,
+			"Out of range in json: param 'dim_max_score_ratio' (2) should be in range [0.500000, 1.300000]",
+		},
 		{"refine_factor 0", nil, readEnv{}, set("topk", "10", "params", `{"refine_factor": 0}`), bad, "refine_factor 0 should be a positive integer"},
 		{"radius not a number", nil, readEnv{}, set("topk", "10", "params", `{"radius": "far"}`), bad, "radius far is not a number"},
 		{"range_filter not a number", nil, readEnv{}, set("topk", "10", "params", `{"range_filter": [1]}`), bad, "range_filter [1] is not a number"},
-		{"unknown output field", noDynamicColl(), readEnv{}, func(r *milvuspb.SearchRequest) { r.OutputFields = []string{"nope"} }, bad,
-			"field nope not exist"},
+		{
+			"unknown output field", noDynamicColl(),
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.OutputFields = []string{"nope"} }, bad,
+			"field nope not exist",
+		},
 		{"bad dynamic key", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.OutputFields = []string{"a-b"} }, bad, "field a-b not exist"},
-		{"count(*) in a search", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.OutputFields = []string{"count(*)"} }, bad,
-			"count(*) is not an output field of search"},
-		{"count(*) with other fields", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.OutputFields = []string{"count(*)", "n"} }, bad,
-			"count entities with other output fields is not supported: [count(*) n]"},
-		{"unknown partition", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.PartitionNames = []string{"p1", "nope"} },
-			errcode.PartitionNotFound, "partition name nope not found"},
-		{"partition names in partition key mode", keyColl(), readEnv{}, func(r *milvuspb.SearchRequest) { r.PartitionNames = []string{"p1"} }, bad,
-			"not support manually specifying the partition names if partition key mode is used"},
-		{"ignore_growing not a boolean", nil, readEnv{}, set("topk", "10", "ignore_growing", "maybe"), bad,
-			`parse ignore growing field failed: "maybe" is not a boolean`},
+		{
+			"count(*) in a search", nil,
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.OutputFields = []string{"count(*)"} }, bad,
+			"count(*) is not an output field of search",
+		},
+		{
+			"count(*) with other fields", nil,
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.OutputFields = []string{"count(*)", "n"} }, bad,
+			"count entities with other output fields is not supported: [count(*) n]",
+		},
+		{
+			"unknown partition", nil,
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.PartitionNames = []string{"p1", "nope"} },
+			errcode.PartitionNotFound, "partition name nope not found",
+		},
+		{
+			"partition names in partition key mode", keyColl(),
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.PartitionNames = []string{"p1"} }, bad,
+			"not support manually specifying the partition names if partition key mode is used",
+		},
+		{
+			"ignore_growing not a boolean", nil,
+			readEnv{},
+			set("topk", "10", "ignore_growing", "maybe"), bad,
+			`parse ignore growing field failed: "maybe" is not a boolean`,
+		},
 		{"two rerank functions", nil, readEnv{}, func(r *milvuspb.SearchRequest) {
 			r.FunctionScore = decayScore("n")
 			r.FunctionScore.Functions = append(r.FunctionScore.Functions, r.FunctionScore.Functions[0])
 		}, bad, "currently only supports one rerank function, but got 2"},
-		{"decay on a string field", nil, readEnv{}, func(r *milvuspb.SearchRequest) { r.FunctionScore = decayScore("tag") }, bad,
-			"decay rerank: unsupported input field type:VarChar, only support numeric field"},
+		{
+			"decay on a string field", nil,
+			readEnv{},
+			func(r *milvuspb.SearchRequest) { r.FunctionScore = decayScore("tag") }, bad,
+			"decay rerank: unsupported input field type:VarChar, only support numeric field",
+		},
 		{"function score with an iterator", nil, readEnv{}, func(r *milvuspb.SearchRequest) {
 			r.SearchParams = kvs("topk", "10", "iterator", "true", "search_iter_v2", "true")
 			r.FunctionScore = decayScore("n")

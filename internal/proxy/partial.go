@@ -169,9 +169,11 @@ func (p *Proxy) storedRows(ctx context.Context, col *catalog.Collection, partNam
 	default:
 		return nil, errcode.Invalid("the primary key field %q of type %s cannot be updated partially", pk.GetName(), pks.Type())
 	}
-	q := &plan.Query{Read: plan.Read{CollectionID: col.ID, Strong: true,
+	q := &plan.Query{Read: plan.Read{
+		CollectionID: col.ID, Strong: true,
 		Filter:    fmt.Sprintf("%s in {%s}", pk.GetName(), pkTemplate),
-		Templates: map[string]*schemapb.TemplateValue{pkTemplate: {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: keys}}}}}
+		Templates: map[string]*schemapb.TemplateValue{pkTemplate: {Val: &schemapb.TemplateValue_ArrayVal{ArrayVal: keys}}},
+	}}
 	outputs := functionOutputs(col) // recomputed from the merged text
 	for _, f := range col.Schema.GetFields() {
 		if f.GetFieldID() >= 100 && !outputs[f.GetFieldID()] {

@@ -22,13 +22,19 @@ func partialCollection() *catalog.Collection {
 	return &catalog.Collection{CollectionInfo: catalog.CollectionInfo{Name: "items"}, Schema: &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
 		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
-		{FieldID: 102, Name: "name", DataType: schemapb.DataType_VarChar, Nullable: true,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "16"}}},
+		{
+			FieldID: 102, Name: "name", DataType: schemapb.DataType_VarChar, Nullable: true,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "16"}},
+		},
 		{FieldID: 103, Name: "price", DataType: schemapb.DataType_Float},
-		{FieldID: 104, Name: "tags", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int64, Nullable: true,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "max_capacity", Value: "4"}}},
-		{FieldID: 105, Name: "level", DataType: schemapb.DataType_Int32,
-			DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_IntData{IntData: 7}}},
+		{
+			FieldID: 104, Name: "tags", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int64, Nullable: true,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "max_capacity", Value: "4"}},
+		},
+		{
+			FieldID: 105, Name: "level", DataType: schemapb.DataType_Int32,
+			DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_IntData{IntData: 7}},
+		},
 		{FieldID: 106, Name: "$meta", DataType: schemapb.DataType_JSON, IsDynamic: true},
 	}}}
 }
@@ -44,8 +50,10 @@ func partialStored() *storedRows {
 		101: &column.FloatVectors{Dim: 2, Data: []float32{1, 1, 2, 2}},
 		102: &column.Strings{T: schemapb.DataType_VarChar, Data: []string{"one", ""}, Nulls: column.Nulls{Valid: []bool{true, false}}},
 		103: &column.Floats{T: schemapb.DataType_Float, Data: []float64{10, 20}},
-		104: &column.Arrays{Elem: schemapb.DataType_Int64, Data: []*schemapb.ScalarField{longs(1, 2), nil},
-			Nulls: column.Nulls{Valid: []bool{true, false}}},
+		104: &column.Arrays{
+			Elem: schemapb.DataType_Int64, Data: []*schemapb.ScalarField{longs(1, 2), nil},
+			Nulls: column.Nulls{Valid: []bool{true, false}},
+		},
 		105: &column.Ints{T: schemapb.DataType_Int32, Data: []int64{3, 4}},
 		106: &column.JSONs{Data: [][]byte{[]byte(`{"a":1,"b":2,"price":9}`), []byte(`{}`)}},
 	}
@@ -138,8 +146,10 @@ func TestMergePartialArrayOps(t *testing.T) {
 	}
 	ids := &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2, 3}}
 	appendOps := fieldOps{104: schemapb.FieldPartialUpdateOp_ARRAY_APPEND}
-	g := given(t, col, map[string]column.Column{"id": ids, "tags": tags(nil, longs(3), longs(7, 8), longs(9)),
-		"v": &column.FloatVectors{Dim: 2, Data: make([]float32, 6)}, "price": &column.Floats{T: schemapb.DataType_Float, Data: make([]float64, 3)}})
+	g := given(t, col, map[string]column.Column{
+		"id": ids, "tags": tags(nil, longs(3), longs(7, 8), longs(9)),
+		"v": &column.FloatVectors{Dim: 2, Data: make([]float32, 6)}, "price": &column.Floats{T: schemapb.DataType_Float, Data: make([]float64, 3)},
+	})
 	out, err := mergePartial(col, g, partialStored(), appendOps)
 	require.NoError(t, err)
 	got := out.cols[104].(*column.Arrays)
@@ -150,23 +160,29 @@ func TestMergePartialArrayOps(t *testing.T) {
 	require.Equal(t, []int64{1, 2}, partialStored().cols[104].(*column.Arrays).Data[0].GetLongData().GetData())
 
 	// A null payload keeps the stored array.
-	g = given(t, col, map[string]column.Column{"id": &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}},
-		"tags": tags([]bool{false}, nil)})
+	g = given(t, col, map[string]column.Column{
+		"id":   &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}},
+		"tags": tags([]bool{false}, nil),
+	})
 	out, err = mergePartial(col, g, partialStored(), appendOps)
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 2}, out.cols[104].(*column.Arrays).Data[0].GetLongData().GetData())
 
 	// An append past max_capacity fails the whole request with Milvus's code.
-	g = given(t, col, map[string]column.Column{"id": &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}},
-		"tags": tags(nil, longs(3, 4, 5))})
+	g = given(t, col, map[string]column.Column{
+		"id":   &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}},
+		"tags": tags(nil, longs(3, 4, 5)),
+	})
 	_, err = mergePartial(col, g, partialStored(), appendOps)
 	require.Error(t, err)
 	require.Equal(t, codeUnknown, errcode.CodeOf(err))
 	require.Contains(t, err.Error(), "array length 5 exceeds max_capacity 4")
 
 	// Remove drops every match; it is not bounded by capacity.
-	g = given(t, col, map[string]column.Column{"id": &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}},
-		"tags": tags(nil, longs(1, 99))})
+	g = given(t, col, map[string]column.Column{
+		"id":   &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1}},
+		"tags": tags(nil, longs(1, 99)),
+	})
 	out, err = mergePartial(col, g, partialStored(), fieldOps{104: schemapb.FieldPartialUpdateOp_ARRAY_REMOVE})
 	require.NoError(t, err)
 	require.Equal(t, []int64{2}, out.cols[104].(*column.Arrays).Data[0].GetLongData().GetData())
@@ -238,7 +254,8 @@ func TestParseFieldOps(t *testing.T) {
 	col.Schema.Fields = append(col.Schema.Fields, &schemapb.FieldSchema{FieldID: 107, Name: "label", DataType: schemapb.DataType_VarChar})
 	arr := func(name string, rows ...*schemapb.ScalarField) *schemapb.FieldData {
 		return &schemapb.FieldData{FieldName: name, Type: schemapb.DataType_Array, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{ElementType: schemapb.DataType_Int64, Data: rows}}}}}
+			Data: &schemapb.ScalarField_ArrayData{ArrayData: &schemapb.ArrayArray{ElementType: schemapb.DataType_Int64, Data: rows}},
+		}}}
 	}
 	op := func(name string, o schemapb.FieldPartialUpdateOp_OpType) *schemapb.FieldPartialUpdateOp {
 		return &schemapb.FieldPartialUpdateOp{FieldName: name, Op: o}
@@ -251,15 +268,26 @@ func TestParseFieldOps(t *testing.T) {
 		err  string
 	}{
 		{"empty name", nil, []*schemapb.FieldPartialUpdateOp{op("", appendOp)}, "FieldPartialUpdateOp.field_name is required: invalid parameter"},
-		{"duplicate", []*schemapb.FieldData{arr("tags", longs(1))}, []*schemapb.FieldPartialUpdateOp{op("tags", appendOp), op("tags", appendOp)},
-			`duplicate partial-update op for field "tags": invalid parameter`},
+		{
+			"duplicate",
+			[]*schemapb.FieldData{arr("tags", longs(1))},
+			[]*schemapb.FieldPartialUpdateOp{op("tags", appendOp), op("tags", appendOp)},
+			`duplicate partial-update op for field "tags": invalid parameter`,
+		},
 		{"primary key", nil, []*schemapb.FieldPartialUpdateOp{op("id", appendOp)}, `field "id" is the primary key and cannot carry a partial-update op`},
 		{"unknown", nil, []*schemapb.FieldPartialUpdateOp{op("nope", appendOp)}, `field "nope" not found in collection schema`},
 		{"not an array", nil, []*schemapb.FieldPartialUpdateOp{op("label", appendOp)}, `op ARRAY_APPEND requires Array field, but field "label" is VarChar`},
-		{"not sent", nil, []*schemapb.FieldPartialUpdateOp{op("tags", schemapb.FieldPartialUpdateOp_ARRAY_REMOVE)},
-			`partial-update op targets field "tags" not present in fields_data`},
-		{"payload over capacity", []*schemapb.FieldData{arr("tags", longs(1, 2, 3, 4, 5))}, []*schemapb.FieldPartialUpdateOp{op("tags", appendOp)},
-			`ARRAY_APPEND payload for field "tags" row 0 has length 5 exceeding max_capacity 4`},
+		{
+			"not sent", nil,
+			[]*schemapb.FieldPartialUpdateOp{op("tags", schemapb.FieldPartialUpdateOp_ARRAY_REMOVE)},
+			`partial-update op targets field "tags" not present in fields_data`,
+		},
+		{
+			"payload over capacity",
+			[]*schemapb.FieldData{arr("tags", longs(1, 2, 3, 4, 5))},
+			[]*schemapb.FieldPartialUpdateOp{op("tags", appendOp)},
+			`ARRAY_APPEND payload for field "tags" row 0 has length 5 exceeding max_capacity 4`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := parseFieldOps(col, &milvuspb.UpsertRequest{FieldsData: tc.fds, FieldOps: tc.ops})
@@ -269,8 +297,10 @@ func TestParseFieldOps(t *testing.T) {
 		})
 	}
 
-	ops, partial, err := parseFieldOps(col, &milvuspb.UpsertRequest{FieldsData: []*schemapb.FieldData{arr("tags", longs(1))},
-		FieldOps: []*schemapb.FieldPartialUpdateOp{op("tags", appendOp), op("label", schemapb.FieldPartialUpdateOp_REPLACE)}})
+	ops, partial, err := parseFieldOps(col, &milvuspb.UpsertRequest{
+		FieldsData: []*schemapb.FieldData{arr("tags", longs(1))},
+		FieldOps:   []*schemapb.FieldPartialUpdateOp{op("tags", appendOp), op("label", schemapb.FieldPartialUpdateOp_REPLACE)},
+	})
 	require.NoError(t, err)
 	require.True(t, partial, "a non-REPLACE op implies a partial update")
 	require.Equal(t, fieldOps{104: appendOp}, ops)

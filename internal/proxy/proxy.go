@@ -45,8 +45,10 @@ type Config struct {
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: version.Milvus,
-		SlowQuerySpan: 5 * time.Second}
+	return Config{
+		MaxRequestBytes: 64 << 20, BoundedStaleness: 5 * time.Second, Version: version.Milvus,
+		SlowQuerySpan: 5 * time.Second,
+	}
 }
 
 // Validate checks the configuration.
@@ -140,8 +142,10 @@ func (p *Proxy) Connect(ctx context.Context, req *milvuspb.ConnectRequest) (*mil
 	}
 	return &milvuspb.ConnectResponse{
 		Status: ok(),
-		ServerInfo: &commonpb.ServerInfo{BuildTags: p.cfg.Version, DeployMode: "STANDALONE",
-			Reserved: map[string]string{"server": "strata"}},
+		ServerInfo: &commonpb.ServerInfo{
+			BuildTags: p.cfg.Version, DeployMode: "STANDALONE",
+			Reserved: map[string]string{"server": "strata"},
+		},
 		Identifier: p.connID.Add(1),
 	}, nil
 }

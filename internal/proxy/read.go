@@ -485,8 +485,10 @@ func roundScore(s float32, round int) float32 {
 
 func (p *Proxy) searchResults(col *catalog.Collection, out *outputSpec, res *plan.SearchResult, nq, topk, offset, round int) (*milvuspb.SearchResults, error) {
 	pk := col.PKField()
-	data := &schemapb.SearchResultData{NumQueries: int64(nq), TopK: int64(topk), OutputFields: out.names,
-		PrimaryFieldName: pk.GetName()}
+	data := &schemapb.SearchResultData{
+		NumQueries: int64(nq), TopK: int64(topk), OutputFields: out.names,
+		PrimaryFieldName: pk.GetName(),
+	}
 	var keep []int
 	var intIDs []int64
 	var strIDs []string
@@ -550,8 +552,10 @@ func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvusp
 	if err != nil {
 		return queryError(err), nil
 	}
-	resp := &milvuspb.QueryResults{Status: ok(), CollectionName: col.Name, OutputFields: out.names,
-		PrimaryFieldName: col.PKField().GetName()}
+	resp := &milvuspb.QueryResults{
+		Status: ok(), CollectionName: col.Name, OutputFields: out.names,
+		PrimaryFieldName: col.PKField().GetName(),
+	}
 	if out.countAll {
 		resp.FieldsData = []*schemapb.FieldData{column.ToFieldData("count(*)", 0,
 			&column.Ints{T: schemapb.DataType_Int64, Data: []int64{res.Count}})}
@@ -580,8 +584,10 @@ func (p *Proxy) deleteKeys(ctx context.Context, col *catalog.Collection, partID 
 	if pks, found := e.PKValues(); found {
 		return pks, nil
 	}
-	q := &plan.Query{Read: plan.Read{CollectionID: col.ID, Filter: filter, Templates: templates,
-		OutputFields: []int64{col.PKField().GetFieldID()}, Strong: true}}
+	q := &plan.Query{Read: plan.Read{
+		CollectionID: col.ID, Filter: filter, Templates: templates,
+		OutputFields: []int64{col.PKField().GetFieldID()}, Strong: true,
+	}}
 	if partID >= 0 {
 		q.PartitionIDs = []int64{partID}
 	}
@@ -617,8 +623,10 @@ func (p *Proxy) vectorsByPK(ctx context.Context, col *catalog.Collection, field 
 			want = append(want, v)
 		}
 	}
-	res, err := p.query.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: col.ID, Filter: filter,
-		OutputFields: []int64{pk.GetFieldID(), field.GetFieldID()}, Strong: true}})
+	res, err := p.query.Query(ctx, &plan.Query{Read: plan.Read{
+		CollectionID: col.ID, Filter: filter,
+		OutputFields: []int64{pk.GetFieldID(), field.GetFieldID()}, Strong: true,
+	}})
 	if err != nil {
 		return nil, nil, err
 	}

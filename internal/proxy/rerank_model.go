@@ -143,8 +143,10 @@ func newHTTPReranker(params map[string]string, kind string, maxBatch int) (*http
 		return nil, fail("endpoint: [%s] is not a valid http/https link", endpoint)
 	}
 	base.Path = strings.TrimSuffix(base.Path, "/") + "/rerank"
-	h := &httpReranker{kind: kind, url: base.String(), maxBatch: maxBatch, extra: map[string]any{},
-		timeout: 30 * time.Second, client: &http.Client{}}
+	h := &httpReranker{
+		kind: kind, url: base.String(), maxBatch: maxBatch, extra: map[string]any{},
+		timeout: 30 * time.Second, client: &http.Client{},
+	}
 	if v, ok := params["max_client_batch_size"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -158,9 +158,11 @@ func parseSearch(col *catalog.Collection, req *milvuspb.SearchRequest, env readE
 		return nil, err
 	}
 	isList := sp.field.GetDataType() == schemapb.DataType_ArrayOfVector
-	sreq := &plan.Search{FieldID: sp.field.GetFieldID(), Metric: sp.metric, Vectors: q.vectors, Binary: q.binary,
+	sreq := &plan.Search{
+		FieldID: sp.field.GetFieldID(), Metric: sp.metric, Vectors: q.vectors, Binary: q.binary,
 		Sparse: q.sparse, BM25: bm25Plan, EmbLists: q.lists, ElementLevel: isList && len(q.vectors) > 0,
-		TopK: sp.topk + sp.offset}
+		TopK: sp.topk + sp.offset,
+	}
 	sp.sreq = sreq
 	if sp.iter, err = parseIterator(params, sreq, &sp.topk, env.now); err != nil {
 		return nil, err

@@ -230,8 +230,10 @@ func joinStructs(col *catalog.Collection, fds []*schemapb.FieldData) []*schemapb
 		}
 		st := joined[sa.GetFieldID()]
 		if st == nil {
-			st = &schemapb.FieldData{Type: schemapb.DataType_ArrayOfStruct, FieldName: sa.GetName(), FieldId: sa.GetFieldID(),
-				Field: &schemapb.FieldData_StructArrays{StructArrays: &schemapb.StructArrayField{}}}
+			st = &schemapb.FieldData{
+				Type: schemapb.DataType_ArrayOfStruct, FieldName: sa.GetName(), FieldId: sa.GetFieldID(),
+				Field: &schemapb.FieldData_StructArrays{StructArrays: &schemapb.StructArrayField{}},
+			}
 			joined[sa.GetFieldID()] = st
 			out = append(out, st)
 		}

@@ -22,10 +22,14 @@ func structCollection(t *testing.T) *catalog.Collection {
 		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{kv("dim", "2")}},
 	}, StructArrayFields: []*schemapb.StructArrayFieldSchema{{Name: "clips", Fields: []*schemapb.FieldSchema{
-		{Name: "tag", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int64,
-			TypeParams: []*commonpb.KeyValuePair{kv("max_capacity", "2")}},
-		{Name: "emb", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector,
-			TypeParams: []*commonpb.KeyValuePair{kv("dim", "2"), kv("max_capacity", "2")}},
+		{
+			Name: "tag", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int64,
+			TypeParams: []*commonpb.KeyValuePair{kv("max_capacity", "2")},
+		},
+		{
+			Name: "emb", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector,
+			TypeParams: []*commonpb.KeyValuePair{kv("dim", "2"), kv("max_capacity", "2")},
+		},
 	}}}}
 	s, err := rootcoord.PrepareSchema(in)
 	require.NoError(t, err)
@@ -38,11 +42,13 @@ func structData(tags [][]int64, embs [][]float32) *schemapb.FieldData {
 	for _, r := range tags {
 		tagCol.Data = append(tagCol.Data, &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: r}}})
 	}
-	return &schemapb.FieldData{FieldName: "clips", Type: schemapb.DataType_ArrayOfStruct,
+	return &schemapb.FieldData{
+		FieldName: "clips", Type: schemapb.DataType_ArrayOfStruct,
 		Field: &schemapb.FieldData_StructArrays{StructArrays: &schemapb.StructArrayField{Fields: []*schemapb.FieldData{
 			column.ToFieldData("tag", 0, tagCol),
 			column.ToFieldData("emb", 0, &column.VectorArrays{Dim: 2, Data: embs}),
-		}}}}
+		}}},
+	}
 }
 
 func TestStructSplitAndJoin(t *testing.T) {

@@ -87,10 +87,12 @@ type panicError struct {
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.val) }
 
 func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
-	d := &delegator{node: n, info: info, vchannel: vchannel, pchannel: pchannel,
+	d := &delegator{
+		node: n, info: info, vchannel: vchannel, pchannel: pchannel,
 		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
 		flushed: map[int64]bool{}, pending: map[int64]bool{}, since: map[int64]uint64{},
-		advanced: make(chan struct{}), handoff: make(chan struct{}, 1), done: make(chan struct{})}
+		advanced: make(chan struct{}), handoff: make(chan struct{}, 1), done: make(chan struct{}),
+	}
 	// Pin the whole pchannel before reading where the replay starts, then
 	// move the pin there: the segments load first, and meanwhile the
 	// checkpoints (and the WAL truncation behind them) move on.
@@ -251,9 +253,11 @@ func (d *delegator) quarantine(e wal.Entry, err error) {
 	d.node.logger.Error("quarantined a WAL message the query node cannot apply", "vchannel", d.vchannel,
 		"pchannel", d.pchannel, "offset", e.Position.Offset, "type", e.Message.Type.String(), "err", err)
 	n := d.node.quarantined.Add(1)
-	d.node.quarantine.Report(health.Problem{Component: "querynode", Subject: "vchannel " + d.vchannel,
+	d.node.quarantine.Report(health.Problem{
+		Component: "querynode", Subject: "vchannel " + d.vchannel,
 		Reason: fmt.Sprintf("quarantined %s message at %s offset %d: %v (%d quarantined in all)",
-			e.Message.Type, d.pchannel, e.Position.Offset, err, n)})
+			e.Message.Type, d.pchannel, e.Position.Offset, err, n),
+	})
 }
 
 func (d *delegator) handle(ctx context.Context, e wal.Entry) error {
@@ -328,8 +332,10 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 	}
 	n := int(req.GetNumRows())
 	if seg == nil {
-		seg, err = segment.New(segment.Info{ID: req.GetSegmentID(), CollectionID: d.info.ID,
-			PartitionID: req.GetPartitionID(), VChannel: d.vchannel, Level: int(catalog.LevelL1)}, d.info.Schema)
+		seg, err = segment.New(segment.Info{
+			ID: req.GetSegmentID(), CollectionID: d.info.ID,
+			PartitionID: req.GetPartitionID(), VChannel: d.vchannel, Level: int(catalog.LevelL1),
+		}, d.info.Schema)
 		if err != nil {
 			return err
 		}

@@ -43,9 +43,11 @@ func second(t *testing.T, s *stacktest.Stack, rows int64) (int64, []int64) {
 	}
 	resp, err := s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: "second", NumRows: uint32(rows), FieldsData: []*schemapb.FieldData{
 		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}}}}},
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}},
+		}}},
 		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}}}}},
+			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+		}}},
 	}})
 	require.NoError(t, err)
 	require.Zero(t, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
@@ -60,8 +62,10 @@ func second(t *testing.T, s *stacktest.Stack, rows int64) (int64, []int64) {
 
 // search searches the stack's collection for its nearest neighbour of (0, 1).
 func search(ctx context.Context, s *stacktest.Stack, collectionID int64) (*plan.SearchResult, error) {
-	return s.QueryNode.Search(ctx, &plan.Search{Read: plan.Read{CollectionID: collectionID, Strong: true},
-		FieldID: 101, Metric: "L2", Vectors: [][]float32{{0, 1}}, TopK: 3})
+	return s.QueryNode.Search(ctx, &plan.Search{
+		Read:    plan.Read{CollectionID: collectionID, Strong: true},
+		FieldID: 101, Metric: "L2", Vectors: [][]float32{{0, 1}}, TopK: 3,
+	})
 }
 
 // loadAsync starts a Load and returns its result channel.
@@ -207,7 +211,8 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	waiting := make(chan error, 1)
 	go func() {
 		_, err := s.QueryNode.Query(context.Background(), &plan.Query{
-			Read: plan.Read{CollectionID: s.CollectionID, GuaranteeTS: ^uint64(0) >> 1}, CountOnly: true})
+			Read: plan.Read{CollectionID: s.CollectionID, GuaranteeTS: ^uint64(0) >> 1}, CountOnly: true,
+		})
 		waiting <- err
 	}()
 	cause := errors.New("wal: injected read failure")

@@ -16,8 +16,10 @@ import (
 
 // loadSealed builds a sealed segment from its insert binlogs.
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
-	si := segment.Info{ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
-		Level: int(info.Level)}
+	si := segment.Info{
+		ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
+		Level: int(info.Level),
+	}
 	if r := info.KeyRange; r != nil {
 		si.ClusterField = r.FieldID
 		si.ClusterLo, si.ClusterHi = r.Bounds()
@@ -78,8 +80,10 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 
 // loadField reads and concatenates one field's insert binlogs.
 func (d *delegator) loadField(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (column.Column, error) {
-	return storage.ReadField(ctx, d.node.objects, storage.FieldLogs{Root: d.node.cfg.RootPath,
-		Collection: info.CollectionID, Partition: info.PartitionID, ID: info.ID, LogIDs: info.LogIDs(f.GetFieldID()), Rows: info.FieldLogRows()}, f)
+	return storage.ReadField(ctx, d.node.objects, storage.FieldLogs{
+		Root:       d.node.cfg.RootPath,
+		Collection: info.CollectionID, Partition: info.PartitionID, ID: info.ID, LogIDs: info.LogIDs(f.GetFieldID()), Rows: info.FieldLogRows(),
+	}, f)
 }
 
 // readDeltaLog reads one delta log of a segment.

@@ -153,8 +153,10 @@ type collection struct {
 func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collections, ticker Ticker, pins *wal.Pins,
 	logger *slog.Logger,
 ) *Node {
-	return &Node{cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, pins: pins, logger: logger,
-		collections: map[int64]*collection{}, loading: map[int64]*loading{}, failed: map[int64]loadFailure{}}
+	return &Node{
+		cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, pins: pins, logger: logger,
+		collections: map[int64]*collection{}, loading: map[int64]*loading{}, failed: map[int64]loadFailure{},
+	}
 }
 
 // LoadFailure returns why the collection's last load failed, or nil.
@@ -181,8 +183,10 @@ func (n *Node) Problems() []health.Problem {
 		if f.vchannel != "" {
 			reason = "stopped serving: " + f.err.Error()
 		}
-		out = append(out, health.Problem{Component: "querynode", Subject: "collection " + f.name,
-			Reason: reason, Since: f.at})
+		out = append(out, health.Problem{
+			Component: "querynode", Subject: "collection " + f.name,
+			Reason: reason, Since: f.at,
+		})
 	}
 	n.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Subject < out[j].Subject })
@@ -362,8 +366,10 @@ func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
 			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Level: s.Level})
 		}
 		for _, s := range d.growing {
-			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Growing: true,
-				Level: s.Level})
+			out = append(out, plan.SegmentInfo{
+				ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Growing: true,
+				Level: s.Level,
+			})
 		}
 		d.mu.RUnlock()
 	}

@@ -107,8 +107,10 @@ func allTrue(n int) []bool {
 func BenchmarkExactScore(b *testing.B) {
 	const n, dim = 100000, 128
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, typ := range []schemapb.DataType{schemapb.DataType_FloatVector, schemapb.DataType_Float16Vector,
-		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector, schemapb.DataType_BinaryVector} {
+	for _, typ := range []schemapb.DataType{
+		schemapb.DataType_FloatVector, schemapb.DataType_Float16Vector,
+		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector, schemapb.DataType_BinaryVector,
+	} {
 		var (
 			col column.Column
 			req = &plan.Search{Metric: plan.MetricL2}

@@ -20,7 +20,8 @@ func TestSegmentFilterTextMatch(t *testing.T) {
 	schema := &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
 		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{FieldID: 101, Name: "text", DataType: schemapb.DataType_VarChar, TypeParams: []*commonpb.KeyValuePair{
-			{Key: "max_length", Value: "100"}, {Key: "enable_analyzer", Value: "true"}, {Key: "enable_match", Value: "true"}}},
+			{Key: "max_length", Value: "100"}, {Key: "enable_analyzer", Value: "true"}, {Key: "enable_match", Value: "true"},
+		}},
 	}}
 	seg, err := segment.New(segment.Info{ID: 7}, schema)
 	require.NoError(t, err)

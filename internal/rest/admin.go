@@ -53,8 +53,10 @@ func (h *Handler) partitionRoutes() {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.HasPartition(ctx, &milvuspb.HasPartitionRequest{DbName: r.db,
-			CollectionName: req.CollectionName, PartitionName: req.PartitionName})
+		resp, err := h.svc.HasPartition(ctx, &milvuspb.HasPartitionRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, PartitionName: req.PartitionName,
+		})
 		if err := check(resp, err); err != nil {
 			return nil, err
 		}
@@ -65,8 +67,10 @@ func (h *Handler) partitionRoutes() {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.GetPartitionStatistics(ctx, &milvuspb.GetPartitionStatisticsRequest{DbName: r.db,
-			CollectionName: req.CollectionName, PartitionName: req.PartitionName})
+		resp, err := h.svc.GetPartitionStatistics(ctx, &milvuspb.GetPartitionStatisticsRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, PartitionName: req.PartitionName,
+		})
 		if err := check(resp, err); err != nil {
 			return nil, err
 		}
@@ -77,8 +81,10 @@ func (h *Handler) partitionRoutes() {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.CreatePartition(ctx, &milvuspb.CreatePartitionRequest{DbName: r.db,
-			CollectionName: req.CollectionName, PartitionName: req.PartitionName})
+		resp, err := h.svc.CreatePartition(ctx, &milvuspb.CreatePartitionRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, PartitionName: req.PartitionName,
+		})
 		return nil, check(resp, err)
 	})
 	h.add("partitions/drop", true, func(ctx context.Context, r *request) (any, error) {
@@ -86,8 +92,10 @@ func (h *Handler) partitionRoutes() {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.DropPartition(ctx, &milvuspb.DropPartitionRequest{DbName: r.db,
-			CollectionName: req.CollectionName, PartitionName: req.PartitionName})
+		resp, err := h.svc.DropPartition(ctx, &milvuspb.DropPartitionRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, PartitionName: req.PartitionName,
+		})
 		return nil, check(resp, err)
 	})
 	h.add("partitions/load", true, func(ctx context.Context, r *request) (any, error) {
@@ -95,8 +103,10 @@ func (h *Handler) partitionRoutes() {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.LoadPartitions(ctx, &milvuspb.LoadPartitionsRequest{DbName: r.db,
-			CollectionName: req.CollectionName, PartitionNames: req.PartitionNames})
+		resp, err := h.svc.LoadPartitions(ctx, &milvuspb.LoadPartitionsRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, PartitionNames: req.PartitionNames,
+		})
 		return nil, check(resp, err)
 	})
 	h.add("partitions/release", true, func(ctx context.Context, r *request) (any, error) {
@@ -104,8 +114,10 @@ func (h *Handler) partitionRoutes() {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.ReleasePartitions(ctx, &milvuspb.ReleasePartitionsRequest{DbName: r.db,
-			CollectionName: req.CollectionName, PartitionNames: req.PartitionNames})
+		resp, err := h.svc.ReleasePartitions(ctx, &milvuspb.ReleasePartitionsRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, PartitionNames: req.PartitionNames,
+		})
 		return nil, check(resp, err)
 	})
 }
@@ -136,8 +148,10 @@ func (h *Handler) createIndex(ctx context.Context, db, coll string, idx indexReq
 			extra = append(extra, &commonpb.KeyValuePair{Key: k, Value: paramString(v)})
 		}
 	}
-	resp, err := h.svc.CreateIndex(ctx, &milvuspb.CreateIndexRequest{DbName: db, CollectionName: coll,
-		FieldName: idx.FieldName, IndexName: idx.IndexName, ExtraParams: extra})
+	resp, err := h.svc.CreateIndex(ctx, &milvuspb.CreateIndexRequest{
+		DbName: db, CollectionName: coll,
+		FieldName: idx.FieldName, IndexName: idx.IndexName, ExtraParams: extra,
+	})
 	return check(resp, err)
 }
 
@@ -184,8 +198,10 @@ func (h *Handler) indexRoutes() {
 		if err := req.check(); err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{DbName: r.db,
-			CollectionName: req.CollectionName, IndexName: req.IndexName})
+		resp, err := h.svc.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, IndexName: req.IndexName,
+		})
 		if err := check(resp, err); err != nil {
 			return nil, err
 		}
@@ -235,8 +251,10 @@ func (h *Handler) indexRoutes() {
 		if err := req.check(); err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.DropIndex(ctx, &milvuspb.DropIndexRequest{DbName: r.db,
-			CollectionName: req.CollectionName, IndexName: req.IndexName})
+		resp, err := h.svc.DropIndex(ctx, &milvuspb.DropIndexRequest{
+			DbName:         r.db,
+			CollectionName: req.CollectionName, IndexName: req.IndexName,
+		})
 		return nil, check(resp, err)
 	})
 	// indexes/alter_properties sets properties, indexes/drop_properties
@@ -253,8 +271,10 @@ func (h *Handler) indexRoutes() {
 		if err := req.check(); err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.AlterIndex(ctx, &milvuspb.AlterIndexRequest{DbName: r.db, CollectionName: req.CollectionName,
-			IndexName: req.IndexName, ExtraParams: propsOf(req.Properties), DeleteKeys: req.PropertyKeys})
+		resp, err := h.svc.AlterIndex(ctx, &milvuspb.AlterIndexRequest{
+			DbName: r.db, CollectionName: req.CollectionName,
+			IndexName: req.IndexName, ExtraParams: propsOf(req.Properties), DeleteKeys: req.PropertyKeys,
+		})
 		return nil, check(resp, err)
 	}
 	h.add("indexes/alter_properties", true, alter)
@@ -388,16 +408,20 @@ func (h *Handler) databaseRoutes() {
 		if err := check(resp, err); err != nil {
 			return nil, err
 		}
-		return map[string]any{"dbName": resp.GetDbName(), "dbID": resp.GetDbID(),
-			"properties": kvList(resp.GetProperties())}, nil
+		return map[string]any{
+			"dbName": resp.GetDbName(), "dbID": resp.GetDbID(),
+			"properties": kvList(resp.GetProperties()),
+		}, nil
 	})
 	alter := func(ctx context.Context, r *request) (any, error) {
 		req, err := decodeDatabase(r)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := h.svc.AlterDatabase(ctx, &milvuspb.AlterDatabaseRequest{DbName: req.DBName,
-			Properties: propsOf(req.Properties), DeleteKeys: req.PropertyKeys})
+		resp, err := h.svc.AlterDatabase(ctx, &milvuspb.AlterDatabaseRequest{
+			DbName:     req.DBName,
+			Properties: propsOf(req.Properties), DeleteKeys: req.PropertyKeys,
+		})
 		return nil, check(resp, err)
 	}
 	h.add("databases/alter", false, alter)

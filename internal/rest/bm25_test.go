@@ -24,8 +24,10 @@ func TestBM25FullText(t *testing.T) {
 			"functions": []m{{"name": "bm25", "type": "BM25", "inputFieldNames": []string{"text"}, "outputFieldNames": []string{"sparse"}}},
 		},
 		"indexParams": []m{
-			{"fieldName": "sparse", "indexName": "sparse", "metricType": "BM25", "indexType": "SPARSE_INVERTED_INDEX",
-				"params": m{"bm25_k1": 1.2, "bm25_b": 0.75}},
+			{
+				"fieldName": "sparse", "indexName": "sparse", "metricType": "BM25", "indexType": "SPARSE_INVERTED_INDEX",
+				"params": m{"bm25_k1": 1.2, "bm25_b": 0.75},
+			},
 			{"fieldName": "dense", "indexName": "dense", "metricType": "L2", "indexType": "FLAT"},
 		},
 	})
@@ -42,19 +44,23 @@ func TestBM25FullText(t *testing.T) {
 		{"id": 2, "text": "a lazy dog sleeps", "dense": []float64{1, 1}},
 		{"id": 3, "text": "fox and dog and fox", "dense": []float64{5, 5}},
 	}})
-	s := decode[[]m](t, c.call("entities/search", m{"collectionName": "docs", "data": []string{"fox"},
-		"annsField": "sparse", "limit": 10, "outputFields": []string{"text"}, "consistencyLevel": "Strong"}))
+	s := decode[[]m](t, c.call("entities/search", m{
+		"collectionName": "docs", "data": []string{"fox"},
+		"annsField": "sparse", "limit": 10, "outputFields": []string{"text"}, "consistencyLevel": "Strong",
+	}))
 	require.Len(t, s, 2)
 	require.Equal(t, float64(3), s[0]["id"], "two occurrences outweigh a shorter document")
 	require.Equal(t, float64(1), s[1]["id"])
 	require.Greater(t, s[0]["distance"], s[1]["distance"])
 
-	h := decode[[]m](t, c.call("entities/hybrid_search", m{"collectionName": "docs",
+	h := decode[[]m](t, c.call("entities/hybrid_search", m{
+		"collectionName": "docs",
 		"search": []m{
 			{"data": []string{"dog"}, "annsField": "sparse", "limit": 3},
 			{"data": [][]float64{{1, 1}}, "annsField": "dense", "limit": 3},
 		},
-		"rerank": m{"strategy": "rrf", "params": m{"k": 60}}, "limit": 3, "consistencyLevel": "Strong"}))
+		"rerank": m{"strategy": "rrf", "params": m{"k": 60}}, "limit": 3, "consistencyLevel": "Strong",
+	}))
 	require.NotEmpty(t, h)
 	require.Equal(t, float64(2), h[0]["id"], "first in both lists")
 

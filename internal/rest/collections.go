@@ -129,8 +129,10 @@ func (h *Handler) describeCollection(ctx context.Context, r *request) (any, erro
 	indexes := []map[string]any{}
 	if idx, err := h.svc.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{DbName: r.db, CollectionName: name}); check(idx, err) == nil {
 		for _, d := range idx.GetIndexDescriptions() {
-			indexes = append(indexes, map[string]any{"fieldName": d.GetFieldName(), "indexName": d.GetIndexName(),
-				"metricType": kvValue(d.GetParams(), "metric_type")})
+			indexes = append(indexes, map[string]any{
+				"fieldName": d.GetFieldName(), "indexName": d.GetIndexName(),
+				"metricType": kvValue(d.GetParams(), "metric_type"),
+			})
 		}
 	}
 	load := ""
@@ -290,8 +292,10 @@ func (h *Handler) renameCollection(ctx context.Context, r *request) (any, error)
 	if req.NewCollectionName == "" {
 		return nil, missing("newCollectionName")
 	}
-	resp, err := h.svc.RenameCollection(ctx, &milvuspb.RenameCollectionRequest{DbName: r.db, OldName: name,
-		NewName: req.NewCollectionName, NewDBName: r.dbOf(req.NewDBName)})
+	resp, err := h.svc.RenameCollection(ctx, &milvuspb.RenameCollectionRequest{
+		DbName: r.db, OldName: name,
+		NewName: req.NewCollectionName, NewDBName: r.dbOf(req.NewDBName),
+	})
 	return nil, check(resp, err)
 }
 
@@ -407,8 +411,10 @@ func (h *Handler) createCollection(ctx context.Context, r *request) (any, error)
 	if err != nil {
 		return nil, errorf(errcode.Unexpected, "encode schema: %v", err)
 	}
-	cr := &milvuspb.CreateCollectionRequest{DbName: r.db, CollectionName: name, Schema: raw, ShardsNum: 1,
-		ConsistencyLevel: commonpb.ConsistencyLevel_Bounded}
+	cr := &milvuspb.CreateCollectionRequest{
+		DbName: r.db, CollectionName: name, Schema: raw, ShardsNum: 1,
+		ConsistencyLevel: commonpb.ConsistencyLevel_Bounded,
+	}
 	if v := params["shardsNum"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -477,11 +483,13 @@ func quickSchema(name string, req *createCollectionReq, params map[string]string
 	if v, ok := params["enableDynamicField"]; ok {
 		dynamic, _ = strconv.ParseBool(v)
 	}
-	schema := &schemapb.CollectionSchema{Name: name, Description: req.Description, AutoID: req.AutoID,
+	schema := &schemapb.CollectionSchema{
+		Name: name, Description: req.Description, AutoID: req.AutoID,
 		EnableDynamicField: dynamic, Fields: []*schemapb.FieldSchema{pk, {
 			Name: vecName, DataType: schemapb.DataType_FloatVector,
 			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: strconv.FormatInt(dim, 10)}},
-		}}}
+		}},
+	}
 	metric := req.MetricType
 	if metric == "" {
 		metric = "COSINE"
@@ -501,9 +509,11 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 		if !ok {
 			return nil, errorf(errcode.IllegalArgument, "field %s: unknown dataType %q", f.FieldName, f.DataType)
 		}
-		fs := &schemapb.FieldSchema{Name: f.FieldName, DataType: dt, IsPrimaryKey: f.IsPrimary,
+		fs := &schemapb.FieldSchema{
+			Name: f.FieldName, DataType: dt, IsPrimaryKey: f.IsPrimary,
 			IsPartitionKey: f.IsPartitionKey, IsClusteringKey: f.IsClusteringKey, Nullable: f.Nullable,
-			Description: f.Description}
+			Description: f.Description,
+		}
 		if f.IsPrimary {
 			fs.AutoID = in.AutoID
 		}
@@ -544,8 +554,10 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 		if !ok {
 			return nil, errorf(errcode.IllegalArgument, "function %s: unknown type %q", fn.Name, fn.Type)
 		}
-		fs := &schemapb.FunctionSchema{Name: fn.Name, Type: schemapb.FunctionType(t), Description: fn.Description,
-			InputFieldNames: fn.InputFieldNames, OutputFieldNames: fn.OutputFieldNames}
+		fs := &schemapb.FunctionSchema{
+			Name: fn.Name, Type: schemapb.FunctionType(t), Description: fn.Description,
+			InputFieldNames: fn.InputFieldNames, OutputFieldNames: fn.OutputFieldNames,
+		}
 		keys := make([]string, 0, len(fn.Params))
 		for k := range fn.Params {
 			keys = append(keys, k)

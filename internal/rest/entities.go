@@ -114,17 +114,21 @@ func (h *Handler) write(ctx context.Context, r *request, upsert bool) (any, erro
 		return nil, err
 	}
 	if upsert {
-		resp, err := h.svc.Upsert(ctx, &milvuspb.UpsertRequest{DbName: r.db, CollectionName: name,
+		resp, err := h.svc.Upsert(ctx, &milvuspb.UpsertRequest{
+			DbName: r.db, CollectionName: name,
 			PartitionName: req.PartitionName, FieldsData: cols, NumRows: uint32(len(rows)),
-			SchemaTimestamp: coll.GetUpdateTimestamp(), PartialUpdate: partial, FieldOps: ops})
+			SchemaTimestamp: coll.GetUpdateTimestamp(), PartialUpdate: partial, FieldOps: ops,
+		})
 		if err := check(resp, err); err != nil {
 			return nil, err
 		}
 		return map[string]any{"upsertCount": resp.GetUpsertCnt(), "upsertIds": idList(resp.GetIDs(), r.allowInt64)}, nil
 	}
-	resp, err := h.svc.Insert(ctx, &milvuspb.InsertRequest{DbName: r.db, CollectionName: name,
+	resp, err := h.svc.Insert(ctx, &milvuspb.InsertRequest{
+		DbName: r.db, CollectionName: name,
 		PartitionName: req.PartitionName, FieldsData: cols, NumRows: uint32(len(rows)),
-		SchemaTimestamp: coll.GetUpdateTimestamp()})
+		SchemaTimestamp: coll.GetUpdateTimestamp(),
+	})
 	if err := check(resp, err); err != nil {
 		return nil, err
 	}
@@ -227,8 +231,10 @@ func (h *Handler) delete(ctx context.Context, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.svc.Delete(ctx, &milvuspb.DeleteRequest{DbName: r.db, CollectionName: name,
-		PartitionName: req.PartitionName, Expr: filter, ExprTemplateValues: tmpl})
+	resp, err := h.svc.Delete(ctx, &milvuspb.DeleteRequest{
+		DbName: r.db, CollectionName: name,
+		PartitionName: req.PartitionName, Expr: filter, ExprTemplateValues: tmpl,
+	})
 	if err := check(resp, err); err != nil {
 		return nil, err
 	}
@@ -270,9 +276,11 @@ func (h *Handler) runQuery(ctx context.Context, r *request, name string, req *re
 	if err != nil {
 		return nil, err
 	}
-	q := &milvuspb.QueryRequest{DbName: r.db, CollectionName: name, Expr: filter, OutputFields: out,
+	q := &milvuspb.QueryRequest{
+		DbName: r.db, CollectionName: name, Expr: filter, OutputFields: out,
 		PartitionNames: req.PartitionNames, ConsistencyLevel: level, UseDefaultConsistency: useDefault,
-		ExprTemplateValues: tmpl}
+		ExprTemplateValues: tmpl,
+	}
 	count := len(out) == 1 && strings.EqualFold(strings.TrimSpace(out[0]), "count(*)")
 	if withLimit && !count {
 		limit := 100

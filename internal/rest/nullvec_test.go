@@ -12,8 +12,10 @@ import (
 )
 
 func TestNullableVectorRows(t *testing.T) {
-	f := &schemapb.FieldSchema{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector, Nullable: true,
-		TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}}
+	f := &schemapb.FieldSchema{
+		FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector, Nullable: true,
+		TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}},
+	}
 	rows := []map[string]any{{"v": []any{json.Number("1"), json.Number("2")}}, {"v": nil}, {}, {"v": []any{json.Number("5"), json.Number("6")}}}
 	fd, err := buildColumn(f, rows)
 	require.NoError(t, err)

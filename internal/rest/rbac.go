@@ -30,9 +30,11 @@ func decodeRBAC(r *request, required ...string) (*rbacBody, error) {
 	if err := r.decode(&b); err != nil {
 		return nil, err
 	}
-	values := map[string]string{"userName": b.UserName, "password": b.Password, "roleName": b.RoleName,
+	values := map[string]string{
+		"userName": b.UserName, "password": b.Password, "roleName": b.RoleName,
 		"objectType": b.ObjectType, "objectName": b.ObjectName, "privilege": b.Privilege,
-		"privilegeGroupName": b.PrivilegeGroupName}
+		"privilegeGroupName": b.PrivilegeGroupName,
+	}
 	for _, f := range required {
 		if values[f] == "" {
 			return nil, missing(f)
@@ -62,14 +64,17 @@ func (h *Handler) rbacRoutes() {
 			return status(h.svc.OperatePrivilege(ctx, &milvuspb.OperatePrivilegeRequest{Type: t, Entity: &milvuspb.GrantEntity{
 				Role: &milvuspb.RoleEntity{Name: b.RoleName}, Object: &milvuspb.ObjectEntity{Name: b.ObjectType},
 				ObjectName: b.ObjectName, DbName: r.db,
-				Grantor: &milvuspb.GrantorEntity{Privilege: &milvuspb.PrivilegeEntity{Name: b.Privilege}}}}))
+				Grantor: &milvuspb.GrantorEntity{Privilege: &milvuspb.PrivilegeEntity{Name: b.Privilege}},
+			}}))
 		}}
 	}
 	grantV2 := func(t milvuspb.OperatePrivilegeType) rbacAction {
 		return rbacAction{[]string{"roleName", "privilege"}, func(ctx context.Context, _ *request, b *rbacBody) (any, error) {
-			return status(h.svc.OperatePrivilegeV2(ctx, &milvuspb.OperatePrivilegeV2Request{Type: t,
+			return status(h.svc.OperatePrivilegeV2(ctx, &milvuspb.OperatePrivilegeV2Request{
+				Type: t,
 				Role: &milvuspb.RoleEntity{Name: b.RoleName}, DbName: b.DBName, CollectionName: b.CollectionName,
-				Grantor: &milvuspb.GrantorEntity{Privilege: &milvuspb.PrivilegeEntity{Name: b.Privilege}}}))
+				Grantor: &milvuspb.GrantorEntity{Privilege: &milvuspb.PrivilegeEntity{Name: b.Privilege}},
+			}))
 		}}
 	}
 	groupOp := func(t milvuspb.OperatePrivilegeGroupType) rbacAction {
@@ -106,8 +111,10 @@ func (h *Handler) rbacRoutes() {
 			return status(h.svc.CreateCredential(ctx, &milvuspb.CreateCredentialRequest{Username: b.UserName, Password: b64(b.Password)}))
 		}},
 		"users/update_password": {[]string{"userName"}, func(ctx context.Context, _ *request, b *rbacBody) (any, error) {
-			return status(h.svc.UpdateCredential(ctx, &milvuspb.UpdateCredentialRequest{Username: b.UserName,
-				OldPassword: b64(b.Password), NewPassword: b64(b.NewPassword)}))
+			return status(h.svc.UpdateCredential(ctx, &milvuspb.UpdateCredentialRequest{
+				Username:    b.UserName,
+				OldPassword: b64(b.Password), NewPassword: b64(b.NewPassword),
+			}))
 		}},
 		"users/drop": {[]string{"userName"}, func(ctx context.Context, _ *request, b *rbacBody) (any, error) {
 			return status(h.svc.DeleteCredential(ctx, &milvuspb.DeleteCredentialRequest{Username: b.UserName}))
@@ -127,15 +134,18 @@ func (h *Handler) rbacRoutes() {
 		}},
 		"roles/describe": {[]string{"roleName"}, func(ctx context.Context, r *request, b *rbacBody) (any, error) {
 			resp, err := h.svc.SelectGrant(ctx, &milvuspb.SelectGrantRequest{Entity: &milvuspb.GrantEntity{
-				Role: &milvuspb.RoleEntity{Name: b.RoleName}, DbName: r.db}})
+				Role: &milvuspb.RoleEntity{Name: b.RoleName}, DbName: r.db,
+			}})
 			if err := check(resp, err); err != nil {
 				return nil, err
 			}
 			out := []map[string]string{}
 			for _, g := range resp.GetEntities() {
-				out = append(out, map[string]string{"objectType": g.GetObject().GetName(), "objectName": g.GetObjectName(),
+				out = append(out, map[string]string{
+					"objectType": g.GetObject().GetName(), "objectName": g.GetObjectName(),
 					"privilege": g.GetGrantor().GetPrivilege().GetName(), "dbName": g.GetDbName(),
-					"grantor": g.GetGrantor().GetUser().GetName()})
+					"grantor": g.GetGrantor().GetUser().GetName(),
+				})
 			}
 			return out, nil
 		}},

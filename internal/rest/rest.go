@@ -157,13 +157,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	path := strings.TrimPrefix(req.URL.Path, PathPrefix)
 	rt, found := h.routes[path]
 	if !found || !strings.HasPrefix(req.URL.Path, PathPrefix) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"code": http.StatusNotFound,
-			"message": fmt.Sprintf("route %s not found", req.URL.Path)})
+		writeJSON(w, http.StatusNotFound, map[string]any{
+			"code":    http.StatusNotFound,
+			"message": fmt.Sprintf("route %s not found", req.URL.Path),
+		})
 		return
 	}
 	if req.Method != http.MethodPost {
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"code": http.StatusMethodNotAllowed,
-			"message": "only POST is supported"})
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{
+			"code":    http.StatusMethodNotAllowed,
+			"message": "only POST is supported",
+		})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBodyBytes))

@@ -137,8 +137,10 @@ func TestQuickCollectionFlow(t *testing.T) {
 	require.Equal(t, float64(3), ins["insertCount"])
 	require.Equal(t, []any{"1", "2", "3"}, ins["insertIds"], "int64 ids are strings by default")
 
-	q := decode[[]m](t, c.call("entities/query", m{"collectionName": "quick", "filter": `color == "red"`,
-		"outputFields": []string{"id", "color"}, "consistencyLevel": "Strong"}))
+	q := decode[[]m](t, c.call("entities/query", m{
+		"collectionName": "quick", "filter": `color == "red"`,
+		"outputFields": []string{"id", "color"}, "consistencyLevel": "Strong",
+	}))
 	require.ElementsMatch(t, []m{{"id": "1", "color": "red"}, {"id": "3", "color": "red"}}, q)
 
 	got := decode[[]m](t, c.call("entities/get", m{"collectionName": "quick", "id": []int{3}}))
@@ -147,8 +149,10 @@ func TestQuickCollectionFlow(t *testing.T) {
 	require.Equal(t, float64(7), got[0]["n"], "dynamic keys are merged into the row")
 	require.Equal(t, []any{float64(0), float64(0), float64(1), float64(0)}, got[0]["vector"])
 
-	s := c.call("entities/search", m{"collectionName": "quick", "data": [][]float32{{1, 0, 0, 0}, {0, 0, 1, 0}},
-		"limit": 2, "outputFields": []string{"color"}, "consistencyLevel": "Strong"})
+	s := c.call("entities/search", m{
+		"collectionName": "quick", "data": [][]float32{{1, 0, 0, 0}, {0, 0, 1, 0}},
+		"limit": 2, "outputFields": []string{"color"}, "consistencyLevel": "Strong",
+	})
 	require.Equal(t, []int64{2, 2}, s.Topks)
 	hits := decode[[]m](t, s)
 	require.Len(t, hits, 4)
@@ -157,22 +161,30 @@ func TestQuickCollectionFlow(t *testing.T) {
 	require.Equal(t, "red", hits[0]["color"])
 	require.Equal(t, "3", hits[2]["id"])
 
-	filtered := decode[[]m](t, c.call("entities/search", m{"collectionName": "quick", "data": [][]float32{{1, 0, 0, 0}},
-		"filter": `color == "blue"`, "consistencyLevel": "Strong"}))
+	filtered := decode[[]m](t, c.call("entities/search", m{
+		"collectionName": "quick", "data": [][]float32{{1, 0, 0, 0}},
+		"filter": `color == "blue"`, "consistencyLevel": "Strong",
+	}))
 	require.Len(t, filtered, 1)
 	require.Equal(t, "2", filtered[0]["id"])
 
-	up := decode[m](t, c.call("entities/upsert", m{"collectionName": "quick",
-		"data": []m{{"id": 2, "vector": []float32{0, 1, 0, 0}, "color": "green"}}}))
+	up := decode[m](t, c.call("entities/upsert", m{
+		"collectionName": "quick",
+		"data":           []m{{"id": 2, "vector": []float32{0, 1, 0, 0}, "color": "green"}},
+	}))
 	require.Equal(t, float64(1), up["upsertCount"])
-	got = decode[[]m](t, c.call("entities/get", m{"collectionName": "quick", "id": 2, "outputFields": []string{"color"},
-		"consistencyLevel": "Strong"}))
+	got = decode[[]m](t, c.call("entities/get", m{
+		"collectionName": "quick", "id": 2, "outputFields": []string{"color"},
+		"consistencyLevel": "Strong",
+	}))
 	require.Equal(t, []m{{"id": "2", "color": "green"}}, got)
 
 	c.call("entities/delete", m{"collectionName": "quick", "filter": "id in [1]"})
 	c.call("entities/delete", m{"collectionName": "quick", "id": []int{3}})
-	cnt := decode[[]m](t, c.call("entities/query", m{"collectionName": "quick", "outputFields": []string{"count(*)"},
-		"consistencyLevel": "Strong"}))
+	cnt := decode[[]m](t, c.call("entities/query", m{
+		"collectionName": "quick", "outputFields": []string{"count(*)"},
+		"consistencyLevel": "Strong",
+	}))
 	require.Equal(t, []m{{"count(*)": "1"}}, cnt)
 
 	c.call("collections/flush", m{"collectionName": "quick"})
@@ -192,21 +204,27 @@ func TestQuickCollectionFlow(t *testing.T) {
 }
 
 func TestSchemaFormPartitionsIndexes(t *testing.T) {
-	c := &client{t: t, base: startServer(t), headers: map[string]string{"Accept-Type-Allow-Int64": "true",
-		"Authorization": "Bearer root:Milvus"}}
+	c := &client{t: t, base: startServer(t), headers: map[string]string{
+		"Accept-Type-Allow-Int64": "true",
+		"Authorization":           "Bearer root:Milvus",
+	}}
 	c.call("collections/create", m{
 		"collectionName": "movies",
 		"schema": m{"autoId": false, "enableDynamicField": false, "fields": []m{
 			{"fieldName": "id", "dataType": "VarChar", "isPrimary": true, "elementTypeParams": m{"max_length": 64}},
 			{"fieldName": "year", "dataType": "Int64"},
 			{"fieldName": "rating", "dataType": "Double", "nullable": true},
-			{"fieldName": "tags", "dataType": "Array", "elementDataType": "VarChar",
-				"elementTypeParams": m{"max_capacity": 4, "max_length": 16}},
+			{
+				"fieldName": "tags", "dataType": "Array", "elementDataType": "VarChar",
+				"elementTypeParams": m{"max_capacity": 4, "max_length": 16},
+			},
 			{"fieldName": "info", "dataType": "JSON"},
 			{"fieldName": "embedding", "dataType": "FloatVector", "elementTypeParams": m{"dim": "2"}},
 		}},
-		"indexParams": []m{{"fieldName": "embedding", "indexName": "emb", "metricType": "IP", "indexType": "HNSW",
-			"params": m{"M": 8, "efConstruction": 64}}},
+		"indexParams": []m{{
+			"fieldName": "embedding", "indexName": "emb", "metricType": "IP", "indexType": "HNSW",
+			"params": m{"M": 8, "efConstruction": 64},
+		}},
 	})
 	desc := decode[m](t, c.call("collections/describe", m{"collectionName": "movies"}))
 	require.Equal(t, false, desc["enableDynamicField"])
@@ -219,18 +237,24 @@ func TestSchemaFormPartitionsIndexes(t *testing.T) {
 		{"id": "a", "year": 1999, "rating": 7.5, "tags": []string{"x"}, "info": m{"k": 1}, "embedding": []float32{1, 0}},
 		{"id": "b", "year": 2005, "rating": nil, "tags": []string{}, "info": m{"k": 2}, "embedding": []float32{0, 1}},
 	}})
-	c.fail("entities/insert", m{"collectionName": "movies", "data": []m{{"id": "c", "year": 1, "extra": 1,
-		"tags": []string{}, "info": m{}, "embedding": []float32{0, 1}}}})
-	q := decode[[]m](t, c.call("entities/query", m{"collectionName": "movies", "filter": "year > 2000",
-		"partitionNames": []string{"p1"}, "consistencyLevel": "Strong"}))
+	c.fail("entities/insert", m{"collectionName": "movies", "data": []m{{
+		"id": "c", "year": 1, "extra": 1,
+		"tags": []string{}, "info": m{}, "embedding": []float32{0, 1},
+	}}})
+	q := decode[[]m](t, c.call("entities/query", m{
+		"collectionName": "movies", "filter": "year > 2000",
+		"partitionNames": []string{"p1"}, "consistencyLevel": "Strong",
+	}))
 	require.Len(t, q, 1)
 	require.Equal(t, "b", q[0]["id"])
 	require.Equal(t, float64(2005), q[0]["year"], "int64 values are numbers with Accept-Type-Allow-Int64")
 	require.Nil(t, q[0]["rating"])
 	require.Equal(t, m{"k": float64(2)}, q[0]["info"])
-	s := decode[[]m](t, c.call("entities/search", m{"collectionName": "movies", "data": [][]float32{{1, 0}},
+	s := decode[[]m](t, c.call("entities/search", m{
+		"collectionName": "movies", "data": [][]float32{{1, 0}},
 		"annsField": "embedding", "limit": 1, "searchParams": m{"metricType": "IP", "params": m{"ef": 16}},
-		"consistencyLevel": "Strong"}))
+		"consistencyLevel": "Strong",
+	}))
 	require.Equal(t, "a", s[0]["id"])
 	require.Equal(t, float64(1), s[0]["distance"])
 	c.call("entities/delete", m{"collectionName": "movies", "filter": `id in ["a"]`})
@@ -334,17 +358,24 @@ func TestDatabasesAndAliases(t *testing.T) {
 
 func TestAutoIDAndVarCharQuickForm(t *testing.T) {
 	c := &client{t: t, base: startServer(t)}
-	c.call("collections/create", m{"collectionName": "auto", "dimension": 2, "autoID": true,
-		"primaryFieldName": "pk", "vectorFieldName": "emb"})
+	c.call("collections/create", m{
+		"collectionName": "auto", "dimension": 2, "autoID": true,
+		"primaryFieldName": "pk", "vectorFieldName": "emb",
+	})
 	ins := decode[m](t, c.call("entities/insert", m{"collectionName": "auto", "data": []m{
-		{"emb": []float32{1, 0}, "$meta": m{"ignored": true}}, {"emb": []float32{0, 1}}}}))
+		{"emb": []float32{1, 0}, "$meta": m{"ignored": true}}, {"emb": []float32{0, 1}},
+	}}))
 	require.Len(t, ins["insertIds"], 2)
-	got := decode[[]m](t, c.call("entities/get", m{"collectionName": "auto", "id": ins["insertIds"],
-		"outputFields": []string{"pk"}, "consistencyLevel": "Strong"}))
+	got := decode[[]m](t, c.call("entities/get", m{
+		"collectionName": "auto", "id": ins["insertIds"],
+		"outputFields": []string{"pk"}, "consistencyLevel": "Strong",
+	}))
 	require.Len(t, got, 2)
 
-	c.call("collections/create", m{"collectionName": "strs", "dimension": 2, "idType": "VarChar",
-		"params": m{"max_length": 8, "enableDynamicField": false, "consistencyLevel": "Strong"}})
+	c.call("collections/create", m{
+		"collectionName": "strs", "dimension": 2, "idType": "VarChar",
+		"params": m{"max_length": 8, "enableDynamicField": false, "consistencyLevel": "Strong"},
+	})
 	desc := decode[m](t, c.call("collections/describe", m{"collectionName": "strs"}))
 	require.Equal(t, false, desc["enableDynamicField"])
 	require.Equal(t, "Strong", desc["consistencyLevel"])

@@ -59,8 +59,10 @@ func rowsToColumns(schema *schemapb.CollectionSchema, rows []map[string]any) ([]
 		}
 	}
 	if schema.GetEnableDynamicField() {
-		cols = append(cols, &schemapb.FieldData{Type: schemapb.DataType_JSON, FieldName: dynamicFieldName, IsDynamic: true,
-			Field: scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_JsonData{JsonData: &schemapb.JSONArray{Data: meta}}})})
+		cols = append(cols, &schemapb.FieldData{
+			Type: schemapb.DataType_JSON, FieldName: dynamicFieldName, IsDynamic: true,
+			Field: scalars(&schemapb.ScalarField{Data: &schemapb.ScalarField_JsonData{JsonData: &schemapb.JSONArray{Data: meta}}}),
+		})
 	}
 	return cols, nil
 }
@@ -111,8 +113,10 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 		if err != nil {
 			return nil, err
 		}
-		return &schemapb.FieldData{Type: f.GetDataType(), FieldName: name, FieldId: f.GetFieldID(), ValidData: valid,
-			Field: scalars(sf)}, nil
+		return &schemapb.FieldData{
+			Type: f.GetDataType(), FieldName: name, FieldId: f.GetFieldID(), ValidData: valid,
+			Field: scalars(sf),
+		}, nil
 	default:
 		return nil, errorf(CodeInvalidInsertData, "field %q: inserting %s through REST is not supported yet", name, f.GetDataType())
 	}
@@ -178,8 +182,10 @@ func restValue(f *schemapb.FieldSchema, v any) (any, error) {
 		}
 		return b, nil
 	case schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32, schemapb.DataType_Int64:
-		bits := map[schemapb.DataType]int{schemapb.DataType_Int8: 8, schemapb.DataType_Int16: 16, schemapb.DataType_Int32: 32,
-			schemapb.DataType_Int64: 64}[t]
+		bits := map[schemapb.DataType]int{
+			schemapb.DataType_Int8: 8, schemapb.DataType_Int16: 16, schemapb.DataType_Int32: 32,
+			schemapb.DataType_Int64: 64,
+		}[t]
 		return toInt(v, bits)
 	case schemapb.DataType_Float, schemapb.DataType_Double:
 		return toFloat(v)

@@ -257,8 +257,10 @@ func (h *Handler) hybridSearch(ctx context.Context, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	hreq := &milvuspb.HybridSearchRequest{DbName: r.db, CollectionName: name, PartitionNames: req.PartitionNames,
-		OutputFields: req.OutputFields, RankParams: rank, ConsistencyLevel: level, UseDefaultConsistency: useDefault}
+	hreq := &milvuspb.HybridSearchRequest{
+		DbName: r.db, CollectionName: name, PartitionNames: req.PartitionNames,
+		OutputFields: req.OutputFields, RankParams: rank, ConsistencyLevel: level, UseDefaultConsistency: useDefault,
+	}
 	for i := range req.Search {
 		s, err := subRequest(coll.GetSchema(), &req.Search[i], fmt.Sprintf("search[%d].", i), limit)
 		if err != nil {

@@ -76,9 +76,11 @@ func TestHybridSearch(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"entities/hybrid_search", "entities/advanced_search"} {
-		r := c.call(path, m{"collectionName": "hy", "search": []m{sub("a"), sub("b")},
+		r := c.call(path, m{
+			"collectionName": "hy", "search": []m{sub("a"), sub("b")},
 			"rerank": m{"strategy": "rrf", "params": m{"k": 10}}, "limit": 4, "outputFields": []string{"cat"},
-			"consistencyLevel": "Strong"})
+			"consistencyLevel": "Strong",
+		})
 		require.Equal(t, []int64{4}, r.Topks)
 		ids, ds := hits(t, r)
 		require.Len(t, ids, 4)
@@ -97,8 +99,10 @@ func TestHybridSearch(t *testing.T) {
 		require.Equal(t, float64(ids[0]%3), decode[[]m](t, r)[0]["cat"], "output fields come with the fused hits")
 	}
 	// id 0 is nearest in both lists: it is first, with 2/(10+1).
-	ids, ds := hits(t, c.call("entities/hybrid_search", m{"collectionName": "hy", "search": []m{sub("a"), sub("b")},
-		"rerank": m{"strategy": "rrf", "params": m{"k": 10}}, "limit": 1, "consistencyLevel": "Strong"}))
+	ids, ds := hits(t, c.call("entities/hybrid_search", m{
+		"collectionName": "hy", "search": []m{sub("a"), sub("b")},
+		"rerank": m{"strategy": "rrf", "params": m{"k": 10}}, "limit": 1, "consistencyLevel": "Strong",
+	}))
 	require.Equal(t, []int{0}, ids)
 	require.InDelta(t, 2.0/11, ds[0], 1e-6)
 
@@ -114,9 +118,11 @@ func TestHybridSearch(t *testing.T) {
 			want[id] += w[j] * (1 - 2*math.Atan(x*x)/math.Pi)
 		}
 	}
-	r := c.call("entities/hybrid_search", m{"collectionName": "hy", "search": []m{sub("a"), sub("b")},
+	r := c.call("entities/hybrid_search", m{
+		"collectionName": "hy", "search": []m{sub("a"), sub("b")},
 		"rerank": m{"strategy": "weighted", "params": m{"weights": w, "norm_score": true}}, "limit": 3,
-		"offset": 1, "consistencyLevel": "Strong"})
+		"offset": 1, "consistencyLevel": "Strong",
+	})
 	ids, ds = hits(t, r)
 	scores := []float64{}
 	for _, s := range want {
@@ -145,8 +151,10 @@ func TestHybridSearch(t *testing.T) {
 		{m{"collectionName": "hy"}, 1802},
 		{m{"collectionName": "hy", "search": []m{{"annsField": "a"}}}, 1802},
 		{m{"collectionName": "hy", "search": []m{sub("a")}, "rerank": m{"strategy": "max"}}, 1100},
-		{m{"collectionName": "hy", "search": []m{sub("a"), sub("b")}, "rerank": m{"strategy": "weighted",
-			"params": m{"weights": []float64{1}}}}, 1100},
+		{m{"collectionName": "hy", "search": []m{sub("a"), sub("b")}, "rerank": m{
+			"strategy": "weighted",
+			"params":   m{"weights": []float64{1}},
+		}}, 1100},
 		{m{"collectionName": "hy", "search": []m{sub("a")}, "limit": 0}, 1100},
 		{m{"collectionName": "hy", "search": []m{sub("a")}, "consistencyLevel": "Sometimes"}, 1100},
 		{m{"collectionName": "hy", "search": []m{{"data": [][]float32{{0, 0}}, "annsField": "nope"}}}, 1100},
@@ -154,8 +162,10 @@ func TestHybridSearch(t *testing.T) {
 	} {
 		require.Equal(t, bad.code, c.fail("entities/hybrid_search", bad.body).Code, "%v", bad.body)
 	}
-	require.Contains(t, c.fail("entities/hybrid_search", m{"collectionName": "hy", "search": []m{sub("a"), sub("b")},
-		"rerank": m{"strategy": "weighted", "params": m{"weights": []float64{1}}}}).Message, "weights")
+	require.Contains(t, c.fail("entities/hybrid_search", m{
+		"collectionName": "hy", "search": []m{sub("a"), sub("b")},
+		"rerank": m{"strategy": "weighted", "params": m{"weights": []float64{1}}},
+	}).Message, "weights")
 }
 
 func TestSearchParity(t *testing.T) {
@@ -174,21 +184,27 @@ func TestSearchParity(t *testing.T) {
 	require.Equal(t, []float64{4, 9, 16}, ds)
 
 	// radius / range_filter (L2: range_filter ≤ d < radius)
-	ids, _ = hits(t, c.call("entities/search", q(m{"limit": 10,
-		"searchParams": m{"metricType": "L2", "params": m{"radius": 30, "range_filter": 3}}})))
+	ids, _ = hits(t, c.call("entities/search", q(m{
+		"limit":        10,
+		"searchParams": m{"metricType": "L2", "params": m{"radius": 30, "range_filter": 3}},
+	})))
 	require.Equal(t, []int{2, 3, 4, 5}, ids)
 
 	// groupingField, with groupSize
 	r := c.call("entities/search", q(m{"limit": 3, "groupingField": "cat", "outputFields": []string{"cat"}}))
 	ids, _ = hits(t, r)
 	require.Equal(t, []int{0, 1, 2}, ids, "one hit per cat")
-	ids, _ = hits(t, c.call("entities/search", q(m{"limit": 2, "groupingField": "cat", "groupSize": 2,
-		"strictGroupSize": true})))
+	ids, _ = hits(t, c.call("entities/search", q(m{
+		"limit": 2, "groupingField": "cat", "groupSize": 2,
+		"strictGroupSize": true,
+	})))
 	require.Equal(t, []int{0, 3, 1, 4}, ids, "two hits for each of the two best cats, group by group")
 
 	// search by primary key: the stored vectors of ids 5 and 0
-	r = c.call("entities/search", m{"collectionName": "hy", "ids": []int{5, 0}, "annsField": "a", "limit": 2,
-		"consistencyLevel": "Strong"})
+	r = c.call("entities/search", m{
+		"collectionName": "hy", "ids": []int{5, 0}, "annsField": "a", "limit": 2,
+		"consistencyLevel": "Strong",
+	})
 	require.Equal(t, []int64{2, 2}, r.Topks)
 	ids, ds = hits(t, r)
 	require.Equal(t, 5, ids[0])
@@ -201,8 +217,10 @@ func TestSearchParity(t *testing.T) {
 	require.Equal(t, int32(1100), c.fail("entities/search", q(m{"offset": -1})).Code)
 	require.Equal(t, int32(1801), c.fail("entities/search", q(m{"searchParams": m{"params": 3}})).Code)
 	require.Equal(t, int32(1801), c.fail("entities/search", q(m{"searchParams": m{"ignoreGrowing": "maybe"}})).Code)
-	ids, _ = hits(t, c.call("entities/search", q(m{"limit": 10,
-		"searchParams": m{"params": `{"radius": 30, "range_filter": 3}`}})))
+	ids, _ = hits(t, c.call("entities/search", q(m{
+		"limit":        10,
+		"searchParams": m{"params": `{"radius": 30, "range_filter": 3}`},
+	})))
 	require.Equal(t, []int{2, 3, 4, 5}, ids, "params as a JSON string")
 }
 

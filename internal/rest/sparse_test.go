@@ -18,8 +18,10 @@ func TestSparseVectors(t *testing.T) {
 			{"fieldName": "id", "dataType": "Int64", "isPrimary": true},
 			{"fieldName": "sv", "dataType": "SparseFloatVector"},
 		}},
-		"indexParams": []m{{"fieldName": "sv", "indexName": "sv", "metricType": "IP", "indexType": "SPARSE_WAND",
-			"params": m{"drop_ratio_build": 0.1}}},
+		"indexParams": []m{{
+			"fieldName": "sv", "indexName": "sv", "metricType": "IP", "indexType": "SPARSE_WAND",
+			"params": m{"drop_ratio_build": 0.1},
+		}},
 	})
 	c.call("entities/insert", m{"collectionName": "docs", "data": []m{
 		{"id": 1, "sv": m{"3": 0.5, "10": 1.25}},
@@ -27,8 +29,10 @@ func TestSparseVectors(t *testing.T) {
 		{"id": 3, "sv": m{}},
 		{"id": 4, "sv": m{"4294967294": 1}},
 	}})
-	q := decode[[]m](t, c.call("entities/query", m{"collectionName": "docs", "filter": "id > 0",
-		"outputFields": []string{"id", "sv"}, "consistencyLevel": "Strong"}))
+	q := decode[[]m](t, c.call("entities/query", m{
+		"collectionName": "docs", "filter": "id > 0",
+		"outputFields": []string{"id", "sv"}, "consistencyLevel": "Strong",
+	}))
 	require.Len(t, q, 4)
 	byID := map[float64]any{}
 	for _, r := range q {
@@ -39,17 +43,21 @@ func TestSparseVectors(t *testing.T) {
 	require.Equal(t, m{}, byID[3])
 	require.Equal(t, m{"4294967294": float64(1)}, byID[4])
 
-	s := decode[[]m](t, c.call("entities/search", m{"collectionName": "docs", "data": []m{{"3": 2, "7": 1}},
+	s := decode[[]m](t, c.call("entities/search", m{
+		"collectionName": "docs", "data": []m{{"3": 2, "7": 1}},
 		"annsField": "sv", "limit": 10, "searchParams": m{"params": m{"drop_ratio_search": 0.2}},
-		"consistencyLevel": "Strong"}))
+		"consistencyLevel": "Strong",
+	}))
 	require.Len(t, s, 2, "rows sharing no dimension with the query are not hits")
 	require.Equal(t, float64(2), s[0]["id"])
 	require.InDelta(t, 2.5, s[0]["distance"], 1e-6)
 	require.Equal(t, float64(1), s[1]["id"])
 	require.InDelta(t, 1.0, s[1]["distance"], 1e-6)
-	s = decode[[]m](t, c.call("entities/search", m{"collectionName": "docs",
-		"data": []m{{"indices": []int{10}, "values": []float64{1}}}, "annsField": "sv", "limit": 10,
-		"consistencyLevel": "Strong"}))
+	s = decode[[]m](t, c.call("entities/search", m{
+		"collectionName": "docs",
+		"data":           []m{{"indices": []int{10}, "values": []float64{1}}}, "annsField": "sv", "limit": 10,
+		"consistencyLevel": "Strong",
+	}))
 	require.Len(t, s, 1)
 
 	for _, bad := range []any{
@@ -65,6 +73,8 @@ func TestSparseVectors(t *testing.T) {
 		require.Contains(t, r.Message, `"sv"`, "%v", bad)
 		c.fail("entities/search", m{"collectionName": "docs", "data": []any{bad}, "annsField": "sv", "limit": 3})
 	}
-	c.fail("indexes/create", m{"collectionName": "docs", "indexParams": []m{{"fieldName": "sv", "indexName": "x",
-		"metricType": "L2", "indexType": "SPARSE_INVERTED_INDEX"}}})
+	c.fail("indexes/create", m{"collectionName": "docs", "indexParams": []m{{
+		"fieldName": "sv", "indexName": "x",
+		"metricType": "L2", "indexType": "SPARSE_INVERTED_INDEX",
+	}}})
 }

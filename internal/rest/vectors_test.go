@@ -38,8 +38,10 @@ func TestByteVectors(t *testing.T) {
 		{"id": 1, "bin": []int{255, 1}, "f16": []float64{1, 0.5}, "bf16": b64([]byte{0x80, 0x3f, 0x00, 0x40}), "i8": []int{-1, 2, 127}},
 		{"id": 2, "bin": b64([]byte{0, 0x80}), "f16": b64([]byte{0x00, 0xc0, 0x00, 0x34}), "bf16": []float64{3, -1}, "i8": []int{5, 5, 5}},
 	}})
-	q := decode[[]m](t, c.call("entities/query", m{"collectionName": "bv", "filter": "id > 0",
-		"outputFields": []string{"*"}, "consistencyLevel": "Strong"}))
+	q := decode[[]m](t, c.call("entities/query", m{
+		"collectionName": "bv", "filter": "id > 0",
+		"outputFields": []string{"*"}, "consistencyLevel": "Strong",
+	}))
 	require.Len(t, q, 2)
 	if q[0]["id"] != float64(1) {
 		q[0], q[1] = q[1], q[0]
@@ -57,8 +59,10 @@ func TestByteVectors(t *testing.T) {
 		if metric != "" {
 			sp["metricType"] = metric
 		}
-		return decode[[]m](t, c.call("entities/search", m{"collectionName": "bv", "annsField": field, "data": data,
-			"limit": 2, "searchParams": sp, "consistencyLevel": "Strong"}))
+		return decode[[]m](t, c.call("entities/search", m{
+			"collectionName": "bv", "annsField": field, "data": data,
+			"limit": 2, "searchParams": sp, "consistencyLevel": "Strong",
+		}))
 	}
 	s := search("bin", [][]int{{255, 0}}, "")
 	require.Equal(t, float64(1), s[0]["id"])
@@ -81,20 +85,26 @@ func TestByteVectors(t *testing.T) {
 
 	// Bad input names the field and the problem.
 	r := c.fail("entities/insert", m{"collectionName": "bv", "data": []m{
-		{"id": 3, "bin": []int{256, 0}, "f16": []float64{1, 0}, "bf16": []float64{1, 0}, "i8": []int{0, 0, 0}}}})
+		{"id": 3, "bin": []int{256, 0}, "f16": []float64{1, 0}, "bf16": []float64{1, 0}, "i8": []int{0, 0, 0}},
+	}})
 	require.Contains(t, r.Message, `"bin"`)
 	r = c.fail("entities/insert", m{"collectionName": "bv", "data": []m{
-		{"id": 3, "bin": []int{1, 0}, "f16": []float64{1, 0, 2}, "bf16": []float64{1, 0}, "i8": []int{0, 0, 0}}}})
+		{"id": 3, "bin": []int{1, 0}, "f16": []float64{1, 0, 2}, "bf16": []float64{1, 0}, "i8": []int{0, 0, 0}},
+	}})
 	require.Contains(t, r.Message, `"f16"`)
 	r = c.fail("entities/insert", m{"collectionName": "bv", "data": []m{
-		{"id": 3, "bin": []int{1, 0}, "f16": []float64{1, 0}, "bf16": b64([]byte{1}), "i8": []int{0, 0, 0}}}})
+		{"id": 3, "bin": []int{1, 0}, "f16": []float64{1, 0}, "bf16": b64([]byte{1}), "i8": []int{0, 0, 0}},
+	}})
 	require.Contains(t, r.Message, `"bf16"`)
 	r = c.fail("entities/insert", m{"collectionName": "bv", "data": []m{
-		{"id": 3, "bin": []int{1, 0}, "f16": []float64{1, 0}, "bf16": []float64{1, 0}, "i8": []int{0, 200, 0}}}})
+		{"id": 3, "bin": []int{1, 0}, "f16": []float64{1, 0}, "bf16": []float64{1, 0}, "i8": []int{0, 200, 0}},
+	}})
 	require.Contains(t, r.Message, `"i8"`)
 	r = c.fail("entities/search", m{"collectionName": "bv", "annsField": "bin", "data": [][]int{{1, 2, 3}}, "limit": 1})
 	require.Contains(t, r.Message, "3 bytes")
-	r = c.fail("entities/search", m{"collectionName": "bv", "annsField": "bin", "data": [][]int{{1, 2}}, "limit": 1,
-		"searchParams": m{"metricType": "L2"}})
+	r = c.fail("entities/search", m{
+		"collectionName": "bv", "annsField": "bin", "data": [][]int{{1, 2}}, "limit": 1,
+		"searchParams": m{"metricType": "L2"},
+	})
 	require.Contains(t, r.Message, "L2")
 }

@@ -12,10 +12,13 @@ import (
 // with 1100.
 func TestWriteChecksMatchGRPC(t *testing.T) {
 	c := &client{t: t, base: startServer(t)}
-	c.call("collections/create", m{"collectionName": "vauto", "dimension": 2, "autoID": true, "idType": "VarChar",
-		"params": m{"max_length": 32, "consistencyLevel": "Strong"}})
+	c.call("collections/create", m{
+		"collectionName": "vauto", "dimension": 2, "autoID": true, "idType": "VarChar",
+		"params": m{"max_length": 32, "consistencyLevel": "Strong"},
+	})
 	ins := decode[m](t, c.call("entities/insert", m{"collectionName": "vauto", "data": []m{
-		{"vector": []float32{1, 0}}, {"vector": []float32{0, 1}}}}))
+		{"vector": []float32{1, 0}}, {"vector": []float32{0, 1}},
+	}}))
 	ids := ins["insertIds"].([]any)
 	require.Len(t, ids, 2)
 	for _, id := range ids {
@@ -27,16 +30,20 @@ func TestWriteChecksMatchGRPC(t *testing.T) {
 	got = decode[[]m](t, c.call("entities/query", m{"collectionName": "vauto", "filter": `id != ""`, "outputFields": []string{"id"}}))
 	require.ElementsMatch(t, ids, []any{got[0]["id"], got[1]["id"]})
 
-	c.call("collections/create", m{"collectionName": "dups", "dimension": 2,
-		"params": m{"consistencyLevel": "Strong", "enableDynamicField": false}})
+	c.call("collections/create", m{
+		"collectionName": "dups", "dimension": 2,
+		"params": m{"consistencyLevel": "Strong", "enableDynamicField": false},
+	})
 	ins = decode[m](t, c.call("entities/insert", m{"collectionName": "dups", "data": []m{
-		{"id": 1, "vector": []float32{1, 0}}, {"id": 1, "vector": []float32{0, 1}}, {"id": 2, "vector": []float32{1, 1}}}}))
+		{"id": 1, "vector": []float32{1, 0}}, {"id": 1, "vector": []float32{0, 1}}, {"id": 2, "vector": []float32{1, 1}},
+	}}))
 	require.EqualValues(t, 2, ins["insertCount"])
 	got = decode[[]m](t, c.call("entities/get", m{"collectionName": "dups", "id": 1, "outputFields": []string{"vector"}}))
 	require.Len(t, got, 1)
 	require.Equal(t, []any{0.0, 1.0}, got[0]["vector"], "the later row of the batch wins")
 	r := c.fail("entities/upsert", m{"collectionName": "dups", "data": []m{
-		{"id": 2, "vector": []float32{1, 0}}, {"id": 2, "vector": []float32{0, 1}}}})
+		{"id": 2, "vector": []float32{1, 0}}, {"id": 2, "vector": []float32{0, 1}},
+	}})
 	require.Equal(t, int32(1100), r.Code)
 	require.Contains(t, r.Message, "duplicate primary keys are not allowed in the same batch")
 }

@@ -238,17 +238,27 @@ func TestAliasErrors(t *testing.T) {
 		code int32
 		msg  string
 	}{
-		{"create alias named like a collection", core.CreateAlias(ctx, "", "c1", "c1"), errcode.AliasNameConflict,
-			"alias and collection name conflict[database=default][alias=c1]"},
-		{"create alias taken by another collection", core.CreateAlias(ctx, "", "al", "c2"), errcode.AliasAlreadyExists,
-			"al is alias to another collection: c1: alias already exist[database=default][alias=al]"},
-		{"alter alias named like a collection", core.AlterAlias(ctx, "", "c2", "c1"), errcode.AliasNameConflict,
-			"alias and collection name conflict[database=default][alias=c2]"},
-		{"alter a missing alias", core.AlterAlias(ctx, "", "nope", "c1"), errcode.AliasNotFound,
-			"alias not found[database=default][alias=nope]"},
-		{"create a collection named like an alias",
+		{
+			"create alias named like a collection", core.CreateAlias(ctx, "", "c1", "c1"), errcode.AliasNameConflict,
+			"alias and collection name conflict[database=default][alias=c1]",
+		},
+		{
+			"create alias taken by another collection", core.CreateAlias(ctx, "", "al", "c2"), errcode.AliasAlreadyExists,
+			"al is alias to another collection: c1: alias already exist[database=default][alias=al]",
+		},
+		{
+			"alter alias named like a collection", core.AlterAlias(ctx, "", "c2", "c1"), errcode.AliasNameConflict,
+			"alias and collection name conflict[database=default][alias=c2]",
+		},
+		{
+			"alter a missing alias", core.AlterAlias(ctx, "", "nope", "c1"), errcode.AliasNotFound,
+			"alias not found[database=default][alias=nope]",
+		},
+		{
+			"create a collection named like an alias",
 			core.CreateCollection(ctx, "", schema("al"), 1, commonpb.ConsistencyLevel_Bounded, nil), errcode.AliasNameConflict,
-			"collection name [al] conflicts with an existing alias, please choose a unique name"},
+			"collection name [al] conflicts with an existing alias, please choose a unique name",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Error(t, tc.err)

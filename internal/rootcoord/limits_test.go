@@ -46,22 +46,34 @@ func TestSchemaLimits(t *testing.T) {
 		code   int32
 		reason string
 	}{
-		{"fields 64", scalars(MaxFields), scalars(MaxFields + 1), errcode.IllegalArgument,
-			"maximum field's number should be limited to 64"},
-		{"vector fields 4", vectors(MaxVectorFields), vectors(MaxVectorFields + 1), errcode.IllegalArgument,
-			"maximum vector field's number should be limited to 4"},
-		{"dim 32768", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("32768")}},
+		{
+			"fields 64", scalars(MaxFields), scalars(MaxFields + 1), errcode.IllegalArgument,
+			"maximum field's number should be limited to 64",
+		},
+		{
+			"vector fields 4", vectors(MaxVectorFields), vectors(MaxVectorFields + 1), errcode.IllegalArgument,
+			"maximum vector field's number should be limited to 4",
+		},
+		{
+			"dim 32768", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("32768")}},
 			&schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("32769")}}, errcode.IllegalArgument,
-			"invalid dimension: 32769 of field vec. float vector dimension should be in range 2 ~ 32768"},
-		{"binary dim 262144", typed(schemapb.DataType_BinaryVector, "dim", strconv.Itoa(8*MaxDim)),
+			"invalid dimension: 32769 of field vec. float vector dimension should be in range 2 ~ 32768",
+		},
+		{
+			"binary dim 262144", typed(schemapb.DataType_BinaryVector, "dim", strconv.Itoa(8*MaxDim)),
 			typed(schemapb.DataType_BinaryVector, "dim", strconv.Itoa(8*MaxDim+8)), errcode.IllegalArgument,
-			"invalid dimension: 262152 of field x. binary vector dimension should be in range 2 ~ 262144"},
-		{"varchar max_length 65535", typed(schemapb.DataType_VarChar, "max_length", "65535"),
+			"invalid dimension: 262152 of field x. binary vector dimension should be in range 2 ~ 262144",
+		},
+		{
+			"varchar max_length 65535", typed(schemapb.DataType_VarChar, "max_length", "65535"),
 			typed(schemapb.DataType_VarChar, "max_length", "65536"), errcode.IllegalArgument,
-			"the maximum length specified for the field(x) should be in (0, 65535], but got 65536 instead: invalid parameter"},
-		{"array max_capacity 4096", typed(schemapb.DataType_Array, "max_capacity", "4096"),
+			"the maximum length specified for the field(x) should be in (0, 65535], but got 65536 instead: invalid parameter",
+		},
+		{
+			"array max_capacity 4096", typed(schemapb.DataType_Array, "max_capacity", "4096"),
 			typed(schemapb.DataType_Array, "max_capacity", "4097"), errcode.IllegalArgument,
-			"the maximum capacity specified for a Array should be in (0, 4096]"},
+			"the maximum capacity specified for a Array should be in (0, 4096]",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := PrepareSchema(tc.under)

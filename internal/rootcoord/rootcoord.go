@@ -104,8 +104,10 @@ func New(ctx context.Context, cfg Config, kv KV, ids, tso Allocator, announcer A
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Core{cfg: cfg, kv: kv, ids: ids, tso: tso, wal: announcer, logger: logger,
-		byID: map[int64]*catalog.Collection{}, byName: map[string]int64{}}
+	c := &Core{
+		cfg: cfg, kv: kv, ids: ids, tso: tso, wal: announcer, logger: logger,
+		byID: map[int64]*catalog.Collection{}, byName: map[string]int64{},
+	}
 	kvs, err := kv.Scan(ctx, catalog.CollectionPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("rootcoord: load collections: %w", err)
@@ -242,7 +244,8 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 	if keyMode {
 		for i := range parts {
 			info.Partitions = append(info.Partitions, catalog.PartitionInfo{
-				ID: collID + 1 + int64(i), Name: KeyPartitionName(i), CreatedTS: ts})
+				ID: collID + 1 + int64(i), Name: KeyPartitionName(i), CreatedTS: ts,
+			})
 		}
 	} else {
 		info.Partitions = []catalog.PartitionInfo{{ID: collID + 1, Name: DefaultPartName, CreatedTS: ts}}

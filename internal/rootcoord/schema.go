@@ -149,8 +149,10 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 	}
 	next := int64(100 + len(in.GetFields()))
 	if out.GetEnableDynamicField() {
-		out.Fields = append(out.Fields, &schemapb.FieldSchema{FieldID: next, Name: DynamicField,
-			DataType: schemapb.DataType_JSON, IsDynamic: true, Description: "dynamic schema"})
+		out.Fields = append(out.Fields, &schemapb.FieldSchema{
+			FieldID: next, Name: DynamicField,
+			DataType: schemapb.DataType_JSON, IsDynamic: true, Description: "dynamic schema",
+		})
 		next++
 	}
 	if _, err := prepareStructFields(in, out, next); err != nil {

@@ -141,8 +141,10 @@ func (c *Core) EnableDynamicField(ctx context.Context, db, coll string) (*catalo
 			at = i
 		}
 	}
-	meta := &schemapb.FieldSchema{FieldID: maxID + 1, Name: DynamicField, DataType: schemapb.DataType_JSON,
-		IsDynamic: true, Description: "dynamic schema"}
+	meta := &schemapb.FieldSchema{
+		FieldID: maxID + 1, Name: DynamicField, DataType: schemapb.DataType_JSON,
+		IsDynamic: true, Description: "dynamic schema",
+	}
 	schema.Fields = append(schema.Fields[:at], append([]*schemapb.FieldSchema{meta}, schema.Fields[at:]...)...)
 	schema.EnableDynamicField = true
 	return c.saveSchema(ctx, old, schema)

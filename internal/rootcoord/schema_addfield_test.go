@@ -40,18 +40,30 @@ func TestAddField(t *testing.T) {
 		code int32
 		msg  string
 	}{
-		{"not nullable", &schemapb.FieldSchema{Name: "n", DataType: schemapb.DataType_Int64}, errcode.IllegalArgument,
-			"added field must be nullable, please check it, field name = n: invalid parameter"},
-		{"partition key", &schemapb.FieldSchema{Name: "p", DataType: schemapb.DataType_Int64, Nullable: true, IsPartitionKey: true},
-			errcode.IllegalArgument, "not support to add partition key field, field name  = p"},
-		{"primary key", &schemapb.FieldSchema{Name: "k", DataType: schemapb.DataType_Int64, Nullable: true, IsPrimaryKey: true},
-			errcode.IllegalArgument, "not support to add primary key field"},
-		{"duplicate", &schemapb.FieldSchema{Name: "id", DataType: schemapb.DataType_Int64, Nullable: true},
-			errcode.IllegalArgument, "duplicate field name: id: invalid parameter"},
-		{"no max_length", varcharField("s", ""), errcode.IllegalArgument,
-			"type param(max_length) should be specified for the field(s) of collection a"},
-		{"max_length too big", varcharField("s", "65536"), errcode.IllegalArgument,
-			"the maximum length specified for the field(s) should be in (0, 65535], but got 65536 instead: invalid parameter"},
+		{
+			"not nullable", &schemapb.FieldSchema{Name: "n", DataType: schemapb.DataType_Int64}, errcode.IllegalArgument,
+			"added field must be nullable, please check it, field name = n: invalid parameter",
+		},
+		{
+			"partition key", &schemapb.FieldSchema{Name: "p", DataType: schemapb.DataType_Int64, Nullable: true, IsPartitionKey: true},
+			errcode.IllegalArgument, "not support to add partition key field, field name  = p",
+		},
+		{
+			"primary key", &schemapb.FieldSchema{Name: "k", DataType: schemapb.DataType_Int64, Nullable: true, IsPrimaryKey: true},
+			errcode.IllegalArgument, "not support to add primary key field",
+		},
+		{
+			"duplicate", &schemapb.FieldSchema{Name: "id", DataType: schemapb.DataType_Int64, Nullable: true},
+			errcode.IllegalArgument, "duplicate field name: id: invalid parameter",
+		},
+		{
+			"no max_length", varcharField("s", ""), errcode.IllegalArgument,
+			"type param(max_length) should be specified for the field(s) of collection a",
+		},
+		{
+			"max_length too big", varcharField("s", "65536"), errcode.IllegalArgument,
+			"the maximum length specified for the field(s) should be in (0, 65535], but got 65536 instead: invalid parameter",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.AddField(ctx, "", "a", tc.f)
@@ -102,8 +114,10 @@ func TestAddNullableVectorField(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("a", "4"), 1, commonpb.ConsistencyLevel_Bounded, nil))
 	vec := func(nullable bool) *schemapb.FieldSchema {
-		return &schemapb.FieldSchema{Name: "v2", DataType: schemapb.DataType_FloatVector, Nullable: nullable,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "4"}}}
+		return &schemapb.FieldSchema{
+			Name: "v2", DataType: schemapb.DataType_FloatVector, Nullable: nullable,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "4"}},
+		}
 	}
 	_, err := c.AddField(ctx, "", "a", vec(false))
 	require.ErrorContains(t, err, "added field must be nullable")
@@ -117,12 +131,16 @@ func TestAlterField(t *testing.T) {
 	c := e.core(t, Defaults())
 	ctx := context.Background()
 	s := schemaNamed("a", "4")
-	s.Fields = append(s.Fields, &schemapb.FieldSchema{Name: "s", DataType: schemapb.DataType_VarChar,
-		TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "16"}}})
+	s.Fields = append(s.Fields, &schemapb.FieldSchema{
+		Name: "s", DataType: schemapb.DataType_VarChar,
+		TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "16"}},
+	})
 	require.NoError(t, c.CreateCollection(ctx, "", s, 1, commonpb.ConsistencyLevel_Bounded, nil))
 
-	require.NoError(t, c.AlterField(ctx, "", "a", "s", map[string]string{"max_length": "8", "mmap.enabled": "True",
-		"field.description": "d"}, nil, false))
+	require.NoError(t, c.AlterField(ctx, "", "a", "s", map[string]string{
+		"max_length": "8", "mmap.enabled": "True",
+		"field.description": "d",
+	}, nil, false))
 	col, err := c.Collection("", "a")
 	require.NoError(t, err)
 	f := col.Field("s")

@@ -10,8 +10,10 @@ import (
 )
 
 func textField(name string, params ...string) *schemapb.FieldSchema {
-	return &schemapb.FieldSchema{Name: name, DataType: schemapb.DataType_VarChar,
-		TypeParams: kv(append([]string{"max_length", "256"}, params...)...)}
+	return &schemapb.FieldSchema{
+		Name: name, DataType: schemapb.DataType_VarChar,
+		TypeParams: kv(append([]string{"max_length", "256"}, params...)...),
+	}
 }
 
 func TestPrepareSchemaAnalyzer(t *testing.T) {

@@ -34,27 +34,51 @@ func TestDefaultValueChecks(t *testing.T) {
 		msg  string
 	}{
 		{"pk", schema(nil, long(10)), "primary field not support default_value, type:Int64, name:id: invalid parameter"},
-		{"vector", schema(&schemapb.FieldSchema{Name: "v2", DataType: schemapb.DataType_BinaryVector, TypeParams: kv("dim", "8"),
-			DefaultValue: long(10)}, nil), "type not support default_value, type:BinaryVector, name:v2"},
-		{"json", schema(&schemapb.FieldSchema{Name: "j", DataType: schemapb.DataType_JSON, DefaultValue: long(10)}, nil),
-			"type not support default_value, type:JSON"},
-		{"array", schema(&schemapb.FieldSchema{Name: "a", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int64,
-			TypeParams: kv("max_capacity", "4"), DefaultValue: long(10)}, nil), "type not support default_value, type:Array"},
-		{"int8 string", schema(&schemapb.FieldSchema{Name: "i8", DataType: schemapb.DataType_Int8, DefaultValue: str("abc")}, nil),
-			"type (Int8) of field (i8) is not equal to the type(DataType_VarChar) of default_value"},
-		{"float bool", schema(&schemapb.FieldSchema{Name: "f", DataType: schemapb.DataType_Float,
-			DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_BoolData{BoolData: false}}}, nil),
-			"type (Float) of field (f) is not equal to the type(DataType_Bool) of default_value"},
-		{"int8 range", schema(&schemapb.FieldSchema{Name: "i8", DataType: schemapb.DataType_Int8,
-			DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_IntData{IntData: 200}}}, nil),
-			"default value out of range"},
-		{"varchar length", schema(&schemapb.FieldSchema{Name: "s", DataType: schemapb.DataType_VarChar, TypeParams: kv("max_length", "2"),
-			DefaultValue: str("abc")}, nil),
-			"the length (3) of string exceeds max length (2): invalid parameter[expected=valid length string][actual=string length exceeds max length]"},
-		{"partition key nullable", schema(&schemapb.FieldSchema{Name: "pkey", DataType: schemapb.DataType_Int64, IsPartitionKey: true,
-			Nullable: true}, nil), "partition key field not support nullable: invalid parameter"},
-		{"timestamptz long", schema(&schemapb.FieldSchema{Name: "ts", DataType: schemapb.DataType_Timestamptz, DefaultValue: long(10)}, nil),
-			"type (Timestamptz) of field (ts) is not equal to the type(DataType_Int64) of default_value: invalid parameter"},
+		{"vector", schema(&schemapb.FieldSchema{
+			Name: "v2", DataType: schemapb.DataType_BinaryVector, TypeParams: kv("dim", "8"),
+			DefaultValue: long(10),
+		}, nil), "type not support default_value, type:BinaryVector, name:v2"},
+		{
+			"json", schema(&schemapb.FieldSchema{Name: "j", DataType: schemapb.DataType_JSON, DefaultValue: long(10)}, nil),
+			"type not support default_value, type:JSON",
+		},
+		{"array", schema(&schemapb.FieldSchema{
+			Name: "a", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int64,
+			TypeParams: kv("max_capacity", "4"), DefaultValue: long(10),
+		}, nil), "type not support default_value, type:Array"},
+		{
+			"int8 string", schema(&schemapb.FieldSchema{Name: "i8", DataType: schemapb.DataType_Int8, DefaultValue: str("abc")}, nil),
+			"type (Int8) of field (i8) is not equal to the type(DataType_VarChar) of default_value",
+		},
+		{
+			"float bool", schema(&schemapb.FieldSchema{
+				Name: "f", DataType: schemapb.DataType_Float,
+				DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_BoolData{BoolData: false}},
+			}, nil),
+			"type (Float) of field (f) is not equal to the type(DataType_Bool) of default_value",
+		},
+		{
+			"int8 range", schema(&schemapb.FieldSchema{
+				Name: "i8", DataType: schemapb.DataType_Int8,
+				DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_IntData{IntData: 200}},
+			}, nil),
+			"default value out of range",
+		},
+		{
+			"varchar length", schema(&schemapb.FieldSchema{
+				Name: "s", DataType: schemapb.DataType_VarChar, TypeParams: kv("max_length", "2"),
+				DefaultValue: str("abc"),
+			}, nil),
+			"the length (3) of string exceeds max length (2): invalid parameter[expected=valid length string][actual=string length exceeds max length]",
+		},
+		{"partition key nullable", schema(&schemapb.FieldSchema{
+			Name: "pkey", DataType: schemapb.DataType_Int64, IsPartitionKey: true,
+			Nullable: true,
+		}, nil), "partition key field not support nullable: invalid parameter"},
+		{
+			"timestamptz long", schema(&schemapb.FieldSchema{Name: "ts", DataType: schemapb.DataType_Timestamptz, DefaultValue: long(10)}, nil),
+			"type (Timestamptz) of field (ts) is not equal to the type(DataType_Int64) of default_value: invalid parameter",
+		},
 	} {
 		_, err := PrepareSchema(tc.s)
 		require.Error(t, err, tc.name)

@@ -43,8 +43,10 @@ func prepareStructFields(in, out *schemapb.CollectionSchema, next int64) (int64,
 		if len(sa.GetFields()) == 0 {
 			return 0, errcode.New(codeStructError, "struct array field %s has no sub-fields", name)
 		}
-		stored := &schemapb.StructArrayFieldSchema{FieldID: next, Name: name, Description: sa.GetDescription(),
-			TypeParams: sa.GetTypeParams()}
+		stored := &schemapb.StructArrayFieldSchema{
+			FieldID: next, Name: name, Description: sa.GetDescription(),
+			TypeParams: sa.GetTypeParams(),
+		}
 		next++
 		subNames := map[string]bool{}
 		capacity := ""
@@ -68,14 +70,18 @@ func prepareStructFields(in, out *schemapb.CollectionSchema, next int64) (int64,
 				return 0, errcode.New(codeStructError, "all sub-fields of struct array field %s must have the same max_capacity", name)
 			}
 			capacity = c
-			nf := &schemapb.FieldSchema{FieldID: next, Name: sub.GetName(), Description: sub.GetDescription(),
+			nf := &schemapb.FieldSchema{
+				FieldID: next, Name: sub.GetName(), Description: sub.GetDescription(),
 				DataType: sub.GetDataType(), ElementType: sub.GetElementType(), TypeParams: sub.GetTypeParams(),
-				IndexParams: sub.GetIndexParams()}
+				IndexParams: sub.GetIndexParams(),
+			}
 			next++
 			stored.Fields = append(stored.Fields, nf)
-			flat := &schemapb.FieldSchema{FieldID: nf.GetFieldID(), Name: catalog.StructSubFieldName(name, sub.GetName()),
+			flat := &schemapb.FieldSchema{
+				FieldID: nf.GetFieldID(), Name: catalog.StructSubFieldName(name, sub.GetName()),
 				Description: sub.GetDescription(), DataType: sub.GetDataType(), ElementType: sub.GetElementType(),
-				TypeParams: sub.GetTypeParams(), IndexParams: sub.GetIndexParams()}
+				TypeParams: sub.GetTypeParams(), IndexParams: sub.GetIndexParams(),
+			}
 			out.Fields = append(out.Fields, flat)
 		}
 		out.StructArrayFields = append(out.StructArrayFields, stored)
@@ -125,8 +131,10 @@ func checkStructSubField(structName string, f *schemapb.FieldSchema) error {
 			return errcode.New(codeStructError, "now only float vector is supported for fields in struct array field %s, field: %s, element type: %s",
 				structName, name, et)
 		}
-		if err := checkDenseVector(&schemapb.FieldSchema{Name: name, DataType: schemapb.DataType_FloatVector,
-			TypeParams: f.GetTypeParams()}); err != nil {
+		if err := checkDenseVector(&schemapb.FieldSchema{
+			Name: name, DataType: schemapb.DataType_FloatVector,
+			TypeParams: f.GetTypeParams(),
+		}); err != nil {
 			return err
 		}
 	default:
@@ -151,8 +159,10 @@ func checkStructSubField(structName string, f *schemapb.FieldSchema) error {
 func structAlterField(schema *schemapb.CollectionSchema, name string) *schemapb.FieldSchema {
 	for _, sa := range schema.GetStructArrayFields() {
 		if sa.GetName() == name {
-			return &schemapb.FieldSchema{FieldID: sa.GetFieldID(), Name: name, DataType: schemapb.DataType_ArrayOfStruct,
-				Description: sa.GetDescription(), TypeParams: sa.GetTypeParams()}
+			return &schemapb.FieldSchema{
+				FieldID: sa.GetFieldID(), Name: name, DataType: schemapb.DataType_ArrayOfStruct,
+				Description: sa.GetDescription(), TypeParams: sa.GetTypeParams(),
+			}
 		}
 	}
 	return nil

@@ -15,10 +15,14 @@ import (
 func clipsStruct(subs ...*schemapb.FieldSchema) *schemapb.StructArrayFieldSchema {
 	if subs == nil {
 		subs = []*schemapb.FieldSchema{
-			{Name: "label", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_VarChar,
-				TypeParams: kv("max_length", "64", "max_capacity", "10")},
-			{Name: "emb", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector,
-				TypeParams: kv("dim", "4", "max_capacity", "10")},
+			{
+				Name: "label", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_VarChar,
+				TypeParams: kv("max_length", "64", "max_capacity", "10"),
+			},
+			{
+				Name: "emb", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector,
+				TypeParams: kv("dim", "4", "max_capacity", "10"),
+			},
 		}
 	}
 	return &schemapb.StructArrayFieldSchema{Name: "clips", Fields: subs}
@@ -52,8 +56,10 @@ func TestPrepareSchemaStructArray(t *testing.T) {
 
 func TestPrepareSchemaStructArrayRejects(t *testing.T) {
 	vec := func(et schemapb.DataType) *schemapb.FieldSchema {
-		return &schemapb.FieldSchema{Name: "v", DataType: schemapb.DataType_ArrayOfVector, ElementType: et,
-			TypeParams: kv("dim", "8", "max_capacity", "10")}
+		return &schemapb.FieldSchema{
+			Name: "v", DataType: schemapb.DataType_ArrayOfVector, ElementType: et,
+			TypeParams: kv("dim", "8", "max_capacity", "10"),
+		}
 	}
 	for _, tc := range []struct {
 		name string
@@ -62,19 +68,31 @@ func TestPrepareSchemaStructArrayRejects(t *testing.T) {
 		msg  string
 	}{
 		{"binary vector", clipsStruct(vec(schemapb.DataType_BinaryVector)), codeStructError, "now only float vector is supported"},
-		{"json", clipsStruct(&schemapb.FieldSchema{Name: "j", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_JSON,
-			TypeParams: kv("max_capacity", "10")}), codeStructError, "element type JSON is not supported"},
-		{"no capacity", clipsStruct(&schemapb.FieldSchema{Name: "i", DataType: schemapb.DataType_Array,
-			ElementType: schemapb.DataType_Int64}), errcode.IllegalArgument, "max_capacity"},
-		{"capacity too large", clipsStruct(&schemapb.FieldSchema{Name: "i", DataType: schemapb.DataType_Array,
-			ElementType: schemapb.DataType_Int64, TypeParams: kv("max_capacity", "5000")}), errcode.IllegalArgument, "(0, 4096]"},
-		{"nullable", clipsStruct(&schemapb.FieldSchema{Name: "i", DataType: schemapb.DataType_Array, Nullable: true,
-			ElementType: schemapb.DataType_Int64, TypeParams: kv("max_capacity", "5")}), codeStructError, "nullable"},
-		{"duplicate sub-field", clipsStruct(vec(schemapb.DataType_FloatVector), vec(schemapb.DataType_FloatVector)),
-			errcode.IllegalArgument, "duplicated"},
+		{"json", clipsStruct(&schemapb.FieldSchema{
+			Name: "j", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_JSON,
+			TypeParams: kv("max_capacity", "10"),
+		}), codeStructError, "element type JSON is not supported"},
+		{"no capacity", clipsStruct(&schemapb.FieldSchema{
+			Name: "i", DataType: schemapb.DataType_Array,
+			ElementType: schemapb.DataType_Int64,
+		}), errcode.IllegalArgument, "max_capacity"},
+		{"capacity too large", clipsStruct(&schemapb.FieldSchema{
+			Name: "i", DataType: schemapb.DataType_Array,
+			ElementType: schemapb.DataType_Int64, TypeParams: kv("max_capacity", "5000"),
+		}), errcode.IllegalArgument, "(0, 4096]"},
+		{"nullable", clipsStruct(&schemapb.FieldSchema{
+			Name: "i", DataType: schemapb.DataType_Array, Nullable: true,
+			ElementType: schemapb.DataType_Int64, TypeParams: kv("max_capacity", "5"),
+		}), codeStructError, "nullable"},
+		{
+			"duplicate sub-field", clipsStruct(vec(schemapb.DataType_FloatVector), vec(schemapb.DataType_FloatVector)),
+			errcode.IllegalArgument, "duplicated",
+		},
 		{"no sub-fields", &schemapb.StructArrayFieldSchema{Name: "clips"}, codeStructError, "no sub-fields"},
-		{"name clash", &schemapb.StructArrayFieldSchema{Name: "vec", Fields: []*schemapb.FieldSchema{vec(schemapb.DataType_FloatVector)}},
-			errcode.IllegalArgument, "duplicated field name"},
+		{
+			"name clash", &schemapb.StructArrayFieldSchema{Name: "vec", Fields: []*schemapb.FieldSchema{vec(schemapb.DataType_FloatVector)}},
+			errcode.IllegalArgument, "duplicated field name",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := with()

@@ -86,7 +86,8 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"pk json", pkOf(schemapb.DataType_JSON), "Int64 or VarChar"},
 		{"pk array", pkOf(schemapb.DataType_Array), "Int64 or VarChar"},
 		{"pk vector", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
-			{Name: "v", DataType: schemapb.DataType_FloatVector, IsPrimaryKey: true, TypeParams: kv("dim", "4")}}}, "Int64 or VarChar"},
+			{Name: "v", DataType: schemapb.DataType_FloatVector, IsPrimaryKey: true, TypeParams: kv("dim", "4")},
+		}}, "Int64 or VarChar"},
 		{"pk default value", pkDefault, "not support default_value"},
 		{"pk nullable", pkNullable, "primary field not support null"},
 		{"auto_id on a non-pk field", autoNonPK, `"n": only the primary key`},
@@ -101,8 +102,10 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"array without max_capacity", with(arr(schemapb.DataType_Int64)), "max_capacity should be specified"},
 		{"array max_capacity 0", with(arr(schemapb.DataType_Int64, "max_capacity", "0")), "the maximum capacity specified for a Array should be in (0, 4096]"},
 		{"array max_capacity too big", with(arr(schemapb.DataType_Int64, "max_capacity", "4097")), "4096"},
-		{"vector without dim", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(),
-			{Name: "vec", DataType: schemapb.DataType_FloatVector}}}, "dimension is not defined"},
+		{"vector without dim", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
+			pkField(),
+			{Name: "vec", DataType: schemapb.DataType_FloatVector},
+		}}, "dimension is not defined"},
 		{"dim 0", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("0")}}, "invalid dimension"},
 		{"dim negative", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("-8")}}, "invalid dimension"},
 		{"dim too big", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("32769")}}, "32768"},
@@ -115,7 +118,8 @@ func TestPrepareSchemaRejects(t *testing.T) {
 		{"bfloat16 vector dim 0", with(f("b", schemapb.DataType_BFloat16Vector, "dim", "0")), "invalid dimension"},
 		{"int8 vector without dim", with(f("b", schemapb.DataType_Int8Vector)), "dimension is not defined"},
 		{"binary vector pk", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
-			{Name: "b", DataType: schemapb.DataType_BinaryVector, IsPrimaryKey: true, TypeParams: kv("dim", "8")}}}, "Int64 or VarChar"},
+			{Name: "b", DataType: schemapb.DataType_BinaryVector, IsPrimaryKey: true, TypeParams: kv("dim", "8")},
+		}}, "Int64 or VarChar"},
 		{"sparse vector with dim", with(f("b", schemapb.DataType_SparseFloatVector, "dim", "8")), "dim should not be specified"},
 		{"type none", with(f("x", schemapb.DataType_None)), "not supported"},
 		{"type string", with(f("x", schemapb.DataType_String)), "not supported"},
@@ -146,41 +150,78 @@ func TestPrepareSchemaAccepts(t *testing.T) {
 		dynamic bool
 	}{
 		{"minimal", with(), map[string]int64{"id": 100, "vec": 101}, false, false},
-		{"max dim", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("32768")}},
-			map[string]int64{"id": 100, "vec": 101}, false, false},
-		{"dim with spaces", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField(" 8 ")}},
-			map[string]int64{"id": 100, "vec": 101}, false, false},
-		{"varchar pk and max length", &schemapb.CollectionSchema{Name: "_c1", Fields: []*schemapb.FieldSchema{
-			{Name: "pk", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true, TypeParams: kv("max_length", "8")}, vecField("2"), str("s")}},
-			map[string]int64{"pk": 100, "vec": 101, "s": 102}, false, false},
-		{"schema auto_id marks the pk", &schemapb.CollectionSchema{Name: "c", AutoID: true, Fields: with().Fields},
-			map[string]int64{"id": 100, "vec": 101}, true, false},
-		{"pk auto_id marks the schema", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
-			{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true, AutoID: true}, vecField("2")}},
-			map[string]int64{"id": 100, "vec": 101}, true, false},
-		{"dynamic field gets the next ID", &schemapb.CollectionSchema{Name: "c", EnableDynamicField: true,
-			Fields: append(with().Fields, str("s"))},
-			map[string]int64{"id": 100, "vec": 101, "s": 102, DynamicField: 103}, false, true},
-		{"a client $meta field is replaced", &schemapb.CollectionSchema{Name: "c", EnableDynamicField: true,
-			Fields: []*schemapb.FieldSchema{pkField(), {Name: "$meta", DataType: schemapb.DataType_JSON, IsDynamic: true}, vecField("2")}},
-			map[string]int64{"id": 100, "vec": 102, DynamicField: 103}, false, true},
-		{"every dense vector type", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(),
-			{Name: "bin", DataType: schemapb.DataType_BinaryVector, TypeParams: kv("dim", "262144")},
-			{Name: "f16", DataType: schemapb.DataType_Float16Vector, TypeParams: kv("dim", "32768")},
-			{Name: "bf16", DataType: schemapb.DataType_BFloat16Vector, TypeParams: kv("dim", "2")},
-			{Name: "i8", DataType: schemapb.DataType_Int8Vector, TypeParams: kv("dim", "2")}}},
-			map[string]int64{"id": 100, "bin": 101, "f16": 102, "bf16": 103, "i8": 104}, false, false},
-		{"every scalar type", with(
-			&schemapb.FieldSchema{Name: "b", DataType: schemapb.DataType_Bool},
-			&schemapb.FieldSchema{Name: "i8", DataType: schemapb.DataType_Int8},
-			&schemapb.FieldSchema{Name: "i16", DataType: schemapb.DataType_Int16},
-			&schemapb.FieldSchema{Name: "i32", DataType: schemapb.DataType_Int32, Nullable: true},
-			&schemapb.FieldSchema{Name: "f", DataType: schemapb.DataType_Float},
-			&schemapb.FieldSchema{Name: "d", DataType: schemapb.DataType_Double},
-			&schemapb.FieldSchema{Name: "j", DataType: schemapb.DataType_JSON},
-			&schemapb.FieldSchema{Name: "a", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_VarChar,
-				TypeParams: kv("max_capacity", "4096", "max_length", "3")}),
-			map[string]int64{"id": 100, "vec": 101, "b": 102, "i8": 103, "i16": 104, "i32": 105, "f": 106, "d": 107, "j": 108, "a": 109}, false, false},
+		{
+			"max dim", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField("32768")}},
+			map[string]int64{"id": 100, "vec": 101},
+			false, false,
+		},
+		{
+			"dim with spaces", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{pkField(), vecField(" 8 ")}},
+			map[string]int64{"id": 100, "vec": 101},
+			false, false,
+		},
+		{
+			"varchar pk and max length", &schemapb.CollectionSchema{Name: "_c1", Fields: []*schemapb.FieldSchema{
+				{Name: "pk", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true, TypeParams: kv("max_length", "8")}, vecField("2"), str("s"),
+			}},
+			map[string]int64{"pk": 100, "vec": 101, "s": 102},
+			false, false,
+		},
+		{
+			"schema auto_id marks the pk", &schemapb.CollectionSchema{Name: "c", AutoID: true, Fields: with().Fields},
+			map[string]int64{"id": 100, "vec": 101},
+			true, false,
+		},
+		{
+			"pk auto_id marks the schema", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
+				{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true, AutoID: true}, vecField("2"),
+			}},
+			map[string]int64{"id": 100, "vec": 101},
+			true, false,
+		},
+		{
+			"dynamic field gets the next ID", &schemapb.CollectionSchema{
+				Name: "c", EnableDynamicField: true,
+				Fields: append(with().Fields, str("s")),
+			},
+			map[string]int64{"id": 100, "vec": 101, "s": 102, DynamicField: 103},
+			false, true,
+		},
+		{
+			"a client $meta field is replaced", &schemapb.CollectionSchema{
+				Name: "c", EnableDynamicField: true,
+				Fields: []*schemapb.FieldSchema{pkField(), {Name: "$meta", DataType: schemapb.DataType_JSON, IsDynamic: true}, vecField("2")},
+			},
+			map[string]int64{"id": 100, "vec": 102, DynamicField: 103},
+			false, true,
+		},
+		{
+			"every dense vector type", &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
+				pkField(),
+				{Name: "bin", DataType: schemapb.DataType_BinaryVector, TypeParams: kv("dim", "262144")},
+				{Name: "f16", DataType: schemapb.DataType_Float16Vector, TypeParams: kv("dim", "32768")},
+				{Name: "bf16", DataType: schemapb.DataType_BFloat16Vector, TypeParams: kv("dim", "2")},
+				{Name: "i8", DataType: schemapb.DataType_Int8Vector, TypeParams: kv("dim", "2")},
+			}},
+			map[string]int64{"id": 100, "bin": 101, "f16": 102, "bf16": 103, "i8": 104},
+			false, false,
+		},
+		{
+			"every scalar type", with(
+				&schemapb.FieldSchema{Name: "b", DataType: schemapb.DataType_Bool},
+				&schemapb.FieldSchema{Name: "i8", DataType: schemapb.DataType_Int8},
+				&schemapb.FieldSchema{Name: "i16", DataType: schemapb.DataType_Int16},
+				&schemapb.FieldSchema{Name: "i32", DataType: schemapb.DataType_Int32, Nullable: true},
+				&schemapb.FieldSchema{Name: "f", DataType: schemapb.DataType_Float},
+				&schemapb.FieldSchema{Name: "d", DataType: schemapb.DataType_Double},
+				&schemapb.FieldSchema{Name: "j", DataType: schemapb.DataType_JSON},
+				&schemapb.FieldSchema{
+					Name: "a", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_VarChar,
+					TypeParams: kv("max_capacity", "4096", "max_length", "3"),
+				}),
+			map[string]int64{"id": 100, "vec": 101, "b": 102, "i8": 103, "i16": 104, "i32": 105, "f": 106, "d": 107, "j": 108, "a": 109},
+			false, false,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := PrepareSchema(tc.in)
@@ -225,21 +266,29 @@ func TestValidateName(t *testing.T) {
 		{"collection", long, 0, ""},
 		{"collection", "A_1", 0, ""},
 		{"collection", "_", 0, ""},
-		{"collection", long + "x", errcode.IllegalArgument,
-			"Invalid collection name: " + long + "x. the length of a collection name must be less than 255 characters: invalid parameter"},
+		{
+			"collection", long + "x", errcode.IllegalArgument,
+			"Invalid collection name: " + long + "x. the length of a collection name must be less than 255 characters: invalid parameter",
+		},
 		{"collection", "", errcode.IllegalArgument, "collection name should not be empty: invalid parameter"},
-		{"collection", "1a", errcode.IllegalArgument,
-			"Invalid collection name: 1a. the first character of a collection name must be an underscore or letter: invalid parameter"},
-		{"collection", "a-b", errcode.IllegalArgument,
-			"Invalid collection name: a-b. collection name can only contain numbers, letters and underscores: invalid parameter"},
+		{
+			"collection", "1a", errcode.IllegalArgument,
+			"Invalid collection name: 1a. the first character of a collection name must be an underscore or letter: invalid parameter",
+		},
+		{
+			"collection", "a-b", errcode.IllegalArgument,
+			"Invalid collection name: a-b. collection name can only contain numbers, letters and underscores: invalid parameter",
+		},
 		{"alias", long, 0, ""},
 		{"alias", long + "x", errcode.IllegalArgument, "the length of a collection alias must be less than 255 characters"},
 		{"alias", "é", errcode.IllegalArgument, "Invalid collection alias: é. the first character of a collection alias must be an underscore or letter"},
 		{"partition", long, 0, ""},
 		{"partition", "1a", 0, ""}, // Milvus accepts a digit first and '-' later in partition names
 		{"partition", "p-2024", 0, ""},
-		{"partition", long + "x", errcode.IllegalArgument,
-			"Invalid partition name: " + long + "x. The length of a partition name must be less than 255 characters."},
+		{
+			"partition", long + "x", errcode.IllegalArgument,
+			"Invalid partition name: " + long + "x. The length of a partition name must be less than 255 characters.",
+		},
 		{"partition", "", errcode.IllegalArgument, "Invalid partition name: . Partition name should not be empty."},
 		{"partition", "-a", errcode.IllegalArgument, "The first character of a partition name must be an underscore or letter."},
 		{"partition", "a.b", errcode.IllegalArgument, "Invalid partition name: a.b. Partition name can only contain numbers, letters and underscores."},
@@ -256,8 +305,10 @@ func TestValidateName(t *testing.T) {
 		{"field", "liked", 0, ""},
 		{"partition", " ", errcode.IllegalArgument, "Invalid partition name: . Partition name should not be empty."},
 		{"database", long, 0, ""},
-		{"database", long + "x", errcode.DatabaseInvalidName,
-			"the length of a database name must be less than 255 characters: invalid database name[database=" + long + "x]"},
+		{
+			"database", long + "x", errcode.DatabaseInvalidName,
+			"the length of a database name must be less than 255 characters: invalid database name[database=" + long + "x]",
+		},
 		{"database", "", errcode.DatabaseInvalidName, "database name couldn't be empty: invalid database name[database=]"},
 		{"database", "a b", errcode.DatabaseInvalidName, "database name can only contain numbers, letters and underscores: invalid database name[database=a b]"},
 	} {

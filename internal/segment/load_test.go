@@ -13,8 +13,10 @@ import (
 func TestLoadAdoptsColumns(t *testing.T) {
 	schema := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
 		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
-		{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+		{
+			FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}},
+		},
 	}}
 	s, err := New(Info{ID: 1}, schema)
 	require.NoError(t, err)
@@ -46,8 +48,10 @@ func TestLoadAdoptsColumns(t *testing.T) {
 // hash index.
 func TestLoadedKeyIndex(t *testing.T) {
 	schema := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
-		{FieldID: 100, Name: "id", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "8"}}},
+		{
+			FieldID: 100, Name: "id", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "8"}},
+		},
 	}}
 	s, err := New(Info{ID: 1}, schema)
 	require.NoError(t, err)

@@ -16,8 +16,10 @@ import (
 // vector, 136 bytes of raw data a row.
 var churnSchema = &schemapb.CollectionSchema{Name: "churn", Fields: []*schemapb.FieldSchema{
 	{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
-	{FieldID: 101, Name: "vec", DataType: schemapb.DataType_FloatVector,
-		TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "32"}}},
+	{
+		FieldID: 101, Name: "vec", DataType: schemapb.DataType_FloatVector,
+		TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "32"}},
+	},
 }}
 
 const churnRawRow = 8 + 4*32
@@ -88,8 +90,10 @@ func BenchmarkDeleteLoaded(b *testing.B) {
 	for i := range tss {
 		tss[i] = 10
 	}
-	require.NoError(b, s.Load(map[int64]column.Column{100: &column.Ints{T: schemapb.DataType_Int64, Data: pks},
-		101: &column.FloatVectors{Dim: 32, Data: make([]float32, 32*n)}}, tss))
+	require.NoError(b, s.Load(map[int64]column.Column{
+		100: &column.Ints{T: schemapb.DataType_Int64, Data: pks},
+		101: &column.FloatVectors{Dim: 32, Data: make([]float32, 32*n)},
+	}, tss))
 	batch := &column.Ints{T: schemapb.DataType_Int64, Data: make([]int64, 300)}
 	dts := make([]uint64, 300)
 	b.ResetTimer()

@@ -22,8 +22,10 @@ func schema(pk schemapb.DataType) *schemapb.CollectionSchema {
 	return &schemapb.CollectionSchema{Name: "c", Fields: []*schemapb.FieldSchema{
 		pkf,
 		{FieldID: 101, Name: "val", DataType: schemapb.DataType_Int64},
-		{FieldID: 102, Name: "v", DataType: schemapb.DataType_FloatVector,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+		{
+			FieldID: 102, Name: "v", DataType: schemapb.DataType_FloatVector,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}},
+		},
 		{FieldID: 0, Name: "RowID", DataType: schemapb.DataType_Int64},
 		{FieldID: 1, Name: "Timestamp", DataType: schemapb.DataType_Int64},
 	}}

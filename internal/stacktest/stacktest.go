@@ -139,8 +139,10 @@ func open(t *testing.T, dir string) *Stack {
 	pins := wal.NewPins(log)
 	data, err := datacoord.New(ctx, datacoord.Defaults(), meta, ids, writer, pins, root, store, logger)
 	require.NoError(t, err)
-	s := &Stack{T: t, Dir: dir, Log: log, Objects: store, IDs: ids, Root: root, Data: data,
-		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store}}
+	s := &Stack{
+		T: t, Dir: dir, Log: log, Objects: store, IDs: ids, Root: root, Data: data,
+		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store},
+	}
 	s.QueryNode = querynode.New(querynode.Defaults(), log, s.QNObjects, s.QNSegments, root, writer, pins, logger)
 	s.closers = append(closers, s.QueryNode.Close)
 	s.DataNodeConfig = datanode.Defaults()
@@ -187,9 +189,11 @@ func rows(from, to int64) []*schemapb.FieldData {
 	}
 	return []*schemapb.FieldData{
 		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}}}}},
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}},
+		}}},
 		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}}}}},
+			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+		}}},
 	}
 }
 
@@ -204,8 +208,10 @@ func (s *Stack) Insert(from, to int64) int64 {
 // default one) and returns the growing segment that took them.
 func (s *Stack) InsertInto(partition string, from, to int64) int64 {
 	s.T.Helper()
-	resp, err := s.Proxy.Insert(context.Background(), &milvuspb.InsertRequest{CollectionName: Collection, PartitionName: partition,
-		NumRows: uint32(to - from), FieldsData: rows(from, to)})
+	resp, err := s.Proxy.Insert(context.Background(), &milvuspb.InsertRequest{
+		CollectionName: Collection, PartitionName: partition,
+		NumRows: uint32(to - from), FieldsData: rows(from, to),
+	})
 	require.NoError(s.T, err)
 	require.Zero(s.T, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
 	col, err := s.Root.Collection("", Collection)
@@ -240,8 +246,10 @@ func (s *Stack) CreatePartition(name string) {
 // Upsert replaces the rows with keys [from, to).
 func (s *Stack) Upsert(from, to int64) {
 	s.T.Helper()
-	resp, err := s.Proxy.Upsert(context.Background(), &milvuspb.UpsertRequest{CollectionName: Collection,
-		NumRows: uint32(to - from), FieldsData: rows(from, to)})
+	resp, err := s.Proxy.Upsert(context.Background(), &milvuspb.UpsertRequest{
+		CollectionName: Collection,
+		NumRows:        uint32(to - from), FieldsData: rows(from, to),
+	})
 	require.NoError(s.T, err)
 	require.Zero(s.T, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
 }
@@ -254,8 +262,10 @@ func (s *Stack) Delete(from, to int64) {
 	for k := from; k < to; k++ {
 		keys = append(keys, strconv.FormatInt(k, 10))
 	}
-	resp, err := s.Proxy.Delete(context.Background(), &milvuspb.DeleteRequest{CollectionName: Collection,
-		Expr: "id in [" + strings.Join(keys, ", ") + "]"})
+	resp, err := s.Proxy.Delete(context.Background(), &milvuspb.DeleteRequest{
+		CollectionName: Collection,
+		Expr:           "id in [" + strings.Join(keys, ", ") + "]",
+	})
 	require.NoError(s.T, err)
 	require.Zero(s.T, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
 }
@@ -302,8 +312,10 @@ func (s *Stack) State(id int64) string {
 // Count is count(*) on the query node with Strong consistency.
 func (s *Stack) Count() int64 {
 	s.T.Helper()
-	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: s.CollectionID, Strong: true},
-		CountOnly: true})
+	res, err := s.QueryNode.Query(context.Background(), &plan.Query{
+		Read:      plan.Read{CollectionID: s.CollectionID, Strong: true},
+		CountOnly: true,
+	})
 	require.NoError(s.T, err)
 	return res.Count
 }
@@ -312,8 +324,10 @@ func (s *Stack) Count() int64 {
 // of every row, in order.
 func (s *Stack) Keys() []int64 {
 	s.T.Helper()
-	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: s.CollectionID, Strong: true,
-		OutputFields: []int64{100}}})
+	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{
+		CollectionID: s.CollectionID, Strong: true,
+		OutputFields: []int64{100},
+	}})
 	require.NoError(s.T, err)
 	c := res.Fields[100]
 	if c == nil {

@@ -90,8 +90,10 @@ func (t EventType) String() string {
 
 // postHeaderLengths is the post-header table every writer emits: the fixed-part size per event type.
 func postHeaderLengths() [PostHeaderLengthsSize]uint8 {
-	return [PostHeaderLengthsSize]uint8{DescriptorFixedSize, DataFixedSize, DataFixedSize, DataFixedSize,
-		DataFixedSize, DataFixedSize, DataFixedSize, DataFixedSize}
+	return [PostHeaderLengthsSize]uint8{
+		DescriptorFixedSize, DataFixedSize, DataFixedSize, DataFixedSize,
+		DataFixedSize, DataFixedSize, DataFixedSize, DataFixedSize,
+	}
 }
 
 // Sentinel errors.

@@ -47,8 +47,10 @@ func dump(w *bufio.Writer, data []byte, maxRows int) error {
 		}
 		return err
 	}
-	dumpDescriptor(w, data, &parsedFrame{desc: b.Descriptor, descHeader: b.DescriptorHeader, postHeader: b.PostHeaderLengths,
-		extrasRaw: extrasOf(data, b.DescriptorHeader)})
+	dumpDescriptor(w, data, &parsedFrame{
+		desc: b.Descriptor, descHeader: b.DescriptorHeader, postHeader: b.PostHeaderLengths,
+		extrasRaw: extrasOf(data, b.DescriptorHeader),
+	})
 	for _, ev := range b.Events {
 		fmt.Fprintf(w, "event @%d: type=%s(%d) ts=%d length=%d next_position=%d start_ts=%d end_ts=%d payload=%dB rows=%d\n",
 			ev.Offset, ev.Type, int8(ev.Type), ev.Timestamp, ev.EventLength, ev.NextPosition,

@@ -29,13 +29,24 @@ func TestDump(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"int64", insert(fieldOf(101, schemapb.DataType_Int64), &column.Ints{T: schemapb.DataType_Int64, Data: []int64{5, 6, 7}}), 2,
-			[]string{"magic: BCFAFF00", "collection=449 partition=450 segment=451 field=101", "payload_type=Int64(5)",
-				`extras={"nullable":false,"original_size":"25"}`, "type=Insert(1)", "rows=3", "0\t5\n", "1\t6\n", "... 1 more"}, []string{"2\t7"}},
-		{"nullable varchar", insert(fieldOf(102, schemapb.DataType_VarChar, nullable), &column.Strings{Nulls: column.Nulls{Valid: []bool{true, false}}, T: schemapb.DataType_VarChar, Data: []string{"héllo", ""}}), -1,
-			[]string{"0\t\"héllo\"", "1\tnull", `"nullable":true`}, nil},
-		{"float vector abbreviated", insert(fieldOf(103, schemapb.DataType_FloatVector, dim(32)), &column.FloatVectors{Dim: 32, Data: vec}), -1,
-			[]string{"0\t[0, 1, 2, 3, 4, 5, 6, 7, … (32 total)]", "1\t[32, 33,"}, nil},
+		{
+			"int64", insert(fieldOf(101, schemapb.DataType_Int64), &column.Ints{T: schemapb.DataType_Int64, Data: []int64{5, 6, 7}}), 2,
+			[]string{
+				"magic: BCFAFF00", "collection=449 partition=450 segment=451 field=101", "payload_type=Int64(5)",
+				`extras={"nullable":false,"original_size":"25"}`, "type=Insert(1)", "rows=3", "0\t5\n", "1\t6\n", "... 1 more",
+			},
+			[]string{"2\t7"},
+		},
+		{
+			"nullable varchar", insert(fieldOf(102, schemapb.DataType_VarChar, nullable), &column.Strings{Nulls: column.Nulls{Valid: []bool{true, false}}, T: schemapb.DataType_VarChar, Data: []string{"héllo", ""}}), -1,
+			[]string{"0\t\"héllo\"", "1\tnull", `"nullable":true`},
+			nil,
+		},
+		{
+			"float vector abbreviated", insert(fieldOf(103, schemapb.DataType_FloatVector, dim(32)), &column.FloatVectors{Dim: 32, Data: vec}), -1,
+			[]string{"0\t[0, 1, 2, 3, 4, 5, 6, 7, … (32 total)]", "1\t[32, 33,"},
+			nil,
+		},
 		{"delta", func(t *testing.T) []byte {
 			data, err := EncodeDeltaLog(Descriptor{CollectionID: 1, PartitionID: 2, SegmentID: 3}, schemapb.DataType_Int64,
 				&column.Ints{T: schemapb.DataType_Int64, Data: []int64{30400, 30401}}, []uint64{200, 201})

@@ -23,11 +23,17 @@ func TestGeometryInsertLog(t *testing.T) {
 		field *schemapb.FieldSchema
 		col   *column.Geometries
 	}{
-		{"plain", fieldOf(120, schemapb.DataType_Geometry),
-			&column.Geometries{Data: [][]byte{wkb("POINT (1 2)"), wkb("POLYGON ((0 0, 1 0, 1 1, 0 0))"), wkb("POINT EMPTY")}}},
-		{"nullable", fieldOf(120, schemapb.DataType_Geometry, nullable),
-			&column.Geometries{Nulls: column.Nulls{Valid: []bool{true, false, true}},
-				Data: [][]byte{wkb("LINESTRING (0 0, 1 1)"), nil, wkb("GEOMETRYCOLLECTION EMPTY")}}},
+		{
+			"plain", fieldOf(120, schemapb.DataType_Geometry),
+			&column.Geometries{Data: [][]byte{wkb("POINT (1 2)"), wkb("POLYGON ((0 0, 1 0, 1 1, 0 0))"), wkb("POINT EMPTY")}},
+		},
+		{
+			"nullable", fieldOf(120, schemapb.DataType_Geometry, nullable),
+			&column.Geometries{
+				Nulls: column.Nulls{Valid: []bool{true, false, true}},
+				Data:  [][]byte{wkb("LINESTRING (0 0, 1 1)"), nil, wkb("GEOMETRYCOLLECTION EMPTY")},
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, err := EncodeInsertLog(testDesc(), tc.field, tc.col)

@@ -48,6 +48,7 @@ func dim(d int) func(*schemapb.FieldSchema) {
 		f.TypeParams = append(f.TypeParams, &commonpb.KeyValuePair{Key: "dim", Value: strconv.Itoa(d)})
 	}
 }
+
 func elem(t schemapb.DataType) func(*schemapb.FieldSchema) {
 	return func(f *schemapb.FieldSchema) { f.ElementType = t }
 }

@@ -13,22 +13,38 @@ func TestParseObjectKeyRoundTrip(t *testing.T) {
 		key  string
 		want ObjectKey
 	}{
-		{"insert", "files", InsertLogKey("files", 1, 2, 3, 100, 449),
-			ObjectKey{Kind: KindInsertLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, FieldID: 100, LogID: 449}},
-		{"insert default root", "", InsertLogKey("", 1, 2, 3, 0, 5),
-			ObjectKey{Kind: KindInsertLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, LogID: 5}},
-		{"nested root", "a/b", InsertLogKey("a/b", 1, 2, 3, 0, 5),
-			ObjectKey{Kind: KindInsertLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, LogID: 5}},
-		{"stats", "files", StatsLogKey("files", 1, 2, 3, 100, 449),
-			ObjectKey{Kind: KindStatsLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, FieldID: 100, LogID: 449}},
-		{"compound stats", "files", CompoundStatsLogKey("files", 1, 2, 3, 100),
-			ObjectKey{Kind: KindStatsLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, FieldID: 100, LogID: CompoundStatsLogID}},
-		{"delta of all partitions", "files", DeltaLogKey("files", 1, -1, 3, 449),
-			ObjectKey{Kind: KindDeltaLog, CollectionID: 1, PartitionID: -1, SegmentID: 3, LogID: 449}},
-		{"index", "files", IndexFileKey("files", 7, 1, 2, 3, "HNSW_0"),
-			ObjectKey{Kind: KindIndexFile, BuildID: 7, Version: 1, PartitionID: 2, SegmentID: 3, Name: "HNSW_0"}},
-		{"index nested name", "files", IndexFileKey("files", 7, 1, 2, 3, "x/y"),
-			ObjectKey{Kind: KindIndexFile, BuildID: 7, Version: 1, PartitionID: 2, SegmentID: 3, Name: "x/y"}},
+		{
+			"insert", "files", InsertLogKey("files", 1, 2, 3, 100, 449),
+			ObjectKey{Kind: KindInsertLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, FieldID: 100, LogID: 449},
+		},
+		{
+			"insert default root", "", InsertLogKey("", 1, 2, 3, 0, 5),
+			ObjectKey{Kind: KindInsertLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, LogID: 5},
+		},
+		{
+			"nested root", "a/b", InsertLogKey("a/b", 1, 2, 3, 0, 5),
+			ObjectKey{Kind: KindInsertLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, LogID: 5},
+		},
+		{
+			"stats", "files", StatsLogKey("files", 1, 2, 3, 100, 449),
+			ObjectKey{Kind: KindStatsLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, FieldID: 100, LogID: 449},
+		},
+		{
+			"compound stats", "files", CompoundStatsLogKey("files", 1, 2, 3, 100),
+			ObjectKey{Kind: KindStatsLog, CollectionID: 1, PartitionID: 2, SegmentID: 3, FieldID: 100, LogID: CompoundStatsLogID},
+		},
+		{
+			"delta of all partitions", "files", DeltaLogKey("files", 1, -1, 3, 449),
+			ObjectKey{Kind: KindDeltaLog, CollectionID: 1, PartitionID: -1, SegmentID: 3, LogID: 449},
+		},
+		{
+			"index", "files", IndexFileKey("files", 7, 1, 2, 3, "HNSW_0"),
+			ObjectKey{Kind: KindIndexFile, BuildID: 7, Version: 1, PartitionID: 2, SegmentID: 3, Name: "HNSW_0"},
+		},
+		{
+			"index nested name", "files", IndexFileKey("files", 7, 1, 2, 3, "x/y"),
+			ObjectKey{Kind: KindIndexFile, BuildID: 7, Version: 1, PartitionID: 2, SegmentID: 3, Name: "x/y"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

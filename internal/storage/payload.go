@@ -348,8 +348,10 @@ func newColumn(h decodeHint, dt arrow.DataType) (column.Column, error) {
 		return &column.Bools{}, nil
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
 		if !isIntType(t) {
-			t = map[arrow.Type]schemapb.DataType{arrow.INT8: schemapb.DataType_Int8, arrow.INT16: schemapb.DataType_Int16,
-				arrow.INT32: schemapb.DataType_Int32, arrow.INT64: schemapb.DataType_Int64}[dt.ID()]
+			t = map[arrow.Type]schemapb.DataType{
+				arrow.INT8: schemapb.DataType_Int8, arrow.INT16: schemapb.DataType_Int16,
+				arrow.INT32: schemapb.DataType_Int32, arrow.INT64: schemapb.DataType_Int64,
+			}[dt.ID()]
 		}
 		return &column.Ints{T: t}, nil
 	case arrow.FLOAT32:

@@ -19,10 +19,16 @@ func TestPKStatsJSONKeyOrder(t *testing.T) {
 		wantPre string
 		wantEnd string
 	}{
-		{"int64", schemapb.DataType_Int64, []any{int64(7), int64(-3), int64(42)},
-			`{"fieldID":100,"max":42,"min":-3,"bfType":3,"bf":{"m":`, `,"pkType":5,"maxPk":42,"minPk":-3}`},
-		{"varchar", schemapb.DataType_VarChar, []any{"m", "b", "x"},
-			`{"fieldID":100,"max":0,"min":0,"bfType":3,"bf":{"m":`, `,"pkType":21,"maxPk":"x","minPk":"b"}`},
+		{
+			"int64", schemapb.DataType_Int64,
+			[]any{int64(7), int64(-3), int64(42)},
+			`{"fieldID":100,"max":42,"min":-3,"bfType":3,"bf":{"m":`, `,"pkType":5,"maxPk":42,"minPk":-3}`,
+		},
+		{
+			"varchar", schemapb.DataType_VarChar,
+			[]any{"m", "b", "x"},
+			`{"fieldID":100,"max":0,"min":0,"bfType":3,"bf":{"m":`, `,"pkType":21,"maxPk":"x","minPk":"b"}`,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,8 +21,10 @@ func buildVectorArrays(mem memory.Allocator, c *column.VectorArrays, valid []boo
 		if !validAt(valid, i) {
 			continue
 		}
-		b, err := proto.Marshal(&schemapb.VectorField{Dim: int64(c.Dim),
-			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: r}}})
+		b, err := proto.Marshal(&schemapb.VectorField{
+			Dim:  int64(c.Dim),
+			Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: r}},
+		})
 		if err != nil {
 			return nil, fmt.Errorf("storage: marshal vector array row %d: %w", i, err)
 		}

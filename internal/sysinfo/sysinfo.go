@@ -145,8 +145,10 @@ func (r *Reporter) ComponentStates() *milvuspb.ComponentStates {
 // ServerInfo is the build information Connect reports.
 func (r *Reporter) ServerInfo() *commonpb.ServerInfo {
 	b := r.cfg.Build
-	return &commonpb.ServerInfo{BuildTags: b.Version, BuildTime: b.BuildTime, GitCommit: b.GitCommit,
-		GoVersion: b.GoVersion, DeployMode: StandaloneMode, Reserved: map[string]string{"server": "strata"}}
+	return &commonpb.ServerInfo{
+		BuildTags: b.Version, BuildTime: b.BuildTime, GitCommit: b.GitCommit,
+		GoVersion: b.GoVersion, DeployMode: StandaloneMode, Reserved: map[string]string{"server": "strata"},
+	}
 }
 
 // StandaloneMode is the deploy_mode Milvus standalone reports.

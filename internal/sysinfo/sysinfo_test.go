@@ -27,9 +27,11 @@ func TestComponentStatesFollowHealth(t *testing.T) {
 	for _, s := range st.GetSubcomponentStates() {
 		got[s.GetRole()] = s.GetStateCode()
 	}
-	require.Equal(t, map[string]commonpb.StateCode{RoleRootCoord: commonpb.StateCode_Healthy,
+	require.Equal(t, map[string]commonpb.StateCode{
+		RoleRootCoord:  commonpb.StateCode_Healthy,
 		RoleQueryCoord: commonpb.StateCode_Healthy, RoleDataCoord: commonpb.StateCode_Healthy,
-		RoleQueryNode: commonpb.StateCode_Healthy, RoleDataNode: commonpb.StateCode_Abnormal}, got)
+		RoleQueryNode: commonpb.StateCode_Healthy, RoleDataNode: commonpb.StateCode_Abnormal,
+	}, got)
 
 	var topo map[string][]map[string]any
 	resp := r.Metrics(`{"metric_type":"system_info"}`)
@@ -38,8 +40,10 @@ func TestComponentStatesFollowHealth(t *testing.T) {
 	require.Len(t, topo["nodes_info"], 6)
 	for _, n := range topo["nodes_info"] {
 		infos := n["infos"].(map[string]any)
-		for _, k := range []string{"has_error", "error_reason", "name", "hardware_infos", "system_info",
-			"created_time", "updated_time", "type", "id", "system_configurations"} {
+		for _, k := range []string{
+			"has_error", "error_reason", "name", "hardware_infos", "system_info",
+			"created_time", "updated_time", "type", "id", "system_configurations",
+		} {
 			require.Contains(t, infos, k)
 		}
 		require.Equal(t, infos["type"] == RoleDataNode, infos["has_error"], infos["name"])

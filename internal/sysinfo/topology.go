@@ -70,8 +70,10 @@ func (r *Reporter) Topology() SystemTopology {
 	probs := r.problems()
 	hw := r.hardware()
 	b := r.cfg.Build
-	deploy := DeployMetrics{SystemVersion: b.GitCommit, DeployMode: StandaloneMode, BuildVersion: b.Version,
-		BuildTime: b.BuildTime, UsedGoVersion: b.GoVersion}
+	deploy := DeployMetrics{
+		SystemVersion: b.GitCommit, DeployMode: StandaloneMode, BuildVersion: b.Version,
+		BuildTime: b.BuildTime, UsedGoVersion: b.GoVersion,
+	}
 	now := time.Now()
 	configs := map[string]map[string]any{
 		RoleProxy:      {"default_partition_name": "_default", "default_index_name": "_default_idx"},
@@ -86,16 +88,22 @@ func (r *Reporter) Topology() SystemTopology {
 		edges[RoleProxy] = append(edges[RoleProxy],
 			ConnectionEdge{ConnectedIdentifier: int(nodeID(role)), Type: "forward", TargetType: role})
 	}
-	edges[RoleQueryCoord] = []ConnectionEdge{{ConnectedIdentifier: int(nodeID(RoleQueryNode)), Type: "manage",
-		TargetType: RoleQueryNode}}
-	edges[RoleDataCoord] = []ConnectionEdge{{ConnectedIdentifier: int(nodeID(RoleDataNode)), Type: "manage",
-		TargetType: RoleDataNode}}
+	edges[RoleQueryCoord] = []ConnectionEdge{{
+		ConnectedIdentifier: int(nodeID(RoleQueryNode)), Type: "manage",
+		TargetType: RoleQueryNode,
+	}}
+	edges[RoleDataCoord] = []ConnectionEdge{{
+		ConnectedIdentifier: int(nodeID(RoleDataNode)), Type: "manage",
+		TargetType: RoleDataNode,
+	}}
 	var t SystemTopology
 	for _, role := range roles {
 		id := nodeID(role)
-		info := ComponentInfos{Name: fmt.Sprintf("%s%d", role, id), HardwareInfos: hw, SystemInfo: deploy,
+		info := ComponentInfos{
+			Name: fmt.Sprintf("%s%d", role, id), HardwareInfos: hw, SystemInfo: deploy,
 			CreatedTime: r.cfg.Started.String(), UpdatedTime: now.String(), Type: role, ID: id,
-			SystemConfigurations: configs[role]}
+			SystemConfigurations: configs[role],
+		}
 		if reasons := probs[role]; len(reasons) > 0 {
 			info.HasError, info.ErrorReason = true, fmt.Sprint(reasons)
 		}
@@ -112,8 +120,10 @@ func (r *Reporter) Topology() SystemTopology {
 func (r *Reporter) hardware() HardwareMetrics {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	h := HardwareMetrics{IP: localIP(), CPUCoreCount: runtime.NumCPU(), Memory: totalMemory(),
-		MemoryUsage: ms.Sys}
+	h := HardwareMetrics{
+		IP: localIP(), CPUCoreCount: runtime.NumCPU(), Memory: totalMemory(),
+		MemoryUsage: ms.Sys,
+	}
 	if up := time.Since(r.cfg.Started).Seconds(); up > 0 {
 		h.CPUCoreUsage = processCPU().Seconds() / up * 100
 	}

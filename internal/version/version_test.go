@@ -13,8 +13,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestFromBuildInfo(t *testing.T) {
 	vcs := []debug.BuildSetting{
-		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "abc123"},
-		{Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+		{Key: "vcs", Value: "git"},
+		{Key: "vcs.revision", Value: "abc123"},
+		{Key: "vcs.time", Value: "2026-12-01T10:00:00Z"},
+		{Key: "vcs.modified", Value: "true"},
 	}
 	b := fromBuildInfo(Build{Version: Milvus}, vcs)
 	require.Equal(t, "abc123+dirty", b.Commit)

@@ -115,8 +115,10 @@ func (s *Scanner) Next(ctx context.Context) (Entry, error) {
 	}
 	m := s.pending[0]
 	s.pending = s.pending[1:]
-	return Entry{Position: Position{PChannel: s.pchannel, Offset: s.offset, TimeTick: m.TimeTick}, Message: m,
-		More: len(s.pending) > 0}, nil
+	return Entry{
+		Position: Position{PChannel: s.pchannel, Offset: s.offset, TimeTick: m.TimeTick}, Message: m,
+		More: len(s.pending) > 0,
+	}, nil
 }
 
 // Close releases the Scanner; it is idempotent.

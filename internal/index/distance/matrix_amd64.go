@@ -63,16 +63,20 @@ func avx512Matrix() matrixKernels {
 // kernel: every query goes through the tile kernel. It is kept for
 // comparison and so that tests cover the tile kernel on many queries.
 func avx512TileMatrix() matrixKernels {
-	return matrixKernels{name: "avx512-tile", sum: sumAVX512, fma: fmaLoopAVX512, flops: 24 * 16 * 2,
-		lanes: 16, rows: 6, tile: dotTileAVX512}
+	return matrixKernels{
+		name: "avx512-tile", sum: sumAVX512, fma: fmaLoopAVX512, flops: 24 * 16 * 2,
+		lanes: 16, rows: 6, tile: dotTileAVX512,
+	}
 }
 
 // avx2Matrix is the AVX2+FMA implementation.
 func avx2Matrix() matrixKernels {
-	return matrixKernels{name: "avx2", sum: sumAVX2, fma: fmaLoopAVX2, flops: 12 * 8 * 2, lanes: 8, rows: 3,
+	return matrixKernels{
+		name: "avx2", sum: sumAVX2, fma: fmaLoopAVX2, flops: 12 * 8 * 2, lanes: 8, rows: 3,
 		tile: func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, _ []float32) {
 			dotTileAVX2(x, dim, q, groups, out, ostride, tailMasks8[dim%8])
-		}}
+		},
+	}
 }
 
 // selectMatrix picks the widest matrix implementation this CPU supports.

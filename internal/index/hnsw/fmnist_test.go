@@ -219,8 +219,10 @@ func TestFashionMNIST(t *testing.T) {
 	theirs := map[int]efResult{}
 	var libBuildST, libBuildSTCPU, libBuildMT float64
 	if *hnswlibPy != "" {
-		args := []string{"testdata/hnswlib_bench.py", "--train", trainPath, "--test", testPath,
-			"--gt", gtPath, "--ef", *efList, "--rounds", fmt.Sprint(*rounds)}
+		args := []string{
+			"testdata/hnswlib_bench.py", "--train", trainPath, "--test", testPath,
+			"--gt", gtPath, "--ef", *efList, "--rounds", fmt.Sprint(*rounds),
+		}
 		if *singleBuild {
 			args = append(args, "--single-build")
 		}

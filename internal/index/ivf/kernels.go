@@ -45,8 +45,10 @@ type scanKernels struct {
 
 // genericScanKernels is the portable implementation.
 func genericScanKernels() scanKernels {
-	return scanKernels{name: "generic", sq8L2: sq8L2Generic, sq8Dot: sq8DotGeneric, add: addGeneric,
-		pqInner: pqInnerGeneric, pqScan8: pqScan8Generic}
+	return scanKernels{
+		name: "generic", sq8L2: sq8L2Generic, sq8Dot: sq8DotGeneric, add: addGeneric,
+		pqInner: pqInnerGeneric, pqScan8: pqScan8Generic,
+	}
 }
 
 // scanImpl is the dispatch table, written once at initialisation.

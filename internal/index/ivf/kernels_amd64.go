@@ -44,12 +44,16 @@ func selectScanKernels() scanKernels { return availableScanKernels()[0] }
 func availableScanKernels() []scanKernels {
 	var ks []scanKernels
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, scanKernels{name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512, pqInner: pqInnerAVX512,
-			pqScan8: pqScan8Asm2})
+		ks = append(ks, scanKernels{
+			name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512, pqInner: pqInnerAVX512,
+			pqScan8: pqScan8Asm2,
+		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, scanKernels{name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2, pqInner: pqInnerAVX2,
-			pqScan8: pqScan8Asm2})
+		ks = append(ks, scanKernels{
+			name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2, pqInner: pqInnerAVX2,
+			pqScan8: pqScan8Asm2,
+		})
 	}
 	return append(ks, genericScanKernels())
 }

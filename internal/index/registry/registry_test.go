@@ -90,9 +90,19 @@ func TestLookupResolveAuto(t *testing.T) {
 		name string
 		want string // "" = not found
 	}{
-		{"HNSW", "HNSW"}, {"hnsw", ""}, {"IVF_PQ", "IVF_PQ"}, {"AUTOINDEX", "AUTOINDEX"}, {"autoindex", ""},
-		{"sparse_wand", "SPARSE_WAND"}, {"Trie", "Trie"}, {"TRIE", "Trie"}, {"trie", ""}, {"RTREE", "RTREE"},
-		{"EMB_LIST_HNSW", "EMB_LIST_HNSW"}, {"NOPE", ""}, {"", ""},
+		{"HNSW", "HNSW"},
+		{"hnsw", ""},
+		{"IVF_PQ", "IVF_PQ"},
+		{"AUTOINDEX", "AUTOINDEX"},
+		{"autoindex", ""},
+		{"sparse_wand", "SPARSE_WAND"},
+		{"Trie", "Trie"},
+		{"TRIE", "Trie"},
+		{"trie", ""},
+		{"RTREE", "RTREE"},
+		{"EMB_LIST_HNSW", "EMB_LIST_HNSW"},
+		{"NOPE", ""},
+		{"", ""},
 	} {
 		tp, ok := Lookup(tc.name)
 		require.Equal(t, tc.want != "", ok, tc.name)
@@ -475,6 +485,8 @@ func TestDurableFileKeys(t *testing.T) {
 		}
 	}
 	slices.Sort(keys)
-	require.Equal(t, []string{"BIN_IVF_FLAT", "BITMAP", "HNSW", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_SQ8", "RTREE",
-		"SPARSE_INVERTED_INDEX", "SPARSE_WAND", "STL_SORT", "Trie"}, keys, "file keys are durable: add, never rename")
+	require.Equal(t, []string{
+		"BIN_IVF_FLAT", "BITMAP", "HNSW", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_SQ8", "RTREE",
+		"SPARSE_INVERTED_INDEX", "SPARSE_WAND", "STL_SORT", "Trie",
+	}, keys, "file keys are durable: add, never rename")
 }

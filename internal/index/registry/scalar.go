@@ -12,8 +12,10 @@ import (
 
 // Data types of the scalar index types, as scalar.Check admits them.
 var (
-	intFields = []schemapb.DataType{schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
-		schemapb.DataType_Int64, schemapb.DataType_Timestamptz}
+	intFields = []schemapb.DataType{
+		schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+		schemapb.DataType_Int64, schemapb.DataType_Timestamptz,
+	}
 	stringFields = []schemapb.DataType{schemapb.DataType_VarChar, schemapb.DataType_String}
 	floatFields  = []schemapb.DataType{schemapb.DataType_Float, schemapb.DataType_Double}
 	boolField    = []schemapb.DataType{schemapb.DataType_Bool}

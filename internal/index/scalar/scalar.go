@@ -135,8 +135,10 @@ func Check(k Kind, f *schemapb.FieldSchema, params map[string]string) error {
 // jsonCastTypes are the json_cast_type values (in upper case) Milvus 2.6
 // accepts for an INVERTED index on a JSON path; JSON indexes the value
 // itself, whatever its type.
-var jsonCastTypes = map[string]bool{"BOOL": true, "DOUBLE": true, "VARCHAR": true,
-	"ARRAY_BOOL": true, "ARRAY_DOUBLE": true, "ARRAY_VARCHAR": true, "JSON": true}
+var jsonCastTypes = map[string]bool{
+	"BOOL": true, "DOUBLE": true, "VARCHAR": true,
+	"ARRAY_BOOL": true, "ARRAY_DOUBLE": true, "ARRAY_VARCHAR": true, "JSON": true,
+}
 
 // checkJSONCast checks json_cast_type (any case) and json_cast_function
 // (STRING_TO_DOUBLE, for DOUBLE only), worded as Milvus's checker words it.

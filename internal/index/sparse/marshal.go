@@ -34,8 +34,10 @@ type header struct {
 // Marshal writes the index in the format described in the package
 // documentation.
 func (x *Index) Marshal(w io.Writer) error {
-	h := header{Kind: uint32(x.kind), DropRatioBuild: x.dropRatioBuild,
-		Rows: uint32(x.Len()), NNZ: uint64(len(x.fwdIdx)), Lists: uint32(len(x.dims)), Postings: uint64(len(x.postRow))}
+	h := header{
+		Kind: uint32(x.kind), DropRatioBuild: x.dropRatioBuild,
+		Rows: uint32(x.Len()), NNZ: uint64(len(x.fwdIdx)), Lists: uint32(len(x.dims)), Postings: uint64(len(x.postRow)),
+	}
 	if x.dropped {
 		h.Dropped = 1
 	}
@@ -89,10 +91,12 @@ func Unmarshal(r io.Reader) (*Index, error) {
 		return nil, corrupt("%d bytes do not hold %d rows, %d values, %d lists and %d postings",
 			len(body), h.Rows, h.NNZ, h.Lists, h.Postings)
 	}
-	x := &Index{kind: Kind(h.Kind), dropRatioBuild: h.DropRatioBuild, dropped: h.Dropped == 1,
+	x := &Index{
+		kind: Kind(h.Kind), dropRatioBuild: h.DropRatioBuild, dropped: h.Dropped == 1,
 		rowOff: make([]uint64, h.Rows+1), fwdIdx: make([]uint32, h.NNZ), fwdVal: make([]float32, h.NNZ),
 		dims: make([]uint32, h.Lists), listOff: make([]uint64, h.Lists+1), maxAbs: make([]float32, h.Lists),
-		postRow: make([]uint32, h.Postings), postVal: make([]float32, h.Postings)}
+		postRow: make([]uint32, h.Postings), postVal: make([]float32, h.Postings),
+	}
 	rd := bytes.NewReader(body[hsize:])
 	for _, v := range []any{x.rowOff, x.fwdIdx, x.fwdVal, x.dims, x.listOff, x.maxAbs, x.postRow, x.postVal} {
 		if err := binary.Read(rd, binary.LittleEndian, v); err != nil {

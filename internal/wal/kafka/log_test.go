@@ -230,8 +230,10 @@ func TestBrokersGone(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	require.NoError(t, err)
 	brokers := c.ListenAddrs() // not callable once c is closed
-	l, err := Open(Config{Brokers: brokers, DeliveryTimeout: time.Second,
-		RequestTimeout: 500 * time.Millisecond, CloseTimeout: 500 * time.Millisecond}, testLogger(t))
+	l, err := Open(Config{
+		Brokers: brokers, DeliveryTimeout: time.Second,
+		RequestTimeout: 500 * time.Millisecond, CloseTimeout: 500 * time.Millisecond,
+	}, testLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, (<-l.AppendAsync("ch", [][]byte{[]byte("a")})).Err)
 	c.Close()

@@ -57,16 +57,26 @@ func TestVerify(t *testing.T) {
 		want   []Damage // Path relative to the pchannel dir
 	}{
 		{"Clean", func(*testing.T, string) {}, nil},
-		{"SealedCRC", func(t *testing.T, dir string) { flipByte(2*28+headerSize+1)(t, seg(dir, 1)) },
-			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 56, RecordOffset: firsts[1] + 2, Kind: DamageCorruptRecord}}},
-		{"SealedShort", func(t *testing.T, dir string) { truncateTo(2*28)(t, seg(dir, 1)) },
-			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 56, RecordOffset: firsts[1] + 2, Kind: DamageMissingSegment}}},
-		{"MissingSegment", func(t *testing.T, dir string) { require.NoError(t, os.Remove(seg(dir, 2))) },
-			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 4 * 28, RecordOffset: firsts[2], Kind: DamageMissingSegment}}},
-		{"TornTail", func(t *testing.T, dir string) { truncateTo(28+10)(t, seg(dir, lastSeg)) },
-			[]Damage{{Path: segmentName(firsts[lastSeg]), ByteOffset: 28, RecordOffset: firsts[lastSeg] + 1, Kind: DamageTornTail}}},
-		{"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize+3)(t, seg(dir, lastSeg)) },
-			[]Damage{{Path: segmentName(firsts[lastSeg]), ByteOffset: 0, RecordOffset: firsts[lastSeg], Kind: DamageCorruptRecord}}},
+		{
+			"SealedCRC", func(t *testing.T, dir string) { flipByte(2*28+headerSize+1)(t, seg(dir, 1)) },
+			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 56, RecordOffset: firsts[1] + 2, Kind: DamageCorruptRecord}},
+		},
+		{
+			"SealedShort", func(t *testing.T, dir string) { truncateTo(2*28)(t, seg(dir, 1)) },
+			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 56, RecordOffset: firsts[1] + 2, Kind: DamageMissingSegment}},
+		},
+		{
+			"MissingSegment", func(t *testing.T, dir string) { require.NoError(t, os.Remove(seg(dir, 2))) },
+			[]Damage{{Path: segmentName(firsts[1]), ByteOffset: 4 * 28, RecordOffset: firsts[2], Kind: DamageMissingSegment}},
+		},
+		{
+			"TornTail", func(t *testing.T, dir string) { truncateTo(28+10)(t, seg(dir, lastSeg)) },
+			[]Damage{{Path: segmentName(firsts[lastSeg]), ByteOffset: 28, RecordOffset: firsts[lastSeg] + 1, Kind: DamageTornTail}},
+		},
+		{
+			"LastCorrupt", func(t *testing.T, dir string) { flipByte(headerSize+3)(t, seg(dir, lastSeg)) },
+			[]Damage{{Path: segmentName(firsts[lastSeg]), ByteOffset: 0, RecordOffset: firsts[lastSeg], Kind: DamageCorruptRecord}},
+		},
 		{"Two", func(t *testing.T, dir string) {
 			flipByte(headerSize+3)(t, seg(dir, 0))
 			flipByte(headerSize+3)(t, seg(dir, lastSeg))
