@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
-	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
-	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/datanode"
@@ -50,33 +46,8 @@ func (s *slowStore) Put(ctx context.Context, key string, data []byte) error {
 // vchannels and the growing segment that took them.
 func createOther(t *testing.T, s *stacktest.Stack, n int64) (int64, []string, int64) {
 	t.Helper()
-	ctx := context.Background()
-	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: "other", Fields: []*schemapb.FieldSchema{
-		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
-		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
-	}})
-	require.NoError(t, err)
-	st, err := s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: "other", Schema: schema, ShardsNum: 1})
-	require.NoError(t, err)
-	require.Zero(t, st.GetCode(), st.GetReason())
-	var keys []int64
-	var vecs []float32
-	for k := range n {
-		keys = append(keys, k)
-		vecs = append(vecs, float32(k), 1)
-	}
-	resp, err := s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: "other", NumRows: uint32(n), FieldsData: []*schemapb.FieldData{
-		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}},
-		}}},
-		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
-		}}},
-	}})
-	require.NoError(t, err)
-	require.Zero(t, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
-	col, err := s.Root.Collection("", "other")
-	require.NoError(t, err)
+	col := s.CreateCollection("other")
+	s.InsertRows("other", 0, n)
 	segs := s.Data.Segments(col.ID)
 	require.Len(t, segs, 1)
 	return col.ID, col.VChannels, segs[0].ID

@@ -8,9 +8,7 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
-	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/plan"
@@ -27,32 +25,8 @@ const guard = 30 * time.Second
 func second(t *testing.T, s *stacktest.Stack, rows int64) (int64, []int64) {
 	t.Helper()
 	ctx := context.Background()
-	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: "second", Fields: []*schemapb.FieldSchema{
-		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
-		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
-	}})
-	require.NoError(t, err)
-	st, err := s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: "second", Schema: schema, ShardsNum: 1})
-	require.NoError(t, err)
-	require.Zero(t, st.GetCode(), st.GetReason())
-	keys := make([]int64, rows)
-	vecs := make([]float32, 0, 2*rows)
-	for i := range keys {
-		keys[i] = int64(i)
-		vecs = append(vecs, float32(i), 1)
-	}
-	resp, err := s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: "second", NumRows: uint32(rows), FieldsData: []*schemapb.FieldData{
-		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: keys}},
-		}}},
-		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
-		}}},
-	}})
-	require.NoError(t, err)
-	require.Zero(t, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
-	col, err := s.Root.Collection("", "second")
-	require.NoError(t, err)
+	col := s.CreateCollection("second")
+	s.InsertRows("second", 0, rows)
 	ids, ts, err := s.Data.Flush(ctx, col.ID, col.VChannels)
 	require.NoError(t, err)
 	require.NotEmpty(t, ids)

@@ -70,19 +70,40 @@ type Stack struct {
 // New assembles the stack over a temporary directory and creates Collection.
 func New(t *testing.T) *Stack {
 	t.Helper()
-	ctx := context.Background()
 	s := open(t, t.TempDir())
 	t.Cleanup(func() { s.close() })
-	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: Collection, Fields: []*schemapb.FieldSchema{
+	s.CreateCollection(Collection)
+	s.describe()
+	return s
+}
+
+// CreateCollection creates a collection with Collection's schema (an Int64
+// primary key "id" and a 2-dimensional "vec"), one shard on the stack's
+// only pchannel, and returns it.
+func (s *Stack) CreateCollection(name string) *catalog.Collection {
+	s.T.Helper()
+	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: name, Fields: []*schemapb.FieldSchema{
 		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
 	}})
-	require.NoError(t, err)
-	st, err := s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: Collection, Schema: schema, ShardsNum: 1})
-	require.NoError(t, err)
-	require.Zero(t, st.GetCode(), st.GetReason())
-	s.describe()
-	return s
+	require.NoError(s.T, err)
+	st, err := s.Proxy.CreateCollection(context.Background(), &milvuspb.CreateCollectionRequest{CollectionName: name, Schema: schema, ShardsNum: 1})
+	require.NoError(s.T, err)
+	require.Zero(s.T, st.GetCode(), st.GetReason())
+	col, err := s.Root.Collection("", name)
+	require.NoError(s.T, err)
+	return col
+}
+
+// InsertRows writes rows with keys [from, to) (vec = [key, 1]) into the
+// default partition of collection name.
+func (s *Stack) InsertRows(name string, from, to int64) {
+	s.T.Helper()
+	resp, err := s.Proxy.Insert(context.Background(), &milvuspb.InsertRequest{
+		CollectionName: name, NumRows: uint32(to - from), FieldsData: rows(from, to),
+	})
+	require.NoError(s.T, err)
+	require.Zero(s.T, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
 }
 
 // Reopen closes every component (no data node may be running), runs
