@@ -387,6 +387,9 @@ func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequ
 		}
 		return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoaded}, nil
 	}
+	if p.query.Loading(col.ID) {
+		return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoading}, nil
+	}
 	return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateNotLoad}, nil
 }
 

@@ -178,6 +178,8 @@ type Loader interface {
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
 	Loaded(collectionID int64) (bool, []int64)
+	// Loading reports whether a load of the collection is in progress.
+	Loading(collectionID int64) bool
 	// LoadProgress is how far a loaded collection's load is (percent; 100 when serving).
 	LoadProgress(collectionID int64) int64
 	LoadFailure(collectionID int64) error

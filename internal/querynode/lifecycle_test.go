@@ -93,7 +93,11 @@ func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
 	require.EqualValues(t, 50, s.Count(), "A counts while B loads")
 	ok, _ := s.QueryNode.Loaded(b)
 	require.False(t, ok, "B is not loaded before its load ends")
-	_, err := search(context.Background(), s, b)
+	require.True(t, s.QueryNode.Loading(b), "B's load is in progress")
+	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: "second"})
+	require.NoError(t, err)
+	require.Equal(t, commonpb.LoadState_LoadStateLoading, ls.GetState(), "GetLoadState of B during its load")
+	_, err = search(context.Background(), s, b)
 	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "a read of B during its load: %v", err)
 	select {
 	case err := <-loaded:
@@ -103,6 +107,7 @@ func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
 
 	release()
 	require.NoError(t, <-loaded)
+	require.False(t, s.QueryNode.Loading(b), "B's load has ended")
 	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: b, Strong: true}, CountOnly: true})
 	require.NoError(t, err)
 	require.EqualValues(t, 80, res.Count)

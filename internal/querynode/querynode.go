@@ -245,6 +245,16 @@ func (n *Node) ReleasePartitions(collectionID int64, parts []int64) {
 	}
 }
 
+// Loading reports whether a load of the collection is in progress: it does
+// not serve yet (Loaded is false) and GetLoadState says Loading, as Milvus's
+// does while its query nodes load.
+func (n *Node) Loading(collectionID int64) bool {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	_, ok := n.loading[collectionID]
+	return ok
+}
+
 // Loaded reports whether a collection is loaded, and its loaded partitions (nil = all).
 func (n *Node) Loaded(collectionID int64) (bool, []int64) {
 	n.mu.RLock()
