@@ -529,7 +529,7 @@ func schemaFromRequest(name string, req *createCollectionReq) (*schemapb.Collect
 			dec := json.NewDecoder(strings.NewReader(string(raw)))
 			dec.UseNumber()
 			if err := dec.Decode(&v); err != nil {
-				return nil, errorf(CodeIncorrectParameterFormat, "field %s: elementTypeParams.%s: %v", f.FieldName, k, err)
+				return nil, errorf(errcode.IncorrectParameterFormat, "field %s: elementTypeParams.%s: %v", f.FieldName, k, err)
 			}
 			fs.TypeParams = append(fs.TypeParams, &commonpb.KeyValuePair{Key: k, Value: paramString(v)})
 		}

@@ -47,7 +47,7 @@ func parseRows(raw json.RawMessage) ([]map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, errorf(CodeInvalidInsertData, "data: %v", err)
+		return nil, errorf(errcode.InvalidInsertData, "data: %v", err)
 	}
 	var list []any
 	switch x := v.(type) {
@@ -56,16 +56,16 @@ func parseRows(raw json.RawMessage) ([]map[string]any, error) {
 	case map[string]any:
 		list = []any{x}
 	default:
-		return nil, errorf(CodeInvalidInsertData, "data should be an array of objects")
+		return nil, errorf(errcode.InvalidInsertData, "data should be an array of objects")
 	}
 	if len(list) == 0 {
-		return nil, errorf(CodeInvalidInsertData, "data is empty")
+		return nil, errorf(errcode.InvalidInsertData, "data is empty")
 	}
 	rows := make([]map[string]any, len(list))
 	for i, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return nil, errorf(CodeInvalidInsertData, "data[%d] is not an object", i)
+			return nil, errorf(errcode.InvalidInsertData, "data[%d] is not an object", i)
 		}
 		rows[i] = m
 	}
@@ -145,20 +145,20 @@ func primaryKeys(schema *schemapb.CollectionSchema, param string, raw json.RawMe
 		}
 	}
 	if pk == nil {
-		return nil, nil, nil, errorf(CodeCheckPrimaryKey, "the collection has no primary key")
+		return nil, nil, nil, errorf(errcode.CheckPrimaryKey, "the collection has no primary key")
 	}
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s: %v", param, err)
+		return nil, nil, nil, errorf(errcode.CheckPrimaryKey, "%s: %v", param, err)
 	}
 	list, ok := v.([]any)
 	if !ok {
 		list = []any{v}
 	}
 	if len(list) == 0 {
-		return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s is empty", param)
+		return nil, nil, nil, errorf(errcode.CheckPrimaryKey, "%s is empty", param)
 	}
 	var ints []int64
 	var strs []string
@@ -166,14 +166,14 @@ func primaryKeys(schema *schemapb.CollectionSchema, param string, raw json.RawMe
 		if pk.GetDataType() == schemapb.DataType_Int64 {
 			n, err := toInt(x, 64)
 			if err != nil {
-				return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s: %v", param, err)
+				return nil, nil, nil, errorf(errcode.CheckPrimaryKey, "%s: %v", param, err)
 			}
 			ints = append(ints, n)
 			continue
 		}
 		s, ok := x.(string)
 		if !ok {
-			return nil, nil, nil, errorf(CodeCheckPrimaryKey, "%s: %v is not a string", param, x)
+			return nil, nil, nil, errorf(errcode.CheckPrimaryKey, "%s: %v is not a string", param, x)
 		}
 		strs = append(strs, s)
 	}
@@ -396,7 +396,7 @@ func searchRows(res *schemapb.SearchResultData, allowInt64 bool) (any, error) {
 	ints, strs := res.GetIds().GetIntId().GetData(), res.GetIds().GetStrId().GetData()
 	scores := res.GetScores()
 	if len(scores) < total || (len(ints) < total && len(strs) < total) {
-		return nil, errorf(CodeInvalidSearchResult, "search result has %d hits but %d scores", total, len(scores))
+		return nil, errorf(errcode.InvalidSearchResult, "search result has %d hits but %d scores", total, len(scores))
 	}
 	for i := range rows {
 		if len(strs) >= total && len(ints) < total {
@@ -429,7 +429,7 @@ func vectorField(schema *schemapb.CollectionSchema, name string) (*schemapb.Fiel
 		return nil, errorf(errcode.IllegalArgument, "annsField %q is not a field of the collection", name)
 	}
 	if len(found) != 1 {
-		return nil, errorf(CodeMissingRequiredParameter, "annsField is required: the collection has %d vector fields", len(found))
+		return nil, errorf(errcode.MissingRequiredParameter, "annsField is required: the collection has %d vector fields", len(found))
 	}
 	return found[0], nil
 }
@@ -450,17 +450,17 @@ func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, 
 				// A query text: a full-text search of a BM25 output field.
 				var text string
 				if err := json.Unmarshal([]byte(t), &text); err != nil {
-					return nil, errorf(CodeIncorrectParameterFormat, "data[%d] is not a string: %v", i, err)
+					return nil, errorf(errcode.IncorrectParameterFormat, "data[%d] is not a string: %v", i, err)
 				}
 				if ph.Type != commonpb.PlaceholderType_None && ph.Type != commonpb.PlaceholderType_VarChar {
-					return nil, errorf(CodeIncorrectParameterFormat, "data[%d] is a text, the others are sparse vectors", i)
+					return nil, errorf(errcode.IncorrectParameterFormat, "data[%d] is a text, the others are sparse vectors", i)
 				}
 				ph.Type = commonpb.PlaceholderType_VarChar
 				ph.Values = append(ph.Values, []byte(text))
 				continue
 			}
 			if ph.Type == commonpb.PlaceholderType_VarChar {
-				return nil, errorf(CodeIncorrectParameterFormat, "data[%d] is a sparse vector, the others are texts", i)
+				return nil, errorf(errcode.IncorrectParameterFormat, "data[%d] is a sparse vector, the others are texts", i)
 			}
 			if err := sparsePlaceholder(ph, i, raw); err != nil {
 				return nil, err
@@ -471,7 +471,7 @@ func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, 
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		dec.UseNumber()
 		if err := dec.Decode(&vec); err != nil {
-			return nil, errorf(CodeIncorrectParameterFormat, "data[%d] is not an array of numbers: %v", i, err)
+			return nil, errorf(errcode.IncorrectParameterFormat, "data[%d] is not an array of numbers: %v", i, err)
 		}
 		switch field.GetDataType() {
 		case schemapb.DataType_FloatVector:
@@ -480,7 +480,7 @@ func placeholders(field *schemapb.FieldSchema, data []json.RawMessage) ([]byte, 
 			for j, x := range vec {
 				f, err := x.Float64()
 				if err != nil {
-					return nil, errorf(CodeIncorrectParameterFormat, "data[%d][%d]: %v", i, j, err)
+					return nil, errorf(errcode.IncorrectParameterFormat, "data[%d][%d]: %v", i, j, err)
 				}
 				binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(float32(f)))
 			}
@@ -507,7 +507,7 @@ func templates(in map[string]json.RawMessage) (map[string]*schemapb.TemplateValu
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, errorf(CodeIncorrectParameterFormat, "exprParams.%s: %v", k, err)
+			return nil, errorf(errcode.IncorrectParameterFormat, "exprParams.%s: %v", k, err)
 		}
 		tv, err := templateValue(v)
 		if err != nil {

@@ -44,18 +44,10 @@ import (
 // PathPrefix is the prefix of every REST v2 route.
 const PathPrefix = "/v2/vectordb/"
 
-// Merr codes specific to the REST layer (Milvus pkg/util/merr), defined in
-// errcode with the others.
-const (
-	CodeIncorrectParameterFormat = errcode.IncorrectParameterFormat
-	CodeMissingRequiredParameter = errcode.MissingRequiredParameter
-	CodeInvalidInsertData        = errcode.InvalidInsertData
-	CodeInvalidSearchResult      = errcode.InvalidSearchResult
-	CodeCheckPrimaryKey          = errcode.CheckPrimaryKey
-	// codeLegacy is the code of a response whose status set only the
-	// deprecated error_code.
-	codeLegacy int32 = 65535
-)
+// codeLegacy is the code of a response whose status set only the
+// deprecated error_code. The REST layer's own merr codes (1800-1806) are
+// in errcode with the others.
+const codeLegacy int32 = 65535
 
 const (
 	headerAllowInt64 = "Accept-Type-Allow-Int64"
@@ -121,7 +113,7 @@ func errorf(code int32, format string, args ...any) error {
 }
 
 func missing(name string) error {
-	return errorf(CodeMissingRequiredParameter, "missing required parameters, error: %s is required", name)
+	return errorf(errcode.MissingRequiredParameter, "missing required parameters, error: %s is required", name)
 }
 
 // request is one decoded HTTP request.
@@ -139,7 +131,7 @@ func (r *request) decode(v any) error {
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return errorf(CodeIncorrectParameterFormat, "request body is not valid JSON for this action, error: %v", err)
+		return errorf(errcode.IncorrectParameterFormat, "request body is not valid JSON for this action, error: %v", err)
 	}
 	return nil
 }
@@ -172,7 +164,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBodyBytes))
 	if err != nil {
-		writeError(w, errorf(CodeIncorrectParameterFormat, "read request body: %v", err))
+		writeError(w, errorf(errcode.IncorrectParameterFormat, "read request body: %v", err))
 		return
 	}
 	r := &request{body: body}
@@ -309,7 +301,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		code = http.StatusOK
-		b, _ = json.Marshal(map[string]any{"code": CodeInvalidSearchResult, "message": "encode response: " + err.Error()})
+		b, _ = json.Marshal(map[string]any{"code": errcode.InvalidSearchResult, "message": "encode response: " + err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)

@@ -9,6 +9,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 // dynamicFieldName is the name of the hidden JSON column that holds the keys
@@ -43,7 +44,7 @@ func rowsToColumns(schema *schemapb.CollectionSchema, rows []map[string]any) ([]
 				continue
 			}
 			if !schema.GetEnableDynamicField() {
-				return nil, errorf(CodeInvalidInsertData, "row %d: field %q is not in the schema and the collection has no dynamic field", i, k)
+				return nil, errorf(errcode.InvalidInsertData, "row %d: field %q is not in the schema and the collection has no dynamic field", i, k)
 			}
 			if k == dynamicFieldName {
 				continue
@@ -53,7 +54,7 @@ func rowsToColumns(schema *schemapb.CollectionSchema, rows []map[string]any) ([]
 		if schema.GetEnableDynamicField() {
 			b, err := json.Marshal(extra)
 			if err != nil {
-				return nil, errorf(CodeInvalidInsertData, "row %d: dynamic fields: %v", i, err)
+				return nil, errorf(errcode.InvalidInsertData, "row %d: dynamic fields: %v", i, err)
 			}
 			meta = append(meta, b)
 		}
@@ -99,7 +100,7 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 		return nil, err
 	}
 	wrap := func(i int, err error) error {
-		return errorf(CodeInvalidInsertData, "row %d: field %q: %v", i, name, err)
+		return errorf(errcode.InvalidInsertData, "row %d: field %q: %v", i, name, err)
 	}
 	switch f.GetDataType() {
 	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
@@ -118,11 +119,11 @@ func buildColumn(f *schemapb.FieldSchema, rows []map[string]any) (*schemapb.Fiel
 			Field: scalars(sf),
 		}, nil
 	default:
-		return nil, errorf(CodeInvalidInsertData, "field %q: inserting %s through REST is not supported yet", name, f.GetDataType())
+		return nil, errorf(errcode.InvalidInsertData, "field %q: inserting %s through REST is not supported yet", name, f.GetDataType())
 	}
 	c, err := column.New(f)
 	if err != nil {
-		return nil, errorf(CodeInvalidInsertData, "field %q: %v", name, err)
+		return nil, errorf(errcode.InvalidInsertData, "field %q: %v", name, err)
 	}
 	for i, v := range values {
 		x, err := restValue(f, v)
@@ -152,7 +153,7 @@ func fieldValues(f *schemapb.FieldSchema, rows []map[string]any) ([]any, []bool,
 		v, ok := row[name]
 		if !ok || v == nil {
 			if !optional {
-				return nil, nil, errorf(CodeInvalidInsertData, "row %d: field %q is missing", i, name)
+				return nil, nil, errorf(errcode.InvalidInsertData, "row %d: field %q is missing", i, name)
 			}
 			continue
 		}
@@ -302,7 +303,7 @@ func columnsToRows(cols []*schemapb.FieldData, n int, allowInt64 bool) ([]map[st
 			}
 			v, err := cellValue(c, j, allowInt64)
 			if err != nil {
-				return nil, errorf(CodeInvalidSearchResult, "column %q row %d: %v", c.GetFieldName(), i, err)
+				return nil, errorf(errcode.InvalidSearchResult, "column %q row %d: %v", c.GetFieldName(), i, err)
 			}
 			if c.GetIsDynamic() {
 				if m, ok := v.(map[string]any); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 func restField(name string, t schemapb.DataType, params ...string) *schemapb.FieldSchema {
@@ -241,7 +242,7 @@ func TestBuildColumnRefuses(t *testing.T) {
 			require.EqualError(t, err, tc.msg)
 			var ae *apiError
 			require.ErrorAs(t, err, &ae)
-			require.Equal(t, CodeInvalidInsertData, ae.code)
+			require.Equal(t, errcode.InvalidInsertData, ae.code)
 		})
 	}
 }

@@ -139,7 +139,7 @@ func subRequest(schema *schemapb.CollectionSchema, s *annSearch, where string, d
 					ok = json.Unmarshal([]byte(str), &sub) == nil
 				}
 				if !ok {
-					return nil, errorf(CodeIncorrectParameterFormat, "%ssearch params: params should be an object, got %s", where, paramString(v))
+					return nil, errorf(errcode.IncorrectParameterFormat, "%ssearch params: params should be an object, got %s", where, paramString(v))
 				}
 				for pk, pv := range sub {
 					inner[pk] = pv
@@ -147,7 +147,7 @@ func subRequest(schema *schemapb.CollectionSchema, s *annSearch, where string, d
 			case "ignoreGrowing", "ignore_growing":
 				b, err := strconv.ParseBool(paramString(v))
 				if err != nil {
-					return nil, errorf(CodeIncorrectParameterFormat, "%signoreGrowing should be true or false, got %s", where, paramString(v))
+					return nil, errorf(errcode.IncorrectParameterFormat, "%signoreGrowing should be true or false, got %s", where, paramString(v))
 				}
 				ignoreGrowing = ignoreGrowing || b
 			default:
@@ -163,7 +163,7 @@ func subRequest(schema *schemapb.CollectionSchema, s *annSearch, where string, d
 	}
 	b, err := json.Marshal(inner)
 	if err != nil {
-		return nil, errorf(CodeIncorrectParameterFormat, "%ssearch params: %v", where, err)
+		return nil, errorf(errcode.IncorrectParameterFormat, "%ssearch params: %v", where, err)
 	}
 	kv("params", string(b))
 	if s.GroupingField != "" {
@@ -295,7 +295,7 @@ func rankParams(rr *rerank) ([]*commonpb.KeyValuePair, error) {
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return nil, errorf(CodeIncorrectParameterFormat, "rerank.params: %v", err)
+		return nil, errorf(errcode.IncorrectParameterFormat, "rerank.params: %v", err)
 	}
 	return []*commonpb.KeyValuePair{{Key: "strategy", Value: strategy}, {Key: "params", Value: string(b)}}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
+	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/index/sparse"
 )
 
@@ -124,11 +125,11 @@ func sparsePlaceholder(ph *commonpb.PlaceholderValue, i int, raw json.RawMessage
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return errorf(CodeIncorrectParameterFormat, "data[%d] is not a sparse vector: %v", i, err)
+		return errorf(errcode.IncorrectParameterFormat, "data[%d] is not a sparse vector: %v", i, err)
 	}
 	row, err := sparseRow(v)
 	if err != nil {
-		return errorf(CodeIncorrectParameterFormat, "data[%d]: %v", i, err)
+		return errorf(errcode.IncorrectParameterFormat, "data[%d]: %v", i, err)
 	}
 	ph.Type = commonpb.PlaceholderType_SparseFloatVector
 	ph.Values = append(ph.Values, row)

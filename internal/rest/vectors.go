@@ -10,6 +10,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
+	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/index/distance"
 )
 
@@ -130,11 +131,11 @@ func bytePlaceholder(field *schemapb.FieldSchema, data []json.RawMessage) (*comm
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, errorf(CodeIncorrectParameterFormat, "data[%d]: %v", i, err)
+			return nil, errorf(errcode.IncorrectParameterFormat, "data[%d]: %v", i, err)
 		}
 		b, err := byteVector(t, dim, v)
 		if err != nil {
-			return nil, errorf(CodeIncorrectParameterFormat, "data[%d]: %v", i, err)
+			return nil, errorf(errcode.IncorrectParameterFormat, "data[%d]: %v", i, err)
 		}
 		ph.Values = append(ph.Values, b)
 	}
