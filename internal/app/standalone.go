@@ -35,6 +35,7 @@ import (
 
 	"github.com/strata-db/strata/internal/api"
 	"github.com/strata-db/strata/internal/auth"
+	"github.com/strata-db/strata/internal/console"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
@@ -92,6 +93,10 @@ type Config struct {
 	// Pprof serves Go's /debug/pprof/ profiles on the metrics port. Off by
 	// default: profiles expose command lines and memory contents.
 	Pprof bool `json:"pprof"`
+	// Console serves the web console at /console on the metrics port (on by
+	// default; with authorization on it asks for a user's credentials and
+	// shows what that user may read).
+	Console bool `json:"console"`
 	// LogLevel is the level of the server's logger, which GET and PUT
 	// /log/level on the metrics port read and change at run time (nil: no
 	// such endpoint).
@@ -105,7 +110,7 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
-		Engines: defaultEngines(), Security: auth.Defaults(),
+		Engines: defaultEngines(), Security: auth.Defaults(), Console: true,
 	}
 }
 
@@ -314,7 +319,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	srv := grpc.NewServer(opts...)
 	milvuspb.RegisterMilvusServiceServer(srv, svc)
-	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(guard.Wrap(svc), logger)))
+	restHandler := obs.RESTHandler(rest.New(guard.Wrap(svc), logger))
+	api := newAPIServer(s.grpcLis, srv, restHandler)
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {
@@ -338,6 +344,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
 		if cfg.LogLevel != nil {
 			mux.HandleFunc("/log/level", logLevelHandler(cfg.LogLevel, logger))
+		}
+		if cfg.Console {
+			con := console.New(guard.Wrap(svc), console.Options{Gatherer: reg, REST: restHandler, Started: start})
+			mux.Handle("/console", con)
+			mux.Handle("/console/", con)
+			g.Go(func() error { return con.Run(gctx) })
 		}
 		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
