@@ -277,7 +277,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)
-	sources := []health.Source{dn, qn}
+	engines := newEngineWatch(logger, map[string]any{"meta": meta, "wal": log, "objects": objects},
+		func(port string) string { return engineName(cfg, port) })
+	sources := []health.Source{engines, dn, qn}
 	for _, port := range []any{meta, log} {
 		if p, ok := port.(health.Source); ok {
 			sources = append([]health.Source{p}, sources...)
@@ -294,6 +296,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return writer.Run(gctx) })
+	g.Go(func() error { return engines.run(gctx) })
 	g.Go(func() error { return data.Run(gctx) })
 	g.Go(func() error { return dn.Run(gctx) })
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })

@@ -66,7 +66,7 @@ func testEnv(indexes ...catalog.IndexInfo) readEnv {
 	if len(indexes) == 0 {
 		indexes = openIndexes()
 	}
-	return readEnv{now: parseNow, staleness: 5 * time.Second, indexes: indexes}
+	return readEnv{now: parseNow, staleness: 5 * time.Second, indexes: indexes, loaded: true}
 }
 
 // openIndexes are indexes that fix neither a type nor a metric, one on
@@ -670,7 +670,7 @@ func TestParseSearchRefuses(t *testing.T) {
 		},
 		{
 			"a vector field without an index (added after the load)", nil,
-			readEnv{indexes: []catalog.IndexInfo{}},
+			readEnv{indexes: []catalog.IndexInfo{}, loaded: true},
 			set("topk", "10"), errcode.Segcore,
 			"field v is not loaded, please reload the collection",
 		},
@@ -688,7 +688,7 @@ func TestParseSearchRefuses(t *testing.T) {
 				env.now, env.staleness = parseNow, 5*time.Second
 			}
 			if env.indexes == nil {
-				env.indexes = openIndexes()
+				env.indexes, env.loaded = openIndexes(), true
 			}
 			req := searchReq(t, "topk", "10")
 			if tc.req != nil {
