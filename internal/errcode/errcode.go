@@ -15,8 +15,11 @@ import (
 
 // Milvus merr codes that Strata uses.
 const (
-	Unexpected          int32 = 5
-	RateLimit           int32 = 8
+	Unexpected int32 = 5
+	RateLimit  int32 = 8
+	// QuotaExceeded is Milvus's ErrServiceQuotaExceeded: writes or reads
+	// denied by a quota (memory protection, force deny); not retriable.
+	QuotaExceeded       int32 = 9
 	CollectionNotFound  int32 = 100
 	CollectionNotLoaded int32 = 101
 	CollectionNumLimit  int32 = 102
@@ -111,6 +114,8 @@ func LegacyCode(code int32) commonpb.ErrorCode {
 		return commonpb.ErrorCode_SchemaMismatch
 	case RateLimit:
 		return commonpb.ErrorCode_RateLimit
+	case QuotaExceeded:
+		return commonpb.ErrorCode_ForceDeny
 	case IllegalArgument:
 		return commonpb.ErrorCode_IllegalArgument
 	case PartitionNotFound:
