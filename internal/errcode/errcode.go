@@ -56,6 +56,10 @@ const (
 	InvalidInsertData        int32 = 1804
 	InvalidSearchResult      int32 = 1805
 	CheckPrimaryKey          int32 = 1806
+	// HTTPRateLimit is the REST layer's answer to a request the quotas
+	// refuse (Milvus's merr.ErrHTTPRateLimit, "request is rejected by
+	// limiter").
+	HTTPRateLimit int32 = 1807
 	// NeedAuthenticate is the REST layer's answer to a missing or bad
 	// credential (Milvus's merr.ErrNeedAuthenticate).
 	NeedAuthenticate int32 = 1800
