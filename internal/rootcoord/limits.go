@@ -52,9 +52,13 @@ func (l Limits) Validate() error {
 		name string
 		n    int
 	}{
-		{"maxCollections", l.MaxCollections}, {"maxCollectionsPerDB", l.MaxCollectionsPerDB},
-		{"maxDatabases", l.MaxDatabases}, {"maxPartitions", l.MaxPartitions}, {"maxFields", l.MaxFields},
-		{"maxVectorFields", l.MaxVectorFields}, {"maxShards", l.MaxShards},
+		{"maxCollections", l.MaxCollections},
+		{"maxCollectionsPerDB", l.MaxCollectionsPerDB},
+		{"maxDatabases", l.MaxDatabases},
+		{"maxPartitions", l.MaxPartitions},
+		{"maxFields", l.MaxFields},
+		{"maxVectorFields", l.MaxVectorFields},
+		{"maxShards", l.MaxShards},
 	} {
 		if v.n <= 0 {
 			return fmt.Errorf("rootcoord: %s must be positive, got %d", v.name, v.n)
