@@ -272,6 +272,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	guard := auth.NewGuard(rbac, cfg.Security.AuthorizationEnabled)
+	guard.SetAliases(root.AliasTarget)
 	px.SetAuth(guard)
 	quotas, err := quota.New(cfg.Quota, metrics.NewRateLimit(reg))
 	if err != nil {
