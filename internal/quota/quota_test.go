@@ -157,3 +157,25 @@ func TestForceDeny(t *testing.T) {
 	q, _ = newQuotas(t, cfg, nil)
 	require.NoError(t, q.Check(Request{Kind: Query, N: 1}))
 }
+
+func TestConfigValidate(t *testing.T) {
+	require.NoError(t, Defaults().Validate())
+	for _, tc := range []struct {
+		name   string
+		tweak  func(*MemProtection)
+		reason string
+	}{
+		{"low above high", func(m *MemProtection) { m.LowWaterLevel = 0.96 }, "lowWaterLevel 0.96 is above highWaterLevel 0.95"},
+		{"level over 1", func(m *MemProtection) { m.HighWaterLevel = 1.5 }, "water levels must be in (0, 1]"},
+		{"negative limit", func(m *MemProtection) { m.MemoryLimit = -1 }, "memoryLimit must not be negative"},
+		{"no interval", func(m *MemProtection) { m.CheckInterval = 0 }, "checkInterval must be positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Defaults()
+			tc.tweak(&cfg.LimitWriting.MemProtection)
+			require.ErrorContains(t, cfg.Validate(), tc.reason)
+			_, err := New(cfg, nil)
+			require.Error(t, err)
+		})
+	}
+}
