@@ -27,6 +27,9 @@ const (
 	SchemaMismatch      int32 = 109
 	PartitionNotFound   int32 = 200
 	PartitionNotLoaded  int32 = 201
+	// GeneralCapacityExceeded is Milvus's ErrGeneralCapacityExceeded: the
+	// catalog's partitions × shards would pass rootCoord.maxGeneralCapacity.
+	GeneralCapacityExceeded int32 = 250
 	// ChannelNotAvailable is Milvus's ErrChannelNotAvailable: no shard
 	// delegator serves a vchannel of a loaded collection.
 	ChannelNotAvailable int32 = 503

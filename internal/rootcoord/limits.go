@@ -36,6 +36,9 @@ type Limits struct {
 	MaxVectorFields int `json:"maxVectorFields"`
 	// MaxShards limits the shards of a collection (proxy.maxShardNum, 16).
 	MaxShards int `json:"maxShards"`
+	// MaxGeneralCapacity limits the sum over all collections of partitions
+	// × shards (rootCoord.maxGeneralCapacity, 65536; code 250).
+	MaxGeneralCapacity int `json:"maxGeneralCapacity"`
 }
 
 // DefaultLimits returns Milvus 2.6's limits.
@@ -43,6 +46,7 @@ func DefaultLimits() Limits {
 	return Limits{
 		MaxCollections: 65536, MaxCollectionsPerDB: 65536, MaxDatabases: MaxDatabases,
 		MaxPartitions: MaxPartitions, MaxFields: MaxFields, MaxVectorFields: MaxVectorFields, MaxShards: MaxShards,
+		MaxGeneralCapacity: 65536,
 	}
 }
 
@@ -59,6 +63,7 @@ func (l Limits) Validate() error {
 		{"maxFields", l.MaxFields},
 		{"maxVectorFields", l.MaxVectorFields},
 		{"maxShards", l.MaxShards},
+		{"maxGeneralCapacity", l.MaxGeneralCapacity},
 	} {
 		if v.n <= 0 {
 			return fmt.Errorf("rootcoord: %s must be positive, got %d", v.name, v.n)
@@ -93,6 +98,25 @@ func (c *Core) checkCollectionCount(db string, props map[string]string) error {
 	}
 	if total >= c.cfg.MaxCollections {
 		return errcode.New(errcode.CollectionNumLimit, "exceeded the limit number of collections[dbName=%s][limit=%d]", db, c.cfg.MaxCollections)
+	}
+	return nil
+}
+
+// checkGeneralCapacity refuses to add partitions × shards more to the
+// catalog when the sum over all collections would pass maxGeneralCapacity,
+// as Milvus's checkGeneralCapacity (a new partition adds 1, whatever its
+// collection's shards, as there). c.ddl is held.
+func (c *Core) checkGeneralCapacity(added int) error {
+	c.mu.RLock()
+	n := added
+	for _, col := range c.byID {
+		n += len(col.Partitions) * max(col.Shards, 1)
+	}
+	c.mu.RUnlock()
+	if n > c.cfg.MaxGeneralCapacity {
+		return errcode.New(errcode.GeneralCapacityExceeded,
+			"failed checking constraint: sum_collections(parition*shard) exceeding the max general capacity:: general capacity exceeded[newGeneralSize=%d][generalCapacity=%d]",
+			n, c.cfg.MaxGeneralCapacity)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestConfiguredLimits(t *testing.T) {
 	cfg := Defaults()
 	cfg.Limits = Limits{
 		MaxCollections: 4, MaxCollectionsPerDB: 2, MaxDatabases: 3, MaxPartitions: 2,
-		MaxFields: 3, MaxVectorFields: 1, MaxShards: 2,
+		MaxFields: 3, MaxVectorFields: 1, MaxShards: 2, MaxGeneralCapacity: 100,
 	}
 	c := e.core(t, cfg)
 	ctx := context.Background()
@@ -69,4 +69,24 @@ func TestConfiguredLimits(t *testing.T) {
 	bad := Defaults()
 	bad.MaxShards = 0
 	require.ErrorContains(t, bad.Validate(), "maxShards must be positive")
+}
+
+// TestGeneralCapacity: the sum of partitions × shards over all collections
+// is bounded by maxGeneralCapacity (code 250, Milvus's message); a new
+// partition counts 1.
+func TestGeneralCapacity(t *testing.T) {
+	e := newEnv(t, t.TempDir())
+	cfg := Defaults()
+	cfg.MaxGeneralCapacity = 10
+	c := e.core(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("four", "4"), 4, 0, nil)) // 1 partition × 4 shards
+	require.NoError(t, c.CreatePartition(ctx, "", "four", "p1"))                         // checked as +1, then counts 4 (as Milvus)
+	err := c.CreateCollection(ctx, "", schemaNamed("six", "4"), 6, 0, nil)
+	require.Equal(t, errcode.GeneralCapacityExceeded, errcode.CodeOf(err), "%v", err)
+	require.EqualError(t, err, "failed checking constraint: sum_collections(parition*shard) exceeding the max general capacity:: "+
+		"general capacity exceeded[newGeneralSize=14][generalCapacity=10]")
+	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("two", "4"), 2, 0, nil)) // 8 + 2 = 10: at the limit
+	err = c.CreatePartition(ctx, "", "two", "p1")
+	require.Equal(t, errcode.GeneralCapacityExceeded, errcode.CodeOf(err), "%v", err)
 }

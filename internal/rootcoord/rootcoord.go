@@ -209,6 +209,9 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 	if err := c.checkCollectionCount(db, dbInfo.Properties); err != nil {
 		return err
 	}
+	if err := c.checkGeneralCapacity(parts * shards); err != nil {
+		return err
+	}
 	base, err := c.ids.Allocate(ctx, uint32(1+parts))
 	if err != nil {
 		return fmt.Errorf("rootcoord: allocate ids: %w", err)
@@ -443,6 +446,9 @@ func (c *Core) CreatePartition(ctx context.Context, db, coll, part string) error
 		}
 		if n := len(col.Partitions); n >= c.cfg.MaxPartitions {
 			return errcode.InvalidParam("partition number (%d) exceeds max configuration (%d), collection: %s", n, c.cfg.MaxPartitions, col.Name)
+		}
+		if err := c.checkGeneralCapacity(1); err != nil {
+			return err
 		}
 		ts, err := c.announce(ctx, &col.CollectionInfo, wal.TypeCreatePartition, partitionPayload(int64(base)))
 		if err != nil {
