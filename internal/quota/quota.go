@@ -60,6 +60,7 @@ var rateProperty = [numKinds]string{InsertRateProperty, DeleteRateProperty, Sear
 
 // Request is one request to admit.
 type Request struct {
+	// Kind is what the request does.
 	Kind Kind
 	// DB is the database's name and DBProperties its properties.
 	DB           string
