@@ -43,6 +43,7 @@ import (
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/quota"
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/storage"
@@ -90,6 +91,9 @@ type Config struct {
 	Engines Engines `json:"engines"`
 	// Security is authentication, RBAC and TLS (off by default, as Milvus).
 	Security auth.Config `json:"security"`
+	// Quota is Milvus's quotaAndLimits: DML/DQL rate limits, forced
+	// denial and memory-based write protection (internal/quota).
+	Quota quota.Config `json:"quota"`
 	// Pprof serves Go's /debug/pprof/ profiles on the metrics port. Off by
 	// default: profiles expose command lines and memory contents.
 	Pprof bool `json:"pprof"`
@@ -110,7 +114,7 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
-		Engines: defaultEngines(), Security: auth.Defaults(), Console: true,
+		Engines: defaultEngines(), Security: auth.Defaults(), Quota: quota.Defaults(), Console: true,
 	}
 }
 
@@ -126,7 +130,7 @@ func (c Config) Validate() error {
 		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
-		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate())
+		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(), c.Quota.Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
 	}
@@ -273,7 +277,13 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	guard := auth.NewGuard(rbac, cfg.Security.AuthorizationEnabled)
+	guard.SetAliases(root.AliasTarget)
 	px.SetAuth(guard)
+	quotas, err := quota.New(cfg.Quota, metrics.NewRateLimit(reg))
+	if err != nil {
+		return err
+	}
+	px.SetQuotas(quotas)
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)

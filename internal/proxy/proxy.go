@@ -16,6 +16,7 @@ import (
 	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/quota"
 	"github.com/strata-db/strata/internal/version"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -80,6 +81,8 @@ type Proxy struct {
 	logger *slog.Logger
 	connID atomic.Int64
 	rbac   *auth.Guard // users, roles and grants (auth.go); nil until SetAuth
+
+	quotas *quota.Quotas // rate limits and write protection (quota.go); nil: none
 }
 
 // New returns a proxy over its dependencies.

@@ -277,6 +277,10 @@ func check(resp any, err error) error {
 	if st == nil {
 		return nil
 	}
+	if c := st.GetCode(); c == errcode.RateLimit || c == errcode.QuotaExceeded {
+		// As Milvus's REST server answers what its limiter refuses.
+		return &apiError{code: errcode.HTTPRateLimit, msg: "request is rejected by limiter, error: " + st.GetReason()}
+	}
 	if st.GetCode() != 0 {
 		return &apiError{code: st.GetCode(), msg: st.GetReason()}
 	}
