@@ -112,30 +112,6 @@ func (h *hitHeap) Pop() any {
 	return x
 }
 
-// segmentFilter is the row mask of one segment view: visible at ts, in a
-// selected partition, and matching the filter.
-func segmentFilter(v *segment.View, ts, expire uint64, e *expr.Expr) ([]bool, error) {
-	mask := v.Visible(ts)
-	if expire > 0 {
-		for i := range mask {
-			if mask[i] && v.Timestamp(i) < expire {
-				mask[i] = false
-			}
-		}
-	}
-	if e == nil {
-		return mask, nil
-	}
-	m, err := e.Eval(v)
-	if err != nil {
-		return nil, err
-	}
-	for i := range mask {
-		mask[i] = mask[i] && m[i]
-	}
-	return mask, nil
-}
-
 func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 	if r.Filter == "" {
 		return nil, nil
@@ -291,7 +267,7 @@ func (st *searchState) segment(si int, v *segment.View, pkField int64) error {
 	pkCol := v.Column(pkField)
 	if req.BM25 != nil {
 		// BM25 output fields are never null.
-		mask, err := liveRows(v, ts, expire, e)
+		mask, err := liveRows(v, &req.Read, ts, expire, e)
 		if err != nil {
 			return err
 		}
