@@ -144,3 +144,36 @@ func TestDeleteUpsertVisibilityOnIndexedSealedSegment(t *testing.T) {
 	}
 	check("deleted again")
 }
+
+// A sealed segment's cached filter mask belongs to what the filter compiled
+// to: once a field is added under the name of a dynamic key, the same
+// filter text reads the new field (null in the old rows) and matches none
+// of them.
+func TestAddedFieldShadowsDynamicKeyInCachedFilter(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "shadow"
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
+	_, err := c.Insert(ctx, insertOption(coll, genMovies(0, 300, rand.New(rand.NewPCG(1, 5))))) // "color" is a dynamic key
+	require.NoError(t, err)
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	count := func() int64 {
+		t.Helper()
+		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`color == "red"`).WithOutputFields("count(*)").
+			WithConsistencyLevel(entity.ClStrong))
+		require.NoError(t, err)
+		n, _ := rs.GetColumn("count(*)").GetAsInt64(0)
+		return n
+	}
+	require.EqualValues(t, 100, count())
+	require.EqualValues(t, 100, count())
+	require.NoError(t, c.AddCollectionField(ctx, milvusclient.NewAddCollectionFieldOption(coll,
+		entity.NewField().WithName("color").WithDataType(entity.FieldTypeVarChar).WithMaxLength(8).WithNullable(true))))
+	require.Zero(t, count(), "the filter now reads the added field, null in every old row")
+}

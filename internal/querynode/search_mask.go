@@ -1,6 +1,7 @@
 package querynode
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/strata-db/strata/internal/column"
@@ -10,10 +11,13 @@ import (
 )
 
 // maskKey keys a sealed segment's cached search mask: the filter text (with
-// the time zone its ISO literals are read in) and the vector field whose
-// null rows it leaves out.
+// the time zone its ISO literals are read in), what it compiled to against
+// the current schema (its canonical form and the field IDs it reads: after
+// a field is added, the same text may read that field instead of a dynamic
+// key) and the vector field whose null rows the mask leaves out.
 type maskKey struct {
 	filter, timezone string
+	compiled, fields string
 	field            int64
 }
 
@@ -60,7 +64,11 @@ func searchMask(v *segment.View, r *plan.Read, ts, expire uint64, e *expr.Expr, 
 	if !v.Settled(ts, expire) || len(r.Templates) > 0 {
 		return build()
 	}
-	return v.CachedMask(maskKey{filter: r.Filter, timezone: r.Timezone, field: field}, build)
+	key := maskKey{filter: r.Filter, timezone: r.Timezone, field: field}
+	if filtered {
+		key.compiled, key.fields = e.String(), fmt.Sprint(e.Fields())
+	}
+	return v.CachedMask(key, build)
 }
 
 // nullRows returns the validity of a nullable column (nil for a column
