@@ -35,8 +35,11 @@ const (
 	ParameterMissing    int32 = 1101
 	ParameterTooLarge   int32 = 1102
 	FieldInvalidName    int32 = 1701
-	ServiceNotReady     int32 = 1
-	AliasNotFound       int32 = 1600
+	// Segcore is Milvus's ErrSegcore: what the query engine refuses, such
+	// as a search on a vector field that is not loaded.
+	Segcore         int32 = 2000
+	ServiceNotReady int32 = 1
+	AliasNotFound   int32 = 1600
 	// AliasNameConflict is Milvus's ErrAliasCollectionNameConfilct: an
 	// alias named like a collection, or a collection named like an alias.
 	AliasNameConflict int32 = 1601

@@ -325,13 +325,20 @@ func parseSearchQueries(col *catalog.Collection, req *milvuspb.SearchRequest, fi
 	return q, err
 }
 
-// searchFieldMetric resolves the metric of a search on field: BM25 (with
+// searchFieldMetric resolves the metric of a search on field, which must
+// have an index: BM25 (with
 // its scoring parameters) on a BM25 output field, the embedding-list
 // metric on a vector array field (element: an element-level search), else
 // the requested one checked against the field's index.
 func searchFieldMetric(col *catalog.Collection, field *schemapb.FieldSchema, requested string, env readEnv, element bool,
 ) (string, *plan.BM25, error) {
 	params := env.indexParams(field.GetFieldID())
+	if params == nil {
+		// A collection loads only when its vector fields have indexes, so a
+		// field without one was added after the load (Milvus's segcore
+		// FieldNotLoaded).
+		return "", nil, errcode.New(errcode.Segcore, "field %s is not loaded, please reload the collection", field.GetName())
+	}
 	if _, isBM25 := bm25Of(col, field); isBM25 {
 		return bm25Metric(requested, params)
 	}
