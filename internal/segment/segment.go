@@ -7,6 +7,11 @@
 // strictly after the insert they remove, so an upsert (a delete and an
 // insert of the same key at one timestamp) keeps the new row. Each row keeps
 // only the smallest such delete timestamp, which is all visibility needs.
+// Readers ask for visibility with View.VisibleAt, which does no work per row
+// in the common case (no row newer than the read, none expiring): nil
+// without deletes, else a live-row mask the segment maintains as deletes
+// apply (visibility.go). Masks derived from it, a filter's for one, can be
+// cached per sealed segment by View.CachedMask until its Version changes.
 //
 // A growing segment is appended to while it is read; a sealed segment is
 // loaded once. Both are the same type; readers use Read, which holds a read
