@@ -9,4 +9,11 @@ const (
 	NameCosine  = "COSINE"
 	NameHamming = "HAMMING"
 	NameJaccard = "JACCARD"
+	// NameSubstructure and NameSuperstructure are BIN_FLAT's structure
+	// metrics (scored by exact search only): a row matches when the query
+	// is a substructure of it (every bit set in the query is set in the
+	// row), or a superstructure (every bit set in the row is set in the
+	// query); matches score 0, other rows are no hits.
+	NameSubstructure   = "SUBSTRUCTURE"
+	NameSuperstructure = "SUPERSTRUCTURE"
 )

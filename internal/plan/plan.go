@@ -21,6 +21,11 @@ const (
 	// is better.
 	MetricHamming = index.NameHamming
 	MetricJaccard = index.NameJaccard
+	// MetricSubstructure and MetricSuperstructure are BIN_FLAT's structure
+	// metrics (index.NameSubstructure): matches score 0, other rows are no
+	// hits.
+	MetricSubstructure   = index.NameSubstructure
+	MetricSuperstructure = index.NameSuperstructure
 	// MetricBM25 scores a BM25 function's output field (see Search.BM25);
 	// larger is better.
 	MetricBM25 = "BM25"

@@ -31,11 +31,17 @@ func denseVectorType(t schemapb.DataType) bool {
 func metricFits(t schemapb.DataType, metric string) bool {
 	switch t {
 	case schemapb.DataType_BinaryVector:
-		return metric == plan.MetricHamming || metric == plan.MetricJaccard
+		return metric == plan.MetricHamming || metric == plan.MetricJaccard || structureMetric(metric)
 	case schemapb.DataType_SparseFloatVector:
 		return metric == plan.MetricIP
 	}
 	return metric == plan.MetricL2 || metric == plan.MetricIP || metric == plan.MetricCosine
+}
+
+// structureMetric reports whether metric is SUBSTRUCTURE or SUPERSTRUCTURE,
+// which only BIN_FLAT indexes (and so searches) take.
+func structureMetric(metric string) bool {
+	return metric == plan.MetricSubstructure || metric == plan.MetricSuperstructure
 }
 
 // defaultMetric is the metric of f when neither the request nor an index
@@ -107,7 +113,7 @@ func vectorIndexMetric(f *schemapb.FieldSchema, it string, params map[string]str
 	if mt == "" {
 		mt = defaultMetric(f)
 	}
-	if !metricFits(t, mt) {
+	if !metricFits(t, mt) || structureMetric(mt) && !tp.AllowsMetric(mt) {
 		return "", metricError(f, mt)
 	}
 	if err := tp.Check(f, params); err != nil {

@@ -353,8 +353,8 @@ func collectScores(v *segment.View, req *plan.Search, si int, pkCol column.Colum
 	h *hitHeap, groupCands *[]candidate,
 ) {
 	for row, ok := range mask {
-		if !ok || !inRange(req, scores[row]) {
-			continue
+		if !ok || math.IsNaN(float64(scores[row])) || !inRange(req, scores[row]) {
+			continue // NaN: no hit for this query (a structure metric's non-match)
 		}
 		c := candidate{score: scores[row], seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)}
 		if req.GroupByField != 0 {

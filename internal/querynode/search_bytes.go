@@ -2,6 +2,7 @@ package querynode
 
 import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"math"
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
@@ -64,9 +65,12 @@ func (rs *rowScorer) score(q, n int, mask []bool, scores []float32) error {
 		}
 		// Every row is scored (rows outside the mask are ignored by the
 		// caller): the batch kernels beat a masked loop of single calls.
-		if rs.req.Metric == plan.MetricJaccard {
+		switch rs.req.Metric {
+		case plan.MetricJaccard:
 			distance.JaccardBatch(qv, c.Data[:n*c.Width], scores[:n])
-		} else {
+		case plan.MetricSubstructure, plan.MetricSuperstructure:
+			structureScores(rs.req.Metric == plan.MetricSubstructure, qv, c, n, scores)
+		default:
 			distance.HammingBatch(qv, c.Data[:n*c.Width], scores[:n])
 		}
 		return nil
@@ -86,4 +90,28 @@ func (rs *rowScorer) score(q, n int, mask []bool, scores []float32) error {
 		scoreFloatRuns(rs.req.Metric, qv, rs.qnorms[q], block, hi-lo, mask[lo:hi], scores[lo:hi])
 	}
 	return nil
+}
+
+// structureScores scores the first n rows of c for packed query q under a
+// structure metric: 0 where the row matches — the query is a substructure
+// of it (sub: q AND row == q) or a superstructure (q AND row == row) — and
+// NaN, no hit for this query, where it does not.
+func structureScores(sub bool, q []byte, c *column.ByteVectors, n int, scores []float32) {
+	nan := float32(math.NaN())
+	for i := range n {
+		row := c.Row(i)
+		match := true
+		for j, b := range q {
+			and := b & row[j]
+			if sub && and != b || !sub && and != row[j] {
+				match = false
+				break
+			}
+		}
+		if match {
+			scores[i] = 0
+		} else {
+			scores[i] = nan
+		}
+	}
 }

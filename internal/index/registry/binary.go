@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -20,7 +21,9 @@ var binaryFields = []schemapb.DataType{schemapb.DataType_BinaryVector}
 func binaryTypes() []*Type {
 	metrics := []string{"HAMMING", "JACCARD"}
 	return []*Type{
-		{Name: "BIN_FLAT", Family: Binary, Fields: binaryFields, Metrics: metrics},
+		// Only BIN_FLAT (exact search) takes the structure metrics, as in
+		// Milvus: they are not distances an IVF can cluster by.
+		{Name: "BIN_FLAT", Family: Binary, Fields: binaryFields, Metrics: append(slices.Clone(metrics), "SUBSTRUCTURE", "SUPERSTRUCTURE")},
 		{
 			Name: "BIN_IVF_FLAT", Family: Binary, Fields: binaryFields, Metrics: metrics, SearchParams: []string{"nprobe"},
 			ParseParams: func(_ *schemapb.FieldSchema, params map[string]string) error {
