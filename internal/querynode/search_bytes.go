@@ -1,8 +1,9 @@
 package querynode
 
 import (
-	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"math"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
