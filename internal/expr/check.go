@@ -820,7 +820,9 @@ func (c *checker) checkCall(n *callNode) (operand, error) {
 		return operand{}, errAt(n.pos, "function %s is not supported", n.name)
 	}
 	if !knownFunction(n.name) {
-		return operand{}, errAt(n.pos, "unknown function %s", n.name)
+		e := errAt(n.pos, "unknown function %s", n.name)
+		e.UnknownFunction = true
+		return operand{}, e
 	}
 	want := 2
 	if n.name == "array_length" {

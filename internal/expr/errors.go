@@ -25,6 +25,9 @@ type Error struct {
 	// Detail is Strata's own account of the problem (the operands involved),
 	// kept out of Msg where Msg is Milvus's wording word for word.
 	Detail string
+	// UnknownFunction marks a call of a function no filter has (Milvus's
+	// parser lets it through and its query engine refuses the plan).
+	UnknownFunction bool
 }
 
 // Reason is the message without the position: Milvus's wording of the problem.

@@ -171,6 +171,11 @@ func TestParseQueryRefuses(t *testing.T) {
 		},
 		{"filter", nil, queryReq("n >"), bad, ""},
 		{
+			"an unknown function, refused as Milvus's query engine refuses the plan", nil, queryReq("st_nope(n, 1)"), bad,
+			"Create retrieve plan by expr failed: failed to create query plan: cannot parse expression: st_nope(n, 1), " +
+				"error: unknown function st_nope: invalid parameter[position=0]",
+		},
+		{
 			"ignore_growing not a boolean", nil, queryReq("n > 1", "ignore_growing", "sometimes"), bad,
 			`parse ignore growing field failed: "sometimes" is not a boolean`,
 		},

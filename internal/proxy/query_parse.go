@@ -70,7 +70,7 @@ func parseQuery(col *catalog.Collection, req *milvuspb.QueryRequest, env readEnv
 	}
 	if err := fillRead(col, &q.Read, req.GetExpr(), req.GetExprTemplateValues(), req.GetPartitionNames(), out,
 		req.GetConsistencyLevel(), req.GetUseDefaultConsistency(), req.GetGuaranteeTimestamp(), env); err != nil {
-		return nil, err
+		return nil, retrieveError(err)
 	}
 	if q.IgnoreGrowing, err = ignoreGrowing(params); err != nil {
 		return nil, err

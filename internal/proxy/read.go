@@ -666,9 +666,34 @@ func filterError(err error) error {
 		if e.Detail != "" {
 			msg += " (" + e.Detail + ")"
 		}
-		return errcode.New(errcode.IllegalArgument, "%s", msg)
+		return &planError{err: errcode.New(errcode.IllegalArgument, "%s", msg), unknownFunction: e.UnknownFunction}
 	}
 	return errcode.InvalidParam("failed to create query plan: %v", err)
+}
+
+// planError is a filter error (an *errcode.Error) that remembers whether
+// the filter calls an unknown function, which a query words as Milvus's
+// query engine does.
+type planError struct {
+	err             *errcode.Error
+	unknownFunction bool
+}
+
+// Error implements error.
+func (e *planError) Error() string { return e.err.Error() }
+
+// Unwrap lets errcode.CodeOf find the code.
+func (e *planError) Unwrap() error { return e.err }
+
+// retrieveError words a query's filter error as Milvus does: a call of an
+// unknown function passes Milvus's parser and fails when the query engine
+// creates the plan ("Create retrieve plan by expr failed: …").
+func retrieveError(err error) error {
+	var pe *planError
+	if errors.As(err, &pe) && pe.unknownFunction {
+		return errcode.New(errcode.IllegalArgument, "Create retrieve plan by expr failed: %s", pe.err.Msg)
+	}
+	return err
 }
 
 // readPartitionIDs resolves the partitions a search or query names, worded
