@@ -34,6 +34,9 @@ func (c *Core) AddField(ctx context.Context, db, coll string, in *schemapb.Field
 	if err != nil {
 		return nil, err
 	}
+	if err := resolveAddedTimestamptzDefault(f, old.Properties); err != nil {
+		return nil, err
+	}
 	// User fields stay together, before `$meta` and the system fields.
 	at := len(schema.Fields)
 	for i, g := range schema.Fields {

@@ -3,6 +3,7 @@ package rootcoord
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -171,4 +172,33 @@ func TestAlterField(t *testing.T) {
 	}
 	// A loaded collection may still change a max_length.
 	require.NoError(t, c.AlterField(ctx, "", "a", "s", map[string]string{"max_length": "32"}, nil, true))
+}
+
+// TestAddTimestamptzFieldDefault: an added Timestamptz field's ISO default
+// is stored as microseconds (read in the collection's time zone when it
+// has no offset), and a default that is no timestamp is refused with
+// Milvus's message.
+func TestAddTimestamptzFieldDefault(t *testing.T) {
+	e := newEnv(t, t.TempDir())
+	c := e.core(t, Defaults())
+	ctx := context.Background()
+	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("a", "4"), 1, commonpb.ConsistencyLevel_Bounded,
+		map[string]string{"timezone": "Asia/Shanghai"}))
+	ts := func(name, v string) *schemapb.FieldSchema {
+		return &schemapb.FieldSchema{
+			Name: name, DataType: schemapb.DataType_Timestamptz, Nullable: true,
+			DefaultValue: &schemapb.ValueField{Data: &schemapb.ValueField_StringData{StringData: v}},
+		}
+	}
+	_, err := c.AddField(ctx, "", "a", ts("bad", "1234"))
+	require.Equal(t, errcode.IllegalArgument, errcode.CodeOf(err))
+	require.EqualError(t, err, "invalid default value of field, name: bad, err: %!w(*errors.errorString=&{invalid timestamp string: '1234'. "+
+		"Does not match any known format}): invalid parameter")
+	col, err := c.AddField(ctx, "", "a", ts("utc", "2025-01-01T00:00:00Z"))
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro(), col.Field("utc").GetDefaultValue().GetTimestamptzData())
+	col, err = c.AddField(ctx, "", "a", ts("naive", "2025-01-01 08:00:00"))
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro(), col.Field("naive").GetDefaultValue().GetTimestamptzData(),
+		"a naive string is read in the collection's time zone (UTC+8)")
 }

@@ -81,3 +81,17 @@ func resolveTimestamptzDefaults(schema *schemapb.CollectionSchema, props map[str
 	}
 	return nil
 }
+
+// resolveAddedTimestamptzDefault rewrites the ISO string default of an
+// added Timestamptz field into microseconds, reading a naive string in the
+// collection's time zone. A string that is no timestamp is refused with
+// Milvus's message, word for word (its %w misuse included, as clients see
+// it).
+func resolveAddedTimestamptzDefault(f *schemapb.FieldSchema, props map[string]string) error {
+	s := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{f}}
+	if err := resolveTimestamptzDefaults(s, props); err != nil {
+		return errcode.InvalidParam("invalid default value of field, name: %s, err: %%!w(*errors.errorString=&{%s})",
+			f.GetName(), err.Error())
+	}
+	return nil
+}
