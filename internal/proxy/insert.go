@@ -412,27 +412,17 @@ func lastOccurrences(pk column.Column) ([]int, bool) {
 }
 
 // keepLast drops every row of r whose key occurs again later in the batch
-// (the later row wins, as a later request would) and returns the indexes of
-// the rows kept, in request order.
-func keepLast(r *rows, pkID int64) []uint32 {
+// (the later row wins, as a later request would).
+func keepLast(r *rows, pkID int64) {
 	keep, dup := lastOccurrences(r.pk)
 	if !dup {
-		succ := make([]uint32, r.n)
-		for i := range succ {
-			succ[i] = uint32(i)
-		}
-		return succ
+		return
 	}
 	for id, c := range r.cols {
 		r.cols[id] = c.Take(keep)
 	}
 	r.pk = r.cols[pkID]
 	r.n = len(keep)
-	succ := make([]uint32, len(keep))
-	for k, i := range keep {
-		succ[k] = uint32(i)
-	}
-	return succ
 }
 
 // errDuplicateUpsertKeys is Milvus 2.6's answer to an upsert that holds a
@@ -653,7 +643,10 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
-	succ := keepLast(r, col.PKField().GetFieldID())
+	// The answer lists every row of the request, as Milvus's does; of a key
+	// given twice only the last row is stored.
+	ids, n := idsOf(r.pk), r.n
+	keepLast(r, col.PKField().GetFieldID())
 	inserts, err := p.routedInserts(ctx, col, req.GetPartitionName(), r)
 	if err != nil {
 		return mutationError(err), nil
@@ -662,7 +655,11 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
-	return &milvuspb.MutationResult{Status: ok(), IDs: idsOf(r.pk), SuccIndex: succ, InsertCnt: int64(r.n), Timestamp: ts}, nil
+	succ := make([]uint32, n)
+	for i := range succ {
+		succ[i] = uint32(i)
+	}
+	return &milvuspb.MutationResult{Status: ok(), IDs: ids, SuccIndex: succ, InsertCnt: int64(n), Timestamp: ts}, nil
 }
 
 // Upsert deletes the rows' keys and inserts the rows at one timestamp.
