@@ -38,6 +38,7 @@ import (
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/importer"
 	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/proxy"
@@ -87,6 +88,8 @@ type Config struct {
 	WAL wallocal.Config `json:"wal"`
 	// Engines selects the meta store, object store and WAL implementations.
 	Engines Engines `json:"engines"`
+	// Import configures bulk import (README "Bulk import").
+	Import importer.Config `json:"import"`
 	// Security is authentication, RBAC and TLS (off by default, as Milvus).
 	Security auth.Config `json:"security"`
 	// Pprof serves Go's /debug/pprof/ profiles on the metrics port. Off by
@@ -105,7 +108,7 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
-		Engines: defaultEngines(), Security: auth.Defaults(),
+		Engines: defaultEngines(), Security: auth.Defaults(), Import: importer.Defaults(),
 	}
 }
 
@@ -121,7 +124,8 @@ func (c Config) Validate() error {
 		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
-		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate())
+		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(),
+		c.importConfig().Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
 	}
@@ -269,6 +273,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	guard := auth.NewGuard(rbac, cfg.Security.AuthorizationEnabled)
 	px.SetAuth(guard)
+	imp, err := newImporter(ctx, cfg, meta, ids, clock, objects, px, qn, dn, data, root, logger)
+	if err != nil {
+		return err
+	}
+	px.SetImporter(imp)
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)
@@ -294,6 +303,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
 	g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
 	g.Go(func() error { return qn.Run(gctx) })
+	g.Go(func() error { return imp.Run(gctx) })
 
 	// Collections that were loaded before the restart are loaded again. One
 	// that fails (a damaged file, say) is reported by the query node's
@@ -314,7 +324,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	srv := grpc.NewServer(opts...)
 	milvuspb.RegisterMilvusServiceServer(srv, svc)
-	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(rest.New(guard.Wrap(svc), logger)))
+	restAPI := rest.New(guard.Wrap(svc), logger)
+	restAPI.SetImports(px, importAuthorizer(guard))
+	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(restAPI))
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {

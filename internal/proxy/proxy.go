@@ -80,6 +80,7 @@ type Proxy struct {
 	logger *slog.Logger
 	connID atomic.Int64
 	rbac   *auth.Guard // users, roles and grants (auth.go); nil until SetAuth
+	imp    Importer    // bulk import jobs (import.go); nil until SetImporter
 }
 
 // New returns a proxy over its dependencies.
