@@ -40,9 +40,9 @@ type Config struct {
 	SegmentBytes int64 `json:"-"`
 }
 
-// Defaults returns the default import settings.
+// Defaults returns the default import settings (SegmentBytes is the app's to set).
 func Defaults() Config {
-	return Config{BatchRows: 4096, MaxFiles: 1024, SegmentBytes: 512 << 20}
+	return Config{BatchRows: 4096, MaxFiles: 1024}
 }
 
 // Validate checks the settings.
@@ -182,7 +182,7 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 		return 0, errcode.InvalidParam("import request is empty")
 	}
 	if len(req.Files) > m.cfg.MaxFiles {
-		return 0, errcode.New(errcode.ImportFailed, "The max number of import files should not exceed %d, but got %d", m.cfg.MaxFiles, len(req.Files))
+		return 0, Failed("The max number of import files should not exceed %d, but got %d", m.cfg.MaxFiles, len(req.Files))
 	}
 	for _, f := range req.Files {
 		if _, err := TypeOf(f); err != nil {
@@ -195,14 +195,14 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 		}
 	}
 	if v := req.Options["backup"]; v == "true" || v == "True" {
-		return 0, errcode.New(errcode.ImportFailed, "importing backup binlogs (the backup option) is not supported")
+		return 0, Failed("importing backup binlogs (the backup option) is not supported")
 	}
 	if v := req.Options["l0_import"]; v == "true" || v == "True" {
-		return 0, errcode.New(errcode.ImportFailed, "importing L0 delete files (the l0_import option) is not supported")
+		return 0, Failed("importing L0 delete files (the l0_import option) is not supported")
 	}
 	timeout, err := parseTimeout(req.Options["timeout"])
 	if err != nil {
-		return 0, errcode.New(errcode.ImportFailed, "%v", err)
+		return 0, Failed("%v", err)
 	}
 	id, err := m.deps.IDs.Allocate(ctx, 1)
 	if err != nil {
@@ -234,12 +234,12 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 func (m *Manager) checkPath(p string) error {
 	if filepath.IsAbs(p) {
 		if !m.cfg.AllowLocalPaths {
-			return errcode.New(errcode.ImportFailed, "the import file %s is an absolute path; paths are object-store keys (set import.allowLocalPaths to read the server's file system)", p)
+			return Failed("the import file %s is an absolute path; paths are object-store keys (set import.allowLocalPaths to read the server's file system)", p)
 		}
 		return nil
 	}
 	if err := objstore.ValidateKey(p); err != nil {
-		return errcode.New(errcode.ImportFailed, "the import file path %q is not valid: %v", p, err)
+		return Failed("the import file path %q is not valid: %v", p, err)
 	}
 	return nil
 }

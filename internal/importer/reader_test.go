@@ -107,14 +107,14 @@ func TestJSONSource(t *testing.T) {
 		require.JSONEq(t, `{"x":1}`, string(meta[1]))
 	}
 	for doc, want := range map[string]string{
-		`{"rows": [{"id": 1, "name": "a", "v": [1, 2]}, {"id": 2, "v": [1, 2]}]}`:        `row 1: field "name": the value is missing`,
-		`[{"id": 1, "name": "a", "v": [1, 2, 3]}]`:                                       `row 0: field "v": the vector has 3 dimensions, the field has 2`,
-		`[{"id": 1, "name": "a", "v": [1, 2], "age": 300}]`:                              `row 0: field "age": 300 is out of the int8 range`,
-		`[{"id": "x", "name": "a", "v": [1, 2]}]`:                                        `row 0: field "id": "x" is not an integer`,
-		`[{"id": 1, "name": "a", "v": [1, 2], "sp": {"-1": 1}}]`:                         `row 0: field "sp": sparse index "-1"`,
-		`[{"id": 1, "name": "a", "v": [1, 2], "tags": [1, "a"]}]`:                        `row 0: field "tags": element 1`,
-		`[{"id": 1, "name": "a", "v": [1, 2]}, 7]`:                                       `row 1: the row is not a JSON object`,
-		`[{"id": 1, "name": "a", "v": [1, 2], "$meta": 3}]`:                              `the dynamic field "$meta" must be a JSON object`,
+		`{"rows": [{"id": 1, "name": "a", "v": [1, 2]}, {"id": 2, "v": [1, 2]}]}`: `row 1: field "name": the value is missing`,
+		`[{"id": 1, "name": "a", "v": [1, 2, 3]}]`:                                `row 0: field "v": the vector has 3 dimensions, the field has 2`,
+		`[{"id": 1, "name": "a", "v": [1, 2], "age": 300}]`:                       `row 0: field "age": 300 is out of the int8 range`,
+		`[{"id": "x", "name": "a", "v": [1, 2]}]`:                                 `row 0: field "id": "x" is not an integer`,
+		`[{"id": 1, "name": "a", "v": [1, 2], "sp": {"-1": 1}}]`:                  `row 0: field "sp": sparse index "-1"`,
+		`[{"id": 1, "name": "a", "v": [1, 2], "tags": [1, "a"]}]`:                 `row 0: field "tags": element 1`,
+		`[{"id": 1, "name": "a", "v": [1, 2]}, 7]`:                                `row 1: the row is not a JSON object`,
+		`[{"id": 1, "name": "a", "v": [1, 2], "$meta": 3}]`:                       `the dynamic field "$meta" must be a JSON object`,
 		`{"data": []}`: `a JSON import file is a list of rows or an object with a "rows" list`,
 		`{"rows": [`:   `not valid JSON`,
 	} {

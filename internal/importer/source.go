@@ -10,6 +10,12 @@ import (
 	"github.com/strata-db/strata/internal/errcode"
 )
 
+// Failed returns an ImportFailed (2100) error worded as Milvus's
+// merr.WrapErrImportFailed words it: the reason, then ": importing data failed".
+func Failed(format string, args ...any) error {
+	return errcode.New(errcode.ImportFailed, "%s: importing data failed", fmt.Sprintf(format, args...))
+}
+
 // FileType is the format of one import task's files, told by their extension.
 type FileType string
 
@@ -25,31 +31,31 @@ const (
 // errors Milvus gives.
 func TypeOf(paths []string) (FileType, error) {
 	if len(paths) == 0 {
-		return "", errcode.New(errcode.ImportFailed, "no file to import")
+		return "", Failed("no file to import")
 	}
 	ext := path.Ext(paths[0])
 	for _, p := range paths[1:] {
 		if path.Ext(p) != ext {
-			return "", errcode.New(errcode.ImportFailed, "inconsistency in file types, (%s) vs (%s)", paths[0], p)
+			return "", Failed("inconsistency in file types, (%s) vs (%s)", paths[0], p)
 		}
 	}
 	switch ext {
 	case ".json":
 		if len(paths) != 1 {
-			return "", errcode.New(errcode.ImportFailed, "for JSON import, accepts only one file")
+			return "", Failed("for JSON import, accepts only one file")
 		}
 		return FileJSON, nil
 	case ".npy":
 		return FileNumpy, nil
 	case ".parquet":
 		if len(paths) != 1 {
-			return "", errcode.New(errcode.ImportFailed, "for Parquet import, accepts only one file")
+			return "", Failed("for Parquet import, accepts only one file")
 		}
 		return FileParquet, nil
 	case ".csv", ".jsonl", ".ndjson":
-		return "", errcode.New(errcode.ImportFailed, "importing %s files is not supported yet, files=%v", ext[1:], paths)
+		return "", Failed("importing %s files is not supported yet, files=%v", ext[1:], paths)
 	}
-	return "", errcode.New(errcode.ImportFailed, "unexpected file type, files=%v", paths)
+	return "", Failed("unexpected file type, files=%v", paths)
 }
 
 // source is one task's files, opened: its rows can be read in batches.

@@ -25,7 +25,7 @@ type Importer interface {
 // SetImporter gives the proxy the import job runner; call it before serving.
 func (p *Proxy) SetImporter(imp Importer) { p.imp = imp }
 
-var errNoImporter = errcode.New(errcode.ImportFailed, "bulk import is not configured on this server")
+var errNoImporter = importer.Failed("bulk import is not configured on this server")
 
 // ImportRows checks a batch of imported rows exactly as Insert checks rows
 // (auto-ID keys generated, nulls and defaults filled, dynamic fields and
@@ -59,7 +59,7 @@ func (p *Proxy) CreateImportJob(ctx context.Context, db, collection, partition s
 	}
 	if keyMode(col) {
 		if partition != "" {
-			return 0, errcode.New(errcode.ImportFailed, "not allow to set partition name for collection with partition key")
+			return 0, importer.Failed("not allow to set partition name for collection with partition key")
 		}
 	} else if _, err := p.partitionFor(col, partition); err != nil {
 		return 0, err
@@ -83,7 +83,7 @@ func (p *Proxy) ImportJob(ctx context.Context, db string, id int64) (importer.Jo
 	}
 	j, ok := p.imp.Job(id)
 	if !ok || (db != "" && j.DB != dbName(ctx, db)) {
-		return importer.Job{}, errcode.New(errcode.ImportFailed, "import job does not exist, jobID=%d", id)
+		return importer.Job{}, importer.Failed("import job does not exist, jobID=%d", id)
 	}
 	return j, nil
 }
