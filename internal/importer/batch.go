@@ -19,9 +19,17 @@ type builder struct {
 	col      column.Column
 	valid    []bool
 	optional bool
+	// text holds the values of fields that travel to the proxy as text,
+	// which parses them as it parses an insert's: Geometry (WKT) and
+	// Timestamptz (ISO 8601, nulls left out: the validity says where).
+	text   []string
+	asText bool
 }
 
 func newBuilder(f *schemapb.FieldSchema) (*builder, error) {
+	if t := f.GetDataType(); t == schemapb.DataType_Geometry || t == schemapb.DataType_Timestamptz {
+		return &builder{f: f, asText: true, optional: f.GetNullable() || f.GetDefaultValue() != nil}, nil
+	}
 	c, err := column.New(f)
 	if err != nil {
 		return nil, err
@@ -37,7 +45,24 @@ func (b *builder) add(v any) error {
 			return fmt.Errorf("field %q: the value is missing or null, and the field is neither nullable nor has a default value", b.f.GetName())
 		}
 		b.valid = append(b.valid, false)
+		if b.asText {
+			if b.f.GetDataType() == schemapb.DataType_Geometry {
+				b.text = append(b.text, "") // WKT columns keep a slot per row, as REST sends them
+			}
+			return nil
+		}
 		return b.appendZero()
+	}
+	if b.asText {
+		str, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("field %q: %s is not a string", b.f.GetName(), show(v))
+		}
+		if b.optional {
+			b.valid = append(b.valid, true)
+		}
+		b.text = append(b.text, str)
+		return nil
 	}
 	x, err := cellValue(b.f, v)
 	if err != nil {
@@ -61,6 +86,16 @@ func (b *builder) appendZero() error {
 
 // fieldData returns the collected values as a wire column.
 func (b *builder) fieldData() *schemapb.FieldData {
+	if b.asText {
+		sf := &schemapb.ScalarField{Data: &schemapb.ScalarField_StringData{StringData: &schemapb.StringArray{Data: b.text}}}
+		if b.f.GetDataType() == schemapb.DataType_Geometry {
+			sf = &schemapb.ScalarField{Data: &schemapb.ScalarField_GeometryWktData{GeometryWktData: &schemapb.GeometryWktArray{Data: b.text}}}
+		}
+		return &schemapb.FieldData{
+			Type: b.f.GetDataType(), FieldName: b.f.GetName(), FieldId: b.f.GetFieldID(), ValidData: b.valid,
+			Field: &schemapb.FieldData_Scalars{Scalars: sf},
+		}
+	}
 	if b.optional {
 		column.SetValidity(b.col, b.valid)
 	}

@@ -83,6 +83,8 @@ func arrowValue(a arrow.Array, i int) (any, error) {
 		return nil, nil
 	}
 	switch x := a.(type) {
+	case *array.Null: // a column all of whose values are null
+		return nil, nil
 	case *array.Boolean:
 		return x.Value(i), nil
 	case *array.Int8:

@@ -289,3 +289,24 @@ func TestCellValue(t *testing.T) {
 	_, err = cellValue(js, "{not json")
 	require.ErrorContains(t, err, "is not valid JSON")
 }
+
+func TestTextFields(t *testing.T) {
+	schema := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
+		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+		{FieldID: 101, Name: "g", DataType: schemapb.DataType_Geometry, Nullable: true},
+		{FieldID: 102, Name: "ts", DataType: schemapb.DataType_Timestamptz},
+	}}
+	s, err := newJSONSource(schema, []byte(`[{"id": 1, "g": "POINT (1 2)", "ts": "2025-01-02T03:04:05Z"},
+		{"id": 2, "g": null, "ts": "2025-01-02T03:04:06Z"}]`))
+	require.NoError(t, err)
+	b, err := s.read(0, 2)
+	require.NoError(t, err)
+	fds := b.fieldData()
+	require.Equal(t, []string{"POINT (1 2)", ""}, fds[1].GetScalars().GetGeometryWktData().GetData())
+	require.Equal(t, []bool{true, false}, fds[1].GetValidData())
+	require.Len(t, fds[2].GetScalars().GetStringData().GetData(), 2)
+	bad, err := column.TimestamptzFromStrings(fds[2], "UTC")
+	require.NoError(t, err, bad)
+	_, err = column.FromFieldData(schema.Fields[1], fds[1])
+	require.NoError(t, err)
+}
