@@ -463,6 +463,9 @@ func (m *Manager) run(ctx context.Context, j *Job) ([]catalog.SegmentInfo, error
 			return segs, err
 		}
 	}
+	if _, err := m.deps.Collections.CollectionByID(j.CollectionID); err != nil {
+		return segs, fmt.Errorf("the collection was dropped during the import: %w", err)
+	}
 	now := time.Now().Format(timeLayout)
 	ids := make([]int64, len(segs))
 	for i, s := range segs {
