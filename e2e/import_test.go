@@ -441,3 +441,65 @@ func TestBulkImport(t *testing.T) {
 	c = s.client(t)
 	require.EqualValues(t, 1000, count())
 }
+
+// TestBulkImportAutoIDPartitionKey: rows without their auto-ID key get
+// generated ones, rows of a partition-key collection are routed by the key
+// as inserts are, and naming a partition there is refused as in Milvus.
+func TestBulkImportAutoIDPartitionKey(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	c := s.client(t)
+	raw := s.rawClient(t)
+	ctx := ctxT(t)
+	const coll = "impkey"
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("pk").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true).WithIsAutoID(true)).
+		WithField(entity.NewField().WithName("tenant").WithDataType(entity.FieldTypeVarChar).WithMaxLength(16).WithIsPartitionKey(true)).
+		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema).WithNumPartitions(4)))
+	var rows []map[string]any
+	for i := 0; i < 500; i++ {
+		rows = append(rows, map[string]any{"tenant": fmt.Sprintf("t%d", i%7), "v": []float32{float32(i), 1}})
+	}
+	b, err := json.Marshal(rows)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "storage", "k"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "storage", "k", "rows.json"), b, 0o644))
+
+	resp, err := raw.Import(ctx, &milvuspb.ImportRequest{CollectionName: coll, PartitionName: "_default_0", Files: []string{"k/rows.json"}})
+	require.NoError(t, err)
+	require.EqualValues(t, 2100, resp.GetStatus().GetCode())
+	require.Contains(t, resp.GetStatus().GetReason(), "not allow to set partition name for collection with partition key")
+
+	resp, err = raw.Import(ctx, &milvuspb.ImportRequest{CollectionName: coll, Files: []string{"k/rows.json"}})
+	require.NoError(t, err)
+	require.Zero(t, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
+	st := waitImport(t, raw, resp.GetTasks()[0])
+	require.Equal(t, commonpb.ImportState_ImportCompleted, st.GetState(), importInfo(st, "failed_reason"))
+
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`tenant == "t3"`).WithOutputFields("pk", "tenant").
+		WithLimit(1000).WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, 71, rs.ResultCount) // i%7 == 3 for i < 500
+	all, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("pk > 0").WithOutputFields("pk").
+		WithLimit(1000).WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	keys := map[int64]bool{}
+	for i := 0; i < all.ResultCount; i++ {
+		k, err := all.GetColumn("pk").GetAsInt64(i)
+		require.NoError(t, err)
+		keys[k] = true
+	}
+	require.Len(t, keys, 500, "every row got its own generated key")
+	// The rows are spread over the key's partitions, as inserts would be.
+	segs, err := raw.GetPersistentSegmentInfo(ctx, &milvuspb.GetPersistentSegmentInfoRequest{CollectionName: coll})
+	require.NoError(t, err)
+	parts := map[int64]bool{}
+	for _, sg := range segs.GetInfos() {
+		parts[sg.GetPartitionID()] = true
+	}
+	require.Greater(t, len(parts), 1)
+}
