@@ -34,6 +34,9 @@ type Config struct {
 	// own file system besides object-store keys. Off by default: it lets
 	// any client that may import read files the server can read.
 	AllowLocalPaths bool `json:"allowLocalPaths"`
+	// Retention is how long a finished (Completed or Failed) job stays
+	// listed and in the meta store (Milvus's dataCoord.import.taskRetention).
+	Retention time.Duration `json:"retention"`
 	// SegmentBytes ends an import segment when its rows reach this many
 	// bytes in memory; the app sets it from the data coordinator's segment
 	// size (segmentMaxSize × sealProportion).
@@ -42,14 +45,14 @@ type Config struct {
 
 // Defaults returns the default import settings (SegmentBytes is the app's to set).
 func Defaults() Config {
-	return Config{BatchRows: 4096, MaxFiles: 1024}
+	return Config{BatchRows: 4096, MaxFiles: 1024, Retention: 3 * time.Hour}
 }
 
 // Validate checks the settings.
 func (c Config) Validate() error {
-	if c.BatchRows <= 0 || c.MaxFiles <= 0 || c.SegmentBytes <= 0 {
-		return fmt.Errorf("importer: batchRows, maxFiles and the segment size must be positive (got %d, %d, %d)",
-			c.BatchRows, c.MaxFiles, c.SegmentBytes)
+	if c.BatchRows <= 0 || c.MaxFiles <= 0 || c.SegmentBytes <= 0 || c.Retention <= 0 {
+		return fmt.Errorf("importer: batchRows, maxFiles, retention and the segment size must be positive (got %d, %d, %s, %d)",
+			c.BatchRows, c.MaxFiles, c.Retention, c.SegmentBytes)
 	}
 	return nil
 }
@@ -302,9 +305,13 @@ func (m *Manager) putOp(j *Job) (metastore.Op, error) {
 	return metastore.Put(JobKey(j.ID), b), nil
 }
 
-// Run executes queued jobs until ctx ends.
+// Run executes queued jobs until ctx ends, and forgets finished jobs past
+// the retention.
 func (m *Manager) Run(ctx context.Context) error {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
 	for {
+		m.expire(ctx, time.Now())
 		m.mu.Lock()
 		var j *Job
 		if len(m.queue) > 0 {
@@ -317,6 +324,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return nil
 			case <-m.kick:
+			case <-tick.C:
 			}
 			continue
 		}
@@ -324,6 +332,30 @@ func (m *Manager) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// expire deletes the records of jobs that finished more than the retention ago.
+func (m *Manager) expire(ctx context.Context, now time.Time) {
+	m.mu.Lock()
+	var old []int64
+	for id, j := range m.jobs {
+		if j.State != StateCompleted && j.State != StateFailed {
+			continue
+		}
+		if t, err := time.Parse(timeLayout, j.CompleteTime); err == nil && now.Sub(t) > m.cfg.Retention {
+			old = append(old, id)
+		}
+	}
+	m.mu.Unlock()
+	for _, id := range old {
+		if err := m.deps.KV.Txn(ctx, metastore.Delete(JobKey(id))); err != nil {
+			m.deps.Logger.Warn("removing an expired import job failed; will retry", "job", id, "err", err)
+			continue
+		}
+		m.mu.Lock()
+		delete(m.jobs, id)
+		m.mu.Unlock()
 	}
 }
 
