@@ -81,9 +81,7 @@ func TestBadInput(t *testing.T) {
 	}
 	_, err := c.Insert(ctx, good("", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	count := func() int64 {
 		t.Helper()

@@ -121,9 +121,7 @@ func BenchmarkRead(b *testing.B) {
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption("read"))
 	require.NoError(b, err)
 	require.NoError(b, ft.Await(ctx))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption("read"))
-	require.NoError(b, err)
-	require.NoError(b, lt.Await(ctx))
+	indexAndLoad(ctx, b, c, "read", entity.L2)
 	q := make([]float32, d)
 	for j := range q {
 		q[j] = rng.Float32()

@@ -262,9 +262,7 @@ func TestBM25HybridRaw(t *testing.T) {
 	}
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids), column.NewColumnVarChar("text", bm25Corpus)))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	text := func(q string) []byte {
 		b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{

@@ -446,9 +446,7 @@ func TestChurn(t *testing.T) {
 		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
 		WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(churnDim))
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(churnColl, schema).WithShardNum(2)))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(churnColl))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, churnColl, entity.L2)
 
 	ws := make([]*churnWriter, *churnWriters)
 	for g := range ws {

@@ -50,9 +50,7 @@ func TestClusteringCompaction(t *testing.T) {
 	}
 	_, err := c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithExpr("id < 100"))
 	require.Error(t, err, "a filter delete needs the collection loaded")
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 	_, err = c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithExpr("id < 100"))
 	require.NoError(t, err)
 	for id := range live {

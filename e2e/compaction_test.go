@@ -48,9 +48,7 @@ func TestCompactionRemovesDeletedRows(t *testing.T) {
 	svc := c.GetService()
 	const coll = "compact"
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	rng := rand.New(rand.NewPCG(9, 9))
 	live := map[int64]movie{}
@@ -72,7 +70,7 @@ func TestCompactionRemovesDeletedRows(t *testing.T) {
 			del = append(del, id)
 		}
 	}
-	_, err = c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithInt64IDs("id", del))
+	_, err := c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithInt64IDs("id", del))
 	require.NoError(t, err)
 	for _, id := range del {
 		delete(live, id)

@@ -49,9 +49,9 @@ import (
 //
 // Meanwhile the collections' segments seal by size every few hundred rows, a
 // flusher flushes, a compactor asks for manual compactions (and automatic
-// ones trigger on two small segments), and HNSW and FLAT indexes are created
-// half-way, so handoffs, compactions and index attaches happen under the
-// readers. At the end, with everything quiet, every read must equal the final
+// ones trigger on two small segments), and the HNSW and FLAT indexes made
+// before load build on each sealed segment, so handoffs, compactions and
+// index attaches happen under the readers. At the end, with everything quiet, every read must equal the final
 // state exactly, the query node must serve no segment twice, and again after
 // a restart over the same directory.
 
@@ -698,9 +698,16 @@ func TestConcurrentReadsDuringWrites(t *testing.T) {
 	for _, tr := range trs {
 		require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(tr.coll, concSchema(tr.coll)).
 			WithShardNum(concShards)))
-		lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(tr.coll))
+		// The index exists before load (as Milvus requires); its builds and
+		// attaches then run while segments seal, flush and compact.
+		var idx index.Index = index.NewHNSWIndex(entity.L2, 8, 64)
+		if tr.exact {
+			idx = index.NewFlatIndex(entity.L2)
+		}
+		it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(tr.coll, "vec", idx))
 		require.NoError(t, err)
-		require.NoError(t, lt.Await(ctx))
+		require.NoError(t, it.Await(ctx))
+		indexAndLoad(ctx, t, c, tr.coll, entity.L2)
 	}
 
 	run, readers, maxKeys := 8*time.Second, 4, 15000
@@ -761,27 +768,6 @@ func TestConcurrentReadsDuringWrites(t *testing.T) {
 			}
 			compactions.Add(1)
 			plans.Add(int64(resp.GetCompactionPlanCount()))
-		}
-	})
-	wg.Go(func() { // indexer: index builds and attaches start half-way
-		select {
-		case <-wctx.Done():
-			return
-		case <-time.After(run / 3):
-		}
-		for _, tr := range trs {
-			var idx index.Index = index.NewHNSWIndex(entity.L2, 8, 64)
-			if tr.exact {
-				idx = index.NewFlatIndex(entity.L2)
-			}
-			it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(tr.coll, "vec", idx))
-			if err == nil {
-				err = it.Await(ctx)
-			}
-			if err != nil {
-				fail(fmt.Errorf("create index on %s: %w", tr.coll, err))
-				return
-			}
 		}
 	})
 	var reads atomic.Int64

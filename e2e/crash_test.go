@@ -341,9 +341,7 @@ func createCrashCollection(ctx context.Context, t *testing.T, c *milvusclient.Cl
 		WithField(entity.NewField().WithName("val").WithDataType(entity.FieldTypeInt64)).
 		WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(crashDim))
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(crashColl, schema).WithShardNum(shards)))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(crashColl))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, crashColl, entity.L2)
 }
 
 func TestCrashRecovery(t *testing.T) {

@@ -61,9 +61,7 @@ func twoCollections(ctx context.Context, t *testing.T, c *milvusclient.Client, r
 			require.NoError(t, err)
 			require.NoError(t, ft.Await(ctx))
 		}
-		lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(name))
-		require.NoError(t, err)
-		require.NoError(t, lt.Await(ctx))
+		indexAndLoad(ctx, t, c, name, entity.L2)
 		desc, err := c.DescribeCollection(ctx, milvusclient.NewDescribeCollectionOption(name))
 		require.NoError(t, err)
 		out[name] = desc

@@ -96,9 +96,7 @@ func writeFaultMetaDir(t *testing.T, bin string) string {
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(faultMetaColl).
 		WithInt64Column("id", ids).WithFloatVectorColumn("vec", faultMetaDim, vecs))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(faultMetaColl))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, faultMetaColl, entity.L2)
 	require.Equal(t, 0, p.term(t), "clean stop; stderr:\n%s", p.stderr.String())
 	return dir
 }

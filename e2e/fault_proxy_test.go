@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
 )
@@ -45,9 +46,7 @@ func TestFaultProxyVarCharAutoIDKill9(t *testing.T) {
 		default:
 		}
 		c = p.client(t)
-		lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-		require.NoError(t, err)
-		require.NoError(t, lt.Await(ctx))
+		indexAndLoad(ctx, t, c, coll, entity.L2)
 		requireVarCharRows(ctx, t, c, coll, want)
 		p.kill(t)
 	}

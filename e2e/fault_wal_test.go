@@ -37,9 +37,7 @@ func walFaultCreate(ctx context.Context, t *testing.T, c *milvusclient.Client, n
 		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
 		WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(walFaultDim))
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(name, schema).WithShardNum(shards)))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(name))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, name, entity.L2)
 	desc, err := c.DescribeCollection(ctx, milvusclient.NewDescribeCollectionOption(name))
 	require.NoError(t, err)
 	require.Len(t, desc.PhysicalChannels, int(shards))

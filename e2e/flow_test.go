@@ -294,9 +294,7 @@ func TestVarCharPKAndPartitions(t *testing.T) {
 	}
 	ins("", "a", "b", "c")
 	ins("p1", "x", "y")
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.COSINE)
 	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(`pk in ["a", "x", "zz"]`).
 		WithConsistencyLevel(entity.ClStrong))
 	require.NoError(t, err)

@@ -143,9 +143,7 @@ func TestGCFreesDroppedCollectionAndPartition(t *testing.T) {
 	require.NotZero(t, logs, "the default partition's files stay")
 
 	// What is left is still readable.
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption("kept"))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, "kept", entity.L2)
 	rs, err := c.Query(ctx, milvusclient.NewQueryOption("kept").WithOutputFields("count(*)").
 		WithConsistencyLevel(entity.ClStrong))
 	require.NoError(t, err)

@@ -36,9 +36,7 @@ func TestHybridSearch(t *testing.T) {
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids),
 		column.NewColumnInt64("tag", tags), column.NewColumnSparseVectors("sv", svs), column.NewColumnFloatVector("dv", dim, dense)))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	qd := []float32{0.3, -0.2, 0.1, 0.5}
 	qs := docs[11].vec

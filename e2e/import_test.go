@@ -280,9 +280,14 @@ func TestBulkImport(t *testing.T) {
 	ctx := ctxT(t)
 	const coll = "imp"
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, importSchema(coll))))
-	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "v", index.NewHNSWIndex(entity.L2, 8, 64)))
-	require.NoError(t, err)
-	require.NoError(t, it.Await(ctx))
+	for field, idx := range map[string]index.Index{
+		"v": index.NewHNSWIndex(entity.L2, 8, 64), "h": index.NewFlatIndex(entity.L2),
+		"b": index.NewBinFlatIndex(entity.HAMMING), "q": index.NewHNSWIndex(entity.L2, 8, 64),
+	} {
+		it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, field, idx))
+		require.NoError(t, err, field)
+		require.NoError(t, it.Await(ctx), field)
+	}
 	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, lt.Await(ctx))
@@ -477,6 +482,9 @@ func TestBulkImportAutoIDPartitionKey(t *testing.T) {
 	st := waitImport(t, raw, resp.GetTasks()[0])
 	require.Equal(t, commonpb.ImportState_ImportCompleted, st.GetState(), importInfo(st, "failed_reason"))
 
+	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "v", index.NewFlatIndex(entity.L2)))
+	require.NoError(t, err)
+	require.NoError(t, it.Await(ctx))
 	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, lt.Await(ctx))

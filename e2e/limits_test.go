@@ -46,9 +46,7 @@ func TestVarCharAutoIDSurvivesRestart(t *testing.T) {
 
 	s = startServer(t, dir)
 	c = s.client(t)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 	requireVarCharRows(ctx, t, c, coll, ids)
 
 	// Rows still growing (not flushed) replay after a restart too.
@@ -61,7 +59,7 @@ func TestVarCharAutoIDSurvivesRestart(t *testing.T) {
 	s.stop()
 	s = startServer(t, dir)
 	c = s.client(t)
-	lt, err = c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, lt.Await(ctx))
 	requireVarCharRows(ctx, t, c, coll, ids)
@@ -93,9 +91,7 @@ func createKeyedCollection(ctx context.Context, t *testing.T, c *milvusclient.Cl
 		WithField(entity.NewField().WithName("n").WithDataType(entity.FieldTypeInt64)).
 		WithField(entity.NewField().WithName("v").WithDataType(entity.FieldTypeFloatVector).WithDim(2))
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema)))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 }
 
 // varcharAutoIDSchema is a collection of an auto-ID VarChar key "id", an
@@ -239,9 +235,7 @@ func TestSearchNQLimit(t *testing.T) {
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1, 2}).
 		WithFloatVectorColumn("v", 2, [][]float32{{1, 0}, {0, 1}}))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 	queries := func(n int) []entity.Vector {
 		out := make([]entity.Vector, n)
 		for i := range out {

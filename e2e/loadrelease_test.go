@@ -34,9 +34,8 @@ func TestLoadReleaseChurnKeepsOtherReads(t *testing.T) {
 			require.NoError(t, ft.Await(ctx))
 		}
 	}
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption("steady"))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, "steady", entity.L2)
+	indexVectors(ctx, t, c, "churn", entity.L2)
 
 	stop := make(chan struct{})
 	readErr := make(chan error, 1)

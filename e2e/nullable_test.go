@@ -28,9 +28,7 @@ func TestNullableAndDefaults(t *testing.T) {
 		WithInt64Column("id", []int64{1, 2, 3}).WithColumns(age).
 		WithFloatVectorColumn("v", 2, [][]float32{{1, 0}, {0, 1}, {1, 1}}))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	count := func(filter string) int64 {
 		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter(filter).WithOutputFields("count(*)").

@@ -54,9 +54,7 @@ func TestPartialUpdate(t *testing.T) {
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, ft.Await(ctx))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	read := func() map[int64]partialRow {
 		t.Helper()
@@ -199,9 +197,7 @@ func TestPartialUpdateConcurrent(t *testing.T) {
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).WithInt64Column("id", []int64{1}).
 		WithFloatVectorColumn("v", 2, [][]float32{{1, 1}}).WithInt64Column("a", []int64{0}).WithInt64Column("b", []int64{0}))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	const rounds = 10
 	errs := make(chan error, 2)

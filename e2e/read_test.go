@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// loadedMovies creates, fills and loads a movies collection of n rows.
+// loadedMovies creates, fills and loads a movies collection of n rows,
+// with a FLAT L2 index.
 func loadedMovies(t *testing.T, c *milvusclient.Client, coll string, n int) map[int64]movie {
 	ctx := ctxT(t)
 	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
@@ -24,9 +25,7 @@ func loadedMovies(t *testing.T, c *milvusclient.Client, coll string, n int) map[
 	ms := genMovies(0, n, rng)
 	_, err := c.Insert(ctx, insertOption(coll, ms))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 	live := map[int64]movie{}
 	for _, m := range ms {
 		live[m.id] = m
@@ -58,7 +57,7 @@ func TestSearchFeatures(t *testing.T) {
 		require.EqualValues(t, 42, first, "a vector is its own nearest neighbour")
 	})
 
-	t.Run("many query vectors without an index", func(t *testing.T) {
+	t.Run("many query vectors through a FLAT index", func(t *testing.T) {
 		// Nine vectors in one request take the query node's many-query path
 		// (flat.SearchBatch); compare every query's hits with a brute-force
 		// scan of the live rows matching the filter.
@@ -72,7 +71,8 @@ func TestSearchFeatures(t *testing.T) {
 		score := map[string]func(a, b []float32) float32{"L2": l2, "IP": dotE2E, "COSINE": func(a, b []float32) float32 {
 			return dotE2E(a, b) / float32(math.Sqrt(float64(dotE2E(a, a))*float64(dotE2E(b, b))))
 		}}
-		for _, metric := range []string{"L2", "IP", "COSINE"} {
+		for _, metric := range []string{"IP", "COSINE", "L2"} { // L2 last: the later subtests search with it
+			reindexFlat(ctx, t, c, coll, "vector", entity.MetricType(metric))
 			rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 15, qs).
 				WithConsistencyLevel(entity.ClStrong).WithFilter("year >= 2000").
 				WithSearchParam("metric_type", metric))
@@ -188,6 +188,7 @@ func TestSearchFeatures(t *testing.T) {
 	})
 
 	t.Run("search iterator", func(t *testing.T) {
+		reindexFlat(ctx, t, c, coll, "vector", entity.COSINE)
 		it, err := c.SearchIterator(ctx, milvusclient.NewSearchIteratorOption(coll, entity.FloatVector(q)).
 			WithBatchSize(50).WithIteratorLimit(200))
 		require.NoError(t, err)

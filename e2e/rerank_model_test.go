@@ -204,9 +204,7 @@ func TestFusionAsFunction(t *testing.T) {
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids),
 		column.NewColumnFloatVector("a", 2, a), column.NewColumnFloatVector("b", 2, b)))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 	search := func(r milvusclient.Reranker, f *entity.Function) ([]milvusclient.ResultSet, error) {
 		o := milvusclient.NewHybridSearchOption(coll, 8,
 			milvusclient.NewAnnRequest("a", 10, entity.FloatVector([]float32{3, 1})).WithSearchParam("metric_type", "L2"),
@@ -272,9 +270,7 @@ func TestHybridGroupBy(t *testing.T) {
 	_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll, column.NewColumnInt64("id", ids),
 		column.NewColumnInt64("tag", tags), column.NewColumnFloatVector("v", 2, vecs)))
 	require.NoError(t, err)
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 
 	vec := func(x float32) []byte {
 		b, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{

@@ -148,11 +148,9 @@ func TestScalarIndexesMatchScan(t *testing.T) {
 	require.Equal(t, map[string]bool{"INVERTED": true, "STL_SORT": true, "Trie": true, "BITMAP": true}, kinds)
 
 	for _, coll := range []string{plain, indexed} {
-		lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-		require.NoError(t, err)
-		require.NoError(t, lt.Await(ctx))
+		indexAndLoad(ctx, t, c, coll, entity.L2)
 		insertScalarRows(t, c, coll, 3000, 300) // growing rows keep scanning
-		_, err = c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithExpr("id in [3001, 5, 6, 7]"))
+		_, err := c.Delete(ctx, milvusclient.NewDeleteOption(coll).WithExpr("id in [3001, 5, 6, 7]"))
 		require.NoError(t, err)
 	}
 	ids := func(coll, filter string) []int64 {

@@ -34,9 +34,7 @@ func createIDVecCollection(ctx context.Context, t *testing.T, c *milvusclient.Cl
 
 func loadAndWait(ctx context.Context, t *testing.T, c *milvusclient.Client, coll string) {
 	t.Helper()
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 }
 
 // TestAddCollectionField: a field added to a collection with sealed and

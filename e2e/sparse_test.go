@@ -141,9 +141,7 @@ func TestSparsePipeline(t *testing.T) {
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, ft.Await(ctx))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.IP)
 	insertSparse(t, c, coll, growing)
 
 	// Query returns every row byte for byte, the empty ones included.
@@ -188,9 +186,7 @@ func TestSparsePipeline(t *testing.T) {
 		}
 		return float64(hit) / float64(total)
 	}
-	require.Equal(t, 1.0, recall(""), "exact search before any index")
-	// Exact search ignores the index-only parameters.
-	require.Equal(t, 1.0, recall(`{"drop_ratio_search": 0.8, "refine_factor": 1}`))
+	require.Equal(t, 1.0, recall(""), "SPARSE_INVERTED_INDEX that drops nothing is exact")
 
 	// A filter restricts the exact search too.
 	q := queries[0]
@@ -338,9 +334,7 @@ func TestSparseBadInput(t *testing.T) {
 		require.ErrorContains(t, err, tc.err)
 	}
 
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.IP)
 	q := []entity.Vector{raw(uint32(1), float32(1))}
 	for _, tc := range []struct {
 		opt milvusclient.SearchOption
@@ -454,9 +448,7 @@ func TestSparseSearchByPK(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ft.Await(ctx))
 	insertSparse(t, c, coll, docs[200:])
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.IP)
 	byID := map[int64]sparseDoc{}
 	for _, d := range docs {
 		byID[d.id] = d

@@ -27,9 +27,7 @@ func TestCollectionTTL(t *testing.T) {
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)
 	require.NoError(t, ft.Await(ctx))
-	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-	require.NoError(t, err)
-	require.NoError(t, lt.Await(ctx))
+	indexAndLoad(ctx, t, c, coll, entity.L2)
 	count := func() int64 {
 		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithOutputFields("count(*)").WithConsistencyLevel(entity.ClStrong))
 		require.NoError(t, err)

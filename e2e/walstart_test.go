@@ -76,6 +76,7 @@ func TestLoadAfterWALTruncation(t *testing.T) {
 			WithShardNum(16)))
 		_, err := c.Insert(ctx, insertOption(name, genMovies(0, 100, rng)))
 		require.NoError(t, err)
+		indexVectors(ctx, t, c, name, entity.L2)
 		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		lt, err := c.LoadCollection(lctx, milvusclient.NewLoadCollectionOption(name))
 		require.NoError(t, err, "load %s", name)

@@ -35,6 +35,7 @@ import (
 
 	"github.com/strata-db/strata/internal/api"
 	"github.com/strata-db/strata/internal/auth"
+	"github.com/strata-db/strata/internal/console"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
@@ -43,6 +44,7 @@ import (
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/quota"
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/storage"
@@ -92,9 +94,16 @@ type Config struct {
 	Import importer.Config `json:"import"`
 	// Security is authentication, RBAC and TLS (off by default, as Milvus).
 	Security auth.Config `json:"security"`
+	// Quota is Milvus's quotaAndLimits: DML/DQL rate limits, forced
+	// denial and memory-based write protection (internal/quota).
+	Quota quota.Config `json:"quota"`
 	// Pprof serves Go's /debug/pprof/ profiles on the metrics port. Off by
 	// default: profiles expose command lines and memory contents.
 	Pprof bool `json:"pprof"`
+	// Console serves the web console at /console on the metrics port (on by
+	// default; with authorization on it asks for a user's credentials and
+	// shows what that user may read).
+	Console bool `json:"console"`
 	// LogLevel is the level of the server's logger, which GET and PUT
 	// /log/level on the metrics port read and change at run time (nil: no
 	// such endpoint).
@@ -108,7 +117,8 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
-		Engines: defaultEngines(), Security: auth.Defaults(), Import: importer.Defaults(),
+		Engines: defaultEngines(), Security: auth.Defaults(), Quota: quota.Defaults(), Console: true,
+		Import: importer.Defaults(),
 	}
 }
 
@@ -124,7 +134,7 @@ func (c Config) Validate() error {
 		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
-		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(),
+		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(), c.Quota.Validate(),
 		c.importConfig().Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
@@ -272,7 +282,13 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	guard := auth.NewGuard(rbac, cfg.Security.AuthorizationEnabled)
+	guard.SetAliases(root.AliasTarget)
 	px.SetAuth(guard)
+	quotas, err := quota.New(cfg.Quota, metrics.NewRateLimit(reg))
+	if err != nil {
+		return err
+	}
+	px.SetQuotas(quotas)
 	imp, err := newImporter(ctx, cfg, meta, ids, clock, objects, px, qn, dn, data, root, logger)
 	if err != nil {
 		return err
@@ -281,7 +297,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)
-	sources := []health.Source{dn, qn}
+	engines := newEngineWatch(logger, map[string]any{"meta": meta, "wal": log, "objects": objects},
+		func(port string) string { return engineName(cfg, port) })
+	sources := []health.Source{engines, dn, qn}
 	for _, port := range []any{meta, log} {
 		if p, ok := port.(health.Source); ok {
 			sources = append([]health.Source{p}, sources...)
@@ -298,6 +316,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return writer.Run(gctx) })
+	g.Go(func() error { return engines.run(gctx) })
 	g.Go(func() error { return data.Run(gctx) })
 	g.Go(func() error { return dn.Run(gctx) })
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
@@ -326,7 +345,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	milvuspb.RegisterMilvusServiceServer(srv, svc)
 	restAPI := rest.New(guard.Wrap(svc), logger)
 	restAPI.SetImports(px, importAuthorizer(guard))
-	api := newAPIServer(s.grpcLis, srv, obs.RESTHandler(restAPI))
+	restHandler := obs.RESTHandler(restAPI)
+	api := newAPIServer(s.grpcLis, srv, restHandler)
 	g.Go(api.serve)
 	var hsrv *http.Server
 	if s.httpLis != nil {
@@ -350,6 +370,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
 		if cfg.LogLevel != nil {
 			mux.HandleFunc("/log/level", logLevelHandler(cfg.LogLevel, logger))
+		}
+		if cfg.Console {
+			con := console.New(guard.Wrap(svc), console.Options{Gatherer: reg, REST: restHandler, Started: start})
+			mux.Handle("/console", con)
+			mux.Handle("/console/", con)
+			g.Go(func() error { return con.Run(gctx) })
 		}
 		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {

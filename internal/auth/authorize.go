@@ -43,7 +43,17 @@ func UserFrom(ctx context.Context) string {
 type Guard struct {
 	store   *Store
 	enabled bool
+	// aliases resolves a collection alias to its collection's name
+	// (SetAliases); nil: names are checked as given.
+	aliases func(db, name string) (string, bool)
 }
+
+// SetAliases makes privilege checks on a collection named by an alias check
+// the alias's collection, as Milvus's proxy.resolveAliasForPrivilege does:
+// a grant on collection X covers a request that names an alias of X.
+// resolve returns the collection an alias points to, false for a name that
+// is no alias.
+func (g *Guard) SetAliases(resolve func(db, name string) (string, bool)) { g.aliases = resolve }
 
 // NewGuard returns a Guard over store.
 func NewGuard(store *Store, enabled bool) *Guard { return &Guard{store: store, enabled: enabled} }
@@ -99,6 +109,16 @@ func (g *Guard) Authorize(ctx context.Context, method string, req any) error {
 	names := []string{AnyWord}
 	if rule.Objects != nil {
 		names = rule.Objects(req)
+	}
+	if rule.ObjectType == ObjectCollection && g.aliases != nil {
+		resolved := make([]string, len(names))
+		for i, n := range names {
+			resolved[i] = n
+			if c, ok := g.aliases(db, n); ok && n != AnyWord && n != "" {
+				resolved[i] = c
+			}
+		}
+		names = resolved
 	}
 	if rule.ObjectType == ObjectUser && len(names) == 1 && names[0] == user {
 		return nil // users may read and update themselves

@@ -46,6 +46,10 @@ type Config struct {
 	MaxRoleNum int `json:"maxRoleNum"`
 	// BcryptCost is the bcrypt work factor of stored password hashes.
 	BcryptCost int `json:"bcryptCost"`
+	// RootShouldBindRole makes root's requests pass the privilege checks
+	// only through the roles bound to root, like any user's
+	// (common.security.rootShouldBindRole, false: root may do anything).
+	RootShouldBindRole bool `json:"rootShouldBindRole"`
 }
 
 // DefaultRootPassword is Milvus's default password of the root user.

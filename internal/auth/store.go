@@ -650,7 +650,7 @@ func (s *Store) Grants(role, objectType, objectName, db string) []Grant {
 // and admin holders always may; otherwise one of the user's roles (public
 // included) must have a covering grant.
 func (s *Store) Permit(user, objectType, db, objectName, privilege string) bool {
-	if user == RootUser {
+	if s.unchecked(user) {
 		return true
 	}
 	s.mu.RLock()
@@ -701,10 +701,16 @@ func (s *Store) coversLocked(granted, privilege string) bool {
 	return slices.Contains(s.groups[granted], privilege)
 }
 
+// unchecked reports whether user passes every privilege check whatever its
+// roles: root, unless rootShouldBindRole is set.
+func (s *Store) unchecked(user string) bool {
+	return user == RootUser && !s.cfg.RootShouldBindRole
+}
+
 // VisibleDatabases filters dbs to those user's own roles (not public) have
 // any grant in: what ListDatabases shows a user that is not root or admin.
 func (s *Store) VisibleDatabases(user string, dbs []string) []string {
-	if user == RootUser {
+	if s.unchecked(user) {
 		return dbs
 	}
 	s.mu.RLock()
@@ -736,7 +742,7 @@ func (s *Store) VisibleDatabases(user string, dbs []string) []string {
 // Collection grant of the user's roles.
 func (s *Store) CollectionFilter(user, db string) func(name string) bool {
 	all := func(string) bool { return true }
-	if user == RootUser {
+	if s.unchecked(user) {
 		return all
 	}
 	s.mu.RLock()

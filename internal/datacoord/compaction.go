@@ -229,7 +229,12 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 					heavy = append(heavy, s) // many rows past the collection TTL
 				case force && expire != nil && expiredShare(s, expire(s.CollectionID)) > 0:
 					heavy = append(heavy, s)
-				case float64(size) < cfg.SmallProportion*float64(maxSize):
+				case float64(size) < cfg.SmallProportion*float64(maxSize) && (force || len(s.CompactedFrom) == 0):
+					// An automatic merge takes only freshly flushed segments:
+					// a compaction output is not merged again for its size,
+					// so ingest rewrites each row at most once (merging the
+					// outputs again with every batch of fresh segments
+					// rewrote all rows once per batch).
 					small = append(small, s)
 				case force && deletedRows(s) > 0:
 					heavy = append(heavy, s) // a manual compaction removes every deleted row it can

@@ -371,3 +371,39 @@ func TestCompactionCutoffGrace(t *testing.T) {
 	c.chans = ttlChannels{}
 	require.Zero(t, c.compactionCutoff(1, true), "no TTL")
 }
+
+// Automatic merges rewrite a freshly flushed row once: the output of a
+// merge, however small, is not an input of the next automatic merge of
+// small segments (a manual compaction still merges it, and deletes still
+// get it rewritten).
+func TestAutomaticMergeTakesOnlyFreshSegments(t *testing.T) {
+	cfg := DefaultCompaction() // MinSmallSegments 4
+	const maxSize = 1000       // bytes; 10-byte rows: segments below 50 rows are small
+	rowSize := func(catalog.SegmentInfo) int64 { return 10 }
+	seg := func(id, rows int64, from ...int64) catalog.SegmentInfo {
+		return catalog.SegmentInfo{
+			ID: id, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
+			Level: catalog.LevelL1, NumRows: rows, CompactedFrom: from,
+		}
+	}
+	plan := func(force bool, segs ...catalog.SegmentInfo) [][]int64 {
+		var out [][]int64
+		for _, p := range planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, force, 0, nil, noClustering) {
+			var ids []int64
+			for _, in := range p.Inputs {
+				ids = append(ids, in.ID)
+			}
+			out = append(out, ids)
+		}
+		return out
+	}
+	require.Equal(t, [][]int64{{1, 2, 3, 4}}, plan(false, seg(1, 5), seg(2, 5), seg(3, 5), seg(4, 5)), "four fresh small segments merge")
+	merged := seg(5, 20, 1, 2, 3, 4) // small still (200 of 1000 bytes)
+	require.Empty(t, plan(false, merged, seg(6, 5), seg(7, 5), seg(8, 5)), "three fresh ones wait; the output does not count")
+	require.Equal(t, [][]int64{{6, 7, 8, 9}}, plan(false, merged, seg(6, 5), seg(7, 5), seg(8, 5), seg(9, 5)),
+		"the next merge leaves the output alone")
+	require.Equal(t, [][]int64{{5, 6, 7}}, plan(true, merged, seg(6, 5), seg(7, 5)), "a manual compaction merges it")
+	heavy := merged
+	heavy.Deltalogs = []catalog.Binlog{{LogID: 100, Entries: 10}}
+	require.Equal(t, [][]int64{{5}}, plan(false, heavy), "deletes still get it rewritten")
+}

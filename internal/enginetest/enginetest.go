@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,31 @@ func freeURL(t testing.TB) url.URL {
 // returns its client URL.
 func Etcd(t testing.TB) string {
 	t.Helper()
+	return NewEtcd(t).URL
+}
+
+// EtcdStoppable is Etcd with a function that stops the server early (an
+// outage the test causes); stop is idempotent.
+func EtcdStoppable(t testing.TB) (url string, stop func()) {
+	t.Helper()
+	e := NewEtcd(t)
+	return e.URL, e.Stop
+}
+
+// EtcdServer is an in-process etcd server that a test can stop and start
+// again on the same data and URLs.
+type EtcdServer struct {
+	// URL is the client URL.
+	URL string
+	t   testing.TB
+	cfg *embed.Config
+	mu  sync.Mutex
+	e   *embed.Etcd
+}
+
+// NewEtcd starts an EtcdServer that runs until the test ends.
+func NewEtcd(t testing.TB) *EtcdServer {
+	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
 	cfg.Logger = "zap"
@@ -45,19 +71,41 @@ func Etcd(t testing.TB) string {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peer.String())
+	s := &EtcdServer{URL: client.String(), t: t, cfg: cfg}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
 
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
+// Start starts the server (again, after Stop) and waits until it is ready.
+func (s *EtcdServer) Start() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.e != nil {
+		return
 	}
-	t.Cleanup(e.Close)
+	e, err := embed.StartEtcd(s.cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(30 * time.Second):
-		e.Server.Stop()
-		t.Fatal("etcd did not become ready")
+		e.Close()
+		s.t.Fatal("etcd did not become ready")
 	}
-	return client.String()
+	s.e = e
+}
+
+// Stop stops the server; it is idempotent.
+func (s *EtcdServer) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.e != nil {
+		s.e.Close()
+		s.e = nil
+	}
 }
 
 // S3 serves an in-memory S3 until the test ends and returns its host:port.

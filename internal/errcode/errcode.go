@@ -15,8 +15,11 @@ import (
 
 // Milvus merr codes that Strata uses.
 const (
-	Unexpected          int32 = 5
-	RateLimit           int32 = 8
+	Unexpected int32 = 5
+	RateLimit  int32 = 8
+	// QuotaExceeded is Milvus's ErrServiceQuotaExceeded: writes or reads
+	// denied by a quota (memory protection, force deny); not retriable.
+	QuotaExceeded       int32 = 9
 	CollectionNotFound  int32 = 100
 	CollectionNotLoaded int32 = 101
 	CollectionNumLimit  int32 = 102
@@ -24,6 +27,9 @@ const (
 	SchemaMismatch      int32 = 109
 	PartitionNotFound   int32 = 200
 	PartitionNotLoaded  int32 = 201
+	// GeneralCapacityExceeded is Milvus's ErrGeneralCapacityExceeded: the
+	// catalog's partitions × shards would pass rootCoord.maxGeneralCapacity.
+	GeneralCapacityExceeded int32 = 250
 	// ChannelNotAvailable is Milvus's ErrChannelNotAvailable: no shard
 	// delegator serves a vchannel of a loaded collection.
 	ChannelNotAvailable int32 = 503
@@ -35,8 +41,11 @@ const (
 	ParameterMissing    int32 = 1101
 	ParameterTooLarge   int32 = 1102
 	FieldInvalidName    int32 = 1701
-	ServiceNotReady     int32 = 1
-	AliasNotFound       int32 = 1600
+	// Segcore is Milvus's ErrSegcore: what the query engine refuses, such
+	// as a search on a vector field that is not loaded.
+	Segcore         int32 = 2000
+	ServiceNotReady int32 = 1
+	AliasNotFound   int32 = 1600
 	// AliasNameConflict is Milvus's ErrAliasCollectionNameConfilct: an
 	// alias named like a collection, or a collection named like an alias.
 	AliasNameConflict int32 = 1601
@@ -53,6 +62,10 @@ const (
 	InvalidInsertData        int32 = 1804
 	InvalidSearchResult      int32 = 1805
 	CheckPrimaryKey          int32 = 1806
+	// HTTPRateLimit is the REST layer's answer to a request the quotas
+	// refuse (Milvus's merr.ErrHTTPRateLimit, "request is rejected by
+	// limiter").
+	HTTPRateLimit int32 = 1807
 	// NeedAuthenticate is the REST layer's answer to a missing or bad
 	// credential (Milvus's merr.ErrNeedAuthenticate).
 	NeedAuthenticate int32 = 1800
@@ -114,6 +127,8 @@ func LegacyCode(code int32) commonpb.ErrorCode {
 		return commonpb.ErrorCode_SchemaMismatch
 	case RateLimit:
 		return commonpb.ErrorCode_RateLimit
+	case QuotaExceeded:
+		return commonpb.ErrorCode_ForceDeny
 	case IllegalArgument:
 		return commonpb.ErrorCode_IllegalArgument
 	case PartitionNotFound:

@@ -6,10 +6,13 @@ package index
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Metric is the similarity measure an index is built for.
@@ -103,6 +106,33 @@ type SearchParams struct {
 	// selects the index's default; IVF indexes reject values outside
 	// [1, nlist].
 	Nprobe int
+	// Allowed, when positive, is the number of true entries of the allowed
+	// mask passed with these parameters, which a caller that keeps its mask
+	// knows; 0 makes an index that needs the number count it (AllowedCount).
+	Allowed int
+}
+
+// AllowedCount returns the number of rows the mask allowed admits: n (the
+// index's rows) for a nil mask, params.Allowed when the caller gave it, and
+// otherwise the true entries counted eight at a time (a Go bool is one
+// byte holding 0 or 1, so the population count of eight bools read as a
+// little-endian uint64 is the number of true ones).
+func AllowedCount(allowed []bool, n int, params SearchParams) int {
+	switch {
+	case allowed == nil:
+		return n
+	case params.Allowed > 0:
+		return params.Allowed
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(allowed))), len(allowed))
+	c, i := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		c += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]))
+	}
+	for ; i < len(b); i++ {
+		c += int(b[i])
+	}
+	return c
 }
 
 // Index is a vector index over the rows of one segment.

@@ -9,6 +9,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 
 	"github.com/strata-db/strata/internal/auth"
+	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 )
 
@@ -201,6 +202,9 @@ func (p *Proxy) OperatePrivilege(ctx context.Context, req *milvuspb.OperatePrivi
 		Role: e.GetRole().GetName(), ObjectType: e.GetObject().GetName(), ObjectName: e.GetObjectName(),
 		DB: e.GetDbName(), Privilege: e.GetGrantor().GetPrivilege().GetName(), Grantor: grantor(ctx),
 	}
+	if g.ObjectType == auth.ObjectCollection {
+		g.ObjectName = p.grantedCollection(g.DB, g.ObjectName)
+	}
 	return errcode.Status(operateGrants(ctx, s, g, req.GetType() == milvuspb.OperatePrivilegeType_Grant)), nil
 }
 
@@ -216,12 +220,20 @@ func (p *Proxy) OperatePrivilegeV2(ctx context.Context, req *milvuspb.OperatePri
 		return errcode.Status(errcode.InvalidParam("the privilege entity in the grantor entity is nil")), nil
 	}
 	db, coll := req.GetDbName(), req.GetCollectionName()
+	if db != "" && db != auth.AnyWord {
+		// As Milvus: a malformed name is refused (802); a database that
+		// does not exist (yet) may be granted on.
+		if err := catalog.ValidateName("database", db); err != nil {
+			return errcode.Status(err), nil
+		}
+	}
 	if db == "" {
 		db = "default"
 	}
 	if coll == "" {
 		coll = auth.AnyWord
 	}
+	coll = p.grantedCollection(db, coll)
 	g := auth.Grant{Role: req.GetRole().GetName(), Privilege: priv, Grantor: grantor(ctx)}
 	switch level := v2Level(priv); {
 	case level == auth.LevelCluster:
@@ -238,6 +250,22 @@ func (p *Proxy) OperatePrivilegeV2(ctx context.Context, req *milvuspb.OperatePri
 		g.ObjectType, g.DB, g.ObjectName = auth.ObjectCollection, db, coll
 	}
 	return errcode.Status(operateGrants(ctx, s, g, req.GetType() == milvuspb.OperatePrivilegeType_Grant)), nil
+}
+
+// grantedCollection is the collection a grant on name is stored for: the
+// collection of an alias (Milvus resolves aliases when granting, so that
+// the grant follows the collection), else name itself.
+func (p *Proxy) grantedCollection(db, name string) string {
+	if name == "" || name == auth.AnyWord {
+		return name
+	}
+	if db == "" {
+		db = "default"
+	}
+	if c, err := p.meta.DescribeAlias(db, name); err == nil && c != "" {
+		return c
+	}
+	return name
 }
 
 // v2Level is the level a V2 grant of priv is stored at: a built-in group's

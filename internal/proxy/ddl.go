@@ -283,6 +283,9 @@ func (p *Proxy) LoadCollection(ctx context.Context, req *milvuspb.LoadCollection
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := p.checkLoadIndexes(col); err != nil {
+		return errcode.Status(err), nil
+	}
 	if err := p.query.Load(ctx, col.ID, nil); err != nil {
 		return errcode.Status(err), nil
 	}
@@ -318,6 +321,9 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	loaded, parts := p.query.Loaded(col.ID)
 	if loaded && parts == nil {
 		return ok(), nil // the whole collection is loaded already
+	}
+	if err := p.checkLoadIndexes(col); err != nil {
+		return errcode.Status(err), nil
 	}
 	if err := p.query.Load(ctx, col.ID, ids); err != nil {
 		return errcode.Status(err), nil
@@ -569,6 +575,32 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 	}
 	idx := catalog.IndexInfo{CollectionID: col.ID, FieldID: f.GetFieldID(), Name: name, Params: params}
 	return errcode.Status(p.data.CreateIndex(ctx, idx)), nil
+}
+
+// checkLoadIndexes refuses to load col, as Milvus does, unless it has an
+// index and every vector field (struct sub-fields included) has one: code
+// 700 "index not found[collection=…]" for none, and the list of the vector
+// fields without one otherwise.
+func (p *Proxy) checkLoadIndexes(col *catalog.Collection) error {
+	idxs := p.data.Indexes(col.ID)
+	if len(idxs) == 0 {
+		return errcode.New(errcode.IndexNotFound, "index not found[collection=%s]", col.Name)
+	}
+	indexed := map[int64]bool{}
+	for _, idx := range idxs {
+		indexed[idx.FieldID] = true
+	}
+	var missing []string
+	for _, f := range col.Schema.GetFields() {
+		t := f.GetDataType()
+		if (isVectorType(t) || t == schemapb.DataType_ArrayOfVector) && !indexed[f.GetFieldID()] {
+			missing = append(missing, f.GetName())
+		}
+	}
+	if len(missing) > 0 {
+		return errcode.New(errcode.Unexpected, "there is no vector index on field: %v, please create index firstly", missing)
+	}
+	return nil
 }
 
 func isVectorType(t schemapb.DataType) bool {

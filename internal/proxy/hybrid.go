@@ -252,6 +252,13 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 		return searchError(err), nil
 	}
 	subs := req.GetRequests()
+	vectors := 0
+	for _, s := range subs {
+		vectors += int(s.GetNq())
+	}
+	if err := p.admitSearch(col, vectors); err != nil {
+		return searchError(err), nil
+	}
 	if len(subs) == 0 {
 		return searchError(errcode.Invalid("a hybrid search needs at least one sub search request")), nil
 	}

@@ -636,6 +636,9 @@ func (p *Proxy) Insert(ctx context.Context, req *milvuspb.InsertRequest) (*milvu
 	if err != nil {
 		return mutationError(err), nil
 	}
+	if err := p.admitWrite(col, req, false); err != nil {
+		return mutationError(err), nil
+	}
 	if req.GetSchemaTimestamp() != 0 && req.GetSchemaTimestamp() < col.SchemaVersionTS {
 		return mutationError(errcode.New(errcode.SchemaMismatch, "collection schema mismatch[collection=%s]", col.Name)), nil
 	}
@@ -672,6 +675,9 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 	}
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return mutationError(err), nil
+	}
+	if err := p.admitWrite(col, req, false); err != nil {
 		return mutationError(err), nil
 	}
 	if req.GetSchemaTimestamp() != 0 && req.GetSchemaTimestamp() < col.SchemaVersionTS {
@@ -732,6 +738,9 @@ func (p *Proxy) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milvu
 func (p *Proxy) Delete(ctx context.Context, req *milvuspb.DeleteRequest) (*milvuspb.MutationResult, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return mutationError(err), nil
+	}
+	if err := p.admitWrite(col, req, true); err != nil {
 		return mutationError(err), nil
 	}
 	partID := int64(-1)

@@ -60,8 +60,25 @@ func multiColl() *catalog.Collection {
 // parseNow is the clock of the parser tests.
 var parseNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
+// testEnv is the parser tests' environment with indexes (openIndexes when
+// none are given).
 func testEnv(indexes ...catalog.IndexInfo) readEnv {
-	return readEnv{now: parseNow, staleness: 5 * time.Second, indexes: indexes}
+	if len(indexes) == 0 {
+		indexes = openIndexes()
+	}
+	return readEnv{now: parseNow, staleness: 5 * time.Second, indexes: indexes, loaded: true}
+}
+
+// openIndexes are indexes that fix neither a type nor a metric, one on
+// every field ID the test collections use: a search needs an index on its
+// field, and through these the parser reads a request as it reads one on a
+// field whose index leaves the metric to the request.
+func openIndexes() []catalog.IndexInfo {
+	var out []catalog.IndexInfo
+	for id := int64(100); id < 200; id++ {
+		out = append(out, catalog.IndexInfo{ID: id, CollectionID: 7, FieldID: id, Params: map[string]string{}})
+	}
+	return out
 }
 
 // l2Index is an L2 index on v.
@@ -651,6 +668,12 @@ func TestParseSearchRefuses(t *testing.T) {
 			func(r *milvuspb.SearchRequest) { r.FunctionScore = decayScore("tag") }, bad,
 			"decay rerank: unsupported input field type:VarChar, only support numeric field",
 		},
+		{
+			"a vector field without an index (added after the load)", nil,
+			readEnv{indexes: []catalog.IndexInfo{}, loaded: true},
+			set("topk", "10"), errcode.Segcore,
+			"field v is not loaded, please reload the collection",
+		},
 		{"function score with an iterator", nil, readEnv{}, func(r *milvuspb.SearchRequest) {
 			r.SearchParams = kvs("topk", "10", "iterator", "true", "search_iter_v2", "true")
 			r.FunctionScore = decayScore("n")
@@ -663,6 +686,9 @@ func TestParseSearchRefuses(t *testing.T) {
 			}
 			if env.now.IsZero() {
 				env.now, env.staleness = parseNow, 5*time.Second
+			}
+			if env.indexes == nil {
+				env.indexes, env.loaded = openIndexes(), true
 			}
 			req := searchReq(t, "topk", "10")
 			if tc.req != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/quota"
 	"github.com/strata-db/strata/internal/version"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -80,7 +81,9 @@ type Proxy struct {
 	logger *slog.Logger
 	connID atomic.Int64
 	rbac   *auth.Guard // users, roles and grants (auth.go); nil until SetAuth
-	imp    Importer    // bulk import jobs (import.go); nil until SetImporter
+
+	quotas *quota.Quotas // rate limits and write protection (quota.go); nil: none
+	imp    Importer      // bulk import jobs (import.go); nil until SetImporter
 }
 
 // New returns a proxy over its dependencies.

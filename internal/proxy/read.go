@@ -184,6 +184,9 @@ func (p *Proxy) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvu
 	if err != nil {
 		return searchError(err), nil
 	}
+	if err := p.admitSearch(col, int(req.GetNq())); err != nil {
+		return searchError(err), nil
+	}
 	return p.search(ctx, col, req)
 }
 
@@ -541,6 +544,9 @@ func queryError(err error) *milvuspb.QueryResults {
 func (p *Proxy) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvuspb.QueryResults, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
+		return queryError(err), nil
+	}
+	if err := p.admitQuery(col); err != nil {
 		return queryError(err), nil
 	}
 	qp, err := parseQuery(col, req, p.readEnv())

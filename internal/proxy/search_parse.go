@@ -26,6 +26,9 @@ type readEnv struct {
 	now       time.Time
 	staleness time.Duration // what Bounded consistency accepts
 	indexes   []catalog.IndexInfo
+	// loaded: the collection searched is loaded (the query node answers
+	// 101 for one that is not, before any field is looked at).
+	loaded bool
 }
 
 // readEnv is the proxy's environment for parsing a query (no indexes).
@@ -37,6 +40,7 @@ func (p *Proxy) readEnv() readEnv {
 func (p *Proxy) searchEnv(col *catalog.Collection) readEnv {
 	env := p.readEnv()
 	env.indexes = p.data.Indexes(col.ID)
+	env.loaded, _ = p.query.Loaded(col.ID)
 	return env
 }
 
@@ -325,13 +329,20 @@ func parseSearchQueries(col *catalog.Collection, req *milvuspb.SearchRequest, fi
 	return q, err
 }
 
-// searchFieldMetric resolves the metric of a search on field: BM25 (with
+// searchFieldMetric resolves the metric of a search on field, which must
+// have an index: BM25 (with
 // its scoring parameters) on a BM25 output field, the embedding-list
 // metric on a vector array field (element: an element-level search), else
 // the requested one checked against the field's index.
 func searchFieldMetric(col *catalog.Collection, field *schemapb.FieldSchema, requested string, env readEnv, element bool,
 ) (string, *plan.BM25, error) {
 	params := env.indexParams(field.GetFieldID())
+	if params == nil && env.loaded {
+		// A collection loads only when its vector fields have indexes, so a
+		// field without one was added after the load (Milvus's segcore
+		// FieldNotLoaded).
+		return "", nil, errcode.New(errcode.Segcore, "field %s is not loaded, please reload the collection", field.GetName())
+	}
 	if _, isBM25 := bm25Of(col, field); isBM25 {
 		return bm25Metric(requested, params)
 	}

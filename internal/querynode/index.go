@@ -34,9 +34,10 @@ func (a *attachedIndex) len() int {
 	return a.idx.Len()
 }
 
-// search runs query q of req through the index.
-func (a *attachedIndex) search(req *plan.Search, q int, mask []bool) ([]index.Hit, error) {
-	p := index.SearchParams{Ef: req.Ef, Nprobe: req.Nprobe}
+// search runs query q of req through the index, over the rows of mask
+// (nil = every row), allowed of them.
+func (a *attachedIndex) search(req *plan.Search, q int, mask []bool, allowed int) ([]index.Hit, error) {
+	p := index.SearchParams{Ef: req.Ef, Nprobe: req.Nprobe, Allowed: allowed}
 	if a.bin != nil {
 		return a.bin.SearchBinary(req.Binary[q], req.TopK, p, mask)
 	}

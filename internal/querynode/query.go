@@ -44,16 +44,9 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 		var n int64
 		for _, s := range segs {
 			err := s.Read(func(v *segment.View) error {
-				mask, err := segmentFilter(v, ts, expire, e)
-				if err != nil {
-					return err
-				}
-				for _, ok := range mask {
-					if ok {
-						n++
-					}
-				}
-				return nil
+				_, count, err := searchMask(v, &req.Read, ts, expire, e, 0)
+				n += int64(count)
+				return err
 			})
 			if err != nil {
 				return nil, err
@@ -67,13 +60,13 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 			return nil, err
 		}
 		err := s.Read(func(v *segment.View) error {
-			mask, err := segmentFilter(v, ts, expire, e)
+			mask, _, err := searchMask(v, &req.Read, ts, expire, e, 0)
 			if err != nil {
 				return err
 			}
 			pkCol := v.Column(s.PKField())
-			for row, ok := range mask {
-				if ok {
+			for row := range v.Len() {
+				if mask == nil || mask[row] {
 					items = append(items, candidate{seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)})
 				}
 			}

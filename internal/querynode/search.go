@@ -112,30 +112,6 @@ func (h *hitHeap) Pop() any {
 	return x
 }
 
-// segmentFilter is the row mask of one segment view: visible at ts, in a
-// selected partition, and matching the filter.
-func segmentFilter(v *segment.View, ts, expire uint64, e *expr.Expr) ([]bool, error) {
-	mask := v.Visible(ts)
-	if expire > 0 {
-		for i := range mask {
-			if mask[i] && v.Timestamp(i) < expire {
-				mask[i] = false
-			}
-		}
-	}
-	if e == nil {
-		return mask, nil
-	}
-	m, err := e.Eval(v)
-	if err != nil {
-		return nil, err
-	}
-	for i := range mask {
-		mask[i] = mask[i] && m[i]
-	}
-	return mask, nil
-}
-
 func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 	if r.Filter == "" {
 		return nil, nil
@@ -217,69 +193,15 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	case req.Sparse != nil:
 		sparseQueries = decodeSparseQueries(req)
 	}
+	st := &searchState{
+		req: req, ts: ts, expire: expire, e: e, qnorms: qnorms,
+		sparseQueries: sparseQueries, bm25: bm25, heaps: heaps, groupCands: groupCands,
+	}
 	for si, s := range segs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		err := s.Read(func(v *segment.View) error {
-			pkCol := v.Column(s.PKField())
-			if req.BM25 != nil {
-				// BM25 output fields are never null.
-				mask, err := liveRows(v, ts, expire, e)
-				if err != nil {
-					return err
-				}
-				return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
-			}
-			mask, err := segmentFilter(v, ts, expire, e)
-			if err != nil {
-				return err
-			}
-			maskNullVectors(mask, v.Column(req.FieldID))
-			if req.Sparse != nil {
-				return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
-			}
-			if req.EmbLists != nil || req.ElementLevel {
-				return searchEmbLists(v, req, mask, si, pkCol, heaps, groupCands)
-			}
-			rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
-			if err != nil {
-				return err
-			}
-			push := func(q int, hits []index.Hit) {
-				for _, hit := range hits {
-					row := int(hit.Row)
-					heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)}, req.TopK)
-				}
-			}
-			plainTopK := !req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0
-			if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric && plainTopK {
-				for q := range nq {
-					hits, err := ai.search(req, q, mask)
-					if err != nil {
-						return errcode.Invalid("%v", err)
-					}
-					push(q, hits)
-				}
-				return nil
-			}
-			if vecs := rs.floats; vecs != nil && plainTopK {
-				for q, qv := range req.Vectors {
-					if len(qv) != vecs.Dim {
-						return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), vecs.Dim)
-					}
-				}
-				return exactTopK(req, vecs, v.Len(), mask, push)
-			}
-			scores := make([]float32, v.Len())
-			for q := range nq {
-				if err := rs.score(q, v.Len(), mask, scores); err != nil {
-					return err
-				}
-				collectScores(v, req, si, pkCol, mask, scores, heaps[q], &groupCands[q])
-			}
-			return nil
-		})
+		err := s.Read(func(v *segment.View) error { return st.segment(si, v, s.PKField()) })
 		if err != nil {
 			return nil, err
 		}
@@ -322,6 +244,85 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 		}
 	}
 	return res, nil
+}
+
+// searchState is what one search carries from segment to segment.
+type searchState struct {
+	req           *plan.Search
+	ts, expire    uint64
+	e             *expr.Expr
+	qnorms        []float32
+	sparseQueries []sparse.Vector
+	bm25          sparse.BM25
+	heaps         []*hitHeap
+	groupCands    [][]candidate
+}
+
+// segment searches view v, segment si of the search, whose primary key is
+// field pkField, offering its hits to the heaps (or group candidates).
+func (st *searchState) segment(si int, v *segment.View, pkField int64) error {
+	req, ts, expire, e, qnorms := st.req, st.ts, st.expire, st.e, st.qnorms
+	sparseQueries, bm25, heaps, groupCands := st.sparseQueries, st.bm25, st.heaps, st.groupCands
+	nq := req.NQ()
+	pkCol := v.Column(pkField)
+	if req.BM25 != nil {
+		// BM25 output fields are never null.
+		mask, err := liveRows(v, &req.Read, ts, expire, e)
+		if err != nil {
+			return err
+		}
+		return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
+	}
+	// mask is read-only (nil = every row): the paths that edit it
+	// take their own copy.
+	mask, allowed, err := searchMask(v, &req.Read, ts, expire, e, req.FieldID)
+	if err != nil {
+		return err
+	}
+	if req.Sparse != nil {
+		return searchSparse(v, req, sparseQueries, bm25, mask, si, pkCol, heaps, groupCands)
+	}
+	if req.EmbLists != nil || req.ElementLevel {
+		return searchEmbLists(v, req, ownMask(mask, v.Len()), si, pkCol, heaps, groupCands)
+	}
+	rs, err := newRowScorer(v.Column(req.FieldID), req, qnorms)
+	if err != nil {
+		return err
+	}
+	push := func(q int, hits []index.Hit) {
+		for _, hit := range hits {
+			row := int(hit.Row)
+			heaps[q].offer(candidate{score: hit.Score, seg: si, row: row, ts: v.Timestamp(row), pk: column.KeyAt(pkCol, row)}, req.TopK)
+		}
+	}
+	plainTopK := !req.HasRadius && !req.HasRange && !req.HasAfter && req.GroupByField == 0
+	if ai, ok := v.Index(req.FieldID).(*attachedIndex); ok && ai.metric == req.Metric && plainTopK {
+		for q := range nq {
+			hits, err := ai.search(req, q, mask, allowed)
+			if err != nil {
+				return errcode.Invalid("%v", err)
+			}
+			push(q, hits)
+		}
+		return nil
+	}
+	if vecs := rs.floats; vecs != nil && plainTopK {
+		for q, qv := range req.Vectors {
+			if len(qv) != vecs.Dim {
+				return errcode.Invalid("the dimension of query vector %d is %d, the field's is %d", q, len(qv), vecs.Dim)
+			}
+		}
+		return exactTopK(req, vecs, v.Len(), mask, push)
+	}
+	scores := make([]float32, v.Len())
+	mask = ownMask(mask, v.Len()) // scoring clears the rows whose score is NaN
+	for q := range nq {
+		if err := rs.score(q, v.Len(), mask, scores); err != nil {
+			return err
+		}
+		collectScores(v, req, si, pkCol, mask, scores, heaps[q], &groupCands[q])
+	}
+	return nil
 }
 
 // offer adds c if it is among the k best so far.

@@ -38,7 +38,7 @@ func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint
 	all := selectSegments(c, &plan.Read{}, loaded, nil)
 	for _, s := range all {
 		err := s.Read(func(v *segment.View) error {
-			mask, err := liveRows(v, ts, expire, nil)
+			mask, err := liveRows(v, &plan.Read{}, ts, expire, nil)
 			if err != nil {
 				return err
 			}
@@ -71,14 +71,12 @@ func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint
 	return queries, b, true, nil
 }
 
-// liveRows is segmentFilter for full-text searches, which read every row
-// of a segment without a mask: nil when every row is visible at ts and
-// neither a TTL nor a filter removes any.
-func liveRows(v *segment.View, ts, expire uint64, e *expr.Expr) ([]bool, error) {
-	if e == nil && expire == 0 && v.AllVisible(ts) {
-		return nil, nil
-	}
-	return segmentFilter(v, ts, expire, e)
+// liveRows is searchMask for full-text searches, which read every row
+// whatever its function output: the read-only mask of the rows visible at
+// ts, not expired and matching e (nil = every row).
+func liveRows(v *segment.View, r *plan.Read, ts, expire uint64, e *expr.Expr) ([]bool, error) {
+	mask, _, err := searchMask(v, r, ts, expire, e, 0)
+	return mask, err
 }
 
 // segmentBM25Stats adds the live rows (mask) of field fieldID in one

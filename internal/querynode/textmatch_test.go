@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/expr"
+	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
 
@@ -38,9 +39,9 @@ func TestSegmentFilterTextMatch(t *testing.T) {
 		require.NoError(t, err)
 		var out []int
 		require.NoError(t, seg.Read(func(v *segment.View) error {
-			mask, err := segmentFilter(v, ts, 0, e)
-			for i, ok := range mask {
-				if ok {
+			mask, _, err := searchMask(v, &plan.Read{Filter: src}, ts, 0, e, 0)
+			for i := range v.Len() {
+				if mask == nil || mask[i] {
 					out = append(out, i)
 				}
 			}

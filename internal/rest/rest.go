@@ -192,7 +192,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	defer cancel()
-	ctx = withMetadata(ctx, req.Header.Get("Authorization"), r.db)
+	ctx = WithMetadata(ctx, req.Header.Get("Authorization"), r.db)
 	if rt.checkDB && r.db != defaultDB {
 		if err := h.checkDatabase(ctx, r.db); err != nil {
 			writeError(w, err)
@@ -220,9 +220,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // "topks" beside "data").
 type envelope map[string]any
 
-// withMetadata puts what an SDK would send as gRPC metadata into
-// the context as incoming metadata: the database and the credentials.
-func withMetadata(ctx context.Context, auth, db string) context.Context {
+// WithMetadata puts what an SDK would send as gRPC metadata into the
+// context as incoming metadata: the database and the credentials of an
+// HTTP Authorization header (Bearer user:password or token, or Basic).
+func WithMetadata(ctx context.Context, auth, db string) context.Context {
 	md := metadata.MD{"dbname": []string{db}}
 	if token, found := strings.CutPrefix(auth, "Bearer "); found && token != "" {
 		md.Set("authorization", base64.StdEncoding.EncodeToString([]byte(token)))
@@ -276,6 +277,10 @@ func check(resp any, err error) error {
 	st := statusOf(resp)
 	if st == nil {
 		return nil
+	}
+	if c := st.GetCode(); c == errcode.RateLimit || c == errcode.QuotaExceeded {
+		// As Milvus's REST server answers what its limiter refuses.
+		return &apiError{code: errcode.HTTPRateLimit, msg: "request is rejected by limiter, error: " + st.GetReason()}
 	}
 	if st.GetCode() != 0 {
 		return &apiError{code: st.GetCode(), msg: st.GetReason()}

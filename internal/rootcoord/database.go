@@ -16,7 +16,7 @@ import (
 // DefaultDatabase always exists and cannot be dropped.
 const DefaultDatabase = "default"
 
-// MaxDatabases limits the number of databases (Milvus rootCoord.maxDatabaseNum).
+// MaxDatabases is the default of Limits.MaxDatabases (Milvus rootCoord.maxDatabaseNum).
 const MaxDatabases = 64
 
 // loadNames loads the database and alias records. Databases that collections
@@ -104,8 +104,8 @@ func (c *Core) CreateDatabase(ctx context.Context, name string, props map[string
 	if exists {
 		return errcode.Invalid("database already exist: %s", name)
 	}
-	if n >= MaxDatabases {
-		return errcode.New(errcode.DatabaseNumLimit, "exceeded the limit number of database[limit=%d]", MaxDatabases)
+	if n >= c.cfg.MaxDatabases {
+		return errcode.New(errcode.DatabaseNumLimit, "exceeded the limit number of database[limit=%d]", c.cfg.MaxDatabases)
 	}
 	id, err := c.ids.Allocate(ctx, 1)
 	if err != nil {

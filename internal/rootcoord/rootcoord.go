@@ -61,13 +61,14 @@ type Config struct {
 	// ChannelPrefix is the cluster prefix of channel names (Milvus "by-dev");
 	// like PChannels, fixed once collections exist.
 	ChannelPrefix string `json:"channelPrefix"`
-	// MaxCollections limits the number of collections.
-	MaxCollections int `json:"maxCollections"`
+	// Limits bounds the catalog and schemas (limits.go); its keys sit in
+	// this section.
+	Limits `json:",inline"`
 }
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{PChannels: 16, ChannelPrefix: "by-dev", MaxCollections: 65536}
+	return Config{PChannels: 16, ChannelPrefix: "by-dev", Limits: DefaultLimits()}
 }
 
 // Validate checks the configuration.
@@ -78,7 +79,7 @@ func (c Config) Validate() error {
 	if c.ChannelPrefix == "" {
 		return fmt.Errorf("rootcoord: channel prefix is empty")
 	}
-	return nil
+	return c.Limits.Validate()
 }
 
 // Core is the root coordinator.
@@ -159,7 +160,7 @@ func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.Col
 func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *schemapb.CollectionSchema, shards int,
 	level commonpb.ConsistencyLevel, props map[string]string, numPartitions int,
 ) error {
-	schema, err := PrepareSchema(in)
+	schema, err := prepareSchema(in, c.cfg.Limits)
 	if err != nil {
 		return err
 	}
@@ -173,15 +174,15 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 		if parts <= 0 {
 			parts = DefaultKeyPartitions
 		}
-		if parts > MaxPartitions {
-			return errcode.InvalidParam("partition number (%d) exceeds max configuration (%d)", parts, MaxPartitions)
+		if parts > c.cfg.MaxPartitions {
+			return errcode.InvalidParam("partition number (%d) exceeds max configuration (%d)", parts, c.cfg.MaxPartitions)
 		}
 	}
 	if shards <= 0 {
 		shards = 1
 	}
-	if shards > MaxShards {
-		return errcode.Invalid("shard num (%d) exceeds max configuration (%d)", shards, MaxShards)
+	if shards > c.cfg.MaxShards {
+		return errcode.Invalid("shard num (%d) exceeds max configuration (%d)", shards, c.cfg.MaxShards)
 	}
 	if err := checkTimezoneProps(props); err != nil {
 		return err
@@ -205,11 +206,11 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 		}
 		return errcode.Invalid("create duplicate collection with different parameters, collection: %s", schema.GetName())
 	}
-	c.mu.RLock()
-	n := len(c.byID)
-	c.mu.RUnlock()
-	if n >= c.cfg.MaxCollections {
-		return errcode.New(errcode.CollectionNumLimit, "exceeded the limit number of collections[dbName=%s][limit=%d]", dbOrDefault(db), c.cfg.MaxCollections)
+	if err := c.checkCollectionCount(db, dbInfo.Properties); err != nil {
+		return err
+	}
+	if err := c.checkGeneralCapacity(parts * shards); err != nil {
+		return err
 	}
 	base, err := c.ids.Allocate(ctx, uint32(1+parts))
 	if err != nil {
@@ -443,8 +444,11 @@ func (c *Core) CreatePartition(ctx context.Context, db, coll, part string) error
 		if _, ok := col.Partition(part); ok {
 			return errcode.Invalid("partition %q already exists in collection %q", part, coll)
 		}
-		if n := len(col.Partitions); n >= MaxPartitions {
-			return errcode.InvalidParam("partition number (%d) exceeds max configuration (%d), collection: %s", n, MaxPartitions, col.Name)
+		if n := len(col.Partitions); n >= c.cfg.MaxPartitions {
+			return errcode.InvalidParam("partition number (%d) exceeds max configuration (%d), collection: %s", n, c.cfg.MaxPartitions, col.Name)
+		}
+		if err := c.checkGeneralCapacity(1); err != nil {
+			return err
 		}
 		ts, err := c.announce(ctx, &col.CollectionInfo, wal.TypeCreatePartition, partitionPayload(int64(base)))
 		if err != nil {

@@ -10,7 +10,9 @@ import (
 	"github.com/strata-db/strata/internal/errcode"
 )
 
-// Limits on schemas and the catalog, at Milvus 2.6's defaults.
+// Limits on schemas and the catalog, at Milvus 2.6's defaults (the fields,
+// vector fields, partitions and shards are the defaults of Limits, which
+// the configuration may change).
 const (
 	// MaxDim bounds a vector's dim (proxy.maxDimension; 8× for binary vectors).
 	MaxDim = 32768
@@ -55,14 +57,19 @@ func typeParam(f *schemapb.FieldSchema, key string) (string, bool) {
 // field IDs assigned from 100 in order, the `$meta` field appended when the
 // dynamic field is enabled, and the system fields RowID (0) and Timestamp (1).
 func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, error) {
+	return prepareSchema(in, DefaultLimits())
+}
+
+// prepareSchema is PrepareSchema under limits.
+func prepareSchema(in *schemapb.CollectionSchema, limits Limits) (*schemapb.CollectionSchema, error) {
 	if err := catalog.ValidateName("collection", in.GetName()); err != nil {
 		return nil, err
 	}
 	if len(in.GetFields()) == 0 {
 		return nil, errcode.Invalid("schema of collection %q has no fields", in.GetName())
 	}
-	if len(in.GetFields()) > MaxFields {
-		return nil, errcode.Invalid("maximum field's number should be limited to %d", MaxFields)
+	if len(in.GetFields()) > limits.MaxFields {
+		return nil, errcode.Invalid("maximum field's number should be limited to %d", limits.MaxFields)
 	}
 	out := &schemapb.CollectionSchema{
 		Name: in.GetName(), Description: in.GetDescription(), AutoID: in.GetAutoID(),
@@ -133,8 +140,8 @@ func PrepareSchema(in *schemapb.CollectionSchema) (*schemapb.CollectionSchema, e
 	if vectors == 0 {
 		return nil, errcode.Invalid("schema does not contain vector field: invalid parameter[collection=%s]", in.GetName())
 	}
-	if vectors > MaxVectorFields {
-		return nil, errcode.Invalid("maximum vector field's number should be limited to %d", MaxVectorFields)
+	if vectors > limits.MaxVectorFields {
+		return nil, errcode.Invalid("maximum vector field's number should be limited to %d", limits.MaxVectorFields)
 	}
 	if err := prepareFunctions(out); err != nil {
 		return nil, err

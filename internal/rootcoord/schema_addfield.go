@@ -30,7 +30,7 @@ func (c *Core) AddField(ctx context.Context, db, coll string, in *schemapb.Field
 		return nil, err
 	}
 	schema := proto.Clone(old.Schema).(*schemapb.CollectionSchema)
-	f, err := checkAddedField(schema, in)
+	f, err := checkAddedField(schema, in, c.cfg.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (c *Core) AddField(ctx context.Context, db, coll string, in *schemapb.Field
 
 // checkAddedField validates a field to add to schema and returns its stored
 // form, with its field ID. The messages are Milvus's.
-func checkAddedField(schema *schemapb.CollectionSchema, in *schemapb.FieldSchema) (*schemapb.FieldSchema, error) {
+func checkAddedField(schema *schemapb.CollectionSchema, in *schemapb.FieldSchema, limits Limits) (*schemapb.FieldSchema, error) {
 	name := in.GetName()
 	if err := catalog.ValidateName("field", name); err != nil {
 		return nil, err
@@ -71,11 +71,11 @@ func checkAddedField(schema *schemapb.CollectionSchema, in *schemapb.FieldSchema
 			return nil, errcode.InvalidParam("already has another clutering key field, field name: %s", name)
 		}
 	}
-	if users >= MaxFields {
-		return nil, errcode.InvalidParam("The number of fields has reached the maximum value %d", MaxFields)
+	if users >= limits.MaxFields {
+		return nil, errcode.InvalidParam("The number of fields has reached the maximum value %d", limits.MaxFields)
 	}
-	if isVector(in.GetDataType()) && vectors >= MaxVectorFields {
-		return nil, errcode.Invalid("maximum vector field's number should be limited to %d", MaxVectorFields)
+	if isVector(in.GetDataType()) && vectors >= limits.MaxVectorFields {
+		return nil, errcode.Invalid("maximum vector field's number should be limited to %d", limits.MaxVectorFields)
 	}
 	switch {
 	case in.GetIsPrimaryKey():

@@ -7,6 +7,11 @@
 // strictly after the insert they remove, so an upsert (a delete and an
 // insert of the same key at one timestamp) keeps the new row. Each row keeps
 // only the smallest such delete timestamp, which is all visibility needs.
+// Readers ask for visibility with View.VisibleAt, which does no work per row
+// in the common case (no row newer than the read, none expiring): nil
+// without deletes, else a live-row mask the segment maintains as deletes
+// apply (visibility.go). Masks derived from it, a filter's for one, can be
+// cached per sealed segment by View.CachedMask until its Version changes.
 //
 // A growing segment is appended to while it is read; a sealed segment is
 // loaded once. Both are the same type; readers use Read, which holds a read
@@ -59,7 +64,9 @@ type Segment struct {
 	// maxTs is the largest insert timestamp, deleted the number of rows
 	// with a delete mark: together they tell when every row is visible.
 	maxTs   uint64
+	minTs   uint64 // the smallest insert timestamp (TTL: no row expires before it)
 	deleted int
+	vis     visibility // the maintained live-row mask (see visibility.go)
 	// sorted lists the rows Load adopted (0 … len(sorted)-1) in key order.
 	sorted []int32
 	// intIdx and strIdx index the rows appended after them (nil until then).
@@ -136,9 +143,14 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 	}
 	s.tss = append(s.tss, tss...)
 	s.delTs = append(s.delTs, make([]uint64, n)...)
+	if base == 0 && n > 0 {
+		s.minTs = tss[0]
+	}
 	for _, t := range tss {
 		s.maxTs = max(s.maxTs, t)
+		s.minTs = min(s.minTs, t)
 	}
+	s.vis.appended(n)
 	switch pk := s.cols[s.pkField].(type) {
 	case *column.Ints:
 		if s.intIdx == nil {
@@ -189,9 +201,14 @@ func (s *Segment) Load(cols map[int64]column.Column, tss []uint64) error {
 	s.tss = tss
 	s.delTs = make([]uint64, n)
 	s.maxTs, s.deleted = 0, 0
+	if n > 0 {
+		s.minTs = tss[0]
+	}
 	for _, t := range tss {
 		s.maxTs = max(s.maxTs, t)
+		s.minTs = min(s.minTs, t)
 	}
+	s.vis = visibility{version: s.vis.version + 1}
 	s.sorted = make([]int32, n)
 	for i := range s.sorted {
 		s.sorted[i] = int32(i)
@@ -224,10 +241,12 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 	mark := func(rows []int32, ts uint64) {
 		for _, r := range rows {
 			if s.tss[r] < ts && (s.delTs[r] == 0 || s.delTs[r] > ts) {
-				if s.delTs[r] == 0 {
+				first := s.delTs[r] == 0
+				if first {
 					s.deleted++
 				}
 				s.delTs[r] = ts
+				s.vis.marked(r, ts, first, len(s.tss))
 				n++
 			}
 		}

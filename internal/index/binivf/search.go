@@ -49,12 +49,7 @@ func (x *Index) SearchBinary(q []byte, k int, params index.SearchParams, allowed
 		return []index.Hit{}, nil
 	}
 	if allowed != nil {
-		nAllowed := 0
-		for _, a := range allowed {
-			if a {
-				nAllowed++
-			}
-		}
+		nAllowed := index.AllowedCount(allowed, x.n, params)
 		if nAllowed*nlist <= x.n*nprobe {
 			nprobe = nlist // as cheap as probing, and exact
 		}

@@ -60,7 +60,7 @@ func BenchmarkFilteredSearch(b *testing.B) {
 			allowed[i] = rng.Float64() < frac
 		}
 		auto := "graph"
-		if f.idx.useBruteForce(countTrue(allowed), ef) {
+		if f.idx.useBruteForce(index.AllowedCount(allowed, fixN, index.SearchParams{}), ef) {
 			auto = "brute"
 		}
 		for _, m := range []struct {

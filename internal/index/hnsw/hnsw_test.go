@@ -360,21 +360,6 @@ func equalHits(a, b []index.Hit) bool {
 	return true
 }
 
-func TestCountTrue(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for n := range 40 {
-		m := make([]bool, n+3)
-		want := 0
-		for i := range m {
-			m[i] = rng.IntN(2) == 0
-			if m[i] && i >= 3 {
-				want++
-			}
-		}
-		require.Equal(t, want, countTrue(m[3:]))
-	}
-}
-
 func TestMemoryBytes(t *testing.T) {
 	f := getFixture(t, index.L2)
 	mb := f.idx.MemoryBytes()

@@ -1,9 +1,7 @@
 package hnsw
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -75,12 +73,9 @@ func (x *Index) search(q []float32, k int, params index.SearchParams, allowed []
 		q = s.q
 	}
 
-	nAllowed := x.n
-	if allowed != nil {
-		nAllowed = countTrue(allowed)
-		if nAllowed == 0 {
-			return []index.Hit{}, nil
-		}
+	nAllowed := index.AllowedCount(allowed, x.n, params)
+	if nAllowed == 0 {
+		return []index.Hit{}, nil
 	}
 	if mode == modeBrute || (mode == modeAuto && x.useBruteForce(nAllowed, ef)) {
 		return x.bruteForce(q, k, allowed, s), nil
@@ -222,22 +217,4 @@ func (x *Index) hits(items []item) []index.Hit {
 		out[i] = index.Hit{Row: int32(it.id), Score: x.score(it.d)}
 	}
 	return out
-}
-
-// countTrue counts the true entries of m eight at a time: a Go bool is one
-// byte holding 0 or 1, so the population count of eight bools read as a
-// little-endian uint64 is the number of true ones.
-func countTrue(m []bool) int {
-	if len(m) == 0 {
-		return 0
-	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m))), len(m))
-	n, i := 0, 0
-	for ; i+8 <= len(b); i += 8 {
-		n += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]))
-	}
-	for ; i < len(b); i++ {
-		n += int(b[i])
-	}
-	return n
 }

@@ -1,11 +1,8 @@
 package ivf
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"slices"
-	"unsafe"
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
@@ -87,7 +84,7 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 	}
 	x.prepareQuery(q, s)
 	s.res.Reset(k)
-	if allowed != nil && exactFilter(countTrue(allowed), x.n, nprobe, nlist) {
+	if allowed != nil && exactFilter(index.AllowedCount(allowed, x.n, params), x.n, nprobe, nlist) {
 		nprobe = nlist
 	}
 	s.probe.Reset(nprobe)
@@ -149,24 +146,6 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 // allowed*nprobe/nlist candidates, too few for a good top k.
 func exactFilter(nAllowed, n, nprobe, nlist int) bool {
 	return int64(nAllowed)*int64(nlist) <= int64(n)*int64(nprobe)
-}
-
-// countTrue counts the true entries of m eight at a time: a Go bool is one
-// byte holding 0 or 1, so the population count of eight bools read as a
-// little-endian uint64 is the number of true ones.
-func countTrue(m []bool) int {
-	if len(m) == 0 {
-		return 0
-	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m))), len(m))
-	n, i := 0, 0
-	for ; i+8 <= len(b); i += 8 {
-		n += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]))
-	}
-	for ; i < len(b); i++ {
-		n += int(b[i])
-	}
-	return n
 }
 
 // prepareQuery sizes the scratch buffers and computes what depends on the

@@ -23,16 +23,28 @@ type Config struct {
 	Endpoints []string `json:"endpoints"`
 	// Root prefixes every key; conventionally ends with "/".
 	Root string `json:"root"`
-	// DialTimeout bounds establishing the first connection. Default 5s.
+	// DialTimeout bounds establishing the first connection and each probe
+	// of it at start. Default 5s.
 	DialTimeout time.Duration `json:"dialTimeout"`
+	// StartTimeout is how long Open keeps probing an etcd that does not
+	// answer (logging each failed probe) before it fails. Default 30s.
+	StartTimeout time.Duration `json:"startTimeout"`
+	// RequestTimeout bounds each request (a caller's sooner deadline still
+	// applies), so a call fails rather than waits for an unreachable etcd.
+	// Default 10s.
+	RequestTimeout time.Duration `json:"requestTimeout"`
 	// Username and Password enable etcd authentication when Username is set.
 	Username string `json:"username"`
 	// Password is Username's password.
 	Password string `json:"password"`
 }
 
-// DefaultDialTimeout is the default Config.DialTimeout.
-const DefaultDialTimeout = 5 * time.Second
+// Defaults of Config's timeouts.
+const (
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultStartTimeout   = 30 * time.Second
+	DefaultRequestTimeout = 10 * time.Second
+)
 
 // Defaults returns the default configuration (without Endpoints).
 func Defaults() Config { return Config{}.withDefaults() }
@@ -42,6 +54,12 @@ func (c Config) withDefaults() Config {
 	if c.DialTimeout == 0 {
 		c.DialTimeout = DefaultDialTimeout
 	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = DefaultStartTimeout
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
 	return c
 }
 
@@ -50,8 +68,13 @@ func (c Config) Validate() error {
 	if len(c.Endpoints) == 0 {
 		return errors.New("metastore/etcd: config: no endpoints")
 	}
-	if c.DialTimeout < 0 {
-		return fmt.Errorf("metastore/etcd: config: negative DialTimeout %v", c.DialTimeout)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"dialTimeout", c.DialTimeout}, {"startTimeout", c.StartTimeout}, {"requestTimeout", c.RequestTimeout}} {
+		if d.v < 0 {
+			return fmt.Errorf("metastore/etcd: config: negative %s %v", d.name, d.v)
+		}
 	}
 	return nil
 }
@@ -62,6 +85,8 @@ type Store struct {
 	ownClient bool
 	root      string
 	logger    *slog.Logger
+	// timeout bounds a request whose context has no deadline (0: none).
+	timeout time.Duration
 
 	mu     sync.RWMutex
 	closed bool
@@ -88,7 +113,72 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 	}
 	s := New(client, cfg.Root, logger)
 	s.ownClient = true
+	s.timeout = cfg.RequestTimeout
+	if err := s.awaitReachable(ctx, cfg); err != nil {
+		_ = client.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// awaitReachable probes etcd until it answers, logging every failed probe,
+// and fails once cfg.StartTimeout has passed: the client connects lazily,
+// so without it a start on an unreachable etcd would wait in its first
+// request, silently and without end.
+func (s *Store) awaitReachable(ctx context.Context, cfg Config) error {
+	deadline := time.Now().Add(cfg.StartTimeout)
+	for attempt := 1; ; attempt++ {
+		pctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+		err := s.Ping(pctx)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				s.logger.Info("etcd reachable", "endpoints", cfg.Endpoints, "attempts", attempt)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("metastore/etcd: connect %v: %w", cfg.Endpoints, ctx.Err())
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("metastore/etcd: %v not reachable after %v (%d attempts; engines.meta.etcd.startTimeout): %w",
+				cfg.Endpoints, cfg.StartTimeout, attempt, err)
+		}
+		s.logger.Warn("etcd not reachable; retrying", "endpoints", cfg.Endpoints, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(time.Second, time.Until(deadline))):
+		}
+	}
+}
+
+// Ping asks etcd for the count of the store's keys: nil when it answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	key := s.root
+	if key == "" {
+		key = "\x00"
+	}
+	if _, err := s.client.Get(ctx, key, clientv3.WithCountOnly()); err != nil {
+		return wrapErr(ctx, "ping", err)
+	}
+	return nil
+}
+
+// bound limits a request to the store's request timeout (or ctx's
+// deadline, if sooner): the etcd client waits for a connection to become
+// ready, so without a bound a request to an unreachable etcd would wait as
+// long as the caller's deadline, or forever.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
 }
 
 // New returns a Store over an existing client, which the caller keeps
@@ -123,6 +213,8 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	resp, err := s.client.Get(ctx, s.root+key)
 	if err != nil {
 		return nil, wrapErr(ctx, "get", err)
@@ -140,6 +232,8 @@ func (s *Store) Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, 
 		return nil, err
 	}
 	defer s.mu.RUnlock()
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	start := s.root + prefix
 	end := "\x00" // with an empty prefix: every key from start on
 	if start == "" {
@@ -187,6 +281,8 @@ func (s *Store) Txn(ctx context.Context, ops ...metastore.Op) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var (
 		cmps []clientv3.Cmp
 		then []clientv3.Op

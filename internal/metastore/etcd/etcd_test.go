@@ -1,9 +1,15 @@
 package etcd_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -121,4 +127,71 @@ func TestConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenUnreachable: Open on an etcd that does not answer probes it,
+// logs every failed probe, and fails after StartTimeout with an error that
+// names the endpoints and the setting — instead of waiting in its first
+// request, silently and without end.
+func TestOpenUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, nil))
+	done := make(chan error, 1)
+	go func() {
+		_, err := etcd.Open(context.Background(), etcd.Config{
+			Endpoints: []string{"http://" + addr}, DialTimeout: 100 * time.Millisecond, StartTimeout: 1500 * time.Millisecond,
+		}, logger)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, addr)
+		require.ErrorContains(t, err, "not reachable after 1.5s")
+		require.ErrorContains(t, err, "engines.meta.etcd.startTimeout")
+	case <-time.After(time.Minute):
+		t.Fatal("Open did not return for an unreachable etcd")
+	}
+	require.Contains(t, logs.String(), "etcd not reachable; retrying")
+}
+
+// TestRequestsBounded: once etcd is gone, a request fails after
+// RequestTimeout (its context has no deadline of its own) instead of
+// waiting forever, and Ping reports it.
+func TestRequestsBounded(t *testing.T) {
+	endpoint, stop := enginetest.EtcdStoppable(t)
+	s, err := etcd.Open(context.Background(), etcd.Config{Endpoints: []string{endpoint}, Root: "b/", RequestTimeout: 300 * time.Millisecond}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.NoError(t, s.Ping(context.Background()))
+	stop()
+	done := make(chan error, 2)
+	go func() {
+		_, err := s.Get(context.Background(), "k")
+		done <- err
+		done <- s.Ping(context.Background())
+	}()
+	for range 2 {
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+		case <-time.After(time.Minute):
+			t.Fatal("a request to a stopped etcd did not return")
+		}
+	}
+}
+
+// lockedWriter serializes writes of concurrent loggers to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

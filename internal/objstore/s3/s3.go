@@ -274,3 +274,15 @@ func isNotFound(err error) bool {
 	resp := minio.ToErrorResponse(err)
 	return resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket"
 }
+
+// Ping asks the server whether the bucket exists: nil when it answers yes.
+func (s *Store) Ping(ctx context.Context) error {
+	ok, err := s.client.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return fmt.Errorf("objstore/s3: ping bucket %q: %w", s.bucket, err)
+	}
+	if !ok {
+		return fmt.Errorf("objstore/s3: ping: bucket %q does not exist", s.bucket)
+	}
+	return nil
+}

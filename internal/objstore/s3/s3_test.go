@@ -102,3 +102,16 @@ func TestConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestPing: Ping answers nil while the bucket exists, and an error naming
+// the bucket when it cannot ask.
+func TestPing(t *testing.T) {
+	addr := startFakeS3(t)
+	s := open(t, s3.Config{Endpoint: addr, Bucket: "pinged", AccessKey: "a", SecretKey: "b", CreateBucket: true})
+	require.NoError(t, s.Ping(context.Background()))
+	other := open(t, s3.Config{Endpoint: addr, Bucket: "pinged", AccessKey: "a", SecretKey: "b"})
+	require.NoError(t, other.Ping(context.Background()))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorContains(t, s.Ping(ctx), `ping bucket "pinged"`)
+}

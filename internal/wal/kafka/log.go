@@ -373,3 +373,11 @@ func (l *Log) Close() error {
 	l.cl.Close()
 	return err
 }
+
+// Ping asks a broker for the cluster's metadata: nil when one answers.
+func (l *Log) Ping(ctx context.Context) error {
+	if err := l.cl.Ping(ctx); err != nil {
+		return fmt.Errorf("wal/kafka: ping %v: %w", l.cfg.Brokers, err)
+	}
+	return nil
+}

@@ -250,3 +250,14 @@ func TestBrokersGone(t *testing.T) {
 	_, err = Open(Config{Brokers: brokers, RequestTimeout: 500 * time.Millisecond}, nil)
 	require.ErrorContains(t, err, "unreachable")
 }
+
+// TestPing: Ping answers nil while a broker answers, an error naming the
+// brokers once the log's client cannot reach one.
+func TestPing(t *testing.T) {
+	l := openLog(t, Config{})
+	require.NoError(t, l.Ping(context.Background()))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := l.Ping(ctx)
+	require.ErrorContains(t, err, "wal/kafka: ping [")
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package quota
+
+// SystemMemory returns 0 off Linux: the memory limit is unknown unless
+// configured, and memory protection stays off.
+func SystemMemory() int64 { return 0 }
