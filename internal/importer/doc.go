@@ -5,7 +5,8 @@
 // # Requests and files
 //
 // A job holds tasks, one per file group: one JSON file (row-based,
-// {"rows": [...]} or a plain list of row objects), one Parquet file (one
+// {"rows": [...]} or a plain list of row objects), one JSON Lines file
+// (.jsonl or .ndjson, one row object per line), one Parquet file (one
 // column per field, named after it) or the NumPy files of one batch (one
 // FIELD.npy per field, format versions 1-3, C order, 1-D for scalars and
 // 2-D for vectors). The dynamic field is the "$meta" key, column or file (a

@@ -55,6 +55,18 @@ func newJSONSource(schema *schemapb.CollectionSchema, data []byte) (*jsonSource,
 	return s, nil
 }
 
+// newJSONLinesSource reads a JSON Lines file: one row object per line
+// (blank lines skipped).
+func newJSONLinesSource(schema *schemapb.CollectionSchema, data []byte) (*jsonSource, error) {
+	s := &jsonSource{schema: schema}
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			s.rows = append(s.rows, json.RawMessage(line))
+		}
+	}
+	return s, nil
+}
+
 func (s *jsonSource) numRows() int { return len(s.rows) }
 
 func (s *jsonSource) read(lo, hi int) (*batch, error) {

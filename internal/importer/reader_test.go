@@ -69,6 +69,8 @@ func TestTypeOf(t *testing.T) {
 		{[]string{"a.json", "b.npy"}, "", "inconsistency in file types"},
 		{[]string{"a.txt"}, "", "unexpected file type"},
 		{[]string{"a.csv"}, "", "not supported"},
+		{[]string{"a.jsonl"}, FileJSONLines, ""},
+		{[]string{"a.ndjson"}, FileJSONLines, ""},
 		{nil, "", "no file to import"},
 	} {
 		got, err := TypeOf(tc.paths)
@@ -124,8 +126,19 @@ func TestJSONSource(t *testing.T) {
 		}
 		require.ErrorContains(t, err, want, doc)
 	}
+	// JSON Lines: one row per line.
+	s, err := newJSONLinesSource(schema, []byte("{\"id\": 1, \"name\": \"a\", \"v\": [1, 2]}\n\n{\"id\": 2, \"name\": \"b\", \"v\": [3, 4]}\n"))
+	require.NoError(t, err)
+	require.Equal(t, 2, s.numRows())
+	b, err := s.read(0, 2)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, columns(t, schema, b)["id"].(*column.Ints).Data)
+	s, err = newJSONLinesSource(schema, []byte("{\"id\": 1, \"name\": \"a\", \"v\": [1, 2]}\n[1]\n"))
+	require.NoError(t, err)
+	_, err = s.read(0, 2)
+	require.ErrorContains(t, err, "row 1: the row is not a JSON object")
 	// Without the dynamic field, unknown keys are refused.
-	s, err := newJSONSource(testSchema(false), []byte(`[{"id": 1, "name": "a", "v": [1, 2], "color": "red"}]`))
+	s, err = newJSONSource(testSchema(false), []byte(`[{"id": 1, "name": "a", "v": [1, 2], "color": "red"}]`))
 	require.NoError(t, err)
 	_, err = s.read(0, 1)
 	require.ErrorContains(t, err, `field "color" is not in the collection's schema`)

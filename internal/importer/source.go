@@ -24,6 +24,8 @@ const (
 	FileJSON    FileType = "JSON"
 	FileNumpy   FileType = "Numpy"
 	FileParquet FileType = "Parquet"
+	// FileJSONLines is one JSON row object per line (.jsonl, .ndjson).
+	FileJSONLines FileType = "JSONLines"
 )
 
 // TypeOf tells the format of one task's files, checking the file count a
@@ -34,8 +36,9 @@ func TypeOf(paths []string) (FileType, error) {
 		return "", Failed("no file to import")
 	}
 	ext := path.Ext(paths[0])
+	jsonl := func(e string) bool { return e == ".jsonl" || e == ".ndjson" }
 	for _, p := range paths[1:] {
-		if path.Ext(p) != ext {
+		if e := path.Ext(p); e != ext && !(jsonl(e) && jsonl(ext)) {
 			return "", Failed("inconsistency in file types, (%s) vs (%s)", paths[0], p)
 		}
 	}
@@ -52,7 +55,12 @@ func TypeOf(paths []string) (FileType, error) {
 			return "", Failed("for Parquet import, accepts only one file")
 		}
 		return FileParquet, nil
-	case ".csv", ".jsonl", ".ndjson":
+	case ".jsonl", ".ndjson":
+		if len(paths) != 1 {
+			return "", Failed("for JSON import, accepts only one file")
+		}
+		return FileJSONLines, nil
+	case ".csv":
 		return "", Failed("importing %s files is not supported yet, files=%v", ext[1:], paths)
 	}
 	return "", Failed("unexpected file type, files=%v", paths)
@@ -85,6 +93,8 @@ func openSource(ctx context.Context, schema *schemapb.CollectionSchema, paths []
 	switch ft {
 	case FileJSON:
 		s, err = newJSONSource(schema, data[0])
+	case FileJSONLines:
+		s, err = newJSONLinesSource(schema, data[0])
 	case FileNumpy:
 		s, err = newNumpySource(schema, paths, data)
 	case FileParquet:
