@@ -104,6 +104,8 @@ func (b *builder) fieldData() *schemapb.FieldData {
 
 // batch is one batch of rows read from a file, field by field.
 type batch struct {
+	structs  map[string]*structBuilder
+	sorder   []*structBuilder
 	fields   map[string]*builder
 	order    []*builder
 	dynamic  bool
@@ -119,16 +121,41 @@ type batch struct {
 // newBatch starts a batch whose columns are the named fields (nil: every
 // field a row may hold, for row-based files).
 func newBatch(schema *schemapb.CollectionSchema, names []string) (*batch, error) {
-	b := &batch{fields: map[string]*builder{}, dynamic: schema.GetEnableDynamicField(), outputs: map[string]bool{}, schema: schema}
+	b := &batch{
+		fields: map[string]*builder{}, structs: map[string]*structBuilder{}, dynamic: schema.GetEnableDynamicField(),
+		outputs: map[string]bool{}, schema: schema,
+	}
+	subs := map[int64]bool{} // the sub-field columns of struct fields
+	structs := map[string]*schemapb.StructArrayFieldSchema{}
+	for _, sa := range schema.GetStructArrayFields() {
+		structs[sa.GetName()] = sa
+		for _, f := range sa.GetFields() {
+			subs[f.GetFieldID()] = true
+		}
+	}
+	addStruct := func(sa *schemapb.StructArrayFieldSchema) error {
+		sb, err := newStructBuilder(sa)
+		if err != nil {
+			return err
+		}
+		b.structs[sa.GetName()] = sb
+		b.sorder = append(b.sorder, sb)
+		return nil
+	}
 	for _, fn := range schema.GetFunctions() {
 		for _, o := range fn.GetOutputFieldNames() {
 			b.outputs[o] = true
 		}
 	}
 	userField := func(f *schemapb.FieldSchema) bool {
-		return f.GetFieldID() >= 100 && !f.GetIsDynamic() && f.GetName() != DynamicField
+		return f.GetFieldID() >= 100 && !f.GetIsDynamic() && f.GetName() != DynamicField && !subs[f.GetFieldID()]
 	}
 	if names == nil {
+		for _, sa := range schema.GetStructArrayFields() {
+			if err := addStruct(sa); err != nil {
+				return nil, err
+			}
+		}
 		for _, f := range schema.GetFields() {
 			if !userField(f) || b.outputs[f.GetName()] {
 				continue
@@ -155,6 +182,12 @@ func newBatch(schema *schemapb.CollectionSchema, names []string) (*batch, error)
 				return nil, fmt.Errorf("the collection has no dynamic field, but the file has a %q column", DynamicField)
 			}
 			b.hasMeta = true
+			continue
+		}
+		if sa := structs[n]; sa != nil {
+			if err := addStruct(sa); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		f := byName[n]
@@ -206,10 +239,15 @@ func (b *batch) addRow(row map[string]any) error {
 			return err
 		}
 	}
+	for _, sb := range b.sorder {
+		if err := sb.add(row[sb.sa.GetName()]); err != nil {
+			return err
+		}
+	}
 	if b.dynamic {
 		extra := map[string]any{}
 		for k, v := range row {
-			if _, known := b.fields[k]; known || k == b.autoPK || b.outputs[k] {
+			if _, known := b.fields[k]; known || b.structs[k] != nil || k == b.autoPK || b.outputs[k] {
 				continue
 			}
 			if k == DynamicField {
@@ -231,7 +269,7 @@ func (b *batch) addRow(row map[string]any) error {
 		b.meta = append(b.meta, enc)
 	} else {
 		for k := range row {
-			if _, known := b.fields[k]; !known && k != b.autoPK && !b.outputs[k] {
+			if _, known := b.fields[k]; !known && b.structs[k] == nil && k != b.autoPK && !b.outputs[k] {
 				return fmt.Errorf("field %q is not in the collection's schema, and the collection has no dynamic field", k)
 			}
 		}
@@ -271,6 +309,9 @@ func (b *batch) fieldData() []*schemapb.FieldData {
 	for _, fb := range b.order {
 		out = append(out, fb.fieldData())
 	}
+	for _, sb := range b.sorder {
+		out = append(out, sb.fieldData())
+	}
 	if b.dynamic && (b.hasMeta || b.meta != nil) {
 		out = append(out, &schemapb.FieldData{
 			Type: schemapb.DataType_JSON, FieldName: DynamicField, IsDynamic: true,
@@ -299,15 +340,18 @@ func fillColumns(schema *schemapb.CollectionSchema, names []string, lo, hi int, 
 		return nil, err
 	}
 	for k, name := range names {
-		fb := b.fields[name]
+		fb, sb := b.fields[name], b.structs[name]
 		for i := lo; i < hi; i++ {
 			v, err := cell(k, i)
 			if err != nil {
 				return nil, &rowError{row: i, err: fmt.Errorf("field %q: %w", name, err)}
 			}
-			if fb == nil {
+			switch {
+			case sb != nil:
+				err = sb.add(v)
+			case fb == nil:
 				err = b.addMeta(v)
-			} else {
+			default:
 				err = fb.add(v)
 			}
 			if err != nil {

@@ -117,6 +117,17 @@ func arrowValue(a arrow.Array, i int) (any, error) {
 	case *array.LargeList:
 		lo, hi := x.ValueOffsets(i)
 		return listValue(x.ListValues(), int(lo), int(hi))
+	case *array.Struct: // an element of an Array of Structs
+		st := x.DataType().(*arrow.StructType)
+		m := make(map[string]any, x.NumField())
+		for k := 0; k < x.NumField(); k++ {
+			v, err := arrowValue(x.Field(k), i)
+			if err != nil {
+				return nil, err
+			}
+			m[st.Field(k).Name] = v
+		}
+		return m, nil
 	case *array.FixedSizeList:
 		n := x.DataType().(*arrow.FixedSizeListType).Len()
 		off := x.Offset() + i
