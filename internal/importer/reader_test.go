@@ -323,3 +323,37 @@ func TestTextFields(t *testing.T) {
 	_, err = column.FromFieldData(schema.Fields[1], fds[1])
 	require.NoError(t, err)
 }
+
+func TestStructArrayRows(t *testing.T) {
+	schema := &schemapb.CollectionSchema{
+		Fields: []*schemapb.FieldSchema{
+			{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+			{FieldID: 102, Name: "clips[len]", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int32},
+		},
+		StructArrayFields: []*schemapb.StructArrayFieldSchema{{FieldID: 101, Name: "clips", Fields: []*schemapb.FieldSchema{
+			{FieldID: 102, Name: "len", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int32,
+				TypeParams: []*commonpb.KeyValuePair{{Key: "max_capacity", Value: "4"}}},
+			{FieldID: 103, Name: "emb", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector,
+				TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}, {Key: "max_capacity", Value: "4"}}},
+		}}},
+	}
+	s, err := newJSONSource(schema, []byte(`[{"id": 1, "clips": [{"len": 3, "emb": [1, 2]}, {"len": 4, "emb": [3, 4]}]},
+		{"id": 2, "clips": []}]`))
+	require.NoError(t, err)
+	b, err := s.read(0, 2)
+	require.NoError(t, err)
+	fds := b.fieldData()
+	require.Len(t, fds, 2, "the sub-field columns are not columns of the file")
+	st := fds[1].GetStructArrays().GetFields()
+	require.Equal(t, "clips", fds[1].GetFieldName())
+	require.Len(t, st, 2)
+	require.Equal(t, []int32{3, 4}, st[0].GetScalars().GetArrayData().GetData()[0].GetIntData().GetData())
+	c, err := column.FromFieldData(schema.StructArrayFields[0].Fields[1], st[1])
+	require.NoError(t, err)
+	require.Equal(t, [][]float32{{1, 2, 3, 4}, nil}, c.(*column.VectorArrays).Data)
+
+	s, err = newJSONSource(schema, []byte(`[{"id": 1, "clips": [{"len": 3}]}]`))
+	require.NoError(t, err)
+	_, err = s.read(0, 1)
+	require.ErrorContains(t, err, `row 0: struct array field clips: element 0 has no "emb"`)
+}
