@@ -73,8 +73,10 @@ func TestManagerRecords(t *testing.T) {
 	}
 
 	// A job that was importing when the server stopped, and two finished ones.
-	running := Job{ID: 100, CollectionID: 7, State: StateImporting, Progress: 40, ImportedRows: 9,
-		Tasks: []Task{{Files: []string{"a.json"}, State: StateImporting, Progress: 80, ImportedRows: 9}}}
+	running := Job{
+		ID: 100, CollectionID: 7, State: StateImporting, Progress: 40, ImportedRows: 9,
+		Tasks: []Task{{Files: []string{"a.json"}, State: StateImporting, Progress: 80, ImportedRows: 9}},
+	}
 	old := Job{ID: 101, State: StateCompleted, CompleteTime: time.Now().Add(-4 * time.Hour).Format(timeLayout)}
 	recent := Job{ID: 102, State: StateFailed, CompleteTime: time.Now().Add(-time.Hour).Format(timeLayout)}
 	for _, j := range []Job{running, old, recent} {

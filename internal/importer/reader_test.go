@@ -331,10 +331,14 @@ func TestStructArrayRows(t *testing.T) {
 			{FieldID: 102, Name: "clips[len]", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int32},
 		},
 		StructArrayFields: []*schemapb.StructArrayFieldSchema{{FieldID: 101, Name: "clips", Fields: []*schemapb.FieldSchema{
-			{FieldID: 102, Name: "len", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int32,
-				TypeParams: []*commonpb.KeyValuePair{{Key: "max_capacity", Value: "4"}}},
-			{FieldID: 103, Name: "emb", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector,
-				TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}, {Key: "max_capacity", Value: "4"}}},
+			{
+				FieldID: 102, Name: "len", DataType: schemapb.DataType_Array, ElementType: schemapb.DataType_Int32,
+				TypeParams: []*commonpb.KeyValuePair{{Key: "max_capacity", Value: "4"}},
+			},
+			{
+				FieldID: 103, Name: "emb", DataType: schemapb.DataType_ArrayOfVector, ElementType: schemapb.DataType_FloatVector,
+				TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}, {Key: "max_capacity", Value: "4"}},
+			},
 		}}},
 	}
 	s, err := newJSONSource(schema, []byte(`[{"id": 1, "clips": [{"len": 3, "emb": [1, 2]}, {"len": 4, "emb": [3, 4]}]},
