@@ -10,7 +10,9 @@
 // column per field, named after it) or the NumPy files of one batch (one
 // FIELD.npy per field, format versions 1-3, C order, 1-D for scalars and
 // 2-D for vectors). The dynamic field is the "$meta" key, column or file (a
-// JSON object); keys of a JSON row that are not fields go into it too.
+// JSON object); keys of a JSON row that are not fields go into it too. An
+// Array of Structs field is a list of objects (JSON) or of structs
+// (Parquet), one key per sub-field; the proxy splits it as for an insert.
 // Vectors are lists of numbers (JSON), lists (Parquet), or 2-D arrays
 // (NumPy); half-precision vectors are their little-endian bytes in Parquet
 // and NumPy (as BulkWriter keeps them) and numbers in JSON; sparse vectors
