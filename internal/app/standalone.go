@@ -39,6 +39,7 @@ import (
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/importer"
 	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/proxy"
@@ -89,6 +90,8 @@ type Config struct {
 	WAL wallocal.Config `json:"wal"`
 	// Engines selects the meta store, object store and WAL implementations.
 	Engines Engines `json:"engines"`
+	// Import configures bulk import (README "Bulk import").
+	Import importer.Config `json:"import"`
 	// Security is authentication, RBAC and TLS (off by default, as Milvus).
 	Security auth.Config `json:"security"`
 	// Quota is Milvus's quotaAndLimits: DML/DQL rate limits, forced
@@ -115,6 +118,7 @@ func Defaults() Config {
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
 		Engines: defaultEngines(), Security: auth.Defaults(), Quota: quota.Defaults(), Console: true,
+		Import: importer.Defaults(),
 	}
 }
 
@@ -130,7 +134,8 @@ func (c Config) Validate() error {
 		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
-		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(), c.Quota.Validate())
+		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(), c.Quota.Validate(),
+		c.importConfig().Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
 	}
@@ -284,6 +289,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	px.SetQuotas(quotas)
+	imp, err := newImporter(ctx, cfg, meta, ids, clock, objects, px, qn, dn, data, root, logger)
+	if err != nil {
+		return err
+	}
+	px.SetImporter(imp)
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)
@@ -312,6 +322,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
 	g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
 	g.Go(func() error { return qn.Run(gctx) })
+	g.Go(func() error { return imp.Run(gctx) })
 
 	// Collections that were loaded before the restart are loaded again. One
 	// that fails (a damaged file, say) is reported by the query node's
@@ -332,7 +343,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	srv := grpc.NewServer(opts...)
 	milvuspb.RegisterMilvusServiceServer(srv, svc)
-	restHandler := obs.RESTHandler(rest.New(guard.Wrap(svc), logger))
+	restAPI := rest.New(guard.Wrap(svc), logger)
+	restAPI.SetImports(px, importAuthorizer(guard))
+	restHandler := obs.RESTHandler(restAPI)
 	api := newAPIServer(s.grpcLis, srv, restHandler)
 	g.Go(api.serve)
 	var hsrv *http.Server

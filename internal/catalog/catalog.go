@@ -207,6 +207,10 @@ type SegmentInfo struct {
 	// Spare may have rows in the WAL (its first sync clears the mark and
 	// sets its partition). Absent (false) in records of older versions.
 	Spare bool `json:"spare,omitempty"`
+	// ImportJob is the bulk-import job that wrote the segment (0 = none):
+	// its rows never went through the WAL, and it became Flushed with the
+	// job's other segments in one transaction. Absent in older records.
+	ImportJob int64 `json:"import_job,omitempty"`
 }
 
 // ChannelCheckpoint is a vchannel's checkpoint: every message with an offset

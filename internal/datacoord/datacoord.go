@@ -115,6 +115,7 @@ type Coordinator struct {
 	compaction compactionState
 	gc         gcState     // garbage collection (gc.go)
 	assign     assignState // segment assignment and spares (assign.go)
+	imports    importState // bulk imports writing segments (import.go)
 }
 
 // segment is the coordinator's in-memory view of one segment.

@@ -261,6 +261,7 @@ func (c *Coordinator) gcReferences() gcRefs {
 			r.inflight = p.plan.ID
 		}
 	}
+	r.inflight = c.importInflight(r.inflight)
 	for _, s := range c.segments {
 		i := &s.info
 		for f, logs := range i.Binlogs {

@@ -69,6 +69,9 @@ const (
 	// NeedAuthenticate is the REST layer's answer to a missing or bad
 	// credential (Milvus's merr.ErrNeedAuthenticate).
 	NeedAuthenticate int32 = 1800
+	// ImportFailed is Milvus's ErrImportFailed: a bulk import request or
+	// job that cannot go on.
+	ImportFailed int32 = 2100
 )
 
 // Error is a client-visible error with a Milvus merr code.

@@ -83,6 +83,7 @@ type Proxy struct {
 	rbac   *auth.Guard // users, roles and grants (auth.go); nil until SetAuth
 
 	quotas *quota.Quotas // rate limits and write protection (quota.go); nil: none
+	imp    Importer      // bulk import jobs (import.go); nil until SetImporter
 }
 
 // New returns a proxy over its dependencies.

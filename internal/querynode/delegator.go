@@ -642,7 +642,9 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 	}
 	var outputs []catalog.SegmentInfo
 	for _, s := range rec.Segments {
-		if len(s.CompactedFrom) == 0 || s.State != catalog.SegmentFlushed || s.Level == catalog.LevelL0 {
+		// Compaction outputs and bulk-import segments (whose rows never
+		// went through the WAL) are served as they are committed.
+		if (len(s.CompactedFrom) == 0 && s.ImportJob == 0) || s.State != catalog.SegmentFlushed || s.Level == catalog.LevelL0 {
 			continue
 		}
 		if _, have := d.sealed[s.ID]; have {

@@ -63,6 +63,7 @@ type Handler struct {
 	svc    milvuspb.MilvusServiceServer
 	logger *slog.Logger
 	routes map[string]route
+	imp    importState // jobs/import/* (import.go)
 }
 
 // route is one action: its handler, and whether it resolves and checks the

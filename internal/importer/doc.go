@@ -1,0 +1,61 @@
+// Package importer is bulk import: it reads the files pymilvus's
+// LocalBulkWriter and RemoteBulkWriter write and turns them into flushed
+// segments, without sending a row through the WAL.
+//
+// # Requests and files
+//
+// A job holds tasks, one per file group: one JSON file (row-based,
+// {"rows": [...]} or a plain list of row objects), one JSON Lines file
+// (.jsonl or .ndjson, one row object per line), one Parquet file (one
+// column per field, named after it) or the NumPy files of one batch (one
+// FIELD.npy per field, format versions 1-3, C order, 1-D for scalars and
+// 2-D for vectors). The dynamic field is the "$meta" key, column or file (a
+// JSON object); keys of a JSON row that are not fields go into it too. An
+// Array of Structs field is a list of objects (JSON) or of structs
+// (Parquet), one key per sub-field; the proxy splits it as for an insert.
+// Vectors are lists of numbers (JSON), lists (Parquet), or 2-D arrays
+// (NumPy); half-precision vectors are their little-endian bytes in Parquet
+// and NumPy (as BulkWriter keeps them) and numbers in JSON; sparse vectors
+// are JSON objects ({"index": value} or {"indices": [...], "values": [...]}),
+// as text in Parquet. A missing or null value is null for a nullable field,
+// the default for one with a default, an error otherwise; an auto-ID key is
+// generated unless the collection allows inserting it.
+//
+// Paths are object-store keys from the store's root (the bucket's root for
+// S3; {dataDir}/storage for the embedded store), or, with
+// Config.AllowLocalPaths, absolute paths on the server's file system.
+//
+// # Running a job
+//
+// Jobs run one at a time, in submission order (Manager.Run). A job
+// allocates one timestamp for all of its rows, reads each task in batches of
+// Config.BatchRows rows, has the proxy check and route each batch exactly as
+// an Insert (Rows), and accumulates the rows per partition and vchannel;
+// whenever one reaches Config.SegmentBytes, and at the end, the data node
+// writes it as a new flushed segment's binlogs and stats (SegmentWriter).
+// Nothing records those segments until the data coordinator commits them all
+// with the job's Completed record in one meta-store transaction
+// (Committer.CommitImport), so the job's rows become visible together; the
+// job reports Completed once the query nodes serve them (Serving). Indexes
+// are then built as for any flushed segment. A file that cannot be read, or
+// a bad value (the reason names the file, the row in it and the field),
+// fails the job: the segments it wrote are deleted, nothing is visible.
+// While a job runs, garbage collection leaves files with IDs above its
+// marker alone (Committer.BeginImport).
+//
+// # Durable format
+//
+// Each job is one meta-store record, key "import/jobs/{id}" (JobKey), value
+// the JSON encoding of Job: id, db, collection_id, collection_name,
+// partition, options, state ("Pending", "Importing", "Completed",
+// "Failed"), reason, progress (0-100), tasks (files, file_size, state,
+// reason, progress, total_rows, imported_rows, complete_time), total_rows,
+// imported_rows, segments (the committed segment IDs), create_time and
+// complete_time (RFC 3339) and timeout (nanoseconds). Unknown fields are
+// ignored when reading, and absent ones are zero, so later versions may add
+// fields. Segments committed by a job carry its ID in the segment record
+// (catalog.SegmentInfo.ImportJob, "import_job"). A job that was Pending or
+// Importing when the server stopped is run again from the start when it
+// starts: what the interrupted run wrote was never committed, and garbage
+// collection removes it after the orphan retention.
+package importer
