@@ -232,8 +232,6 @@ func (s *Store) Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, 
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
 	start := s.root + prefix
 	end := "\x00" // with an empty prefix: every key from start on
 	if start == "" {
@@ -254,9 +252,11 @@ func (s *Store) Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, 
 		if rev != 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
-		resp, err := s.client.Get(ctx, start, opts...)
+		pctx, cancel := s.bound(ctx) // per page: a long scan is many short requests
+		resp, err := s.client.Get(pctx, start, opts...)
+		cancel()
 		if err != nil {
-			return nil, wrapErr(ctx, "scan", err)
+			return nil, wrapErr(pctx, "scan", err)
 		}
 		rev = resp.Header.Revision
 		for _, kv := range resp.Kvs {
