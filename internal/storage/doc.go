@@ -36,8 +36,7 @@
 // descriptor and event timestamps are the min/max row timestamps, event next
 // position is absolute, the Parquet column is "val", REQUIRED unless the
 // field is nullable, ZSTD level 3, dictionary off only for the primary key,
-// except that float vectors are uncompressed, without a dictionary (see
-// docs/format/binlog.md), one row group, extras {"nullable":bool,"original_size":"N"} where N is
+// one row group, extras {"nullable":bool,"original_size":"N"} where N is
 // MemorySize of the column.
 //
 // EncodeDeltaLog writes what the Milvus 2.5+ flush path

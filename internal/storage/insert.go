@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/protobuf/proto"
 
@@ -24,13 +23,7 @@ const classicColumnName = "val"
 // the collection, partition and segment IDs and the min/max row timestamps
 // (both must be non-zero). Entries of d.Extras are written alongside the
 // mandatory original_size and nullable keys, which the encoder computes.
-// Float vector payloads are not compressed (see insertProps).
 func EncodeInsertLog(d Descriptor, field *schemapb.FieldSchema, col column.Column) ([]byte, error) {
-	return encodeInsertLog(d, field, col, insertProps(field))
-}
-
-// encodeInsertLog is EncodeInsertLog with the Parquet writer properties given.
-func encodeInsertLog(d Descriptor, field *schemapb.FieldSchema, col column.Column, props *parquet.WriterProperties) ([]byte, error) {
 	if col == nil || col.Len() == 0 {
 		return nil, fmt.Errorf("field %d: %w", field.GetFieldID(), ErrEmpty)
 	}
@@ -67,6 +60,7 @@ func encodeInsertLog(d Descriptor, field *schemapb.FieldSchema, col column.Colum
 	d.FieldID = field.GetFieldID()
 	d.PayloadType = t
 	field0 := arrow.Field{Name: classicColumnName, Type: dt, Nullable: nullable}
+	props := classicProps(!field.GetIsPrimaryKey())
 	return encodeFrame(&frame{
 		desc:       d,
 		extras:     ej,

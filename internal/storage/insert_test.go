@@ -281,13 +281,12 @@ func TestInsertLogParquetMetadata(t *testing.T) {
 		rep      parquet.Repetition
 		dict     bool
 		physical parquet.Type
-		codec    compress.Compression
 	}{
-		{"pk int64", fieldOf(100, schemapb.DataType_Int64, primary), &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2, 2}}, parquet.Repetitions.Required, false, parquet.Types.Int64, compress.Codecs.Zstd},
-		{"plain int64", fieldOf(101, schemapb.DataType_Int64), &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2, 2}}, parquet.Repetitions.Required, true, parquet.Types.Int64, compress.Codecs.Zstd},
-		{"nullable varchar", fieldOf(102, schemapb.DataType_VarChar, nullable), &column.Strings{Nulls: column.Nulls{Valid: []bool{true, false, true}}, T: schemapb.DataType_VarChar, Data: []string{"a", "", "a"}}, parquet.Repetitions.Optional, true, parquet.Types.ByteArray, compress.Codecs.Zstd},
-		{"int8", fieldOf(103, schemapb.DataType_Int8), &column.Ints{T: schemapb.DataType_Int8, Data: []int64{1, 2, 3}}, parquet.Repetitions.Required, true, parquet.Types.Int32, compress.Codecs.Zstd},
-		{"float vector", fieldOf(104, schemapb.DataType_FloatVector, dim(2)), &column.FloatVectors{Dim: 2, Data: []float32{1, 2, 3, 4}}, parquet.Repetitions.Required, false, parquet.Types.FixedLenByteArray, compress.Codecs.Uncompressed},
+		{"pk int64", fieldOf(100, schemapb.DataType_Int64, primary), &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2, 2}}, parquet.Repetitions.Required, false, parquet.Types.Int64},
+		{"plain int64", fieldOf(101, schemapb.DataType_Int64), &column.Ints{T: schemapb.DataType_Int64, Data: []int64{1, 2, 2}}, parquet.Repetitions.Required, true, parquet.Types.Int64},
+		{"nullable varchar", fieldOf(102, schemapb.DataType_VarChar, nullable), &column.Strings{Nulls: column.Nulls{Valid: []bool{true, false, true}}, T: schemapb.DataType_VarChar, Data: []string{"a", "", "a"}}, parquet.Repetitions.Optional, true, parquet.Types.ByteArray},
+		{"int8", fieldOf(103, schemapb.DataType_Int8), &column.Ints{T: schemapb.DataType_Int8, Data: []int64{1, 2, 3}}, parquet.Repetitions.Required, true, parquet.Types.Int32},
+		{"float vector", fieldOf(104, schemapb.DataType_FloatVector, dim(2)), &column.FloatVectors{Dim: 2, Data: []float32{1, 2, 3, 4}}, parquet.Repetitions.Required, true, parquet.Types.FixedLenByteArray},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,7 +315,7 @@ func TestInsertLogParquetMetadata(t *testing.T) {
 			}
 			cc, err := md.RowGroup(0).ColumnChunk(0)
 			require.NoError(t, err)
-			require.Equal(t, tc.codec, cc.Compression())
+			require.Equal(t, compress.Codecs.Zstd, cc.Compression())
 			require.Equal(t, tc.dict, cc.HasDictionaryPage())
 			set, err := cc.StatsSet()
 			require.NoError(t, err)
@@ -407,46 +406,4 @@ func encryptedCopy(t *testing.T, data []byte) []byte {
 	ej, err := marshalExtras(ex)
 	require.NoError(t, err)
 	return writeFrame(&frame{desc: pf.desc, extras: ej, eventType: InsertEventType, eventStart: 1, eventEnd: 1, payload: pf.events[0].Payload})
-}
-
-// Float vector binlogs are written uncompressed, and those written with
-// ZSTD (by Strata before, or by Milvus) decode to the same rows; other
-// vector types keep ZSTD.
-func TestFloatVectorBinlogCompression(t *testing.T) {
-	codec := func(data []byte) compress.Compression {
-		t.Helper()
-		b, err := DecodeBinlog(data)
-		require.NoError(t, err)
-		rdr, err := file.NewParquetReader(bytes.NewReader(b.Events[0].Payload))
-		require.NoError(t, err)
-		defer func() { require.NoError(t, rdr.Close()) }()
-		cc, err := rdr.MetaData().RowGroup(0).ColumnChunk(0)
-		require.NoError(t, err)
-		return cc.Compression()
-	}
-	for _, tc := range []struct {
-		field *schemapb.FieldSchema
-		col   column.Column
-		want  compress.Compression
-	}{
-		{fieldOf(104, schemapb.DataType_FloatVector, dim(2)), &column.FloatVectors{Dim: 2, Data: []float32{1, 2, 3, 4, 5, 6}}, compress.Codecs.Uncompressed},
-		{fieldOf(105, schemapb.DataType_Float16Vector, dim(2)), &column.ByteVectors{T: schemapb.DataType_Float16Vector, Dim: 2, Width: 4, Data: make([]byte, 12)}, compress.Codecs.Uncompressed},
-		{fieldOf(106, schemapb.DataType_BFloat16Vector, dim(2)), &column.ByteVectors{T: schemapb.DataType_BFloat16Vector, Dim: 2, Width: 4, Data: make([]byte, 12)}, compress.Codecs.Uncompressed},
-		{fieldOf(107, schemapb.DataType_BinaryVector, dim(16)), &column.ByteVectors{T: schemapb.DataType_BinaryVector, Dim: 16, Width: 2, Data: make([]byte, 6)}, compress.Codecs.Zstd},
-		{fieldOf(108, schemapb.DataType_Int8Vector, dim(2)), &column.ByteVectors{T: schemapb.DataType_Int8Vector, Dim: 2, Width: 2, Data: make([]byte, 6)}, compress.Codecs.Zstd},
-	} {
-		t.Run(tc.field.GetDataType().String(), func(t *testing.T) {
-			data, err := EncodeInsertLog(testDesc(), tc.field, tc.col)
-			require.NoError(t, err)
-			require.Equal(t, tc.want, codec(data))
-			old, err := encodeInsertLog(testDesc(), tc.field, tc.col, classicProps(true))
-			require.NoError(t, err)
-			require.Equal(t, compress.Codecs.Zstd, codec(old))
-			for _, d := range [][]byte{data, old} {
-				b, err := DecodeBinlog(d)
-				require.NoError(t, err)
-				require.Equal(t, tc.col, b.Column())
-			}
-		})
-	}
 }

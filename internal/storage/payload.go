@@ -267,25 +267,6 @@ func classicProps(dictionary bool) *parquet.WriterProperties {
 	)
 }
 
-// insertProps are the writer properties of field's insert binlogs: the
-// classic writer's, except that float vectors (FloatVector, Float16Vector,
-// BFloat16Vector) are stored uncompressed and without a dictionary. Their
-// bytes are close to random, so ZSTD saves a few percent for most of a
-// flush's CPU and a dictionary of distinct vectors is abandoned at once.
-// Readers take the codec from each column chunk, so binlogs written with
-// ZSTD, ours from before and Milvus's, stay readable.
-func insertProps(field *schemapb.FieldSchema) *parquet.WriterProperties {
-	switch field.GetDataType() {
-	case schemapb.DataType_FloatVector, schemapb.DataType_Float16Vector, schemapb.DataType_BFloat16Vector:
-		return parquet.NewWriterProperties(
-			parquet.WithCompression(compress.Codecs.Uncompressed),
-			parquet.WithDictionaryDefault(false),
-			parquet.WithStats(true),
-		)
-	}
-	return classicProps(!field.GetIsPrimaryKey())
-}
-
 // streamProps are the writer properties of Milvus' stream record writers
 // (one unbounded row group, ZSTD level 3, dictionary on).
 func streamProps() *parquet.WriterProperties {
