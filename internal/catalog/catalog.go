@@ -196,6 +196,14 @@ type SegmentInfo struct {
 	FlushTS uint64 `json:"flush_ts,omitempty"`
 	// CompactedFrom lists the segments a compaction merged into this one.
 	CompactedFrom []int64 `json:"compacted_from,omitempty"`
+	// Sorted says the segment's insert binlogs hold its rows as one run in
+	// primary-key order (equal keys in insert order), as Milvus's sorted
+	// segments do: every batch the data node writes is sorted, so a segment
+	// written in one batch (a flush of a never-synced buffer, an import, a
+	// compaction output) is sorted, and one synced in several batches is
+	// sorted by a single-input compaction after its flush. Absent (false)
+	// in records written before segments were sorted.
+	Sorted bool `json:"sorted,omitempty"`
 	// KeyRange is the clustering-key range of an L2 segment (nil = unknown).
 	KeyRange   *KeyRange `json:"key_range,omitempty"`
 	CreatedAt  int64     `json:"created_at"` // unix ms
@@ -211,6 +219,18 @@ type SegmentInfo struct {
 	// its rows never went through the WAL, and it became Flushed with the
 	// job's other segments in one transaction. Absent in older records.
 	ImportJob int64 `json:"import_job,omitempty"`
+}
+
+// IsSorted is whether the segment counts as sorted where Milvus reports it
+// (PersistentSegmentInfo.is_sorted, the segment_is_sorted metric label): a
+// flushed segment whose rows are one primary-key run (Sorted) or that has
+// no rows, and any L0 segment (it holds deletes only). Growing and sealed
+// segments are not sorted.
+func (s SegmentInfo) IsSorted() bool {
+	if s.Level == LevelL0 {
+		return true
+	}
+	return s.State == SegmentFlushed && (s.Sorted || s.NumRows == 0)
 }
 
 // ChannelCheckpoint is a vchannel's checkpoint: every message with an offset

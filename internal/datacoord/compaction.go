@@ -97,7 +97,7 @@ func (f failure) next(now time.Time) failure {
 	return f
 }
 
-type followUp struct{ trigger, collection int64 }
+type followUp struct{ trigger, collection, mergeTo int64 }
 
 // segmentRowSize estimates the bytes per row of a segment.
 func (c *Coordinator) segmentRowSize(s *segment) int64 {
@@ -126,12 +126,17 @@ func deletedRows(s catalog.SegmentInfo) int64 {
 }
 
 // planCompactions returns the plans to run now for the given segments
-// (force: plan everything that can be compacted, as ManualCompaction does).
+// (force: plan everything that can be compacted, as ManualCompaction does;
+// mergeTo > 0 with force: a force merge, every flushed L1 segment of a
+// partition merged into segments of at most mergeTo bytes, each one in a
+// plan even when it is alone, as Milvus's force merge reports them).
 // busy vchannels (with a plan in flight, or waiting after a failed L0 plan)
 // are skipped; held segments (inputs of a failed merge, waiting before the
-// next try) are not merged, though L0 deletes still target them. Pure.
+// next try) are not merged, though L0 deletes still target them. A flushed
+// L1 segment that is not sorted (synced in several batches) and in no other
+// plan gets a plan of its own, which sorts it. Pure.
 func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64,
-	busy map[string]bool, held map[int64]bool, now time.Time, force bool, only int64, expire func(collectionID int64) uint64,
+	busy map[string]bool, held map[int64]bool, now time.Time, force bool, mergeTo, only int64, expire func(collectionID int64) uint64,
 	clusterKey func(collectionID int64) int64,
 ) []catalog.CompactionPlan {
 	byV := byVChannel(segs, func(s catalog.SegmentInfo) bool { return only == 0 || s.CollectionID == only })
@@ -195,6 +200,7 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 		}
 		sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 		for _, p := range parts {
+			planned := len(out)
 			if ck := clusterKey(byPart[p][0].CollectionID); ck != 0 {
 				// Clustered collections compact into L2 key ranges instead of mixing.
 				l1 := 0
@@ -216,6 +222,11 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 					out = append(out, plan)
 					break
 				}
+				out = append(out, sortPlans(byPart[p], nil, l0)...)
+				continue
+			}
+			if force && mergeTo > 0 {
+				out = append(out, forceMergePlans(byPart[p], rowSize, mergeTo, l0)...)
 				continue
 			}
 			var small []catalog.SegmentInfo
@@ -266,6 +277,7 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 					out = append(out, mixPlan([]catalog.SegmentInfo{s}, l0))
 				}
 			}
+			out = append(out, sortPlans(byPart[p], out[planned:], l0)...)
 			if len(out) > 0 && out[len(out)-1].VChannel == v {
 				break // one plan per vchannel at a time
 			}
@@ -352,6 +364,53 @@ func expiredShare(s catalog.SegmentInfo, cutoff uint64) float64 {
 	return float64(cutoff-oldest) / float64(newest-oldest)
 }
 
+// sortPlans returns a plan of its own for every flushed L1 segment with
+// rows that is not sorted and not an input of one of the plans given: the
+// sort compaction of a segment synced in several batches (its output is
+// sorted, see datanode.writeSegment).
+func sortPlans(segs []catalog.SegmentInfo, plans []catalog.CompactionPlan, l0 []catalog.SegmentInfo) []catalog.CompactionPlan {
+	in := map[int64]bool{}
+	for _, p := range plans {
+		for _, s := range p.Inputs {
+			in[s.ID] = true
+		}
+	}
+	var out []catalog.CompactionPlan
+	for _, s := range segs {
+		if s.Level == catalog.LevelL1 && !s.Sorted && s.NumRows > 0 && !in[s.ID] {
+			out = append(out, mixPlan([]catalog.SegmentInfo{s}, l0))
+		}
+	}
+	return out
+}
+
+// forceMergePlans groups a partition's flushed L1 segments, in ID order,
+// into plans of at most mergeTo bytes each (a segment larger than that is a
+// plan alone).
+func forceMergePlans(segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64, mergeTo int64,
+	l0 []catalog.SegmentInfo,
+) []catalog.CompactionPlan {
+	var out []catalog.CompactionPlan
+	var group []catalog.SegmentInfo
+	var size int64
+	for _, s := range segs {
+		if s.Level != catalog.LevelL1 {
+			continue
+		}
+		sz := s.NumRows * rowSize(s)
+		if len(group) > 0 && size+sz > mergeTo {
+			out = append(out, mixPlan(group, l0))
+			group, size = nil, 0
+		}
+		group = append(group, s)
+		size += sz
+	}
+	if len(group) > 0 {
+		out = append(out, mixPlan(group, l0))
+	}
+	return out
+}
+
 func mixPlan(inputs, l0 []catalog.SegmentInfo) catalog.CompactionPlan {
 	return catalog.CompactionPlan{
 		Type: catalog.CompactionMix, CollectionID: inputs[0].CollectionID,
@@ -397,14 +456,15 @@ func (c *Coordinator) clusteringKey(collectionID int64) int64 {
 	return c.chans.ClusteringKey(collectionID)
 }
 
-// triggerCompaction plans compactions (force for ManualCompaction) and
-// returns the trigger ID and the number of plans.
-func (c *Coordinator) triggerCompaction(ctx context.Context, force bool, collectionID int64) (int64, int, error) {
-	return c.triggerCompactionAs(ctx, force, collectionID, 0)
+// triggerCompaction plans compactions (force for ManualCompaction, mergeTo
+// for a force merge, see planCompactions) and returns the trigger ID and
+// the number of plans.
+func (c *Coordinator) triggerCompaction(ctx context.Context, force bool, mergeTo, collectionID int64) (int64, int, error) {
+	return c.triggerCompactionAs(ctx, force, mergeTo, collectionID, 0)
 }
 
 // triggerCompactionAs plans under an existing trigger ID (0 = a new one).
-func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, collectionID, triggerID int64) (int64, int, error) {
+func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, mergeTo, collectionID, triggerID int64) (int64, int, error) {
 	c.compaction.trigger.Lock()
 	defer c.compaction.trigger.Unlock()
 	c.mu.Lock()
@@ -441,7 +501,7 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 	}
 	c.mu.Unlock()
 	plans := planCompactions(c.cfg.Compaction, c.cfg.SegmentMaxSize, segs,
-		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, held, now, force, collectionID,
+		func(s catalog.SegmentInfo) int64 { return sizes[s.ID] }, busy, held, now, force, mergeTo, collectionID,
 		func(id int64) uint64 { return c.compactionCutoff(id, force) }, c.clusteringKey)
 	if len(plans) == 0 && !force {
 		return 0, 0, nil
@@ -461,7 +521,7 @@ func (c *Coordinator) triggerCompactionAs(ctx context.Context, force bool, colle
 		plans[i].ExpireBefore = c.compactionCutoff(plans[i].CollectionID, force)
 		c.compaction.plans[plans[i].ID] = &planState{plan: plans[i], state: "pending", forced: force, claimedAt: c.now()}
 		if force && plans[i].Type == catalog.CompactionL0 {
-			c.compaction.followUps = append(c.compaction.followUps, followUp{trigger: trigger, collection: plans[i].CollectionID})
+			c.compaction.followUps = append(c.compaction.followUps, followUp{trigger: trigger, collection: plans[i].CollectionID, mergeTo: mergeTo})
 		}
 	}
 	c.mu.Unlock()
@@ -495,7 +555,7 @@ func (c *Coordinator) runFollowUps(ctx context.Context) error {
 	c.compaction.followUps = rest
 	c.mu.Unlock()
 	for _, f := range ready {
-		if _, _, err := c.triggerCompactionAs(ctx, true, f.collection, f.trigger); err != nil {
+		if _, _, err := c.triggerCompactionAs(ctx, true, f.mergeTo, f.collection, f.trigger); err != nil {
 			return err
 		}
 	}
@@ -503,9 +563,11 @@ func (c *Coordinator) runFollowUps(ctx context.Context) error {
 }
 
 // ManualCompaction plans every compaction possible for a collection now and
-// returns the compaction (trigger) ID to poll.
-func (c *Coordinator) ManualCompaction(ctx context.Context, collectionID int64) (int64, error) {
-	id, _, err := c.triggerCompaction(ctx, true, collectionID)
+// returns the compaction (trigger) ID to poll. targetSize > 0 (bytes) asks
+// for a force merge: every flushed L1 segment of each partition is merged
+// into segments of at most targetSize (see planCompactions).
+func (c *Coordinator) ManualCompaction(ctx context.Context, collectionID, targetSize int64) (int64, error) {
+	id, _, err := c.triggerCompaction(ctx, true, targetSize, collectionID)
 	return id, err
 }
 

@@ -26,7 +26,7 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 	seg := func(id, rows, deleted int64) catalog.SegmentInfo {
 		s := catalog.SegmentInfo{
 			ID: id, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
-			Level: catalog.LevelL1, NumRows: rows,
+			Level: catalog.LevelL1, NumRows: rows, Sorted: true,
 		}
 		if deleted > 0 {
 			s.Deltalogs = []catalog.Binlog{{LogID: 100 + id, Entries: deleted}}
@@ -37,8 +37,8 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 		seg(1, 80, 5), // 6% deleted: below DeletedRatio
 		seg(2, 80, 0), // no deletes
 	}
-	require.Empty(t, planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, false, 0, nil, noClustering), "automatic: nothing to do")
-	plans := planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, true, 0, nil, noClustering)
+	require.Empty(t, planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, false, 0, 0, nil, noClustering), "automatic: nothing to do")
+	plans := planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, true, 0, 0, nil, noClustering)
 	require.Len(t, plans, 1)
 	require.Equal(t, catalog.CompactionMix, plans[0].Type)
 	require.Len(t, plans[0].Inputs, 1)
@@ -46,7 +46,7 @@ func TestManualCompactionRewritesLargeSegmentsWithDeletes(t *testing.T) {
 
 	// Heavily deleted segments are rewritten either way.
 	segs[1] = seg(2, 80, 40)
-	require.Len(t, planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, false, 0, nil, noClustering), 1)
+	require.Len(t, planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, false, 0, 0, nil, noClustering), 1)
 }
 
 // noClustering is a clustering-key lookup for collections without one.
@@ -89,14 +89,14 @@ func TestTriggersDoNotOverlap(t *testing.T) {
 	ids.armed.Store(true)
 	auto := make(chan error, 1)
 	go func() {
-		_, _, err := c.triggerCompaction(e.ctx, false, 0)
+		_, _, err := c.triggerCompaction(e.ctx, false, 0, 0)
 		auto <- err
 	}()
 	<-ids.entered // the automatic trigger has its snapshot: a merge of the two segments
 	e.syncL0(7, vch)
 	manual := make(chan error, 1)
 	go func() {
-		_, err := c.ManualCompaction(e.ctx, 7)
+		_, err := c.ManualCompaction(e.ctx, 7, 0)
 		manual <- err
 	}()
 	select {
@@ -130,7 +130,7 @@ func TestGCKeepsRunningCompactionOutputs(t *testing.T) {
 	a, b := e.id(), e.id()
 	e.sync(7, 1, a, vch, true)
 	e.sync(7, 1, b, vch, true)
-	_, n, err := e.c.triggerCompaction(e.ctx, false, 0)
+	_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
@@ -167,14 +167,14 @@ func TestL0Triggers(t *testing.T) {
 	}
 	target := catalog.SegmentInfo{
 		ID: 1, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
-		Level: catalog.LevelL1, NumRows: 500,
+		Level: catalog.LevelL1, NumRows: 500, Sorted: true,
 	}
 	growing := catalog.SegmentInfo{
 		ID: 2, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentGrowing,
 		Level: catalog.LevelL1, StartPosition: &catalog.Position{Offset: 50},
 	}
 	plan := func(segs ...catalog.SegmentInfo) []catalog.CompactionPlan {
-		return planCompactions(cfg, 1<<20, segs, rowSize, nil, nil, t0, false, 0, nil, noClustering)
+		return planCompactions(cfg, 1<<20, segs, rowSize, nil, nil, t0, false, 0, 0, nil, noClustering)
 	}
 	require.Empty(t, plan(target, growing, l0(10, 5, 300, time.Minute), l0(11, 6, 300, time.Minute)), "below every trigger")
 	for name, segs := range map[string][]catalog.SegmentInfo{
@@ -234,7 +234,7 @@ func TestL0Blockers(t *testing.T) {
 	for _, i := range []int{2, 3, 5} { // 1, 2 and the sealed 4 flushed
 		segs[i].State = catalog.SegmentFlushed
 	}
-	plans := planCompactions(cfg, 1<<20, segs, func(catalog.SegmentInfo) int64 { return 1 }, nil, nil, t0, false, 0, nil, noClustering)
+	plans := planCompactions(cfg, 1<<20, segs, func(catalog.SegmentInfo) int64 { return 1 }, nil, nil, t0, false, 0, 0, nil, noClustering)
 	require.Len(t, plans, 1)
 	require.Equal(t, catalog.CompactionL0, plans[0].Type)
 	require.Equal(t, []int64{10}, ids(plans[0].Inputs), "the L0 segment synced before the remaining growing segment (3) started")
@@ -296,10 +296,10 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 		var n int
 		var err error
 		if force {
-			_, err = e.c.ManualCompaction(e.ctx, 7)
+			_, err = e.c.ManualCompaction(e.ctx, 7, 0)
 			n = 1
 		} else {
-			_, n, err = e.c.triggerCompaction(e.ctx, false, 0)
+			_, n, err = e.c.triggerCompaction(e.ctx, false, 0, 0)
 		}
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
@@ -311,7 +311,7 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 	}
 	planned := func() int {
 		t.Helper()
-		_, n, err := e.c.triggerCompaction(e.ctx, false, 0)
+		_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
 		require.NoError(t, err)
 		return n
 	}
@@ -333,18 +333,18 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 	v2 := wal.VChannelName(wal.PChannelName("by-dev", 0), 8, 0)
 	e2.sync(8, 1, e2.id(), v2, true)
 	e2.syncL0(8, v2)
-	_, err := e2.c.ManualCompaction(e2.ctx, 8)
+	_, err := e2.c.ManualCompaction(e2.ctx, 8, 0)
 	require.NoError(t, err)
 	plan, ok, err := e2.c.ClaimCompaction(e2.ctx, time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, catalog.CompactionL0, plan.Type)
 	require.NoError(t, e2.c.CompleteCompaction(e2.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("delta log unreadable")))
-	_, n, err := e2.c.triggerCompaction(e2.ctx, false, 0)
+	_, n, err := e2.c.triggerCompaction(e2.ctx, false, 0, 0)
 	require.NoError(t, err)
 	require.Zero(t, n, "the vchannel waits after a failed L0 plan")
 	e2.advance(failureBackoff + time.Second)
-	_, n, err = e2.c.triggerCompaction(e2.ctx, false, 0)
+	_, n, err = e2.c.triggerCompaction(e2.ctx, false, 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }
@@ -383,12 +383,12 @@ func TestAutomaticMergeTakesOnlyFreshSegments(t *testing.T) {
 	seg := func(id, rows int64, from ...int64) catalog.SegmentInfo {
 		return catalog.SegmentInfo{
 			ID: id, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
-			Level: catalog.LevelL1, NumRows: rows, CompactedFrom: from,
+			Level: catalog.LevelL1, NumRows: rows, CompactedFrom: from, Sorted: true,
 		}
 	}
 	plan := func(force bool, segs ...catalog.SegmentInfo) [][]int64 {
 		var out [][]int64
-		for _, p := range planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, force, 0, nil, noClustering) {
+		for _, p := range planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, force, 0, 0, nil, noClustering) {
 			var ids []int64
 			for _, in := range p.Inputs {
 				ids = append(ids, in.ID)
@@ -406,4 +406,55 @@ func TestAutomaticMergeTakesOnlyFreshSegments(t *testing.T) {
 	heavy := merged
 	heavy.Deltalogs = []catalog.Binlog{{LogID: 100, Entries: 10}}
 	require.Equal(t, [][]int64{{5}}, plan(false, heavy), "deletes still get it rewritten")
+}
+
+// A flushed L1 segment synced in several batches (not sorted) gets a plan
+// of its own, which sorts it, unless a merge takes it anyway; its index
+// waits for the sorted output. A force merge (ManualCompaction with a
+// target size) puts every flushed L1 segment of a partition in a plan, a
+// segment alone too, and leaves L0 and L2 segments out.
+func TestSortAndForceMergePlans(t *testing.T) {
+	cfg := DefaultCompaction() // MinSmallSegments 4
+	const maxSize = 1000       // bytes; 10-byte rows: segments below 50 rows are small
+	rowSize := func(catalog.SegmentInfo) int64 { return 10 }
+	seg := func(id, rows int64, sorted bool) catalog.SegmentInfo {
+		return catalog.SegmentInfo{
+			ID: id, CollectionID: 1, PartitionID: 2, VChannel: "v", State: catalog.SegmentFlushed,
+			Level: catalog.LevelL1, NumRows: rows, Sorted: sorted,
+		}
+	}
+	plan := func(force bool, mergeTo int64, segs ...catalog.SegmentInfo) [][]int64 {
+		var out [][]int64
+		for _, p := range planCompactions(cfg, maxSize, segs, rowSize, nil, nil, t0, force, mergeTo, 0, nil, noClustering) {
+			var ids []int64
+			for _, in := range p.Inputs {
+				ids = append(ids, in.ID)
+			}
+			out = append(out, ids)
+		}
+		return out
+	}
+	require.Empty(t, plan(false, 0, seg(1, 80, true), seg(2, 5, true)), "sorted segments wait")
+	require.Equal(t, [][]int64{{2}, {3}}, plan(false, 0, seg(1, 80, true), seg(2, 80, false), seg(3, 5, false)),
+		"each unsorted one is sorted alone")
+	require.Equal(t, [][]int64{{1, 2, 3, 4}}, plan(false, 0, seg(1, 5, false), seg(2, 5, true), seg(3, 5, true), seg(4, 5, true)),
+		"a merge sorts its inputs: no plan of their own")
+	empty := seg(5, 0, false)
+	require.Empty(t, plan(false, 0, empty), "nothing to sort in an empty segment")
+
+	l2 := seg(9, 80, true)
+	l2.Level = catalog.LevelL2
+	require.Equal(t, [][]int64{{1, 2, 3}, {4}}, plan(true, 2000, seg(1, 80, true), seg(2, 80, true), seg(3, 30, true), seg(4, 90, true), l2),
+		"force merge: groups up to 2000 bytes")
+	require.Equal(t, [][]int64{{1}}, plan(true, 1<<62, seg(1, 80, true)), "force merge: a segment alone is in a plan")
+	require.Equal(t, [][]int64{{1, 2}}, plan(true, 1<<62, seg(1, 80, true), seg(2, 10, false)))
+
+	// The index waits for the sorted output.
+	idx := catalog.IndexInfo{ID: 100, CollectionID: 1, FieldID: 101}
+	wants := planIndexTasks([]catalog.IndexInfo{idx}, []catalog.SegmentInfo{seg(1, 80, true), seg(2, 80, false), l2}, nil)
+	var built []int64
+	for _, w := range wants {
+		built = append(built, w.segment.ID)
+	}
+	require.Equal(t, []int64{1, 9}, built)
 }

@@ -416,6 +416,11 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		for f, logs := range ss.Statslogs {
 			info.Statslogs[f] = append(info.Statslogs[f], logs...)
 		}
+		if ss.Rows > 0 {
+			// Each batch is a sorted run (datanode.writeSegment): the
+			// segment is sorted while it holds one batch.
+			info.Sorted = info.NumRows == 0
+		}
 		info.NumRows += ss.Rows
 		if info.StartPosition == nil && ss.StartPosition != nil {
 			info.StartPosition = ss.StartPosition
@@ -676,7 +681,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		if err := c.runFollowUps(ctx); err != nil && ctx.Err() == nil {
 			c.logger.Warn("compaction follow-up failed", "err", err)
 		}
-		if _, _, err := c.triggerCompaction(ctx, false, 0); err != nil && ctx.Err() == nil {
+		if _, _, err := c.triggerCompaction(ctx, false, 0, 0); err != nil && ctx.Err() == nil {
 			c.logger.Warn("compaction trigger failed", "err", err)
 		}
 		c.requeueStale(30 * time.Minute)

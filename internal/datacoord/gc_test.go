@@ -540,7 +540,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 	a, b := e.id(), e.id()
 	e.sync(coll, part, a, vch, true)
 	e.sync(coll, part, b, vch, true)
-	_, n, err := e.c.triggerCompaction(e.ctx, false, 0)
+	_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)

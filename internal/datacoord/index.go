@@ -26,7 +26,10 @@ type taskWant struct {
 }
 
 // planIndexTasks returns the builds missing for every live index over every
-// flushed L1 segment with rows. It is pure: the caller passes snapshots.
+// flushed L1 or L2 segment with rows, except an L1 segment that is not
+// sorted yet: its sort compaction (sortPlans) is about to replace it, and
+// the index is built once, on the sorted output, as Milvus builds indexes
+// on sorted segments. It is pure: the caller passes snapshots.
 func planIndexTasks(indexes []catalog.IndexInfo, segments []catalog.SegmentInfo, tasks []catalog.IndexTask) []taskWant {
 	have := map[[2]int64]bool{}
 	for _, t := range tasks {
@@ -41,7 +44,8 @@ func planIndexTasks(indexes []catalog.IndexInfo, segments []catalog.SegmentInfo,
 		}
 		for _, s := range segments {
 			if s.CollectionID != idx.CollectionID || s.State != catalog.SegmentFlushed ||
-				s.Level == catalog.LevelL0 || s.NumRows == 0 || have[[2]int64{idx.ID, s.ID}] {
+				s.Level == catalog.LevelL0 || s.NumRows == 0 || have[[2]int64{idx.ID, s.ID}] ||
+				(s.Level == catalog.LevelL1 && !s.Sorted) {
 				continue
 			}
 			out = append(out, taskWant{index: idx, segment: s})

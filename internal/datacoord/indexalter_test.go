@@ -56,7 +56,7 @@ func TestScheduleIndexTasksConcurrent(t *testing.T) {
 	for id := int64(1); id <= 20; id++ {
 		c.segments[id] = &segment{info: catalog.SegmentInfo{
 			ID: id, CollectionID: 100, PartitionID: 1,
-			State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 10,
+			State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 10, Sorted: true,
 		}}
 	}
 	for id := int64(1); id <= 5; id++ {

@@ -297,12 +297,14 @@ func (n *Node) writeOutput(ctx context.Context, coll *catalog.Collection, plan c
 		ID: int64(segID), CollectionID: coll.ID, PartitionID: plan.PartitionID,
 		VChannel: plan.VChannel, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: rows,
 		MaxRows: sv.maxInRow, Binlogs: files.binlogs, Statslogs: files.statslogs,
-		SyncedOffset: sv.synced, FlushTS: sv.flushTS, CompactedFrom: sv.inputIDs,
+		SyncedOffset: sv.synced, FlushTS: sv.flushTS, CompactedFrom: sv.inputIDs, Sorted: true,
 	}, nil
 }
 
-// compactMix merges the input segments into one, dropping deleted rows
-// (the inputs' own delta logs and the plan's L0 deletes) and expired rows.
+// compactMix merges the input segments into one sorted by primary key,
+// dropping deleted rows (the inputs' own delta logs and the plan's L0
+// deletes) and expired rows. A plan of one segment sorts it: the sort
+// compaction of a segment synced in several batches.
 func (n *Node) compactMix(ctx context.Context, coll *catalog.Collection, plan catalog.CompactionPlan) (catalog.CompactionResult, error) {
 	var res catalog.CompactionResult
 	sv, err := n.readSurvivors(ctx, coll, plan)

@@ -50,6 +50,6 @@ func (n *Node) WriteImportSegment(ctx context.Context, coll *catalog.Collection,
 		ID: seg, CollectionID: coll.ID, PartitionID: partition, VChannel: vchannel,
 		State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: rows, MaxRows: rows,
 		Binlogs: files.binlogs, Statslogs: files.statslogs, SyncedOffset: -1, FlushTS: tsTo,
-		CreatedAt: now, LastSyncAt: now,
+		CreatedAt: now, LastSyncAt: now, Sorted: true,
 	}, nil
 }

@@ -142,7 +142,7 @@ func TestStartPositionReportedOnFirstInsert(t *testing.T) {
 	after, _ := s.Data.Checkpoint(s.VChannels[0])
 	require.Equal(t, cp.Position.Offset, after.Position.Offset, "the checkpoint does not move past buffered rows")
 
-	id, err := s.Data.ManualCompaction(context.Background(), s.CollectionID)
+	id, err := s.Data.ManualCompaction(context.Background(), s.CollectionID, 0)
 	require.NoError(t, err)
 	_, _, _, plans := s.Data.CompactionState(id)
 	var types []string

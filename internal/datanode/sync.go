@@ -21,11 +21,18 @@ type segmentFiles struct {
 
 // writeSegment writes one insert binlog per field (system fields included)
 // and one PK stats log for rows of a segment, as Milvus storage v1 does.
+// The rows are written in primary-key order (see sortByPK): every batch is
+// a sorted run, so a segment written in one batch is sorted
+// (catalog.SegmentInfo.Sorted).
 func (n *Node) writeSegment(ctx context.Context, coll *catalog.Collection, part, seg int64,
 	cols map[int64]column.Column, rows int64, tsFrom, tsTo uint64,
 ) (*segmentFiles, error) {
 	root := n.cfg.RootPath
 	pk := coll.PKField()
+	cols, err := sortByPK(cols, pk.GetFieldID())
+	if err != nil {
+		return nil, fmt.Errorf("sort segment %d: %w", seg, err)
+	}
 	first, err := n.ids.Allocate(ctx, uint32(len(coll.Schema.GetFields())+1))
 	if err != nil {
 		return nil, err

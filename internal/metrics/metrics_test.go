@@ -113,7 +113,7 @@ type fakeData struct{}
 func (fakeData) Segments(int64) []catalog.SegmentInfo {
 	return []catalog.SegmentInfo{
 		{
-			ID: 1, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 100,
+			ID: 1, State: catalog.SegmentFlushed, Level: catalog.LevelL1, NumRows: 100, Sorted: true,
 			Binlogs: map[int64][]catalog.Binlog{100: {{Size: 7}}},
 		},
 		{ID: 2, State: catalog.SegmentGrowing, Level: catalog.LevelL1, NumRows: 5},
@@ -159,8 +159,8 @@ func TestStateCollector(t *testing.T) {
 	fams := gather(t, reg)
 	for name, want := range map[string][]string{
 		"milvus_datacoord_segment_num": {
-			"{segment_is_sorted=unsorted,segment_level=L0,segment_state=Flushed} 1",
-			"{segment_is_sorted=unsorted,segment_level=L1,segment_state=Flushed} 1",
+			"{segment_is_sorted=sorted,segment_level=L0,segment_state=Flushed} 1",
+			"{segment_is_sorted=sorted,segment_level=L1,segment_state=Flushed} 1",
 			"{segment_is_sorted=unsorted,segment_level=L1,segment_state=Growing} 1",
 		},
 		"milvus_datacoord_stored_rows_num": {

@@ -248,7 +248,11 @@ func (c *StateCollector) gatherData(g gauges, col *catalog.Collection, collID st
 			continue
 		}
 		state, level := s.State.String(), SegmentLevel(s.Level)
-		g.add("milvus_datacoord_segment_num", 1, state, level, "unsorted")
+		sorted := "unsorted"
+		if s.IsSorted() {
+			sorted = "sorted"
+		}
+		g.add("milvus_datacoord_segment_num", 1, state, level, sorted)
 		if s.Level == catalog.LevelL0 {
 			continue
 		}

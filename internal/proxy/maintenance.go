@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"math"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
@@ -22,12 +23,25 @@ func (p *Proxy) ManualCompaction(ctx context.Context, req *milvuspb.ManualCompac
 	if err != nil {
 		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
 	}
-	id, err := p.data.ManualCompaction(ctx, col.ID)
+	id, err := p.data.ManualCompaction(ctx, col.ID, targetSizeBytes(req.GetTargetSize()))
 	if err != nil {
 		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
 	}
 	_, _, _, plans := p.data.CompactionState(id)
 	return &milvuspb.ManualCompactionResponse{Status: ok(), CompactionID: id, CompactionPlanCount: int32(len(plans))}, nil
+}
+
+// targetSizeBytes converts a ManualCompactionRequest's target_size (MB, as
+// pymilvus sends it; 0 = none) to bytes, saturating: VectorDBBench asks for
+// (2^63-1)/2^20 MB to merge everything.
+func targetSizeBytes(mb int64) int64 {
+	switch {
+	case mb <= 0:
+		return 0
+	case mb > math.MaxInt64>>20:
+		return math.MaxInt64
+	}
+	return mb << 20
 }
 
 func (p *Proxy) collectionByID(id int64) (*catalog.Collection, error) {
@@ -92,6 +106,7 @@ func (p *Proxy) GetPersistentSegmentInfo(ctx context.Context, req *milvuspb.GetP
 		resp.Infos = append(resp.Infos, &milvuspb.PersistentSegmentInfo{
 			SegmentID: s.ID, CollectionID: s.CollectionID,
 			PartitionID: s.PartitionID, NumRows: s.NumRows, State: commonpb.SegmentState(s.State), Level: segmentLevel(s.Level),
+			IsSorted: s.IsSorted(),
 		})
 	}
 	return resp, nil

@@ -138,7 +138,9 @@ type IndexCoord interface {
 // CompactionCoord starts manual compactions and reports their state (data
 // coordinator).
 type CompactionCoord interface {
-	ManualCompaction(ctx context.Context, collectionID int64) (int64, error)
+	// ManualCompaction plans every compaction possible now; targetSize > 0
+	// (bytes) is a force merge of each partition's L1 segments.
+	ManualCompaction(ctx context.Context, collectionID, targetSize int64) (int64, error)
 	CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan)
 }
 

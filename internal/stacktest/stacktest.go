@@ -312,7 +312,7 @@ func (s *Stack) Flush() []int64 {
 // Compact runs a manual compaction to completion (a fresh data node executes it).
 func (s *Stack) Compact() {
 	s.T.Helper()
-	id, err := s.Data.ManualCompaction(context.Background(), s.CollectionID)
+	id, err := s.Data.ManualCompaction(context.Background(), s.CollectionID, 0)
 	require.NoError(s.T, err)
 	s.RunDataNode(s.NewDataNode(), func() bool {
 		executing, completed, failed, _ := s.Data.CompactionState(id)
