@@ -235,7 +235,7 @@ func TestGuard(t *testing.T) {
 	search := &milvuspb.SearchRequest{DbName: "db1", CollectionName: "c1"}
 	uctx, err := g.Check(ctxAs("u1", "password"), "Search", search)
 	require.Equal(t, codes.PermissionDenied, status.Code(err))
-	require.Contains(t, err.Error(), "Search: permission deny to u1 in the `db1` database")
+	require.Equal(t, "PrivilegeSearch: permission deny to u1 in the `db1` database", status.Convert(err).Message())
 	require.Equal(t, "u1", UserFrom(uctx))
 	require.NoError(t, s.OperateGrant(ctx, Grant{Role: "r1", ObjectType: ObjectCollection, ObjectName: "c1", DB: "db1", Privilege: "Search"}, true))
 	_, err = g.Check(ctxAs("u1", "password"), "Search", search)
