@@ -150,6 +150,14 @@ func TestBackoffAfterFailures(t *testing.T) {
 	require.False(t, c.verify(RootUser, DefaultRootPassword, hash), "locked: even the right password is refused")
 	now = now.Add(backoffBase + time.Millisecond)
 	require.True(t, c.verify(RootUser, DefaultRootPassword, hash))
+	// Only consecutive failures count: a success, even from the cache of
+	// verified passwords, starts the count again.
+	for round := 0; round < 3; round++ {
+		for i := 0; i < failuresBeforeBackoff-1; i++ {
+			require.False(t, c.verify(RootUser, "guess", hash))
+		}
+		require.True(t, c.verify(RootUser, DefaultRootPassword, hash), "round %d", round)
+	}
 	// Unknown users are tracked and locked the same way.
 	for i := 0; i < failuresBeforeBackoff; i++ {
 		require.False(t, c.verify("ghost", "x", ""))
