@@ -194,8 +194,10 @@ func TestAuthPrivilegeWalk(t *testing.T) {
 	schema := func(name string) []byte {
 		b, err := proto.Marshal(&schemapb.CollectionSchema{Name: name, Fields: []*schemapb.FieldSchema{
 			{FieldID: 100, Name: "id", IsPrimaryKey: true, DataType: schemapb.DataType_Int64},
-			{FieldID: 101, Name: "vector", DataType: schemapb.DataType_FloatVector,
-				TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+			{
+				FieldID: 101, Name: "vector", DataType: schemapb.DataType_FloatVector,
+				TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}},
+			},
 		}})
 		require.NoError(t, err)
 		return b
