@@ -5,8 +5,6 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // TestAuthGrantListing: SelectGrant lists the grants of the request's
@@ -17,11 +15,7 @@ import (
 // role empty, so that it can be dropped. A v1 Global grant is stored on "*"
 // whatever object name it gave, as Milvus stores it.
 func TestAuthGrantListing(t *testing.T) {
-	s := startServer(t, t.TempDir(), withAuth)
-	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	c := rawCaller{conn: conn}
+	c := rawCallerFor(t, startServer(t, t.TempDir(), withAuth))
 	c.must(t, "CreateDatabase", &milvuspb.CreateDatabaseRequest{DbName: "db2"})
 	c.must(t, "CreateRole", &milvuspb.CreateRoleRequest{Entity: &milvuspb.RoleEntity{Name: "lister"}})
 	v2 := func(priv, db, coll string) {

@@ -40,6 +40,15 @@ type rawCaller struct {
 	conn *grpc.ClientConn
 }
 
+// rawCallerFor connects to s; the connection closes when the test ends.
+func rawCallerFor(t *testing.T, s *server) rawCaller {
+	t.Helper()
+	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	return rawCaller{conn: conn}
+}
+
 func (c rawCaller) call(ctx context.Context, user, password, db, method string, req, resp proto.Message) error {
 	ctx = metadata.AppendToOutgoingContext(ctx,
 		"authorization", base64.StdEncoding.EncodeToString([]byte(user+":"+password)), "dbname", db)
@@ -184,11 +193,7 @@ func grantEntity(role, objectType, name, db, privilege string) *milvuspb.GrantEn
 // one role holds exactly that privilege on the request's object is not.
 // A new entry in the table is walked without a change here.
 func TestAuthPrivilegeWalk(t *testing.T) {
-	s := startServer(t, t.TempDir(), withAuth)
-	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	c := rawCaller{conn: conn}
+	c := rawCallerFor(t, startServer(t, t.TempDir(), withAuth))
 
 	c.must(t, "CreateDatabase", &milvuspb.CreateDatabaseRequest{DbName: walkDB})
 	schema := func(name string) []byte {
