@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Client suites: builds strata, starts it on free ports over a temporary data
-# directory, and runs against it, with pinned client versions:
+# Client suites: builds strata, starts two servers on free ports over
+# temporary data directories, one as shipped (STRATA_URI) and one with
+# authorization on (STRATA_AUTHORIZATION_ENABLED=true, root:Milvus;
+# STRATA_AUTH_URI), and runs against them, with pinned client versions:
 #   python  clients/python with pytest (pymilvus MilvusClient, the seed's code,
 #           REST v2 over plain HTTP)
 #   node    clients/node with `node --test` (@zilliz/milvus2-sdk-node)
+#   cli     clients/cli with pytest: milvus_cli driven through a pipe against
+#           the auth server (connect, users, roles, grants, a denial), in a
+#           virtual environment of its own (clients/cli/requirements.txt)
 #   frameworks  clients/frameworks with pytest: LangChain (langchain-milvus)
 #           and LlamaIndex (llama-index-vector-stores-milvus) hybrid dense +
 #           BM25 stores, in a virtual environment of their own
@@ -12,12 +17,12 @@
 #           pymilvus flows against Strata and against milvus-lite, writing a
 #           comparison report (STRATA_LITE_REPORT, default $TMPDIR/compare_lite.md);
 #           with STRATA_COMPARE_URI set, against that Milvus server instead
-# STRATA_CLIENT_SUITES picks them (default "python node frameworks").
+# STRATA_CLIENT_SUITES picks them (default "python node frameworks cli").
 #
 # The Python virtual environment and node_modules are cached under
 # $STRATA_CLIENTS_CACHE (default ~/.cache/strata-clients), keyed by
-# clients/python/requirements.txt, clients/frameworks/requirements.txt and
-# clients/node/package-lock.json. If pip or
+# clients/python/requirements.txt, clients/frameworks/requirements.txt,
+# clients/cli/requirements.txt and clients/node/package-lock.json. If pip or
 # npm cannot install the pinned packages the script fails: it never skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,10 +30,10 @@ root=$PWD
 
 fail() { echo "clients.sh: FAILED: $*" >&2; exit 1; }
 
-suites=${STRATA_CLIENT_SUITES:-python node frameworks}
+suites=${STRATA_CLIENT_SUITES:-python node frameworks cli}
 want() { case " $suites " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 for s in $suites; do
-	case $s in python | node | frameworks | lite) ;; *) fail "unknown suite '$s' in STRATA_CLIENT_SUITES (python, node, frameworks, lite)" ;; esac
+	case $s in python | node | frameworks | cli | lite) ;; *) fail "unknown suite '$s' in STRATA_CLIENT_SUITES (python, node, frameworks, cli, lite)" ;; esac
 done
 
 python=${PYTHON:-python3}
@@ -73,6 +78,10 @@ if want frameworks; then
 	fvenv=$(venv_for clients/frameworks/requirements.txt frameworks)
 fi
 
+if want cli; then
+	cvenv=$(venv_for clients/cli/requirements.txt cli)
+fi
+
 if want node; then
 	command -v node >/dev/null || fail "node not found (the Node suite needs Node.js >= 18; STRATA_CLIENT_SUITES=python runs without it)"
 	command -v npm >/dev/null || fail "npm not found"
@@ -99,19 +108,28 @@ if want lite; then
 fi
 
 work=$(mktemp -d)
-pid=
+pids=()
 cleanup() {
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
+	local p
+	for p in "${pids[@]}"; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null || true
+			wait "$p" 2>/dev/null || true
+		fi
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
 GOFLAGS="${GOFLAGS:-} -buildvcs=false" go build -o "$work/strata" ./cmd/strata || fail "go build"
 
-read -r port mport < <("$python" - <<'EOF'
+# start_server NAME [VAR=VALUE...]: starts strata, with those additions to
+# its environment, over $work/NAME on two free ports, logging to
+# $work/NAME.log; waits for its /healthz and sets server_uri.
+start_server() {
+	local name=$1 port mport up=
+	shift
+	read -r port mport < <("$python" - <<'EOF'
 import socket
 socks = [socket.socket() for _ in range(2)]
 for s in socks:
@@ -121,21 +139,31 @@ for s in socks:
     s.close()
 EOF
 )
-"$work/strata" standalone --data-dir "$work/data" --addr "127.0.0.1:$port" \
-	--metrics-addr "127.0.0.1:$mport" --log-level warn >"$work/server.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-	if "$python" -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$mport/healthz', timeout=1)" 2>/dev/null; then
-		break
-	fi
-	kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "server exited"; }
-	sleep 0.1
-done
+	env "$@" "$work/strata" standalone --data-dir "$work/$name" --addr "127.0.0.1:$port" \
+		--metrics-addr "127.0.0.1:$mport" --log-level warn >"$work/$name.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 1 100); do
+		if "$python" -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$mport/healthz', timeout=1)" 2>/dev/null; then
+			up=1
+			break
+		fi
+		kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/$name.log" >&2; fail "server $name exited"; }
+		sleep 0.1
+	done
+	[ -n "$up" ] || { cat "$work/$name.log" >&2; fail "server $name did not answer /healthz within 10 s"; }
+	server_uri="http://127.0.0.1:$port"
+}
 
-export STRATA_URI="http://127.0.0.1:$port"
+start_server data
+export STRATA_URI=$server_uri
+start_server auth STRATA_AUTHORIZATION_ENABLED=true
+export STRATA_AUTH_URI=$server_uri
 server_log() {
-	echo "--- server log ---" >&2
-	tail -n 50 "$work/server.log" >&2
+	local name
+	for name in data auth; do
+		echo "--- $name server log ---" >&2
+		tail -n 50 "$work/$name.log" >&2
+	done
 }
 status=0
 if want python; then
@@ -145,6 +173,10 @@ fi
 if want frameworks; then
 	(cd clients/frameworks && "$fvenv/bin/python" -m pytest -q -p no:cacheprovider) || status=$?
 	[ "$status" -eq 0 ] || { server_log; fail "framework suite (pytest exit $status)"; }
+fi
+if want cli; then
+	(cd clients/cli && "$cvenv/bin/python" -m pytest -q -p no:cacheprovider) || status=$?
+	[ "$status" -eq 0 ] || { server_log; fail "milvus_cli suite (pytest exit $status)"; }
 fi
 if want node; then
 	# NODE_PATH: the pinned node_modules from the cache (a local clients/node/node_modules wins).

@@ -150,6 +150,14 @@ func TestBackoffAfterFailures(t *testing.T) {
 	require.False(t, c.verify(RootUser, DefaultRootPassword, hash), "locked: even the right password is refused")
 	now = now.Add(backoffBase + time.Millisecond)
 	require.True(t, c.verify(RootUser, DefaultRootPassword, hash))
+	// Only consecutive failures count: a success, even from the cache of
+	// verified passwords, starts the count again.
+	for round := 0; round < 3; round++ {
+		for i := 0; i < failuresBeforeBackoff-1; i++ {
+			require.False(t, c.verify(RootUser, "guess", hash))
+		}
+		require.True(t, c.verify(RootUser, DefaultRootPassword, hash), "round %d", round)
+	}
 	// Unknown users are tracked and locked the same way.
 	for i := 0; i < failuresBeforeBackoff; i++ {
 		require.False(t, c.verify("ghost", "x", ""))
@@ -235,7 +243,7 @@ func TestGuard(t *testing.T) {
 	search := &milvuspb.SearchRequest{DbName: "db1", CollectionName: "c1"}
 	uctx, err := g.Check(ctxAs("u1", "password"), "Search", search)
 	require.Equal(t, codes.PermissionDenied, status.Code(err))
-	require.Contains(t, err.Error(), "Search: permission deny to u1 in the `db1` database")
+	require.Equal(t, "PrivilegeSearch: permission deny to u1 in the `db1` database", status.Convert(err).Message())
 	require.Equal(t, "u1", UserFrom(uctx))
 	require.NoError(t, s.OperateGrant(ctx, Grant{Role: "r1", ObjectType: ObjectCollection, ObjectName: "c1", DB: "db1", Privilege: "Search"}, true))
 	_, err = g.Check(ctxAs("u1", "password"), "Search", search)

@@ -102,7 +102,8 @@ func (g *Guard) Authorize(ctx context.Context, method string, req any) error {
 		return nil
 	}
 	user := UserFrom(ctx)
-	db := requestDB(ctx, req)
+	reqDB := requestDB(ctx, req)
+	db := reqDB
 	if PrivilegeLevel(rule.Privilege) == LevelCluster {
 		db = AnyWord
 	}
@@ -136,8 +137,11 @@ func (g *Guard) Authorize(ctx context.Context, method string, req any) error {
 	if permitted {
 		return nil
 	}
+	// Worded as Milvus's proxy words it: the privilege's enum name
+	// (commonpb.ObjectPrivilege, "PrivilegeSearch") and the request's
+	// database, also for a cluster-level privilege.
 	return status.Error(codes.PermissionDenied,
-		fmt.Sprintf("%s: permission deny to %s in the `%s` database", rule.Privilege, user, db))
+		fmt.Sprintf("Privilege%s: permission deny to %s in the `%s` database", rule.Privilege, user, reqDB))
 }
 
 func (g *Guard) holdsRole(user, role string) bool {

@@ -79,10 +79,14 @@ func (c *credentials) verify(user, password, hash string) bool {
 		return false
 	}
 	cached, ok := c.verified[user]
-	c.mu.Unlock()
 	if ok && hash != "" && subtle.ConstantTimeCompare(cached[:], d[:]) == 1 {
+		// A success ends a run of failures, from the cache as from bcrypt:
+		// the back-off is for consecutive failures.
+		delete(c.fails, user)
+		c.mu.Unlock()
 		return true
 	}
+	c.mu.Unlock()
 	target := []byte(hash)
 	if hash == "" {
 		target = c.dummyHash()

@@ -205,6 +205,12 @@ func (p *Proxy) OperatePrivilege(ctx context.Context, req *milvuspb.OperatePrivi
 	if g.ObjectType == auth.ObjectCollection {
 		g.ObjectName = p.grantedCollection(g.DB, g.ObjectName)
 	}
+	if _, group := auth.BuiltinGroups[g.Privilege]; g.ObjectType == auth.ObjectGlobal && !group {
+		// As Milvus's root coordinator: a Global privilege is on every
+		// object, whatever name the request gave (a grant stored under
+		// "c1" would never match a check, which asks for "*").
+		g.ObjectName = auth.AnyWord
+	}
 	return errcode.Status(operateGrants(ctx, s, g, req.GetType() == milvuspb.OperatePrivilegeType_Grant)), nil
 }
 
@@ -284,8 +290,10 @@ func v2Level(priv string) string {
 	return auth.LevelCollection
 }
 
-// SelectGrant lists a role's grants, filtered by object and database.
-func (p *Proxy) SelectGrant(_ context.Context, req *milvuspb.SelectGrantRequest) (*milvuspb.SelectGrantResponse, error) {
+// SelectGrant lists a role's grants, filtered by object and database: an
+// empty database is the request's (the dbname metadata, else "default"), as
+// Milvus's database interceptor fills it in; "*" lists every database's.
+func (p *Proxy) SelectGrant(ctx context.Context, req *milvuspb.SelectGrantRequest) (*milvuspb.SelectGrantResponse, error) {
 	s, err := p.store()
 	if err != nil {
 		return &milvuspb.SelectGrantResponse{Status: errcode.Status(err)}, nil
@@ -304,9 +312,9 @@ func (p *Proxy) SelectGrant(_ context.Context, req *milvuspb.SelectGrantRequest)
 			return &milvuspb.SelectGrantResponse{Status: errcode.Status(err)}, nil
 		}
 	}
-	db := e.GetDbName()
-	if db == "" {
-		db = "default" // as Milvus's root coordinator
+	db := dbName(ctx, e.GetDbName())
+	if db == auth.AnyWord {
+		db = ""
 	}
 	resp := &milvuspb.SelectGrantResponse{Status: ok()}
 	for _, g := range s.Grants(role, e.GetObject().GetName(), e.GetObjectName(), db) {
