@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sort"
 	"sync"
@@ -37,9 +38,11 @@ import (
 	"github.com/strata-db/strata/internal/wal"
 )
 
-// Objects reads object storage.
+// Objects reads object storage: Get for binlogs and delta logs, Open for
+// index files, which are decoded as they stream (objstore.Store).
 type Objects interface {
 	Get(ctx context.Context, key string) ([]byte, error)
+	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
 }
 
 // SegmentMeta tells which segments exist and where a vchannel's replay
