@@ -2,7 +2,10 @@ package querynode_test
 
 import (
 	"context"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -167,6 +170,40 @@ func TestSealedVectorsSharedOnLateAttach(t *testing.T) {
 	for _, seg := range segs {
 		stored, _ := querynode.AttachedVectors(seg, vecField)
 		require.Equal(t, unsafe.SliceData(stored), unsafe.SliceData(vectorsOf(t, seg).Data))
+	}
+	checkServed(t, s, rows)
+}
+
+// A damaged index file fails only its own attach: the segment loads its
+// vectors from the binlogs, holds them itself and is searched exactly.
+func TestSealedVectorsDamagedIndexFile(t *testing.T) {
+	const rows = 1000
+	s := stacktest.New(t)
+	s.Insert(0, rows)
+	s.Flush()
+	buildIndex(t, s, "HNSW", "L2")
+	var files []string
+	require.NoError(t, filepath.WalkDir(filepath.Join(s.Dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		data[len(data)/3] ^= 0x10 // in the stored vectors
+		require.NoError(t, os.WriteFile(f, data, 0o644))
+	}
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	segs := querynode.SealedSegments(s.QueryNode, s.CollectionID)
+	require.NotEmpty(t, segs)
+	for _, seg := range segs {
+		_, attached := querynode.AttachedVectors(seg, vecField)
+		require.False(t, attached)
+		require.False(t, seg.SharesColumn(vecField))
+		require.Equal(t, 2*seg.Len(), len(vectorsOf(t, seg).Data))
 	}
 	checkServed(t, s, rows)
 }
