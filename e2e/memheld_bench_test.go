@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -53,7 +54,8 @@ func TestMemoryAfterLoad(t *testing.T) {
 		start := time.Now()
 		p := startProc(t, bins[len(bins)-1], dir)
 		c := p.client(t)
-		ctx := ctxT(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+		defer cancel()
 		schema := entity.NewSchema().WithName(coll).
 			WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
 			WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(int64(vdim)))
@@ -116,7 +118,8 @@ func TestMemoryAfterLoad(t *testing.T) {
 		p := startProc(t, bin, dir)
 		idle := procStatus(p, "VmRSS:")
 		c := p.client(t)
-		ctx := ctxT(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
 		start := time.Now()
 		lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
 		require.NoError(t, err)

@@ -203,7 +203,7 @@ func TestSealedVectorsDamagedIndexFile(t *testing.T) {
 		_, attached := querynode.AttachedVectors(seg, vecField)
 		require.False(t, attached)
 		require.False(t, seg.SharesColumn(vecField))
-		require.Equal(t, 2*seg.Len(), len(vectorsOf(t, seg).Data))
+		require.Len(t, vectorsOf(t, seg).Data, 2*seg.Len())
 	}
 	checkServed(t, s, rows)
 }
