@@ -1,6 +1,7 @@
 package fsck
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -403,7 +404,7 @@ func (c *catalogCheck) indexes(ctx context.Context) error {
 // decodeIndexFile decodes an index file by its file key, the name of the
 // index type built (as the query node does), and returns its row count.
 func decodeIndexFile(fileKey string, data []byte) (int, error) {
-	x, err := registry.Load(fileKey, data)
+	x, err := registry.Load(fileKey, bytes.NewReader(data))
 	if err != nil {
 		return 0, err
 	}

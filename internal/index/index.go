@@ -159,6 +159,19 @@ type Index interface {
 	Marshal(w io.Writer) error
 }
 
+// RawVectors is implemented by an index that stores the vectors it was
+// built from unchanged, row-major: a reader of the segment's vectors can
+// be served from the index instead of a second copy (the query node's
+// sealed segments hold each vector once this way). An index that keeps
+// them otherwise (quantised, normalised for COSINE, grouped by list)
+// returns nil.
+type RawVectors interface {
+	// RawVectors returns the Len() indexed vectors row-major (row i at
+	// [i*dim:(i+1)*dim]), bit for bit as given to the build, or nil. The
+	// caller must not modify them; they stay valid while the index lives.
+	RawVectors() []float32
+}
+
 // BinaryIndex is a vector index over the packed binary vectors of one
 // segment (BinaryVector fields, dim/8 bytes a row). It follows the contract
 // of Index, with q holding the query's dim/8 bytes.

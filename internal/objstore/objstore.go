@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
 
 // Sentinel errors shared by every Store implementation.
 var (
-	// ErrNotFound is returned by Get and Stat when the key is absent.
+	// ErrNotFound is returned by Get, Open and Stat when the key is absent.
 	ErrNotFound = errors.New("objstore: not found")
 	// ErrInvalidKey is returned for a key or prefix that breaks the key rules.
 	ErrInvalidKey = errors.New("objstore: invalid key")
@@ -23,6 +24,11 @@ type Store interface {
 	Put(ctx context.Context, key string, data []byte) error
 	// Get returns the object at key, or ErrNotFound.
 	Get(ctx context.Context, key string) ([]byte, error)
+	// Open returns a reader of the object at key and its size, or
+	// ErrNotFound, for objects too large to hold twice while they are
+	// decoded. The caller closes the reader; it reads the object as it was
+	// when opened, or fails.
+	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
 	// Stat returns the object's metadata, or ErrNotFound.
 	Stat(ctx context.Context, key string) (ObjectInfo, error)
 	// List returns every object whose key starts with prefix, sorted by key.

@@ -138,9 +138,6 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 			if err != nil {
 				return err
 			}
-			if err := d.attachIndexes(gctx, seg); err != nil {
-				n.logger.Warn("attach index failed; searching the segment exactly", "segment", s.ID, "err", err)
-			}
 			segs[i] = seg
 			return nil
 		})
@@ -487,9 +484,6 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 		if seg, err = d.loadSealed(ctx, info); err != nil {
 			return err
 		}
-		if err := d.attachIndexes(ctx, seg); err != nil {
-			d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", id, "err", err)
-		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -679,9 +673,6 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 		seg, err := d.loadSealed(ctx, o)
 		if err != nil {
 			return err
-		}
-		if err := d.attachIndexes(ctx, seg); err != nil {
-			d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", o.ID, "err", err)
 		}
 		loaded[i] = seg
 	}

@@ -2,10 +2,16 @@ package querynode
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"path"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/indexfile"
 	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
@@ -44,10 +50,21 @@ func (a *attachedIndex) search(req *plan.Search, q int, mask []bool, allowed int
 	return a.idx.Search(req.Vectors[q], req.TopK, p, mask)
 }
 
-// attachIndexes loads the finished index builds of a sealed segment that are
-// not attached yet. A segment is searchable by brute force until then, so
-// attaching never makes it unavailable.
-func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) error {
+// indexFile is a finished index build of a segment, read from its file.
+type indexFile struct {
+	fieldID int64
+	file    string
+	buildID int64
+	metric  string // the metric of the collection's index definition
+	x       registry.Built
+}
+
+// readIndexes reads the finished index builds of seg that are not attached
+// yet. A file that cannot be read or decoded is skipped, and its error
+// joined into the one returned: the other indexes are read.
+func (d *delegator) readIndexes(ctx context.Context, seg *segment.Segment) ([]indexFile, error) {
+	var out []indexFile
+	var errs []error
 	for _, t := range d.node.segs.SegmentIndexes(seg.ID) {
 		if len(t.Files) == 0 || seg.HasIndex(t.FieldID) {
 			continue
@@ -58,30 +75,138 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 				metric = idx.Params["metric_type"]
 			}
 		}
-		data, err := d.node.objects.Get(ctx, t.Files[0])
+		x, err := d.node.readIndexFile(ctx, t.Files[0])
 		if err != nil {
-			return fmt.Errorf("load index %s: %w", t.Files[0], err)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			errs = append(errs, err)
+			continue
 		}
-		x, err := registry.Load(path.Base(t.Files[0]), data)
-		if err != nil {
-			return fmt.Errorf("decode index %s: %w", t.Files[0], err)
+		out = append(out, indexFile{fieldID: t.FieldID, file: t.Files[0], buildID: t.BuildID, metric: metric, x: x})
+	}
+	return out, errors.Join(errs...)
+}
+
+// readIndexFile decodes an index file as it streams from object storage,
+// into the index's final structures: no copy of the whole file is held.
+func (n *Node) readIndexFile(ctx context.Context, key string) (registry.Built, error) {
+	r, size, err := n.objects.Open(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("load index %s: %w", key, err)
+	}
+	defer func() { _ = r.Close() }() // a read error is the decoder's
+	x, err := registry.Load(path.Base(key), indexfile.Sized{Reader: r, N: size})
+	if err != nil {
+		return nil, fmt.Errorf("decode index %s: %w", key, err)
+	}
+	return x, nil
+}
+
+// sharedColumn returns the column of field f that one of files, an index
+// of f storing the raw vectors (index.RawVectors), can serve, or nil. Only
+// float vector fields without nulls qualify: indexes hold other dense types
+// widened to float32, and no slot for a null row.
+func sharedColumn(f *schemapb.FieldSchema, files []indexFile) column.Column {
+	if f.GetDataType() != schemapb.DataType_FloatVector || f.GetNullable() {
+		return nil
+	}
+	dim, err := column.Dim(f)
+	if err != nil || dim <= 0 {
+		return nil
+	}
+	for _, fi := range files {
+		rv, ok := fi.x.(index.RawVectors)
+		if fi.fieldID != f.GetFieldID() || !ok {
+			continue
 		}
-		ai := newAttached(x)
+		if data := rv.RawVectors(); data != nil && len(data) == dim*fi.x.Len() {
+			return &column.FloatVectors{Dim: dim, Data: data}
+		}
+	}
+	return nil
+}
+
+// attach attaches the read index files to seg. A vector field whose column
+// seg still owns, and whose index stores the same vectors bit for bit,
+// switches to the index's copy (segment.ShareColumn): an index that
+// finished after the segment loaded frees the decoded column too.
+func (d *delegator) attach(seg *segment.Segment, files []indexFile) error {
+	var errs []error
+	for _, fi := range files {
+		ai := newAttached(fi.x)
 		if ai == nil {
 			// A filter index (scalar or RTREE): the filter evaluator finds it
 			// through segment.View.Index.
-			if err := attachDecoded(seg, t.FieldID, t.Files[0], x); err != nil {
-				return err
+			if err := attachDecoded(seg, fi.fieldID, fi.file, fi.x); err != nil {
+				errs = append(errs, err)
 			}
 			continue
 		}
 		if ai.len() != seg.Len() {
-			return fmt.Errorf("index %s has %d rows, segment %d has %d", t.Files[0], ai.len(), seg.ID, seg.Len())
+			errs = append(errs, fmt.Errorf("index %s has %d rows, segment %d has %d", fi.file, ai.len(), seg.ID, seg.Len()))
+			continue
 		}
-		ai.metric, ai.buildID = metric, t.BuildID
-		seg.SetIndex(t.FieldID, ai)
+		ai.metric, ai.buildID = fi.metric, fi.buildID
+		if !seg.SharesColumn(fi.fieldID) {
+			if err := shareVectors(seg, fi); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		seg.SetIndex(fi.fieldID, ai)
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// shareVectors makes seg's column of an indexed float vector field the
+// index's stored vectors when they equal the column bit for bit.
+func shareVectors(seg *segment.Segment, fi indexFile) error {
+	var own *column.FloatVectors
+	var f *schemapb.FieldSchema
+	_ = seg.Read(func(v *segment.View) error {
+		own, _ = v.Column(fi.fieldID).(*column.FloatVectors)
+		for _, vf := range v.Fields() {
+			if vf.GetFieldID() == fi.fieldID {
+				f = vf
+			}
+		}
+		return nil
+	})
+	if own == nil || f == nil {
+		return nil
+	}
+	c, ok := sharedColumn(f, []indexFile{fi}).(*column.FloatVectors)
+	if !ok || own.Valid != nil {
+		return nil
+	}
+	if !sameBits(own.Data, c.Data) {
+		return fmt.Errorf("index %s stores other vectors than segment %d's binlogs", fi.file, seg.ID)
+	}
+	return seg.ShareColumn(fi.fieldID, c)
+}
+
+// sameBits reports whether a and b hold the same float32 bit patterns.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, v := range a {
+		if math.Float32bits(v) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// attachIndexes loads the finished index builds of a sealed segment that
+// are not attached yet. A segment is searchable by brute force until then,
+// so attaching never makes it unavailable.
+func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) error {
+	files, err := d.readIndexes(ctx, seg)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.Join(err, d.attach(seg, files))
 }
 
 // newAttached wraps a loaded vector index for searching; it returns nil for

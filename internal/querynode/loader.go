@@ -2,6 +2,7 @@ package querynode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -14,7 +15,14 @@ import (
 	"github.com/strata-db/strata/internal/storage"
 )
 
-// loadSealed builds a sealed segment from its insert binlogs.
+// loadSealed builds a sealed segment from its insert binlogs and attaches
+// its finished indexes (see attachIndexes). The index files are read first:
+// a vector field whose index stores the raw vectors (index.RawVectors) is
+// not decoded from its binlogs at all; the segment's column is the index's
+// vectors (segment.ShareColumn), so each vector is held once. An index file
+// that cannot be read or decoded does not fail the load: the field is read
+// from its binlogs, the segment is searched exactly, and the error is
+// logged.
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
 	si := segment.Info{
 		ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
@@ -31,12 +39,24 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	if info.NumRows == 0 {
 		return seg, nil
 	}
+	files, idxErr := d.readIndexes(ctx, seg)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	// Fields load in parallel; each one's binlogs are concatenated in order.
 	var fields []*schemapb.FieldSchema
+	shared := map[int64]column.Column{}
+	schemaOf := map[int64]*schemapb.FieldSchema{}
 	for _, f := range d.info.Schema.GetFields() {
-		if id := f.GetFieldID(); id >= 100 || id == 1 {
-			fields = append(fields, f)
+		id := f.GetFieldID()
+		if id < 100 && id != 1 {
+			continue
 		}
+		if c := sharedColumn(f, files); c != nil {
+			shared[id], schemaOf[id] = c, f
+			continue
+		}
+		fields = append(fields, f)
 	}
 	loaded := make([]column.Column, len(fields))
 	g, gctx := errgroup.WithContext(ctx)
@@ -60,12 +80,29 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 		return nil, fmt.Errorf("load segment %d: timestamp field missing", info.ID)
 	}
 	delete(cols, 1)
+	for id, c := range shared {
+		if c.Len() == len(tsCol.Data) {
+			cols[id] = c
+			continue
+		}
+		// The index disagrees with the binlogs on the row count:
+		// attachIndexes reports it; the field is read from its binlogs.
+		delete(shared, id)
+		if cols[id], err = d.loadField(ctx, info, schemaOf[id]); err != nil {
+			return nil, err
+		}
+	}
 	tss := make([]uint64, len(tsCol.Data))
 	for i, v := range tsCol.Data {
 		tss[i] = uint64(v)
 	}
 	if err := seg.Load(cols, tss); err != nil {
 		return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
+	}
+	for id, c := range shared {
+		if err := seg.ShareColumn(id, c); err != nil {
+			return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
+		}
 	}
 	// Deletes that L0 compaction moved into the segment's own delta logs.
 	for _, l := range info.Deltalogs {
@@ -74,6 +111,9 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 			return nil, err
 		}
 		seg.Delete(pks, dts)
+	}
+	if err := errors.Join(idxErr, d.attach(seg, files)); err != nil {
+		d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", info.ID, "err", err)
 	}
 	return seg, nil
 }

@@ -16,12 +16,32 @@
 // cannot be read, a panic) fails its collection at once: reads get 503,
 // "channel not available" (101 when it stops before its load is done), and
 // LoadFailure and Problems say why, until the collection is loaded again.
+//
+// # Each vector held once
+//
+// A sealed segment loads its finished index files before its binlogs
+// (loader.go, index.go). Index files are decoded as they stream from
+// object storage (Objects.Open), straight into the index's structures,
+// with no copy of the whole file. A float vector field (not nullable)
+// whose index stores the raw vectors bit for bit, index.RawVectors (HNSW
+// under L2 and IP), is not decoded from its binlogs: the segment's column
+// is the index's vectors (segment.ShareColumn), so output fields, exact,
+// range and iterator searches, group-by and rerank read the same memory
+// the graph walks. An index that finishes after the segment loaded swaps
+// the decoded column for its vectors once they compare equal bit for bit.
+// Indexes that keep vectors otherwise (normalised under COSINE, grouped by
+// list in IVF_FLAT, quantised) leave the column; FLAT and BIN_FLAT build
+// nothing, so their column is already the only copy. A damaged index file
+// fails only its own attach: the field is read from its binlogs and the
+// segment is searched exactly. Growing segments, and the data node's sync,
+// compaction and index builds, read binlogs and never a loaded segment.
 package querynode
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sort"
 	"sync"
@@ -37,9 +57,11 @@ import (
 	"github.com/strata-db/strata/internal/wal"
 )
 
-// Objects reads object storage.
+// Objects reads object storage: Get for binlogs and delta logs, Open for
+// index files, which are decoded as they stream (objstore.Store).
 type Objects interface {
 	Get(ctx context.Context, key string) ([]byte, error)
+	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
 }
 
 // SegmentMeta tells which segments exist and where a vchannel's replay

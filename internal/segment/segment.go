@@ -22,6 +22,16 @@
 // a row, searched by bisection; rows appended later (a growing segment's)
 // go into a hash map, which costs an order of magnitude more per row but
 // takes inserts one by one.
+//
+// # Vectors held once
+//
+// A sealed segment whose vector index stores the raw vectors (HNSW under
+// L2 or IP: index.RawVectors) does not keep a decoded copy of its own: the
+// query node gives Load, or later ShareColumn, a column whose data is the
+// index's stored vectors, bit for bit what the binlogs hold. Every reader
+// (output fields, exact and range search, iterators, group-by) reads the
+// column as before; only the memory is the index's. MemoryBytes counts
+// the columns the segment owns, not shared ones.
 package segment
 
 import (
@@ -74,7 +84,10 @@ type Segment struct {
 	strIdx map[string][]int32
 
 	indexes map[int64]any // field ID → an index attached by the query node
-	memo    memo          // state readers derive from the rows (see Memo)
+	// shared marks the columns whose data another structure owns (an
+	// attached index's stored vectors, see ShareColumn).
+	shared map[int64]bool
+	memo   memo // state readers derive from the rows (see Memo)
 }
 
 // SetIndex attaches an index over a field's rows (the query node decides
@@ -86,6 +99,54 @@ func (s *Segment) SetIndex(fieldID int64, idx any) {
 		s.indexes = map[int64]any{}
 	}
 	s.indexes[fieldID] = idx
+}
+
+// ShareColumn replaces the column of a field by c, a column of the same
+// type and rows whose data another structure owns (the stored vectors of
+// the field's index), so that the segment holds that data once. c must
+// equal the column it replaces row for row (the caller checks); it is
+// never modified, and MemoryBytes no longer counts it.
+func (s *Segment) ShareColumn(fieldID int64, c column.Column) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.cols[fieldID]
+	switch {
+	case !ok:
+		return fmt.Errorf("segment %d: no field %d to share", s.ID, fieldID)
+	case fmt.Sprintf("%T", old) != fmt.Sprintf("%T", c):
+		return fmt.Errorf("segment %d: field %d is a %T, the shared column a %T", s.ID, fieldID, old, c)
+	case c.Len() != len(s.tss):
+		return fmt.Errorf("segment %d: shared column of field %d has %d rows, the segment %d", s.ID, fieldID, c.Len(), len(s.tss))
+	}
+	s.cols[fieldID] = c
+	if s.shared == nil {
+		s.shared = map[int64]bool{}
+	}
+	s.shared[fieldID] = true
+	return nil
+}
+
+// SharesColumn reports whether a field's column is shared (ShareColumn).
+func (s *Segment) SharesColumn(fieldID int64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.shared[fieldID]
+}
+
+// MemoryBytes estimates the memory the segment's rows hold: the columns it
+// owns (MemorySize; shared ones excluded), the insert and delete
+// timestamps and the primary-key permutation. Attached indexes and the
+// primary-key hash maps of appended rows are not counted.
+func (s *Segment) MemoryBytes() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var b int64
+	for id, c := range s.cols {
+		if !s.shared[id] {
+			b += int64(c.MemorySize())
+		}
+	}
+	return b + 8*int64(len(s.tss)+len(s.delTs)) + 4*int64(len(s.sorted))
 }
 
 // HasIndex reports whether an index is attached to a field.

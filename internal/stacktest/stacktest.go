@@ -10,6 +10,7 @@ package stacktest
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -406,6 +407,22 @@ type HookedObjects struct {
 
 // Get waits at the gate unless the key belongs to an allowed segment.
 func (h *HookedObjects) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := h.pass(ctx, key); err != nil {
+		return nil, err
+	}
+	return h.Store.Get(ctx, key)
+}
+
+// Open waits at the gate as Get does.
+func (h *HookedObjects) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	if err := h.pass(ctx, key); err != nil {
+		return nil, 0, err
+	}
+	return h.Store.Open(ctx, key)
+}
+
+// pass waits at the gate unless the key belongs to an allowed segment.
+func (h *HookedObjects) pass(ctx context.Context, key string) error {
 	h.mu.Lock()
 	wait := h.gate
 	for _, id := range h.allowed {
@@ -422,10 +439,10 @@ func (h *HookedObjects) Get(ctx context.Context, key string) ([]byte, error) {
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	return h.Store.Get(ctx, key)
+	return nil
 }
 
 // HoldAllBut makes reads of every segment's files but the allowed ones wait

@@ -57,7 +57,10 @@ type Index struct {
 	pool sync.Pool // *scratch for searches
 }
 
-var _ index.Index = (*Index)(nil)
+var (
+	_ index.Index      = (*Index)(nil)
+	_ index.RawVectors = (*Index)(nil)
+)
 
 // New returns an empty index for vectors of dimension dim.
 func New(dim int, metric index.Metric, cfg Config) (*Index, error) {
@@ -122,6 +125,19 @@ func (x *Index) MemoryBytes() int64 {
 		int64(cap(x.upper))*4 + int64(cap(x.upperOff))*8 +
 		int64(cap(x.locks))*int64(unsafe.Sizeof(sync.Mutex{}))
 	return b + int64(unsafe.Sizeof(*x))
+}
+
+// RawVectors implements index.RawVectors: the stored vectors, which are
+// the vectors given to Add bit for bit except under COSINE (normalised to
+// unit length; then nil).
+func (x *Index) RawVectors() []float32 {
+	if x.metric == index.Cosine {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := x.n * x.dim
+	return x.vecs[:n:n]
 }
 
 // vec returns the stored vector of node id.

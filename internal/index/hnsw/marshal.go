@@ -134,13 +134,8 @@ func unmarshal(rd io.Reader) (*Index, error) {
 		return nil, format.ErrorAt(56, "upper-layer size %d, levels imply %d", upperWords, want)
 	}
 
-	bits, err := r.Words(n * uint64(dim))
-	if err != nil {
+	if x.vecs, err = r.Float32s(n * uint64(dim)); err != nil {
 		return nil, err
-	}
-	x.vecs = make([]float32, len(bits))
-	for i, b := range bits {
-		x.vecs[i] = math.Float32frombits(b)
 	}
 
 	linkOff := r.Offset()

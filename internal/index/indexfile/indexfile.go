@@ -14,6 +14,18 @@
 // package writes and checks the rest. Readers reject a file whose length,
 // magic, version or checksum is wrong with an error wrapping the Format's
 // Corrupt sentinel.
+//
+// # Streaming reads
+//
+// Reader decodes a file from a stream into the index's final slices
+// (Words, Int32s, Float32s, Bytes), so that loading an index holds no copy
+// of the whole file: only a 64 KiB buffer besides what it returns. When the
+// stream's length is known (the reader has a Size method, as bytes.Reader
+// and Sized do) each slice is allocated once at its exact size, and a
+// length field that claims more data than the file has left is reported as
+// corrupt before anything is allocated; otherwise slices grow as the data
+// arrives, so a corrupt length fails at the end of the data rather than by
+// allocating it all up front.
 package indexfile
 
 import (
@@ -179,16 +191,33 @@ func (w *Writer) Close() error {
 // NewReader checks the header, Next returns the payload piece by piece, and
 // Close checks the checksum.
 type Reader struct {
-	f   Format
-	r   *bufio.Reader
-	crc hash.Hash32
-	off int64
-	buf []byte
+	f    Format
+	r    *bufio.Reader
+	crc  hash.Hash32
+	off  int64
+	size int64 // the file's length, -1 when unknown
+	buf  []byte
 }
 
-// NewReader reads and checks the header of a file of format f from r.
+// Sized is a stream of known length, such as an object being downloaded:
+// a Reader on it allocates exactly (see Streaming reads).
+type Sized struct {
+	io.Reader
+	// N is the stream's length in bytes.
+	N int64
+}
+
+// Size returns the stream's length.
+func (s Sized) Size() int64 { return s.N }
+
+// NewReader reads and checks the header of a file of format f from r. If r
+// has a Size method (bytes.Reader, Sized), it must give the length of the
+// file from r's current position.
 func (f Format) NewReader(r io.Reader) (*Reader, error) {
-	x := &Reader{f: f, r: bufio.NewReaderSize(r, bufSize), crc: crc32.New(castagnoli)}
+	x := &Reader{f: f, r: bufio.NewReaderSize(r, bufSize), crc: crc32.New(castagnoli), size: -1}
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		x.size = s.Size()
+	}
 	h, err := x.Next(f.HeaderSize())
 	if err != nil {
 		return nil, err
@@ -240,9 +269,27 @@ func (r *Reader) Header(size int) ([]byte, error) {
 // front.
 const readChunk = 1 << 16
 
+// alloc returns the capacity to allocate for cnt elements of width bytes:
+// cnt when the file's length is known (after checking that the file has
+// that much data left before its checksum), else at most limit.
+func (r *Reader) alloc(cnt uint64, width int, limit uint64) (uint64, error) {
+	if r.size < 0 {
+		return min(cnt, limit), nil
+	}
+	left := uint64(max(r.size-r.off-4, 0))
+	if cnt > left/uint64(width) {
+		return 0, r.f.Errorf("%d elements of %d bytes at offset %d, but the file has %d bytes left", cnt, width, r.off, left)
+	}
+	return cnt, nil
+}
+
 // Bytes reads the next cnt bytes into a new slice.
 func (r *Reader) Bytes(cnt uint64) ([]byte, error) {
-	out := make([]byte, 0, min(cnt, 1<<24))
+	c0, err := r.alloc(cnt, 1, 1<<24)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, c0)
 	for cnt > 0 {
 		c := min(cnt, readChunk)
 		b, err := r.Next(int(c))
@@ -257,7 +304,27 @@ func (r *Reader) Bytes(cnt uint64) ([]byte, error) {
 
 // Words reads the next cnt little-endian 32-bit words.
 func (r *Reader) Words(cnt uint64) ([]uint32, error) {
-	out := make([]uint32, 0, min(cnt, 1<<22))
+	return words(r, cnt, func(w uint32) uint32 { return w })
+}
+
+// Int32s reads the next cnt little-endian two's-complement 32-bit words.
+func (r *Reader) Int32s(cnt uint64) ([]int32, error) {
+	return words(r, cnt, func(w uint32) int32 { return int32(w) })
+}
+
+// Float32s reads the next cnt little-endian IEEE 754 single-precision
+// words, bit for bit.
+func (r *Reader) Float32s(cnt uint64) ([]float32, error) {
+	return words(r, cnt, math.Float32frombits)
+}
+
+// words reads cnt 32-bit words, each converted by conv, into one slice.
+func words[T any](r *Reader, cnt uint64, conv func(uint32) T) ([]T, error) {
+	c0, err := r.alloc(cnt, 4, 1<<22)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, c0)
 	for cnt > 0 {
 		c := min(cnt, readChunk/4)
 		b, err := r.Next(int(c) * 4)
@@ -265,7 +332,7 @@ func (r *Reader) Words(cnt uint64) ([]uint32, error) {
 			return nil, err
 		}
 		for i := range int(c) {
-			out = append(out, binary.LittleEndian.Uint32(b[4*i:]))
+			out = append(out, conv(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 		cnt -= c
 	}

@@ -3,6 +3,8 @@ package indexfile
 import (
 	"bytes"
 	"errors"
+	"io"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -226,4 +228,58 @@ func TestHeader(t *testing.T) {
 	err = f.ErrorAt(12, "dim %d", 0)
 	require.ErrorIs(t, err, errTest)
 	require.EqualError(t, err, "test: corrupt at offset 12: dim 0")
+}
+
+// TestStreamingExact checks that a Reader on a stream of known length
+// returns the words bit for bit in slices of exactly their length, that it
+// rejects a count the rest of the file cannot hold before allocating it,
+// and that an unsized stream reads the same words.
+func TestStreamingExact(t *testing.T) {
+	f := formats[0]
+	var buf bytes.Buffer
+	w := f.NewWriter(&buf)
+	vals := make([]float32, 70_000) // more than one read chunk
+	for i := range vals {
+		vals[i] = float32(i) * 0.5
+	}
+	vals[3] = float32(math.Inf(-1))
+	vals[4] = math.Float32frombits(0x7fc00001) // a NaN with a payload
+	w.Float32s(vals)
+	w.Int32s([]int32{-1, 7})
+	require.NoError(t, w.Close())
+	file := buf.Bytes()
+
+	for _, tc := range []struct {
+		name  string
+		r     func() io.Reader
+		exact bool
+	}{
+		{name: "bytes.Reader", r: func() io.Reader { return bytes.NewReader(file) }, exact: true},
+		{name: "Sized", r: func() io.Reader { return Sized{Reader: bytes.NewBuffer(file), N: int64(len(file))} }, exact: true},
+		{name: "unsized", r: func() io.Reader { return bytes.NewBuffer(file) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := f.NewReader(tc.r())
+			require.NoError(t, err)
+			got, err := r.Float32s(uint64(len(vals)))
+			require.NoError(t, err)
+			require.Len(t, got, len(vals))
+			if tc.exact {
+				require.Equal(t, len(vals), cap(got))
+			}
+			for i, v := range vals {
+				require.Equal(t, math.Float32bits(v), math.Float32bits(got[i]), "word %d", i)
+			}
+			ints, err := r.Int32s(2)
+			require.NoError(t, err)
+			require.Equal(t, []int32{-1, 7}, ints)
+			require.NoError(t, r.Close())
+		})
+	}
+
+	r, err := f.NewReader(bytes.NewReader(file))
+	require.NoError(t, err)
+	_, err = r.Words(1 << 40) // a corrupt count: 4 TiB
+	require.ErrorIs(t, err, errTest)
+	require.ErrorContains(t, err, "bytes left")
 }

@@ -95,17 +95,7 @@ func (x *Index) Marshal(w io.Writer) error {
 }
 
 // f32s reads cnt little-endian float32 values.
-func f32s(r *indexfile.Reader, cnt uint64) ([]float32, error) {
-	w, err := r.Words(cnt)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float32, len(w))
-	for i, b := range w {
-		out[i] = math.Float32frombits(b)
-	}
-	return out, nil
-}
+func f32s(r *indexfile.Reader, cnt uint64) ([]float32, error) { return r.Float32s(cnt) }
 
 // Unmarshal reads an index written by Marshal, verifying its checksum, its
 // parameters and that the lists hold every row exactly once. Errors caused
@@ -164,13 +154,8 @@ func unmarshal(rd io.Reader) (*Index, error) {
 		return nil, err
 	}
 	rowsOff := r.Offset()
-	rows, err := r.Words(n)
-	if err != nil {
+	if x.rows, err = r.Int32s(n); err != nil {
 		return nil, err
-	}
-	x.rows = make([]int32, len(rows))
-	for i, v := range rows {
-		x.rows[i] = int32(v)
 	}
 	switch cfg.Kind {
 	case Flat:

@@ -1,9 +1,9 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -32,7 +32,7 @@ func binaryTypes() []*Type {
 			},
 			Build:   buildBinIVF,
 			FileKey: "BIN_IVF_FLAT",
-			Load:    func(data []byte) (Built, error) { return unwrap(binivf.Unmarshal(bytes.NewReader(data))) },
+			Load:    func(r io.Reader) (Built, error) { return unwrap(binivf.Unmarshal(r)) },
 		},
 	}
 }

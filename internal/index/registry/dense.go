@@ -1,9 +1,9 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -52,7 +52,7 @@ func denseTypes() []*Type {
 				})
 			},
 			FileKey: name,
-			Load:    func(data []byte) (Built, error) { return unwrap(ivf.Unmarshal(bytes.NewReader(data))) },
+			Load:    func(r io.Reader) (Built, error) { return unwrap(ivf.Unmarshal(r)) },
 		}
 	}
 	return []*Type{
@@ -68,7 +68,7 @@ func denseTypes() []*Type {
 			},
 			Build:   buildHNSW,
 			FileKey: HNSWFileKey,
-			Load:    func(data []byte) (Built, error) { return unwrap(hnsw.Unmarshal(bytes.NewReader(data))) },
+			Load:    func(r io.Reader) (Built, error) { return unwrap(hnsw.Unmarshal(r)) },
 		},
 		{Name: "DISKANN", Family: Dense, Fields: embListFields, Metrics: denseMetrics},
 		{Name: "SCANN", Family: Dense, Fields: denseFields, Metrics: denseMetrics},

@@ -76,8 +76,10 @@ type Type struct {
 	// FileKey is the durable key of the index file Build's result is
 	// written under; empty when Build is nil.
 	FileKey string
-	// Load decodes an index file written under FileKey.
-	Load func(data []byte) (Built, error)
+	// Load decodes an index file written under FileKey from a stream. The
+	// vector indexes decode it straight into their final structures,
+	// holding no copy of the whole file (see indexfile, Streaming reads).
+	Load func(r io.Reader) (Built, error)
 }
 
 // Accepts reports whether t may index fields of data type dt.
@@ -135,13 +137,15 @@ func ByFileKey(key string) (*Type, bool) {
 	return nil, false
 }
 
-// Load decodes the index file written under file key key.
-func Load(key string, data []byte) (Built, error) {
+// Load decodes the index file written under file key key from r. A
+// reader with a Size method (bytes.Reader, indexfile.Sized) lets the
+// decoder allocate exactly.
+func Load(key string, r io.Reader) (Built, error) {
 	t, ok := ByFileKey(key)
 	if !ok {
 		return nil, fmt.Errorf("unknown index file key %q", key)
 	}
-	return t.Load(data)
+	return t.Load(r)
 }
 
 // Names returns the names of the index types that may index fields of

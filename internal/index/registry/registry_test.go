@@ -326,13 +326,13 @@ func TestBuildMarshalLoadSearch(t *testing.T) {
 			require.NoError(t, err)
 			var buf bytes.Buffer
 			require.NoError(t, x.Marshal(&buf))
-			back, err := Load(tp.FileKey, buf.Bytes())
+			back, err := Load(tp.FileKey, bytes.NewReader(buf.Bytes()))
 			require.NoError(t, err)
 			require.Equal(t, fx.nrows, back.Len())
 			fx.checkSearch(t, tp, back)
 		})
 	}
-	_, err := Load("NOPE", nil)
+	_, err := Load("NOPE", bytes.NewReader(nil))
 	require.ErrorContains(t, err, `unknown index file key "NOPE"`)
 }
 
@@ -473,7 +473,7 @@ func TestDurableFileKeys(t *testing.T) {
 		t.Run(tc.key, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("..", tc.file))
 			require.NoError(t, err)
-			x, err := Load(tc.key, data)
+			x, err := Load(tc.key, bytes.NewReader(data))
 			require.NoError(t, err)
 			require.Positive(t, x.Len())
 		})

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -38,7 +39,7 @@ func scalarTypes() []*Type {
 				return scalar.Build(ctx, k, c)
 			},
 			FileKey: k.String(),
-			Load:    func(data []byte) (Built, error) { return unwrap(scalar.Unmarshal(data)) },
+			Load:    readAll(scalar.Unmarshal),
 		}
 	}
 	return []*Type{
@@ -56,7 +57,7 @@ func scalarTypes() []*Type {
 				return scalar.BuildRTree(g), nil
 			},
 			FileKey: scalar.RTreeFileKey,
-			Load:    func(data []byte) (Built, error) { return unwrap(scalar.UnmarshalRTree(data)) },
+			Load:    readAll(scalar.UnmarshalRTree),
 		},
 	}
 }
@@ -72,6 +73,18 @@ func concat(lists ...[]schemapb.DataType) []schemapb.DataType {
 
 // unwrap returns a decoded index as a Built, and nil on error (never a
 // typed nil).
+// readAll adapts a decoder of a whole file held in memory (the filter
+// indexes', which are small next to vector indexes) to Type.Load.
+func readAll[T Built](decode func([]byte) (T, error)) func(io.Reader) (Built, error) {
+	return func(r io.Reader) (Built, error) {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		return unwrap(decode(data))
+	}
+}
+
 func unwrap[T Built](x T, err error) (Built, error) {
 	if err != nil {
 		return nil, err

@@ -1,9 +1,9 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -29,7 +29,7 @@ func sparseTypes() []*Type {
 				return buildSparse(ctx, name, c, params)
 			},
 			FileKey: name,
-			Load:    func(data []byte) (Built, error) { return unwrap(sparse.Unmarshal(bytes.NewReader(data))) },
+			Load:    func(r io.Reader) (Built, error) { return unwrap(sparse.Unmarshal(r)) },
 		}
 	}
 	return []*Type{sparseType(sparse.Inverted), sparseType(sparse.WAND)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -154,6 +155,34 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("objstore/local: get %q: %w", key, err)
 	}
 	return data, nil
+}
+
+// Open opens the object for reading. A Put or Delete meanwhile does not
+// change what the reader reads: Put renames a new file into place and
+// Delete unlinks it, while the open file keeps its data.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	path, err := s.checkKey(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if isAbsent(err) {
+			return nil, 0, fmt.Errorf("%w: %q", objstore.ErrNotFound, key)
+		}
+		return nil, 0, fmt.Errorf("objstore/local: open %q: %w", key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, errors.Join(fmt.Errorf("objstore/local: open %q: %w", key, err), f.Close())
+	}
+	if fi.IsDir() {
+		return nil, 0, errors.Join(fmt.Errorf("%w: %q", objstore.ErrNotFound, key), f.Close())
+	}
+	return f, fi.Size(), nil
 }
 
 // Stat returns the object's size and modification time.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ func RunConformance(t *testing.T, open OpenFunc) {
 	t.Helper()
 	t.Run("PutGet", func(t *testing.T) { testPutGet(t, open) })
 	t.Run("Stat", func(t *testing.T) { testStat(t, open) })
+	t.Run("Open", func(t *testing.T) { testOpen(t, open) })
 	t.Run("List", func(t *testing.T) { testList(t, open) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, open) })
 	t.Run("InvalidKeys", func(t *testing.T) { testInvalidKeys(t, open) })
@@ -118,6 +120,45 @@ func testStat(t *testing.T, open OpenFunc) {
 			require.ErrorIs(t, err, objstore.ErrNotFound)
 		})
 	}
+}
+
+// testOpen checks that Open streams what Get returns, with the object's
+// size, and that a reader opened before an overwrite or a delete still
+// reads the object it opened or fails, never a mix.
+func testOpen(t *testing.T, open OpenFunc) {
+	ctx := context.Background()
+	s := open(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 3<<16) // 3 MiB
+	require.NoError(t, s.Put(ctx, "open/big", big))
+	put(t, s, "open/empty", "")
+
+	r, size, err := s.Open(ctx, "open/big")
+	require.NoError(t, err)
+	require.Equal(t, int64(len(big)), size)
+	head := make([]byte, 16)
+	_, err = io.ReadFull(r, head)
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, "open/big", []byte("replaced")))
+	rest, err := io.ReadAll(r)
+	if err == nil {
+		require.True(t, bytes.Equal(big, append(head, rest...)), "a reader saw a mix of two versions")
+	}
+	require.NoError(t, r.Close())
+
+	r, size, err = s.Open(ctx, "open/empty")
+	require.NoError(t, err)
+	require.Zero(t, size)
+	got, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.NoError(t, r.Close())
+
+	for _, key := range []string{"open/missing", "open", "open/big/below"} {
+		_, _, err := s.Open(ctx, key)
+		require.ErrorIs(t, err, objstore.ErrNotFound, key)
+	}
+	_, _, err = s.Open(ctx, "../escape")
+	require.ErrorIs(t, err, objstore.ErrInvalidKey)
 }
 
 func testList(t *testing.T, open OpenFunc) {

@@ -201,6 +201,24 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
+// Open starts a download of the object; the reader streams it. The size
+// comes from the response's headers, so an absent key fails here.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	name, err := s.objectName(ctx, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	obj, err := s.client.GetObject(ctx, s.bucket, name, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, 0, s.wrap(ctx, "open", key, err)
+	}
+	info, err := obj.Stat()
+	if err != nil {
+		return nil, 0, errors.Join(s.wrap(ctx, "open", key, err), obj.Close())
+	}
+	return obj, info.Size, nil
+}
+
 // Stat returns the object's size and modification time.
 func (s *Store) Stat(ctx context.Context, key string) (objstore.ObjectInfo, error) {
 	name, err := s.objectName(ctx, key)
