@@ -11,6 +11,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/importer"
 )
@@ -35,6 +36,41 @@ func (p *Proxy) ImportRows(ctx context.Context, coll *catalog.Collection, partit
 	r, err := validateRows(coll, fds, uint32(n), p.genPKs(ctx), false)
 	if err != nil {
 		return nil, err
+	}
+	inserts, err := p.routedInserts(ctx, coll, partition, r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*msgpb.InsertRequest, len(inserts))
+	for i, in := range inserts {
+		out[i] = in.req
+	}
+	return out, nil
+}
+
+// ImportColumns routes the stored columns of a backup import as Insert
+// routes rows (by partition, or partition key, and primary-key hash), with
+// new row IDs; the columns came from binlogs of the same schema, so their
+// values, keys included, are kept as they are. Every user field must be
+// there; nothing is written.
+func (p *Proxy) ImportColumns(ctx context.Context, coll *catalog.Collection, partition string, cols map[int64]column.Column, n int) ([]*msgpb.InsertRequest, error) {
+	r := &rows{n: n, cols: map[int64]column.Column{}}
+	for _, f := range coll.Schema.GetFields() {
+		id := f.GetFieldID()
+		if id < 100 {
+			continue
+		}
+		c, ok := cols[id]
+		if !ok || c.Len() != n {
+			return nil, importer.Failed("the backup has no column of %d rows for field %q (ID %d)", n, f.GetName(), id)
+		}
+		r.cols[id] = c
+		if f.GetIsPrimaryKey() {
+			r.pk = c
+		}
+	}
+	if r.pk == nil {
+		return nil, importer.Failed("the backup has no primary-key column")
 	}
 	inserts, err := p.routedInserts(ctx, coll, partition, r)
 	if err != nil {
