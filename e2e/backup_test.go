@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +21,8 @@ import (
 	"github.com/milvus-io/milvus/client/v2/index"
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
+
+	"github.com/strata-db/strata/internal/backup"
 )
 
 // snapshotRows reads every row of a collection (Strong) as pk → field →
@@ -207,6 +211,42 @@ func TestBackupRestore(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, has, n)
 	}
+	// Damage the checksums do not catch (the manifest rewritten to match):
+	// the import fails, and the collections the restore created are dropped.
+	manifestPath := filepath.Join(bk, "b1", backup.ManifestFile)
+	origManifest, err := os.ReadFile(manifestPath)
+	require.NoError(t, err)
+	var m backup.Manifest
+	require.NoError(t, json.Unmarshal(origManifest, &m))
+	rel, err := filepath.Rel(filepath.Join(bk, "b1", backup.DataDir), binlog)
+	require.NoError(t, err)
+	sum := sha256.Sum256(bad)
+	found := false
+	for ci := range m.Collections {
+		for si := range m.Collections[ci].Segments {
+			for fi, f := range m.Collections[ci].Segments[si].Files {
+				if f.Key == filepath.ToSlash(rel) {
+					m.Collections[ci].Segments[si].Files[fi] = backup.File{Key: f.Key, Size: int64(len(bad)), SHA256: hex.EncodeToString(sum[:])}
+					found = true
+				}
+			}
+		}
+	}
+	require.True(t, found)
+	forged, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(manifestPath, forged, 0o644))
+	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
+	_, stderr, code = runStrata(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
+		"--rename", "src=bad1,auto=bad2")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "import job")
+	for _, n := range []string{"bad1", "bad2"} {
+		has, err := c.HasCollection(ctx, milvusclient.NewHasCollectionOption(n))
+		require.NoError(t, err)
+		require.False(t, has, n)
+	}
+	require.NoError(t, os.WriteFile(manifestPath, origManifest, 0o644))
 	require.NoError(t, os.WriteFile(binlog, orig, 0o644))
 
 	// Restoring over an existing name is refused.
