@@ -41,10 +41,14 @@ func backupSchema() *schemapb.CollectionSchema {
 	return &schemapb.CollectionSchema{Name: "b", Fields: []*schemapb.FieldSchema{
 		{FieldID: 0, Name: "RowID", DataType: schemapb.DataType_Int64},
 		{FieldID: 1, Name: "Timestamp", DataType: schemapb.DataType_Int64},
-		{FieldID: 100, Name: "pk", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "8"}}},
-		{FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+		{
+			FieldID: 100, Name: "pk", DataType: schemapb.DataType_VarChar, IsPrimaryKey: true,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "max_length", Value: "8"}},
+		},
+		{
+			FieldID: 101, Name: "v", DataType: schemapb.DataType_FloatVector,
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}},
+		},
 		// Added to the schema after the segment's first sync.
 		{FieldID: 102, Name: "n", DataType: schemapb.DataType_Int64, Nullable: true},
 	}}
