@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -162,7 +159,7 @@ func TestBackupRestore(t *testing.T) {
 	require.Len(t, wantAuto, 55)
 
 	bk := filepath.Join(t.TempDir(), "backups")
-	stdout, stderr, code := runStrata(t, bin, "backup", "create", "--addr", s.addr, "--data-dir", dir, "--out", bk, "--name", "b1")
+	stdout, stderr, code := runTool(t, bin, "backup", "create", "--addr", s.addr, "--data-dir", dir, "--out", bk, "--name", "b1")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.Contains(t, stdout, "backup b1: 2 collections")
 
@@ -177,7 +174,7 @@ func TestBackupRestore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, task.Await(ctx))
 
-	stdout, _, code = runStrata(t, bin, "backup", "list", "--out", bk)
+	stdout, _, code = runTool(t, bin, "backup", "list", "--out", bk)
 	require.Equal(t, 0, code)
 	require.Contains(t, stdout, "b1\t")
 	require.Contains(t, stdout, "collections=auto,src")
@@ -197,20 +194,16 @@ func TestBackupRestore(t *testing.T) {
 	bad := append([]byte(nil), orig...)
 	bad[len(bad)/2] ^= 0xff
 	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
-	_, stderr, code = runStrata(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
+	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
 		"--rename", "src=bad1,auto=bad2")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is damaged")
 	require.NoError(t, os.Remove(binlog))
-	_, stderr, code = runStrata(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
+	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
 		"--rename", "src=bad1,auto=bad2")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is missing")
-	for _, n := range []string{"bad1", "bad2"} {
-		has, err := c.HasCollection(ctx, milvusclient.NewHasCollectionOption(n))
-		require.NoError(t, err)
-		require.False(t, has, n)
-	}
+	requireNoCollection(t, c, "bad1", "bad2")
 	// Damage the checksums do not catch (the manifest rewritten to match):
 	// the import fails, and the collections the restore created are dropped.
 	manifestPath := filepath.Join(bk, "b1", backup.ManifestFile)
@@ -237,25 +230,21 @@ func TestBackupRestore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(manifestPath, forged, 0o644))
 	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
-	_, stderr, code = runStrata(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
+	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
 		"--rename", "src=bad1,auto=bad2")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "import job")
-	for _, n := range []string{"bad1", "bad2"} {
-		has, err := c.HasCollection(ctx, milvusclient.NewHasCollectionOption(n))
-		require.NoError(t, err)
-		require.False(t, has, n)
-	}
+	requireNoCollection(t, c, "bad1", "bad2")
 	require.NoError(t, os.WriteFile(manifestPath, origManifest, 0o644))
 	require.NoError(t, os.WriteFile(binlog, orig, 0o644))
 
 	// Restoring over an existing name is refused.
-	_, stderr, code = runStrata(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1")
+	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, `exists already; restore it under another name`)
 
 	start := time.Now()
-	stdout, stderr, code = runStrata(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
+	stdout, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
 		"--rename", "src=dst,auto=auto2")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	t.Logf("restore: %s (%s)", strings.TrimSpace(stdout), time.Since(start))
@@ -293,20 +282,14 @@ func TestBackupRestore(t *testing.T) {
 	require.Equal(t, int64(148), n) // 100 + 50 growing, less k0150 and k0310
 }
 
-// runStrata runs the strata binary with args and returns its stdout,
-// stderr and exit code.
-func runStrata(t *testing.T, bin string, args ...string) (string, string, int) {
+// requireNoCollection fails unless none of the collections exists.
+func requireNoCollection(t *testing.T, c *milvusclient.Client, names ...string) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return stdout.String(), stderr.String(), ee.ExitCode()
+	for _, n := range names {
+		has, err := c.HasCollection(ctxT(t), milvusclient.NewHasCollectionOption(n))
+		require.NoError(t, err)
+		require.False(t, has, n)
 	}
-	require.NoError(t, err)
-	return stdout.String(), stderr.String(), 0
 }
 
 // waitLoad loads a collection and waits until it is loaded.

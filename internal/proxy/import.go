@@ -37,15 +37,7 @@ func (p *Proxy) ImportRows(ctx context.Context, coll *catalog.Collection, partit
 	if err != nil {
 		return nil, err
 	}
-	inserts, err := p.routedInserts(ctx, coll, partition, r)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*msgpb.InsertRequest, len(inserts))
-	for i, in := range inserts {
-		out[i] = in.req
-	}
-	return out, nil
+	return p.routedRequests(ctx, coll, partition, r)
 }
 
 // ImportColumns routes the stored columns of a backup import as Insert
@@ -72,6 +64,12 @@ func (p *Proxy) ImportColumns(ctx context.Context, coll *catalog.Collection, par
 	if r.pk == nil {
 		return nil, importer.Failed("the backup has no primary-key column")
 	}
+	return p.routedRequests(ctx, coll, partition, r)
+}
+
+// routedRequests routes checked rows as Insert routes them and returns the
+// inserts' requests.
+func (p *Proxy) routedRequests(ctx context.Context, coll *catalog.Collection, partition string, r *rows) ([]*msgpb.InsertRequest, error) {
 	inserts, err := p.routedInserts(ctx, coll, partition, r)
 	if err != nil {
 		return nil, err
