@@ -3,15 +3,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,22 +19,6 @@ import (
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
 )
-
-// runTool runs the strata binary with args and returns its stdout, stderr
-// and exit code.
-func runTool(t *testing.T, bin string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return stdout.String(), stderr.String(), ee.ExitCode()
-	}
-	require.NoError(t, err)
-	return stdout.String(), stderr.String(), 0
-}
 
 // writeCheckDir writes, through the server, two collections ("keep" and
 // "hurt") of one flushed and indexed segment each, and returns the data

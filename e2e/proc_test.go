@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,22 @@ func buildBinary(t *testing.T) string {
 	})
 	require.NoError(t, binary.err)
 	return binary.path
+}
+
+// runTool runs the strata binary with args and returns its stdout, stderr
+// and exit code.
+func runTool(t *testing.T, bin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return stdout.String(), stderr.String(), 0
 }
 
 // removeBinary deletes the shared binary, if it was built.

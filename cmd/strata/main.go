@@ -7,6 +7,7 @@
 //	strata bench [flags]           measure a vector index: build time, memory, recall and QPS
 //	strata check --data-dir DIR    check a stopped server's data dir offline (exit 0 clean, 1 damaged, 2 unchecked)
 //	strata repair --data-dir DIR   accept a loss: --drop-segment ID, --cut-wal PCHANNEL
+//	strata backup create|list|restore  back up collections to a directory, list, restore
 //	strata version                 print the version, commit and build date
 //	strata help [COMMAND]          print the commands, or a command's flags
 package main
@@ -65,6 +66,9 @@ commands:
   repair --data-dir DIR --drop-segment ID | --cut-wal PCHANNEL
                                  accept a loss on the operator's word: mark a damaged segment
                                  Dropped (its rows are lost), or cut a WAL at its first bad record
+  backup create|list|restore     back up collections of a running server to a directory
+                                 (consistent at a flush timestamp), list backups, restore them
+                                 (under new names allowed)
   version                        print the version, commit and build date
   help [COMMAND]                 print this text, or COMMAND's flags
 
@@ -86,6 +90,8 @@ func command(name string) (func(args []string, stdout, stderr io.Writer) error, 
 		return checkCmd, true
 	case "repair":
 		return repairCmd, true
+	case "backup":
+		return backupCmd, true
 	case "version":
 		return versionCmd, true
 	}

@@ -147,3 +147,19 @@ func openWAL(cfg Config, logger *slog.Logger) (wal.Log, error) {
 	}
 	return wallocal.Open(cfg.localWAL(), logger)
 }
+
+// OpenObjectStore opens the object store a server with cfg uses (its data
+// directory's, or S3), for tools that read or write a server's objects
+// (strata backup); close releases it.
+func OpenObjectStore(ctx context.Context, cfg Config, logger *slog.Logger) (store objstore.Store, close func() error, err error) {
+	if err := cfg.Engines.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return openObjects(ctx, cfg, logger)
+}
+
+// OpenDirectory opens a local directory as an object store (a backup
+// location), creating it when absent.
+func OpenDirectory(dir string) (objstore.Store, error) {
+	return objlocal.Open(dir)
+}

@@ -31,10 +31,11 @@ func (c Config) importConfig() importer.Config {
 func newImporter(ctx context.Context, cfg Config, meta importer.KV, ids, clock importer.Allocator, objects objstore.Store,
 	px *proxy.Proxy, qn *querynode.Node, dn *datanode.Node, data *datacoord.Coordinator, root *rootcoord.Core, logger *slog.Logger,
 ) (*importer.Manager, error) {
+	files := importer.StoreFiles{Objects: objects, AllowLocal: cfg.Import.AllowLocalPaths}
 	return importer.New(ctx, cfg.importConfig(), importer.Deps{
 		KV: meta, IDs: ids, TSO: clock,
-		Files: importer.StoreFiles{Objects: objects, AllowLocal: cfg.Import.AllowLocalPaths},
-		Rows:  px, Writer: dn, Committer: data, Collections: root,
+		Files: files, Lister: files,
+		Rows: px, Writer: dn, Committer: data, Collections: root,
 		Remover: objects, RootPath: cfg.RootPath, Logger: logger, Serving: served{qn},
 	})
 }

@@ -25,6 +25,24 @@
 // S3; {dataDir}/storage for the embedded store), or, with
 // Config.AllowLocalPaths, absolute paths on the server's file system.
 //
+// # Backup import
+//
+// With the option backup=true (Milvus's backup import, which milvus-backup
+// restores through) each task names one segment's binlogs instead of
+// files: its insert-log prefix ({prefix}/{fieldID}/{logID} below it, the
+// tail of an insert_log key), then delta-log prefixes (Milvus takes one;
+// more are read the same way, so a restore can add L0 segments' deletes).
+// Fields map by field ID (the collection is created with the backed-up
+// schema), binlogs by their order per field (one per sync; a field added
+// after some syncs reads as its fill for the earlier ones). A row is kept
+// when its timestamp is in [start_ts, end_ts] and no delete in that range
+// with a later timestamp names its key (an upsert's row survives its own
+// delete). The options take Milvus's physical milliseconds, or a hybrid
+// timestamp as is when the value is at least 2^46, so a restore cuts
+// exactly at a backup's flush timestamp. Keys are kept, auto-ID or not;
+// rows get new row IDs and the job's timestamp, and are routed (by
+// partition key, and primary-key hash) as inserts are.
+//
 // # Running a job
 //
 // Jobs run one at a time, in submission order (Manager.Run). A job

@@ -68,6 +68,9 @@ type Files interface {
 // (the proxy).
 type Rows interface {
 	ImportRows(ctx context.Context, coll *catalog.Collection, partition string, fds []*schemapb.FieldData, n int) ([]*msgpb.InsertRequest, error)
+	// ImportColumns routes a backup's stored columns (every user field, by
+	// ID) as they are: keys are kept, nothing is generated or checked again.
+	ImportColumns(ctx context.Context, coll *catalog.Collection, partition string, cols map[int64]column.Column, n int) ([]*msgpb.InsertRequest, error)
 }
 
 // SegmentWriter writes the files of import segments, not registered
@@ -120,10 +123,12 @@ type KV interface {
 
 // Deps are the components a Manager works with.
 type Deps struct {
-	KV          KV
-	IDs         Allocator
-	TSO         Allocator
-	Files       Files
+	KV    KV
+	IDs   Allocator
+	TSO   Allocator
+	Files Files
+	// Lister lists the binlogs of a backup import (the object store).
+	Lister      Lister
 	Rows        Rows
 	Writer      SegmentWriter
 	Committer   Committer
@@ -167,7 +172,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Manager, error) {
 			return nil, fmt.Errorf("importer: decode %s: %w", kv.Key, err)
 		}
 		if j.State == StatePending || j.State == StateImporting {
-			j.State, j.Progress, j.ImportedRows, j.Segments = StatePending, 0, 0, nil
+			j.State, j.Progress, j.TotalRows, j.ImportedRows, j.Segments = StatePending, 0, 0, 0, nil
 			for i := range j.Tasks {
 				j.Tasks[i] = Task{Files: j.Tasks[i].Files, State: StatePending}
 			}
@@ -187,18 +192,28 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 	if len(req.Files) > m.cfg.MaxFiles {
 		return 0, Failed("The max number of import files should not exceed %d, but got %d", m.cfg.MaxFiles, len(req.Files))
 	}
+	backup := isBackup(req.Options)
 	for _, f := range req.Files {
-		if _, err := TypeOf(f); err != nil {
+		if backup {
+			if err := checkBackupFiles(f); err != nil {
+				return 0, err
+			}
+		} else if _, err := TypeOf(f); err != nil {
 			return 0, err
 		}
 		for _, p := range f {
-			if err := m.checkPath(p); err != nil {
+			if err := m.checkPath(strings.TrimSuffix(p, "/")); err != nil {
 				return 0, err
 			}
 		}
 	}
-	if v := req.Options["backup"]; v == "true" || v == "True" {
-		return 0, Failed("importing backup binlogs (the backup option) is not supported")
+	if backup {
+		if m.deps.Lister == nil {
+			return 0, Failed("importing backup binlogs is not configured on this server")
+		}
+		if _, _, err := timeRange(req.Options); err != nil {
+			return 0, Failed("%v", err)
+		}
 	}
 	if v := req.Options["l0_import"]; v == "true" || v == "True" {
 		return 0, Failed("importing L0 delete files (the l0_import option) is not supported")
@@ -544,6 +559,9 @@ func (m *Manager) waitServed(ctx context.Context, collectionID int64, segs []cat
 func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Collection, ts uint64,
 	accs map[accKey]*acc, keys *[]accKey, flush func(accKey) error,
 ) error {
+	if isBackup(j.Options) {
+		return m.runBackupTask(ctx, j, ti, coll, ts, accs, keys, flush)
+	}
 	src, size, err := openSource(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files)
 	if err != nil {
 		return err
@@ -570,21 +588,8 @@ func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Col
 		if err != nil {
 			return fmt.Errorf("rows %d to %d: %w", lo, hi-1, err)
 		}
-		for _, in := range inserts {
-			k := accKey{in.GetPartitionID(), in.GetShardName()}
-			a, full, err := m.add(coll, accs[k], in, ts)
-			if err != nil {
-				return fmt.Errorf("rows %d to %d: %w", lo, hi-1, err)
-			}
-			if accs[k] == nil {
-				*keys = append(*keys, k)
-			}
-			accs[k] = a
-			if full {
-				if err := flush(k); err != nil {
-					return err
-				}
-			}
+		if err := m.accumulate(coll, inserts, ts, accs, keys, flush); err != nil {
+			return fmt.Errorf("rows %d to %d: %w", lo, hi-1, err)
 		}
 		m.update(func() {
 			t := &j.Tasks[ti]
@@ -602,6 +607,79 @@ func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Col
 		t := &j.Tasks[ti]
 		t.State, t.Progress = StateImporting, 100
 	})
+	return nil
+}
+
+// accumulate adds routed inserts to their partition and vchannel's
+// accumulator, writing a segment whenever one is full.
+func (m *Manager) accumulate(coll *catalog.Collection, inserts []*msgpb.InsertRequest, ts uint64,
+	accs map[accKey]*acc, keys *[]accKey, flush func(accKey) error,
+) error {
+	for _, in := range inserts {
+		k := accKey{in.GetPartitionID(), in.GetShardName()}
+		a, full, err := m.add(coll, accs[k], in, ts)
+		if err != nil {
+			return err
+		}
+		if accs[k] == nil {
+			*keys = append(*keys, k)
+		}
+		accs[k] = a
+		if full {
+			if err := flush(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runBackupTask reads one segment of a backup (Milvus's backup import: its
+// insert-log prefix, then delta-log prefixes), sync by sync, keeping the
+// rows in the job's time range that no delete in range removes, and routes
+// them with their keys.
+func (m *Manager) runBackupTask(ctx context.Context, j *Job, ti int, coll *catalog.Collection, ts uint64,
+	accs map[accKey]*acc, keys *[]accKey, flush func(accKey) error,
+) error {
+	start, end, err := timeRange(j.Options)
+	if err != nil {
+		return err
+	}
+	seg, err := openBackupSegment(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files, m.deps.Lister, start, end)
+	if err != nil {
+		return err
+	}
+	m.update(func() { j.Tasks[ti].State = StateImporting })
+	for k := 0; k < seg.nfiles; k++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cols, n, read, err := seg.read(ctx, k)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			inserts, err := m.deps.Rows.ImportColumns(ctx, coll, j.Partition, cols, n)
+			if err != nil {
+				return fmt.Errorf("binlog %d: %w", k, err)
+			}
+			if err := m.accumulate(coll, inserts, ts, accs, keys, flush); err != nil {
+				return fmt.Errorf("binlog %d: %w", k, err)
+			}
+		}
+		m.update(func() {
+			t := &j.Tasks[ti]
+			t.FileSize, t.TotalRows, t.ImportedRows = seg.size, t.TotalRows+int64(read), t.ImportedRows+int64(n)
+			t.Progress = int64(k+1) * 100 / int64(seg.nfiles)
+			j.TotalRows += int64(read)
+			j.ImportedRows += int64(n)
+			var sum int64
+			for _, t := range j.Tasks {
+				sum += t.Progress
+			}
+			j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
+		})
+	}
 	return nil
 }
 
@@ -643,8 +721,22 @@ func (m *Manager) add(coll *catalog.Collection, a *acc, in *msgpb.InsertRequest,
 type StoreFiles struct {
 	Objects interface {
 		Get(ctx context.Context, key string) ([]byte, error)
+		List(ctx context.Context, prefix string) ([]objstore.ObjectInfo, error)
 	}
 	AllowLocal bool
+}
+
+// ListFiles implements Lister: the object keys under prefix, sorted.
+func (s StoreFiles) ListFiles(ctx context.Context, prefix string) ([]string, error) {
+	infos, err := s.Objects.List(ctx, strings.TrimPrefix(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(infos))
+	for i, o := range infos {
+		out[i] = o.Key
+	}
+	return out, nil
 }
 
 // ReadFile implements Files.

@@ -53,14 +53,14 @@ func TestManagerRecords(t *testing.T) {
 	require.Len(t, j.Tasks, 2)
 
 	for req, want := range map[string]Request{
-		"unexpected file type":       {Files: [][]string{{"a.txt"}}},
-		"absolute path":              {Files: [][]string{{"/etc/passwd.json"}}},
-		"not valid":                  {Files: [][]string{{"a/../b.json"}}},
-		"backup option":              {Files: [][]string{{"a.json"}}, Options: map[string]string{"backup": "true"}},
-		"the timeout option":         {Files: [][]string{{"a.json"}}, Options: map[string]string{"timeout": "soon"}},
-		"should not exceed 1024":     {Files: make([][]string, 1025)},
-		"accepts only one file":      {Files: [][]string{{"a.json", "b.json"}}},
-		"inconsistency in file type": {Files: [][]string{{"a.npy", "b.json"}}},
+		"unexpected file type":          {Files: [][]string{{"a.txt"}}},
+		"absolute path":                 {Files: [][]string{{"/etc/passwd.json"}}},
+		"not valid":                     {Files: [][]string{{"a/../b.json"}}},
+		"not configured on this server": {Files: [][]string{{"a/insert_log/1/2/3"}}, Options: map[string]string{"backup": "true"}},
+		"the timeout option":            {Files: [][]string{{"a.json"}}, Options: map[string]string{"timeout": "soon"}},
+		"should not exceed 1024":        {Files: make([][]string, 1025)},
+		"accepts only one file":         {Files: [][]string{{"a.json", "b.json"}}},
+		"inconsistency in file type":    {Files: [][]string{{"a.npy", "b.json"}}},
 	} {
 		if len(want.Files) == 1025 {
 			for i := range want.Files {

@@ -11,6 +11,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/importer"
 )
@@ -36,6 +37,39 @@ func (p *Proxy) ImportRows(ctx context.Context, coll *catalog.Collection, partit
 	if err != nil {
 		return nil, err
 	}
+	return p.routedRequests(ctx, coll, partition, r)
+}
+
+// ImportColumns routes the stored columns of a backup import as Insert
+// routes rows (by partition, or partition key, and primary-key hash), with
+// new row IDs; the columns came from binlogs of the same schema, so their
+// values, keys included, are kept as they are. Every user field must be
+// there; nothing is written.
+func (p *Proxy) ImportColumns(ctx context.Context, coll *catalog.Collection, partition string, cols map[int64]column.Column, n int) ([]*msgpb.InsertRequest, error) {
+	r := &rows{n: n, cols: map[int64]column.Column{}}
+	for _, f := range coll.Schema.GetFields() {
+		id := f.GetFieldID()
+		if id < 100 {
+			continue
+		}
+		c, ok := cols[id]
+		if !ok || c.Len() != n {
+			return nil, importer.Failed("the backup has no column of %d rows for field %q (ID %d)", n, f.GetName(), id)
+		}
+		r.cols[id] = c
+		if f.GetIsPrimaryKey() {
+			r.pk = c
+		}
+	}
+	if r.pk == nil {
+		return nil, importer.Failed("the backup has no primary-key column")
+	}
+	return p.routedRequests(ctx, coll, partition, r)
+}
+
+// routedRequests routes checked rows as Insert routes them and returns the
+// inserts' requests.
+func (p *Proxy) routedRequests(ctx context.Context, coll *catalog.Collection, partition string, r *rows) ([]*msgpb.InsertRequest, error) {
 	inserts, err := p.routedInserts(ctx, coll, partition, r)
 	if err != nil {
 		return nil, err
