@@ -227,26 +227,6 @@ func churnSegments(ctx context.Context, t *testing.T, svc milvuspb.MilvusService
 	return s
 }
 
-// liveHeap makes the server collect garbage and returns the Go heap still
-// allocated (HeapAlloc of the heap profile taken right after), the memory
-// its data structures really hold; 0 when unknown.
-func liveHeap(p *proc) int64 {
-	client := &http.Client{Timeout: time.Minute}
-	resp, err := client.Get("http://" + p.metrics + "/debug/pprof/heap?gc=1&debug=1")
-	if err != nil {
-		return 0
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
 // procMemory returns the server's resident set (VmRSS) and the Go heap in
 // use (go_memstats_heap_inuse_bytes from its metrics endpoint, garbage not
 // yet collected included); 0 when unknown.
@@ -472,7 +452,7 @@ func TestChurn(t *testing.T) {
 		rss, heap := procMemory(p)
 		var alive int64
 		if phase != "churn" { // a forced GC would slow the writers down
-			alive = liveHeap(p)
+			alive = heapAfterGC(p)
 		}
 		s := churnPoint{
 			at: time.Since(start), phase: phase, disk: measureDisk(t, dir), rss: rss, heap: heap, alive: alive,
