@@ -23,6 +23,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,7 @@ import (
 
 	"github.com/strata-db/strata/internal/api"
 	"github.com/strata-db/strata/internal/auth"
+	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/console"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
@@ -176,12 +178,15 @@ func (c Config) localWAL() wallocal.Config {
 
 // Server is a running standalone server.
 type Server struct {
-	cfg     Config
-	logger  *slog.Logger
-	ready   atomic.Bool
-	health  []health.Source // set by Run before ready
-	grpcLis net.Listener
-	httpLis net.Listener
+	cfg    Config
+	logger *slog.Logger
+	ready  atomic.Bool
+	health []health.Source // set by Run before ready
+	// loading lists the collections still loading (set by Run before ready).
+	loading  func() []string
+	reloaded chan struct{} // closed once the restart's reloads have ended
+	grpcLis  net.Listener
+	httpLis  net.Listener
 }
 
 // Listen binds the server's ports, so that callers (and tests using port 0)
@@ -194,7 +199,7 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: logger}
+	s := &Server{cfg: cfg, logger: logger, reloaded: make(chan struct{})}
 	if s.grpcLis, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("app: listen %s: %w", cfg.Addr, err)
 	}
@@ -211,10 +216,15 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Addr is the API address: gRPC and REST v2 share it.
 // Ready reports whether the server is serving (what /healthz answers).
 func (s *Server) Ready() bool { return s.ready.Load() }
 
+// Reloaded is closed once the collections that were loaded before the
+// server started have loaded again (or failed to, or Run stopped): until
+// then they answer GetLoadState Loading. It stays open if Run fails before.
+func (s *Server) Reloaded() <-chan struct{} { return s.reloaded }
+
+// Addr is the API address: gRPC and REST v2 share it.
 func (s *Server) Addr() string { return s.grpcLis.Addr().String() }
 
 // MetricsAddr is the metrics/health address ("" when disabled).
@@ -324,17 +334,16 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return qn.Run(gctx) })
 	g.Go(func() error { return imp.Run(gctx) })
 
-	// Collections that were loaded before the restart are loaded again. One
-	// that fails (a damaged file, say) is reported by the query node's
-	// Problems and GetLoadState; the others serve.
-	for _, col := range root.AllCollections() {
-		if col.Loaded {
-			if err := qn.Load(ctx, col.ID, col.LoadedPartitions); err != nil {
-				logger.Error("reloading a collection failed; it stays unloaded until loaded again",
-					"collection", col.Name, "err", err)
-			}
-		}
-	}
+	// Collections that were loaded before the restart are loaded again in
+	// the background: the API serves as soon as the meta store and the WAL
+	// are open, and a collection answers GetLoadState Loading (reads: 101)
+	// until every sealed segment is attached and its WAL replayed.
+	s.loading = qn.LoadingCollections
+	g.Go(func() error {
+		defer close(s.reloaded)
+		reload(gctx, root.AllCollections(), qn, logger)
+		return nil
+	})
 
 	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
 	opts := api.ServerOptions(obs)
@@ -400,4 +409,31 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return nil
 	})
 	return g.Wait()
+}
+
+// reloader loads collections on the query node (querynode.Node).
+type reloader interface {
+	Load(ctx context.Context, collectionID int64, partitions []int64) error
+}
+
+// reload loads again the collections that were loaded before the restart,
+// a few at a time (each one loads its sealed segments in parallel too).
+// One that fails (a damaged file, say) is reported by the query node's
+// Problems and GetLoadState; the others serve.
+func reload(ctx context.Context, cols []*catalog.Collection, qn reloader, logger *slog.Logger) {
+	g := errgroup.Group{}
+	g.SetLimit(max(runtime.GOMAXPROCS(0), 2))
+	for _, col := range cols {
+		if !col.Loaded {
+			continue
+		}
+		g.Go(func() error {
+			if err := qn.Load(ctx, col.ID, col.LoadedPartitions); err != nil && ctx.Err() == nil {
+				logger.Error("reloading a collection failed; it stays unloaded until loaded again",
+					"collection", col.Name, "err", err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
 }

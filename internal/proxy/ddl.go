@@ -432,8 +432,9 @@ func (p *Proxy) isLoaded(collID int64, want []int64) bool {
 	return true
 }
 
-// GetLoadingProgress reports how far the load is: the WAL replay of the
-// collection's vchannels, 100 once it serves.
+// GetLoadingProgress reports how far the load is (querynode LoadProgress:
+// the sealed segments attached, then the WAL replay of the collection's
+// vchannels), growing while it loads and 100 once it serves everything.
 func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoadingProgressRequest) (*milvuspb.GetLoadingProgressResponse, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
@@ -447,6 +448,10 @@ func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoading
 		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
 	}
 	if loaded, _ := p.query.Loaded(col.ID); !loaded {
+		if p.query.Loading(col.ID) {
+			pct := p.query.LoadProgress(col.ID)
+			return &milvuspb.GetLoadingProgressResponse{Status: ok(), Progress: pct, RefreshProgress: pct}, nil
+		}
 		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", col.Name))}, nil
 	}
 	pct := int64(0)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -109,16 +111,29 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64)
 	return l.wait(ctx)
 }
 
-// build builds a collection's delegators (without the node's lock).
+// build builds a collection's delegators (without the node's lock), its
+// vchannels in parallel. On an error the delegators built are kept in
+// c.delegators, so that stopping the collection releases their pins.
 func (n *Node) build(ctx context.Context, c *collection) error {
+	ds := make([]*delegator, len(c.info.VChannels))
+	g, gctx := errgroup.WithContext(ctx)
 	for i, v := range c.info.VChannels {
-		d, err := newDelegatorRetrying(ctx, n, c.info, v, c.info.PChannels[i])
-		if err != nil {
-			return fmt.Errorf("querynode: load %s: %w", v, err)
-		}
-		c.delegators = append(c.delegators, d)
+		g.Go(func() error {
+			d, err := newDelegatorRetrying(gctx, n, c.info, v, c.info.PChannels[i], &c.progress)
+			if err != nil {
+				return fmt.Errorf("querynode: load %s: %w", v, err)
+			}
+			ds[i] = d
+			return nil
+		})
 	}
-	return nil
+	err := g.Wait()
+	for _, d := range ds {
+		if d != nil {
+			c.delegators = append(c.delegators, d)
+		}
+	}
+	return err
 }
 
 // install ends a load: the collection serves and its delegators start, or,

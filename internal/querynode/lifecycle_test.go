@@ -249,3 +249,46 @@ func TestRunStopsTheNode(t *testing.T) {
 	require.False(t, ok)
 	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a stopped node loads nothing")
 }
+
+// While a load attaches its sealed segments, GetLoadingProgress grows with
+// each one attached, GetLoadState says Loading, the node lists the
+// collection as loading, and a read is refused with 101 (not answered
+// from the segments attached so far); once every segment is attached and
+// the WAL replayed, the progress is 100 and a read sees every row.
+func TestLoadProgressCountsSealedSegments(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 10)
+	first := s.Flush()
+	s.Insert(10, 20)
+	secondSegs := s.Flush()
+	s.Insert(20, 30)
+	s.Flush()
+	s.Insert(30, 35) // growing: replayed from the WAL
+	release, held := s.QNObjects.Hold(append(first, secondSegs...)...) // the third segment waits
+	defer release()
+	loaded := loadAsync(s, s.CollectionID)
+	waitHeld(t, held, loaded)
+
+	progress := func() int64 {
+		p, err := s.Proxy.GetLoadingProgress(context.Background(), &milvuspb.GetLoadingProgressRequest{CollectionName: stacktest.Collection})
+		require.NoError(t, err)
+		require.Zero(t, p.GetStatus().GetCode(), "GetLoadingProgress while loading: %v", p.GetStatus())
+		return p.GetProgress()
+	}
+	// Two of the three segments attach; the third is held.
+	require.Eventually(t, func() bool { return progress() == 60 }, guard, 10*time.Millisecond,
+		"progress with two of three segments attached")
+	require.Equal(t, []string{stacktest.Collection}, s.QueryNode.LoadingCollections())
+	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: stacktest.Collection})
+	require.NoError(t, err)
+	require.Equal(t, commonpb.LoadState_LoadStateLoading, ls.GetState())
+	_, err = search(context.Background(), s, s.CollectionID)
+	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "a read while loading: %v", err)
+	require.ErrorContains(t, err, "still loading (60%)")
+
+	release()
+	require.NoError(t, <-loaded)
+	require.EqualValues(t, 100, progress())
+	require.Empty(t, s.QueryNode.LoadingCollections())
+	require.EqualValues(t, 35, s.Count())
+}

@@ -168,6 +168,16 @@ type collection struct {
 	delegators []*delegator
 	cancel     context.CancelFunc // stops the delegators (nil until they start)
 	wg         sync.WaitGroup
+	// progress counts the sealed segments its load has to attach and has
+	// attached (GetLoadingProgress while it loads).
+	progress segmentProgress
+}
+
+// segmentProgress counts a load's sealed segments: total is added as each
+// delegator reads its recovery view, done as each segment is attached; an
+// attempt that fails takes back what it added (newDelegatorRetrying).
+type segmentProgress struct {
+	total, done atomic.Int64
 }
 
 // New returns a query node. Its delegators pin the WAL offsets they still
@@ -222,10 +232,12 @@ const loadAttempts = 5
 // recovery view when an attempt fails: compaction and garbage collection go
 // on while the sealed segments load, so a segment of the view the attempt
 // started from may be compacted away and its files deleted before they are read.
-func newDelegatorRetrying(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
+func newDelegatorRetrying(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string,
+	progress *segmentProgress,
+) (*delegator, error) {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		d, err := newDelegator(ctx, n, info, vchannel, pchannel)
+		d, err := newDelegator(ctx, n, info, vchannel, pchannel, progress)
 		if err == nil || attempt == loadAttempts || ctx.Err() != nil {
 			return d, err
 		}
@@ -313,6 +325,12 @@ func (n *Node) loaded(r *plan.Read) (*collection, map[int64]bool, error) {
 				return nil, nil, channelNotAvailable(f.vchannel, name, f.err)
 			}
 			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, f.err)
+		}
+		if l, loading := n.loading[collectionID]; loading {
+			// Not served before every sealed segment is attached: a read
+			// now would miss their rows.
+			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: still loading (%d%%)",
+				name, l.c.progress.percent(0))
 		}
 		return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
 	}
