@@ -10,6 +10,13 @@
 //
 // Config.Engines can move each of the three onto its cluster engine: the
 // meta store to etcd, object storage to S3, the WAL to Kafka (see Engines).
+//
+// Start order: the meta store, object storage and WAL open, the components
+// are built and started, the collections that were loaded before are
+// registered as loading (querynode LoadAll), then the API and /healthz
+// serve. Nothing waits for a sealed segment: the reloads go on in the
+// background (GetLoadState Loading, /healthz/detail "loading"), so a server
+// restarted after kill -9 answers within the time to open its stores.
 package app
 
 import (
@@ -36,7 +43,6 @@ import (
 
 	"github.com/strata-db/strata/internal/api"
 	"github.com/strata-db/strata/internal/auth"
-	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/console"
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
@@ -338,12 +344,17 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	// the background: the API serves as soon as the meta store and the WAL
 	// are open, and a collection answers GetLoadState Loading (reads: 101)
 	// until every sealed segment is attached and its WAL replayed.
+	// Each is registered as loading before the API serves, so no client
+	// sees it NotLoad in between.
 	s.loading = qn.LoadingCollections
-	g.Go(func() error {
-		defer close(s.reloaded)
-		reload(gctx, root.AllCollections(), qn, logger)
-		return nil
-	})
+	var reloads []querynode.LoadRequest
+	for _, col := range root.AllCollections() {
+		if col.Loaded {
+			reloads = append(reloads, querynode.LoadRequest{CollectionID: col.ID, Partitions: col.LoadedPartitions})
+		}
+	}
+	reloaded := qn.LoadAll(gctx, reloads, max(runtime.GOMAXPROCS(0), 2))
+	go func() { <-reloaded; close(s.reloaded) }()
 
 	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
 	opts := api.ServerOptions(obs)
@@ -409,31 +420,4 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return nil
 	})
 	return g.Wait()
-}
-
-// reloader loads collections on the query node (querynode.Node).
-type reloader interface {
-	Load(ctx context.Context, collectionID int64, partitions []int64) error
-}
-
-// reload loads again the collections that were loaded before the restart,
-// a few at a time (each one loads its sealed segments in parallel too).
-// One that fails (a damaged file, say) is reported by the query node's
-// Problems and GetLoadState; the others serve.
-func reload(ctx context.Context, cols []*catalog.Collection, qn reloader, logger *slog.Logger) {
-	g := errgroup.Group{}
-	g.SetLimit(max(runtime.GOMAXPROCS(0), 2))
-	for _, col := range cols {
-		if !col.Loaded {
-			continue
-		}
-		g.Go(func() error {
-			if err := qn.Load(ctx, col.ID, col.LoadedPartitions); err != nil && ctx.Err() == nil {
-				logger.Error("reloading a collection failed; it stays unloaded until loaded again",
-					"collection", col.Name, "err", err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
 }

@@ -264,7 +264,8 @@ func TestLoadProgressCountsSealedSegments(t *testing.T) {
 	s.Insert(20, 30)
 	s.Flush()
 	s.Insert(30, 35) // growing: replayed from the WAL
-	release, held := s.QNObjects.Hold(append(first, secondSegs...)...) // the third segment waits
+	// The third segment's reads wait.
+	release, held := s.QNObjects.Hold(append(first, secondSegs...)...)
 	defer release()
 	loaded := loadAsync(s, s.CollectionID)
 	waitHeld(t, held, loaded)
@@ -291,4 +292,47 @@ func TestLoadProgressCountsSealedSegments(t *testing.T) {
 	require.EqualValues(t, 100, progress())
 	require.Empty(t, s.QueryNode.LoadingCollections())
 	require.EqualValues(t, 35, s.Count())
+}
+
+// LoadAll (a restart's reload) registers every collection as loading
+// before it returns, so that no read or GetLoadState between the start
+// and the load sees it not loaded or half loaded; the loads end in the
+// background and the channel closes once they have.
+func TestLoadAllRegistersBeforeReturning(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 40)
+	s.Flush()
+	s.Insert(40, 45)
+	b, _ := second(t, s, 20)
+	release, _ := s.QNObjects.Hold() // every sealed segment waits
+	defer release()
+	done := s.QueryNode.LoadAll(context.Background(), []querynode.LoadRequest{{CollectionID: s.CollectionID}, {CollectionID: b}}, 1)
+
+	require.ElementsMatch(t, []string{stacktest.Collection, "second"}, s.QueryNode.LoadingCollections())
+	for _, name := range []string{stacktest.Collection, "second"} {
+		ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: name})
+		require.NoError(t, err)
+		require.Equal(t, commonpb.LoadState_LoadStateLoading, ls.GetState(), name)
+	}
+	_, err := search(context.Background(), s, s.CollectionID)
+	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "a read while reloading: %v", err)
+	require.ErrorContains(t, err, "still loading")
+	select {
+	case <-done:
+		t.Fatal("LoadAll ended while the segments were held")
+	default:
+	}
+
+	release()
+	select {
+	case <-done:
+	case <-time.After(guard):
+		t.Fatal("LoadAll did not end")
+	}
+	require.Empty(t, s.QueryNode.LoadingCollections())
+	for _, id := range []int64{s.CollectionID, b} {
+		ok, _ := s.QueryNode.Loaded(id)
+		require.True(t, ok)
+	}
+	require.EqualValues(t, 45, s.Count())
 }

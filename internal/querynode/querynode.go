@@ -17,6 +17,19 @@
 // "channel not available" (101 when it stops before its load is done), and
 // LoadFailure and Problems say why, until the collection is loaded again.
 //
+// # Loading
+//
+// A collection is served only once whole: a read of a collection whose
+// load is in progress is refused with 101, "collection not loaded …: still
+// loading (N%)", never answered from the sealed segments attached so far.
+// Meanwhile GetLoadState says Loading and LoadProgress grows: the sealed
+// segments attached count for 90 %, the WAL replay for the rest (reads of
+// an installed collection wait for its tsafe, so the replay never shows
+// half). A collection's vchannels build in parallel, each loading its sealed
+// segments a few at a time. LoadAll is a restart's reload: every collection
+// is registered as loading before it returns (so the API may serve at once,
+// app.Server) and they build in the background, a bounded number at a time.
+//
 // # Each vector held once
 //
 // A sealed segment loads its finished index files before its binlogs
