@@ -350,6 +350,9 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := p.query.WaitLoad(ctx, col.ID); err != nil { // a reload after a restart, say
+		return errcode.Status(err), nil
+	}
 	loaded, parts := p.query.Loaded(col.ID)
 	if !loaded {
 		return ok(), nil

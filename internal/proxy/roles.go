@@ -182,6 +182,9 @@ type Loader interface {
 	Loaded(collectionID int64) (bool, []int64)
 	// Loading reports whether a load of the collection is in progress.
 	Loading(collectionID int64) bool
+	// WaitLoad waits until no load of the collection is in progress, so
+	// that Loaded says what it ended as.
+	WaitLoad(ctx context.Context, collectionID int64) error
 	// LoadProgress is how far a loaded or loading collection's load is
 	// (percent; 100 when serving everything).
 	LoadProgress(collectionID int64) int64

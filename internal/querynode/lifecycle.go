@@ -164,6 +164,25 @@ func (n *Node) run(ctx context.Context, l *loading) {
 	n.install(ctx, l, err)
 }
 
+// WaitLoad waits until no load of the collection is in progress (it was
+// installed, failed or released), so that Loaded says what it ended as:
+// DDL that acts on the loaded state waits for it, as Milvus's query
+// coordinator runs a collection's jobs one after another.
+func (n *Node) WaitLoad(ctx context.Context, collectionID int64) error {
+	n.mu.RLock()
+	l, ok := n.loading[collectionID]
+	n.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-l.done:
+		return nil
+	case <-ctx.Done():
+		return errors.Join(errors.New("querynode: the collection is still loading"), ctx.Err())
+	}
+}
+
 // build builds a collection's delegators (without the node's lock), its
 // vchannels in parallel. On an error the delegators built are kept in
 // c.delegators, so that stopping the collection releases their pins.

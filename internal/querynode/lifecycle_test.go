@@ -336,3 +336,39 @@ func TestLoadAllRegistersBeforeReturning(t *testing.T) {
 	}
 	require.EqualValues(t, 45, s.Count())
 }
+
+// A ReleasePartitions while the collection is loading (as after a
+// restart) waits for the load and then releases: the partition does not
+// come back loaded when the load ends.
+func TestReleasePartitionsWaitsForLoad(t *testing.T) {
+	s := stacktest.New(t)
+	s.CreatePartition("p")
+	s.Insert(0, 10)
+	s.InsertInto("p", 10, 30)
+	s.Flush()
+	release, held := s.QNObjects.Hold()
+	defer release()
+	loaded := loadAsync(s, s.CollectionID)
+	waitHeld(t, held, loaded)
+
+	released := make(chan *commonpb.Status, 1)
+	go func() {
+		st, err := s.Proxy.ReleasePartitions(context.Background(), &milvuspb.ReleasePartitionsRequest{
+			CollectionName: stacktest.Collection, PartitionNames: []string{"p"},
+		})
+		require.NoError(t, err)
+		released <- st
+	}()
+	release()
+	require.NoError(t, <-loaded)
+	select {
+	case st := <-released:
+		require.Zero(t, st.GetCode(), "%v", st)
+	case <-time.After(guard):
+		t.Fatal("ReleasePartitions did not return")
+	}
+	ok, parts := s.QueryNode.Loaded(s.CollectionID)
+	require.True(t, ok, "the default partition stays loaded")
+	require.NotNil(t, parts)
+	require.EqualValues(t, 10, s.Count(), "only the default partition's rows")
+}
