@@ -128,8 +128,11 @@ func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectio
 		}
 		loaded, _ := p.query.Loaded(col.ID)
 		pct := int64(0)
-		if loaded {
+		switch {
+		case loaded:
 			pct = 100
+		case p.query.Loading(col.ID):
+			pct = p.query.LoadProgress(col.ID) // as GetLoadingProgress
 		}
 		resp.CollectionNames = append(resp.CollectionNames, col.Name)
 		resp.CollectionIds = append(resp.CollectionIds, col.ID)

@@ -280,6 +280,10 @@ func TestLoadProgressCountsSealedSegments(t *testing.T) {
 	require.Eventually(t, func() bool { return progress() == 60 }, guard, 10*time.Millisecond,
 		"progress with two of three segments attached")
 	require.Equal(t, []string{stacktest.Collection}, s.QueryNode.LoadingCollections())
+	show, err := s.Proxy.ShowCollections(context.Background(), &milvuspb.ShowCollectionsRequest{})
+	require.NoError(t, err)
+	require.Equal(t, []int64{60}, show.GetInMemoryPercentages(), "ShowCollections while loading")
+	require.Equal(t, []bool{false}, show.GetQueryServiceAvailable())
 	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: stacktest.Collection})
 	require.NoError(t, err)
 	require.Equal(t, commonpb.LoadState_LoadStateLoading, ls.GetState())
