@@ -354,7 +354,16 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}
 	reloaded := qn.LoadAll(gctx, reloads, max(runtime.GOMAXPROCS(0), 2))
-	go func() { <-reloaded; close(s.reloaded) }()
+	if len(reloads) > 0 {
+		logger.Info("reloading collections", "count", len(reloads))
+	}
+	go func() {
+		<-reloaded
+		if len(reloads) > 0 {
+			logger.Info("collections reloaded", "count", len(reloads), "since_start", time.Since(start).String())
+		}
+		close(s.reloaded)
+	}()
 
 	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
 	opts := api.ServerOptions(obs)
