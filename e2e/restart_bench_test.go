@@ -26,7 +26,10 @@ import (
 // (comma separated; default the tree's own) starts the server, takes the
 // three times and kills it with SIGKILL, so every measured start follows
 // a kill -9. The first start of each binary is a warm-up (page cache) and
-// is not reported. A benchmark, skipped unless STRATA_READY_DIR is set
+// is not reported. With STRATA_READY_WAL=N each measured start is over a
+// fresh copy of the directory in which a server first inserted N more rows
+// (not flushed: the restart replays them from the WAL) before its kill -9.
+// A benchmark, skipped unless STRATA_READY_DIR is set
 // (docs/bench/restart.md):
 //
 //	STRATA_READY_DIR=/tmp/mem200k STRATA_READY_DIM=128 STRATA_READY_ROUNDS=3 \
@@ -49,10 +52,18 @@ func TestRestartReady(t *testing.T) {
 	if bins[0] == "" {
 		bins = []string{buildBinary(t)}
 	}
+	walRows, _ := strconv.Atoi(os.Getenv("STRATA_READY_WAL"))
 	t.Logf("| binary | healthz s | first Strong search s | Loaded s |")
 	for round := 0; round <= rounds; round++ {
 		for _, bin := range bins {
-			hz, search, loaded := restartTimes(t, bin, dir, vdim)
+			from := dir
+			if walRows > 0 {
+				from = withWAL(t, bin, dir, vdim, walRows)
+			}
+			hz, search, loaded := restartTimes(t, bin, from, vdim)
+			if from != dir {
+				require.NoError(t, os.RemoveAll(from))
+			}
 			if round == 0 {
 				continue // warm-up
 			}
@@ -119,4 +130,33 @@ func restartTimes(t *testing.T, bin, dir string, vdim int) (healthz, search, loa
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 	<-p.done
 	return healthz, search, loaded
+}
+
+// withWAL copies dir, has bin insert rows more rows into "mem" there
+// without flushing them, kills it with SIGKILL and returns the copy.
+func withWAL(t *testing.T, bin, dir string, vdim, rows int) string {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "data")
+	out, err := exec.Command("cp", "-a", dir, cp).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	p := startProc(t, bin, cp)
+	c := p.client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const batch = 5000
+	for from := 0; from < rows; from += batch {
+		n := min(batch, rows-from)
+		ids := make([]int64, n)
+		vecs := make([][]float32, n)
+		for i := range ids {
+			ids[i] = int64(1<<40 + from + i)
+			vecs[i] = make([]float32, vdim)
+			vecs[i][0] = float32(from + i)
+		}
+		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption("mem").
+			WithInt64Column("id", ids).WithFloatVectorColumn("vec", vdim, vecs))
+		require.NoError(t, err)
+	}
+	p.kill(t)
+	return cp
 }
