@@ -355,19 +355,23 @@ func TestReleasePartitionsWaitsForLoad(t *testing.T) {
 	loaded := loadAsync(s, s.CollectionID)
 	waitHeld(t, held, loaded)
 
-	released := make(chan *commonpb.Status, 1)
+	type result struct {
+		st  *commonpb.Status
+		err error
+	}
+	released := make(chan result, 1)
 	go func() {
 		st, err := s.Proxy.ReleasePartitions(context.Background(), &milvuspb.ReleasePartitionsRequest{
 			CollectionName: stacktest.Collection, PartitionNames: []string{"p"},
 		})
-		require.NoError(t, err)
-		released <- st
+		released <- result{st, err}
 	}()
 	release()
 	require.NoError(t, <-loaded)
 	select {
-	case st := <-released:
-		require.Zero(t, st.GetCode(), "%v", st)
+	case r := <-released:
+		require.NoError(t, r.err)
+		require.Zero(t, r.st.GetCode(), "%v", r.st)
 	case <-time.After(guard):
 		t.Fatal("ReleasePartitions did not return")
 	}
