@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -124,10 +125,43 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startProc starts the binary over dataDir and waits until /healthz answers ok;
-// extra arguments (such as --config FILE) follow the standard ones.
-// Ports are picked free; a start that loses a port race is retried.
+// startProc starts the binary over dataDir and waits until /healthz answers ok
+// and no collection is loading (/healthz/detail): the collections loaded
+// before a restart serve again, as most tests expect; startProcReady waits
+// for /healthz alone. Extra arguments (such as --config FILE) follow the
+// standard ones. Ports are picked free; a start that loses a port race is
+// retried.
 func startProc(t *testing.T, bin, dataDir string, extra ...string) *proc {
+	t.Helper()
+	p := startProcReady(t, bin, dataDir, extra...)
+	require.True(t, p.waitLoads(60*time.Second), "collections still loading after 60 s; stderr:\n%s", p.stderr.String())
+	return p
+}
+
+// waitLoads waits until /healthz/detail lists no collection loading.
+func (p *proc) waitLoads(limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for time.Now().Before(deadline) {
+		var d struct {
+			Loading []string `json:"loading"`
+		}
+		resp, err := client.Get("http://" + p.metrics + "/healthz/detail")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&d)
+			_ = resp.Body.Close()
+			if err == nil && resp.StatusCode == http.StatusOK && len(d.Loading) == 0 {
+				return true
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// startProcReady is startProc without waiting for the loads: it returns as
+// soon as /healthz answers ok.
+func startProcReady(t *testing.T, bin, dataDir string, extra ...string) *proc {
 	t.Helper()
 	var last string
 	for attempt := 0; attempt < 3; attempt++ {

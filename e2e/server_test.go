@@ -81,6 +81,15 @@ func startServerLogs(t testing.TB, dir string, logs io.Writer, tweak ...func(*ap
 	s := &server{t: t, dir: dir, addr: srv.Addr(), metrics: srv.MetricsAddr(), cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- srv.Run(ctx) }()
 	t.Cleanup(s.stop)
+	// The collections loaded before a restart load again in the background;
+	// tests read them at once, so wait for that (or for Run to fail).
+	select {
+	case <-srv.Reloaded():
+	case err := <-s.done:
+		s.done <- err // for stop
+	case <-time.After(60 * time.Second):
+		t.Fatal("collections still loading 60 s after the start")
+	}
 	return s
 }
 

@@ -18,14 +18,19 @@ type healthDetail struct {
 	// WritesAvailable is false when some problem stops writes.
 	WritesAvailable bool             `json:"writesAvailable"`
 	Problems        []health.Problem `json:"problems"`
+	// Loading lists the collections still loading (after a restart the
+	// server is ready before the collections it had loaded are loaded
+	// again; each says Loading to GetLoadState until it serves).
+	Loading []string `json:"loading"`
 }
 
 // serveHealthDetail answers /healthz/detail with a JSON healthDetail: HTTP
 // 200 when ready (degraded or not; /healthz stays the plain liveness and
 // readiness answer), 503 while starting.
 func (s *Server) serveHealthDetail(w http.ResponseWriter, _ *http.Request) {
-	d := healthDetail{Ready: s.ready.Load(), Status: "starting", WritesAvailable: true, Problems: []health.Problem{}}
+	d := healthDetail{Ready: s.ready.Load(), Status: "starting", WritesAvailable: true, Problems: []health.Problem{}, Loading: []string{}}
 	if d.Ready {
+		d.Loading = s.loading()
 		d.Problems = append(d.Problems, health.Gather(s.health...)...)
 		d.Status = "ok"
 		if len(d.Problems) > 0 {

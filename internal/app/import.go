@@ -45,6 +45,11 @@ type served struct{ qn *querynode.Node }
 
 // Serves implements importer.Serving.
 func (s served) Serves(collectionID int64, segs []catalog.SegmentInfo) bool {
+	if s.qn.Loading(collectionID) {
+		// A load in progress may have read its view before these segments
+		// existed: ask again once it has ended.
+		return false
+	}
 	loaded, parts := s.qn.Loaded(collectionID)
 	if !loaded {
 		return true

@@ -10,6 +10,13 @@
 //
 // Config.Engines can move each of the three onto its cluster engine: the
 // meta store to etcd, object storage to S3, the WAL to Kafka (see Engines).
+//
+// Start order: the meta store, object storage and WAL open, the components
+// are built and started, the collections that were loaded before are
+// registered as loading (querynode LoadAll), then the API and /healthz
+// serve. Nothing waits for a sealed segment: the reloads go on in the
+// background (GetLoadState Loading, /healthz/detail "loading"), so a server
+// restarted after kill -9 answers within the time to open its stores.
 package app
 
 import (
@@ -23,6 +30,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -176,12 +184,15 @@ func (c Config) localWAL() wallocal.Config {
 
 // Server is a running standalone server.
 type Server struct {
-	cfg     Config
-	logger  *slog.Logger
-	ready   atomic.Bool
-	health  []health.Source // set by Run before ready
-	grpcLis net.Listener
-	httpLis net.Listener
+	cfg    Config
+	logger *slog.Logger
+	ready  atomic.Bool
+	health []health.Source // set by Run before ready
+	// loading lists the collections still loading (set by Run before ready).
+	loading  func() []string
+	reloaded chan struct{} // closed once the restart's reloads have ended
+	grpcLis  net.Listener
+	httpLis  net.Listener
 }
 
 // Listen binds the server's ports, so that callers (and tests using port 0)
@@ -194,7 +205,7 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: logger}
+	s := &Server{cfg: cfg, logger: logger, reloaded: make(chan struct{})}
 	if s.grpcLis, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("app: listen %s: %w", cfg.Addr, err)
 	}
@@ -211,10 +222,15 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Addr is the API address: gRPC and REST v2 share it.
 // Ready reports whether the server is serving (what /healthz answers).
 func (s *Server) Ready() bool { return s.ready.Load() }
 
+// Reloaded is closed once the collections that were loaded before the
+// server started have loaded again (or failed to, or Run stopped): until
+// then they answer GetLoadState Loading. It stays open if Run fails before.
+func (s *Server) Reloaded() <-chan struct{} { return s.reloaded }
+
+// Addr is the API address: gRPC and REST v2 share it.
 func (s *Server) Addr() string { return s.grpcLis.Addr().String() }
 
 // MetricsAddr is the metrics/health address ("" when disabled).
@@ -324,17 +340,30 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return qn.Run(gctx) })
 	g.Go(func() error { return imp.Run(gctx) })
 
-	// Collections that were loaded before the restart are loaded again. One
-	// that fails (a damaged file, say) is reported by the query node's
-	// Problems and GetLoadState; the others serve.
+	// Collections that were loaded before the restart are loaded again in
+	// the background: the API serves as soon as the meta store and the WAL
+	// are open, and a collection answers GetLoadState Loading (reads: 101)
+	// until every sealed segment is attached and its WAL replayed.
+	// Each is registered as loading before the API serves, so no client
+	// sees it NotLoad in between.
+	s.loading = qn.LoadingCollections
+	var reloads []querynode.LoadRequest
 	for _, col := range root.AllCollections() {
 		if col.Loaded {
-			if err := qn.Load(ctx, col.ID, col.LoadedPartitions); err != nil {
-				logger.Error("reloading a collection failed; it stays unloaded until loaded again",
-					"collection", col.Name, "err", err)
-			}
+			reloads = append(reloads, querynode.LoadRequest{CollectionID: col.ID, Partitions: col.LoadedPartitions})
 		}
 	}
+	reloaded := qn.LoadAll(gctx, reloads, max(runtime.GOMAXPROCS(0), 2))
+	if len(reloads) > 0 {
+		logger.Info("reloading collections", "count", len(reloads))
+	}
+	go func() {
+		<-reloaded
+		if len(reloads) > 0 {
+			logger.Info("collections reloaded", "count", len(reloads), "since_start", time.Since(start).String())
+		}
+		close(s.reloaded)
+	}()
 
 	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
 	opts := api.ServerOptions(obs)

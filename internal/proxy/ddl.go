@@ -128,8 +128,11 @@ func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectio
 		}
 		loaded, _ := p.query.Loaded(col.ID)
 		pct := int64(0)
-		if loaded {
+		switch {
+		case loaded:
 			pct = 100
+		case p.query.Loading(col.ID):
+			pct = p.query.LoadProgress(col.ID) // as GetLoadingProgress
 		}
 		resp.CollectionNames = append(resp.CollectionNames, col.Name)
 		resp.CollectionIds = append(resp.CollectionIds, col.ID)
@@ -350,6 +353,9 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 	if err != nil {
 		return errcode.Status(err), nil
 	}
+	if err := p.query.WaitLoad(ctx, col.ID); err != nil { // a reload after a restart, say
+		return errcode.Status(err), nil
+	}
 	loaded, parts := p.query.Loaded(col.ID)
 	if !loaded {
 		return ok(), nil
@@ -432,8 +438,9 @@ func (p *Proxy) isLoaded(collID int64, want []int64) bool {
 	return true
 }
 
-// GetLoadingProgress reports how far the load is: the WAL replay of the
-// collection's vchannels, 100 once it serves.
+// GetLoadingProgress reports how far the load is (querynode LoadProgress:
+// the sealed segments attached, then the WAL replay of the collection's
+// vchannels), growing while it loads and 100 once it serves everything.
 func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoadingProgressRequest) (*milvuspb.GetLoadingProgressResponse, error) {
 	col, err := p.collection(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {
@@ -447,6 +454,10 @@ func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoading
 		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
 	}
 	if loaded, _ := p.query.Loaded(col.ID); !loaded {
+		if p.query.Loading(col.ID) {
+			pct := p.query.LoadProgress(col.ID)
+			return &milvuspb.GetLoadingProgressResponse{Status: ok(), Progress: pct, RefreshProgress: pct}, nil
+		}
 		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", col.Name))}, nil
 	}
 	pct := int64(0)

@@ -92,6 +92,9 @@ func (p *Proxy) AlterIndex(ctx context.Context, req *milvuspb.AlterIndexRequest)
 	if req.GetIndexName() == "" {
 		return errcode.Status(errcode.Invalid("index name is empty")), nil
 	}
+	if err := p.query.WaitLoad(ctx, col.ID); err != nil {
+		return errcode.Status(err), nil
+	}
 	if loaded, _ := p.query.Loaded(col.ID); loaded {
 		return errcode.Status(errcode.New(errcode.CollectionLoaded,
 			"can't alter index on loaded collection, please release the collection first: collection already loaded[collection=%s]",

@@ -182,7 +182,11 @@ type Loader interface {
 	Loaded(collectionID int64) (bool, []int64)
 	// Loading reports whether a load of the collection is in progress.
 	Loading(collectionID int64) bool
-	// LoadProgress is how far a loaded collection's load is (percent; 100 when serving).
+	// WaitLoad waits until no load of the collection is in progress, so
+	// that Loaded says what it ended as.
+	WaitLoad(ctx context.Context, collectionID int64) error
+	// LoadProgress is how far a loaded or loading collection's load is
+	// (percent; 100 when serving everything).
 	LoadProgress(collectionID int64) int64
 	LoadFailure(collectionID int64) error
 	Segments(collectionID int64) []plan.SegmentInfo

@@ -37,6 +37,10 @@ func (p *Proxy) AddCollectionField(ctx context.Context, req *milvuspb.AddCollect
 // reloadSchema loads a loaded collection again, with the partitions it had,
 // so the query node reads it under its new schema.
 func (p *Proxy) reloadSchema(ctx context.Context, col *catalog.Collection) error {
+	// A load in progress read the old schema: wait for it, then reload.
+	if err := p.query.WaitLoad(ctx, col.ID); err != nil {
+		return err
+	}
 	loaded, parts := p.query.Loaded(col.ID)
 	if !loaded {
 		return nil
@@ -67,6 +71,9 @@ func (p *Proxy) AlterCollectionField(ctx context.Context, req *milvuspb.AlterCol
 	var del []string
 	for _, k := range req.GetDeleteKeys() {
 		del = append(del, fieldKey(k))
+	}
+	if err := p.query.WaitLoad(ctx, col.ID); err != nil {
+		return errcode.Status(err), nil
 	}
 	loaded, _ := p.query.Loaded(col.ID)
 	return errcode.Status(p.meta.AlterField(ctx, col.DBName, col.Name, req.GetFieldName(), set, del, loaded)), nil

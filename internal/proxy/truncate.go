@@ -17,6 +17,9 @@ func (p *Proxy) TruncateCollection(ctx context.Context, req *milvuspb.TruncateCo
 	if err != nil {
 		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil
 	}
+	if err := p.query.WaitLoad(ctx, col.ID); err != nil { // a reload after a restart, say
+		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil
+	}
 	loaded, parts := p.query.Loaded(col.ID)
 	if loaded {
 		p.query.Release(col.ID)

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/msgpb"
@@ -86,7 +87,15 @@ type panicError struct {
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.val) }
 
-func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
+// newDelegator builds the delegator of a vchannel: its recovery view, L0
+// deletes and flushed segments, loaded in parallel (a few at a time). It
+// counts the segments in progress as it goes (nil: not counted).
+func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string,
+	progress *segmentProgress,
+) (*delegator, error) {
+	if progress == nil {
+		progress = &segmentProgress{}
+	}
 	d := &delegator{
 		node: n, info: info, vchannel: vchannel, pchannel: pchannel,
 		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
@@ -129,6 +138,14 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 	}
 	// Flushed segments load in parallel (a few at a time: each one also
 	// loads its fields in parallel).
+	progress.total.Add(int64(len(flushed)))
+	var attached atomic.Int64
+	defer func() {
+		if !ok { // a retry counts this view's segments again
+			progress.total.Add(-int64(len(flushed)))
+			progress.done.Add(-attached.Load())
+		}
+	}()
 	segs := make([]*segment.Segment, len(flushed))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
@@ -139,6 +156,8 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 				return err
 			}
 			segs[i] = seg
+			attached.Add(1)
+			progress.done.Add(1)
 			return nil
 		})
 	}

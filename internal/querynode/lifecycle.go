@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -27,6 +29,7 @@ var errStopped = errors.New("querynode: stopped")
 // loading is a load in progress.
 type loading struct {
 	c      *collection
+	ctx    context.Context    // the build's
 	cancel context.CancelFunc // cancels the build (Release, Close)
 	// released is set (under Node.mu) by a Release or Close during the
 	// load: the load stops what it built and fails.
@@ -74,51 +77,135 @@ func (n *Node) Close() error {
 // of the other collections go on while this one loads. A Release of the
 // collection during the load wins: the load stops and fails with code 101.
 func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64) error {
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return errStopped
-	}
-	if c, ok := n.collections[collectionID]; ok {
-		c.setPartitions(partitions)
-		n.mu.Unlock()
-		return nil
-	}
-	if l, ok := n.loading[collectionID]; ok {
-		l.c.setPartitions(partitions)
-		n.mu.Unlock()
-		return l.wait(ctx)
-	}
-	info, err := n.colls.CollectionByID(collectionID)
-	if err != nil {
-		n.mu.Unlock()
+	l, started, err := n.register(ctx, collectionID, partitions)
+	if err != nil || l == nil {
 		return err
 	}
-	delete(n.failed, collectionID) // a new load is a new try
-	bctx, cancel := context.WithCancel(ctx)
-	l := &loading{c: &collection{info: info}, cancel: cancel, done: make(chan struct{})}
-	l.c.setPartitions(partitions)
-	n.loading[collectionID] = l
-	n.loads.Add(1)
-	n.mu.Unlock()
-	defer n.loads.Done()
-
-	err = n.build(bctx, l.c)
-	cancel()
-	n.install(ctx, l, err)
+	if started {
+		n.run(ctx, l)
+	}
 	return l.wait(ctx)
 }
 
-// build builds a collection's delegators (without the node's lock).
-func (n *Node) build(ctx context.Context, c *collection) error {
-	for i, v := range c.info.VChannels {
-		d, err := newDelegatorRetrying(ctx, n, c.info, v, c.info.PChannels[i])
-		if err != nil {
-			return fmt.Errorf("querynode: load %s: %w", v, err)
+// LoadRequest is one collection to load (Partitions nil = all).
+type LoadRequest struct {
+	CollectionID int64
+	Partitions   []int64
+}
+
+// LoadAll loads collections in the background, as after a restart: each is
+// registered as loading before LoadAll returns (GetLoadState says Loading
+// and reads are refused with 101 until it serves, never answered from part
+// of it), and they build at most limit at a time. The returned channel is
+// closed once every load has ended; a load that fails is reported as a
+// Load's failure is (LoadFailure, Problems, the log).
+func (n *Node) LoadAll(ctx context.Context, reqs []LoadRequest, limit int) <-chan struct{} {
+	var ls []*loading
+	for _, r := range reqs {
+		l, started, err := n.register(ctx, r.CollectionID, r.Partitions)
+		switch {
+		case err != nil:
+			n.logger.Error("loading a collection failed", "collection", r.CollectionID, "err", err)
+		case started:
+			ls = append(ls, l)
 		}
-		c.delegators = append(c.delegators, d)
 	}
-	return nil
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g := errgroup.Group{}
+		g.SetLimit(max(limit, 1))
+		for _, l := range ls {
+			g.Go(func() error {
+				n.run(ctx, l)
+				return nil
+			})
+		}
+		_ = g.Wait()
+	}()
+	return done
+}
+
+// register starts a load of a collection, or joins the one in progress
+// (started false), under the node's lock. A loaded collection only has its
+// partition set updated (l nil). When started, the caller must run l.
+func (n *Node) register(ctx context.Context, collectionID int64, partitions []int64) (l *loading, started bool, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, false, errStopped
+	}
+	if c, ok := n.collections[collectionID]; ok {
+		c.setPartitions(partitions)
+		return nil, false, nil
+	}
+	if l, ok := n.loading[collectionID]; ok {
+		l.c.setPartitions(partitions)
+		return l, false, nil
+	}
+	info, err := n.colls.CollectionByID(collectionID)
+	if err != nil {
+		return nil, false, err
+	}
+	delete(n.failed, collectionID) // a new load is a new try
+	bctx, cancel := context.WithCancel(ctx)
+	l = &loading{c: &collection{info: info}, ctx: bctx, cancel: cancel, done: make(chan struct{})}
+	l.c.setPartitions(partitions)
+	n.loading[collectionID] = l
+	n.loads.Add(1)
+	return l, true, nil
+}
+
+// run builds a registered load's delegators and installs them.
+func (n *Node) run(ctx context.Context, l *loading) {
+	defer n.loads.Done()
+	err := n.build(l.ctx, l.c)
+	l.cancel()
+	n.install(ctx, l, err)
+}
+
+// WaitLoad waits until no load of the collection is in progress (it was
+// installed, failed or released), so that Loaded says what it ended as:
+// DDL that acts on the loaded state waits for it, as Milvus's query
+// coordinator runs a collection's jobs one after another.
+func (n *Node) WaitLoad(ctx context.Context, collectionID int64) error {
+	n.mu.RLock()
+	l, ok := n.loading[collectionID]
+	n.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-l.done:
+		return nil
+	case <-ctx.Done():
+		return errors.Join(errors.New("querynode: the collection is still loading"), ctx.Err())
+	}
+}
+
+// build builds a collection's delegators (without the node's lock), its
+// vchannels in parallel. On an error the delegators built are kept in
+// c.delegators, so that stopping the collection releases their pins.
+func (n *Node) build(ctx context.Context, c *collection) error {
+	ds := make([]*delegator, len(c.info.VChannels))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, v := range c.info.VChannels {
+		g.Go(func() error {
+			d, err := newDelegatorRetrying(gctx, n, c.info, v, c.info.PChannels[i], &c.progress)
+			if err != nil {
+				return fmt.Errorf("querynode: load %s: %w", v, err)
+			}
+			ds[i] = d
+			return nil
+		})
+	}
+	err := g.Wait()
+	for _, d := range ds {
+		if d != nil {
+			c.delegators = append(c.delegators, d)
+		}
+	}
+	return err
 }
 
 // install ends a load: the collection serves and its delegators start, or,

@@ -249,3 +249,134 @@ func TestRunStopsTheNode(t *testing.T) {
 	require.False(t, ok)
 	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a stopped node loads nothing")
 }
+
+// While a load attaches its sealed segments, GetLoadingProgress grows with
+// each one attached, GetLoadState says Loading, the node lists the
+// collection as loading, and a read is refused with 101 (not answered
+// from the segments attached so far); once every segment is attached and
+// the WAL replayed, the progress is 100 and a read sees every row.
+func TestLoadProgressCountsSealedSegments(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 10)
+	first := s.Flush()
+	s.Insert(10, 20)
+	secondSegs := s.Flush()
+	s.Insert(20, 30)
+	s.Flush()
+	s.Insert(30, 35) // growing: replayed from the WAL
+	// The third segment's reads wait.
+	release, held := s.QNObjects.Hold(append(first, secondSegs...)...)
+	defer release()
+	loaded := loadAsync(s, s.CollectionID)
+	waitHeld(t, held, loaded)
+
+	progress := func() int64 {
+		p, err := s.Proxy.GetLoadingProgress(context.Background(), &milvuspb.GetLoadingProgressRequest{CollectionName: stacktest.Collection})
+		require.NoError(t, err)
+		require.Zero(t, p.GetStatus().GetCode(), "GetLoadingProgress while loading: %v", p.GetStatus())
+		return p.GetProgress()
+	}
+	// Two of the three segments attach; the third is held.
+	require.Eventually(t, func() bool { return progress() == 60 }, guard, 10*time.Millisecond,
+		"progress with two of three segments attached")
+	require.Equal(t, []string{stacktest.Collection}, s.QueryNode.LoadingCollections())
+	show, err := s.Proxy.ShowCollections(context.Background(), &milvuspb.ShowCollectionsRequest{})
+	require.NoError(t, err)
+	require.Equal(t, []int64{60}, show.GetInMemoryPercentages(), "ShowCollections while loading")
+	require.Equal(t, []bool{false}, show.GetQueryServiceAvailable())
+	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: stacktest.Collection})
+	require.NoError(t, err)
+	require.Equal(t, commonpb.LoadState_LoadStateLoading, ls.GetState())
+	_, err = search(context.Background(), s, s.CollectionID)
+	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "a read while loading: %v", err)
+	require.ErrorContains(t, err, "still loading (60%)")
+
+	release()
+	require.NoError(t, <-loaded)
+	require.EqualValues(t, 100, progress())
+	require.Empty(t, s.QueryNode.LoadingCollections())
+	require.EqualValues(t, 35, s.Count())
+}
+
+// LoadAll (a restart's reload) registers every collection as loading
+// before it returns, so that no read or GetLoadState between the start
+// and the load sees it not loaded or half loaded; the loads end in the
+// background and the channel closes once they have.
+func TestLoadAllRegistersBeforeReturning(t *testing.T) {
+	s := stacktest.New(t)
+	s.Insert(0, 40)
+	s.Flush()
+	s.Insert(40, 45)
+	b, _ := second(t, s, 20)
+	release, _ := s.QNObjects.Hold() // every sealed segment waits
+	defer release()
+	done := s.QueryNode.LoadAll(context.Background(), []querynode.LoadRequest{{CollectionID: s.CollectionID}, {CollectionID: b}}, 1)
+
+	require.ElementsMatch(t, []string{stacktest.Collection, "second"}, s.QueryNode.LoadingCollections())
+	for _, name := range []string{stacktest.Collection, "second"} {
+		ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: name})
+		require.NoError(t, err)
+		require.Equal(t, commonpb.LoadState_LoadStateLoading, ls.GetState(), name)
+	}
+	_, err := search(context.Background(), s, s.CollectionID)
+	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "a read while reloading: %v", err)
+	require.ErrorContains(t, err, "still loading")
+	select {
+	case <-done:
+		t.Fatal("LoadAll ended while the segments were held")
+	default:
+	}
+
+	release()
+	select {
+	case <-done:
+	case <-time.After(guard):
+		t.Fatal("LoadAll did not end")
+	}
+	require.Empty(t, s.QueryNode.LoadingCollections())
+	for _, id := range []int64{s.CollectionID, b} {
+		ok, _ := s.QueryNode.Loaded(id)
+		require.True(t, ok)
+	}
+	require.EqualValues(t, 45, s.Count())
+}
+
+// A ReleasePartitions while the collection is loading (as after a
+// restart) waits for the load and then releases: the partition does not
+// come back loaded when the load ends.
+func TestReleasePartitionsWaitsForLoad(t *testing.T) {
+	s := stacktest.New(t)
+	s.CreatePartition("p")
+	s.Insert(0, 10)
+	s.InsertInto("p", 10, 30)
+	s.Flush()
+	release, held := s.QNObjects.Hold()
+	defer release()
+	loaded := loadAsync(s, s.CollectionID)
+	waitHeld(t, held, loaded)
+
+	type result struct {
+		st  *commonpb.Status
+		err error
+	}
+	released := make(chan result, 1)
+	go func() {
+		st, err := s.Proxy.ReleasePartitions(context.Background(), &milvuspb.ReleasePartitionsRequest{
+			CollectionName: stacktest.Collection, PartitionNames: []string{"p"},
+		})
+		released <- result{st, err}
+	}()
+	release()
+	require.NoError(t, <-loaded)
+	select {
+	case r := <-released:
+		require.NoError(t, r.err)
+		require.Zero(t, r.st.GetCode(), "%v", r.st)
+	case <-time.After(guard):
+		t.Fatal("ReleasePartitions did not return")
+	}
+	ok, parts := s.QueryNode.Loaded(s.CollectionID)
+	require.True(t, ok, "the default partition stays loaded")
+	require.NotNil(t, parts)
+	require.EqualValues(t, 10, s.Count(), "only the default partition's rows")
+}

@@ -17,6 +17,19 @@
 // "channel not available" (101 when it stops before its load is done), and
 // LoadFailure and Problems say why, until the collection is loaded again.
 //
+// # Loading
+//
+// A collection is served only once whole: a read of a collection whose
+// load is in progress is refused with 101, "collection not loaded …: still
+// loading (N%)", never answered from the sealed segments attached so far.
+// Meanwhile GetLoadState says Loading and LoadProgress grows: the sealed
+// segments attached count for 90 %, the WAL replay for the rest (reads of
+// an installed collection wait for its tsafe, so the replay never shows
+// half). A collection's vchannels build in parallel, each loading its sealed
+// segments a few at a time. LoadAll is a restart's reload: every collection
+// is registered as loading before it returns (so the API may serve at once,
+// app.Server) and they build in the background, a bounded number at a time.
+//
 // # Each vector held once
 //
 // A sealed segment loads its finished index files before its binlogs
@@ -168,6 +181,16 @@ type collection struct {
 	delegators []*delegator
 	cancel     context.CancelFunc // stops the delegators (nil until they start)
 	wg         sync.WaitGroup
+	// progress counts the sealed segments its load has to attach and has
+	// attached (GetLoadingProgress while it loads).
+	progress segmentProgress
+}
+
+// segmentProgress counts a load's sealed segments: total is added as each
+// delegator reads its recovery view, done as each segment is attached; an
+// attempt that fails takes back what it added (newDelegatorRetrying).
+type segmentProgress struct {
+	total, done atomic.Int64
 }
 
 // New returns a query node. Its delegators pin the WAL offsets they still
@@ -222,10 +245,12 @@ const loadAttempts = 5
 // recovery view when an attempt fails: compaction and garbage collection go
 // on while the sealed segments load, so a segment of the view the attempt
 // started from may be compacted away and its files deleted before they are read.
-func newDelegatorRetrying(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string) (*delegator, error) {
+func newDelegatorRetrying(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string,
+	progress *segmentProgress,
+) (*delegator, error) {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		d, err := newDelegator(ctx, n, info, vchannel, pchannel)
+		d, err := newDelegator(ctx, n, info, vchannel, pchannel, progress)
 		if err == nil || attempt == loadAttempts || ctx.Err() != nil {
 			return d, err
 		}
@@ -313,6 +338,12 @@ func (n *Node) loaded(r *plan.Read) (*collection, map[int64]bool, error) {
 				return nil, nil, channelNotAvailable(f.vchannel, name, f.err)
 			}
 			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, f.err)
+		}
+		if l, loading := n.loading[collectionID]; loading {
+			// Not served before every sealed segment is attached: a read
+			// now would miss their rows.
+			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: still loading (%d%%)",
+				name, l.c.progress.percent(0))
 		}
 		return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
 	}

@@ -19,7 +19,8 @@
 //
 // Reader decodes a file from a stream into the index's final slices
 // (Words, Int32s, Float32s, Bytes), so that loading an index holds no copy
-// of the whole file: only a 64 KiB buffer besides what it returns. When the
+// of the whole file: only a 64 KiB buffer besides what it returns. Words
+// are read straight into the returned slice's memory, not decoded one by one. When the
 // stream's length is known (the reader has a Size method, as bytes.Reader
 // and Sized do) each slice is allocated once at its exact size, and a
 // length field that claims more data than the file has left is reported as
@@ -37,6 +38,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
+	"unsafe"
 )
 
 // castagnoli is the CRC-32C table.
@@ -238,14 +241,9 @@ func (r *Reader) Next(n int) ([]byte, error) {
 		r.buf = make([]byte, n)
 	}
 	b := r.buf[:n]
-	if _, err := io.ReadFull(r.r, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, r.f.Errorf("truncated at offset %d", r.off)
-		}
-		return nil, fmt.Errorf("read index file: %w", err)
+	if err := r.readInto(b); err != nil {
+		return nil, err
 	}
-	r.crc.Write(b)
-	r.off += int64(n)
 	return b, nil
 }
 
@@ -303,40 +301,69 @@ func (r *Reader) Bytes(cnt uint64) ([]byte, error) {
 }
 
 // Words reads the next cnt little-endian 32-bit words.
-func (r *Reader) Words(cnt uint64) ([]uint32, error) {
-	return words(r, cnt, func(w uint32) uint32 { return w })
-}
+func (r *Reader) Words(cnt uint64) ([]uint32, error) { return words[uint32](r, cnt) }
 
 // Int32s reads the next cnt little-endian two's-complement 32-bit words.
-func (r *Reader) Int32s(cnt uint64) ([]int32, error) {
-	return words(r, cnt, func(w uint32) int32 { return int32(w) })
-}
+func (r *Reader) Int32s(cnt uint64) ([]int32, error) { return words[int32](r, cnt) }
 
 // Float32s reads the next cnt little-endian IEEE 754 single-precision
 // words, bit for bit.
-func (r *Reader) Float32s(cnt uint64) ([]float32, error) {
-	return words(r, cnt, math.Float32frombits)
-}
+func (r *Reader) Float32s(cnt uint64) ([]float32, error) { return words[float32](r, cnt) }
 
-// words reads cnt 32-bit words, each converted by conv, into one slice.
-func words[T any](r *Reader, cnt uint64, conv func(uint32) T) ([]T, error) {
+// word is a 32-bit value held in a file as its little-endian bits.
+type word interface{ ~uint32 | ~int32 | ~float32 }
+
+// wordChunk bounds the single reads of words (bytes): each is read
+// straight into the slice being returned, with no copy through the
+// reader's buffer.
+const wordChunk = 1 << 20
+
+// littleEndian is whether this machine stores words as the files do, so
+// that their bytes are copied as they are.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// words reads cnt 32-bit words into one slice, bit for bit. The file's
+// bytes are read directly into the slice's memory (on a little-endian
+// machine they are the words; on another they are swapped in place), so
+// loading a large index costs a copy from the stream and the checksum.
+func words[T word](r *Reader, cnt uint64) ([]T, error) {
 	c0, err := r.alloc(cnt, 4, 1<<22)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]T, 0, c0)
 	for cnt > 0 {
-		c := min(cnt, readChunk/4)
-		b, err := r.Next(int(c) * 4)
-		if err != nil {
+		c := int(min(cnt, wordChunk/4))
+		n := len(out)
+		out = slices.Grow(out, c)[:n+c]
+		dst := out[n:]
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*c)
+		if err := r.readInto(b); err != nil {
 			return nil, err
 		}
-		for i := range int(c) {
-			out = append(out, conv(binary.LittleEndian.Uint32(b[4*i:])))
+		if !littleEndian {
+			for i := range dst {
+				u := binary.LittleEndian.Uint32(b[4*i:])
+				dst[i] = *(*T)(unsafe.Pointer(&u))
+			}
 		}
-		cnt -= c
+		cnt -= uint64(c)
 	}
 	return out, nil
+}
+
+// readInto fills b with the next len(b) bytes of the payload. A file that
+// ends first is corrupt.
+func (r *Reader) readInto(b []byte) error {
+	if _, err := io.ReadFull(r.r, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return r.f.Errorf("truncated at offset %d", r.off)
+		}
+		return fmt.Errorf("read index file: %w", err)
+	}
+	r.crc.Write(b)
+	r.off += int64(len(b))
+	return nil
 }
 
 // Close reads the checksum that ends the file and compares it with the

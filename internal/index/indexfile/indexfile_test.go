@@ -283,3 +283,48 @@ func TestStreamingExact(t *testing.T) {
 	require.ErrorIs(t, err, errTest)
 	require.ErrorContains(t, err, "bytes left")
 }
+
+// TestWordsLongRuns reads runs of several read chunks straight into the
+// returned slice, from sized and unsized streams, bit for bit, and rejects
+// a file cut in the middle of a chunk as truncated.
+func TestWordsLongRuns(t *testing.T) {
+	f := formats[0]
+	n := 2*wordChunk/4 + 3
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = math.Float32frombits(uint32(i)*2654435761 + 0x7f800001) // NaN payloads and others
+	}
+	var buf bytes.Buffer
+	w := f.NewWriter(&buf)
+	w.Float32s(vals)
+	w.Int32s([]int32{-3})
+	require.NoError(t, w.Close())
+	file := buf.Bytes()
+	for name, open := range map[string]func([]byte) io.Reader{
+		"sized":   func(b []byte) io.Reader { return bytes.NewReader(b) },
+		"unsized": func(b []byte) io.Reader { return bytes.NewBuffer(b) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := f.NewReader(open(file))
+			require.NoError(t, err)
+			got, err := r.Float32s(uint64(n))
+			require.NoError(t, err)
+			require.Len(t, got, n)
+			for i := range vals {
+				if math.Float32bits(vals[i]) != math.Float32bits(got[i]) {
+					t.Fatalf("word %d: %08x, want %08x", i, math.Float32bits(got[i]), math.Float32bits(vals[i]))
+				}
+			}
+			ints, err := r.Int32s(1)
+			require.NoError(t, err)
+			require.Equal(t, []int32{-3}, ints)
+			require.NoError(t, r.Close())
+
+			cut := file[:f.HeaderSize()+wordChunk+wordChunk/2]
+			r, err = f.NewReader(open(cut))
+			require.NoError(t, err)
+			_, err = r.Float32s(uint64(n))
+			require.ErrorIs(t, err, errTest)
+		})
+	}
+}
