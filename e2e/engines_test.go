@@ -125,9 +125,14 @@ func TestClusterEngines(t *testing.T) {
 	s.stop()
 	s = startServer(t, dir, withEngines)
 	c = s.client(t)
-	state, err := c.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))
-	require.NoError(t, err)
-	require.Equal(t, entity.LoadStateLoaded, state.State)
+	// The restart serves at once and reloads in the background: Loading
+	// until the reload has replayed the Kafka topics, then Loaded.
+	require.Eventually(t, func() bool {
+		state, err := c.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))
+		require.NoError(t, err)
+		require.Contains(t, []entity.LoadStateCode{entity.LoadStateLoading, entity.LoadStateLoaded}, state.State)
+		return state.State == entity.LoadStateLoaded
+	}, 60*time.Second, 50*time.Millisecond, "the collection loads again after the restart")
 	check(c)
 	rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id == 12").
 		WithOutputFields("title").WithConsistencyLevel(entity.ClStrong))
