@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
