@@ -44,8 +44,11 @@
 //	                              layout): JSON Node of the candidate, attached to its lease
 //
 // Roles and election names are lowercase ASCII letters, digits, '-' and '_'.
-// The value of a session key is the JSON of Node without its Revision, for
-// example {"id":7,"role":"querynode","address":"10.0.0.5:19531","lease":7587883}.
+// The value of a session key is the JSON of Node without its Revision (the
+// key's own create revision), for example
+// {"id":7,"role":"querynode","address":"10.0.0.5:19531","lease":7587883}; a
+// candidate key's value is the same JSON with "revision" (the candidate's
+// session key's create revision) added.
 // This follows Milvus's sessionutil in spirit (a "session/id" counter and
 // one leased key per server under "session/") with a "/" between role and
 // ID so that a role's prefix never matches another role.

@@ -141,7 +141,7 @@ func (r *Registry) leader(ctx context.Context, name string) (Term, int64, error)
 		return Term{}, resp.Header.Revision, nil
 	}
 	kv := resp.Kvs[0]
-	n, err := decodeNode(kv.Key, kv.Value, kv.CreateRevision)
+	n, err := decodeNode(kv.Key, kv.Value, 0)
 	if err != nil {
 		return Term{}, 0, err
 	}

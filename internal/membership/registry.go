@@ -49,9 +49,10 @@ type Node struct {
 	Address string `json:"address"`
 	// Lease is the etcd lease the node's keys are attached to.
 	Lease int64 `json:"lease"`
-	// Revision is the etcd create revision of the session key: it orders
-	// registrations. It is not stored in the value.
-	Revision int64 `json:"-"`
+	// Revision is the etcd create revision of the node's session key: it
+	// orders registrations. The session key's value omits it (it is the
+	// key's own create revision); candidate keys carry it.
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // Registry is a connection to the membership keys in etcd. It is safe for
@@ -291,12 +292,15 @@ func (r *Registry) list(ctx context.Context, role string) ([]Node, int64, error)
 	return nodes, resp.Header.Revision, nil
 }
 
-// decodeNode parses a session or candidate key's value.
+// decodeNode parses a session key's value; createRev is the key's create
+// revision (0 for a candidate key, whose value carries it).
 func decodeNode(key, val []byte, createRev int64) (Node, error) {
 	var n Node
 	if err := json.Unmarshal(val, &n); err != nil {
 		return Node{}, fmt.Errorf("membership: key %s: bad node value: %w", key, err)
 	}
-	n.Revision = createRev
+	if createRev != 0 {
+		n.Revision = createRev
+	}
 	return n, nil
 }
