@@ -323,3 +323,31 @@ func TestClosedRegistry(t *testing.T) {
 	_, err = r.List(context.Background(), membership.RoleProxy)
 	require.ErrorIs(t, err, membership.ErrClosed)
 }
+
+func TestMembershipSurvivesEtcdRestart(t *testing.T) {
+	ctx := context.Background()
+	srv := enginetest.NewEtcd(t)
+	// Stopping the embedded server takes seconds (it drains connections);
+	// the TTL leaves ample room for it.
+	r := open(t, srv.URL, "t/", time.Minute)
+	m := register(t, r, membership.RoleQueryNode, "m")
+	w := watch(t, r, membership.RoleQueryNode)
+	require.Equal(t, []int64{m.ID()}, ids(w.Nodes))
+
+	// etcd restarts well within the TTL: the lease and the watch resume.
+	srv.Stop()
+	srv.Start()
+
+	n := register(t, r, membership.RoleQueryNode, "n")
+	e := next(t, w)
+	require.Equal(t, membership.Added, e.Type)
+	require.Equal(t, n.ID(), e.Node.ID)
+	select {
+	case <-m.Done():
+		t.Fatal("the session was lost across a short etcd restart")
+	default:
+	}
+	nodes, err := r.List(ctx, membership.RoleQueryNode)
+	require.NoError(t, err)
+	require.Equal(t, []int64{m.ID(), n.ID()}, ids(nodes))
+}
