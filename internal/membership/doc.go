@@ -5,9 +5,10 @@
 // # Sessions
 //
 // A node joins with Registry.Register(ctx, role, address). It grants an etcd
-// lease of Config.SessionTTL, keeps it alive from the etcd client (one
-// keep-alive stream per Registry), and in one transaction allocates the next
-// node ID and writes its session key attached to that lease. The returned
+// lease of Config.SessionTTL, keeps it alive from the etcd client (which
+// multiplexes every lease's keep-alives on one stream), and in one
+// transaction allocates the next node ID and writes its session key
+// attached to that lease. The returned
 // Member is the node's membership: Member.Run blocks until its context ends
 // (the node then leaves: the lease is revoked and its keys vanish at once) or
 // until the lease is lost (Run returns ErrSessionLost; Member.Done is closed).
@@ -70,10 +71,12 @@
 //
 // # Lifecycle
 //
-// Open connects (probing etcd until Config.StartTimeout, logging each failed
-// probe) and returns a Registry that owns its etcd client. Members,
-// elections and watches created from it must be closed or cancelled before
-// Registry.Close. Registry.Close closes the client without revoking the
-// leases of members still open: to etcd that is indistinguishable from a
-// crash, and their sessions expire after their TTL.
+// New wraps an etcd client that the caller owns and has already found
+// reachable (in a Strata process, the meta store's client, so a process
+// holds one etcd connection). The Registry has no goroutines; the leases
+// are kept alive by the client, the Watcher and Observe goroutines end with
+// their contexts. Members must be closed before the client: closing the
+// client first leaves their leases to expire after their TTL, which to the
+// rest of the cluster is indistinguishable from a crash (tests use exactly
+// that to kill a node).
 package membership

@@ -3,7 +3,6 @@ package membership
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -125,10 +124,6 @@ func (r *Registry) leader(ctx context.Context, name string) (Term, int64, error)
 	if !validName(name) {
 		return Term{}, 0, fmt.Errorf("membership: invalid election name %q", name)
 	}
-	if err := r.begin(); err != nil {
-		return Term{}, 0, err
-	}
-	defer r.mu.RUnlock()
 	ctx, cancel := r.bound(ctx)
 	defer cancel()
 	// The leader is the candidate with the lowest create revision, as in
@@ -151,7 +146,7 @@ func (r *Registry) leader(ctx context.Context, name string) (Term, int64, error)
 // Observe reports the terms of election name as they change: the current
 // one first, then each new one; a zero Term (Revision 0) means nobody
 // leads. Intermediate terms may be skipped, never reordered. The channel is
-// closed when ctx ends or the registry is closed; the goroutine behind it
+// closed when ctx ends or the etcd client is closed; the goroutine behind it
 // stops then (cancel ctx and drain the channel).
 func (r *Registry) Observe(ctx context.Context, name string) (<-chan Term, error) {
 	if !validName(name) {
@@ -165,12 +160,12 @@ func (r *Registry) Observe(ctx context.Context, name string) (<-chan Term, error
 	return out, nil
 }
 
-// observe runs Observe's loop until ctx ends or the registry closes.
+// observe runs Observe's loop until ctx ends or the client is closed.
 func (r *Registry) observe(ctx context.Context, name string, out chan<- Term) {
 	last := Term{Revision: -1}
 	for ctx.Err() == nil {
 		t, rev, err := r.leader(ctx, name)
-		if errors.Is(err, ErrClosed) {
+		if r.clientClosed() {
 			return
 		}
 		if err != nil {
@@ -195,16 +190,15 @@ func (r *Registry) observe(ctx context.Context, name string, out chan<- Term) {
 }
 
 // awaitChange blocks until a key under prefix changes after rev (or the
-// watch is interrupted); it returns false when ctx ends or the registry is
+// watch is interrupted); it returns false when ctx ends or the client is
 // closed.
 func (r *Registry) awaitChange(ctx context.Context, prefix string, rev int64) bool {
-	if err := r.begin(); err != nil {
+	if r.clientClosed() {
 		return false
 	}
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	wch := r.client.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
-	r.mu.RUnlock()
 	select {
 	case _, ok := <-wch:
 		if !ok && ctx.Err() == nil {

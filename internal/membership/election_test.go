@@ -88,8 +88,7 @@ func TestElectionStandbyTakesOverWhenLeaderDies(t *testing.T) {
 	require.ErrorIs(t, err, membership.ErrNoLeader)
 
 	// The active coordinator runs in its own process (registry).
-	activeProc, err := membership.Open(ctx, membership.Config{Endpoints: []string{endpoint}, Root: "t/", SessionTTL: 2 * time.Second}, nil)
-	require.NoError(t, err)
+	activeProc, kill := openKillable(t, endpoint, "t/", 2*time.Second)
 	active, err := activeProc.Register(ctx, membership.RoleCoordinator, "active")
 	require.NoError(t, err)
 	first, err := election(t, active).Campaign(ctx)
@@ -111,7 +110,7 @@ func TestElectionStandbyTakesOverWhenLeaderDies(t *testing.T) {
 	require.Equal(t, first, leader)
 
 	// kill -9 the leader: its lease expires within a TTL or so.
-	require.NoError(t, activeProc.Close())
+	kill()
 	require.NoError(t, active.Close())
 
 	r := await(t, standbyWon)
@@ -190,12 +189,11 @@ func TestCampaignEndsWhenSessionLost(t *testing.T) {
 	_, err := election(t, leader).Campaign(ctx)
 	require.NoError(t, err)
 
-	proc, err := membership.Open(ctx, membership.Config{Endpoints: []string{endpoint}, Root: "t/", SessionTTL: 2 * time.Second}, nil)
-	require.NoError(t, err)
+	proc, kill := openKillable(t, endpoint, "t/", 2*time.Second)
 	candidate, err := proc.Register(ctx, membership.RoleCoordinator, "candidate")
 	require.NoError(t, err)
 	won := campaign(ctx, election(t, candidate))
-	require.NoError(t, proc.Close()) // the candidate's process dies while waiting
+	kill() // the candidate's process dies while waiting
 	require.Error(t, await(t, won).err)
 	require.NoError(t, candidate.Close())
 

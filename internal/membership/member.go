@@ -50,21 +50,18 @@ func (m *Member) Run(ctx context.Context) error {
 
 // Close leaves the cluster: it revokes the lease, which deletes the session
 // key and every election candidacy of the member at once. It is
-// idempotent; on a lost session, or after Registry.Close, it only stops
-// the keep-alive.
+// idempotent; on a lost session, or once the etcd client is closed, it
+// only stops the keep-alive.
 func (m *Member) Close() error {
 	m.closeOnce.Do(func() {
-		m.reg.mu.RLock()
-		closed := m.reg.closed
-		m.reg.mu.RUnlock()
-		if closed {
-			// The registry's Close abandoned the lease; it expires on its own.
+		if m.reg.clientClosed() {
+			// Closing the client abandoned the lease; it expires on its own.
 			m.session.Orphan()
 			return
 		}
 		select {
 		case <-m.session.Done():
-			// Already lost (or the registry's client closed): nothing to revoke.
+			// Already lost: nothing to revoke.
 			m.session.Orphan()
 			return
 		default:

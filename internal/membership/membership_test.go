@@ -2,6 +2,7 @@ package membership_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
 
 	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/membership"
@@ -24,16 +26,30 @@ func TestMain(m *testing.M) {
 // time and only fails a test that hangs.
 const eventually = 30 * time.Second
 
-// open returns a Registry on endpoint with a session TTL of ttl; it is
-// closed when the test ends.
+// open returns a Registry with a session TTL of ttl over a client of its
+// own, as one process has; the client is closed when the test ends.
 func open(t *testing.T, endpoint, root string, ttl time.Duration) *membership.Registry {
 	t.Helper()
-	r, err := membership.Open(context.Background(), membership.Config{
-		Endpoints: []string{endpoint}, Root: root, SessionTTL: ttl,
-	}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, r.Close()) })
+	r, _ := openKillable(t, endpoint, root, ttl)
 	return r
+}
+
+// openKillable is open with a kill function that closes the client at
+// once without closing its members: their keep-alives stop and their
+// leases expire, as when the process is killed.
+func openKillable(t *testing.T, endpoint, root string, ttl time.Duration) (*membership.Registry, func()) {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	kill := func() {
+		if err := c.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(kill)
+	r, err := membership.New(c, membership.Config{Root: root, SessionTTL: ttl}, nil)
+	require.NoError(t, err)
+	return r, kill
 }
 
 // register registers a node that leaves when the test ends.
@@ -88,20 +104,19 @@ func TestConfig(t *testing.T) {
 	d := membership.Defaults()
 	require.Equal(t, membership.DefaultRoot, d.Root)
 	require.Equal(t, membership.DefaultSessionTTL, d.SessionTTL)
-	require.Error(t, d.Validate(), "no endpoints")
+	require.NoError(t, d.Validate())
 	for name, tc := range map[string]struct {
 		mod func(*membership.Config)
 		ok  bool
 	}{
-		"defaults":       {func(*membership.Config) {}, true},
-		"zero fields":    {func(c *membership.Config) { *c = membership.Config{Endpoints: c.Endpoints} }, true},
-		"root without /": {func(c *membership.Config) { c.Root = "strata" }, false},
-		"short ttl":      {func(c *membership.Config) { c.SessionTTL = 500 * time.Millisecond }, false},
-		"negative dial":  {func(c *membership.Config) { c.DialTimeout = -time.Second }, false},
+		"defaults":         {func(*membership.Config) {}, true},
+		"zero fields":      {func(c *membership.Config) { *c = membership.Config{} }, true},
+		"root without /":   {func(c *membership.Config) { c.Root = "strata" }, false},
+		"short ttl":        {func(c *membership.Config) { c.SessionTTL = 500 * time.Millisecond }, false},
+		"negative timeout": {func(c *membership.Config) { c.RequestTimeout = -time.Second }, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := membership.Defaults()
-			c.Endpoints = []string{"http://127.0.0.1:2379"}
 			tc.mod(&c)
 			if tc.ok {
 				require.NoError(t, c.Validate())
@@ -112,11 +127,9 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-func TestOpenUnreachable(t *testing.T) {
-	_, err := membership.Open(context.Background(), membership.Config{
-		Endpoints: []string{"http://127.0.0.1:1"}, DialTimeout: 200 * time.Millisecond, StartTimeout: 500 * time.Millisecond,
-	}, nil)
-	require.ErrorContains(t, err, "not reachable")
+func TestNewNeedsAClient(t *testing.T) {
+	_, err := membership.New(nil, membership.Defaults(), nil)
+	require.Error(t, err)
 }
 
 func TestRegisterListLeave(t *testing.T) {
@@ -201,14 +214,13 @@ func TestIDsNeverReusedAcrossRestarts(t *testing.T) {
 	srv := enginetest.NewEtcd(t)
 
 	// First life: two nodes; one leaves, one crashes (its lease expires).
-	r1, err := membership.Open(ctx, membership.Config{Endpoints: []string{srv.URL}, Root: "t/", SessionTTL: 2 * time.Second}, nil)
-	require.NoError(t, err)
+	r1, kill := openKillable(t, srv.URL, "t/", 2*time.Second)
 	a, err := r1.Register(ctx, membership.RoleDataNode, "a")
 	require.NoError(t, err)
 	b, err := r1.Register(ctx, membership.RoleDataNode, "b")
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
-	require.NoError(t, r1.Close()) // b crashes
+	kill() // b crashes
 	require.NoError(t, b.Close())
 
 	// etcd restarts on the same data.
@@ -237,8 +249,7 @@ func TestWatchAddedAndRemovedOnLeaseExpiry(t *testing.T) {
 
 	// A node in another process: its registry is closed without revoking
 	// the lease, as when the process is killed.
-	crashing, err := membership.Open(ctx, membership.Config{Endpoints: []string{endpoint}, Root: "t/", SessionTTL: 2 * time.Second}, nil)
-	require.NoError(t, err)
+	crashing, kill := openKillable(t, endpoint, "t/", 2*time.Second)
 	victim, err := crashing.Register(ctx, membership.RoleQueryNode, "victim")
 	require.NoError(t, err)
 	other := register(t, observer, membership.RoleDataNode, "other role")
@@ -248,7 +259,7 @@ func TestWatchAddedAndRemovedOnLeaseExpiry(t *testing.T) {
 	require.Equal(t, victim.Node(), e.Node)
 	require.Greater(t, e.Revision, w.Revision)
 
-	require.NoError(t, crashing.Close()) // kill -9: keep-alives stop
+	kill() // kill -9: keep-alives stop
 	require.NoError(t, victim.Close())
 
 	e = next(t, w)
@@ -313,15 +324,16 @@ func TestRunLeavesOnCancel(t *testing.T) {
 	require.NoError(t, m.Close())
 }
 
-func TestClosedRegistry(t *testing.T) {
-	r, err := membership.Open(context.Background(), membership.Config{Endpoints: []string{enginetest.Etcd(t)}}, nil)
+func TestWatchEndsWhenClientCloses(t *testing.T) {
+	r, kill := openKillable(t, enginetest.Etcd(t), "t/", 10*time.Second)
+	w, err := r.Watch(context.Background(), membership.RoleProxy)
 	require.NoError(t, err)
-	require.NoError(t, r.Close())
-	require.NoError(t, r.Close())
-	_, err = r.Register(context.Background(), membership.RoleProxy, "p")
-	require.ErrorIs(t, err, membership.ErrClosed)
+	kill()
+	for range w.Events { // drain until the goroutine exits
+	}
+	require.Error(t, w.Err())
 	_, err = r.List(context.Background(), membership.RoleProxy)
-	require.ErrorIs(t, err, membership.ErrClosed)
+	require.Error(t, err)
 }
 
 func TestMembershipSurvivesEtcdRestart(t *testing.T) {

@@ -9,12 +9,9 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"sync"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"go.uber.org/zap"
 )
 
 // Well-known roles of a Strata cluster (issue 18's `strata run ROLE`).
@@ -27,8 +24,6 @@ const (
 
 // Errors of the package.
 var (
-	// ErrClosed is returned by calls on a closed Registry or Member.
-	ErrClosed = errors.New("membership: closed")
 	// ErrSessionLost is returned by Member.Run when the member's lease
 	// expired (or its keep-alive stopped) before the member left.
 	ErrSessionLost = errors.New("membership: session lost")
@@ -55,101 +50,40 @@ type Node struct {
 	Revision int64 `json:"revision,omitempty"`
 }
 
-// Registry is a connection to the membership keys in etcd. It is safe for
-// concurrent use.
+// Registry reads and writes the membership keys over an etcd client that
+// the caller owns. It holds no goroutines or resources of its own, so it
+// has no Close: members, elections and watches are closed or cancelled
+// individually. It is safe for concurrent use.
 type Registry struct {
 	client *clientv3.Client
 	cfg    Config
 	logger *slog.Logger
-
-	mu     sync.RWMutex
-	closed bool
 }
 
-// Open connects to etcd and returns a Registry that owns the connection. It
-// probes etcd until it answers, logging each failed probe, and fails after
-// cfg.StartTimeout.
-func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Registry, error) {
+// New returns a Registry over client, which the caller keeps owning (and
+// has checked is reachable, as metastore/etcd.Open does). Closing the
+// client without closing the members first is, to the rest of the
+// cluster, a crash: their sessions expire after their TTL.
+func New(client *clientv3.Client, cfg Config, logger *slog.Logger) (*Registry, error) {
+	if client == nil {
+		return nil, errors.New("membership: nil etcd client")
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   cfg.Endpoints,
-		DialTimeout: cfg.DialTimeout,
-		Username:    cfg.Username,
-		Password:    cfg.Password,
-		Logger:      zap.NewNop(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("membership: connect %v: %w", cfg.Endpoints, err)
-	}
-	r := &Registry{client: client, cfg: cfg, logger: logger}
-	if err := r.probe(ctx); err != nil {
-		_ = client.Close()
-		return nil, err
-	}
-	return r, nil
-}
-
-// probe reads the counter key until etcd answers or cfg.StartTimeout
-// passes: the client connects lazily, so without it a start on an
-// unreachable etcd would wait silently in its first request.
-func (r *Registry) probe(ctx context.Context) error {
-	deadline := time.Now().Add(r.cfg.StartTimeout)
-	for attempt := 1; ; attempt++ {
-		pctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
-		_, err := r.client.Get(pctx, r.idKey(), clientv3.WithCountOnly())
-		cancel()
-		switch {
-		case err == nil:
-			return nil
-		case ctx.Err() != nil:
-			return fmt.Errorf("membership: connect %v: %w", r.cfg.Endpoints, ctx.Err())
-		case !time.Now().Before(deadline):
-			return fmt.Errorf("membership: etcd %v not reachable after %v (%d attempts): %w",
-				r.cfg.Endpoints, r.cfg.StartTimeout, attempt, err)
-		}
-		r.logger.Warn("membership: etcd not reachable; retrying", "endpoints", r.cfg.Endpoints, "attempt", attempt, "err", err)
-		t := time.NewTimer(min(time.Second, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-	}
-}
-
-// Close closes the etcd connection; it is idempotent. Members still open
-// are not revoked: their sessions expire after their TTL, as after a crash.
-func (r *Registry) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return nil
-	}
-	r.closed = true
-	return r.client.Close()
-}
-
-// begin fails on a closed registry; on success the caller must call
-// r.mu.RUnlock.
-func (r *Registry) begin() error {
-	r.mu.RLock()
-	if r.closed {
-		r.mu.RUnlock()
-		return ErrClosed
-	}
-	return nil
+	return &Registry{client: client, cfg: cfg.withDefaults(), logger: logger}, nil
 }
 
 // bound limits a request to cfg.RequestTimeout (or ctx's sooner deadline).
 func (r *Registry) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, r.cfg.RequestTimeout)
 }
+
+// clientClosed reports whether the etcd client was closed.
+func (r *Registry) clientClosed() bool { return r.client.Ctx().Err() != nil }
 
 func (r *Registry) idKey() string { return r.cfg.Root + "session/id" }
 
@@ -185,10 +119,6 @@ func (r *Registry) Register(ctx context.Context, role, address string) (*Member,
 	if !validName(role) {
 		return nil, fmt.Errorf("membership: invalid role %q", role)
 	}
-	if err := r.begin(); err != nil {
-		return nil, err
-	}
-	defer r.mu.RUnlock()
 	gctx, cancel := r.bound(ctx)
 	grant, err := r.client.Grant(gctx, r.cfg.ttlSeconds())
 	cancel()
@@ -270,10 +200,6 @@ func (r *Registry) list(ctx context.Context, role string) ([]Node, int64, error)
 	if !validName(role) {
 		return nil, 0, fmt.Errorf("membership: invalid role %q", role)
 	}
-	if err := r.begin(); err != nil {
-		return nil, 0, err
-	}
-	defer r.mu.RUnlock()
 	ctx, cancel := r.bound(ctx)
 	defer cancel()
 	resp, err := r.client.Get(ctx, r.rolePrefix(role), clientv3.WithPrefix())

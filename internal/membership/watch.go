@@ -57,7 +57,7 @@ type Watcher struct {
 	// Revision is the etcd revision Nodes were read at.
 	Revision int64
 	// Events delivers the changes after Revision. It is closed when the
-	// watch's context ends or the watch fails; Err then says why.
+	// watch's context ends or the etcd client is closed; Err then says why.
 	Events <-chan Event
 
 	err error
@@ -68,7 +68,7 @@ type Watcher struct {
 func (w *Watcher) Err() error { return w.err }
 
 // Watch returns the live nodes of role and a stream of the changes after
-// them. The stream's goroutine runs until ctx ends (or the registry is
+// them. The stream's goroutine runs until ctx ends (or the etcd client is
 // closed) and then closes Events; cancel ctx and drain Events to stop it. A
 // watch that etcd cancels (compaction, a lost leader) is resumed
 // transparently: the watcher lists the role again and emits the difference
@@ -105,16 +105,15 @@ func (r *Registry) follow(ctx context.Context, role string, rev int64, live map[
 		}
 	}
 	for {
-		if err := r.begin(); err != nil {
-			return err
-		}
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 		wch := r.client.Watch(wctx, r.rolePrefix(role), clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithPrevKV())
-		r.mu.RUnlock()
 		werr := r.apply(wch, live, &rev, send)
 		cancel()
 		if ctx.Err() != nil {
 			return nil
+		}
+		if r.clientClosed() {
+			return fmt.Errorf("membership: watch %s: etcd client closed", role)
 		}
 		r.logger.Warn("membership: watch interrupted; resynchronising", "role", role, "revision", rev, "err", werr)
 		if !pause(ctx, resyncPause) {
