@@ -31,6 +31,18 @@ const (
 // a backup's flush timestamp.
 const hybridFloor = 1 << 46
 
+// OptionL0Import asks for Milvus's L0 import: each task names delta-log
+// prefixes (an L0 segment's, {prefix}/{logID} below it), whose deletes in
+// [start_ts, end_ts] are applied to the collection (milvus-backup restores
+// L0 segments with it).
+const OptionL0Import = "l0_import"
+
+// isL0Import reports whether a job's options ask for an L0 import.
+func isL0Import(opts map[string]string) bool {
+	v, _ := option(opts, OptionL0Import)
+	return strings.EqualFold(v, "true")
+}
+
 // isBackup reports whether a job's options ask for a backup import.
 func isBackup(opts map[string]string) bool {
 	v, _ := option(opts, OptionBackup)
@@ -93,6 +105,64 @@ func checkBackupFiles(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// backupGroups expands one task of a backup import into the segments it
+// names. An insert-log prefix with {fieldID}/{logID} keys below it is one
+// segment's, imported with the task's delta-log prefixes as they are. One
+// with {segmentID}/{fieldID}/{logID} keys below it is a partition's (or a
+// group of segments', as milvus-backup lays them out), as Milvus's backup
+// import takes it (datacoord ListBinlogsAndGroupBySegment): each segment
+// below it is imported with {deltaPrefix}/{segmentID} of the first delta-log
+// prefix; further delta-log prefixes (Strata's own) apply to each segment
+// as they are.
+func backupGroups(ctx context.Context, paths []string, list Lister) ([][]string, error) {
+	ins := prefixDir(paths[0])
+	keys, err := list.ListFiles(ctx, ins)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("no insert binlogs under %s", paths[0])
+	}
+	var segs []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		parts := strings.Split(strings.TrimPrefix(k, ins), "/")
+		switch len(parts) {
+		case 2:
+			if len(segs) > 0 {
+				return nil, fmt.Errorf("%s mixes segment binlogs ({fieldID}/{logID}) with segment directories", paths[0])
+			}
+		case 3:
+			if _, err := strconv.ParseInt(parts[0], 10, 64); err != nil {
+				return nil, fmt.Errorf("%s is not an insert binlog key ({prefix}/{segmentID}/{fieldID}/{logID})", k)
+			}
+			if !seen[parts[0]] {
+				seen[parts[0]] = true
+				segs = append(segs, parts[0])
+			}
+			continue
+		default:
+			return nil, fmt.Errorf("%s is not an insert binlog key ({prefix}/[{segmentID}/]{fieldID}/{logID})", k)
+		}
+		return [][]string{paths}, nil
+	}
+	sort.Slice(segs, func(a, b int) bool {
+		x, _ := strconv.ParseInt(segs[a], 10, 64)
+		y, _ := strconv.ParseInt(segs[b], 10, 64)
+		return x < y
+	})
+	out := make([][]string, 0, len(segs))
+	for _, seg := range segs {
+		g := []string{ins + seg}
+		if len(paths) > 1 {
+			g = append(g, prefixDir(paths[1])+seg)
+			g = append(g, paths[2:]...)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // Lister lists object keys under a prefix (the object store).
@@ -328,4 +398,39 @@ func (s *backupSegment) read(ctx context.Context, k int) (map[int64]column.Colum
 		}
 	}
 	return cols, len(keep), n, nil
+}
+
+// readL0Deletes reads the deletes in [start, end] of the delta logs under
+// an L0 import task's prefixes: each deleted key once, in key order.
+func readL0Deletes(ctx context.Context, schema *schemapb.CollectionSchema, paths []string, files Files, list Lister, start, end uint64) (column.Column, int64, error) {
+	pk := primaryKey(schema)
+	if pk == nil {
+		return nil, 0, fmt.Errorf("the collection has no primary key")
+	}
+	s := &backupSegment{schema: schema, files: files, deleted: map[any]uint64{}, start: start, end: end}
+	for _, p := range paths {
+		keys, err := list.ListFiles(ctx, prefixDir(p))
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, k := range keys {
+			if err := s.readDeletes(ctx, k, pk.GetDataType()); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	if pk.GetDataType() == schemapb.DataType_VarChar {
+		c := &column.Strings{T: schemapb.DataType_VarChar}
+		for k := range s.deleted {
+			c.Data = append(c.Data, k.(string))
+		}
+		sort.Strings(c.Data)
+		return c, s.size, nil
+	}
+	c := &column.Ints{T: schemapb.DataType_Int64}
+	for k := range s.deleted {
+		c.Data = append(c.Data, k.(int64))
+	}
+	sort.Slice(c.Data, func(a, b int) bool { return c.Data[a] < c.Data[b] })
+	return c, s.size, nil
 }

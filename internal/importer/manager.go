@@ -71,6 +71,9 @@ type Rows interface {
 	// ImportColumns routes a backup's stored columns (every user field, by
 	// ID) as they are: keys are kept, nothing is generated or checked again.
 	ImportColumns(ctx context.Context, coll *catalog.Collection, partition string, cols map[int64]column.Column, n int) ([]*msgpb.InsertRequest, error)
+	// ImportDeletes writes deletes of the keys pks (an L0 import's) as a
+	// Delete of them does, in the partition or, when it is "", in all.
+	ImportDeletes(ctx context.Context, coll *catalog.Collection, partition string, pks column.Column) error
 }
 
 // SegmentWriter writes the files of import segments, not registered
@@ -192,7 +195,7 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 	if len(req.Files) > m.cfg.MaxFiles {
 		return 0, Failed("The max number of import files should not exceed %d, but got %d", m.cfg.MaxFiles, len(req.Files))
 	}
-	backup := isBackup(req.Options)
+	backup := isBackup(req.Options) || isL0Import(req.Options)
 	for _, f := range req.Files {
 		if backup {
 			if err := checkBackupFiles(f); err != nil {
@@ -214,9 +217,6 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 		if _, _, err := timeRange(req.Options); err != nil {
 			return 0, Failed("%v", err)
 		}
-	}
-	if v := req.Options["l0_import"]; v == "true" || v == "True" {
-		return 0, Failed("importing L0 delete files (the l0_import option) is not supported")
 	}
 	timeout, err := parseTimeout(req.Options["timeout"])
 	if err != nil {
@@ -559,6 +559,9 @@ func (m *Manager) waitServed(ctx context.Context, collectionID int64, segs []cat
 func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Collection, ts uint64,
 	accs map[accKey]*acc, keys *[]accKey, flush func(accKey) error,
 ) error {
+	if isL0Import(j.Options) {
+		return m.runL0Task(ctx, j, ti, coll)
+	}
 	if isBackup(j.Options) {
 		return m.runBackupTask(ctx, j, ti, coll, ts, accs, keys, flush)
 	}
@@ -645,21 +648,74 @@ func (m *Manager) runBackupTask(ctx context.Context, j *Job, ti int, coll *catal
 	if err != nil {
 		return err
 	}
-	seg, err := openBackupSegment(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files, m.deps.Lister, start, end)
+	groups, err := backupGroups(ctx, j.Tasks[ti].Files, m.deps.Lister)
 	if err != nil {
 		return err
 	}
 	m.update(func() { j.Tasks[ti].State = StateImporting })
+	for gi, g := range groups {
+		if err := m.importBackupSegment(ctx, j, ti, coll, ts, g, gi, len(groups), start, end, accs, keys, flush); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runL0Task runs one task of an L0 import: the deletes its delta logs hold
+// in the job's time range are written as a Delete of those keys writes
+// them (in the job's partition, or all), so they remove the rows imported
+// before them.
+func (m *Manager) runL0Task(ctx context.Context, j *Job, ti int, coll *catalog.Collection) error {
+	start, end, err := timeRange(j.Options)
+	if err != nil {
+		return err
+	}
+	m.update(func() { j.Tasks[ti].State = StateImporting })
+	pks, size, err := readL0Deletes(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files, m.deps.Lister, start, end)
+	if err != nil {
+		return err
+	}
+	if pks.Len() > 0 {
+		if err := m.deps.Rows.ImportDeletes(ctx, coll, j.Partition, pks); err != nil {
+			return fmt.Errorf("deletes: %w", err)
+		}
+	}
+	m.update(func() {
+		t := &j.Tasks[ti]
+		n := int64(pks.Len())
+		t.FileSize, t.TotalRows, t.ImportedRows, t.Progress = size, n, n, 100
+		j.TotalRows += n
+		j.ImportedRows += n
+		var sum int64
+		for _, t := range j.Tasks {
+			sum += t.Progress
+		}
+		j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
+	})
+	return nil
+}
+
+// importBackupSegment imports one segment of a backup task, the gi-th of
+// the task's n.
+func (m *Manager) importBackupSegment(ctx context.Context, j *Job, ti int, coll *catalog.Collection, ts uint64,
+	paths []string, gi, nseg int, start, end uint64, accs map[accKey]*acc, keys *[]accKey, flush func(accKey) error,
+) error {
+	seg, err := openBackupSegment(ctx, coll.Schema, paths, m.deps.Files, m.deps.Lister, start, end)
+	if err != nil {
+		return err
+	}
+	var base int64
+	m.update(func() { base = j.Tasks[ti].FileSize })
 	for k := 0; k < seg.nfiles; k++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cols, n, read, err := seg.read(ctx, k)
+		cols, kept, read, err := seg.read(ctx, k)
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			inserts, err := m.deps.Rows.ImportColumns(ctx, coll, j.Partition, cols, n)
+		if kept > 0 {
+			inserts, err := m.deps.Rows.ImportColumns(ctx, coll, j.Partition, cols, kept)
 			if err != nil {
 				return fmt.Errorf("binlog %d: %w", k, err)
 			}
@@ -669,10 +725,10 @@ func (m *Manager) runBackupTask(ctx context.Context, j *Job, ti int, coll *catal
 		}
 		m.update(func() {
 			t := &j.Tasks[ti]
-			t.FileSize, t.TotalRows, t.ImportedRows = seg.size, t.TotalRows+int64(read), t.ImportedRows+int64(n)
-			t.Progress = int64(k+1) * 100 / int64(seg.nfiles)
+			t.FileSize, t.TotalRows, t.ImportedRows = base+seg.size, t.TotalRows+int64(read), t.ImportedRows+int64(kept)
+			t.Progress = (int64(gi)*100 + int64(k+1)*100/int64(seg.nfiles)) / int64(nseg)
 			j.TotalRows += int64(read)
-			j.ImportedRows += int64(n)
+			j.ImportedRows += int64(kept)
 			var sum int64
 			for _, t := range j.Tasks {
 				sum += t.Progress

@@ -67,6 +67,23 @@ func (p *Proxy) ImportColumns(ctx context.Context, coll *catalog.Collection, par
 	return p.routedRequests(ctx, coll, partition, r)
 }
 
+// ImportDeletes writes the deletes of an L0 import as a Delete of the keys
+// pks writes them: in the partition, or all partitions when it is "".
+func (p *Proxy) ImportDeletes(ctx context.Context, coll *catalog.Collection, partition string, pks column.Column) error {
+	partID := int64(-1)
+	if partition != "" {
+		var err error
+		if partID, err = p.partitionFor(coll, partition); err != nil {
+			return err
+		}
+	}
+	if pks.Len() == 0 {
+		return nil
+	}
+	_, err := p.write(ctx, coll, p.deleteMessages(coll, partID, pks), nil)
+	return err
+}
+
 // routedRequests routes checked rows as Insert routes them and returns the
 // inserts' requests.
 func (p *Proxy) routedRequests(ctx context.Context, coll *catalog.Collection, partition string, r *rows) ([]*msgpb.InsertRequest, error) {
