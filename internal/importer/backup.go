@@ -94,13 +94,17 @@ func timeRange(opts map[string]string) (start, end uint64, err error) {
 // checkBackupFiles checks one task of a backup import: an insert-log
 // prefix, then delta-log prefixes (Milvus takes one; Strata takes any
 // number, so a restore can add the deletes of L0 segments), all object-store
-// keys.
+// keys. An empty delta-log prefix names no deletes (milvus-backup sends ""
+// for a segment without delta logs; Milvus finds no segment's deltas under it).
 func checkBackupFiles(paths []string) error {
-	if len(paths) == 0 {
+	if len(paths) == 0 || paths[0] == "" {
 		return Failed("no insert binlogs to import")
 	}
-	for _, p := range paths {
-		if p == "" || path.IsAbs(p) {
+	for i, p := range paths {
+		if p == "" && i > 0 {
+			continue
+		}
+		if path.IsAbs(p) {
 			return Failed("the backup path %q must be an object-store prefix", p)
 		}
 	}
@@ -156,8 +160,10 @@ func backupGroups(ctx context.Context, paths []string, list Lister) ([][]string,
 	out := make([][]string, 0, len(segs))
 	for _, seg := range segs {
 		g := []string{ins + seg}
-		if len(paths) > 1 {
+		if len(paths) > 1 && paths[1] != "" {
 			g = append(g, prefixDir(paths[1])+seg)
+		}
+		if len(paths) > 2 {
 			g = append(g, paths[2:]...)
 		}
 		out = append(out, g)
@@ -246,6 +252,9 @@ func openBackupSegment(ctx context.Context, schema *schemapb.CollectionSchema, p
 		return nil, fmt.Errorf("the collection has no primary key")
 	}
 	for _, p := range paths[1:] {
+		if p == "" {
+			continue
+		}
 		keys, err := list.ListFiles(ctx, prefixDir(p))
 		if err != nil {
 			return nil, err
@@ -409,6 +418,9 @@ func readL0Deletes(ctx context.Context, schema *schemapb.CollectionSchema, paths
 	}
 	s := &backupSegment{schema: schema, files: files, deleted: map[any]uint64{}, start: start, end: end}
 	for _, p := range paths {
+		if p == "" {
+			continue
+		}
 		keys, err := list.ListFiles(ctx, prefixDir(p))
 		if err != nil {
 			return nil, 0, err

@@ -207,6 +207,13 @@ func TestBackupGroups(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]string{{"bk/insert_log/1/2/3"}, {"bk/insert_log/1/2/12"}}, g)
 
+	// milvus-backup sends "" for the delta prefix of a segment without deletes.
+	require.NoError(t, checkBackupFiles([]string{"bk/insert_log/1/2/", ""}))
+	require.Error(t, checkBackupFiles([]string{"", "bk/delta_log/1/2/"}))
+	g, err = backupGroups(ctx, []string{"bk/insert_log/1/2/", ""}, files)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"bk/insert_log/1/2/3"}, {"bk/insert_log/1/2/12"}}, g)
+
 	_, err = backupGroups(ctx, []string{"bk/insert_log/1"}, files)
 	require.ErrorContains(t, err, "is not an insert binlog key")
 	_, err = backupGroups(ctx, []string{"bk/insert_log/9"}, files)

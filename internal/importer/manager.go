@@ -205,6 +205,9 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 			return 0, err
 		}
 		for _, p := range f {
+			if p == "" && backup {
+				continue // an empty delta-log prefix (checkBackupFiles)
+			}
 			if err := m.checkPath(strings.TrimSuffix(p, "/")); err != nil {
 				return 0, err
 			}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Data side of tools/milvusbackup/run.sh (pymilvus 2.6).
 
-  data.py URI load COLL      create COLL, insert in three flushed batches, delete,
-                             upsert, flush; prints the rows expected
+  data.py URI load COLL [UPSERTS]
+                             create COLL, insert in three flushed batches, delete,
+                             (UPSERTS=1: upsert 50 keys,) flush; prints the row count
   data.py URI compare A B    loads B (index as A's), compares every row of A and B
                              by primary key, all fields; exit 1 on any difference
 """
@@ -46,7 +47,7 @@ def row(i, gen=0):
     return out
 
 
-def load(uri, coll):
+def load(uri, coll, upserts):
     c = MilvusClient(uri)
     if c.has_collection(coll):
         c.drop_collection(coll)
@@ -63,12 +64,14 @@ def load(uri, coll):
     # deletes: every 10th key (some in p1, some in _default)
     deleted = list(range(0, 3 * BATCH, 10))
     c.delete(coll, ids=deleted)
-    # upserts: keys 5, 15, 25 ... < 500 get a new generation
-    c.upsert(coll, [row(i, 1) for i in range(5, 500, 10)])
+    if upserts:
+        # upserts: keys 5, 15, 25 ... < 500 get a new generation
+        c.upsert(coll, [row(i, 1) for i in range(5, 500, 10)])
     c.flush(coll)
     c.load_collection(coll)
     n = c.query(coll, filter="", output_fields=["count(*)"], consistency_level="Strong")[0]["count(*)"]
-    print(f"loaded {coll}: {n} rows ({3 * BATCH} inserted, {len(deleted)} deleted, 50 upserted)")
+    print(f"loaded {coll}: {n} rows ({3 * BATCH} inserted, {len(deleted)} deleted, "
+          f"{50 if upserts else 0} upserted)")
 
 
 def rows_of(c, coll):
@@ -130,7 +133,7 @@ def compare(uri, a, b):
 
 if __name__ == "__main__":
     if sys.argv[2] == "load":
-        load(sys.argv[1], sys.argv[3])
+        load(sys.argv[1], sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == "1")
     elif sys.argv[2] == "compare":
         sys.exit(compare(sys.argv[1], sys.argv[3], sys.argv[4]))
     else:
