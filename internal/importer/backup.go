@@ -338,7 +338,8 @@ func (s *backupSegment) readField(ctx context.Context, f *schemapb.FieldSchema, 
 	return c, nil
 }
 
-// read returns the stored columns (user fields, by ID) of the rows of
+// read returns the stored columns (user fields and the timestamps, field
+// 1, by ID) of the rows of
 // binlog k (the k-th sync of every field) that are in the time range and
 // not deleted, and how many rows that is, and how many rows the binlogs held.
 func (s *backupSegment) read(ctx context.Context, k int) (map[int64]column.Column, int, int, error) {
@@ -401,6 +402,9 @@ func (s *backupSegment) read(ctx context.Context, k int) (map[int64]column.Colum
 		}
 		keep = append(keep, i)
 	}
+	// The rows keep their own timestamps, as Milvus's binlog import keeps
+	// them: deletes imported later (l0_import) compare with them.
+	cols[1] = tss
 	if len(keep) < n {
 		for id, c := range cols {
 			cols[id] = c.Take(keep)
@@ -410,11 +414,12 @@ func (s *backupSegment) read(ctx context.Context, k int) (map[int64]column.Colum
 }
 
 // readL0Deletes reads the deletes in [start, end] of the delta logs under
-// an L0 import task's prefixes: each deleted key once, in key order.
-func readL0Deletes(ctx context.Context, schema *schemapb.CollectionSchema, paths []string, files Files, list Lister, start, end uint64) (column.Column, int64, error) {
+// an L0 import task's prefixes: each deleted key once, in key order, with
+// its latest delete's timestamp.
+func readL0Deletes(ctx context.Context, schema *schemapb.CollectionSchema, paths []string, files Files, list Lister, start, end uint64) (column.Column, []uint64, int64, error) {
 	pk := primaryKey(schema)
 	if pk == nil {
-		return nil, 0, fmt.Errorf("the collection has no primary key")
+		return nil, nil, 0, fmt.Errorf("the collection has no primary key")
 	}
 	s := &backupSegment{schema: schema, files: files, deleted: map[any]uint64{}, start: start, end: end}
 	for _, p := range paths {
@@ -423,26 +428,36 @@ func readL0Deletes(ctx context.Context, schema *schemapb.CollectionSchema, paths
 		}
 		keys, err := list.ListFiles(ctx, prefixDir(p))
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		for _, k := range keys {
 			if err := s.readDeletes(ctx, k, pk.GetDataType()); err != nil {
-				return nil, 0, err
+				return nil, nil, 0, err
 			}
 		}
 	}
+	var pks column.Column
+	var tss []uint64
 	if pk.GetDataType() == schemapb.DataType_VarChar {
 		c := &column.Strings{T: schemapb.DataType_VarChar}
 		for k := range s.deleted {
 			c.Data = append(c.Data, k.(string))
 		}
 		sort.Strings(c.Data)
-		return c, s.size, nil
+		for _, k := range c.Data {
+			tss = append(tss, s.deleted[k])
+		}
+		pks = c
+	} else {
+		c := &column.Ints{T: schemapb.DataType_Int64}
+		for k := range s.deleted {
+			c.Data = append(c.Data, k.(int64))
+		}
+		sort.Slice(c.Data, func(a, b int) bool { return c.Data[a] < c.Data[b] })
+		for _, k := range c.Data {
+			tss = append(tss, s.deleted[k])
+		}
+		pks = c
 	}
-	c := &column.Ints{T: schemapb.DataType_Int64}
-	for k := range s.deleted {
-		c.Data = append(c.Data, k.(int64))
-	}
-	sort.Slice(c.Data, func(a, b int) bool { return c.Data[a] < c.Data[b] })
-	return c, s.size, nil
+	return pks, tss, s.size, nil
 }

@@ -234,9 +234,10 @@ func TestL0Deletes(t *testing.T) {
 	}
 	put(9, 1, []string{"b", "a", "z"}, []uint64{150, 160, 900})
 	put(9, 2, []string{"a", "c"}, []uint64{170, 40})
-	pks, size, err := readL0Deletes(ctx, schema, []string{"bk/delta_log/1/2/9"}, files, files, 100, 500)
+	pks, tss, size, err := readL0Deletes(ctx, schema, []string{"bk/delta_log/1/2/9"}, files, files, 100, 500)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, pks.(*column.Strings).Data)
+	require.Equal(t, []uint64{170, 150}, tss, "each key's latest delete in range")
 	require.Positive(t, size)
 	require.True(t, isL0Import(map[string]string{"L0_Import": "true"}))
 	require.False(t, isL0Import(map[string]string{"backup": "true"}))

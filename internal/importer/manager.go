@@ -71,9 +71,9 @@ type Rows interface {
 	// ImportColumns routes a backup's stored columns (every user field, by
 	// ID) as they are: keys are kept, nothing is generated or checked again.
 	ImportColumns(ctx context.Context, coll *catalog.Collection, partition string, cols map[int64]column.Column, n int) ([]*msgpb.InsertRequest, error)
-	// ImportDeletes writes deletes of the keys pks (an L0 import's) as a
-	// Delete of them does, in the partition or, when it is "", in all.
-	ImportDeletes(ctx context.Context, coll *catalog.Collection, partition string, pks column.Column) error
+	// RouteKeys routes primary keys as a Delete routes them: the row
+	// indexes of each vchannel's keys (an L0 import's deletes).
+	RouteKeys(coll *catalog.Collection, pks column.Column) map[string][]int
 }
 
 // SegmentWriter writes the files of import segments, not registered
@@ -81,6 +81,10 @@ type Rows interface {
 type SegmentWriter interface {
 	WriteImportSegment(ctx context.Context, coll *catalog.Collection, partition int64, vchannel string,
 		cols map[int64]column.Column) (catalog.SegmentInfo, error)
+	// WriteImportDeletes writes deletes (keys and their timestamps) as the
+	// delta log of one new L0 segment of vchannel (an L0 import's).
+	WriteImportDeletes(ctx context.Context, coll *catalog.Collection, vchannel string,
+		pks column.Column, tss []uint64) (catalog.SegmentInfo, error)
 }
 
 // Remover deletes objects (the object store).
@@ -442,6 +446,9 @@ func (m *Manager) discardSegment(ctx context.Context, s catalog.SegmentInfo) err
 			errs = append(errs, m.deps.Remover.Delete(ctx, storage.StatsLogKey(m.deps.RootPath, s.CollectionID, s.PartitionID, s.ID, f, l.LogID)))
 		}
 	}
+	for _, l := range s.Deltalogs {
+		errs = append(errs, m.deps.Remover.Delete(ctx, storage.DeltaLogKey(m.deps.RootPath, s.CollectionID, s.PartitionID, s.ID, l.LogID)))
+	}
 	return errors.Join(errs...)
 }
 
@@ -500,7 +507,18 @@ func (m *Manager) run(ctx context.Context, j *Job) ([]catalog.SegmentInfo, error
 		return nil
 	}
 	for ti := range j.Tasks {
-		if err := m.runTask(ctx, j, ti, coll, ts, accs, &keys, flush); err != nil {
+		var err error
+		if isL0Import(j.Options) {
+			var l0 []catalog.SegmentInfo
+			l0, err = m.runL0Task(ctx, j, ti, coll)
+			for _, s := range l0 {
+				s.ImportJob = j.ID
+				segs = append(segs, s)
+			}
+		} else {
+			err = m.runTask(ctx, j, ti, coll, ts, accs, &keys, flush)
+		}
+		if err != nil {
 			m.update(func() {
 				t := &j.Tasks[ti]
 				t.State, t.Reason = StateFailed, err.Error()
@@ -562,9 +580,6 @@ func (m *Manager) waitServed(ctx context.Context, collectionID int64, segs []cat
 func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Collection, ts uint64,
 	accs map[accKey]*acc, keys *[]accKey, flush func(accKey) error,
 ) error {
-	if isL0Import(j.Options) {
-		return m.runL0Task(ctx, j, ti, coll)
-	}
 	if isBackup(j.Options) {
 		return m.runBackupTask(ctx, j, ti, coll, ts, accs, keys, flush)
 	}
@@ -665,22 +680,39 @@ func (m *Manager) runBackupTask(ctx context.Context, j *Job, ti int, coll *catal
 }
 
 // runL0Task runs one task of an L0 import: the deletes its delta logs hold
-// in the job's time range are written as a Delete of those keys writes
-// them (in the job's partition, or all), so they remove the rows imported
-// before them.
-func (m *Manager) runL0Task(ctx context.Context, j *Job, ti int, coll *catalog.Collection) error {
+// in the job's time range, each key's latest, become one L0 segment per
+// vchannel with the deletes' own timestamps (as Milvus's L0 import keeps
+// them), committed with the job: they remove the rows older than them,
+// those of a backup import included (it keeps its rows' timestamps).
+func (m *Manager) runL0Task(ctx context.Context, j *Job, ti int, coll *catalog.Collection) ([]catalog.SegmentInfo, error) {
 	start, end, err := timeRange(j.Options)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.update(func() { j.Tasks[ti].State = StateImporting })
-	pks, size, err := readL0Deletes(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files, m.deps.Lister, start, end)
+	pks, tss, size, err := readL0Deletes(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files, m.deps.Lister, start, end)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var segs []catalog.SegmentInfo
 	if pks.Len() > 0 {
-		if err := m.deps.Rows.ImportDeletes(ctx, coll, j.Partition, pks); err != nil {
-			return fmt.Errorf("deletes: %w", err)
+		routed := m.deps.Rows.RouteKeys(coll, pks)
+		vchs := make([]string, 0, len(routed))
+		for v := range routed {
+			vchs = append(vchs, v)
+		}
+		sort.Strings(vchs)
+		for _, v := range vchs {
+			idx := routed[v]
+			t := make([]uint64, len(idx))
+			for i, x := range idx {
+				t[i] = tss[x]
+			}
+			info, err := m.deps.Writer.WriteImportDeletes(ctx, coll, v, pks.Take(idx), t)
+			if err != nil {
+				return segs, fmt.Errorf("deletes: %w", err)
+			}
+			segs = append(segs, info)
 		}
 	}
 	m.update(func() {
@@ -695,7 +727,7 @@ func (m *Manager) runL0Task(ctx context.Context, j *Job, ti int, coll *catalog.C
 		}
 		j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
 	})
-	return nil
+	return segs, nil
 }
 
 // importBackupSegment imports one segment of a backup task, the gi-th of
@@ -753,6 +785,12 @@ func (m *Manager) add(coll *catalog.Collection, a *acc, in *msgpb.InsertRequest,
 	tss := make([]int64, n)
 	for i := range tss {
 		tss[i] = int64(ts)
+	}
+	if own := in.GetTimestamps(); len(own) == n {
+		// A backup import's rows keep their binlogs' timestamps.
+		for i, t := range own {
+			tss[i] = int64(t)
+		}
 	}
 	user[0] = &column.Ints{T: schemapb.DataType_Int64, Data: in.GetRowIDs()}
 	user[1] = &column.Ints{T: schemapb.DataType_Int64, Data: tss}
