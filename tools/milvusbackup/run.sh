@@ -14,17 +14,17 @@
 #      standalone (embedded meta and WAL) whose object store is bucket "strata",
 #      rootPath "files", on that S3, gRPC on 127.0.0.1:$STRATA_PORT;
 #   3. creates collection mb_src with pymilvus (3 flushed batches of 1000 rows,
-#      one in partition p1; 300 deletes; UPSERTS=1 adds 50 upserts, which a
-#      restore loses today, see the doc; dynamic field, JSON, Array, nullable,
-#      vector), then runs milvus-backup create, list and restore
+#      one in partition p1; 300 deletes, 50 upserts (UPSERTS=0: none); dynamic
+#      field, JSON, Array, nullable, vector), then runs milvus-backup create,
+#      list and restore
 #      (suffix _restored) with backup.yaml pointed at Strata and the same bucket;
 #   4. compares every row of mb_src and mb_src_restored by primary key, all fields
 #      (tools/milvusbackup/data.py), and exits non-zero on any difference.
 #
 # Env: MB_CACHE, MB_VERSION (tag, default v0.5.16), MB_REPO, MB_SRC (a source tree
 # to use instead of cloning), PYTHON (with pymilvus 2.6; default: a venv made in
-# $MB_CACHE), S3_PORT (37633), STRATA_PORT (37630), UPSERTS=1 (also upsert 50
-# keys before the backup), KEEP=1 (leave the servers and the data directory
+# $MB_CACHE), S3_PORT (37633), STRATA_PORT (37630), UPSERTS=0 (no upserts
+# before the backup), KEEP=1 (leave the servers and the data directory
 # running/in place).
 set -euo pipefail
 
@@ -146,7 +146,7 @@ EOF
 # 3. data, create, list, restore
 MB() { "$BIN/milvus-backup-$MB_VERSION" --config "$RUN/backup.yaml" "$@"; }
 URI=http://127.0.0.1:$STRATA_PORT
-"$PY" "$HERE/data.py" "$URI" load mb_src "${UPSERTS:-0}"
+"$PY" "$HERE/data.py" "$URI" load mb_src "${UPSERTS:-1}"
 t0=$(date +%s.%N)
 MB create -n b1 --filter default.mb_src
 t1=$(date +%s.%N)
