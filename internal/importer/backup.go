@@ -111,6 +111,20 @@ func checkBackupFiles(paths []string) error {
 	return nil
 }
 
+// listInsertLogs lists the keys under an insert-log prefix (ended with
+// "/", returned too); none is an error.
+func listInsertLogs(ctx context.Context, prefix string, list Lister) (string, []string, error) {
+	ins := prefixDir(prefix)
+	keys, err := list.ListFiles(ctx, ins)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(keys) == 0 {
+		return "", nil, fmt.Errorf("no insert binlogs under %s", prefix)
+	}
+	return ins, keys, nil
+}
+
 // backupGroups expands one task of a backup import into the segments it
 // names. An insert-log prefix with {fieldID}/{logID} keys below it is one
 // segment's, imported with the task's delta-log prefixes as they are. One
@@ -121,13 +135,9 @@ func checkBackupFiles(paths []string) error {
 // prefix; further delta-log prefixes (Strata's own) apply to each segment
 // as they are.
 func backupGroups(ctx context.Context, paths []string, list Lister) ([][]string, error) {
-	ins := prefixDir(paths[0])
-	keys, err := list.ListFiles(ctx, ins)
+	ins, keys, err := listInsertLogs(ctx, paths[0], list)
 	if err != nil {
 		return nil, err
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("no insert binlogs under %s", paths[0])
 	}
 	var segs []string
 	seen := map[string]bool{}
@@ -204,13 +214,9 @@ func prefixDir(p string) string {
 // insert_log key); delta logs are every object under the other prefixes.
 func openBackupSegment(ctx context.Context, schema *schemapb.CollectionSchema, paths []string, files Files, list Lister, start, end uint64) (*backupSegment, error) {
 	s := &backupSegment{schema: schema, files: files, logs: map[int64][]string{}, deleted: map[any]uint64{}, start: start, end: end}
-	ins := prefixDir(paths[0])
-	keys, err := list.ListFiles(ctx, ins)
+	ins, keys, err := listInsertLogs(ctx, paths[0], list)
 	if err != nil {
 		return nil, err
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("no insert binlogs under %s", paths[0])
 	}
 	for _, k := range keys {
 		rest := strings.TrimPrefix(k, ins)

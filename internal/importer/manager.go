@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -617,11 +619,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Col
 			t.ImportedRows = int64(hi)
 			t.Progress = int64(hi) * 100 / int64(max(total, 1))
 			j.ImportedRows += int64(hi - lo)
-			var sum int64
-			for _, t := range j.Tasks {
-				sum += t.Progress
-			}
-			j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
+			j.Progress = tasksProgress(j.Tasks)
 		})
 	}
 	m.update(func() {
@@ -629,6 +627,15 @@ func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Col
 		t.State, t.Progress = StateImporting, 100
 	})
 	return nil
+}
+
+// tasksProgress is a running job's progress from its tasks': 1 to 99.
+func tasksProgress(tasks []Task) int64 {
+	var sum int64
+	for _, t := range tasks {
+		sum += t.Progress
+	}
+	return 1 + 98*sum/(100*int64(len(tasks)))
 }
 
 // accumulate adds routed inserts to their partition and vchannel's
@@ -697,12 +704,7 @@ func (m *Manager) runL0Task(ctx context.Context, j *Job, ti int, coll *catalog.C
 	var segs []catalog.SegmentInfo
 	if pks.Len() > 0 {
 		routed := m.deps.Rows.RouteKeys(coll, pks)
-		vchs := make([]string, 0, len(routed))
-		for v := range routed {
-			vchs = append(vchs, v)
-		}
-		sort.Strings(vchs)
-		for _, v := range vchs {
+		for _, v := range slices.Sorted(maps.Keys(routed)) {
 			idx := routed[v]
 			t := make([]uint64, len(idx))
 			for i, x := range idx {
@@ -721,11 +723,7 @@ func (m *Manager) runL0Task(ctx context.Context, j *Job, ti int, coll *catalog.C
 		t.FileSize, t.TotalRows, t.ImportedRows, t.Progress = size, n, n, 100
 		j.TotalRows += n
 		j.ImportedRows += n
-		var sum int64
-		for _, t := range j.Tasks {
-			sum += t.Progress
-		}
-		j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
+		j.Progress = tasksProgress(j.Tasks)
 	})
 	return segs, nil
 }
@@ -764,11 +762,7 @@ func (m *Manager) importBackupSegment(ctx context.Context, j *Job, ti int, coll 
 			t.Progress = (int64(gi)*100 + int64(k+1)*100/int64(seg.nfiles)) / int64(nseg)
 			j.TotalRows += int64(read)
 			j.ImportedRows += int64(kept)
-			var sum int64
-			for _, t := range j.Tasks {
-				sum += t.Progress
-			}
-			j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
+			j.Progress = tasksProgress(j.Tasks)
 		})
 	}
 	return nil
