@@ -53,3 +53,41 @@ func (n *Node) WriteImportSegment(ctx context.Context, coll *catalog.Collection,
 		CreatedAt: now, LastSyncAt: now, Sorted: true,
 	}, nil
 }
+
+// WriteImportDeletes writes an L0 import's deletes of vchannel (keys and
+// their own timestamps) as the delta log of one new L0 segment for all
+// partitions, as a flush writes deletes. Nothing records the segment: the
+// importer commits it with the rest of its job, or discards it.
+func (n *Node) WriteImportDeletes(ctx context.Context, coll *catalog.Collection, vchannel string,
+	pks column.Column, tss []uint64,
+) (catalog.SegmentInfo, error) {
+	if len(tss) == 0 || pks.Len() != len(tss) {
+		return catalog.SegmentInfo{}, errors.New("datanode: an import L0 segment needs deletes with timestamps")
+	}
+	first, err := n.ids.Allocate(ctx, 2)
+	if err != nil {
+		return catalog.SegmentInfo{}, err
+	}
+	segID, logID := int64(first), int64(first)+1
+	const allPartitions = -1
+	tsFrom, tsTo := tss[0], tss[0]
+	for _, t := range tss {
+		tsFrom, tsTo = min(tsFrom, t), max(tsTo, t)
+	}
+	data, err := storage.EncodeDeltaLog(storage.Descriptor{
+		CollectionID: coll.ID, PartitionID: allPartitions, SegmentID: segID, FieldID: -1,
+	}, coll.PKField().GetDataType(), pks, tss)
+	if err != nil {
+		return catalog.SegmentInfo{}, err
+	}
+	if err := n.objects.Put(ctx, storage.DeltaLogKey(n.cfg.RootPath, coll.ID, allPartitions, segID, logID), data); err != nil {
+		return catalog.SegmentInfo{}, err
+	}
+	now := time.Now().UnixMilli()
+	return catalog.SegmentInfo{
+		ID: segID, CollectionID: coll.ID, PartitionID: allPartitions, VChannel: vchannel,
+		State: catalog.SegmentFlushed, Level: catalog.LevelL0, NumRows: int64(len(tss)),
+		Deltalogs:    []catalog.Binlog{{LogID: logID, Entries: int64(len(tss)), TsFrom: tsFrom, TsTo: tsTo, Size: int64(len(data))}},
+		SyncedOffset: -1, FlushTS: tsTo, CreatedAt: now, LastSyncAt: now,
+	}, nil
+}

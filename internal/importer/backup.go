@@ -31,6 +31,18 @@ const (
 // a backup's flush timestamp.
 const hybridFloor = 1 << 46
 
+// OptionL0Import asks for Milvus's L0 import: each task names delta-log
+// prefixes (an L0 segment's, {prefix}/{logID} below it), whose deletes in
+// [start_ts, end_ts] are applied to the collection (milvus-backup restores
+// L0 segments with it).
+const OptionL0Import = "l0_import"
+
+// isL0Import reports whether a job's options ask for an L0 import.
+func isL0Import(opts map[string]string) bool {
+	v, _ := option(opts, OptionL0Import)
+	return strings.EqualFold(v, "true")
+}
+
 // isBackup reports whether a job's options ask for a backup import.
 func isBackup(opts map[string]string) bool {
 	v, _ := option(opts, OptionBackup)
@@ -82,17 +94,91 @@ func timeRange(opts map[string]string) (start, end uint64, err error) {
 // checkBackupFiles checks one task of a backup import: an insert-log
 // prefix, then delta-log prefixes (Milvus takes one; Strata takes any
 // number, so a restore can add the deletes of L0 segments), all object-store
-// keys.
+// keys. An empty delta-log prefix names no deletes (milvus-backup sends ""
+// for a segment without delta logs; Milvus finds no segment's deltas under it).
 func checkBackupFiles(paths []string) error {
-	if len(paths) == 0 {
+	if len(paths) == 0 || paths[0] == "" {
 		return Failed("no insert binlogs to import")
 	}
-	for _, p := range paths {
-		if p == "" || path.IsAbs(p) {
+	for i, p := range paths {
+		if p == "" && i > 0 {
+			continue
+		}
+		if path.IsAbs(p) {
 			return Failed("the backup path %q must be an object-store prefix", p)
 		}
 	}
 	return nil
+}
+
+// listInsertLogs lists the keys under an insert-log prefix (ended with
+// "/", returned too); none is an error.
+func listInsertLogs(ctx context.Context, prefix string, list Lister) (string, []string, error) {
+	ins := prefixDir(prefix)
+	keys, err := list.ListFiles(ctx, ins)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(keys) == 0 {
+		return "", nil, fmt.Errorf("no insert binlogs under %s", prefix)
+	}
+	return ins, keys, nil
+}
+
+// backupGroups expands one task of a backup import into the segments it
+// names. An insert-log prefix with {fieldID}/{logID} keys below it is one
+// segment's, imported with the task's delta-log prefixes as they are. One
+// with {segmentID}/{fieldID}/{logID} keys below it is a partition's (or a
+// group of segments', as milvus-backup lays them out), as Milvus's backup
+// import takes it (datacoord ListBinlogsAndGroupBySegment): each segment
+// below it is imported with {deltaPrefix}/{segmentID} of the first delta-log
+// prefix; further delta-log prefixes (Strata's own) apply to each segment
+// as they are.
+func backupGroups(ctx context.Context, paths []string, list Lister) ([][]string, error) {
+	ins, keys, err := listInsertLogs(ctx, paths[0], list)
+	if err != nil {
+		return nil, err
+	}
+	var segs []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		parts := strings.Split(strings.TrimPrefix(k, ins), "/")
+		switch len(parts) {
+		case 2:
+			if len(segs) > 0 {
+				return nil, fmt.Errorf("%s mixes segment binlogs ({fieldID}/{logID}) with segment directories", paths[0])
+			}
+		case 3:
+			if _, err := strconv.ParseInt(parts[0], 10, 64); err != nil {
+				return nil, fmt.Errorf("%s is not an insert binlog key ({prefix}/{segmentID}/{fieldID}/{logID})", k)
+			}
+			if !seen[parts[0]] {
+				seen[parts[0]] = true
+				segs = append(segs, parts[0])
+			}
+			continue
+		default:
+			return nil, fmt.Errorf("%s is not an insert binlog key ({prefix}/[{segmentID}/]{fieldID}/{logID})", k)
+		}
+		return [][]string{paths}, nil
+	}
+	sort.Slice(segs, func(a, b int) bool {
+		x, _ := strconv.ParseInt(segs[a], 10, 64)
+		y, _ := strconv.ParseInt(segs[b], 10, 64)
+		return x < y
+	})
+	out := make([][]string, 0, len(segs))
+	for _, seg := range segs {
+		g := []string{ins + seg}
+		if len(paths) > 1 && paths[1] != "" {
+			g = append(g, prefixDir(paths[1])+seg)
+		}
+		if len(paths) > 2 {
+			g = append(g, paths[2:]...)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // Lister lists object keys under a prefix (the object store).
@@ -128,13 +214,9 @@ func prefixDir(p string) string {
 // insert_log key); delta logs are every object under the other prefixes.
 func openBackupSegment(ctx context.Context, schema *schemapb.CollectionSchema, paths []string, files Files, list Lister, start, end uint64) (*backupSegment, error) {
 	s := &backupSegment{schema: schema, files: files, logs: map[int64][]string{}, deleted: map[any]uint64{}, start: start, end: end}
-	ins := prefixDir(paths[0])
-	keys, err := list.ListFiles(ctx, ins)
+	ins, keys, err := listInsertLogs(ctx, paths[0], list)
 	if err != nil {
 		return nil, err
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("no insert binlogs under %s", paths[0])
 	}
 	for _, k := range keys {
 		rest := strings.TrimPrefix(k, ins)
@@ -176,6 +258,9 @@ func openBackupSegment(ctx context.Context, schema *schemapb.CollectionSchema, p
 		return nil, fmt.Errorf("the collection has no primary key")
 	}
 	for _, p := range paths[1:] {
+		if p == "" {
+			continue
+		}
 		keys, err := list.ListFiles(ctx, prefixDir(p))
 		if err != nil {
 			return nil, err
@@ -259,7 +344,8 @@ func (s *backupSegment) readField(ctx context.Context, f *schemapb.FieldSchema, 
 	return c, nil
 }
 
-// read returns the stored columns (user fields, by ID) of the rows of
+// read returns the stored columns (user fields and the timestamps, field
+// 1, by ID) of the rows of
 // binlog k (the k-th sync of every field) that are in the time range and
 // not deleted, and how many rows that is, and how many rows the binlogs held.
 func (s *backupSegment) read(ctx context.Context, k int) (map[int64]column.Column, int, int, error) {
@@ -322,10 +408,62 @@ func (s *backupSegment) read(ctx context.Context, k int) (map[int64]column.Colum
 		}
 		keep = append(keep, i)
 	}
+	// The rows keep their own timestamps, as Milvus's binlog import keeps
+	// them: deletes imported later (l0_import) compare with them.
+	cols[1] = tss
 	if len(keep) < n {
 		for id, c := range cols {
 			cols[id] = c.Take(keep)
 		}
 	}
 	return cols, len(keep), n, nil
+}
+
+// readL0Deletes reads the deletes in [start, end] of the delta logs under
+// an L0 import task's prefixes: each deleted key once, in key order, with
+// its latest delete's timestamp.
+func readL0Deletes(ctx context.Context, schema *schemapb.CollectionSchema, paths []string, files Files, list Lister, start, end uint64) (column.Column, []uint64, int64, error) {
+	pk := primaryKey(schema)
+	if pk == nil {
+		return nil, nil, 0, fmt.Errorf("the collection has no primary key")
+	}
+	s := &backupSegment{schema: schema, files: files, deleted: map[any]uint64{}, start: start, end: end}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		keys, err := list.ListFiles(ctx, prefixDir(p))
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, k := range keys {
+			if err := s.readDeletes(ctx, k, pk.GetDataType()); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+	}
+	var pks column.Column
+	var tss []uint64
+	if pk.GetDataType() == schemapb.DataType_VarChar {
+		c := &column.Strings{T: schemapb.DataType_VarChar}
+		for k := range s.deleted {
+			c.Data = append(c.Data, k.(string))
+		}
+		sort.Strings(c.Data)
+		for _, k := range c.Data {
+			tss = append(tss, s.deleted[k])
+		}
+		pks = c
+	} else {
+		c := &column.Ints{T: schemapb.DataType_Int64}
+		for k := range s.deleted {
+			c.Data = append(c.Data, k.(int64))
+		}
+		sort.Slice(c.Data, func(a, b int) bool { return c.Data[a] < c.Data[b] })
+		for _, k := range c.Data {
+			tss = append(tss, s.deleted[k])
+		}
+		pks = c
+	}
+	return pks, tss, s.size, nil
 }

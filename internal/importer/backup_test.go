@@ -177,3 +177,68 @@ func TestBackupSegmentDamage(t *testing.T) {
 
 	require.ErrorContains(t, open(memFiles{}), "no insert binlogs under bk/insert_log/1/2/3")
 }
+
+// TestBackupGroups: an insert-log prefix of one segment is one group with
+// the task's delta prefixes; a prefix with segment directories below it
+// (Milvus's form, which milvus-backup sends: {partition or group}/{segment}/
+// {field}/{log}) is one group per segment, each with its own delta-log
+// directory, as Milvus's ListBinlogsAndGroupBySegment pairs them.
+func TestBackupGroups(t *testing.T) {
+	ctx := context.Background()
+	files := memFiles{
+		"bk/insert_log/1/2/3/0/10":   nil,
+		"bk/insert_log/1/2/3/1/10":   nil,
+		"bk/insert_log/1/2/3/100/10": nil,
+		"bk/insert_log/1/2/12/0/11":  nil,
+		"bk/insert_log/1/2/12/1/11":  nil,
+	}
+	g, err := backupGroups(ctx, []string{"bk/insert_log/1/2/3", "bk/delta_log/1/2/3"}, files)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"bk/insert_log/1/2/3", "bk/delta_log/1/2/3"}}, g)
+
+	g, err = backupGroups(ctx, []string{"bk/insert_log/1/2/", "bk/delta_log/1/2/"}, files)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{
+		{"bk/insert_log/1/2/3", "bk/delta_log/1/2/3"},
+		{"bk/insert_log/1/2/12", "bk/delta_log/1/2/12"},
+	}, g)
+
+	g, err = backupGroups(ctx, []string{"bk/insert_log/1/2"}, files)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"bk/insert_log/1/2/3"}, {"bk/insert_log/1/2/12"}}, g)
+
+	// milvus-backup sends "" for the delta prefix of a segment without deletes.
+	require.NoError(t, checkBackupFiles([]string{"bk/insert_log/1/2/", ""}))
+	require.Error(t, checkBackupFiles([]string{"", "bk/delta_log/1/2/"}))
+	g, err = backupGroups(ctx, []string{"bk/insert_log/1/2/", ""}, files)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"bk/insert_log/1/2/3"}, {"bk/insert_log/1/2/12"}}, g)
+
+	_, err = backupGroups(ctx, []string{"bk/insert_log/1"}, files)
+	require.ErrorContains(t, err, "is not an insert binlog key")
+	_, err = backupGroups(ctx, []string{"bk/insert_log/9"}, files)
+	require.ErrorContains(t, err, "no insert binlogs")
+}
+
+// TestL0Deletes: an L0 import reads every delta log under its prefixes and
+// keeps each key deleted in [start_ts, end_ts] once.
+func TestL0Deletes(t *testing.T) {
+	ctx := context.Background()
+	schema := backupSchema()
+	files := memFiles{}
+	put := func(seg, log int64, pks []string, tss []uint64) {
+		b, err := storage.EncodeDeltaLog(storage.Descriptor{CollectionID: 1, PartitionID: 2, SegmentID: seg},
+			schemapb.DataType_VarChar, &column.Strings{T: schemapb.DataType_VarChar, Data: pks}, tss)
+		require.NoError(t, err)
+		files[storage.DeltaLogKey("bk", 1, 2, seg, log)] = b
+	}
+	put(9, 1, []string{"b", "a", "z"}, []uint64{150, 160, 900})
+	put(9, 2, []string{"a", "c"}, []uint64{170, 40})
+	pks, tss, size, err := readL0Deletes(ctx, schema, []string{"bk/delta_log/1/2/9"}, files, files, 100, 500)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, pks.(*column.Strings).Data)
+	require.Equal(t, []uint64{170, 150}, tss, "each key's latest delete in range")
+	require.Positive(t, size)
+	require.True(t, isL0Import(map[string]string{"L0_Import": "true"}))
+	require.False(t, isL0Import(map[string]string{"backup": "true"}))
+}

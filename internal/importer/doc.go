@@ -32,6 +32,10 @@
 // files: its insert-log prefix ({prefix}/{fieldID}/{logID} below it, the
 // tail of an insert_log key), then delta-log prefixes (Milvus takes one;
 // more are read the same way, so a restore can add L0 segments' deletes).
+// An insert-log prefix with {segmentID}/{fieldID}/{logID} below it (how
+// Milvus takes it, and milvus-backup sends it) names every segment below
+// it: each is read with {deltaPrefix}/{segmentID} of the first delta-log
+// prefix (backupGroups).
 // Fields map by field ID (the collection is created with the backed-up
 // schema), binlogs by their order per field (one per sync; a field added
 // after some syncs reads as its fill for the earlier ones). A row is kept
@@ -40,8 +44,18 @@
 // delete). The options take Milvus's physical milliseconds, or a hybrid
 // timestamp as is when the value is at least 2^46, so a restore cuts
 // exactly at a backup's flush timestamp. Keys are kept, auto-ID or not;
-// rows get new row IDs and the job's timestamp, and are routed (by
-// partition key, and primary-key hash) as inserts are.
+// rows get new row IDs, keep their binlogs' timestamps (as Milvus's binlog
+// import keeps them), and are routed (by partition key, and primary-key
+// hash) as inserts are.
+//
+// With the option l0_import=true (Milvus's L0 import, which milvus-backup
+// restores L0 segments with) each task names delta-log prefixes; each key
+// deleted in [start_ts, end_ts], with its latest delete's timestamp, is
+// routed as a Delete routes it (Rows.RouteKeys) and written as one L0
+// segment per vchannel (SegmentWriter.WriteImportDeletes), committed with
+// the job like its other segments. Keeping the deletes' timestamps, they
+// remove only rows older than them: an upsert's new row, which shares its
+// delete's timestamp, stays.
 //
 // # Running a job
 //

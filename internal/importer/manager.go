@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -71,6 +73,9 @@ type Rows interface {
 	// ImportColumns routes a backup's stored columns (every user field, by
 	// ID) as they are: keys are kept, nothing is generated or checked again.
 	ImportColumns(ctx context.Context, coll *catalog.Collection, partition string, cols map[int64]column.Column, n int) ([]*msgpb.InsertRequest, error)
+	// RouteKeys routes primary keys as a Delete routes them: the row
+	// indexes of each vchannel's keys (an L0 import's deletes).
+	RouteKeys(coll *catalog.Collection, pks column.Column) map[string][]int
 }
 
 // SegmentWriter writes the files of import segments, not registered
@@ -78,6 +83,10 @@ type Rows interface {
 type SegmentWriter interface {
 	WriteImportSegment(ctx context.Context, coll *catalog.Collection, partition int64, vchannel string,
 		cols map[int64]column.Column) (catalog.SegmentInfo, error)
+	// WriteImportDeletes writes deletes (keys and their timestamps) as the
+	// delta log of one new L0 segment of vchannel (an L0 import's).
+	WriteImportDeletes(ctx context.Context, coll *catalog.Collection, vchannel string,
+		pks column.Column, tss []uint64) (catalog.SegmentInfo, error)
 }
 
 // Remover deletes objects (the object store).
@@ -192,7 +201,7 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 	if len(req.Files) > m.cfg.MaxFiles {
 		return 0, Failed("The max number of import files should not exceed %d, but got %d", m.cfg.MaxFiles, len(req.Files))
 	}
-	backup := isBackup(req.Options)
+	backup := isBackup(req.Options) || isL0Import(req.Options)
 	for _, f := range req.Files {
 		if backup {
 			if err := checkBackupFiles(f); err != nil {
@@ -202,6 +211,9 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 			return 0, err
 		}
 		for _, p := range f {
+			if p == "" && backup {
+				continue // an empty delta-log prefix (checkBackupFiles)
+			}
 			if err := m.checkPath(strings.TrimSuffix(p, "/")); err != nil {
 				return 0, err
 			}
@@ -214,9 +226,6 @@ func (m *Manager) Submit(ctx context.Context, req Request) (int64, error) {
 		if _, _, err := timeRange(req.Options); err != nil {
 			return 0, Failed("%v", err)
 		}
-	}
-	if v := req.Options["l0_import"]; v == "true" || v == "True" {
-		return 0, Failed("importing L0 delete files (the l0_import option) is not supported")
 	}
 	timeout, err := parseTimeout(req.Options["timeout"])
 	if err != nil {
@@ -439,6 +448,9 @@ func (m *Manager) discardSegment(ctx context.Context, s catalog.SegmentInfo) err
 			errs = append(errs, m.deps.Remover.Delete(ctx, storage.StatsLogKey(m.deps.RootPath, s.CollectionID, s.PartitionID, s.ID, f, l.LogID)))
 		}
 	}
+	for _, l := range s.Deltalogs {
+		errs = append(errs, m.deps.Remover.Delete(ctx, storage.DeltaLogKey(m.deps.RootPath, s.CollectionID, s.PartitionID, s.ID, l.LogID)))
+	}
 	return errors.Join(errs...)
 }
 
@@ -497,7 +509,18 @@ func (m *Manager) run(ctx context.Context, j *Job) ([]catalog.SegmentInfo, error
 		return nil
 	}
 	for ti := range j.Tasks {
-		if err := m.runTask(ctx, j, ti, coll, ts, accs, &keys, flush); err != nil {
+		var err error
+		if isL0Import(j.Options) {
+			var l0 []catalog.SegmentInfo
+			l0, err = m.runL0Task(ctx, j, ti, coll)
+			for _, s := range l0 {
+				s.ImportJob = j.ID
+				segs = append(segs, s)
+			}
+		} else {
+			err = m.runTask(ctx, j, ti, coll, ts, accs, &keys, flush)
+		}
+		if err != nil {
 			m.update(func() {
 				t := &j.Tasks[ti]
 				t.State, t.Reason = StateFailed, err.Error()
@@ -596,11 +619,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Col
 			t.ImportedRows = int64(hi)
 			t.Progress = int64(hi) * 100 / int64(max(total, 1))
 			j.ImportedRows += int64(hi - lo)
-			var sum int64
-			for _, t := range j.Tasks {
-				sum += t.Progress
-			}
-			j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
+			j.Progress = tasksProgress(j.Tasks)
 		})
 	}
 	m.update(func() {
@@ -608,6 +627,15 @@ func (m *Manager) runTask(ctx context.Context, j *Job, ti int, coll *catalog.Col
 		t.State, t.Progress = StateImporting, 100
 	})
 	return nil
+}
+
+// tasksProgress is a running job's progress from its tasks': 1 to 99.
+func tasksProgress(tasks []Task) int64 {
+	var sum int64
+	for _, t := range tasks {
+		sum += t.Progress
+	}
+	return 1 + 98*sum/(100*int64(len(tasks)))
 }
 
 // accumulate adds routed inserts to their partition and vchannel's
@@ -645,21 +673,82 @@ func (m *Manager) runBackupTask(ctx context.Context, j *Job, ti int, coll *catal
 	if err != nil {
 		return err
 	}
-	seg, err := openBackupSegment(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files, m.deps.Lister, start, end)
+	groups, err := backupGroups(ctx, j.Tasks[ti].Files, m.deps.Lister)
 	if err != nil {
 		return err
 	}
 	m.update(func() { j.Tasks[ti].State = StateImporting })
+	for gi, g := range groups {
+		if err := m.importBackupSegment(ctx, j, ti, coll, ts, g, gi, len(groups), start, end, accs, keys, flush); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runL0Task runs one task of an L0 import: the deletes its delta logs hold
+// in the job's time range, each key's latest, become one L0 segment per
+// vchannel with the deletes' own timestamps (as Milvus's L0 import keeps
+// them), committed with the job: they remove the rows older than them,
+// those of a backup import included (it keeps its rows' timestamps).
+func (m *Manager) runL0Task(ctx context.Context, j *Job, ti int, coll *catalog.Collection) ([]catalog.SegmentInfo, error) {
+	start, end, err := timeRange(j.Options)
+	if err != nil {
+		return nil, err
+	}
+	m.update(func() { j.Tasks[ti].State = StateImporting })
+	pks, tss, size, err := readL0Deletes(ctx, coll.Schema, j.Tasks[ti].Files, m.deps.Files, m.deps.Lister, start, end)
+	if err != nil {
+		return nil, err
+	}
+	var segs []catalog.SegmentInfo
+	if pks.Len() > 0 {
+		routed := m.deps.Rows.RouteKeys(coll, pks)
+		for _, v := range slices.Sorted(maps.Keys(routed)) {
+			idx := routed[v]
+			t := make([]uint64, len(idx))
+			for i, x := range idx {
+				t[i] = tss[x]
+			}
+			info, err := m.deps.Writer.WriteImportDeletes(ctx, coll, v, pks.Take(idx), t)
+			if err != nil {
+				return segs, fmt.Errorf("deletes: %w", err)
+			}
+			segs = append(segs, info)
+		}
+	}
+	m.update(func() {
+		t := &j.Tasks[ti]
+		n := int64(pks.Len())
+		t.FileSize, t.TotalRows, t.ImportedRows, t.Progress = size, n, n, 100
+		j.TotalRows += n
+		j.ImportedRows += n
+		j.Progress = tasksProgress(j.Tasks)
+	})
+	return segs, nil
+}
+
+// importBackupSegment imports one segment of a backup task, the gi-th of
+// the task's n.
+func (m *Manager) importBackupSegment(ctx context.Context, j *Job, ti int, coll *catalog.Collection, ts uint64,
+	paths []string, gi, nseg int, start, end uint64, accs map[accKey]*acc, keys *[]accKey, flush func(accKey) error,
+) error {
+	seg, err := openBackupSegment(ctx, coll.Schema, paths, m.deps.Files, m.deps.Lister, start, end)
+	if err != nil {
+		return err
+	}
+	var base int64
+	m.update(func() { base = j.Tasks[ti].FileSize })
 	for k := 0; k < seg.nfiles; k++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cols, n, read, err := seg.read(ctx, k)
+		cols, kept, read, err := seg.read(ctx, k)
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			inserts, err := m.deps.Rows.ImportColumns(ctx, coll, j.Partition, cols, n)
+		if kept > 0 {
+			inserts, err := m.deps.Rows.ImportColumns(ctx, coll, j.Partition, cols, kept)
 			if err != nil {
 				return fmt.Errorf("binlog %d: %w", k, err)
 			}
@@ -669,15 +758,11 @@ func (m *Manager) runBackupTask(ctx context.Context, j *Job, ti int, coll *catal
 		}
 		m.update(func() {
 			t := &j.Tasks[ti]
-			t.FileSize, t.TotalRows, t.ImportedRows = seg.size, t.TotalRows+int64(read), t.ImportedRows+int64(n)
-			t.Progress = int64(k+1) * 100 / int64(seg.nfiles)
+			t.FileSize, t.TotalRows, t.ImportedRows = base+seg.size, t.TotalRows+int64(read), t.ImportedRows+int64(kept)
+			t.Progress = (int64(gi)*100 + int64(k+1)*100/int64(seg.nfiles)) / int64(nseg)
 			j.TotalRows += int64(read)
-			j.ImportedRows += int64(n)
-			var sum int64
-			for _, t := range j.Tasks {
-				sum += t.Progress
-			}
-			j.Progress = 1 + 98*sum/(100*int64(len(j.Tasks)))
+			j.ImportedRows += int64(kept)
+			j.Progress = tasksProgress(j.Tasks)
 		})
 	}
 	return nil
@@ -694,6 +779,12 @@ func (m *Manager) add(coll *catalog.Collection, a *acc, in *msgpb.InsertRequest,
 	tss := make([]int64, n)
 	for i := range tss {
 		tss[i] = int64(ts)
+	}
+	if own := in.GetTimestamps(); len(own) == n {
+		// A backup import's rows keep their binlogs' timestamps.
+		for i, t := range own {
+			tss[i] = int64(t)
+		}
 	}
 	user[0] = &column.Ints{T: schemapb.DataType_Int64, Data: in.GetRowIDs()}
 	user[1] = &column.Ints{T: schemapb.DataType_Int64, Data: tss}

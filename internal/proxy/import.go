@@ -44,9 +44,17 @@ func (p *Proxy) ImportRows(ctx context.Context, coll *catalog.Collection, partit
 // routes rows (by partition, or partition key, and primary-key hash), with
 // new row IDs; the columns came from binlogs of the same schema, so their
 // values, keys included, are kept as they are. Every user field must be
-// there; nothing is written.
+// there; the rows' own timestamps (field 1), when given, come back as each
+// request's Timestamps. Nothing is written.
 func (p *Proxy) ImportColumns(ctx context.Context, coll *catalog.Collection, partition string, cols map[int64]column.Column, n int) ([]*msgpb.InsertRequest, error) {
 	r := &rows{n: n, cols: map[int64]column.Column{}}
+	if c, ok := cols[1]; ok {
+		ts, ok := c.(*column.Ints)
+		if !ok || ts.Len() != n {
+			return nil, importer.Failed("the backup's timestamps are not %d Int64 values", n)
+		}
+		r.ts = ts
+	}
 	for _, f := range coll.Schema.GetFields() {
 		id := f.GetFieldID()
 		if id < 100 {
@@ -65,6 +73,18 @@ func (p *Proxy) ImportColumns(ctx context.Context, coll *catalog.Collection, par
 		return nil, importer.Failed("the backup has no primary-key column")
 	}
 	return p.routedRequests(ctx, coll, partition, r)
+}
+
+// RouteKeys routes primary keys as a Delete routes them: the row indexes
+// of each vchannel's keys (an L0 import's deletes).
+func (p *Proxy) RouteKeys(coll *catalog.Collection, pks column.Column) map[string][]int {
+	out := map[string][]int{}
+	for shard, idx := range shardRows(pks, pks.Len(), coll.Shards) {
+		if len(idx) > 0 {
+			out[coll.VChannels[shard]] = idx
+		}
+	}
+	return out
 }
 
 // routedRequests routes checked rows as Insert routes them and returns the

@@ -39,6 +39,9 @@ type rows struct {
 	n    int
 	cols map[int64]column.Column
 	pk   column.Column
+	// ts is each row's own timestamp (a backup import's, kept from its
+	// binlogs); nil for rows written at the write's timestamp.
+	ts *column.Ints
 }
 
 // validateRows turns request columns into stored columns, checking every
@@ -492,6 +495,9 @@ func (p *Proxy) buildInserts(ctx context.Context, col *catalog.Collection, partI
 		}
 		for _, i := range idx {
 			req.RowIDs = append(req.RowIDs, int64(rowIDs)+int64(i))
+			if r.ts != nil {
+				req.Timestamps = append(req.Timestamps, uint64(r.ts.Data[i]))
+			}
 		}
 		var size int64
 		for _, f := range col.Schema.GetFields() {

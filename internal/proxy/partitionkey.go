@@ -106,6 +106,9 @@ func (r *rows) take(idx []int) *rows {
 	for id, c := range r.cols {
 		out.cols[id] = c.Take(idx)
 	}
+	if r.ts != nil {
+		out.ts = r.ts.Take(idx).(*column.Ints)
+	}
 	return out
 }
 
