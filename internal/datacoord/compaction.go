@@ -252,23 +252,14 @@ func planCompactions(cfg CompactionConfig, maxSize int64, segs []catalog.Segment
 				}
 			}
 			if len(small) >= cfg.MinSmallSegments || (force && len(small) >= 2) {
-				var group []catalog.SegmentInfo
-				var size int64
-				for _, s := range small {
-					sz := s.NumRows * rowSize(s)
-					if len(group) > 0 && size+sz > maxSize {
-						if len(group) >= 2 {
-							out = append(out, mixPlan(group, l0))
-						}
-						group, size = nil, 0
+				groups := groupBySize(small, rowSize, maxSize)
+				for i, g := range groups {
+					switch {
+					case len(g) >= 2:
+						out = append(out, mixPlan(g, l0))
+					case i == len(groups)-1:
+						heavy = append(heavy, g...)
 					}
-					group = append(group, s)
-					size += sz
-				}
-				if len(group) >= 2 {
-					out = append(out, mixPlan(group, l0))
-				} else {
-					heavy = append(heavy, group...)
 				}
 			}
 			for _, s := range heavy {
@@ -384,29 +375,42 @@ func sortPlans(segs []catalog.SegmentInfo, plans []catalog.CompactionPlan, l0 []
 	return out
 }
 
-// forceMergePlans groups a partition's flushed L1 segments, in ID order,
-// into plans of at most mergeTo bytes each (a segment larger than that is a
-// plan alone).
+// forceMergePlans puts a partition's flushed L1 segments, in ID order, in
+// plans of at most mergeTo bytes each (a segment larger than that is a plan
+// alone).
 func forceMergePlans(segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64, mergeTo int64,
 	l0 []catalog.SegmentInfo,
 ) []catalog.CompactionPlan {
+	var l1 []catalog.SegmentInfo
+	for _, s := range segs {
+		if s.Level == catalog.LevelL1 {
+			l1 = append(l1, s)
+		}
+	}
 	var out []catalog.CompactionPlan
+	for _, g := range groupBySize(l1, rowSize, mergeTo) {
+		out = append(out, mixPlan(g, l0))
+	}
+	return out
+}
+
+// groupBySize cuts segs, in order, into consecutive groups of at most limit
+// bytes each (a segment larger than limit is a group alone).
+func groupBySize(segs []catalog.SegmentInfo, rowSize func(catalog.SegmentInfo) int64, limit int64) [][]catalog.SegmentInfo {
+	var out [][]catalog.SegmentInfo
 	var group []catalog.SegmentInfo
 	var size int64
 	for _, s := range segs {
-		if s.Level != catalog.LevelL1 {
-			continue
-		}
 		sz := s.NumRows * rowSize(s)
-		if len(group) > 0 && size+sz > mergeTo {
-			out = append(out, mixPlan(group, l0))
+		if len(group) > 0 && size+sz > limit {
+			out = append(out, group)
 			group, size = nil, 0
 		}
 		group = append(group, s)
 		size += sz
 	}
 	if len(group) > 0 {
-		out = append(out, mixPlan(group, l0))
+		out = append(out, group)
 	}
 	return out
 }
