@@ -191,8 +191,9 @@ func TestBackupRestore(t *testing.T) {
 	require.NotEmpty(t, binlog)
 	orig, err := os.ReadFile(binlog)
 	require.NoError(t, err)
-	bad := append([]byte(nil), orig...)
-	bad[len(bad)/2] ^= 0xff
+	// Cut in half: every binlog reader refuses it (a flipped byte can land
+	// in an uncompressed vector value and parse as another number).
+	bad := append([]byte(nil), orig[:len(orig)/2]...)
 	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
 	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
 		"--rename", "src=bad1,auto=bad2")
