@@ -66,6 +66,8 @@ type Stack struct {
 	VChannels    []string
 
 	closers []func() error // what open opened, closed by Reopen and at cleanup
+	writer  *wal.Writer
+	clock   *tso.Allocator
 }
 
 // New assembles the stack over a temporary directory and creates Collection.
@@ -164,6 +166,7 @@ func open(t *testing.T, dir string) *Stack {
 	s := &Stack{
 		T: t, Dir: dir, Log: log, Objects: store, IDs: ids, Root: root, Data: data,
 		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store},
+		writer: writer, clock: clock,
 	}
 	s.QueryNode = querynode.New(querynode.Defaults(), log, s.QNObjects, s.QNSegments, root, writer, pins, logger)
 	s.closers = append(closers, s.QueryNode.Close)
@@ -171,6 +174,13 @@ func open(t *testing.T, dir string) *Stack {
 	s.DataNodeConfig.PChannels = []string{wal.PChannelName(rcfg.ChannelPrefix, 0)}
 	s.Proxy = proxy.New(proxy.Defaults(), proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(s.QueryNode), writer, ids, clock, logger)
 	return s
+}
+
+// NewProxy returns another proxy over the stack's coordinators, WAL writer
+// and clocks, configured as Proxy is, that reads through q instead of the
+// in-process query node (a remote client of it, say).
+func (s *Stack) NewProxy(q proxy.QueryNode) *proxy.Proxy {
+	return proxy.New(proxy.Defaults(), proxy.CatalogOf(s.Root), proxy.DataCoordOf(s.Data), q, s.writer, s.IDs, s.clock, slog.New(slog.DiscardHandler))
 }
 
 // NewDataNode returns a fresh data node: a restarted one starts from the

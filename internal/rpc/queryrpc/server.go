@@ -1,0 +1,119 @@
+package queryrpc
+
+import (
+	"context"
+
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/plan"
+	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
+)
+
+// Loader is the query node's load side as the server serves it (the
+// in-process *querynode.Node; proxy.Loader is the same contract).
+type Loader interface {
+	Load(ctx context.Context, collectionID int64, partitions []int64) error
+	Release(collectionID int64)
+	ReleasePartitions(collectionID int64, partitions []int64)
+	Loaded(collectionID int64) (bool, []int64)
+	Loading(collectionID int64) bool
+	WaitLoad(ctx context.Context, collectionID int64) error
+	LoadProgress(collectionID int64) int64
+	LoadFailure(collectionID int64) error
+	Segments(collectionID int64) []plan.SegmentInfo
+}
+
+// Reader is the query node's read side as the server serves it.
+type Reader interface {
+	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
+	Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error)
+}
+
+// Server serves QueryNodeService from an in-process query node. Register
+// it on a server made by rpc.NewServer, whose interceptor turns the errors
+// it returns into statuses carrying their Milvus codes.
+type Server struct {
+	querynodev1.UnimplementedQueryNodeServiceServer
+	loader Loader
+	reader Reader
+}
+
+// NewServer returns a server over the query node's two sides.
+func NewServer(loader Loader, reader Reader) *Server {
+	return &Server{loader: loader, reader: reader}
+}
+
+// Load implements QueryNodeService.Load.
+func (s *Server) Load(ctx context.Context, req *querynodev1.LoadRequest) (*querynodev1.LoadResponse, error) {
+	if err := s.loader.Load(ctx, req.GetCollectionId(), req.GetPartitionIds()); err != nil {
+		return nil, err
+	}
+	return &querynodev1.LoadResponse{}, nil
+}
+
+// Release implements QueryNodeService.Release.
+func (s *Server) Release(_ context.Context, req *querynodev1.ReleaseRequest) (*querynodev1.ReleaseResponse, error) {
+	s.loader.Release(req.GetCollectionId())
+	return &querynodev1.ReleaseResponse{}, nil
+}
+
+// ReleasePartitions implements QueryNodeService.ReleasePartitions.
+func (s *Server) ReleasePartitions(_ context.Context, req *querynodev1.ReleasePartitionsRequest) (*querynodev1.ReleasePartitionsResponse, error) {
+	s.loader.ReleasePartitions(req.GetCollectionId(), req.GetPartitionIds())
+	return &querynodev1.ReleasePartitionsResponse{}, nil
+}
+
+// GetLoadState implements QueryNodeService.GetLoadState.
+func (s *Server) GetLoadState(_ context.Context, req *querynodev1.GetLoadStateRequest) (*querynodev1.GetLoadStateResponse, error) {
+	id := req.GetCollectionId()
+	loaded, parts := s.loader.Loaded(id)
+	resp := &querynodev1.GetLoadStateResponse{
+		Loaded: loaded, PartitionIds: parts, Loading: s.loader.Loading(id), Progress: s.loader.LoadProgress(id),
+	}
+	if err := s.loader.LoadFailure(id); err != nil {
+		resp.Failure = errcode.Status(err)
+	}
+	return resp, nil
+}
+
+// WaitLoad implements QueryNodeService.WaitLoad.
+func (s *Server) WaitLoad(ctx context.Context, req *querynodev1.WaitLoadRequest) (*querynodev1.WaitLoadResponse, error) {
+	if err := s.loader.WaitLoad(ctx, req.GetCollectionId()); err != nil {
+		return nil, err
+	}
+	return &querynodev1.WaitLoadResponse{}, nil
+}
+
+// ListSegments implements QueryNodeService.ListSegments.
+func (s *Server) ListSegments(_ context.Context, req *querynodev1.ListSegmentsRequest) (*querynodev1.ListSegmentsResponse, error) {
+	return &querynodev1.ListSegmentsResponse{Segments: encodeSegments(s.loader.Segments(req.GetCollectionId()))}, nil
+}
+
+// Search implements QueryNodeService.Search.
+func (s *Server) Search(ctx context.Context, req *querynodev1.SearchRequest) (*querynodev1.SearchResponse, error) {
+	p, err := DecodeSearch(req)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
+	}
+	res, err := s.reader.Search(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	m, err := EncodeSearchResult(res)
+	if err != nil {
+		return nil, err
+	}
+	return &querynodev1.SearchResponse{Result: m}, nil
+}
+
+// Query implements QueryNodeService.Query.
+func (s *Server) Query(ctx context.Context, req *querynodev1.QueryRequest) (*querynodev1.QueryResponse, error) {
+	p, err := DecodeQuery(req)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
+	}
+	res, err := s.reader.Query(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return EncodeQueryResult(res), nil
+}
