@@ -198,8 +198,10 @@ func TestSearchResultRoundTrip(t *testing.T) {
 	}
 	_, err := queryrpc.EncodeSearchResult(&plan.SearchResult{Hits: [][]plan.Hit{{{PK: int64(1)}, {PK: "a"}}}})
 	require.Error(t, err)
-	_, err = queryrpc.DecodeSearchResult(&schemapb.SearchResultData{Topks: []int64{2}, Scores: []float32{1},
-		Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: []int64{1}}}}})
+	_, err = queryrpc.DecodeSearchResult(&schemapb.SearchResultData{
+		Topks: []int64{2}, Scores: []float32{1},
+		Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: []int64{1}}}},
+	})
 	require.Error(t, err, "topks beyond the hits")
 }
 
