@@ -46,8 +46,11 @@ type server struct {
 	addr string
 	// metrics is the metrics port's address ("" unless a tweak opens it).
 	metrics string
-	cancel  context.CancelFunc
-	done    chan error
+	// internal is the internal RPC address ("" unless a tweak sets
+	// InternalAddr).
+	internal string
+	cancel   context.CancelFunc
+	done     chan error
 }
 
 // startServer starts a server on a free port over dir.
@@ -78,7 +81,10 @@ func startServerLogs(t testing.TB, dir string, logs io.Writer, tweak ...func(*ap
 	srv, err := app.Listen(cfg, logger)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{t: t, dir: dir, addr: srv.Addr(), metrics: srv.MetricsAddr(), cancel: cancel, done: make(chan error, 1)}
+	s := &server{
+		t: t, dir: dir, addr: srv.Addr(), metrics: srv.MetricsAddr(), internal: srv.InternalAddr(),
+		cancel: cancel, done: make(chan error, 1),
+	}
 	go func() { s.done <- srv.Run(ctx) }()
 	t.Cleanup(s.stop)
 	// The collections loaded before a restart load again in the background;

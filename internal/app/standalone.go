@@ -55,6 +55,7 @@ import (
 	"github.com/strata-db/strata/internal/quota"
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
+	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/sysinfo"
 	"github.com/strata-db/strata/internal/tso"
@@ -75,6 +76,13 @@ type Config struct {
 	// MetricsAddr is the address of /metrics, /healthz and /debug/pprof/
 	// ("" disables them).
 	MetricsAddr string `json:"metricsAddr"`
+	// InternalAddr is the listen address of Strata's internal RPC services
+	// (docs/design/rpc.md: the query node's QueryNodeService), for proxies
+	// in other processes ("" = not served, the default). Plaintext and
+	// unauthenticated: bind it to a private network.
+	InternalAddr string `json:"internalAddr"`
+	// RPC configures the internal RPC server.
+	RPC rpc.ServerConfig `json:"rpc"`
 	// RootPath is the object-storage root every data file lives under; the
 	// data coordinator (garbage collection), the data nodes (writes) and the
 	// query nodes (reads) all get this one. Fixed once data exists.
@@ -126,7 +134,7 @@ func Defaults() Config {
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
 		Engines: defaultEngines(), Security: auth.Defaults(), Quota: quota.Defaults(), Console: true,
-		Import: importer.Defaults(),
+		Import: importer.Defaults(), RPC: rpc.ServerDefaults(),
 	}
 }
 
@@ -143,7 +151,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
 		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(), c.Quota.Validate(),
-		c.importConfig().Validate())
+		c.importConfig().Validate(), c.RPC.Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
 	}
@@ -193,6 +201,8 @@ type Server struct {
 	reloaded chan struct{} // closed once the restart's reloads have ended
 	grpcLis  net.Listener
 	httpLis  net.Listener
+	// internalLis is InternalAddr's listener (nil when not served).
+	internalLis net.Listener
 }
 
 // Listen binds the server's ports, so that callers (and tests using port 0)
@@ -219,7 +229,24 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 			return nil, fmt.Errorf("app: listen %s: %w", cfg.MetricsAddr, err)
 		}
 	}
+	if cfg.InternalAddr != "" {
+		if s.internalLis, err = net.Listen("tcp", cfg.InternalAddr); err != nil {
+			_ = s.grpcLis.Close()
+			if s.httpLis != nil {
+				_ = s.httpLis.Close()
+			}
+			return nil, fmt.Errorf("app: listen %s: %w", cfg.InternalAddr, err)
+		}
+	}
 	return s, nil
+}
+
+// InternalAddr is the internal RPC address ("" when not served).
+func (s *Server) InternalAddr() string {
+	if s.internalLis == nil {
+		return ""
+	}
+	return s.internalLis.Addr().String()
 }
 
 // Ready reports whether the server is serving (what /healthz answers).
@@ -330,6 +357,13 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		SegmentMaxSizeMB: float64(cfg.DataCoord.SegmentMaxSize) / (1 << 20),
 	}, sources...)}
 
+	var internal *internalServer
+	if s.internalLis != nil {
+		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, om.queryNode(qn)); err != nil {
+			return err
+		}
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return writer.Run(gctx) })
 	g.Go(func() error { return engines.run(gctx) })
@@ -377,6 +411,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	restHandler := obs.RESTHandler(restAPI)
 	api := newAPIServer(s.grpcLis, srv, restHandler)
 	g.Go(api.serve)
+	if internal != nil {
+		g.Go(internal.serve)
+	}
 	var hsrv *http.Server
 	if s.httpLis != nil {
 		mux := http.NewServeMux()
@@ -415,12 +452,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		})
 	}
 	s.ready.Store(true)
-	logger.Info("strata standalone ready", "addr", s.Addr(), "metrics", s.MetricsAddr(),
+	logger.Info("strata standalone ready", "addr", s.Addr(), "metrics", s.MetricsAddr(), "internal", s.InternalAddr(),
 		"data_dir", cfg.DataDir, "startup", time.Since(start).String())
 	g.Go(func() error {
 		<-gctx.Done()
 		s.ready.Store(false)
 		api.shutdown(5 * time.Second)
+		if internal != nil {
+			internal.shutdown(5 * time.Second)
+		}
 		if hsrv != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()

@@ -1,0 +1,59 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/strata-db/strata/internal/proxy"
+	"github.com/strata-db/strata/internal/rpc"
+	"github.com/strata-db/strata/internal/rpc/queryrpc"
+	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
+)
+
+// internalServer serves Strata's internal RPC services (docs/design/rpc.md)
+// on Config.InternalAddr: today the query node's QueryNodeService, so that
+// a proxy in another process can read through this server's query node.
+type internalServer struct {
+	lis net.Listener
+	srv *grpc.Server
+}
+
+// newInternalServer registers the services over the in-process components.
+func newInternalServer(lis net.Listener, cfg rpc.ServerConfig, logger *slog.Logger, qn proxy.QueryServer) (*internalServer, error) {
+	srv, err := rpc.NewServer(cfg, logger.With("server", "internal"))
+	if err != nil {
+		return nil, err
+	}
+	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(qn, qn))
+	return &internalServer{lis: lis, srv: srv}, nil
+}
+
+// serve blocks until shutdown.
+func (s *internalServer) serve() error {
+	if err := s.srv.Serve(s.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("app: internal rpc: %w", err)
+	}
+	return nil
+}
+
+// shutdown lets calls in flight finish for up to grace, then stops.
+func (s *internalServer) shutdown(grace time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		s.srv.GracefulStop()
+		close(done)
+	}()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.srv.Stop()
+		<-done
+	}
+}
