@@ -39,9 +39,18 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	if info.NumRows == 0 {
 		return seg, nil
 	}
+	ok := false
+	defer func() {
+		if !ok { // frees what it maps
+			_ = seg.Release()
+		}
+	}()
 	files, idxErr := d.readIndexes(ctx, seg)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if err := hold(seg, files); err != nil {
+		return nil, err
 	}
 	// Fields load in parallel; each one's binlogs are concatenated in order.
 	var fields []*schemapb.FieldSchema
@@ -115,6 +124,8 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	if err := errors.Join(idxErr, d.attach(seg, files)); err != nil {
 		d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", info.ID, "err", err)
 	}
+	d.noteCached(info.ID, mappedKeys(files))
+	ok = true
 	return seg, nil
 }
 

@@ -64,6 +64,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/mmapcache"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/storage"
@@ -116,6 +117,9 @@ type Config struct {
 	// RootPath is the object-storage root of binlogs ("files"); the app
 	// sets it (app.Config.RootPath).
 	RootPath string `json:"-"`
+	// Mmap is Milvus's queryNode.mmap.*: which loaded data is served from
+	// memory-mapped local cache files by default.
+	Mmap MmapConfig `json:"mmap"`
 }
 
 // Defaults returns the default configuration.
@@ -162,6 +166,11 @@ type Node struct {
 	// and skipped; quarantine lists them by vchannel.
 	quarantined atomic.Int64
 	quarantine  health.Set
+	// cache holds the mapped copies of index files, opened on first use
+	// (mmapCache).
+	cacheOnce sync.Once
+	cache     *mmapcache.Cache
+	cacheErr  error
 }
 
 // loadFailure is why a collection's load failed, or why it stopped serving.
