@@ -28,6 +28,9 @@ type attachedIndex struct {
 	sparse  *sparse.Index
 	metric  string
 	buildID int64
+	// mapping is the read-only mapping the index points into (nil: heap);
+	// the segment owns it (hold).
+	mapping *mmapcache.Mapping
 }
 
 // len returns the number of indexed rows.
@@ -217,7 +220,7 @@ func (d *delegator) attach(seg *segment.Segment, files []indexFile) error {
 			errs = append(errs, fmt.Errorf("index %s has %d rows, segment %d has %d", fi.file, ai.len(), seg.ID, seg.Len()))
 			continue
 		}
-		ai.metric, ai.buildID = fi.metric, fi.buildID
+		ai.metric, ai.buildID, ai.mapping = fi.metric, fi.buildID, fi.mapping
 		if !seg.SharesColumn(fi.fieldID) {
 			if err := shareVectors(seg, fi); err != nil {
 				errs = append(errs, err)
