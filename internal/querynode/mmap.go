@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -36,16 +37,12 @@ type MmapConfig struct {
 	Dir string `json:"mmapDirPath"`
 }
 
-// mmapSetting parses an "mmap.enabled" value: "true" or "false" in any
-// case; ok is false for anything else (no setting).
+// mmapSetting parses an "mmap.enabled" value as Milvus does
+// (strconv.ParseBool: "true", "True", "1", "false", …); ok is false for
+// anything else, which counts as no setting.
 func mmapSetting(v string) (on, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	return false, false
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	return on, err == nil
 }
 
 // typeParam returns the value of a field's type parameter key.
