@@ -1,6 +1,7 @@
 package mmapcache
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -43,6 +44,31 @@ var ErrMalformed = errors.New("mmapcache: malformed cache file")
 // Opener opens the object a cache file copies, as object storage does:
 // a stream and its length.
 type Opener func(ctx context.Context) (io.ReadCloser, int64, error)
+
+// Filler writes the content of a cache file to w: a copy of an object
+// (FromObject), or data the caller derives from object storage (a decoded
+// column, package colfile).
+type Filler func(ctx context.Context, w io.Writer) error
+
+// FromObject is the Filler that copies the object open opens, checking
+// that it has the length object storage gave.
+func FromObject(key string, open Opener) Filler {
+	return func(ctx context.Context, w io.Writer) error {
+		r, n, err := open(ctx)
+		if err != nil {
+			return fmt.Errorf("mmapcache: open %s: %w", key, err)
+		}
+		defer func() { _ = r.Close() }() // a read error is io.Copy's
+		got, err := io.Copy(w, ctxReader{ctx: ctx, r: r})
+		if err != nil {
+			return fmt.Errorf("mmapcache: copy %s: %w", key, err)
+		}
+		if got != n {
+			return fmt.Errorf("mmapcache: copy %s: %d bytes, object storage said %d", key, got, n)
+		}
+		return nil
+	}
+}
 
 // Cache is a directory of local copies of objects, mapped read-only. Its
 // methods are safe for concurrent use; calls for the same key are
@@ -104,11 +130,11 @@ func (c *Cache) lock(ctx context.Context, key string) (func(), error) {
 	}
 }
 
-// Map maps the cached copy of the object key. A copy that is missing, or
-// whose header or length is malformed, is written first from open (a
-// malformed one with a warning in the log). Map does not check the
-// object's content: its reader does, and calls Rebuild when it is damaged.
-func (c *Cache) Map(ctx context.Context, key string, open Opener) (*Mapping, error) {
+// Map maps the cache file key. A file that is missing, or whose header or
+// length is malformed, is written first by fill (a malformed one with a
+// warning in the log). Map does not check the content: its reader does,
+// and calls Rebuild when it is damaged.
+func (c *Cache) Map(ctx context.Context, key string, fill Filler) (*Mapping, error) {
 	if err := objstore.ValidateKey(key); err != nil {
 		return nil, fmt.Errorf("mmapcache: %w", err)
 	}
@@ -126,18 +152,18 @@ func (c *Cache) Map(ctx context.Context, key string, open Opener) (*Mapping, err
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	if err := c.write(ctx, key, open, 0); err != nil {
+	if err := c.write(ctx, key, fill, 0); err != nil {
 		return nil, err
 	}
 	return mapFile(c.Path(key))
 }
 
-// Rebuild replaces the cached copy of key with a fresh one from open and
+// Rebuild replaces the cache file key with a fresh one from fill and
 // maps it: when damaged is not nil (the content of old failed its
 // reader's check) it is logged as the reason; shift moves the object that
 // many bytes further from old's position (alignment, see Layout). old,
 // the mapping that was found wanting, is not closed: the caller closes it.
-func (c *Cache) Rebuild(ctx context.Context, key string, open Opener, old *Mapping, shift int, damaged error) (*Mapping, error) {
+func (c *Cache) Rebuild(ctx context.Context, key string, fill Filler, old *Mapping, shift int, damaged error) (*Mapping, error) {
 	if err := objstore.ValidateKey(key); err != nil {
 		return nil, fmt.Errorf("mmapcache: %w", err)
 	}
@@ -153,7 +179,7 @@ func (c *Cache) Rebuild(ctx context.Context, key string, open Opener, old *Mappi
 	if damaged != nil {
 		c.logger.Warn("mmap cache file damaged; rebuilt from object storage", "key", key, "path", c.Path(key), "err", damaged)
 	}
-	if err := c.write(ctx, key, open, pad); err != nil {
+	if err := c.write(ctx, key, fill, pad); err != nil {
 		return nil, err
 	}
 	return mapFile(c.Path(key))
@@ -183,22 +209,18 @@ func header(n int64, pad int) []byte {
 	return h
 }
 
-// write downloads the object key through open into a temporary file with
-// pad bytes of padding and renames it over the cached copy.
-func (c *Cache) write(ctx context.Context, key string, open Opener, pad int) (err error) {
+// write writes the cache file key through fill into a temporary file
+// after the header and pad bytes of padding, and renames it over the old
+// file.
+func (c *Cache) write(ctx context.Context, key string, fill Filler, pad int) (err error) {
 	path := c.Path(key)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("mmapcache: %w", err)
 	}
-	r, n, err := open(ctx)
-	if err != nil {
-		return fmt.Errorf("mmapcache: open %s: %w", key, err)
-	}
-	defer func() { _ = r.Close() }() // a read error is io.Copy's
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path + tmpInfix + hex.EncodeToString(rnd[:])
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
 	if err != nil {
 		return fmt.Errorf("mmapcache: %w", err)
 	}
@@ -208,15 +230,20 @@ func (c *Cache) write(ctx context.Context, key string, open Opener, pad int) (er
 			_ = os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(header(n, pad)); err != nil {
+	// The header is written last, once the length is known.
+	if _, err := f.Seek(int64(headerSize+pad), io.SeekStart); err != nil {
 		return fmt.Errorf("mmapcache: write %s: %w", tmp, err)
 	}
-	got, err := io.Copy(f, ctxReader{ctx: ctx, r: r})
-	if err != nil {
-		return fmt.Errorf("mmapcache: copy %s: %w", key, err)
+	cw := &countingWriter{w: f}
+	bw := bufio.NewWriterSize(cw, 1<<16)
+	if err := fill(ctx, bw); err != nil {
+		return err
 	}
-	if got != n {
-		return fmt.Errorf("mmapcache: copy %s: %d bytes, object storage said %d", key, got, n)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("mmapcache: write %s: %w", tmp, err)
+	}
+	if _, err := f.WriteAt(header(cw.n, pad), 0); err != nil {
+		return fmt.Errorf("mmapcache: write %s: %w", tmp, err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("mmapcache: write %s: %w", tmp, err)
@@ -225,6 +252,18 @@ func (c *Cache) write(ctx context.Context, key string, open Opener, pad int) (er
 		return fmt.Errorf("mmapcache: %w", err)
 	}
 	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // ctxReader stops a copy once ctx ends.

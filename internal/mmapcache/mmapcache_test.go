@@ -23,8 +23,8 @@ type objects struct {
 	opens int
 }
 
-func (o *objects) opener(key string) Opener {
-	return func(context.Context) (io.ReadCloser, int64, error) {
+func (o *objects) opener(key string) Filler {
+	return FromObject(key, func(context.Context) (io.ReadCloser, int64, error) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		o.opens++
@@ -33,7 +33,7 @@ func (o *objects) opener(key string) Opener {
 			return nil, 0, os.ErrNotExist
 		}
 		return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
-	}
+	})
 }
 
 func newCache(t *testing.T) (*Cache, *bytes.Buffer) {
@@ -148,9 +148,9 @@ func TestFailures(t *testing.T) {
 	obj := &objects{data: map[string][]byte{}}
 	_, err := c.Map(t.Context(), "missing", obj.opener("missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
-	short := func(context.Context) (io.ReadCloser, int64, error) {
+	short := FromObject("short", func(context.Context) (io.ReadCloser, int64, error) {
 		return io.NopCloser(strings.NewReader("abc")), 10, nil
-	}
+	})
 	_, err = c.Map(t.Context(), "short", short)
 	require.ErrorContains(t, err, "3 bytes, object storage said 10")
 	_, err = c.Map(t.Context(), "../escape", short)

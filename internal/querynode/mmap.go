@@ -12,6 +12,8 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/column/colfile"
 	"github.com/strata-db/strata/internal/index/indexfile"
 	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/mmapcache"
@@ -130,7 +132,7 @@ func (n *Node) mapIndexFile(ctx context.Context, key string) (registry.Built, *m
 	if err != nil {
 		return nil, nil, err
 	}
-	open := func(ctx context.Context) (io.ReadCloser, int64, error) { return n.objects.Open(ctx, key) }
+	open := mmapcache.FromObject(key, func(ctx context.Context) (io.ReadCloser, int64, error) { return n.objects.Open(ctx, key) })
 	m, err := cache.Map(ctx, key, open)
 	if err != nil {
 		return nil, nil, fmt.Errorf("map index %s: %w", key, err)
@@ -157,6 +159,90 @@ func (n *Node) mapIndexFile(ctx context.Context, key string) (registry.Built, *m
 		_ = m.Close() // the index that failed holds no slice of it
 		if rerr != nil {
 			return nil, nil, fmt.Errorf("map index %s: %w", key, rerr)
+		}
+		m = m2
+	}
+}
+
+// mappableField reports whether the raw data of field f can be served
+// from a mapped column file (package colfile): a Bool, integer,
+// floating-point or fixed-width vector field without nulls. Timestamps
+// (field 1) are converted on load and stay on the heap.
+func mappableField(f *schemapb.FieldSchema) bool {
+	if f.GetFieldID() < 100 || f.GetNullable() {
+		return false
+	}
+	switch f.GetDataType() {
+	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+		schemapb.DataType_Int64, schemapb.DataType_Timestamptz, schemapb.DataType_Float, schemapb.DataType_Double,
+		schemapb.DataType_FloatVector, schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
+		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector:
+		return true
+	}
+	return false
+}
+
+// columnKey is the cache key of the column file of a segment's field.
+// Segments are immutable, so the key names one content for good.
+func columnKey(info catalog.SegmentInfo, fieldID int64) string {
+	return fmt.Sprintf("columns/%d/%d/%d/%d", info.CollectionID, info.PartitionID, info.ID, fieldID)
+}
+
+// loadColumn reads a field of a sealed segment: from its mapped column
+// file when mmap is on for the field (MmapConfig.mmapField) and it can be
+// mapped, else decoded from its binlogs into the heap. m is the mapping
+// the column points into (nil: heap); the caller makes the segment own it.
+// A column that cannot be mapped (no cache directory, a full disk) is
+// decoded into the heap instead, with a warning.
+func (d *delegator) loadColumn(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (c column.Column, m *mmapcache.Mapping, err error) {
+	if mappableField(f) && d.node.cfg.Mmap.mmapField(d.info, f) {
+		c, m, err := d.mapColumn(ctx, info, f)
+		if err == nil || ctx.Err() != nil {
+			return c, m, err
+		}
+		d.node.logger.Warn("mapping a column failed; reading it into memory", "segment", info.ID, "field", f.GetFieldID(), "err", err)
+	}
+	c, err = d.loadField(ctx, info, f)
+	return c, nil, err
+}
+
+// mapColumn maps the column file of a segment's field, writing it from
+// the binlogs when missing; one that fails its checks (checksum, shape) is
+// written again and the rebuild logged.
+func (d *delegator) mapColumn(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (column.Column, *mmapcache.Mapping, error) {
+	cache, err := d.node.mmapCache()
+	if err != nil {
+		return nil, nil, err
+	}
+	want, err := column.New(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := columnKey(info, f.GetFieldID())
+	fill := func(ctx context.Context, w io.Writer) error {
+		c, err := d.loadField(ctx, info, f)
+		if err != nil {
+			return err
+		}
+		return colfile.Write(w, c)
+	}
+	m, err := cache.Map(ctx, key, fill)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rebuilt := false; ; rebuilt = true {
+		c, err := colfile.Read(&indexfile.Mapped{Data: m.Data()}, want, int(info.NumRows))
+		if err == nil {
+			return c, m, nil
+		}
+		if rebuilt {
+			_ = m.Close()
+			return nil, nil, fmt.Errorf("column %s: %w", key, err)
+		}
+		m2, rerr := cache.Rebuild(ctx, key, fill, m, 0, err)
+		_ = m.Close() // the column that failed holds no slice of it
+		if rerr != nil {
+			return nil, nil, rerr
 		}
 		m = m2
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/segment"
 	"github.com/strata-db/strata/internal/stacktest"
 )
 
@@ -267,4 +268,66 @@ func TestMmapDamagedCacheAndRelease(t *testing.T) {
 	_ = stored[len(stored)-1] // still readable
 	release()
 	require.Empty(t, mappedFile(t, addr), "the last holder's release unmaps")
+}
+
+// With queryNode.mmap.vectorField and scalarField on (and no index), the
+// raw columns (the primary key and the vectors, which FLAT search scans)
+// are served from mapped column files under {data-dir}/cache/mmap/columns,
+// with the same results as the heap; a field's own mmap.enabled=false
+// keeps it on the heap; a damaged column file is rebuilt from the binlogs
+// and logged.
+func TestMmapColumns(t *testing.T) {
+	const rows = 1001
+	logs := &syncBuffer{}
+	cfg := querynode.Defaults()
+	cfg.Mmap.VectorField, cfg.Mmap.ScalarField = true, true
+	s := stacktest.NewWith(t, stacktest.Options{QueryNode: cfg, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	s.Insert(0, rows)
+	s.Flush()
+	ctx := context.Background()
+	setMmap(t, s, "false") // the collection says no: the node default loses
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil))
+	wantHits, wantOut, wantQuery := readAll(t, s)
+	for _, seg := range querynode.SealedSegments(s.QueryNode, s.CollectionID) {
+		require.Empty(t, mappedFile(t, unsafe.Pointer(unsafe.SliceData(vectorsOf(t, seg).Data))))
+	}
+	s.QueryNode.Release(s.CollectionID)
+
+	setMmap(t, s, "")
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil))
+	for _, seg := range querynode.SealedSegments(s.QueryNode, s.CollectionID) {
+		file := mappedFile(t, unsafe.Pointer(unsafe.SliceData(vectorsOf(t, seg).Data)))
+		require.True(t, strings.HasPrefix(file, filepath.Join(mmapDir(s), "columns")+"/"), "vectors in %q", file)
+		require.NoError(t, seg.Read(func(v *segment.View) error {
+			pk := v.Column(seg.PKField()).(*column.Ints)
+			require.NotEmpty(t, mappedFile(t, unsafe.Pointer(unsafe.SliceData(pk.Data))), "the key column is mapped")
+			return nil
+		}))
+	}
+	hits, out, queried := readAll(t, s)
+	require.Equal(t, wantHits, hits)
+	require.Equal(t, bits(wantOut), bits(out))
+	require.Equal(t, bits(wantQuery), bits(queried))
+	s.QueryNode.Release(s.CollectionID)
+
+	var files []string
+	require.NoError(t, filepath.WalkDir(filepath.Join(mmapDir(s), "columns"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.Len(t, files, 2, "the key and the vectors of one segment")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		data[len(data)-10] ^= 0x01
+		require.NoError(t, os.WriteFile(f, data, 0o644))
+	}
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil))
+	require.Equal(t, 2, strings.Count(logs.String(), "mmap cache file damaged; rebuilt from object storage"))
+	hits, out, queried = readAll(t, s)
+	require.Equal(t, wantHits, hits)
+	require.Equal(t, bits(wantOut), bits(out))
+	require.Equal(t, bits(wantQuery), bits(queried))
 }
