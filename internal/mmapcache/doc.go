@@ -9,7 +9,9 @@
 // Object storage is the only durable copy. A cache file may be missing,
 // stale, truncated or damaged at any time (a crash while writing, a full
 // disk, an operator deleting the directory): Map writes a missing or
-// malformed one again from object storage, and the reader of a mapping
+// malformed one again through its Filler (a copy of an object,
+// FromObject, or data derived from object storage, such as a decoded
+// column), and the reader of a mapping
 // checks its content as it would check a download (index files carry a
 // CRC-32C and decoders check their structures, see indexfile's "Mapped
 // reads"); when that check fails, Rebuild replaces the file with a fresh
@@ -21,8 +23,10 @@
 //
 // # Layout
 //
-// The copy of the object with key K lives at {dir}/K (dir is the query
-// node's mmap directory, {data-dir}/cache/mmap by default). Temporary files
+// The cache file with key K lives at {dir}/K (dir is the query node's mmap
+// directory, {data-dir}/cache/mmap by default). The query node keys an
+// index file's copy by the object's key (files/index_files/…) and a
+// column file by columns/{collection}/{partition}/{segment}/{field}. Temporary files
 // are {dir}/K.tmp-*; Open removes any left by a crash. A cache file is:
 //
 //	offset    size  field
@@ -32,7 +36,7 @@
 //	16        8     n, the object's length in bytes, little-endian
 //	24        4     CRC-32C (Castagnoli) of bytes 0 … 23
 //	28        …     zero up to 4096
-//	4096 + p  n     the object's bytes, verbatim
+//	4096 + p  n     the content: the object's bytes, verbatim
 //
 // and is exactly 4096 + p + n bytes long. The object starts on a page
 // boundary plus p: a reader that needs the arrays inside it aligned in
