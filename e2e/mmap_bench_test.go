@@ -20,7 +20,8 @@ import (
 // TestMmapMemory compares a loaded HNSW collection served from the heap
 // with the same collection served from mapped cache files
 // (queryNode.mmap.vectorIndex): for each mode in STRATA_MMAP_MODES
-// (comma separated "off"/"on"; default off,on,off,on) a fresh process
+// (comma separated: "off", "on" = vectorIndex, "all" = vectorIndex,
+// vectorField and scalarField; default off,on,off,on) a fresh process
 // loads the collection TestMemoryAfterLoad builds (same STRATA_MEM_*
 // settings and directory) and reports the load time, RSS split into
 // anonymous memory (Go heap and stacks) and mapped file pages, peak RSS,
@@ -63,7 +64,7 @@ func TestMmapMemory(t *testing.T) {
 	}
 	for _, mode := range modes {
 		cfg := filepath.Join(t.TempDir(), "strata.json")
-		require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `{"queryNode": {"mmap": {"vectorIndex": %t}}}`, mode == "on"), 0o644))
+		require.NoError(t, os.WriteFile(cfg, mmapConfig(mode), 0o644))
 		p := startProc(t, bin, dir, "--config", cfg)
 		c := p.client(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -107,3 +108,82 @@ func TestMmapMemory(t *testing.T) {
 
 // ms converts a duration to milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// mmapConfig is the configuration document of a TestMmapMemory mode.
+func mmapConfig(mode string) []byte {
+	return fmt.Appendf(nil, `{"queryNode": {"mmap": {"vectorIndex": %t, "vectorField": %t, "scalarField": %t}}}`,
+		mode != "off", mode == "all", mode == "all")
+}
+
+// TestMmapLargerThanMemory loads the collection TestMemoryAfterLoad builds
+// into a server confined to a memory cgroup (v1) smaller than its index,
+// once with mmap off and once on, and reports whether the load and 200
+// searches succeed, with the cgroup's peak usage. The caller creates the
+// cgroup and sets its limit (memory.limit_in_bytes); the test moves each
+// server into it and empties the mmap cache first, so the cache files'
+// pages are charged to the cgroup too. A benchmark, skipped unless
+// STRATA_MMAP_CGROUP names the cgroup directory (docs/bench/mmap.md).
+func TestMmapLargerThanMemory(t *testing.T) {
+	cg := os.Getenv("STRATA_MMAP_CGROUP")
+	rows, _ := strconv.Atoi(os.Getenv("STRATA_MEM_ROWS"))
+	if cg == "" || rows == 0 {
+		t.Skip("a benchmark: set STRATA_MMAP_CGROUP and STRATA_MEM_ROWS (and STRATA_MEM_DIM, STRATA_MEM_DIR)")
+	}
+	vdim, _ := strconv.Atoi(os.Getenv("STRATA_MEM_DIM"))
+	if vdim == 0 {
+		vdim = 128
+	}
+	dir := os.Getenv("STRATA_MEM_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	bin := buildBinary(t)
+	const coll = "mem"
+	indexBytes := buildMemCollection(t, bin, dir, coll, rows, vdim)
+	limit, err := os.ReadFile(filepath.Join(cg, "memory.limit_in_bytes"))
+	require.NoError(t, err)
+	lim, _ := strconv.ParseInt(strings.TrimSpace(string(limit)), 10, 64)
+	t.Logf("index files %.1f MiB, cgroup limit %.1f MiB", mebi(indexBytes), mebi(lim))
+	t.Logf("| mmap | loaded | searches ok | cgroup peak MiB | RssAnon MiB | RssFile MiB |")
+	for _, mode := range []string{"off", "on"} {
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, "cache", "mmap")))
+		cfg := filepath.Join(t.TempDir(), "strata.json")
+		require.NoError(t, os.WriteFile(cfg, mmapConfig(mode), 0o644))
+		p := startProc(t, bin, dir, "--config", cfg)
+		c := p.client(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		require.NoError(t, c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption(coll)))
+		require.NoError(t, os.WriteFile(filepath.Join(cg, "memory.max_usage_in_bytes"), []byte("0"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(p.cmd.Process.Pid)), 0o644))
+		loaded, ok := "yes", 0
+		lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+		if err == nil {
+			err = lt.Await(ctx)
+		}
+		if err != nil {
+			loaded = "no: " + strings.SplitN(err.Error(), "\n", 2)[0]
+		} else {
+			rng := rand.New(rand.NewPCG(3, 15))
+			for range 200 {
+				v := make([]float32, vdim)
+				for j := range v {
+					v[j] = rng.Float32() * 10
+				}
+				rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector(v)}))
+				if err != nil || rs[0].ResultCount != 10 {
+					break
+				}
+				ok++
+			}
+		}
+		peak, _ := os.ReadFile(filepath.Join(cg, "memory.max_usage_in_bytes"))
+		pk, _ := strconv.ParseInt(strings.TrimSpace(string(peak)), 10, 64)
+		t.Logf("| %s | %s | %d / 200 | %.0f | %.0f | %.0f |", mode, loaded, ok, mebi(pk),
+			mebi(procStatus(p, "RssAnon:")), mebi(procStatus(p, "RssFile:")))
+		if loaded == "yes" {
+			_ = c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption(coll))
+		}
+		cancel()
+		p.kill(t)
+	}
+}
