@@ -87,7 +87,8 @@ type Config struct {
 	// DataNode configures the data node (write buffers, syncs); its
 	// RootPath is RootPath and it consumes every pchannel.
 	DataNode datanode.Config `json:"dataNode"`
-	// QueryNode configures the query node; its RootPath is RootPath.
+	// QueryNode configures the query node; its RootPath is RootPath, and
+	// its mmap directory {DataDir}/cache/mmap unless set.
 	QueryNode querynode.Config `json:"queryNode"`
 	// Proxy configures the Milvus API front end.
 	Proxy proxy.Config `json:"proxy"`
@@ -172,6 +173,9 @@ func (c Config) dataNode() datanode.Config {
 func (c Config) queryNode() querynode.Config {
 	qn := c.QueryNode
 	qn.RootPath = c.RootPath
+	if qn.Mmap.Dir == "" {
+		qn.Mmap.Dir = filepath.Join(c.DataDir, "cache", "mmap")
+	}
 	return qn
 }
 

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -88,6 +89,13 @@ type Segment struct {
 	// attached index's stored vectors, see ShareColumn).
 	shared map[int64]bool
 	memo   memo // state readers derive from the rows (see Memo)
+
+	// refs counts the holders, onFree is run when the last one goes and
+	// freed is set then (refs.go).
+	refs   atomic.Int64
+	freeMu sync.Mutex
+	onFree []func() error
+	freed  bool
 }
 
 // SetIndex attaches an index over a field's rows (the query node decides
@@ -157,9 +165,11 @@ func (s *Segment) HasIndex(fieldID int64) bool {
 	return ok
 }
 
-// New returns an empty segment for the schema's fields (system fields excluded).
+// New returns an empty segment for the schema's fields (system fields
+// excluded), held by the caller (see Holders in refs.go).
 func New(info Info, schema *schemapb.CollectionSchema) (*Segment, error) {
 	s := &Segment{Info: info, cols: map[int64]column.Column{}, pkField: -1}
+	s.refs.Store(1)
 	for _, f := range schema.GetFields() {
 		if f.GetFieldID() < 100 {
 			continue
