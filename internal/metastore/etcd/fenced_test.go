@@ -93,20 +93,36 @@ func newCoordinator(t *testing.T, endpoint, name string) coordinator {
 	return coordinator{member: m, kill: kill, store: openStore(t, endpoint, "meta/")}
 }
 
+// campaign blocks until c leads and returns its election and term.
+func (c coordinator) campaign() (*membership.Election, membership.Term, error) {
+	el, err := c.member.Election("coordinator")
+	if err != nil {
+		return nil, membership.Term{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	term, err := el.Campaign(ctx)
+	return el, term, err
+}
+
+// fence returns c's meta store fenced by term and a counter of the
+// onFenced calls.
+func (c coordinator) fence(t *testing.T, term membership.Term) (*etcd.Fenced, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	f, err := c.store.Fenced(etcd.Fence{Key: term.Key, Revision: term.Revision}, func() { calls.Add(1) })
+	require.NoError(t, err)
+	return f, &calls
+}
+
 // lead campaigns until c leads and returns its fenced meta store, a
 // counter of the onFenced calls and the election it leads.
 func (c coordinator) lead(t *testing.T) (*etcd.Fenced, *atomic.Int32, *membership.Election) {
 	t.Helper()
-	el, err := c.member.Election("coordinator")
+	el, term, err := c.campaign()
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	term, err := el.Campaign(ctx)
-	require.NoError(t, err)
-	var calls atomic.Int32
-	f, err := c.store.Fenced(etcd.Fence{Key: term.Key, Revision: term.Revision}, func() { calls.Add(1) })
-	require.NoError(t, err)
-	return f, &calls, el
+	f, calls := c.fence(t, term)
+	return f, calls, el
 }
 
 // TestFencedAfterLeaseExpiry: coordinator A leads and writes; A's session
@@ -122,15 +138,21 @@ func TestFencedAfterLeaseExpiry(t *testing.T) {
 	require.NoError(t, fa.Txn(ctx, metastore.Put("k", []byte("a1"))))
 
 	b := newCoordinator(t, endpoint, "b")
-	bLeads := make(chan *etcd.Fenced, 1)
+	type won struct {
+		term membership.Term
+		err  error
+	}
+	bLeads := make(chan won, 1)
 	go func() {
-		fb, _, _ := b.lead(t)
-		bLeads <- fb
+		_, term, err := b.campaign()
+		bLeads <- won{term, err}
 	}()
 	a.kill() // A's keep-alives stop; its lease expires after its TTL
 	var fb *etcd.Fenced
 	select {
-	case fb = <-bLeads:
+	case w := <-bLeads:
+		require.NoError(t, w.err)
+		fb, _ = b.fence(t, w.term)
 	case <-time.After(30 * time.Second):
 		t.Fatal("B was not elected after A's lease expired")
 	}
