@@ -49,68 +49,7 @@ func TestMemoryAfterLoad(t *testing.T) {
 		bins = []string{buildBinary(t)}
 	}
 	const coll = "mem"
-	marker := filepath.Join(dir, "built")
-	if _, err := os.Stat(marker); err != nil {
-		start := time.Now()
-		p := startProc(t, bins[len(bins)-1], dir)
-		c := p.client(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
-		defer cancel()
-		schema := entity.NewSchema().WithName(coll).
-			WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
-			WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(int64(vdim)))
-		require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema).WithShardNum(1)))
-		rng := rand.New(rand.NewPCG(1, 15))
-		centres := make([][]float32, 1000)
-		for i := range centres {
-			centres[i] = make([]float32, vdim)
-			for j := range centres[i] {
-				centres[i][j] = rng.Float32() * 10
-			}
-		}
-		const batch = 5000
-		for from := 0; from < rows; from += batch {
-			n := min(batch, rows-from)
-			ids := make([]int64, n)
-			vecs := make([][]float32, n)
-			for i := range vecs {
-				ids[i] = int64(from + i)
-				ctr := centres[rng.IntN(len(centres))]
-				v := make([]float32, vdim)
-				for j := range v {
-					v[j] = ctr[j] + float32(rng.NormFloat64())
-				}
-				vecs[i] = v
-			}
-			_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).
-				WithInt64Column("id", ids).WithFloatVectorColumn("vec", vdim, vecs))
-			require.NoError(t, err)
-		}
-		ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
-		require.NoError(t, err)
-		require.NoError(t, ft.Await(ctx))
-		it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vec", index.NewHNSWIndex(entity.L2, 16, 64)))
-		require.NoError(t, err)
-		require.NoError(t, it.Await(ctx))
-		require.Eventually(t, func() bool {
-			d, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vec"))
-			return err == nil && d.IndexedRows == int64(rows)
-		}, 30*time.Minute, time.Second)
-		require.Equal(t, 0, p.term(t))
-		require.NoError(t, os.WriteFile(marker, nil, 0o644))
-		t.Logf("built %d×%d with HNSW in %s", rows, vdim, time.Since(start).Round(time.Second))
-	}
-	var indexBytes int64
-	require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			fi, err := d.Info()
-			if err == nil {
-				indexBytes += fi.Size()
-			}
-			return err
-		}
-		return err
-	}))
+	indexBytes := buildMemCollection(t, bins[len(bins)-1], dir, coll, rows, vdim)
 	raw := int64(rows) * int64(vdim) * 4
 	t.Logf("rows %d dim %d: raw vectors %.1f MiB, index files %.1f MiB", rows, vdim, mebi(raw), mebi(indexBytes))
 	t.Logf("| binary | load s | RSS MiB | peak RSS MiB | live heap MiB | RSS / index |")
@@ -177,3 +116,75 @@ func heapAfterGC(p *proc) int64 {
 
 // mebi converts bytes to MiB.
 func mebi(n int64) float64 { return float64(n) / (1 << 20) }
+
+// buildMemCollection builds, once per dir (a marker file records it), the
+// benchmark collection coll: rows clustered vectors of dimension vdim
+// (1,000 Gaussian centres + unit noise), one shard, flushed and indexed
+// with HNSW M 16 efConstruction 64 (L2), by a process of binary bin. It
+// returns the bytes of the index files.
+func buildMemCollection(t *testing.T, bin, dir, coll string, rows, vdim int) int64 {
+	t.Helper()
+	marker := filepath.Join(dir, "built")
+	if _, err := os.Stat(marker); err != nil {
+		start := time.Now()
+		p := startProc(t, bin, dir)
+		c := p.client(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+		defer cancel()
+		schema := entity.NewSchema().WithName(coll).
+			WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+			WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(int64(vdim)))
+		require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema).WithShardNum(1)))
+		rng := rand.New(rand.NewPCG(1, 15))
+		centres := make([][]float32, 1000)
+		for i := range centres {
+			centres[i] = make([]float32, vdim)
+			for j := range centres[i] {
+				centres[i][j] = rng.Float32() * 10
+			}
+		}
+		const batch = 5000
+		for from := 0; from < rows; from += batch {
+			n := min(batch, rows-from)
+			ids := make([]int64, n)
+			vecs := make([][]float32, n)
+			for i := range vecs {
+				ids[i] = int64(from + i)
+				ctr := centres[rng.IntN(len(centres))]
+				v := make([]float32, vdim)
+				for j := range v {
+					v[j] = ctr[j] + float32(rng.NormFloat64())
+				}
+				vecs[i] = v
+			}
+			_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).
+				WithInt64Column("id", ids).WithFloatVectorColumn("vec", vdim, vecs))
+			require.NoError(t, err)
+		}
+		ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+		require.NoError(t, err)
+		require.NoError(t, ft.Await(ctx))
+		it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vec", index.NewHNSWIndex(entity.L2, 16, 64)))
+		require.NoError(t, err)
+		require.NoError(t, it.Await(ctx))
+		require.Eventually(t, func() bool {
+			d, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vec"))
+			return err == nil && d.IndexedRows == int64(rows)
+		}, 30*time.Minute, time.Second)
+		require.Equal(t, 0, p.term(t))
+		require.NoError(t, os.WriteFile(marker, nil, 0o644))
+		t.Logf("built %d×%d with HNSW in %s", rows, vdim, time.Since(start).Round(time.Second))
+	}
+	var indexBytes int64
+	require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			fi, err := d.Info()
+			if err == nil {
+				indexBytes += fi.Size()
+			}
+			return err
+		}
+		return err
+	}))
+	return indexBytes
+}

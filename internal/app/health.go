@@ -22,6 +22,9 @@ type healthDetail struct {
 	// server is ready before the collections it had loaded are loaded
 	// again; each says Loading to GetLoadState until it serves).
 	Loading []string `json:"loading"`
+	// Cluster is the process's membership: node ID, role, and whether it
+	// is the coordinator (absent without membership).
+	Cluster *clusterDetail `json:"cluster,omitempty"`
 }
 
 // serveHealthDetail answers /healthz/detail with a JSON healthDetail: HTTP
@@ -31,6 +34,7 @@ func (s *Server) serveHealthDetail(w http.ResponseWriter, _ *http.Request) {
 	d := healthDetail{Ready: s.ready.Load(), Status: "starting", WritesAvailable: true, Problems: []health.Problem{}, Loading: []string{}}
 	if d.Ready {
 		d.Loading = s.loading()
+		d.Cluster = s.cluster.detail()
 		d.Problems = append(d.Problems, health.Gather(s.health...)...)
 		d.Status = "ok"
 		if len(d.Problems) > 0 {

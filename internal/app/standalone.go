@@ -95,7 +95,8 @@ type Config struct {
 	// DataNode configures the data node (write buffers, syncs); its
 	// RootPath is RootPath and it consumes every pchannel.
 	DataNode datanode.Config `json:"dataNode"`
-	// QueryNode configures the query node; its RootPath is RootPath.
+	// QueryNode configures the query node; its RootPath is RootPath, and
+	// its mmap directory {DataDir}/cache/mmap unless set.
 	QueryNode querynode.Config `json:"queryNode"`
 	// Proxy configures the Milvus API front end.
 	Proxy proxy.Config `json:"proxy"`
@@ -106,6 +107,9 @@ type Config struct {
 	WAL wallocal.Config `json:"wal"`
 	// Engines selects the meta store, object store and WAL implementations.
 	Engines Engines `json:"engines"`
+	// Cluster configures membership, which runs when the meta store is
+	// etcd: a session, the coordinator election and fenced meta writes.
+	Cluster Cluster `json:"cluster"`
 	// Import configures bulk import (README "Bulk import").
 	Import importer.Config `json:"import"`
 	// Security is authentication, RBAC and TLS (off by default, as Milvus).
@@ -133,7 +137,7 @@ func Defaults() Config {
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
 		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
-		Engines: defaultEngines(), Security: auth.Defaults(), Quota: quota.Defaults(), Console: true,
+		Engines: defaultEngines(), Cluster: defaultCluster(), Security: auth.Defaults(), Quota: quota.Defaults(), Console: true,
 		Import: importer.Defaults(), RPC: rpc.ServerDefaults(),
 	}
 }
@@ -150,7 +154,7 @@ func (c Config) Validate() error {
 		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
-		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Security.Validate(), c.Quota.Validate(),
+		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Cluster.Validate(), c.Security.Validate(), c.Quota.Validate(),
 		c.importConfig().Validate(), c.RPC.Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
@@ -180,6 +184,9 @@ func (c Config) dataNode() datanode.Config {
 func (c Config) queryNode() querynode.Config {
 	qn := c.QueryNode
 	qn.RootPath = c.RootPath
+	if qn.Mmap.Dir == "" {
+		qn.Mmap.Dir = filepath.Join(c.DataDir, "cache", "mmap")
+	}
 	return qn
 }
 
@@ -197,7 +204,10 @@ type Server struct {
 	ready  atomic.Bool
 	health []health.Source // set by Run before ready
 	// loading lists the collections still loading (set by Run before ready).
-	loading  func() []string
+	loading func() []string
+	// cluster is the process's membership (nil without one; set by Run
+	// before ready).
+	cluster  *clusterNode
 	reloaded chan struct{} // closed once the restart's reloads have ended
 	grpcLis  net.Listener
 	httpLis  net.Listener
@@ -280,7 +290,19 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, meta.Close()) }()
+	store := meta // the engine; meta becomes its fenced view when clustered
+	defer func() { err = errors.Join(err, store.Close()) }()
+	var member *clusterNode
+	if cfg.clusterOn() {
+		// A standby waits here until it leads; then every component
+		// writes through the meta store fenced by its term.
+		if member, err = joinCluster(ctx, cfg, meta, s.Addr(), logger); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, member.close()) }()
+		meta = member.meta
+		s.cluster = member
+	}
 	objects, closeObjects, err := openObjects(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -340,10 +362,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg)
-	engines := newEngineWatch(logger, map[string]any{"meta": meta, "wal": log, "objects": objects},
+	engines := newEngineWatch(logger, map[string]any{"meta": store, "wal": log, "objects": objects},
 		func(port string) string { return engineName(cfg, port) })
 	sources := []health.Source{engines, dn, qn}
-	for _, port := range []any{meta, log} {
+	for _, port := range []any{store, log} {
 		if p, ok := port.(health.Source); ok {
 			sources = append([]health.Source{p}, sources...)
 		}
@@ -373,6 +395,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
 	g.Go(func() error { return qn.Run(gctx) })
 	g.Go(func() error { return imp.Run(gctx) })
+	if member != nil {
+		g.Go(func() error { return member.watch(gctx) })
+	}
 
 	// Collections that were loaded before the restart are loaded again in
 	// the background: the API serves as soon as the meta store and the WAL

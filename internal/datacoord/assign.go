@@ -29,7 +29,8 @@ import (
 // A spare is invisible to clients (Segments), to the seal policy and to
 // compaction planning. Claiming it is not persisted: the next write of its
 // record (the data node reports the segment's start position on its first
-// buffered row) persists the claim. After a restart a record that still
+// buffered row) persists the claim, and a clean stop persists the claims
+// not reported yet (saveClaims). After a crash a record that still
 // says Spare is fenced like every segment growing at start-up, hidden from
 // clients, and either gets rows from the data node's replay (its first sync
 // clears the mark and sets the partition) or is collected: an empty spare is
@@ -143,6 +144,7 @@ func (c *Coordinator) assignLocked(key growKey, rows, rowSize int64) (int64, boo
 		}
 		// Claimed in memory; the next write of the record persists it.
 		best.info.Spare = false
+		best.claimUnsaved = true
 		best.info.PartitionID = key.partition
 		best.info.MaxRows = c.maxRows(rowSize)
 		best.info.CreatedAt = now.UnixMilli()

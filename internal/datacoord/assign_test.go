@@ -131,6 +131,48 @@ func TestSpareAfterRestart(t *testing.T) {
 	require.NotContains(t, ids(c2.Segments(100)), spare1)
 }
 
+// TestCleanStopSavesClaims: a spare claimed in memory and not yet reported
+// by the data node is persisted when Run ends, so the restarted coordinator
+// lists the same segments the stopped one showed; an unclaimed spare stays
+// a spare.
+func TestCleanStopSavesClaims(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.coord(t)
+	a, err := c.AssignSegment(ctx, 100, 1, vch0, 10, 10)
+	require.NoError(t, err)
+	require.NoError(t, c.makeSpares(ctx))
+	claimed, err := c.AssignSegment(ctx, 100, 7, vch0, 2, 10)
+	require.NoError(t, err)
+	shown := ids(c.Segments(100))
+	require.Equal(t, []int64{a, claimed}, shown)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx) }()
+	require.Eventually(t, func() bool { // the spare loop makes the next spare
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.assign.spares[vch0] != nil
+	}, 5*time.Second, 10*time.Millisecond)
+	stop()
+	require.NoError(t, <-done)
+
+	c2 := e.coord(t) // the restart
+	require.Equal(t, shown, ids(c2.Segments(100)), "the claim was saved at the stop")
+	info, ok := c2.Segment(claimed)
+	require.True(t, ok)
+	require.False(t, info.Spare)
+	require.EqualValues(t, 7, info.PartitionID)
+	var spares int
+	for _, s := range c2.segments {
+		if s.info.Spare {
+			spares++
+		}
+	}
+	require.Equal(t, 1, spares, "the new, unclaimed spare is still one")
+}
+
 // TestUnclaimedSpareDoesNotHoldL0Back: a spare has no start position, which
 // for a growing segment means "may hold rows older than any delete"; an
 // unclaimed one must not keep L0 compaction waiting.

@@ -137,6 +137,10 @@ type segment struct {
 	// drops rows that follow a segment's Flush message, so a fenced segment
 	// takes no new rows; it is still sealed by the next seal.
 	fenced bool
+	// claimUnsaved marks a spare claimed in memory (assign.go) whose record
+	// still says Spare: the data node's first report persists the claim, and
+	// a clean stop persists the ones it has not reported yet (saveClaims).
+	claimUnsaved bool
 }
 
 // New loads segment metadata and checkpoints from kv.
@@ -357,6 +361,9 @@ func (c *Coordinator) apply(infos []catalog.SegmentInfo) {
 			s.sealing = true
 		}
 		s.info = info
+		if !info.Spare {
+			s.claimUnsaved = false
+		}
 		if s.assigned < info.NumRows {
 			s.assigned = info.NumRows
 		}
@@ -668,6 +675,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			c.saveClaims(context.WithoutCancel(ctx))
 			return nil
 		case <-t.C:
 		case <-c.schedKick:
@@ -693,6 +701,34 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		}
 		c.maybeCollectGarbage(ctx)
 	}
+}
+
+// saveClaims persists, at a clean stop, the spares claimed since the data
+// node last reported them, so the records a stopped server leaves name every
+// segment a client was shown. (After a crash the data node's replay persists
+// the claim instead; see assign.go.) A failure is logged: the claim is then
+// recovered as after a crash.
+func (c *Coordinator) saveClaims(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	c.mu.Lock()
+	var infos []catalog.SegmentInfo
+	for _, s := range c.segments {
+		if s.claimUnsaved && s.info.State != catalog.SegmentDropped && !s.info.Spare {
+			infos = append(infos, s.info)
+		}
+	}
+	c.mu.Unlock()
+	if len(infos) == 0 {
+		return
+	}
+	if err := c.persist(ctx, infos); err != nil {
+		c.logger.Warn("datacoord: claimed spares not saved at stop; the data node's replay claims them", "segments", len(infos), "err", err)
+		return
+	}
+	c.apply(infos)
 }
 
 func (c *Coordinator) sealByPolicy(ctx context.Context) error {

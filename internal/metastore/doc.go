@@ -29,6 +29,10 @@
 //     survives a crash; a Txn that returned an error may or may not have been
 //     applied only if the error is a transport error (never for ErrConflict or
 //     ErrInvalidTxn, which guarantee nothing was applied).
+//   - A fenced KV (the coordinator's view of etcd while it leads; see
+//     metastore/etcd.Fenced) fails every Txn with ErrFenced, applying
+//     nothing, once the leadership term it was opened for has ended. Reads
+//     are not fenced.
 //   - Implementations may cap the number of operations in one Txn (etcd
 //     defaults to 128); callers with more work split it.
 //   - All methods are safe for concurrent use. Close is idempotent; every

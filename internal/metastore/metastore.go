@@ -22,6 +22,11 @@ var (
 	// (a checksum mismatch, a broken page); implementations return typed
 	// errors that name what is damaged and wrap it.
 	ErrCorrupt = errors.New("metastore: corrupt")
+	// ErrFenced is returned by Txn on a fenced KV (metastore/etcd.Fenced)
+	// once the leadership term that fences it has ended: this process no
+	// longer leads, another may, and nothing was applied. It is final: the
+	// KV refuses every later Txn too.
+	ErrFenced = errors.New("metastore: fenced: no longer the leader")
 )
 
 // KV is the meta-store port: a transactional, durable, sorted key-value

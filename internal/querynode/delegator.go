@@ -65,6 +65,9 @@ type delegator struct {
 	deletes []deleteBatch
 	// since is the first insert timestamp of each growing segment.
 	since map[int64]uint64
+	// cached lists the mmap cache keys of each sealed segment's mapped
+	// files, removed from the cache when the segment is dropped for good.
+	cached map[int64][]string
 
 	tsMu     sync.Mutex
 	tsafe    uint64
@@ -99,7 +102,7 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 	d := &delegator{
 		node: n, info: info, vchannel: vchannel, pchannel: pchannel,
 		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
-		flushed: map[int64]bool{}, pending: map[int64]bool{}, since: map[int64]uint64{},
+		flushed: map[int64]bool{}, pending: map[int64]bool{}, since: map[int64]uint64{}, cached: map[int64][]string{},
 		advanced: make(chan struct{}), handoff: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	// Pin the whole pchannel before reading where the replay starts, then
@@ -147,6 +150,15 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 		}
 	}()
 	segs := make([]*segment.Segment, len(flushed))
+	defer func() {
+		if !ok { // the segments loaded before the failure
+			for _, s := range segs {
+				if s != nil {
+					_ = s.Release()
+				}
+			}
+		}
+	}()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for i, s := range flushed {
@@ -510,6 +522,9 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 		for _, db := range d.deletes {
 			seg.Delete(db.pks, db.tss)
 		}
+		if old, ok := d.sealed[id]; ok && old != seg {
+			d.releaseLocked(old, false)
+		}
 		d.sealed[id] = seg
 	}
 	_, hadGrowing := d.growing[id]
@@ -616,21 +631,78 @@ func (d *delegator) waitCaughtUp(ctx context.Context) error {
 }
 
 // snapshot returns the segments to read, each exactly once: the sealed ones,
-// and the growing ones unless growing is false (ignore_growing).
+// and the growing ones unless growing is false (ignore_growing). Each is
+// acquired (segment Holders): the caller releases them with
+// releaseSegments once done, so that no mapping they read is unmapped
+// under it.
 func (d *delegator) snapshot(growing bool) []*segment.Segment {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	out := make([]*segment.Segment, 0, len(d.growing)+len(d.sealed))
 	for _, s := range d.sealed {
-		out = append(out, s)
+		if s.Acquire() {
+			out = append(out, s)
+		}
 	}
 	if !growing {
 		return out
 	}
 	for _, s := range d.growing {
-		out = append(out, s)
+		if s.Acquire() {
+			out = append(out, s)
+		}
 	}
 	return out
+}
+
+// releaseSegments releases segments a snapshot acquired.
+func releaseSegments(segs []*segment.Segment) {
+	for _, s := range segs {
+		_ = s.Release() // an unmap error leaves the address space as it was
+	}
+}
+
+// noteCached records the mmap cache keys of a sealed segment's files.
+func (d *delegator) noteCached(id int64, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cached[id] = append(d.cached[id], keys...)
+}
+
+// releaseLocked drops the delegator's hold on a sealed segment leaving it:
+// its mappings are unmapped once no read holds it. A segment dropped for
+// good (compacted away, gone from the coordinator) also loses its cache
+// files; one merely released keeps them for the next load. The caller
+// holds d.mu.
+func (d *delegator) releaseLocked(s *segment.Segment, drop bool) {
+	keys := d.cached[s.ID]
+	delete(d.cached, s.ID)
+	if drop && len(keys) > 0 {
+		if cache, err := d.node.mmapCache(); err == nil {
+			for _, k := range keys {
+				if err := cache.Remove(k); err != nil {
+					d.node.logger.Warn("removing an mmap cache file failed", "key", k, "err", err)
+				}
+			}
+		}
+	}
+	if err := s.Release(); err != nil {
+		d.node.logger.Warn("releasing a segment failed", "segment", s.ID, "err", err)
+	}
+}
+
+// releaseSealed releases every sealed segment of a delegator that stopped
+// serving (idempotent).
+func (d *delegator) releaseSealed() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, s := range d.sealed {
+		d.releaseLocked(s, false)
+		delete(d.sealed, id)
+	}
 }
 
 // followCompactions switches to the outputs of committed compactions and
@@ -708,6 +780,9 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 		d.sealed[o.ID] = seg
 		d.flushed[o.ID] = true
 		for _, in := range o.CompactedFrom {
+			if old, ok := d.sealed[in]; ok {
+				d.releaseLocked(old, true)
+			}
 			delete(d.sealed, in)
 			d.dropGrowing(in)
 			delete(d.pending, in)
@@ -715,6 +790,9 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 		}
 	}
 	for _, id := range gone {
+		if old, ok := d.sealed[id]; ok {
+			d.releaseLocked(old, true)
+		}
 		delete(d.sealed, id)
 		d.dropGrowing(id)
 		delete(d.pending, id)

@@ -1,6 +1,8 @@
 package querynode
 
 import (
+	"unsafe"
+
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/segment"
 )
@@ -23,18 +25,26 @@ func AbortDelegators(n *Node, collectionID int64, err error) bool {
 	return true
 }
 
-// SealedSegments returns the sealed segments a loaded collection serves.
-// Test-only.
+// SealedSegments returns the sealed segments a loaded collection serves,
+// valid while it stays loaded (they are not held). Test-only.
 func SealedSegments(n *Node, collectionID int64) []*segment.Segment {
+	out, release := HoldSealed(n, collectionID)
+	release()
+	return out
+}
+
+// HoldSealed returns the sealed segments a loaded collection serves, held
+// as a read holds them (not freed, nor unmapped) until release is called.
+// Test-only.
+func HoldSealed(n *Node, collectionID int64) (segs []*segment.Segment, release func()) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	var out []*segment.Segment
 	if c, ok := n.collections[collectionID]; ok {
 		for _, d := range c.delegators {
-			out = append(out, d.snapshot(false)...)
+			segs = append(segs, d.snapshot(false)...)
 		}
 	}
-	return out
+	return segs, func() { releaseSegments(segs) }
 }
 
 // AttachedVectors returns the stored vectors of the vector index attached
@@ -53,4 +63,25 @@ func AttachedVectors(seg *segment.Segment, fieldID int64) (vecs []float32, attac
 		return nil
 	})
 	return vecs, attached
+}
+
+// AttachedIndexData returns where the file of the vector index attached
+// to a segment's field lies in memory when it is mapped (nil when it is on
+// the heap), and whether an index is attached. Test-only.
+func AttachedIndexData(seg *segment.Segment, fieldID int64) (addr unsafe.Pointer, attached bool) {
+	_ = seg.Read(func(v *segment.View) error {
+		ai, ok := v.Index(fieldID).(*attachedIndex)
+		if !ok || ai.idx == nil {
+			return nil
+		}
+		attached = true
+		if ai.mapping != nil {
+			addr = unsafe.Pointer(unsafe.SliceData(ai.mapping.Data()))
+		}
+		if rv, ok := ai.idx.(index.RawVectors); ok && rv.RawVectors() != nil && ai.mapping != nil {
+			addr = unsafe.Pointer(unsafe.SliceData(rv.RawVectors())) // the index's own array, in the mapping
+		}
+		return nil
+	})
+	return addr, attached
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-db/strata/internal/index/indexfile"
 	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/index/sparse"
+	"github.com/strata-db/strata/internal/mmapcache"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
@@ -27,6 +28,9 @@ type attachedIndex struct {
 	sparse  *sparse.Index
 	metric  string
 	buildID int64
+	// mapping is the read-only mapping the index points into (nil: heap);
+	// the segment owns it (hold).
+	mapping *mmapcache.Mapping
 }
 
 // len returns the number of indexed rows.
@@ -57,6 +61,9 @@ type indexFile struct {
 	buildID int64
 	metric  string // the metric of the collection's index definition
 	x       registry.Built
+	// mapping is the read-only mapping x points into (mmap.enabled), or
+	// nil when x is on the heap; hold gives it to the segment.
+	mapping *mmapcache.Mapping
 }
 
 // readIndexes reads the finished index builds of seg that are not attached
@@ -69,23 +76,89 @@ func (d *delegator) readIndexes(ctx context.Context, seg *segment.Segment) ([]in
 		if len(t.Files) == 0 || seg.HasIndex(t.FieldID) {
 			continue
 		}
-		var metric string
+		var params map[string]string
 		for _, idx := range d.node.segs.Indexes(seg.CollectionID) {
 			if idx.ID == t.IndexID {
-				metric = idx.Params["metric_type"]
+				params = idx.Params
 			}
 		}
-		x, err := d.node.readIndexFile(ctx, t.Files[0])
+		x, m, err := d.readIndex(ctx, t.FieldID, t.Files[0], params)
 		if err != nil {
 			if ctx.Err() != nil {
+				closeMappings(out)
 				return nil, ctx.Err()
 			}
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, indexFile{fieldID: t.FieldID, file: t.Files[0], buildID: t.BuildID, metric: metric, x: x})
+		out = append(out, indexFile{fieldID: t.FieldID, file: t.Files[0], buildID: t.BuildID, metric: params["metric_type"], x: x, mapping: m})
 	}
 	return out, errors.Join(errs...)
+}
+
+// readIndex reads the index file key of a field: mapped from its local
+// cache copy when mmap is on for it (MmapConfig.mmapIndex) and its type
+// can be mapped, else decoded into the heap as it streams. A file that
+// cannot be mapped (no cache directory, a full disk) is read into the heap
+// instead, with a warning.
+func (d *delegator) readIndex(ctx context.Context, fieldID int64, key string, params map[string]string) (registry.Built, *mmapcache.Mapping, error) {
+	f := fieldSchema(d.info.Schema.GetFields(), fieldID)
+	if f != nil && registry.Mappable(path.Base(key)) && d.node.cfg.Mmap.mmapIndex(d.info, f, params) {
+		x, m, err := d.node.mapIndexFile(ctx, key)
+		if err == nil || ctx.Err() != nil {
+			return x, m, err
+		}
+		d.node.logger.Warn("mapping an index file failed; reading it into memory", "file", key, "err", err)
+	}
+	x, err := d.node.readIndexFile(ctx, key)
+	return x, nil, err
+}
+
+// fieldSchema returns the field with ID id, or nil.
+func fieldSchema(fields []*schemapb.FieldSchema, id int64) *schemapb.FieldSchema {
+	for _, f := range fields {
+		if f.GetFieldID() == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// hold makes seg own the mappings of files: they are closed (unmapped)
+// when its last holder releases it, never while a read holds it (segment
+// Holders). On a freed segment it closes them and fails; the caller must
+// not attach files then.
+func hold(seg *segment.Segment, files []indexFile) error {
+	for i, fi := range files {
+		if fi.mapping == nil {
+			continue
+		}
+		if err := seg.OnFree(fi.mapping.Close); err != nil {
+			closeMappings(files[i:])
+			return err
+		}
+	}
+	return nil
+}
+
+// closeMappings closes the mappings of files.
+func closeMappings(files []indexFile) {
+	for _, fi := range files {
+		if fi.mapping != nil {
+			_ = fi.mapping.Close() // an unmap error leaves the address space as it was
+		}
+	}
+}
+
+// mappedKeys returns the keys of the mapped files among files.
+func mappedKeys(files []indexFile) []string {
+	var out []string
+	for _, fi := range files {
+		if fi.mapping != nil {
+			out = append(out, fi.file)
+		}
+	}
+	return out
 }
 
 // readIndexFile decodes an index file as it streams from object storage,
@@ -147,7 +220,7 @@ func (d *delegator) attach(seg *segment.Segment, files []indexFile) error {
 			errs = append(errs, fmt.Errorf("index %s has %d rows, segment %d has %d", fi.file, ai.len(), seg.ID, seg.Len()))
 			continue
 		}
-		ai.metric, ai.buildID = fi.metric, fi.buildID
+		ai.metric, ai.buildID, ai.mapping = fi.metric, fi.buildID, fi.mapping
 		if !seg.SharesColumn(fi.fieldID) {
 			if err := shareVectors(seg, fi); err != nil {
 				errs = append(errs, err)
@@ -206,6 +279,10 @@ func (d *delegator) attachIndexes(ctx context.Context, seg *segment.Segment) err
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if herr := hold(seg, files); herr != nil {
+		return errors.Join(err, herr)
+	}
+	d.noteCached(seg.ID, mappedKeys(files))
 	return errors.Join(err, d.attach(seg, files))
 }
 
@@ -225,12 +302,8 @@ func newAttached(x registry.Built) *attachedIndex {
 
 // attachAll tries to attach indexes to every sealed segment lacking one.
 func (d *delegator) attachAll(ctx context.Context) {
-	d.mu.RLock()
-	segs := make([]*segment.Segment, 0, len(d.sealed))
-	for _, s := range d.sealed {
-		segs = append(segs, s)
-	}
-	d.mu.RUnlock()
+	segs := d.snapshot(false)
+	defer releaseSegments(segs)
 	if len(segs) == 0 || len(d.node.segs.Indexes(d.info.ID)) == 0 {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/mmapcache"
 	"github.com/strata-db/strata/internal/segment"
 	"github.com/strata-db/strata/internal/storage"
 )
@@ -22,7 +23,8 @@ import (
 // vectors (segment.ShareColumn), so each vector is held once. An index file
 // that cannot be read or decoded does not fail the load: the field is read
 // from its binlogs, the segment is searched exactly, and the error is
-// logged.
+// logged. With mmap on for a field (MmapConfig.mmapField), its column is
+// read from a mapped column file (loadColumn) instead of the heap.
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
 	si := segment.Info{
 		ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
@@ -39,9 +41,18 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	if info.NumRows == 0 {
 		return seg, nil
 	}
+	ok := false
+	defer func() {
+		if !ok { // frees what it maps
+			_ = seg.Release()
+		}
+	}()
 	files, idxErr := d.readIndexes(ctx, seg)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if err := hold(seg, files); err != nil {
+		return nil, err
 	}
 	// Fields load in parallel; each one's binlogs are concatenated in order.
 	var fields []*schemapb.FieldSchema
@@ -59,16 +70,30 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 		fields = append(fields, f)
 	}
 	loaded := make([]column.Column, len(fields))
+	maps := make([]*mmapcache.Mapping, len(fields))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, f := range fields {
 		g.Go(func() error {
-			c, err := d.loadField(gctx, info, f)
-			loaded[i] = c
+			c, m, err := d.loadColumn(gctx, info, f)
+			loaded[i], maps[i] = c, m
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	var colKeys []string
+	for i, m := range maps {
+		if m == nil {
+			continue
+		}
+		if herr := seg.OnFree(m.Close); herr != nil {
+			_ = m.Close()
+			err = errors.Join(err, herr)
+			continue
+		}
+		colKeys = append(colKeys, columnKey(info, fields[i].GetFieldID()))
+	}
+	if err != nil {
 		return nil, err
 	}
 	cols := map[int64]column.Column{}
@@ -115,6 +140,8 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	if err := errors.Join(idxErr, d.attach(seg, files)); err != nil {
 		d.node.logger.Warn("attach index failed; searching the segment exactly", "segment", info.ID, "err", err)
 	}
+	d.noteCached(info.ID, append(mappedKeys(files), colKeys...))
+	ok = true
 	return seg, nil
 }
 

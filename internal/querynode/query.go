@@ -37,6 +37,7 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 		return nil, err
 	}
 	segs := selectSegments(c, &req.Read, loaded, e)
+	defer releaseSegments(segs)
 	expire := n.colls.ExpireBefore(req.CollectionID)
 	if req.CountOnly {
 		// count(*) counts visible matching rows segment by segment, as Milvus

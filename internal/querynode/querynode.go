@@ -48,6 +48,26 @@
 // fails only its own attach: the field is read from its binlogs and the
 // segment is searched exactly. Growing segments, and the data node's sync,
 // compaction and index builds, read binlogs and never a loaded segment.
+//
+// # Memory-mapped data (mmap.enabled)
+//
+// With mmap on (mmap.go: Config.Mmap, Milvus's queryNode.mmap.*, overridden
+// by the collection property, and that by the field's type parameter or
+// the index's parameter mmap.enabled), a sealed segment's index files and
+// fixed-width columns are served from read-only mappings of local cache
+// files (package mmapcache, under Config.Mmap.Dir): an HNSW or IVF index
+// file is copied there verbatim and decoded in place (indexfile's Mapped
+// reads; registry.Type.Mappable), so its arrays point into the mapping and
+// not the Go heap; a column is decoded from its binlogs once and written
+// as a column file (package colfile). Every load checks what it maps as it
+// checks a download; a cache file that fails is rewritten and the rebuild
+// logged. A segment owns its mappings and unmaps them when its last holder
+// releases it (segment Holders): every read acquires the segments it
+// reads (snapshot, selectSegments) and releases them when done, and the
+// delegator releases its own hold when the segment leaves it (a release,
+// a compaction, a stop), so nothing is unmapped under a read. A segment
+// dropped for good (compacted away) also loses its cache files; a released
+// one keeps them for the next load.
 package querynode
 
 import (
@@ -64,6 +84,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/mmapcache"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/storage"
@@ -116,6 +137,9 @@ type Config struct {
 	// RootPath is the object-storage root of binlogs ("files"); the app
 	// sets it (app.Config.RootPath).
 	RootPath string `json:"-"`
+	// Mmap is Milvus's queryNode.mmap.*: which loaded data is served from
+	// memory-mapped local cache files by default.
+	Mmap MmapConfig `json:"mmap"`
 }
 
 // Defaults returns the default configuration.
@@ -162,6 +186,11 @@ type Node struct {
 	// and skipped; quarantine lists them by vchannel.
 	quarantined atomic.Int64
 	quarantine  health.Set
+	// cache holds the mapped copies of index files, opened on first use
+	// (mmapCache).
+	cacheOnce sync.Once
+	cache     *mmapcache.Cache
+	cacheErr  error
 }
 
 // loadFailure is why a collection's load failed, or why it stopped serving.

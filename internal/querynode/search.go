@@ -124,7 +124,9 @@ func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 }
 
 // selectSegments returns the segments of every delegator in the read's
-// partitions, skipping L2 segments whose clustering-key range the filter excludes.
+// partitions, skipping L2 segments whose clustering-key range the filter
+// excludes. They are acquired: the caller releases them (releaseSegments)
+// when its read is done.
 func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.Expr) []*segment.Segment {
 	var req map[int64]bool
 	if len(r.PartitionIDs) > 0 {
@@ -137,9 +139,11 @@ func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.
 	for _, d := range c.delegators {
 		for _, s := range d.snapshot(!r.IgnoreGrowing) {
 			if !partitionSelected(s.PartitionID, req, loaded) {
+				_ = s.Release()
 				continue
 			}
 			if e != nil && s.ClusterLo != nil && !e.MayMatchRange(s.ClusterField, s.ClusterLo, s.ClusterHi) {
+				_ = s.Release()
 				continue // pruned by the clustering-key range
 			}
 			out = append(out, s)
@@ -163,6 +167,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 		return nil, err
 	}
 	segs := selectSegments(c, &req.Read, loaded, e)
+	defer releaseSegments(segs)
 	expire := n.colls.ExpireBefore(req.CollectionID)
 	better := func(a, b float32) bool { return a < b }
 	if plan.HigherIsBetter(req.Metric) {

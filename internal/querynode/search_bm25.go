@@ -36,6 +36,7 @@ func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint
 	dims = slices.Compact(dims)
 	st := sparse.Stats{DF: make([]int64, len(dims))}
 	all := selectSegments(c, &plan.Read{}, loaded, nil)
+	defer releaseSegments(all)
 	for _, s := range all {
 		err := s.Read(func(v *segment.View) error {
 			mask, err := liveRows(v, &plan.Read{}, ts, expire, nil)

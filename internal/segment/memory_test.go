@@ -76,6 +76,46 @@ func BenchmarkSealedMemory(b *testing.B) {
 	}
 }
 
+// BenchmarkGrowingMemory appends rows of the churn schema to growing
+// segments in batches of 1,000 (every fifth key appended again, as upserts
+// do) and reports the Go heap they hold per row: heap-B/row, and
+// overhead-B/row beyond the raw 136 bytes.
+//
+//	go test -run '^$' -bench GrowingMemory -benchtime 1x ./internal/segment/
+func BenchmarkGrowingMemory(b *testing.B) {
+	const segs, perSeg, batch = 4, 250_000, 1000
+	for range b.N {
+		before := heapInUse()
+		held := make([]*segment.Segment, 0, segs)
+		for si := range segs {
+			s, err := segment.New(segment.Info{ID: int64(si)}, churnSchema)
+			require.NoError(b, err)
+			for from := 0; from < perSeg; from += batch {
+				pks := make([]int64, batch)
+				for i := range pks {
+					n := si*perSeg + from + i
+					if i%5 == 4 {
+						n -= batch // an upsert of a key of the previous batch
+					}
+					pks[i] = int64(n%4)<<40 + int64(n/4)
+				}
+				tss := make([]uint64, batch)
+				for i := range tss {
+					tss[i] = uint64(1000 + from)
+				}
+				vecs := &column.FloatVectors{Dim: 32, Data: make([]float32, 32*batch)}
+				require.NoError(b, s.Append(map[int64]column.Column{100: &column.Ints{T: schemapb.DataType_Int64, Data: pks}, 101: vecs}, tss))
+			}
+			held = append(held, s)
+		}
+		after := heapInUse()
+		perRow := float64(after-before) / float64(segs*perSeg)
+		b.ReportMetric(perRow, "heap-B/row")
+		b.ReportMetric(perRow-churnRawRow, "overhead-B/row")
+		runtime.KeepAlive(held)
+	}
+}
+
 // BenchmarkDeleteLoaded applies delete batches of 300 keys (a third of them
 // in the segment) to a loaded segment of 1M rows.
 func BenchmarkDeleteLoaded(b *testing.B) {

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -79,15 +80,22 @@ type Segment struct {
 	vis     visibility // the maintained live-row mask (see visibility.go)
 	// sorted lists the rows Load adopted (0 … len(sorted)-1) in key order.
 	sorted []int32
-	// intIdx and strIdx index the rows appended after them (nil until then).
-	intIdx map[int64][]int32
-	strIdx map[string][]int32
+	// intIdx and strIdx index the rows appended after Load (empty until then).
+	intIdx rowIndex[int64]
+	strIdx rowIndex[string]
 
 	indexes map[int64]any // field ID → an index attached by the query node
 	// shared marks the columns whose data another structure owns (an
 	// attached index's stored vectors, see ShareColumn).
 	shared map[int64]bool
 	memo   memo // state readers derive from the rows (see Memo)
+
+	// refs counts the holders, onFree is run when the last one goes and
+	// freed is set then (refs.go).
+	refs   atomic.Int64
+	freeMu sync.Mutex
+	onFree []func() error
+	freed  bool
 }
 
 // SetIndex attaches an index over a field's rows (the query node decides
@@ -157,9 +165,11 @@ func (s *Segment) HasIndex(fieldID int64) bool {
 	return ok
 }
 
-// New returns an empty segment for the schema's fields (system fields excluded).
+// New returns an empty segment for the schema's fields (system fields
+// excluded), held by the caller (see Holders in refs.go).
 func New(info Info, schema *schemapb.CollectionSchema) (*Segment, error) {
 	s := &Segment{Info: info, cols: map[int64]column.Column{}, pkField: -1}
+	s.refs.Store(1)
 	for _, f := range schema.GetFields() {
 		if f.GetFieldID() < 100 {
 			continue
@@ -214,18 +224,12 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 	s.vis.appended(n)
 	switch pk := s.cols[s.pkField].(type) {
 	case *column.Ints:
-		if s.intIdx == nil {
-			s.intIdx = map[int64][]int32{}
-		}
 		for i := base; i < base+n; i++ {
-			s.intIdx[pk.Data[i]] = append(s.intIdx[pk.Data[i]], int32(i))
+			s.intIdx.add(pk.Data[i], int32(i))
 		}
 	case *column.Strings:
-		if s.strIdx == nil {
-			s.strIdx = map[string][]int32{}
-		}
 		for i := base; i < base+n; i++ {
-			s.strIdx[pk.Data[i]] = append(s.strIdx[pk.Data[i]], int32(i))
+			s.strIdx.add(pk.Data[i], int32(i))
 		}
 	}
 	return nil
@@ -299,17 +303,20 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
+	markRow := func(r int32, ts uint64) {
+		if s.tss[r] < ts && (s.delTs[r] == 0 || s.delTs[r] > ts) {
+			first := s.delTs[r] == 0
+			if first {
+				s.deleted++
+			}
+			s.delTs[r] = ts
+			s.vis.marked(r, ts, first, len(s.tss))
+			n++
+		}
+	}
 	mark := func(rows []int32, ts uint64) {
 		for _, r := range rows {
-			if s.tss[r] < ts && (s.delTs[r] == 0 || s.delTs[r] > ts) {
-				first := s.delTs[r] == 0
-				if first {
-					s.deleted++
-				}
-				s.delTs[r] = ts
-				s.vis.marked(r, ts, first, len(s.tss))
-				n++
-			}
+			markRow(r, ts)
 		}
 	}
 	switch pk := pks.(type) {
@@ -322,8 +329,9 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			if len(s.sorted) > 0 {
 				mark(sortedRows(s.sorted, own.Data, v), tss[i])
 			}
-			if s.intIdx != nil {
-				mark(s.intIdx[v], tss[i])
+			if r, more, ok := s.intIdx.rows(v); ok {
+				markRow(r, tss[i])
+				mark(more, tss[i])
 			}
 		}
 	case *column.Strings:
@@ -335,8 +343,9 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			if len(s.sorted) > 0 {
 				mark(sortedRows(s.sorted, own.Data, v), tss[i])
 			}
-			if s.strIdx != nil {
-				mark(s.strIdx[v], tss[i])
+			if r, more, ok := s.strIdx.rows(v); ok {
+				markRow(r, tss[i])
+				mark(more, tss[i])
 			}
 		}
 	}

@@ -66,14 +66,30 @@ type Stack struct {
 	VChannels    []string
 
 	closers []func() error // what open opened, closed by Reopen and at cleanup
+	opts    Options
 	writer  *wal.Writer
 	clock   *tso.Allocator
+}
+
+// Options change how NewWith assembles the stack.
+type Options struct {
+	// QueryNode is the query node's configuration (zero: the defaults).
+	// Its Mmap.Dir, when empty, is {Dir}/cache/mmap.
+	QueryNode querynode.Config
+	// Logger is the components' logger (nil: discarded).
+	Logger *slog.Logger
 }
 
 // New assembles the stack over a temporary directory and creates Collection.
 func New(t *testing.T) *Stack {
 	t.Helper()
-	s := open(t, t.TempDir())
+	return NewWith(t, Options{})
+}
+
+// NewWith is New with options, which Reopen keeps.
+func NewWith(t *testing.T, opts Options) *Stack {
+	t.Helper()
+	s := open(t, t.TempDir(), opts)
 	t.Cleanup(func() { s.close() })
 	s.CreateCollection(Collection)
 	s.describe()
@@ -117,7 +133,7 @@ func (s *Stack) Reopen(between func(dir string)) {
 	s.T.Helper()
 	s.close()
 	between(s.Dir)
-	*s = *open(s.T, s.Dir)
+	*s = *open(s.T, s.Dir, s.opts)
 	s.describe()
 }
 
@@ -138,10 +154,20 @@ func (s *Stack) close() {
 }
 
 // open assembles the stack over dir.
-func open(t *testing.T, dir string) *Stack {
+func open(t *testing.T, dir string, opts Options) *Stack {
 	t.Helper()
 	ctx := context.Background()
-	logger := slog.New(slog.DiscardHandler)
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	qcfg := opts.QueryNode
+	if qcfg.RootPath == "" {
+		qcfg.RootPath = querynode.Defaults().RootPath
+	}
+	if qcfg.Mmap.Dir == "" {
+		qcfg.Mmap.Dir = filepath.Join(dir, "cache", "mmap")
+	}
 	var closers []func() error
 	meta, err := embedded.Open(filepath.Join(dir, "meta.db"), logger)
 	require.NoError(t, err)
@@ -165,10 +191,10 @@ func open(t *testing.T, dir string) *Stack {
 	require.NoError(t, err)
 	s := &Stack{
 		T: t, Dir: dir, Log: log, Objects: store, IDs: ids, Root: root, Data: data,
-		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store},
+		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store}, opts: opts,
 		writer: writer, clock: clock,
 	}
-	s.QueryNode = querynode.New(querynode.Defaults(), log, s.QNObjects, s.QNSegments, root, writer, pins, logger)
+	s.QueryNode = querynode.New(qcfg, log, s.QNObjects, s.QNSegments, root, writer, pins, logger)
 	s.closers = append(closers, s.QueryNode.Close)
 	s.DataNodeConfig = datanode.Defaults()
 	s.DataNodeConfig.PChannels = []string{wal.PChannelName(rcfg.ChannelPrefix, 0)}

@@ -27,6 +27,22 @@
 // corrupt before anything is allocated; otherwise slices grow as the data
 // arrives, so a corrupt length fails at the end of the data rather than by
 // allocating it all up front.
+//
+// # Mapped reads
+//
+// A Reader over a Mapped file (a whole file held in memory, such as a
+// read-only memory mapping made by package mmapcache) copies nothing that
+// it can point at: Words, Int32s, Float32s, Bytes and Next return
+// sub-slices of the mapping, which callers must treat as read-only and
+// which stay valid as long as the mapping does. The checksum is still
+// computed over every byte, and decoders check their structures as they do
+// for a stream, so a mapped file is never trusted more than a downloaded
+// one. A slice of 32-bit words is returned in place only on a
+// little-endian machine and where it starts at a multiple of 4 bytes in
+// memory; otherwise it is decoded into a new slice, or, when
+// Mapped.Aligned is set, the read fails with a *MisalignedError that
+// tells the caller how far to shift the file so that it lines up (see
+// mmapcache).
 package indexfile
 
 import (
@@ -194,12 +210,16 @@ func (w *Writer) Close() error {
 // NewReader checks the header, Next returns the payload piece by piece, and
 // Close checks the checksum.
 type Reader struct {
-	f    Format
-	r    *bufio.Reader
-	crc  hash.Hash32
-	off  int64
-	size int64 // the file's length, -1 when unknown
-	buf  []byte
+	f Format
+	r *bufio.Reader
+	// m is the file when it is Mapped (r is nil then), aligned whether a
+	// misaligned word slice fails instead of being copied.
+	m       []byte
+	aligned bool
+	crc     hash.Hash32
+	off     int64
+	size    int64 // the file's length, -1 when unknown
+	buf     []byte
 }
 
 // Sized is a stream of known length, such as an object being downloaded:
@@ -216,9 +236,16 @@ func (s Sized) Size() int64 { return s.N }
 // NewReader reads and checks the header of a file of format f from r. If r
 // has a Size method (bytes.Reader, Sized), it must give the length of the
 // file from r's current position.
+//
+// If r is a *Mapped, the Reader returns slices of it (see Mapped reads).
 func (f Format) NewReader(r io.Reader) (*Reader, error) {
-	x := &Reader{f: f, r: bufio.NewReaderSize(r, bufSize), crc: crc32.New(castagnoli), size: -1}
-	if s, ok := r.(interface{ Size() int64 }); ok {
+	x := &Reader{f: f, crc: crc32.New(castagnoli), size: -1}
+	if m, ok := r.(*Mapped); ok {
+		x.m, x.aligned, x.size = m.Data, m.Aligned, int64(len(m.Data))
+	} else {
+		x.r = bufio.NewReaderSize(r, bufSize)
+	}
+	if s, ok := r.(interface{ Size() int64 }); ok && x.m == nil {
 		x.size = s.Size()
 	}
 	h, err := x.Next(f.HeaderSize())
@@ -236,7 +263,13 @@ func (r *Reader) Offset() int64 { return r.off }
 
 // Next returns the next n bytes of the payload, valid until the following
 // call. A file that ends first is corrupt.
+//
+// On a Mapped file the bytes are a read-only slice of the mapping, valid
+// as long as it is.
 func (r *Reader) Next(n int) ([]byte, error) {
+	if r.m != nil {
+		return r.view(n)
+	}
 	if cap(r.buf) < n {
 		r.buf = make([]byte, n)
 	}
@@ -281,8 +314,15 @@ func (r *Reader) alloc(cnt uint64, width int, limit uint64) (uint64, error) {
 	return cnt, nil
 }
 
-// Bytes reads the next cnt bytes into a new slice.
+// Bytes reads the next cnt bytes into a new slice; on a Mapped file it
+// returns a read-only slice of the mapping instead.
 func (r *Reader) Bytes(cnt uint64) ([]byte, error) {
+	if r.m != nil {
+		if _, err := r.alloc(cnt, 1, 0); err != nil {
+			return nil, err
+		}
+		return r.view(int(cnt))
+	}
 	c0, err := r.alloc(cnt, 1, 1<<24)
 	if err != nil {
 		return nil, err
@@ -331,6 +371,19 @@ func words[T word](r *Reader, cnt uint64) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.m != nil && cnt > 0 {
+		p := unsafe.Pointer(unsafe.SliceData(r.m[r.off:]))
+		switch {
+		case littleEndian && uintptr(p)%4 == 0:
+			b, err := r.view(int(4 * cnt))
+			if err != nil {
+				return nil, err
+			}
+			return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), cnt), nil
+		case littleEndian && r.aligned:
+			return nil, &MisalignedError{Offset: r.off, Shift: int((4 - uintptr(p)%4) % 4)}
+		}
+	}
 	out := make([]T, 0, c0)
 	for cnt > 0 {
 		c := int(min(cnt, wordChunk/4))
@@ -355,6 +408,11 @@ func words[T word](r *Reader, cnt uint64) ([]T, error) {
 // readInto fills b with the next len(b) bytes of the payload. A file that
 // ends first is corrupt.
 func (r *Reader) readInto(b []byte) error {
+	if r.m != nil {
+		v, err := r.view(len(b))
+		copy(b, v)
+		return err
+	}
 	if _, err := io.ReadFull(r.r, b); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return r.f.Errorf("truncated at offset %d", r.off)
@@ -378,4 +436,59 @@ func (r *Reader) Close() error {
 		return r.f.Errorf("checksum %08x at offset %d, computed %08x", got, r.off-4, sum)
 	}
 	return nil
+}
+
+// Mapped is a whole index file held in memory, typically a read-only
+// memory mapping, given to a decoder in place of a stream: the decoder's
+// Reader returns slices of Data instead of copies (see Mapped reads). It
+// also reads as an io.Reader, for decoders that do not use Reader.
+type Mapped struct {
+	// Data is the file, from its magic to its checksum.
+	Data []byte
+	// Aligned makes a word slice that does not start at a multiple of 4
+	// bytes in memory fail with a *MisalignedError instead of being copied.
+	Aligned bool
+
+	off int // the io.Reader position
+}
+
+// Read implements io.Reader over Data.
+func (m *Mapped) Read(p []byte) (int, error) {
+	if m.off >= len(m.Data) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.Data[m.off:])
+	m.off += n
+	return n, nil
+}
+
+// Size returns the length of the file.
+func (m *Mapped) Size() int64 { return int64(len(m.Data)) }
+
+// MisalignedError says that a slice of 32-bit words of a Mapped file does
+// not start at a multiple of 4 bytes in memory, so it cannot be used in
+// place.
+type MisalignedError struct {
+	// Offset is the file offset of the first word.
+	Offset int64
+	// Shift is how many bytes later the file must start in memory for the
+	// words to line up (1, 2 or 3).
+	Shift int
+}
+
+// Error implements error.
+func (e *MisalignedError) Error() string {
+	return fmt.Sprintf("indexfile: words at offset %d are not 4-byte aligned in memory (shift the file by %d bytes)", e.Offset, e.Shift)
+}
+
+// view returns the next n bytes of a Mapped file in place, adding them to
+// the checksum. A file that ends first is corrupt.
+func (r *Reader) view(n int) ([]byte, error) {
+	if n < 0 || int64(n) > int64(len(r.m))-r.off {
+		return nil, r.f.Errorf("truncated at offset %d", r.off)
+	}
+	b := r.m[r.off : r.off+int64(n) : r.off+int64(n)]
+	r.crc.Write(b)
+	r.off += int64(n)
+	return b, nil
 }

@@ -51,8 +51,9 @@ func denseTypes() []*Type {
 					return ivf.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
 				})
 			},
-			FileKey: name,
-			Load:    func(r io.Reader) (Built, error) { return unwrap(ivf.Unmarshal(r)) },
+			FileKey:  name,
+			Load:     func(r io.Reader) (Built, error) { return unwrap(ivf.Unmarshal(r)) },
+			Mappable: true,
 		}
 	}
 	return []*Type{
@@ -66,9 +67,10 @@ func denseTypes() []*Type {
 				_, err := hnsw.ParseParams(params)
 				return err
 			},
-			Build:   buildHNSW,
-			FileKey: HNSWFileKey,
-			Load:    func(r io.Reader) (Built, error) { return unwrap(hnsw.Unmarshal(r)) },
+			Build:    buildHNSW,
+			FileKey:  HNSWFileKey,
+			Load:     func(r io.Reader) (Built, error) { return unwrap(hnsw.Unmarshal(r)) },
+			Mappable: true,
 		},
 		{Name: "DISKANN", Family: Dense, Fields: embListFields, Metrics: denseMetrics},
 		{Name: "SCANN", Family: Dense, Fields: denseFields, Metrics: denseMetrics},

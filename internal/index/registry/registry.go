@@ -80,6 +80,10 @@ type Type struct {
 	// vector indexes decode it straight into their final structures,
 	// holding no copy of the whole file (see indexfile, Streaming reads).
 	Load func(r io.Reader) (Built, error)
+	// Mappable says that Load, given an *indexfile.Mapped, keeps slices of
+	// it in place of copies and never writes them, so a query node may
+	// serve the index from a read-only memory mapping (mmap.enabled).
+	Mappable bool
 }
 
 // Accepts reports whether t may index fields of data type dt.
@@ -146,6 +150,13 @@ func Load(key string, r io.Reader) (Built, error) {
 		return nil, fmt.Errorf("unknown index file key %q", key)
 	}
 	return t.Load(r)
+}
+
+// Mappable reports whether the index files written under file key key
+// may be loaded from a read-only mapping (Type.Mappable).
+func Mappable(key string) bool {
+	t, ok := ByFileKey(key)
+	return ok && t.Mappable
 }
 
 // Names returns the names of the index types that may index fields of

@@ -283,10 +283,20 @@ func (s *Store) Txn(ctx context.Context, ops ...metastore.Op) error {
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	var (
-		cmps []clientv3.Cmp
-		then []clientv3.Op
-	)
+	cmps, then := s.txnOps(ops)
+	resp, err := s.client.Txn(ctx).If(cmps...).Then(then...).Commit()
+	if err != nil {
+		return wrapErr(ctx, "txn", err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("%w: a guard of %v is false", metastore.ErrConflict, ops)
+	}
+	return nil
+}
+
+// txnOps maps ops onto etcd compares (the guards) and operations (the
+// mutations).
+func (s *Store) txnOps(ops []metastore.Op) (cmps []clientv3.Cmp, then []clientv3.Op) {
 	for _, op := range ops {
 		key := s.root + op.Key()
 		switch op.Kind() {
@@ -302,15 +312,13 @@ func (s *Store) Txn(ctx context.Context, ops ...metastore.Op) error {
 			then = append(then, clientv3.OpDelete(key, clientv3.WithPrefix()))
 		}
 	}
-	resp, err := s.client.Txn(ctx).If(cmps...).Then(then...).Commit()
-	if err != nil {
-		return wrapErr(ctx, "txn", err)
-	}
-	if !resp.Succeeded {
-		return fmt.Errorf("%w: a guard of %v is false", metastore.ErrConflict, ops)
-	}
-	return nil
+	return cmps, then
 }
+
+// Client returns the store's etcd client, for other users of the same
+// etcd (cluster membership), so that a process holds one connection. The
+// store keeps owning it.
+func (s *Store) Client() *clientv3.Client { return s.client }
 
 // Close closes the client if the store owns it. It is idempotent.
 func (s *Store) Close() error {

@@ -1,0 +1,51 @@
+// Package placement decides where cluster work runs: which data node
+// consumes each vchannel, and, for each loaded collection, which query
+// nodes form each replica, which node leads each shard (vchannel) of a
+// replica and which node serves each sealed segment. The decisions are
+// pure functions over snapshots (the live nodes from membership, the
+// channels and segments from the coordinators), so they are tested without
+// a cluster; Store persists them in the meta store and the coordinator
+// applies them.
+//
+// # Data nodes: channels
+//
+// AssignChannels keeps every channel whose owner is alive where it is:
+// when a data node dies only its channels move, each to the live node
+// owning the fewest channels. A node that joins takes nothing over by
+// itself, only on an explicit rebalance (to within one channel of even)
+// or once the most and least loaded nodes differ by more than
+// ChannelPolicy.ImbalanceThreshold. A moved channel resumes from its
+// channel checkpoint: Handoffs attaches the data coordinator's recovery
+// information (checkpoint, seek offset, unflushed segments) to each move,
+// which is exactly what a data node reads when it starts a vchannel, so no
+// acknowledged row is lost (everything after the checkpoint is replayed
+// from the WAL) and none is written twice (the replay skips what the old
+// owner synced).
+//
+// # Query nodes: replicas, shard leaders, segments
+//
+// SpawnReplicas splits the live query nodes into replica_number replicas
+// with distinct nodes, failing with Milvus's message
+// ("failed to spawn replica for collection: resource group node not
+// enough[rg=__default_resource_group][currentNodeNum=1][expectedNodeNum=2]")
+// when there are fewer nodes than replicas. Assign gives each vchannel of a
+// replica a shard leader (the node leading the fewest) and spreads the
+// sealed segments over the replica's nodes by row count (largest first,
+// each to the node with the fewest rows). Heal drops dead nodes and gives
+// a replica left empty a free node; Assign then moves only the work of
+// the dead nodes.
+//
+// # Key layout
+//
+// Under the meta store (a fenced one in cluster mode, so only the current
+// coordinator writes):
+//
+//	placement/channel/{vchannel}                   {"node":7}: the data node that consumes the vchannel
+//	placement/replica/{collectionID}/{replicaID}   JSON Replica: {"id":1,"nodes":[4,9],
+//	                                               "leaders":{"by-dev-rootcoord-dml_0_449v0":4},
+//	                                               "segments":{"4490001":9}}
+//
+// A channel record outlives its owner: while no data node is alive the
+// record keeps naming the dead one, and the next plan moves the channel
+// with reason "owner-dead". Field names are durable: add, never rename.
+package placement

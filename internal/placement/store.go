@@ -1,0 +1,161 @@
+package placement
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/metastore"
+)
+
+// Meta-store keys of the placement (see the package documentation).
+const (
+	channelPrefix = "placement/channel/"
+	replicaPrefix = "placement/replica/"
+)
+
+// maxOpsPerTxn keeps each transaction well under etcd's 128 operations.
+const maxOpsPerTxn = 64
+
+// ChannelKey is the meta-store key of a vchannel's owner.
+func ChannelKey(vchannel string) string { return channelPrefix + vchannel }
+
+// ReplicaKey is the meta-store key of a replica of a collection.
+func ReplicaKey(collection, replica int64) string {
+	return replicaPrefix + strconv.FormatInt(collection, 10) + "/" + strconv.FormatInt(replica, 10)
+}
+
+// channelRecord is the value at ChannelKey.
+type channelRecord struct {
+	// Node is the owning data node's ID.
+	Node int64 `json:"node"`
+}
+
+// Store keeps the placement in the meta store. It holds no state of its
+// own; the coordinator that decides the placement is its only writer
+// (through its fenced meta store, so a deposed coordinator cannot
+// overwrite its successor's decisions).
+type Store struct {
+	kv metastore.KV
+}
+
+// NewStore returns a Store over kv.
+func NewStore(kv metastore.KV) *Store { return &Store{kv: kv} }
+
+// Channels returns the stored owner of every vchannel.
+func (s *Store) Channels(ctx context.Context) (map[string]int64, error) {
+	kvs, err := s.kv.Scan(ctx, channelPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("placement: load channels: %w", err)
+	}
+	out := make(map[string]int64, len(kvs))
+	for _, kv := range kvs {
+		var rec channelRecord
+		if err := catalog.Unmarshal(kv.Value, &rec); err != nil {
+			return nil, fmt.Errorf("placement: %s: %w", kv.Key, err)
+		}
+		out[strings.TrimPrefix(kv.Key, channelPrefix)] = rec.Node
+	}
+	return out, nil
+}
+
+// SaveChannels stores plan over prev (what Channels returned): the owner
+// of each moved channel, and the deletion of each channel in prev that
+// the plan neither owns nor leaves unassigned (a dropped channel). An
+// unassigned channel keeps its record, the dead owner, so the next plan
+// sees it as the dead owner's. Large changes are several transactions of
+// at most 64 operations; each channel's record is written atomically.
+func (s *Store) SaveChannels(ctx context.Context, prev map[string]int64, plan ChannelPlan) error {
+	var ops []metastore.Op
+	for _, ch := range sortedKeys(plan.Owners) {
+		n := plan.Owners[ch]
+		if old, ok := prev[ch]; ok && old == n {
+			continue
+		}
+		b, err := catalog.Marshal(channelRecord{Node: n})
+		if err != nil {
+			return err
+		}
+		ops = append(ops, metastore.Put(ChannelKey(ch), b))
+	}
+	for _, ch := range sortedKeys(prev) {
+		if _, owned := plan.Owners[ch]; !owned && !slices.Contains(plan.Unassigned, ch) {
+			ops = append(ops, metastore.Delete(ChannelKey(ch)))
+		}
+	}
+	for len(ops) > 0 {
+		n := min(len(ops), maxOpsPerTxn)
+		if err := s.kv.Txn(ctx, ops[:n]...); err != nil {
+			return fmt.Errorf("placement: save channels: %w", err)
+		}
+		ops = ops[n:]
+	}
+	return nil
+}
+
+// Replicas returns a collection's stored replicas, ordered by ID.
+func (s *Store) Replicas(ctx context.Context, collection int64) ([]Replica, error) {
+	kvs, err := s.kv.Scan(ctx, replicaPrefix+strconv.FormatInt(collection, 10)+"/")
+	if err != nil {
+		return nil, fmt.Errorf("placement: load replicas of %d: %w", collection, err)
+	}
+	out := make([]Replica, 0, len(kvs))
+	for _, kv := range kvs {
+		var r Replica
+		if err := catalog.Unmarshal(kv.Value, &r); err != nil {
+			return nil, fmt.Errorf("placement: %s: %w", kv.Key, err)
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Replica) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// SaveReplicas replaces a collection's stored replicas with replicas, in
+// one transaction.
+func (s *Store) SaveReplicas(ctx context.Context, collection int64, replicas []Replica) error {
+	old, err := s.Replicas(ctx, collection)
+	if err != nil {
+		return err
+	}
+	keep := make(map[int64]bool, len(replicas))
+	var ops []metastore.Op
+	for _, r := range replicas {
+		keep[r.ID] = true
+		b, err := catalog.Marshal(r)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, metastore.Put(ReplicaKey(collection, r.ID), b))
+	}
+	for _, r := range old {
+		if !keep[r.ID] {
+			ops = append(ops, metastore.Delete(ReplicaKey(collection, r.ID)))
+		}
+	}
+	if err := s.kv.Txn(ctx, ops...); err != nil {
+		return fmt.Errorf("placement: save replicas of %d: %w", collection, err)
+	}
+	return nil
+}
+
+// DropReplicas deletes a collection's replicas (it was released).
+func (s *Store) DropReplicas(ctx context.Context, collection int64) error {
+	if err := s.kv.Txn(ctx, metastore.DeletePrefix(replicaPrefix+strconv.FormatInt(collection, 10)+"/")); err != nil {
+		return fmt.Errorf("placement: drop replicas of %d: %w", collection, err)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,249 @@
+package querynode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/column/colfile"
+	"github.com/strata-db/strata/internal/index/indexfile"
+	"github.com/strata-db/strata/internal/index/registry"
+	"github.com/strata-db/strata/internal/mmapcache"
+)
+
+// MmapConfig is the node-wide default of the mmap settings, Milvus's
+// queryNode.mmap.*: whether a loaded segment's data is served from
+// read-only memory mappings of local cache files (package mmapcache)
+// rather than the Go heap. A collection property, field type parameter or
+// index parameter "mmap.enabled" overrides it (see mmapDecision).
+type MmapConfig struct {
+	// VectorField maps the raw data of vector fields.
+	VectorField bool `json:"vectorField"`
+	// VectorIndex maps the index files of vector fields.
+	VectorIndex bool `json:"vectorIndex"`
+	// ScalarField maps the raw data of scalar fields.
+	ScalarField bool `json:"scalarField"`
+	// ScalarIndex maps the index files of scalar fields.
+	ScalarIndex bool `json:"scalarIndex"`
+	// Dir is the directory of the cache files; empty means
+	// {dataDir}/cache/mmap (the app sets it) or, for a node built without
+	// one, that nothing is mapped.
+	Dir string `json:"mmapDirPath"`
+}
+
+// mmapSetting parses an "mmap.enabled" value as Milvus does
+// (strconv.ParseBool: "true", "True", "1", "false", …); ok is false for
+// anything else, which counts as no setting.
+func mmapSetting(v string) (on, ok bool) {
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	return on, err == nil
+}
+
+// typeParam returns the value of a field's type parameter key.
+func typeParam(f *schemapb.FieldSchema, key string) (string, bool) {
+	for _, kv := range f.GetTypeParams() {
+		if kv.GetKey() == key {
+			return kv.GetValue(), true
+		}
+	}
+	return "", false
+}
+
+// isVector reports whether a field holds vectors.
+func isVector(f *schemapb.FieldSchema) bool {
+	switch f.GetDataType() {
+	case schemapb.DataType_FloatVector, schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
+		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector, schemapb.DataType_SparseFloatVector,
+		schemapb.DataType_ArrayOfVector:
+		return true
+	}
+	return false
+}
+
+// mmapIndex decides, as Milvus does, whether the index of field f, whose
+// index parameters are params, is mapped: the index's own mmap.enabled
+// (set at CreateIndex or AlterIndex) wins, then the collection's property
+// mmap.enabled, then the node's VectorIndex or ScalarIndex. It decides
+// only: whether the index type can be mapped is registry.Mappable's.
+func (c MmapConfig) mmapIndex(coll *catalog.Collection, f *schemapb.FieldSchema, params map[string]string) bool {
+	if on, ok := mmapSetting(params[catalog.MmapKey]); ok {
+		return on
+	}
+	if coll != nil {
+		if on, ok := mmapSetting(coll.Properties[catalog.MmapKey]); ok {
+			return on
+		}
+	}
+	if isVector(f) {
+		return c.VectorIndex
+	}
+	return c.ScalarIndex
+}
+
+// mmapField decides whether the raw data of field f is mapped: the field's
+// type parameter mmap.enabled (CreateCollection or AlterCollectionField)
+// wins, then the collection's property, then the node's VectorField or
+// ScalarField.
+func (c MmapConfig) mmapField(coll *catalog.Collection, f *schemapb.FieldSchema) bool {
+	if v, ok := typeParam(f, catalog.MmapKey); ok {
+		if on, ok := mmapSetting(v); ok {
+			return on
+		}
+	}
+	if coll != nil {
+		if on, ok := mmapSetting(coll.Properties[catalog.MmapKey]); ok {
+			return on
+		}
+	}
+	if isVector(f) {
+		return c.VectorField
+	}
+	return c.ScalarField
+}
+
+// mmapCache returns the node's cache of mapped files, opening it on first
+// use; nil when the node has no mmap directory.
+func (n *Node) mmapCache() (*mmapcache.Cache, error) {
+	if n.cfg.Mmap.Dir == "" {
+		return nil, errors.New("querynode: no mmap directory configured")
+	}
+	n.cacheOnce.Do(func() { n.cache, n.cacheErr = mmapcache.Open(n.cfg.Mmap.Dir, n.logger) })
+	return n.cache, n.cacheErr
+}
+
+// mapIndexFile loads an index file from its local cache copy, mapped
+// read-only: the index's big arrays (HNSW vectors and links, IVF
+// centroids, lists and vectors or codes) point into the mapping, which the
+// caller must close once the index is dropped. The copy is checked as a
+// download is (the file's CRC-32C and the decoder's structure checks); one
+// that fails is written again from object storage and the rebuild logged,
+// and one whose arrays do not line up in memory is written again shifted
+// so that they do.
+func (n *Node) mapIndexFile(ctx context.Context, key string) (registry.Built, *mmapcache.Mapping, error) {
+	cache, err := n.mmapCache()
+	if err != nil {
+		return nil, nil, err
+	}
+	open := mmapcache.FromObject(key, func(ctx context.Context) (io.ReadCloser, int64, error) { return n.objects.Open(ctx, key) })
+	m, err := cache.Map(ctx, key, open)
+	if err != nil {
+		return nil, nil, fmt.Errorf("map index %s: %w", key, err)
+	}
+	name := path.Base(key)
+	aligned, rebuilt := true, false
+	for {
+		x, err := registry.Load(name, &indexfile.Mapped{Data: m.Data(), Aligned: aligned})
+		if err == nil {
+			return x, m, nil
+		}
+		var shift int
+		damaged := err
+		if mis, ok := errors.AsType[*indexfile.MisalignedError](err); ok && aligned {
+			// Shifted once; anything still misaligned is decoded instead.
+			shift, damaged, aligned = mis.Shift, nil, false
+		} else if rebuilt {
+			_ = m.Close()
+			return nil, nil, fmt.Errorf("decode index %s: %w", key, err)
+		} else {
+			rebuilt = true
+		}
+		m2, rerr := cache.Rebuild(ctx, key, open, m, shift, damaged)
+		_ = m.Close() // the index that failed holds no slice of it
+		if rerr != nil {
+			return nil, nil, fmt.Errorf("map index %s: %w", key, rerr)
+		}
+		m = m2
+	}
+}
+
+// mappableField reports whether the raw data of field f can be served
+// from a mapped column file (package colfile): a Bool, integer,
+// floating-point or fixed-width vector field without nulls. Timestamps
+// (field 1) are converted on load and stay on the heap.
+func mappableField(f *schemapb.FieldSchema) bool {
+	if f.GetFieldID() < 100 || f.GetNullable() {
+		return false
+	}
+	switch f.GetDataType() {
+	case schemapb.DataType_Bool, schemapb.DataType_Int8, schemapb.DataType_Int16, schemapb.DataType_Int32,
+		schemapb.DataType_Int64, schemapb.DataType_Timestamptz, schemapb.DataType_Float, schemapb.DataType_Double,
+		schemapb.DataType_FloatVector, schemapb.DataType_BinaryVector, schemapb.DataType_Float16Vector,
+		schemapb.DataType_BFloat16Vector, schemapb.DataType_Int8Vector:
+		return true
+	}
+	return false
+}
+
+// columnKey is the cache key of the column file of a segment's field.
+// Segments are immutable, so the key names one content for good.
+func columnKey(info catalog.SegmentInfo, fieldID int64) string {
+	return fmt.Sprintf("columns/%d/%d/%d/%d", info.CollectionID, info.PartitionID, info.ID, fieldID)
+}
+
+// loadColumn reads a field of a sealed segment: from its mapped column
+// file when mmap is on for the field (MmapConfig.mmapField) and it can be
+// mapped, else decoded from its binlogs into the heap. m is the mapping
+// the column points into (nil: heap); the caller makes the segment own it.
+// A column that cannot be mapped (no cache directory, a full disk) is
+// decoded into the heap instead, with a warning.
+func (d *delegator) loadColumn(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (c column.Column, m *mmapcache.Mapping, err error) {
+	if mappableField(f) && d.node.cfg.Mmap.mmapField(d.info, f) {
+		c, m, err := d.mapColumn(ctx, info, f)
+		if err == nil || ctx.Err() != nil {
+			return c, m, err
+		}
+		d.node.logger.Warn("mapping a column failed; reading it into memory", "segment", info.ID, "field", f.GetFieldID(), "err", err)
+	}
+	c, err = d.loadField(ctx, info, f)
+	return c, nil, err
+}
+
+// mapColumn maps the column file of a segment's field, writing it from
+// the binlogs when missing; one that fails its checks (checksum, shape) is
+// written again and the rebuild logged.
+func (d *delegator) mapColumn(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (column.Column, *mmapcache.Mapping, error) {
+	cache, err := d.node.mmapCache()
+	if err != nil {
+		return nil, nil, err
+	}
+	want, err := column.New(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := columnKey(info, f.GetFieldID())
+	fill := func(ctx context.Context, w io.Writer) error {
+		c, err := d.loadField(ctx, info, f)
+		if err != nil {
+			return err
+		}
+		return colfile.Write(w, c)
+	}
+	m, err := cache.Map(ctx, key, fill)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rebuilt := false; ; rebuilt = true {
+		c, err := colfile.Read(&indexfile.Mapped{Data: m.Data()}, want, int(info.NumRows))
+		if err == nil {
+			return c, m, nil
+		}
+		if rebuilt {
+			_ = m.Close()
+			return nil, nil, fmt.Errorf("column %s: %w", key, err)
+		}
+		m2, rerr := cache.Rebuild(ctx, key, fill, m, 0, err)
+		_ = m.Close() // the column that failed holds no slice of it
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+		m = m2
+	}
+}
