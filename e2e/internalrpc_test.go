@@ -66,8 +66,10 @@ func TestInternalQueryNodeService(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []plan.Hit{{PK: int64(10), Score: 49}, {PK: int64(11), Score: 64}}, res.Hits[0])
 
-	_, err = qn.Search(ctx, &plan.Search{Read: plan.Read{CollectionID: desc.ID, Filter: "id >"}, FieldID: 101,
-		Metric: plan.MetricL2, Vectors: [][]float32{{3, 1}}, TopK: 2})
+	_, err = qn.Search(ctx, &plan.Search{
+		Read: plan.Read{CollectionID: desc.ID, Filter: "id >"}, FieldID: 101,
+		Metric: plan.MetricL2, Vectors: [][]float32{{3, 1}}, TopK: 2,
+	})
 	require.Equal(t, errcode.IllegalArgument, errcode.CodeOf(err), "%v", err)
 
 	qn.Release(desc.ID)
