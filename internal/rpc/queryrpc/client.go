@@ -140,16 +140,24 @@ func (c *Client) Segments(collectionID int64) []plan.SegmentInfo {
 
 // Search runs a search on the node.
 func (c *Client) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
-	resp, err := c.c.Search(ctx, EncodeSearch(req))
+	m, err := EncodeSearch(req)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
+	}
+	resp, err := c.c.Search(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	return DecodeSearchResult(resp.GetResult())
+	return UnmarshalSearchResult(resp.GetResult())
 }
 
 // Query runs a query on the node.
 func (c *Client) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error) {
-	resp, err := c.c.Query(ctx, EncodeQuery(req))
+	m, err := EncodeQuery(req)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
+	}
+	resp, err := c.c.Query(ctx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/plan"
@@ -14,35 +15,57 @@ import (
 )
 
 // encodeRead converts a plan.Read into its message.
-func encodeRead(r *plan.Read) *querynodev1.Read {
+func encodeRead(r *plan.Read) (*querynodev1.Read, error) {
+	var templates map[string][]byte
+	if r.Templates != nil {
+		templates = make(map[string][]byte, len(r.Templates))
+		for k, v := range r.Templates {
+			b, err := proto.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("queryrpc: template value %q: %w", k, err)
+			}
+			templates[k] = b
+		}
+	}
 	return &querynodev1.Read{
-		CollectionId: r.CollectionID, PartitionIds: r.PartitionIDs, Filter: r.Filter, Templates: r.Templates,
+		CollectionId: r.CollectionID, PartitionIds: r.PartitionIDs, Filter: r.Filter, Templates: templates,
 		Timezone: r.Timezone, OutputFieldIds: r.OutputFields, GuaranteeTs: r.GuaranteeTS, Strong: r.Strong,
 		IgnoreGrowing: r.IgnoreGrowing,
-	}
+	}, nil
 }
 
 // decodeRead converts a Read message into a plan.Read.
-func decodeRead(m *querynodev1.Read) plan.Read {
+func decodeRead(m *querynodev1.Read) (plan.Read, error) {
+	var templates map[string]*schemapb.TemplateValue
+	if m.GetTemplates() != nil {
+		templates = make(map[string]*schemapb.TemplateValue, len(m.GetTemplates()))
+		for k, b := range m.GetTemplates() {
+			v := &schemapb.TemplateValue{}
+			if err := proto.Unmarshal(b, v); err != nil {
+				return plan.Read{}, fmt.Errorf("queryrpc: template value %q: %w", k, err)
+			}
+			templates[k] = v
+		}
+	}
 	return plan.Read{
 		CollectionID: m.GetCollectionId(), PartitionIDs: m.GetPartitionIds(), Filter: m.GetFilter(),
-		Templates: m.GetTemplates(), Timezone: m.GetTimezone(), OutputFields: m.GetOutputFieldIds(),
+		Templates: templates, Timezone: m.GetTimezone(), OutputFields: m.GetOutputFieldIds(),
 		GuaranteeTS: m.GetGuaranteeTs(), Strong: m.GetStrong(), IgnoreGrowing: m.GetIgnoreGrowing(),
-	}
+	}, nil
 }
 
-func floatArrays(rows [][]float32) []*schemapb.FloatArray {
+func floatArrays(rows [][]float32) []*querynodev1.Floats {
 	if rows == nil {
 		return nil
 	}
-	out := make([]*schemapb.FloatArray, len(rows))
+	out := make([]*querynodev1.Floats, len(rows))
 	for i, r := range rows {
-		out[i] = &schemapb.FloatArray{Data: r}
+		out[i] = &querynodev1.Floats{Data: r}
 	}
 	return out
 }
 
-func floatRows(arrs []*schemapb.FloatArray) [][]float32 {
+func floatRows(arrs []*querynodev1.Floats) [][]float32 {
 	if arrs == nil {
 		return nil
 	}
@@ -62,9 +85,13 @@ func optional[T any](v T, set bool) *T {
 }
 
 // EncodeSearch converts a search into its request message.
-func EncodeSearch(s *plan.Search) *querynodev1.SearchRequest {
+func EncodeSearch(s *plan.Search) (*querynodev1.SearchRequest, error) {
+	read, err := encodeRead(&s.Read)
+	if err != nil {
+		return nil, err
+	}
 	m := &querynodev1.SearchRequest{
-		Read: encodeRead(&s.Read), FieldId: s.FieldID, Metric: s.Metric,
+		Read: read, FieldId: s.FieldID, Metric: s.Metric,
 		Vectors: floatArrays(s.Vectors), Binary: s.Binary, Sparse: s.Sparse, EmbLists: floatArrays(s.EmbLists),
 		ElementLevel: s.ElementLevel, DropRatioSearch: s.DropRatioSearch, RefineFactor: int64(s.RefineFactor),
 		TopK: int64(s.TopK), Ef: int64(s.Ef), Nprobe: int64(s.Nprobe),
@@ -76,7 +103,7 @@ func EncodeSearch(s *plan.Search) *querynodev1.SearchRequest {
 	if s.BM25 != nil {
 		m.Bm25 = &querynodev1.BM25{K1: s.BM25.K1, B: s.BM25.B}
 	}
-	return m
+	return m, nil
 }
 
 // DecodeSearch converts a search request message into a plan.Search.
@@ -84,8 +111,12 @@ func DecodeSearch(m *querynodev1.SearchRequest) (*plan.Search, error) {
 	if m.GetRead() == nil {
 		return nil, fmt.Errorf("queryrpc: search request without a read")
 	}
+	read, err := decodeRead(m.GetRead())
+	if err != nil {
+		return nil, err
+	}
 	s := &plan.Search{
-		Read: decodeRead(m.GetRead()), FieldID: m.GetFieldId(), Metric: m.GetMetric(),
+		Read: read, FieldID: m.GetFieldId(), Metric: m.GetMetric(),
 		Vectors: floatRows(m.GetVectors()), Binary: m.GetBinary(), Sparse: m.GetSparse(), EmbLists: floatRows(m.GetEmbLists()),
 		ElementLevel: m.GetElementLevel(), DropRatioSearch: m.GetDropRatioSearch(), RefineFactor: int(m.GetRefineFactor()),
 		TopK: int(m.GetTopK()), Ef: int(m.GetEf()), Nprobe: int(m.GetNprobe()),
@@ -101,8 +132,12 @@ func DecodeSearch(m *querynodev1.SearchRequest) (*plan.Search, error) {
 }
 
 // EncodeQuery converts a query into its request message.
-func EncodeQuery(q *plan.Query) *querynodev1.QueryRequest {
-	return &querynodev1.QueryRequest{Read: encodeRead(&q.Read), Limit: int64(q.Limit), Offset: int64(q.Offset), CountOnly: q.CountOnly}
+func EncodeQuery(q *plan.Query) (*querynodev1.QueryRequest, error) {
+	read, err := encodeRead(&q.Read)
+	if err != nil {
+		return nil, err
+	}
+	return &querynodev1.QueryRequest{Read: read, Limit: int64(q.Limit), Offset: int64(q.Offset), CountOnly: q.CountOnly}, nil
 }
 
 // DecodeQuery converts a query request message into a plan.Query.
@@ -110,7 +145,11 @@ func DecodeQuery(m *querynodev1.QueryRequest) (*plan.Query, error) {
 	if m.GetRead() == nil {
 		return nil, fmt.Errorf("queryrpc: query request without a read")
 	}
-	return &plan.Query{Read: decodeRead(m.GetRead()), Limit: int(m.GetLimit()), Offset: int(m.GetOffset()), CountOnly: m.GetCountOnly()}, nil
+	read, err := decodeRead(m.GetRead())
+	if err != nil {
+		return nil, err
+	}
+	return &plan.Query{Read: read, Limit: int(m.GetLimit()), Offset: int(m.GetOffset()), CountOnly: m.GetCountOnly()}, nil
 }
 
 // encodeColumns converts output columns into wire columns, sorted by field
@@ -218,6 +257,29 @@ func EncodeSearchResult(r *plan.SearchResult) (*schemapb.SearchResultData, error
 	return m, nil
 }
 
+// MarshalSearchResult encodes a search result as SearchResponse.result
+// holds it: a serialized milvus.proto.schema.SearchResultData.
+func MarshalSearchResult(r *plan.SearchResult) ([]byte, error) {
+	m, err := EncodeSearchResult(r)
+	if err != nil {
+		return nil, err
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("queryrpc: search result: %w", err)
+	}
+	return b, nil
+}
+
+// UnmarshalSearchResult decodes SearchResponse.result.
+func UnmarshalSearchResult(b []byte) (*plan.SearchResult, error) {
+	m := &schemapb.SearchResultData{}
+	if err := proto.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("queryrpc: search result: %w", err)
+	}
+	return DecodeSearchResult(m)
+}
+
 // DecodeSearchResult converts Milvus's result message back into a
 // plan.SearchResult.
 func DecodeSearchResult(m *schemapb.SearchResultData) (*plan.SearchResult, error) {
@@ -269,14 +331,30 @@ func DecodeSearchResult(m *schemapb.SearchResultData) (*plan.SearchResult, error
 }
 
 // EncodeQueryResult converts a query result into its response message.
-func EncodeQueryResult(r *plan.QueryResult) *querynodev1.QueryResponse {
-	return &querynodev1.QueryResponse{FieldsData: encodeColumns(r.Fields), Rows: int64(r.Rows), Count: r.Count}
+func EncodeQueryResult(r *plan.QueryResult) (*querynodev1.QueryResponse, error) {
+	fds := encodeColumns(r.Fields)
+	out := make([][]byte, len(fds))
+	for i, fd := range fds {
+		b, err := proto.Marshal(fd)
+		if err != nil {
+			return nil, fmt.Errorf("queryrpc: field %d: %w", fd.GetFieldId(), err)
+		}
+		out[i] = b
+	}
+	return &querynodev1.QueryResponse{FieldsData: out, Rows: int64(r.Rows), Count: r.Count}, nil
 }
 
 // DecodeQueryResult converts a query response message into a
 // plan.QueryResult.
 func DecodeQueryResult(m *querynodev1.QueryResponse) (*plan.QueryResult, error) {
-	cols, err := decodeColumns(m.GetFieldsData())
+	fds := make([]*schemapb.FieldData, len(m.GetFieldsData()))
+	for i, b := range m.GetFieldsData() {
+		fds[i] = &schemapb.FieldData{}
+		if err := proto.Unmarshal(b, fds[i]); err != nil {
+			return nil, fmt.Errorf("queryrpc: output column %d: %w", i, err)
+		}
+	}
+	cols, err := decodeColumns(fds)
 	if err != nil {
 		return nil, err
 	}

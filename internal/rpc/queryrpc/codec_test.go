@@ -83,20 +83,20 @@ func sameTemplates(t *testing.T, want, got *plan.Read) {
 func TestCodecCoversPlan(t *testing.T) {
 	var s plan.Search
 	fill(t, reflect.ValueOf(&s), 0)
-	got, err := queryrpc.DecodeSearch(wire(t, queryrpc.EncodeSearch(&s)))
+	got, err := queryrpc.DecodeSearch(wire(t, must(queryrpc.EncodeSearch(&s))(t)))
 	require.NoError(t, err)
 	sameTemplates(t, &s.Read, &got.Read)
 	require.Equal(t, &s, got)
 
 	// The optional fields absent stay absent.
 	s = plan.Search{Read: plan.Read{CollectionID: 1}, TopK: 3}
-	got, err = queryrpc.DecodeSearch(wire(t, queryrpc.EncodeSearch(&s)))
+	got, err = queryrpc.DecodeSearch(wire(t, must(queryrpc.EncodeSearch(&s))(t)))
 	require.NoError(t, err)
 	require.Equal(t, &s, got)
 
 	var q plan.Query
 	fill(t, reflect.ValueOf(&q), 7)
-	gotQ, err := queryrpc.DecodeQuery(wire(t, queryrpc.EncodeQuery(&q)))
+	gotQ, err := queryrpc.DecodeQuery(wire(t, must(queryrpc.EncodeQuery(&q))(t)))
 	require.NoError(t, err)
 	sameTemplates(t, &q.Read, &gotQ.Read)
 	require.Equal(t, &q, gotQ)
@@ -105,6 +105,18 @@ func TestCodecCoversPlan(t *testing.T) {
 	require.Error(t, err)
 	_, err = queryrpc.DecodeQuery(&querynodev1.QueryRequest{})
 	require.Error(t, err)
+	// A template value that is not a TemplateValue's serialized form.
+	_, err = queryrpc.DecodeQuery(&querynodev1.QueryRequest{Read: &querynodev1.Read{Templates: map[string][]byte{"a": {0xff}}}})
+	require.ErrorContains(t, err, `template value "a"`)
+}
+
+// must returns v once err is checked, for encoders used inline.
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
 }
 
 // columns is one column of each kind the API serves, three rows each,
@@ -189,9 +201,9 @@ func TestSearchResultRoundTrip(t *testing.T) {
 		{"no hits", &plan.SearchResult{Hits: [][]plan.Hit{{}, {}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := queryrpc.EncodeSearchResult(tc.res)
+			b, err := queryrpc.MarshalSearchResult(tc.res)
 			require.NoError(t, err)
-			got, err := queryrpc.DecodeSearchResult(wire(t, m))
+			got, err := queryrpc.UnmarshalSearchResult(b)
 			require.NoError(t, err)
 			sameSearchResult(t, tc.res, got)
 		})
@@ -203,6 +215,8 @@ func TestSearchResultRoundTrip(t *testing.T) {
 		Ids: &schemapb.IDs{IdField: &schemapb.IDs_IntId{IntId: &schemapb.LongArray{Data: []int64{1}}}},
 	})
 	require.Error(t, err, "topks beyond the hits")
+	_, err = queryrpc.UnmarshalSearchResult([]byte{0xff})
+	require.Error(t, err, "not a SearchResultData")
 }
 
 func TestQueryResultRoundTrip(t *testing.T) {
@@ -210,7 +224,7 @@ func TestQueryResultRoundTrip(t *testing.T) {
 		{Fields: columns(t), Rows: 3},
 		{Count: 42},
 	} {
-		got, err := queryrpc.DecodeQueryResult(wire(t, queryrpc.EncodeQueryResult(res)))
+		got, err := queryrpc.DecodeQueryResult(wire(t, must(queryrpc.EncodeQueryResult(res))(t)))
 		require.NoError(t, err)
 		require.Equal(t, res.Rows, got.Rows)
 		require.Equal(t, res.Count, got.Count)

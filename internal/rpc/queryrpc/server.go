@@ -70,7 +70,8 @@ func (s *Server) GetLoadState(_ context.Context, req *querynodev1.GetLoadStateRe
 		Loaded: loaded, PartitionIds: parts, Loading: s.loader.Loading(id), Progress: s.loader.LoadProgress(id),
 	}
 	if err := s.loader.LoadFailure(id); err != nil {
-		resp.Failure = errcode.Status(err)
+		st := errcode.Status(err)
+		resp.Failure = &querynodev1.Status{Code: st.GetCode(), Reason: st.GetReason()}
 	}
 	return resp, nil
 }
@@ -98,11 +99,11 @@ func (s *Server) Search(ctx context.Context, req *querynodev1.SearchRequest) (*q
 	if err != nil {
 		return nil, err
 	}
-	m, err := EncodeSearchResult(res)
+	b, err := MarshalSearchResult(res)
 	if err != nil {
 		return nil, err
 	}
-	return &querynodev1.SearchResponse{Result: m}, nil
+	return &querynodev1.SearchResponse{Result: b}, nil
 }
 
 // Query implements QueryNodeService.Query.
@@ -115,5 +116,5 @@ func (s *Server) Query(ctx context.Context, req *querynodev1.QueryRequest) (*que
 	if err != nil {
 		return nil, err
 	}
-	return EncodeQueryResult(res), nil
+	return EncodeQueryResult(res)
 }
