@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/metastore"
@@ -64,21 +66,29 @@ func (c Config) clusterOn() bool {
 	return c.Cluster.Enabled && c.Engines.Meta.Type == EngineEtcd
 }
 
-// clusterNode is a process's membership while it leads: its session, its
-// term, and the fenced meta store the components write through.
+// clusterNode is a process's membership: its session, and once it leads,
+// its term and the fenced meta store the components write through.
 type clusterNode struct {
 	reg    *membership.Registry
 	member *membership.Member
-	term   membership.Term
-	meta   *etcd.Fenced
+	el     *membership.Election
+	store  *etcd.Store
+	logger *slog.Logger
+	// lead is nil while the process waits as a standby.
+	lead atomic.Pointer[leadership]
 
 	fencedOnce sync.Once
 	fenced     chan struct{} // closed when etcd refused a write: the term ended
 }
 
-// joinCluster registers the process's session on the meta store's etcd
-// and campaigns until it leads the coordinator election (a standby waits
-// here). The caller closes the returned node.
+// leadership is a term the process leads.
+type leadership struct {
+	term membership.Term
+	meta *etcd.Fenced
+}
+
+// joinCluster registers the process's session on the meta store's etcd.
+// The caller closes the returned node.
 func joinCluster(ctx context.Context, cfg Config, meta metastore.KV, address string, logger *slog.Logger) (*clusterNode, error) {
 	store, ok := meta.(*etcd.Store)
 	if !ok {
@@ -95,33 +105,44 @@ func joinCluster(ctx context.Context, cfg Config, meta metastore.KV, address str
 	if err != nil {
 		return nil, fmt.Errorf("app: join cluster: %w", err)
 	}
-	n := &clusterNode{reg: reg, member: member, fenced: make(chan struct{})}
 	el, err := member.Election(ElectionCoordinator)
 	if err != nil {
 		return nil, errors.Join(err, member.Close())
 	}
-	if cur, err := reg.Leader(ctx, ElectionCoordinator); err == nil {
-		logger.Info("standby: another node is the coordinator; waiting for it to leave or die",
-			"node_id", member.ID(), "leader_id", cur.Leader.ID, "leader_address", cur.Leader.Address)
+	return &clusterNode{reg: reg, member: member, el: el, store: store, logger: logger, fenced: make(chan struct{})}, nil
+}
+
+// campaign blocks until the process leads the coordinator election (a
+// standby waits here), then returns the meta store fenced by its term.
+func (n *clusterNode) campaign(ctx context.Context) (metastore.KV, error) {
+	if cur, err := n.reg.Leader(ctx, ElectionCoordinator); err == nil {
+		n.logger.Info("standby: another node is the coordinator; waiting for it to leave or die",
+			"node_id", n.member.ID(), "leader_id", cur.Leader.ID, "leader_address", cur.Leader.Address)
 	}
-	n.term, err = el.Campaign(ctx)
+	term, err := n.el.Campaign(ctx)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("app: campaign for coordinator: %w", err), member.Close())
+		return nil, fmt.Errorf("app: campaign for coordinator: %w", err)
 	}
-	n.meta, err = store.Fenced(etcd.Fence{Key: n.term.Key, Revision: n.term.Revision}, func() {
+	meta, err := n.store.Fenced(etcd.Fence{Key: term.Key, Revision: term.Revision}, func() {
 		n.fencedOnce.Do(func() { close(n.fenced) })
 	})
 	if err != nil {
-		return nil, errors.Join(err, member.Close())
+		return nil, err
 	}
-	logger.Info("elected coordinator", "node_id", member.ID(), "role", RoleStandalone, "term", n.term.Revision)
-	return n, nil
+	n.lead.Store(&leadership{term: term, meta: meta})
+	n.logger.Info("elected coordinator", "node_id", n.member.ID(), "role", RoleStandalone, "term", term.Revision)
+	return meta, nil
 }
 
 // watch returns ErrSteppedDown as soon as the process's term ends: its
 // session is lost, etcd refused a fenced write, or the election shows
-// another term. It returns nil when ctx ends.
+// another term. It returns nil when ctx ends. Call it once the process
+// leads.
 func (n *clusterNode) watch(ctx context.Context) error {
+	l := n.lead.Load()
+	if l == nil {
+		return errors.New("app: cluster watch before the election was won")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	terms, err := n.reg.Observe(ctx, ElectionCoordinator)
@@ -143,14 +164,14 @@ func (n *clusterNode) watch(ctx context.Context) error {
 			}
 			return fmt.Errorf("%w: node %d's session was lost", ErrSteppedDown, n.member.ID())
 		case <-n.fenced:
-			return fmt.Errorf("%w: etcd refused node %d's write (term %d ended)", ErrSteppedDown, n.member.ID(), n.term.Revision)
+			return fmt.Errorf("%w: etcd refused node %d's write (term %d ended)", ErrSteppedDown, n.member.ID(), l.term.Revision)
 		case t, ok := <-terms:
 			if !ok {
 				return nil
 			}
-			if t.Revision != n.term.Revision {
+			if t.Revision != l.term.Revision {
 				return fmt.Errorf("%w: node %d's term %d ended (now term %d of node %d)",
-					ErrSteppedDown, n.member.ID(), n.term.Revision, t.Revision, t.Leader.ID)
+					ErrSteppedDown, n.member.ID(), l.term.Revision, t.Revision, t.Leader.ID)
 			}
 		}
 	}
@@ -159,7 +180,11 @@ func (n *clusterNode) watch(ctx context.Context) error {
 // close leaves the cluster: the lease is revoked, so a standby leads at
 // once instead of after the session TTL.
 func (n *clusterNode) close() error {
-	return errors.Join(n.meta.Close(), n.member.Close())
+	var err error
+	if l := n.lead.Load(); l != nil {
+		err = l.meta.Close()
+	}
+	return errors.Join(err, n.member.Close())
 }
 
 // clusterDetail is the membership part of /healthz/detail.
@@ -172,21 +197,76 @@ type clusterDetail struct {
 	Address string `json:"address"`
 	// Coordinator is true while it leads the coordinator election.
 	Coordinator bool `json:"coordinator"`
-	// Term is the fencing revision of its term as coordinator.
+	// Term is the fencing revision of its term as coordinator (0 while a
+	// standby).
 	Term int64 `json:"term"`
+	// LeaderID is the coordinator's node ID, as a standby sees it (0: none
+	// or this node).
+	LeaderID int64 `json:"leaderId,omitempty"`
 }
 
 // detail describes the node for /healthz/detail.
-func (n *clusterNode) detail() *clusterDetail {
+func (n *clusterNode) detail(ctx context.Context) *clusterDetail {
 	if n == nil {
 		return nil
 	}
 	node := n.member.Node()
-	lead := !n.meta.IsFenced()
+	d := &clusterDetail{NodeID: node.ID, Role: node.Role, Address: node.Address}
+	l := n.lead.Load()
+	if l == nil {
+		if t, err := n.reg.Leader(ctx, ElectionCoordinator); err == nil {
+			d.LeaderID = t.Leader.ID
+		}
+		return d
+	}
+	d.Term = l.term.Revision
+	d.Coordinator = !l.meta.IsFenced()
 	select {
 	case <-n.member.Done():
-		lead = false
+		d.Coordinator = false
 	default:
 	}
-	return &clusterDetail{NodeID: node.ID, Role: node.Role, Address: node.Address, Coordinator: lead, Term: n.term.Revision}
+	return d
+}
+
+// standing is the node's state for /healthz: "standby" while it waits to
+// lead, "" otherwise.
+func (n *clusterNode) standing() string {
+	if n != nil && n.lead.Load() == nil {
+		return "standby"
+	}
+	return ""
+}
+
+// switchHandler answers with next once it is set, and with first until
+// then: a standby's metrics port answers /healthz while it waits and the
+// full set of endpoints once it leads, on one listener.
+type switchHandler struct {
+	first http.Handler
+	next  atomic.Pointer[http.Handler]
+}
+
+// ServeHTTP implements http.Handler.
+func (h *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if next := h.next.Load(); next != nil {
+		(*next).ServeHTTP(w, r)
+		return
+	}
+	h.first.ServeHTTP(w, r)
+}
+
+// serveStandby answers the metrics port while the process is not ready:
+// /healthz and /healthz/detail as usual (503, "standby" or "starting"),
+// every other path 503.
+func (s *Server) serveStandby(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthz/detail":
+		s.serveHealthDetail(w, r)
+	default:
+		state := s.cluster.Load().standing()
+		if state == "" {
+			state = "starting"
+		}
+		http.Error(w, state, http.StatusServiceUnavailable)
+	}
 }

@@ -54,9 +54,7 @@ func startClustered(t *testing.T, endpoint string) *running {
 // answer ready.
 func (r *running) detail(t *testing.T) (healthDetail, bool) {
 	t.Helper()
-	// A standby's ports are bound but not served: bound the wait.
-	client := http.Client{Timeout: time.Second}
-	resp, err := client.Get("http://" + r.srv.MetricsAddr() + "/healthz/detail")
+	resp, err := http.Get("http://" + r.srv.MetricsAddr() + "/healthz/detail")
 	if err != nil {
 		return healthDetail{}, false
 	}
@@ -87,7 +85,8 @@ func (r *running) awaitReady(t *testing.T) healthDetail {
 
 // TestStandaloneOnEtcdJoinsAndFailsOver: a standalone on etcd registers
 // its session and leads the coordinator election (its node ID and term in
-// /healthz/detail); a second one waits as a standby without serving. When
+// /healthz/detail); a second one waits as a standby (its /healthz answers
+// 503 "standby", its detail names the leader) without serving. When
 // the leader's session is lost (its lease revoked behind its back), it
 // steps down (Run returns ErrSteppedDown) and the standby leads and serves
 // with a new node ID and a larger term.
@@ -102,9 +101,21 @@ func TestStandaloneOnEtcdJoinsAndFailsOver(t *testing.T) {
 	require.Positive(t, da.Cluster.Term)
 
 	b := startClustered(t, endpoint)
-	time.Sleep(500 * time.Millisecond)
-	_, ok := b.detail(t)
-	require.False(t, ok, "the standby does not serve while A leads")
+	var standby healthDetail
+	require.Eventually(t, func() bool {
+		var ok bool
+		standby, ok = b.detail(t)
+		require.False(t, ok, "the standby does not serve while A leads")
+		return standby.Status == "standby"
+	}, 30*time.Second, 20*time.Millisecond)
+	require.NotNil(t, standby.Cluster)
+	require.Greater(t, standby.Cluster.NodeID, da.Cluster.NodeID)
+	require.False(t, standby.Cluster.Coordinator)
+	require.Equal(t, da.Cluster.NodeID, standby.Cluster.LeaderID)
+	resp, err := http.Get("http://" + b.srv.MetricsAddr() + "/healthz")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.NoError(t, resp.Body.Close())
 
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	require.NoError(t, err)
@@ -128,7 +139,8 @@ func TestStandaloneOnEtcdJoinsAndFailsOver(t *testing.T) {
 	db := b.awaitReady(t)
 	require.NotNil(t, db.Cluster)
 	require.True(t, db.Cluster.Coordinator)
-	require.Greater(t, db.Cluster.NodeID, da.Cluster.NodeID)
+	require.Equal(t, standby.Cluster.NodeID, db.Cluster.NodeID)
+	require.Zero(t, db.Cluster.LeaderID)
 	require.Greater(t, db.Cluster.Term, da.Cluster.Term)
 }
 

@@ -13,7 +13,9 @@ import (
 type healthDetail struct {
 	// Ready is what /healthz answers: the server is serving.
 	Ready bool `json:"ready"`
-	// Status is "ok", "degraded" (some part has a problem) or "starting".
+	// Status is "ok", "degraded" (some part has a problem), "starting", or
+	// "standby" (a cluster member waiting to lead the coordinator
+	// election).
 	Status string `json:"status"`
 	// WritesAvailable is false when some problem stops writes.
 	WritesAvailable bool             `json:"writesAvailable"`
@@ -30,11 +32,15 @@ type healthDetail struct {
 // serveHealthDetail answers /healthz/detail with a JSON healthDetail: HTTP
 // 200 when ready (degraded or not; /healthz stays the plain liveness and
 // readiness answer), 503 while starting.
-func (s *Server) serveHealthDetail(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) serveHealthDetail(w http.ResponseWriter, r *http.Request) {
 	d := healthDetail{Ready: s.ready.Load(), Status: "starting", WritesAvailable: true, Problems: []health.Problem{}, Loading: []string{}}
+	member := s.cluster.Load()
+	d.Cluster = member.detail(r.Context())
+	if state := member.standing(); state != "" {
+		d.Status = state
+	}
 	if d.Ready {
 		d.Loading = s.loading()
-		d.Cluster = s.cluster.detail()
 		d.Problems = append(d.Problems, health.Gather(s.health...)...)
 		d.Status = "ok"
 		if len(d.Problems) > 0 {

@@ -206,8 +206,8 @@ type Server struct {
 	// loading lists the collections still loading (set by Run before ready).
 	loading func() []string
 	// cluster is the process's membership (nil without one; set by Run
-	// before ready).
-	cluster  *clusterNode
+	// once registered).
+	cluster  atomic.Pointer[clusterNode]
 	reloaded chan struct{} // closed once the restart's reloads have ended
 	grpcLis  net.Listener
 	httpLis  net.Listener
@@ -292,16 +292,40 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	store := meta // the engine; meta becomes its fenced view when clustered
 	defer func() { err = errors.Join(err, store.Close()) }()
-	var member *clusterNode
+	var (
+		member *clusterNode
+		front  *switchHandler // the metrics port's handler, served early when clustered
+		hsrv   *http.Server
+	)
 	if cfg.clusterOn() {
-		// A standby waits here until it leads; then every component
-		// writes through the meta store fenced by its term.
 		if member, err = joinCluster(ctx, cfg, meta, s.Addr(), logger); err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, member.close()) }()
-		meta = member.meta
-		s.cluster = member
+		s.cluster.Store(member)
+		if s.httpLis != nil {
+			// A standby answers /healthz (503 "standby") while it waits.
+			front = &switchHandler{first: http.HandlerFunc(s.serveStandby)}
+			hsrv = &http.Server{Handler: front, ReadHeaderTimeout: 5 * time.Second}
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					logger.Error("metrics port stopped serving", "err", err)
+				}
+			}()
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				_ = hsrv.Shutdown(sctx)
+				<-served
+			}()
+		}
+		// Every component writes through the meta store fenced by the
+		// term this process leads.
+		if meta, err = member.campaign(ctx); err != nil {
+			return err
+		}
 	}
 	objects, closeObjects, err := openObjects(ctx, cfg, logger)
 	if err != nil {
@@ -439,7 +463,6 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if internal != nil {
 		g.Go(internal.serve)
 	}
-	var hsrv *http.Server
 	if s.httpLis != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -468,13 +491,18 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			mux.Handle("/console/", con)
 			g.Go(func() error { return con.Run(gctx) })
 		}
-		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		g.Go(func() error {
-			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("app: http: %w", err)
-			}
-			return nil
-		})
+		if front != nil {
+			var h http.Handler = mux
+			front.next.Store(&h) // already serving since before the election
+		} else {
+			hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+			g.Go(func() error {
+				if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					return fmt.Errorf("app: http: %w", err)
+				}
+				return nil
+			})
+		}
 	}
 	s.ready.Store(true)
 	logger.Info("strata standalone ready", "addr", s.Addr(), "metrics", s.MetricsAddr(), "internal", s.InternalAddr(),

@@ -35,6 +35,15 @@
 // a replica left empty a free node; Assign then moves only the work of
 // the dead nodes.
 //
+// # The loop
+//
+// ChannelBalancer applies the channel policy: it follows a membership
+// watch of the data-node role, plans on every change, every Interval and
+// every Rebalance request, saves the plan and hands each move over (with
+// its checkpoint) to an apply function, the effect that will tell the new
+// owner over the internal RPC. A fenced save (the coordinator lost its
+// term) stops it; other save errors are retried.
+//
 // # Key layout
 //
 // Under the meta store (a fenced one in cluster mode, so only the current

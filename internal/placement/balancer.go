@@ -1,0 +1,183 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/metastore"
+)
+
+// BalancerConfig configures a ChannelBalancer.
+type BalancerConfig struct {
+	// Policy is the channel policy.
+	Policy ChannelPolicy `json:"policy"`
+	// Interval is how often the balancer plans without a membership
+	// event, so that new vchannels (a collection was created) get owners.
+	// Default 2s.
+	Interval time.Duration `json:"interval"`
+}
+
+// DefaultBalancerConfig returns the default configuration.
+func DefaultBalancerConfig() BalancerConfig {
+	return BalancerConfig{Policy: DefaultChannelPolicy(), Interval: 2 * time.Second}
+}
+
+// Validate reports a configuration that cannot work.
+func (c BalancerConfig) Validate() error {
+	if c.Interval <= 0 {
+		return fmt.Errorf("placement: balancer interval %v: want > 0", c.Interval)
+	}
+	return c.Policy.Validate()
+}
+
+// ChannelBalancer is the loop that keeps the data-node channel placement
+// current: it follows the live data nodes (a membership watch), plans
+// with AssignChannels on every change, on every Interval and on each
+// Rebalance request, saves the plan (Store.SaveChannels) and then hands
+// every moved channel over (Handoffs) to apply, the effect that tells the
+// new owner. It is the only writer of the channel records; run it in the
+// elected coordinator only, over its fenced meta store.
+type ChannelBalancer struct {
+	cfg      BalancerConfig
+	store    *Store
+	channels func() []string
+	rec      Recoveries
+	apply    func(context.Context, Handoff) error
+	logger   *slog.Logger
+
+	rebalance chan struct{}
+
+	mu    sync.Mutex
+	owner map[string]int64 // the last saved plan
+}
+
+// NewChannelBalancer returns a balancer. channels lists the vchannels to
+// place (every vchannel of every collection); rec gives their
+// checkpoints; apply (may be nil) runs for each move after the plan is
+// saved.
+func NewChannelBalancer(cfg BalancerConfig, store *Store, channels func() []string, rec Recoveries,
+	apply func(context.Context, Handoff) error, logger *slog.Logger,
+) (*ChannelBalancer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if apply == nil {
+		apply = func(context.Context, Handoff) error { return nil }
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &ChannelBalancer{
+		cfg: cfg, store: store, channels: channels, rec: rec, apply: apply, logger: logger,
+		rebalance: make(chan struct{}, 1),
+	}, nil
+}
+
+// Rebalance asks the running balancer for an explicit rebalance step;
+// requests made while one is pending coalesce.
+func (b *ChannelBalancer) Rebalance() {
+	select {
+	case b.rebalance <- struct{}{}:
+	default:
+	}
+}
+
+// Owners returns the channel owners as last saved.
+func (b *ChannelBalancer) Owners() map[string]int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.owner)
+}
+
+// Run plans until ctx ends, following w (a watch of the data-node role,
+// which Run drains; the caller cancels the watch with ctx). It returns
+// nil when ctx ends, and an error wrapping metastore.ErrFenced when the
+// coordinator lost its term; other save errors (etcd unavailable) are
+// logged and the plan is tried again.
+func (b *ChannelBalancer) Run(ctx context.Context, w *membership.Watcher) error {
+	current, err := b.store.Channels(ctx)
+	if err != nil {
+		return err
+	}
+	live := make(map[int64]bool, len(w.Nodes))
+	for _, n := range w.Nodes {
+		live[n.ID] = true
+	}
+	tick := time.NewTicker(b.cfg.Interval)
+	defer tick.Stop()
+	events := w.Events
+	rebalance := false
+	for {
+		next, err := b.step(ctx, current, live, rebalance)
+		switch {
+		case errors.Is(err, metastore.ErrFenced):
+			return err
+		case err != nil && ctx.Err() == nil:
+			// etcd unavailable: keep the last saved plan, try again.
+			b.logger.Warn("channel placement not saved; retrying", "err", err)
+		default:
+			current = next
+		}
+		rebalance = false
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-events:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("placement: data-node watch ended: %w", w.Err())
+			}
+			switch e.Type {
+			case membership.Added, membership.Updated:
+				live[e.Node.ID] = true
+			case membership.Removed:
+				delete(live, e.Node.ID)
+				b.logger.Warn("data node gone; moving its channels", "node_id", e.Node.ID)
+			}
+		case <-tick.C:
+		case <-b.rebalance:
+			rebalance = true
+		}
+	}
+}
+
+// step plans once, saves the plan and applies its moves; it returns the
+// saved owners.
+func (b *ChannelBalancer) step(ctx context.Context, current map[string]int64, live map[int64]bool, rebalance bool) (map[string]int64, error) {
+	nodes := slices.Sorted(maps.Keys(live))
+	plan := AssignChannels(current, nodes, b.channels(), b.cfg.Policy, rebalance)
+	if len(plan.Unassigned) > 0 {
+		b.logger.Warn("channels without a live data node", "count", len(plan.Unassigned), "err", ErrNoNodes)
+	}
+	if err := b.store.SaveChannels(ctx, current, plan); err != nil {
+		return current, err
+	}
+	saved := maps.Clone(plan.Owners)
+	for _, ch := range plan.Unassigned {
+		if n, ok := current[ch]; ok {
+			saved[ch] = n // the record keeps the dead owner
+		}
+	}
+	b.mu.Lock()
+	b.owner = maps.Clone(saved)
+	b.mu.Unlock()
+	for _, h := range Handoffs(plan.Moves, b.rec) {
+		b.logger.Info("channel moved", "vchannel", h.Channel, "from", h.From, "to", h.To, "reason", string(h.Reason),
+			"checkpoint", h.Checkpoint.Position.Offset, "seek_offset", h.SeekOffset)
+		if err := b.apply(ctx, h); err != nil {
+			// The record is saved: a node reads the channels it owns
+			// from the records when it (re)starts.
+			b.logger.Warn("channel handoff not delivered", "vchannel", h.Channel, "to", h.To, "err", err)
+		}
+	}
+	return saved, nil
+}
