@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/milvus-io/milvus/client/v2/column"
 	"github.com/milvus-io/milvus/client/v2/entity"
@@ -242,9 +243,15 @@ func TestWriteReadFlushRestart(t *testing.T) {
 	s.stop()
 	s = startServer(t, dir)
 	c = s.client(t)
-	state, err := c.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))
-	require.NoError(t, err)
-	require.Equal(t, entity.LoadStateLoaded, state.State, "a loaded collection is loaded again after restart")
+	// The reload goes on in the background: Loading (never NotLoad) until
+	// the sealed segments are back, then Loaded.
+	require.Eventually(t, func() bool {
+		state, err := c.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))
+		require.NoError(t, err)
+		require.Contains(t, []entity.LoadStateCode{entity.LoadStateLoading, entity.LoadStateLoaded}, state.State,
+			"a loaded collection is loaded again after restart")
+		return state.State == entity.LoadStateLoaded
+	}, 60*time.Second, 20*time.Millisecond)
 	checkCount(len(live))
 	checkSearch()
 	rs, err = c.Query(ctx, milvusclient.NewQueryOption(coll).WithFilter("id in [150, 151]").
