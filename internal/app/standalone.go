@@ -324,6 +324,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		// Every component writes through the meta store fenced by the
 		// term this process leads.
 		if meta, err = member.campaign(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // a standby asked to stop: a clean stop
+			}
 			return err
 		}
 	}
