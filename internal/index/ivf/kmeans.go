@@ -27,7 +27,13 @@ func workerCount(w int) int {
 // on the number of workers. Once ctx ends the chunks not yet started are
 // skipped: the caller checks ctx.Err() afterwards and discards the output.
 func parallelFor(ctx context.Context, n, workers int, fn func(lo, hi int)) {
-	const minChunk = 256
+	parallelForMin(ctx, n, workers, 256, fn)
+}
+
+// parallelForMin is parallelFor with chunks of at least minChunk items
+// (except the last), for callers whose items are already large (blocks of
+// rows).
+func parallelForMin(ctx context.Context, n, workers, minChunk int, fn func(lo, hi int)) {
 	if n == 0 {
 		return
 	}
@@ -91,28 +97,55 @@ func sampleRows(n, limit int, rng *rand.Rand) []int {
 	return idx
 }
 
+// assignBlock is the number of rows assign and assignIP score against all
+// the centroids with one distance.Queries.DotMatrix call: the rows are the
+// kernel's queries (64 × 128 dimensions pack into 32 KiB, which stays in L1)
+// and the centroids stream past them once per block, so every centroid
+// value loaded serves several rows, as in the GEMM faiss's k-means calls.
+// Blocks are fixed slices of the rows, so the result does not depend on the
+// number of workers.
+const assignBlock = 64
+
+// blockDots calls fn(lo, hi, dots) for every block of assignBlock rows of
+// data, in parallel, with dots[(i-lo)*k+c] = <row i, centroid c>.
+func blockDots(ctx context.Context, data []float32, dim int, centroids []float32, workers int, fn func(lo, hi int, dots []float32)) {
+	n, k := len(data)/dim, len(centroids)/dim
+	blocks := (n + assignBlock - 1) / assignBlock
+	parallelForMin(ctx, blocks, workers, 4, func(blo, bhi int) {
+		buf := make([]float32, assignBlock*k)
+		for b := blo; b < bhi; b++ {
+			if ctx.Err() != nil {
+				return
+			}
+			lo, hi := b*assignBlock, min((b+1)*assignBlock, n)
+			dots := buf[:(hi-lo)*k]
+			distance.NewQueries(data[lo*dim:hi*dim], dim).DotMatrix(centroids, dots)
+			fn(lo, hi, dots)
+		}
+	})
+}
+
 // assign returns, for each of the len(data)/dim rows, the index of its
-// nearest centroid by squared L2 distance (the lowest index on ties), and
-// writes that distance to dists when dists is non-nil.
+// nearest centroid by squared L2 distance (the lowest index on ties).
+// Centroids are ranked by ||c||² - 2<x, c>, which orders them as ||x - c||²
+// does (up to rounding), from the block products of blockDots.
 //
 // Once ctx ends, part of the output is left unset (see parallelFor).
-func assign(ctx context.Context, data []float32, dim int, centroids []float32, workers int, dists []float32) []int32 {
+func assign(ctx context.Context, data []float32, dim int, centroids []float32, workers int) []int32 {
 	n, k := len(data)/dim, len(centroids)/dim
 	out := make([]int32, n)
-	parallelFor(ctx, n, workers, func(lo, hi int) {
-		buf := make([]float32, k)
+	cn := make([]float32, k)
+	distance.SquaredNorms(centroids, dim, cn)
+	blockDots(ctx, data, dim, centroids, workers, func(lo, hi int, dots []float32) {
 		for i := lo; i < hi; i++ {
-			distance.L2SquaredBatch(data[i*dim:(i+1)*dim], centroids, buf)
-			best, bd := 0, buf[0]
-			for c, d := range buf[1:] {
-				if d < bd {
-					best, bd = c+1, d
+			row := dots[(i-lo)*k : (i-lo+1)*k]
+			best, bd := 0, cn[0]-2*row[0]
+			for c, d := range row[1:] {
+				if v := cn[c+1] - 2*d; v < bd {
+					best, bd = c+1, v
 				}
 			}
 			out[i] = int32(best)
-			if dists != nil {
-				dists[i] = bd
-			}
 		}
 	})
 	return out
@@ -125,12 +158,11 @@ func assign(ctx context.Context, data []float32, dim int, centroids []float32, w
 func assignIP(ctx context.Context, data []float32, dim int, centroids []float32, workers int) []int32 {
 	n, k := len(data)/dim, len(centroids)/dim
 	out := make([]int32, n)
-	parallelFor(ctx, n, workers, func(lo, hi int) {
-		buf := make([]float32, k)
+	blockDots(ctx, data, dim, centroids, workers, func(lo, hi int, dots []float32) {
 		for i := lo; i < hi; i++ {
-			distance.DotBatch(data[i*dim:(i+1)*dim], centroids, buf)
-			best, bd := 0, buf[0]
-			for c, d := range buf[1:] {
+			row := dots[(i-lo)*k : (i-lo+1)*k]
+			best, bd := 0, row[0]
+			for c, d := range row[1:] {
 				if d > bd {
 					best, bd = c+1, d
 				}
@@ -177,7 +209,7 @@ func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *ra
 	sums := make([]float64, k*dim)
 	sizes := make([]int, k)
 	for range cfg.Iterations {
-		labels := assign(ctx, data, dim, cent, workers, nil)
+		labels := assign(ctx, data, dim, cent, workers)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -204,50 +236,86 @@ func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *ra
 	return cent, nil
 }
 
+// seedChunk is the number of rows seedPlusPlus scores per batched kernel
+// call and sums into one partial total. Chunks are fixed slices of the rows,
+// so the seeding does not depend on the number of workers.
+const seedChunk = 1024
+
 // seedPlusPlus fills cent with k rows of data chosen by D² sampling: the
 // first uniformly, each next one with probability proportional to its
-// squared distance to the nearest centroid chosen so far. It returns
-// ctx.Err() soon after ctx ends.
+// squared distance to the nearest centroid chosen so far. Every round scores
+// the new centroid against a chunk of rows with one batched kernel call and
+// keeps each chunk's sum of the distances, so drawing the next row walks the
+// chunk sums and then one chunk. It returns ctx.Err() soon after ctx ends.
 func seedPlusPlus(ctx context.Context, data []float32, dim, k int, cent []float32, workers int, rng *rand.Rand) error {
 	n := len(data) / dim
 	minD := make([]float32, n)
+	chunks := (n + seedChunk - 1) / seedChunk
+	part := make([]float64, chunks)
 	first := rng.IntN(n)
 	copy(cent[:dim], data[first*dim:(first+1)*dim])
-	parallelFor(ctx, n, workers, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			minD[i] = distance.L2Squared(data[i*dim:(i+1)*dim], cent[:dim])
-		}
-	})
+	// update lowers minD to the distances to centroid cc and refreshes the
+	// chunk sums; init sets minD instead.
+	update := func(cc []float32, init bool) {
+		parallelForMin(ctx, chunks, workers, 1, func(clo, chi int) {
+			buf := make([]float32, seedChunk)
+			for ch := clo; ch < chi; ch++ {
+				lo, hi := ch*seedChunk, min((ch+1)*seedChunk, n)
+				d := buf[:hi-lo]
+				distance.L2SquaredBatch(cc, data[lo*dim:hi*dim], d)
+				m := minD[lo:hi]
+				var sum float64
+				for i, v := range d {
+					if init || v < m[i] {
+						m[i] = v
+					}
+					sum += float64(m[i])
+				}
+				part[ch] = sum
+			}
+		})
+	}
+	update(cent[:dim], true)
 	for c := 1; c < k; c++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var total float64
-		for _, d := range minD {
-			total += float64(d)
+		for _, p := range part {
+			total += p
 		}
 		pick := rng.IntN(n)
 		if total > 0 {
-			r := rng.Float64() * total
-			for i, d := range minD {
-				r -= float64(d)
-				if r < 0 {
-					pick = i
-					break
-				}
+			if p := drawD2(minD, part, rng.Float64()*total); p >= 0 {
+				pick = p
 			}
 		}
 		cc := cent[c*dim : (c+1)*dim]
 		copy(cc, data[pick*dim:(pick+1)*dim])
-		parallelFor(ctx, n, workers, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				if d := distance.L2Squared(data[i*dim:(i+1)*dim], cc); d < minD[i] {
-					minD[i] = d
-				}
-			}
-		})
+		update(cc, false)
 	}
 	return ctx.Err()
+}
+
+// drawD2 returns the row at which the running sum of minD first exceeds r,
+// skipping whole chunks of seedChunk rows by their sums part, or -1 when
+// rounding carries r past the end.
+func drawD2(minD []float32, part []float64, r float64) int {
+	for ch, p := range part {
+		if r >= p {
+			r -= p
+			continue
+		}
+		lo, hi := ch*seedChunk, min((ch+1)*seedChunk, len(minD))
+		for i, d := range minD[lo:hi] {
+			r -= float64(d)
+			if r < 0 {
+				return lo + i
+			}
+		}
+		r = 0 // rounding: the chunk's rows summed to less than p
+	}
+	return -1
 }
 
 // splitEmpty gives every empty cluster half of a large one: it copies the
