@@ -138,17 +138,58 @@ func assign(ctx context.Context, data []float32, dim int, centroids []float32, w
 	distance.SquaredNorms(centroids, dim, cn)
 	blockDots(ctx, data, dim, centroids, workers, func(lo, hi int, dots []float32) {
 		for i := lo; i < hi; i++ {
-			row := dots[(i-lo)*k : (i-lo+1)*k]
-			best, bd := 0, cn[0]-2*row[0]
-			for c, d := range row[1:] {
-				if v := cn[c+1] - 2*d; v < bd {
-					best, bd = c+1, v
-				}
-			}
-			out[i] = int32(best)
+			out[i] = int32(argminL2(dots[(i-lo)*k:(i-lo+1)*k], cn))
 		}
 	})
 	return out
+}
+
+// argminL2 returns the first c minimising norms[c] - 2*dots[c]. It keeps
+// four independent running minima (c mod 4) so that the compare-and-select
+// of one does not wait for the previous one, then merges them, lower index
+// first on ties.
+func argminL2(dots, norms []float32) int {
+	k := len(dots)
+	norms = norms[:k]
+	var (
+		bv [4]float32
+		bi [4]int
+	)
+	m := min(k, 4)
+	for j := range m {
+		bv[j], bi[j] = norms[j]-2*dots[j], j
+	}
+	for j := m; j < 4; j++ {
+		bv[j], bi[j] = bv[0], 0
+	}
+	c := 4
+	for ; c+4 <= k; c += 4 {
+		d, n := dots[c:c+4:c+4], norms[c:c+4:c+4]
+		if v := n[0] - 2*d[0]; v < bv[0] {
+			bv[0], bi[0] = v, c
+		}
+		if v := n[1] - 2*d[1]; v < bv[1] {
+			bv[1], bi[1] = v, c+1
+		}
+		if v := n[2] - 2*d[2]; v < bv[2] {
+			bv[2], bi[2] = v, c+2
+		}
+		if v := n[3] - 2*d[3]; v < bv[3] {
+			bv[3], bi[3] = v, c+3
+		}
+	}
+	for ; c < k; c++ {
+		if v := norms[c] - 2*dots[c]; v < bv[c&3] {
+			bv[c&3], bi[c&3] = v, c
+		}
+	}
+	best, bd := bi[0], bv[0]
+	for j := 1; j < 4; j++ {
+		if bv[j] < bd || (bv[j] == bd && bi[j] < best) {
+			best, bd = bi[j], bv[j]
+		}
+	}
+	return best
 }
 
 // assignIP returns, for each of the len(data)/dim rows, the index of the
@@ -201,7 +242,13 @@ func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *ra
 			copy(cent[c*dim:(c+1)*dim], data[r*dim:(r+1)*dim])
 		}
 	default:
-		if err := seedPlusPlus(ctx, data, dim, k, cent, workers, rng); err != nil {
+		// Seed on a sample small enough to stay in cache: every one of
+		// the k rounds scans it once.
+		seed := data
+		if lim := max(seedRowsPerCentroid*k, seedMinRows); n > lim {
+			seed = gather(data, dim, sampleRows(n, lim, rng))
+		}
+		if err := seedPlusPlus(ctx, seed, dim, k, cent, workers, rng); err != nil {
 			return nil, err
 		}
 	}
@@ -235,6 +282,16 @@ func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *ra
 	}
 	return cent, nil
 }
+
+// seedRowsPerCentroid bounds the rows k-means++ seeding draws from at
+// max(seedRowsPerCentroid*k, seedMinRows), a random sample of the training rows: seeding scans
+// its rows once per centroid, so on the whole training set (up to
+// MaxPointsPerCentroid*k rows) it cost as much as the Lloyd iterations.
+const seedRowsPerCentroid = 16
+
+// seedMinRows is the smallest such sample: smaller training sets are
+// seeded on every row.
+const seedMinRows = 8192
 
 // seedChunk is the number of rows seedPlusPlus scores per batched kernel
 // call and sums into one partial total. Chunks are fixed slices of the rows,
