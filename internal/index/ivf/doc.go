@@ -7,10 +7,9 @@
 //
 // Build draws a random sample of at most MaxPointsPerCentroid*Nlist rows
 // (256*Nlist by default) and clusters it into Nlist centroids with k-means
-// under squared L2: k-means++ (D² sampling, on a random sample of at most
-// max(16*Nlist, 8192) of those rows, small enough to stay in cache across
-// the Nlist seeding passes) or random seeding, then a fixed number of Lloyd
-// iterations. An empty cluster takes over half of a large one (its centroid
+// under squared L2: k-means++ (D² sampling, where each round skips the rows
+// that the triangle inequality shows cannot come closer to the new
+// centroid) or random seeding, then a fixed number of Lloyd iterations. An empty cluster takes over half of a large one (its centroid
 // is copied and the two are nudged apart), as faiss does. The assignment
 // steps are blocked like a matrix product: 64 rows at a time are the
 // queries of one distance.Queries.DotMatrix call against every centroid

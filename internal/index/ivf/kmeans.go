@@ -242,13 +242,7 @@ func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *ra
 			copy(cent[c*dim:(c+1)*dim], data[r*dim:(r+1)*dim])
 		}
 	default:
-		// Seed on a sample small enough to stay in cache: every one of
-		// the k rounds scans it once.
-		seed := data
-		if lim := max(seedRowsPerCentroid*k, seedMinRows); n > lim {
-			seed = gather(data, dim, sampleRows(n, lim, rng))
-		}
-		if err := seedPlusPlus(ctx, seed, dim, k, cent, workers, rng); err != nil {
+		if err := seedPlusPlus(ctx, data, dim, k, cent, workers, rng); err != nil {
 			return nil, err
 		}
 	}
@@ -283,56 +277,61 @@ func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *ra
 	return cent, nil
 }
 
-// seedRowsPerCentroid bounds the rows k-means++ seeding draws from at
-// max(seedRowsPerCentroid*k, seedMinRows), a random sample of the training rows: seeding scans
-// its rows once per centroid, so on the whole training set (up to
-// MaxPointsPerCentroid*k rows) it cost as much as the Lloyd iterations.
-const seedRowsPerCentroid = 16
-
-// seedMinRows is the smallest such sample: smaller training sets are
-// seeded on every row.
-const seedMinRows = 8192
-
-// seedChunk is the number of rows seedPlusPlus scores per batched kernel
-// call and sums into one partial total. Chunks are fixed slices of the rows,
-// so the seeding does not depend on the number of workers.
+// seedChunk is the number of rows whose distances seedPlusPlus sums into
+// one partial total. Chunks are fixed slices of the rows, so the seeding
+// does not depend on the number of workers.
 const seedChunk = 1024
+
+// seedSkip is the factor of the triangle-inequality test of seedPlusPlus,
+// 4 (the squared 2) with a margin for rounding.
+const seedSkip = 4 * (1 + 1e-4)
 
 // seedPlusPlus fills cent with k rows of data chosen by D² sampling: the
 // first uniformly, each next one with probability proportional to its
-// squared distance to the nearest centroid chosen so far. Every round scores
-// the new centroid against a chunk of rows with one batched kernel call and
-// keeps each chunk's sum of the distances, so drawing the next row walks the
-// chunk sums and then one chunk. It returns ctx.Err() soon after ctx ends.
+// squared distance to the nearest centroid chosen so far. It returns
+// ctx.Err() soon after ctx ends.
+//
+// Each round lowers every row's distance to the new centroid c, but skips
+// the rows that cannot come closer: if ||c - a||² >= 4 ||x - a||², where a
+// is x's nearest centroid so far, then ||x - c|| >= ||x - a|| by the
+// triangle inequality (as in Elkan's k-means). Once a few centroids are
+// chosen most rows are skipped without reading their vectors, so seeding
+// costs a fraction of a Lloyd iteration and still picks exactly what the
+// full scan picks. Each chunk of rows keeps the sum of its distances, so
+// drawing the next row walks the chunk sums and then one chunk.
 func seedPlusPlus(ctx context.Context, data []float32, dim, k int, cent []float32, workers int, rng *rand.Rand) error {
 	n := len(data) / dim
 	minD := make([]float32, n)
+	near := make([]int32, n)
+	cc2 := make([]float32, k)
 	chunks := (n + seedChunk - 1) / seedChunk
 	part := make([]float64, chunks)
 	first := rng.IntN(n)
 	copy(cent[:dim], data[first*dim:(first+1)*dim])
-	// update lowers minD to the distances to centroid cc and refreshes the
-	// chunk sums; init sets minD instead.
-	update := func(cc []float32, init bool) {
+	// update lowers minD to the distances to centroid c and refreshes the
+	// chunk sums; for c == 0 it sets minD.
+	update := func(c int) {
+		cc := cent[c*dim : (c+1)*dim]
+		distance.L2SquaredBatch(cc, cent[:c*dim], cc2[:c])
 		parallelForMin(ctx, chunks, workers, 1, func(clo, chi int) {
-			buf := make([]float32, seedChunk)
 			for ch := clo; ch < chi; ch++ {
 				lo, hi := ch*seedChunk, min((ch+1)*seedChunk, n)
-				d := buf[:hi-lo]
-				distance.L2SquaredBatch(cc, data[lo*dim:hi*dim], d)
-				m := minD[lo:hi]
 				var sum float64
-				for i, v := range d {
-					if init || v < m[i] {
-						m[i] = v
+				for i := lo; i < hi; i++ {
+					if c == 0 {
+						minD[i] = distance.L2Squared(data[i*dim:(i+1)*dim], cc)
+					} else if cc2[near[i]] < seedSkip*minD[i] {
+						if d := distance.L2Squared(data[i*dim:(i+1)*dim], cc); d < minD[i] {
+							minD[i], near[i] = d, int32(c)
+						}
 					}
-					sum += float64(m[i])
+					sum += float64(minD[i])
 				}
 				part[ch] = sum
 			}
 		})
 	}
-	update(cent[:dim], true)
+	update(0)
 	for c := 1; c < k; c++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -347,9 +346,8 @@ func seedPlusPlus(ctx context.Context, data []float32, dim, k int, cent []float3
 				pick = p
 			}
 		}
-		cc := cent[c*dim : (c+1)*dim]
-		copy(cc, data[pick*dim:(pick+1)*dim])
-		update(cc, false)
+		copy(cent[c*dim:(c+1)*dim], data[pick*dim:(pick+1)*dim])
+		update(c)
 	}
 	return ctx.Err()
 }
