@@ -2,6 +2,7 @@ package ivf
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -31,12 +32,19 @@ func TestArgminL2(t *testing.T) {
 	}
 }
 
-// TestAssignMatchesExact checks that the blocked assignment picks a
-// centroid at the exact minimum distance for every row, whatever the
-// number of workers.
+// TestAssignMatchesExact checks that the assignment picks a centroid at the
+// exact minimum distance (the largest inner product) for every row,
+// whatever the number of workers, with a small centroid table (per-row
+// scoring) and a large one (blocked products).
 func TestAssignMatchesExact(t *testing.T) {
-	const n, dim, k = 1000, 37, 50
-	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{50, blockedMinBytes/4/37 + 10} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) { testAssignMatchesExact(t, k) })
+	}
+}
+
+func testAssignMatchesExact(t *testing.T, k int) {
+	const n, dim = 1000, 37
+	rng := rand.New(rand.NewPCG(3, uint64(k)))
 	data, cent := make([]float32, n*dim), make([]float32, k*dim)
 	for i := range data {
 		data[i] = float32(rng.NormFloat64())

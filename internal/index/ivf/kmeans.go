@@ -125,15 +125,40 @@ func blockDots(ctx context.Context, data []float32, dim int, centroids []float32
 	})
 }
 
+// blockedMinBytes is the centroid table size from which assign and
+// assignIP use the blocked products of blockDots. A smaller table stays in
+// the core's L1 and L2 caches, where scoring one row against every centroid
+// with the batched kernel is as fast and needs no separate argmin pass
+// (measured with BenchmarkBuildFlat: nlist 128 × 64 dimensions, 32 KiB, is
+// ~15 % slower blocked; nlist 1024 × 128, 512 KiB, builds 1.6× faster).
+const blockedMinBytes = 128 << 10
+
 // assign returns, for each of the len(data)/dim rows, the index of its
-// nearest centroid by squared L2 distance (the lowest index on ties).
-// Centroids are ranked by ||c||² - 2<x, c>, which orders them as ||x - c||²
-// does (up to rounding), from the block products of blockDots.
+// nearest centroid by squared L2 distance (the lowest index on ties). With
+// a large centroid table the centroids are ranked by ||c||² - 2<x, c>,
+// which orders them as ||x - c||² does (up to rounding), from the block
+// products of blockDots.
 //
 // Once ctx ends, part of the output is left unset (see parallelFor).
 func assign(ctx context.Context, data []float32, dim int, centroids []float32, workers int) []int32 {
 	n, k := len(data)/dim, len(centroids)/dim
 	out := make([]int32, n)
+	if len(centroids)*4 < blockedMinBytes {
+		parallelFor(ctx, n, workers, func(lo, hi int) {
+			buf := make([]float32, k)
+			for i := lo; i < hi; i++ {
+				distance.L2SquaredBatch(data[i*dim:(i+1)*dim], centroids, buf)
+				best, bd := 0, buf[0]
+				for c, d := range buf[1:] {
+					if d < bd {
+						best, bd = c+1, d
+					}
+				}
+				out[i] = int32(best)
+			}
+		})
+		return out
+	}
 	cn := make([]float32, k)
 	distance.SquaredNorms(centroids, dim, cn)
 	blockDots(ctx, data, dim, centroids, workers, func(lo, hi int, dots []float32) {
@@ -199,16 +224,28 @@ func argminL2(dots, norms []float32) int {
 func assignIP(ctx context.Context, data []float32, dim int, centroids []float32, workers int) []int32 {
 	n, k := len(data)/dim, len(centroids)/dim
 	out := make([]int32, n)
+	argmax := func(i int, row []float32) {
+		best, bd := 0, row[0]
+		for c, d := range row[1:] {
+			if d > bd {
+				best, bd = c+1, d
+			}
+		}
+		out[i] = int32(best)
+	}
+	if len(centroids)*4 < blockedMinBytes {
+		parallelFor(ctx, n, workers, func(lo, hi int) {
+			buf := make([]float32, k)
+			for i := lo; i < hi; i++ {
+				distance.DotBatch(data[i*dim:(i+1)*dim], centroids, buf)
+				argmax(i, buf)
+			}
+		})
+		return out
+	}
 	blockDots(ctx, data, dim, centroids, workers, func(lo, hi int, dots []float32) {
 		for i := lo; i < hi; i++ {
-			row := dots[(i-lo)*k : (i-lo+1)*k]
-			best, bd := 0, row[0]
-			for c, d := range row[1:] {
-				if d > bd {
-					best, bd = c+1, d
-				}
-			}
-			out[i] = int32(best)
+			argmax(i, dots[(i-lo)*k:(i-lo+1)*k])
 		}
 	})
 	return out
