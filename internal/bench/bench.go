@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-db/strata/internal/cputime"
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/flat"
 	"github.com/strata-db/strata/internal/index/hnsw"
@@ -184,6 +185,11 @@ type Row struct {
 	CPUQPS1 float64
 	// QPSN is the throughput with Threads concurrent searchers.
 	QPSN float64
+	// CPUQPS1Each is, for a library whose CPUQPS1 comes from one batch call
+	// per pass (every type but FLAT), its single-threaded throughput per
+	// CPU second with one search call per query, as Strata is timed; 0
+	// where not measured.
+	CPUQPS1Each float64
 }
 
 // Result is the outcome of Run.
@@ -191,10 +197,12 @@ type Result struct {
 	// Config is the configuration run.
 	Config Config
 	// Dataset names the data set; N, Dim and NQ are its shape.
-	Dataset     string
-	N, Dim, NQ  int
-	Threads     int
-	Build       time.Duration
+	Dataset    string
+	N, Dim, NQ int
+	Threads    int
+	Build      time.Duration
+	// BuildCPU is the process CPU time of the build, all threads.
+	BuildCPU    time.Duration
 	MemoryBytes int64
 	// Rows holds one measurement per sweep value.
 	Rows []Row
@@ -235,7 +243,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 	}
 
 	logf("building %s (%s)", cfg.Index, cfg.Params(ds.Dim))
-	start := time.Now()
+	start, startCPU := time.Now(), cputime.Process()
 	var (
 		x     searcher
 		param func(v int) index.SearchParams
@@ -264,9 +272,9 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		}
 		x, param = v, func(v int) index.SearchParams { return index.SearchParams{Nprobe: v} }
 	}
-	res.Build = time.Since(start)
+	res.Build, res.BuildCPU = time.Since(start), cputime.Process()-startCPU
 	res.MemoryBytes = x.MemoryBytes()
-	logf("built in %v, %d bytes", res.Build.Round(time.Millisecond), res.MemoryBytes)
+	logf("built in %v (CPU %v), %d bytes", res.Build.Round(time.Millisecond), res.BuildCPU.Round(time.Millisecond), res.MemoryBytes)
 
 	for _, v := range sweep {
 		if err := ctx.Err(); err != nil {

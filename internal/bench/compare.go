@@ -30,6 +30,8 @@ type Comparison struct {
 	Library string `json:"library"`
 	// BuildSeconds is the build time on Threads threads (as Strata's).
 	BuildSeconds float64 `json:"build_s"`
+	// BuildCPUSeconds is the process CPU time of the build.
+	BuildCPUSeconds float64 `json:"build_cpu_s"`
 	// MemoryBytes is the library's serialized index size, a proxy for its
 	// memory.
 	MemoryBytes int64 `json:"memory_bytes"`
@@ -65,11 +67,12 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 		QPS1    float64 `json:"qps1"`
 		CPUQPS1 float64 `json:"cpuqps1"`
 		QPSN    float64 `json:"qpsN"`
+		Each    float64 `json:"cpuqps1_each"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*r = Row{Param: v.Param, Recall: v.Recall, QPS1: v.QPS1, CPUQPS1: v.CPUQPS1, QPSN: v.QPSN}
+	*r = Row{Param: v.Param, Recall: v.Recall, QPS1: v.QPS1, CPUQPS1: v.CPUQPS1, QPSN: v.QPSN, CPUQPS1Each: v.Each}
 	return nil
 }
 

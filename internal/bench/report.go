@@ -17,17 +17,18 @@ func (r *Result) Print(w io.Writer) error {
 	fmt.Fprintf(w, "dataset  %s: %d base vectors × %d dims, %d queries, metric %v, recall@%d\n",
 		r.Dataset, r.N, r.Dim, r.NQ, c.Metric, c.K)
 	fmt.Fprintf(w, "index    strata %s (%s)\n", c.Index, c.Params(r.Dim))
-	fmt.Fprintf(w, "build    %v on %d threads; memory %s (raw vectors %s, ratio %.3f)\n",
-		r.Build.Round(time.Millisecond), r.Threads, mib(r.MemoryBytes), mib(raw), float64(r.MemoryBytes)/float64(raw))
+	fmt.Fprintf(w, "build    %v (CPU %v) on %d threads; memory %s (raw vectors %s, ratio %.3f)\n",
+		r.Build.Round(time.Millisecond), r.BuildCPU.Round(time.Millisecond), r.Threads, mib(r.MemoryBytes), mib(raw), float64(r.MemoryBytes)/float64(raw))
 	for _, l := range r.Compare {
-		fmt.Fprintf(w, "compare  %s, same parameters: build %.2fs (strata/lib time %s), size %s\n",
-			l.Library, l.BuildSeconds, ratio(r.Build.Seconds(), l.BuildSeconds), mib(l.MemoryBytes))
+		fmt.Fprintf(w, "compare  %s, same parameters: build %.2fs (strata/lib time %s), CPU %.2fs (strata/lib %s), size %s\n",
+			l.Library, l.BuildSeconds, ratio(r.Build.Seconds(), l.BuildSeconds),
+			l.BuildCPUSeconds, ratio(r.BuildCPU.Seconds(), l.BuildCPUSeconds), mib(l.MemoryBytes))
 	}
 	if len(r.Compare) == 0 && r.CompareNote != "" {
 		fmt.Fprintf(w, "compare  %s\n", r.CompareNote)
 	}
 	fmt.Fprintf(w, "timing   best of %d passes; strata times one Search call per query, the libraries one batch call "+
-		"per pass (FLAT: one call per query); CPU = per second of the searching thread's CPU time\n\n", c.Rounds)
+		"per pass (FLAT: one call per query; \"each\": one call per query); CPU = per second of the searching thread's CPU time\n\n", c.Rounds)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\trecall\tQPS 1 thr\tCPU-QPS 1\tQPS %d thr\t\n", c.SweepName(), r.Threads)
@@ -40,11 +41,15 @@ func (r *Result) Print(w io.Writer) error {
 	for _, l := range r.Compare {
 		fmt.Fprintf(w, "\n%s (ratios are strata/%s)\n", l.Library, l.Library)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%s\tlib recall\tlib QPS 1\tlib CPU-QPS 1\tlib QPS N\tQPS1 ratio\tCPU-QPS1 ratio\tQPSN ratio\t\n", c.SweepName())
+		fmt.Fprintf(tw, "%s\tlib recall\tlib QPS 1\tlib CPU-QPS 1\tlib QPS N\tQPS1 ratio\tCPU-QPS1 ratio\tQPSN ratio\tlib CPU-QPS 1 each\tratio each\t\n", c.SweepName())
 		for i, row := range r.Rows {
 			lr := l.Rows[i]
-			fmt.Fprintf(tw, "%d\t%.4f\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t\n", lr.Param, lr.Recall, lr.QPS1, lr.CPUQPS1, lr.QPSN,
-				ratio(row.QPS1, lr.QPS1), ratio(row.CPUQPS1, lr.CPUQPS1), ratio(row.QPSN, lr.QPSN))
+			each, eachRatio := "-", "-"
+			if lr.CPUQPS1Each > 0 {
+				each, eachRatio = fmt.Sprintf("%.0f", lr.CPUQPS1Each), ratio(row.CPUQPS1, lr.CPUQPS1Each)
+			}
+			fmt.Fprintf(tw, "%d\t%.4f\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", lr.Param, lr.Recall, lr.QPS1, lr.CPUQPS1, lr.QPSN,
+				ratio(row.QPS1, lr.QPS1), ratio(row.CPUQPS1, lr.CPUQPS1), ratio(row.QPSN, lr.QPSN), each, eachRatio)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -7,9 +7,14 @@
 //
 // Build draws a random sample of at most MaxPointsPerCentroid*Nlist rows
 // (256*Nlist by default) and clusters it into Nlist centroids with k-means
-// under squared L2: k-means++ (D² sampling) or random seeding, then a fixed
-// number of Lloyd iterations. An empty cluster takes over half of a large one
-// (its centroid is copied and the two are nudged apart), as faiss does.
+// under squared L2: k-means++ (D² sampling, where each round skips the rows
+// that the triangle inequality shows cannot come closer to the new
+// centroid) or random seeding, then a fixed number of Lloyd iterations. An empty cluster takes over half of a large one (its centroid
+// is copied and the two are nudged apart), as faiss does. The assignment
+// steps are blocked like a matrix product: 64 rows at a time are the
+// queries of one distance.Queries.DotMatrix call against every centroid
+// (the rows stay in L1, each centroid value loaded serves 64 rows), and each
+// row takes the centroid with the least ||c||² - 2<x, c>.
 // Every row then joins one list: the centroid nearest by L2, or for IP and
 // COSINE the one with the largest inner product, which is also how Search
 // ranks lists. Rows are grouped by list with a counting sort, keeping row

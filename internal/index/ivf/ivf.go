@@ -123,7 +123,7 @@ func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric,
 	if x.ip {
 		labels = assignIP(ctx, data, dim, x.centroids, workers)
 	} else {
-		labels = assign(ctx, data, dim, x.centroids, workers, nil)
+		labels = assign(ctx, data, dim, x.centroids, workers)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
