@@ -109,6 +109,9 @@ type Search struct {
 	// Nprobe is the number of lists an IVF index scans (0 = the index's
 	// default).
 	Nprobe int
+	// RefineK multiplies TopK for the candidates a quantized index with a
+	// refine store (HNSW_SQ, HNSW_PQ) re-ranks (0 = 1).
+	RefineK float64
 	// Radius and RangeFilter bound the distance for range search (if HasRadius/HasRange).
 	Radius      float64
 	RangeFilter float64

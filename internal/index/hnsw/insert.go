@@ -16,6 +16,7 @@ type scratch struct {
 	layers [][]item  // the new node's selected links, per layer
 	prun   []item    // heuristic output when shrinking a neighbour
 	q      []float32 // normalised query (COSINE)
+	qq, rq query     // the query prepared for the quantized and refine stores
 }
 
 func newScratch() *scratch { return &scratch{} }

@@ -28,7 +28,34 @@ var (
 	embListFields = slices.Concat(denseFields, []schemapb.DataType{schemapb.DataType_ArrayOfVector})
 	hnswFields    = slices.Concat(embListFields, []schemapb.DataType{schemapb.DataType_Int8Vector})
 	denseMetrics  = []string{"L2", "IP", "COSINE"}
+	sqFields      = slices.Concat(denseFields, []schemapb.DataType{schemapb.DataType_Int8Vector})
 )
+
+// quantHNSWType is a quantized HNSW index type (HNSW_SQ, HNSW_PQ): an HNSW
+// graph searched over quantized vectors, with an optional refine store.
+// parse reads its build parameters (dim is the field's, 0 when unknown).
+// Its file key is its name.
+func quantHNSWType(name string, fields []schemapb.DataType, parse func(params map[string]string, dim int) (hnsw.Config, error)) *Type {
+	return &Type{
+		Name: name, Family: Dense, Fields: fields, Metrics: denseMetrics, SearchParams: []string{"ef", "refine_k"},
+		ParseParams: func(f *schemapb.FieldSchema, params map[string]string) error {
+			dim, _ := column.Dim(f)
+			_, err := parse(params, dim)
+			return err
+		},
+		Build: func(ctx context.Context, c column.Column, params map[string]string) (Built, error) {
+			return buildDense(c, params, func(vecs *column.FloatVectors, metric index.Metric) (Built, error) {
+				cfg, err := parse(params, vecs.Dim)
+				if err != nil {
+					return nil, err
+				}
+				return hnsw.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
+			})
+		},
+		FileKey: name,
+		Load:    func(r io.Reader) (Built, error) { return unwrap(hnsw.UnmarshalQuantized(r)) },
+	}
+}
 
 // denseTypes are the index types of float (and half-precision and int8)
 // vectors. FLAT, DISKANN, SCANN and IVF_RABITQ are accepted and served by
@@ -70,6 +97,10 @@ func denseTypes() []*Type {
 			FileKey: HNSWFileKey,
 			Load:    func(r io.Reader) (Built, error) { return unwrap(hnsw.Unmarshal(r)) },
 		},
+		quantHNSWType("HNSW_SQ", sqFields, func(params map[string]string, _ int) (hnsw.Config, error) {
+			return hnsw.ParseSQParams(params)
+		}),
+		quantHNSWType("HNSW_PQ", denseFields, hnsw.ParsePQParams),
 		{Name: "DISKANN", Family: Dense, Fields: embListFields, Metrics: denseMetrics},
 		{Name: "SCANN", Family: Dense, Fields: denseFields, Metrics: denseMetrics},
 		{Name: "IVF_RABITQ", Family: Dense, Fields: denseFields, Metrics: denseMetrics},

@@ -1,0 +1,453 @@
+package hnsw
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/ivf"
+)
+
+// Quant is a vector encoding: how a quantized index stores the vectors
+// its graph walks over (Milvus HNSW_SQ's sq_type, or PQ for HNSW_PQ), and
+// how its refine store keeps them (refine_type).
+type Quant uint8
+
+const (
+	// FP32 keeps float32 vectors: the encoding of a plain HNSW index, and
+	// the exact refine type.
+	FP32 Quant = iota
+	// SQ8 keeps one byte per dimension: 256 levels between the dimension's
+	// minimum and maximum over the indexed rows.
+	SQ8
+	// SQ6 keeps 64 levels per dimension, stored one byte per dimension
+	// (the levels of Milvus SQ6, not its packing).
+	SQ6
+	// FP16 keeps IEEE 754 half-precision values, two bytes per dimension.
+	FP16
+	// BF16 keeps bfloat16 values (the top half of a float32), two bytes
+	// per dimension.
+	BF16
+	// PQ keeps a product-quantizer code: m sub-vectors of dim/m floats,
+	// each replaced by the index of the nearest of 2^nbits codewords
+	// trained by k-means (one byte per sub-vector, nbits <= 8).
+	PQ
+)
+
+// String returns the Milvus name of q ("FP32", "SQ8", "SQ6", "FP16",
+// "BF16" or "PQ").
+func (q Quant) String() string {
+	switch q {
+	case FP32:
+		return "FP32"
+	case SQ8:
+		return "SQ8"
+	case SQ6:
+		return "SQ6"
+	case FP16:
+		return "FP16"
+	case BF16:
+		return "BF16"
+	case PQ:
+		return "PQ"
+	}
+	return fmt.Sprintf("Quant(%d)", int(q))
+}
+
+// ParseQuant parses a Milvus sq_type or refine_type name in any case:
+// SQ6, SQ8, FP16, BF16, FP32 and its alias FLAT.
+func ParseQuant(s string) (Quant, bool) {
+	switch strings.ToUpper(s) {
+	case "SQ8":
+		return SQ8, true
+	case "SQ6":
+		return SQ6, true
+	case "FP16":
+		return FP16, true
+	case "BF16":
+		return BF16, true
+	case "FP32", "FLAT":
+		return FP32, true
+	}
+	return 0, false
+}
+
+// PQ parameter limits, as Milvus (knowhere) enforces them for HNSW_PQ, and
+// what this package builds.
+const (
+	// MinPQM and MaxPQM bound QuantConfig.M.
+	MinPQM, MaxPQM = 1, 65536
+	// MinPQNbits and MaxPQNbits bound QuantConfig.Nbits as Milvus accepts
+	// it; codes wider than MaxSupportedPQNbits are refused at validation.
+	MinPQNbits, MaxPQNbits = 1, 16
+	// MaxSupportedPQNbits is the widest PQ code built: one byte per
+	// sub-vector.
+	MaxSupportedPQNbits = 8
+)
+
+// QuantConfig selects the encoding of a quantized index. The zero value
+// (Kind FP32, no refine) is a plain HNSW index.
+type QuantConfig struct {
+	// Kind is the encoding the graph is searched with: FP32 (none), SQ8,
+	// SQ6, FP16, BF16 or PQ.
+	Kind Quant
+	// M and Nbits are PQ's number of sub-vectors (it must divide the
+	// dimension) and code width.
+	M, Nbits int
+	// Refine keeps a second copy of the vectors, encoded as RefineType,
+	// with which a search re-ranks its best refine_k*k candidates.
+	Refine bool
+	// RefineType is the refine store's encoding (FP32 is exact).
+	RefineType Quant
+}
+
+// validate checks c for vectors of dimension dim.
+func (c QuantConfig) validate(dim int) error {
+	switch c.Kind {
+	case FP32:
+		if c.Refine {
+			return fmt.Errorf("hnsw: refine is not supported for this index")
+		}
+		return nil
+	case SQ8, SQ6, FP16, BF16:
+	case PQ:
+		if c.M < MinPQM || c.M > MaxPQM {
+			return fmt.Errorf("hnsw: param 'm' (%d) should be in range [%d, %d]", c.M, MinPQM, MaxPQM)
+		}
+		if c.Nbits < MinPQNbits || c.Nbits > MaxPQNbits {
+			return fmt.Errorf("hnsw: param 'nbits' (%d) should be in range [%d, %d]", c.Nbits, MinPQNbits, MaxPQNbits)
+		}
+		if c.Nbits > MaxSupportedPQNbits {
+			return fmt.Errorf("hnsw: nbits(%d) is not supported, use at most %d", c.Nbits, MaxSupportedPQNbits)
+		}
+		if dim > 0 && dim%c.M != 0 {
+			return fmt.Errorf("hnsw: dimension %d is not a multiple of m(%d)", dim, c.M)
+		}
+	default:
+		return fmt.Errorf("hnsw: invalid vector encoding %v", c.Kind)
+	}
+	if c.Refine && c.RefineType > BF16 {
+		return fmt.Errorf("hnsw: invalid refine type %v", c.RefineType)
+	}
+	return nil
+}
+
+// codes is a store of encoded vectors: the graph's (Index.qz) or the
+// refine store (Index.rf).
+type codes struct {
+	kind Quant
+	dim  int
+	size int // bytes per row (FP32: 4*dim, held in vecs)
+
+	// SQ8 and SQ6: code = round((x-vmin)/scale), per dimension.
+	vmin, scale []float32
+	// PQ: m sub-vectors of dsub floats, ksub codewords each; cents holds
+	// sub-space j's codebook at cents[j*ksub*dsub:][:ksub*dsub].
+	m, nbits, ksub, dsub int
+	cents                []float32
+
+	data []byte    // n*size code bytes (every kind but FP32)
+	vecs []float32 // n*dim floats (FP32)
+}
+
+// levels returns the largest code of an SQ kind.
+func (c *codes) levels() float32 {
+	if c.kind == SQ6 {
+		return 63
+	}
+	return 255
+}
+
+// newCodes returns an empty store of kind for vectors of dimension dim;
+// m and nbits are PQ's.
+func newCodes(kind Quant, dim, m, nbits int) *codes {
+	c := &codes{kind: kind, dim: dim}
+	switch kind {
+	case FP32:
+		c.size = 4 * dim
+	case SQ8, SQ6:
+		c.size = dim
+	case FP16, BF16:
+		c.size = 2 * dim
+	case PQ:
+		c.m, c.nbits, c.ksub, c.dsub = m, nbits, 1<<nbits, dim/m
+		c.size = m
+	}
+	return c
+}
+
+// pqTrainRows bounds the training sample of a product quantizer at
+// pqTrainRows*2^nbits rows (faiss uses 256 per centroid; 64 keeps the
+// training of a 100k-row segment to seconds at the same code quality
+// within a recall point on the benchmark data).
+const pqTrainRows = 64
+
+// pqIterations is the number of Lloyd iterations of PQ training.
+const pqIterations = 12
+
+// train fits the encoding's parameters to the n rows of vecs: the
+// per-dimension range of SQ, the codebooks of PQ (on a random sample).
+func (c *codes) train(ctx context.Context, vecs []float32, workers int, seed uint64) error {
+	n := len(vecs) / c.dim
+	switch c.kind {
+	case SQ8, SQ6:
+		c.vmin = make([]float32, c.dim)
+		vmax := make([]float32, c.dim)
+		for j := range c.dim {
+			c.vmin[j], vmax[j] = float32(math.Inf(1)), float32(math.Inf(-1))
+		}
+		for i := range n {
+			for j, v := range vecs[i*c.dim : (i+1)*c.dim] {
+				c.vmin[j] = min(c.vmin[j], v)
+				vmax[j] = max(vmax[j], v)
+			}
+		}
+		c.scale = make([]float32, c.dim)
+		for j := range c.dim {
+			if n == 0 {
+				c.vmin[j] = 0
+				continue
+			}
+			c.scale[j] = (vmax[j] - c.vmin[j]) / c.levels()
+		}
+	case PQ:
+		limit := pqTrainRows * c.ksub
+		sample := vecs
+		if n > limit {
+			sample = make([]float32, 0, limit*c.dim)
+			rng := splitmix64(seed)
+			for i := range limit {
+				rng = splitmix64(rng + uint64(i))
+				r := int(rng % uint64(n))
+				sample = append(sample, vecs[r*c.dim:(r+1)*c.dim]...)
+			}
+		}
+		sn := len(sample) / c.dim
+		c.cents = make([]float32, c.m*c.ksub*c.dsub)
+		sub := make([]float32, sn*c.dsub)
+		for j := range c.m {
+			for i := range sn {
+				copy(sub[i*c.dsub:(i+1)*c.dsub], sample[i*c.dim+j*c.dsub:])
+			}
+			cb, err := ivf.KMeans(ctx, sub, c.dsub, c.ksub, pqIterations, workers, seed+uint64(j))
+			if err != nil {
+				return err
+			}
+			copy(c.cents[j*c.ksub*c.dsub:], cb)
+		}
+	}
+	return nil
+}
+
+// codebook returns the ksub codewords of PQ sub-space j, row-major.
+func (c *codes) codebook(j int) []float32 {
+	sz := c.ksub * c.dsub
+	return c.cents[j*sz : (j+1)*sz]
+}
+
+// encode writes the code of v into out; buf is PQ's scratch of ksub
+// floats.
+func (c *codes) encode(v []float32, out []byte, buf []float32) {
+	switch c.kind {
+	case SQ8, SQ6:
+		top := c.levels()
+		for j, x := range v {
+			var q float32
+			if s := c.scale[j]; s > 0 {
+				q = (x - c.vmin[j]) / s
+			}
+			out[j] = byte(min(max(float32(math.Round(float64(q))), 0), top))
+		}
+	case FP16:
+		distance.EncodeFloat16(out, v)
+	case BF16:
+		distance.EncodeBFloat16(out, v)
+	case PQ:
+		for j := range c.m {
+			distance.L2SquaredBatch(v[j*c.dsub:(j+1)*c.dsub], c.codebook(j), buf)
+			best, bd := 0, buf[0]
+			for k, d := range buf[1:] {
+				if d < bd {
+					best, bd = k+1, d
+				}
+			}
+			out[j] = byte(best)
+		}
+	}
+}
+
+// decode writes the approximate vector of row id into out.
+func (c *codes) decode(id uint32, out []float32) {
+	if c.kind == FP32 {
+		copy(out, c.vecs[int(id)*c.dim:])
+		return
+	}
+	code := c.data[int(id)*c.size : (int(id)+1)*c.size]
+	switch c.kind {
+	case SQ8, SQ6:
+		for j, b := range code {
+			out[j] = c.vmin[j] + c.scale[j]*float32(b)
+		}
+	case FP16:
+		distance.DecodeFloat16(out, code)
+	case BF16:
+		distance.DecodeBFloat16(out, code)
+	case PQ:
+		for j, k := range code {
+			copy(out[j*c.dsub:(j+1)*c.dsub], c.codebook(j)[int(k)*c.dsub:])
+		}
+	}
+}
+
+// memoryBytes is the heap memory the store holds.
+func (c *codes) memoryBytes() int64 {
+	return int64(cap(c.data)) + 4*int64(cap(c.vecs)+cap(c.vmin)+cap(c.scale)+cap(c.cents))
+}
+
+// query is a query prepared for scoring against a store's codes: the
+// internal distance (smaller is better) of row id is dist(id).
+type query struct {
+	c  *codes
+	ip bool
+	q  []float32 // the (normalised) query
+	// SQ: under L2 q - vmin; under IP q*scale, with base = <q, vmin>.
+	// PQ: the ksub-entry table of each sub-space, m*ksub floats.
+	prep []float32
+	base float32
+	dec  []float32 // decode buffer (FP16, BF16)
+}
+
+// prepare makes p score q against c, reusing p's buffers.
+func (p *query) prepare(c *codes, q []float32, ip bool) {
+	p.c, p.ip, p.q = c, ip, q
+	switch c.kind {
+	case SQ8, SQ6:
+		p.prep = grow(p.prep, c.dim)
+		if ip {
+			p.base = distance.Dot(q, c.vmin)
+			for j, x := range q {
+				p.prep[j] = x * c.scale[j]
+			}
+		} else {
+			for j, x := range q {
+				p.prep[j] = x - c.vmin[j]
+			}
+		}
+	case FP16, BF16:
+		p.dec = grow(p.dec, c.dim)
+	case PQ:
+		p.prep = grow(p.prep, c.m*c.ksub)
+		for j := range c.m {
+			qs, tab := q[j*c.dsub:(j+1)*c.dsub], p.prep[j*c.ksub:(j+1)*c.ksub]
+			if ip {
+				distance.DotBatch(qs, c.codebook(j), tab)
+			} else {
+				distance.L2SquaredBatch(qs, c.codebook(j), tab)
+			}
+		}
+	}
+}
+
+// grow returns b resized to n entries.
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// dist returns the internal distance of row id to the prepared query.
+func (p *query) dist(id uint32) float32 {
+	c := p.c
+	switch c.kind {
+	case FP32:
+		o := int(id) * c.dim
+		v := c.vecs[o : o+c.dim : o+c.dim]
+		if p.ip {
+			return -distance.Dot(p.q, v)
+		}
+		return distance.L2Squared(p.q, v)
+	case SQ8, SQ6:
+		code := c.data[int(id)*c.size : (int(id)+1)*c.size]
+		if p.ip {
+			return -(p.base + sqDot(p.prep, code))
+		}
+		return sqL2(p.prep, c.scale, code)
+	case FP16, BF16:
+		code := c.data[int(id)*c.size : (int(id)+1)*c.size]
+		if c.kind == FP16 {
+			distance.DecodeFloat16(p.dec, code)
+		} else {
+			distance.DecodeBFloat16(p.dec, code)
+		}
+		if p.ip {
+			return -distance.Dot(p.q, p.dec)
+		}
+		return distance.L2Squared(p.q, p.dec)
+	default: // PQ
+		code := c.data[int(id)*c.size : (int(id)+1)*c.size]
+		s := pqSum(p.prep, c.ksub, code)
+		if p.ip {
+			return -s
+		}
+		return s
+	}
+}
+
+// sqL2 returns sum_j (q[j] - scale[j]*code[j])^2, with q already offset
+// by the per-dimension minimum.
+func sqL2(q, scale []float32, code []byte) float32 {
+	n := len(code)
+	q, scale = q[:n], scale[:n]
+	var s0, s1, s2, s3 float32
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		d0 := q[j] - scale[j]*float32(code[j])
+		d1 := q[j+1] - scale[j+1]*float32(code[j+1])
+		d2 := q[j+2] - scale[j+2]*float32(code[j+2])
+		d3 := q[j+3] - scale[j+3]*float32(code[j+3])
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; j < n; j++ {
+		d := q[j] - scale[j]*float32(code[j])
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sqDot returns sum_j q[j]*code[j], with q already scaled per dimension.
+func sqDot(q []float32, code []byte) float32 {
+	n := len(code)
+	q = q[:n]
+	var s0, s1, s2, s3 float32
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		s0 += q[j] * float32(code[j])
+		s1 += q[j+1] * float32(code[j+1])
+		s2 += q[j+2] * float32(code[j+2])
+		s3 += q[j+3] * float32(code[j+3])
+	}
+	for ; j < n; j++ {
+		s0 += q[j] * float32(code[j])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// pqSum returns the sum over sub-spaces j of tab[j*ksub+code[j]].
+func pqSum(tab []float32, ksub int, code []byte) float32 {
+	var s0, s1 float32
+	j := 0
+	for ; j+2 <= len(code); j += 2 {
+		s0 += tab[j*ksub+int(code[j])]
+		s1 += tab[(j+1)*ksub+int(code[j+1])]
+	}
+	if j < len(code) {
+		s0 += tab[j*ksub+int(code[j])]
+	}
+	return s0 + s1
+}
