@@ -17,6 +17,7 @@ type scratch struct {
 	prun   []item    // heuristic output when shrinking a neighbour
 	q      []float32 // normalised query (COSINE)
 	qq, rq query     // the query prepared for the quantized and refine stores
+	dists  []float32 // distances of a batch of neighbours (quantized)
 }
 
 func newScratch() *scratch { return &scratch{} }

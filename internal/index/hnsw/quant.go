@@ -317,6 +317,36 @@ type query struct {
 	prep []float32
 	base float32
 	dec  []float32 // decode buffer (FP16, BF16)
+	rows []byte    // gathered SQ codes of distMany
+}
+
+// distMany sets out[i] to the internal distance of row ids[i]. For SQ8
+// and SQ6 it gathers the rows' codes and scores them in one call of the
+// SIMD row kernel of package ivf; other encodings score row by row.
+func (p *query) distMany(ids []uint32, out []float32) {
+	c := p.c
+	if c.kind != SQ8 && c.kind != SQ6 {
+		for i, id := range ids {
+			out[i] = p.dist(id)
+		}
+		return
+	}
+	n := len(ids) * c.size
+	if cap(p.rows) < n {
+		p.rows = make([]byte, n)
+	}
+	rows := p.rows[:n]
+	for i, id := range ids {
+		copy(rows[i*c.size:(i+1)*c.size], c.data[int(id)*c.size:])
+	}
+	if p.ip {
+		ivf.SQ8Dot(p.prep, rows, out)
+		for i, d := range out {
+			out[i] = -(p.base + d)
+		}
+		return
+	}
+	ivf.SQ8L2(p.prep, c.scale, rows, out)
 }
 
 // prepare makes p score q against c, reusing p's buffers.
@@ -371,10 +401,13 @@ func (p *query) dist(id uint32) float32 {
 		return distance.L2Squared(p.q, v)
 	case SQ8, SQ6:
 		code := c.data[int(id)*c.size : (int(id)+1)*c.size]
+		var out [1]float32
 		if p.ip {
-			return -(p.base + sqDot(p.prep, code))
+			ivf.SQ8Dot(p.prep, code, out[:])
+			return -(p.base + out[0])
 		}
-		return sqL2(p.prep, c.scale, code)
+		ivf.SQ8L2(p.prep, c.scale, code, out[:])
+		return out[0]
 	case FP16, BF16:
 		code := c.data[int(id)*c.size : (int(id)+1)*c.size]
 		if c.kind == FP16 {
@@ -394,48 +427,6 @@ func (p *query) dist(id uint32) float32 {
 		}
 		return s
 	}
-}
-
-// sqL2 returns sum_j (q[j] - scale[j]*code[j])^2, with q already offset
-// by the per-dimension minimum.
-func sqL2(q, scale []float32, code []byte) float32 {
-	n := len(code)
-	q, scale = q[:n], scale[:n]
-	var s0, s1, s2, s3 float32
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		d0 := q[j] - scale[j]*float32(code[j])
-		d1 := q[j+1] - scale[j+1]*float32(code[j+1])
-		d2 := q[j+2] - scale[j+2]*float32(code[j+2])
-		d3 := q[j+3] - scale[j+3]*float32(code[j+3])
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for ; j < n; j++ {
-		d := q[j] - scale[j]*float32(code[j])
-		s0 += d * d
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// sqDot returns sum_j q[j]*code[j], with q already scaled per dimension.
-func sqDot(q []float32, code []byte) float32 {
-	n := len(code)
-	q = q[:n]
-	var s0, s1, s2, s3 float32
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		s0 += q[j] * float32(code[j])
-		s1 += q[j+1] * float32(code[j+1])
-		s2 += q[j+2] * float32(code[j+2])
-		s3 += q[j+3] * float32(code[j+3])
-	}
-	for ; j < n; j++ {
-		s0 += q[j] * float32(code[j])
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // pqSum returns the sum over sub-spaces j of tab[j*ksub+code[j]].

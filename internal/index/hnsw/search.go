@@ -196,10 +196,14 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 				prefetch(unsafe.Pointer(&vecs[int(v)*dim]))
 			}
 		}
-		for _, v := range nb {
+		if x.qz != nil {
+			s.dists = grow(s.dists, len(nb))
+			s.qq.distMany(nb, s.dists)
+		}
+		for i, v := range nb {
 			var it item
 			if x.qz != nil {
-				it = item{s.qq.dist(v), v}
+				it = item{s.dists[i], v}
 			} else {
 				vo := int(v) * dim
 				it = item{x.dist(q, vecs[vo:vo+dim:vo+dim]), v}

@@ -59,7 +59,7 @@ func quantHNSWType(name string, fields []schemapb.DataType, parse func(params ma
 
 // denseTypes are the index types of float (and half-precision and int8)
 // vectors. FLAT, DISKANN, SCANN and IVF_RABITQ are accepted and served by
-// exact search.
+// exact search. HNSW_SQ and HNSW_PQ build quantized HNSW graphs.
 func denseTypes() []*Type {
 	ivfType := func(name string, fields []schemapb.DataType) *Type {
 		return &Type{
