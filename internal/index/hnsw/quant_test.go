@@ -160,8 +160,11 @@ func TestQuantFiltered(t *testing.T) {
 func TestQuantMarshalRoundTrip(t *testing.T) {
 	data := clustered(5, 600, 16)
 	for _, q := range []QuantConfig{
-		{Kind: SQ8}, {Kind: SQ6, Refine: true, RefineType: SQ8}, {Kind: FP16, Refine: true, RefineType: FP32},
-		{Kind: BF16, Refine: true, RefineType: BF16}, {Kind: PQ, M: 4, Nbits: 5, Refine: true, RefineType: SQ6},
+		{Kind: SQ8},
+		{Kind: SQ6, Refine: true, RefineType: SQ8},
+		{Kind: FP16, Refine: true, RefineType: FP32},
+		{Kind: BF16, Refine: true, RefineType: BF16},
+		{Kind: PQ, M: 4, Nbits: 5, Refine: true, RefineType: SQ6},
 		{Kind: PQ, M: 16, Nbits: 8},
 	} {
 		for _, m := range metrics {

@@ -40,8 +40,11 @@ func quantHNSWType(name string, fields []schemapb.DataType, parse func(params ma
 		Name: name, Family: Dense, Fields: fields, Metrics: denseMetrics, SearchParams: []string{"ef", "refine_k"},
 		ParseParams: func(f *schemapb.FieldSchema, params map[string]string) error {
 			dim, _ := column.Dim(f)
-			_, err := parse(params, dim)
-			return err
+			if _, err := parse(params, dim); err != nil {
+				// Milvus words knowhere's refusal as merr's invalid parameter.
+				return fmt.Errorf("%w: invalid parameter", err)
+			}
+			return nil
 		},
 		Build: func(ctx context.Context, c column.Column, params map[string]string) (Built, error) {
 			return buildDense(c, params, func(vecs *column.FloatVectors, metric index.Metric) (Built, error) {
