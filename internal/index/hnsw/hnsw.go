@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // maxLevelCap bounds node levels so that they fit the one-byte level field
@@ -53,7 +54,7 @@ type Index struct {
 	// qz, when set, holds the quantized vectors the graph is searched
 	// with, and vecs is nil (see Config.Quant); rf, when set, is the
 	// refine store a search re-ranks its candidates with.
-	qz, rf *codes
+	qz, rf *quant.Store
 
 	// Build-time state, only used inside Add.
 	locks   []sync.Mutex // one per node
@@ -138,10 +139,10 @@ func (x *Index) MemoryBytes() int64 {
 		int64(cap(x.upper))*4 + int64(cap(x.upperOff))*8 +
 		int64(cap(x.locks))*int64(unsafe.Sizeof(sync.Mutex{}))
 	if x.qz != nil {
-		b += x.qz.memoryBytes()
+		b += x.qz.MemoryBytes()
 	}
 	if x.rf != nil {
-		b += x.rf.memoryBytes()
+		b += x.rf.MemoryBytes()
 	}
 	return b + int64(unsafe.Sizeof(*x))
 }
@@ -158,10 +159,10 @@ func (x *Index) RawVectors() []float32 {
 	defer x.mu.RUnlock()
 	n := x.n * x.dim
 	if x.qz != nil {
-		if x.rf == nil || x.rf.kind != FP32 {
+		if x.rf == nil || x.rf.Kind() != FP32 {
 			return nil
 		}
-		return x.rf.vecs[:n:n]
+		return x.rf.Vectors()[:n:n]
 	}
 	return x.vecs[:n:n]
 }

@@ -3,6 +3,8 @@ package hnsw
 import (
 	"slices"
 	"unsafe"
+
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // scratch is the per-goroutine working memory of a build worker or a
@@ -16,7 +18,7 @@ type scratch struct {
 	layers [][]item  // the new node's selected links, per layer
 	prun   []item    // heuristic output when shrinking a neighbour
 	q      []float32 // normalised query (COSINE)
-	qq, rq query     // the query prepared for the quantized and refine stores
+	qq, rq quant.Query // the query prepared for the quantized and refine stores
 	dists  []float32 // distances of a batch of neighbours (quantized)
 }
 

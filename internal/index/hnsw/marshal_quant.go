@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/indexfile"
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // Serialized format of a quantized index (HNSW_SQ, HNSW_PQ), version 1.
@@ -76,22 +77,22 @@ func (x *Index) marshalQuant(w io.Writer) error {
 	le.PutUint64(h[40:], uint64(x.n))
 	le.PutUint64(h[48:], uint64(int64(x.entry)))
 	le.PutUint64(h[56:], uint64(len(x.upper)))
-	h[64] = byte(x.qz.kind)
+	h[64] = byte(x.qz.Kind())
 	h[65] = noRefine
 	if x.rf != nil {
-		h[65] = byte(x.rf.kind)
+		h[65] = byte(x.rf.Kind())
 	}
-	le.PutUint32(h[68:], uint32(x.qz.m))
-	le.PutUint32(h[72:], uint32(x.qz.nbits))
+	le.PutUint32(h[68:], uint32(x.cfg.Quant.M))
+	le.PutUint32(h[72:], uint32(x.cfg.Quant.Nbits))
 	if _, err := bw.Write(h[quantFormat.HeaderSize():]); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
 	if _, err := bw.Write(x.levels); err != nil {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
-	writeCodes(bw, x.qz)
+	x.qz.Write(bw)
 	if x.rf != nil {
-		writeCodes(bw, x.rf)
+		x.rf.Write(bw)
 	}
 	bw.Uint32s(x.links0)
 	bw.Uint32s(x.upper)
@@ -99,65 +100,6 @@ func (x *Index) marshalQuant(w io.Writer) error {
 		return fmt.Errorf("hnsw: marshal: %w", err)
 	}
 	return nil
-}
-
-// writeCodes writes a store; the writer's error is sticky.
-func writeCodes(bw *indexfile.Writer, c *codes) {
-	switch c.kind {
-	case FP32:
-		bw.Float32s(c.vecs)
-		return
-	case SQ8, SQ6:
-		bw.Float32s(c.vmin)
-		bw.Float32s(c.scale)
-	case PQ:
-		bw.Float32s(c.cents)
-	}
-	_, _ = bw.Write(c.data)
-}
-
-// readCodes reads a store of n rows of kind written by writeCodes.
-func readCodes(r *indexfile.Reader, kind Quant, dim, m, nbits int, n uint64) (*codes, error) {
-	c := newCodes(kind, dim, m, nbits)
-	var err error
-	switch kind {
-	case FP32:
-		c.vecs, err = r.Float32s(n * uint64(dim))
-		return c, err
-	case SQ8, SQ6:
-		off := r.Offset()
-		if c.vmin, err = r.Float32s(uint64(dim)); err != nil {
-			return nil, err
-		}
-		if c.scale, err = r.Float32s(uint64(dim)); err != nil {
-			return nil, err
-		}
-		for j := range dim {
-			if s := c.scale[j]; !(s >= 0) || math.IsInf(float64(s), 0) || math.IsNaN(float64(c.vmin[j])) {
-				return nil, quantFormat.ErrorAt(off, "scalar quantizer range of dimension %d", j)
-			}
-		}
-	case PQ:
-		if c.cents, err = r.Float32s(uint64(m) * uint64(c.ksub) * uint64(c.dsub)); err != nil {
-			return nil, err
-		}
-	}
-	off := r.Offset()
-	if c.data, err = r.Bytes(n * uint64(c.size)); err != nil {
-		return nil, err
-	}
-	if kind == SQ6 || kind == PQ {
-		top := byte(63)
-		if kind == PQ {
-			top = byte(c.ksub - 1)
-		}
-		for i, b := range c.data {
-			if b > top {
-				return nil, quantFormat.ErrorAt(off+int64(i), "code %d exceeds %d", b, top)
-			}
-		}
-	}
-	return c, nil
 }
 
 // UnmarshalQuantized reads a quantized index written by Marshal (an index
@@ -223,11 +165,11 @@ func unmarshalQuant(rd io.Reader) (*Index, error) {
 		return nil, quantFormat.ErrorAt(56, "upper-layer size %d, levels imply %d", upperWords, want)
 	}
 	q := cfg.Quant
-	if x.qz, err = readCodes(r, q.Kind, int(dim), q.M, q.Nbits, n); err != nil {
+	if x.qz, err = quant.Read(r, quantFormat, q.Kind, int(dim), q.M, q.Nbits, n); err != nil {
 		return nil, err
 	}
 	if q.Refine {
-		if x.rf, err = readCodes(r, q.RefineType, int(dim), 0, 0, n); err != nil {
+		if x.rf, err = quant.Read(r, quantFormat, q.RefineType, int(dim), 0, 0, n); err != nil {
 			return nil, err
 		}
 	}

@@ -5,7 +5,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
+
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // quantize replaces the float32 vectors the graph was built with by the
@@ -22,21 +23,21 @@ func (x *Index) quantize(ctx context.Context) error {
 	}
 	n := x.n * x.dim
 	vecs := x.vecs[:n:n]
-	qz := newCodes(qc.Kind, x.dim, qc.M, qc.Nbits)
-	if err := qz.train(ctx, vecs, x.cfg.Workers, x.cfg.Seed); err != nil {
+	qz := quant.New(qc.Kind, x.dim, qc.M, qc.Nbits)
+	if err := qz.Train(ctx, vecs, x.cfg.Workers, x.cfg.Seed); err != nil {
 		return err
 	}
-	if err := qz.encodeAll(ctx, vecs, workers); err != nil {
+	if err := qz.Encode(ctx, vecs, workers); err != nil {
 		return err
 	}
 	if qc.Refine {
-		rf := newCodes(qc.RefineType, x.dim, 0, 0)
-		if err := rf.train(ctx, vecs, x.cfg.Workers, x.cfg.Seed); err != nil {
+		rf := quant.New(qc.RefineType, x.dim, 0, 0)
+		if err := rf.Train(ctx, vecs, x.cfg.Workers, x.cfg.Seed); err != nil {
 			return err
 		}
-		if rf.kind == FP32 {
-			rf.vecs = vecs
-		} else if err := rf.encodeAll(ctx, vecs, workers); err != nil {
+		if rf.Kind() == FP32 {
+			rf.Adopt(vecs)
+		} else if err := rf.Encode(ctx, vecs, workers); err != nil {
 			return err
 		}
 		x.rf = rf
@@ -44,37 +45,6 @@ func (x *Index) quantize(ctx context.Context) error {
 	// A quantized index takes no more rows: the build's locks go too.
 	x.qz, x.vecs, x.locks = qz, nil, nil
 	return nil
-}
-
-// encodeAll encodes the rows of vecs into the store on workers goroutines,
-// which it starts and joins. It returns ctx.Err() soon after ctx ends.
-func (c *codes) encodeAll(ctx context.Context, vecs []float32, workers int) error {
-	n := len(vecs) / c.dim
-	c.data = make([]byte, n*c.size)
-	const chunk = 1024
-	var (
-		wg   sync.WaitGroup
-		next = make(chan int, (n+chunk-1)/chunk)
-	)
-	for lo := 0; lo < n; lo += chunk {
-		next <- lo
-	}
-	close(next)
-	for range max(1, min(workers, (n+chunk-1)/chunk)) {
-		wg.Go(func() {
-			buf := make([]float32, c.ksub)
-			for lo := range next {
-				if ctx.Err() != nil {
-					continue
-				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					c.encode(vecs[i*c.dim:(i+1)*c.dim], c.data[i*c.size:(i+1)*c.size], buf)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
 }
 
 // Quant returns the encoding the graph is searched with: FP32 for a plain
@@ -101,9 +71,9 @@ func (x *Index) candidates(k int, refineK float64) int {
 // refine re-scores items (the best candidates by quantized distance) with
 // the refine store and returns them sorted by the refined distance.
 func (x *Index) refine(q []float32, items []item, s *scratch) []item {
-	s.rq.prepare(x.rf, q, x.ip)
+	s.rq.Prepare(x.rf, q, x.ip)
 	for i := range items {
-		items[i].d = s.rq.dist(items[i].id)
+		items[i].d = s.rq.Dist(items[i].id)
 	}
 	slices.SortFunc(items, cmpItem)
 	return items

@@ -97,7 +97,8 @@ func TestQuantRecall(t *testing.T) {
 				tc.metric, tc.q.Kind, plain, refined, base[tc.metric])
 			require.GreaterOrEqual(t, plain, tc.floor)
 			require.GreaterOrEqual(t, refined, base[tc.metric]-0.02)
-			require.GreaterOrEqual(t, refined, plain)
+			// The two parallel builds may link a few nodes differently.
+			require.GreaterOrEqual(t, refined, plain-0.01)
 			if tc.q.Kind == PQ {
 				require.Greater(t, refined, plain+0.1, "refinement recovers what PQ loses")
 			}

@@ -78,7 +78,7 @@ func (x *Index) search(q []float32, k int, params index.SearchParams, allowed []
 		return []index.Hit{}, nil
 	}
 	if x.qz != nil {
-		s.qq.prepare(x.qz, q, x.ip)
+		s.qq.Prepare(x.qz, q, x.ip)
 	}
 	kc := x.candidates(k, params.RefineK)
 	ef = max(ef, kc)
@@ -112,7 +112,7 @@ func (x *Index) search(q []float32, k int, params index.SearchParams, allowed []
 // quantized codes (with q prepared in s.qq) or the float32 vectors.
 func (x *Index) distTo(q []float32, v uint32, s *scratch) float32 {
 	if x.qz != nil {
-		return s.qq.dist(v)
+		return s.qq.Dist(v)
 	}
 	return x.dist(q, x.vec(v))
 }
@@ -164,7 +164,7 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 	var codes []byte
 	csize := 0
 	if x.qz != nil {
-		codes, csize = x.qz.data, x.qz.size
+		codes, csize = x.qz.Data(), x.qz.Size()
 	}
 
 	vis[ep.id] = gen
@@ -197,8 +197,11 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 			}
 		}
 		if x.qz != nil {
-			s.dists = grow(s.dists, len(nb))
-			s.qq.distMany(nb, s.dists)
+			if cap(s.dists) < len(nb) {
+				s.dists = make([]float32, len(nb))
+			}
+			s.dists = s.dists[:len(nb)]
+			s.qq.DistMany(nb, s.dists)
 		}
 		for i, v := range nb {
 			var it item
