@@ -18,7 +18,8 @@ import (
 // sealed segment serves them from its index's stored vectors (HNSW under L2
 // and IP hold them once, with no decoded column) or from its column (FLAT
 // builds nothing; HNSW under COSINE, IVF_FLAT, IVF_SQ8, HNSW_SQ and HNSW_PQ
-// keep the column, unless an FP32 refine store holds the vectors).
+// and IVF_RABITQ keep the column, unless an FP32 refine store holds the
+// vectors).
 // The rows include values a normalisation or quantisation would change
 // (tiny, huge, negative zero). Plain search, a filtered search, a range
 // search (scored exactly over the column) and a query by key are checked.
@@ -65,6 +66,7 @@ func TestVectorsServedFromIndex(t *testing.T) {
 		{"HNSW_PQ", index.NewGenericIndex("", map[string]string{
 			"index_type": "HNSW_PQ", "metric_type": "L2", "m": "4", "nbits": "8", "refine": "true", "refine_type": "SQ8",
 		})},
+		{"IVF_RABITQ", index.NewIvfRabitQIndex(entity.L2, 8)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			coll := "held_" + strings.ToLower(tc.name)

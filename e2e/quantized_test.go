@@ -24,11 +24,11 @@ func quantIndex(it string, kv ...string) index.Index {
 	return index.NewGenericIndex("", params)
 }
 
-// TestQuantizedIndexPipeline builds HNSW_SQ and HNSW_PQ, with and without
-// a refine store, over a flushed segment through the Go SDK: the file is
+// TestQuantizedIndexPipeline builds HNSW_SQ, HNSW_PQ and IVF_RABITQ, with
+// and without a refine store, over a flushed segment through the Go SDK: the file is
 // written under the type's file key, the collection loads, and recall@10
-// against brute force (3,000 uniform random 8-d rows, 20 queries, ef 64)
-// clears the encoding's floor. With a refine store, refine_k 4 re-ranks
+// against brute force (3,000 uniform random 8-d rows, 20 queries, ef 64,
+// nprobe 16 = every list) clears the encoding's floor. With a refine store, refine_k 4 re-ranks
 // with the refine vectors, which must lift PQ's recall; the index still
 // answers the same after a restart (the file loads back).
 func TestQuantizedIndexPipeline(t *testing.T) {
@@ -43,6 +43,10 @@ func TestQuantizedIndexPipeline(t *testing.T) {
 		{"HNSW_SQ", quantIndex("HNSW_SQ", "sq_type", "BF16", "refine", "true", "refine_type", "FP32"), 0.9, 0.98, false},
 		{"HNSW_PQ", quantIndex("HNSW_PQ", "m", "4", "nbits", "8"), 0.5, 0, false},
 		{"HNSW_PQ", quantIndex("HNSW_PQ", "m", "4", "nbits", "8", "refine", "true", "refine_type", "SQ8"), 0.5, 0.9, true},
+		// 8-d uniform rows keep 8 bits each, one byte of 32: RaBitQ's worst
+		// case (measured 0.265, 0.71 re-ranking 40 candidates).
+		{"IVF_RABITQ", index.NewIvfRabitQIndex(entity.L2, 16), 0.2, 0, false},
+		{"IVF_RABITQ", quantIndex("IVF_RABITQ", "nlist", "16", "refine", "true", "refine_type", "FP32"), 0.2, 0.65, true},
 	} {
 		t.Run(fmt.Sprintf("%s/%v", tc.name, tc.idx.Params()["refine_type"]), func(t *testing.T) {
 			dir := t.TempDir()
@@ -110,7 +114,7 @@ func TestQuantizedIndexPipeline(t *testing.T) {
 				}
 				return float64(hit) / float64(10*len(queries))
 			}
-			plain, refined := recall(`{"ef": 64}`), recall(`{"ef": 64, "refine_k": 4}`)
+			plain, refined := recall(`{"ef": 64, "nprobe": 16}`), recall(`{"ef": 64, "nprobe": 16, "refine_k": 4}`)
 			t.Logf("%s %v recall@10 ef=64: %.3f, refine_k=4: %.3f", tc.name, tc.idx.Params(), plain, refined)
 			require.GreaterOrEqual(t, plain, tc.floor)
 			if tc.refined > 0 {
@@ -122,10 +126,11 @@ func TestQuantizedIndexPipeline(t *testing.T) {
 
 			q := entity.FloatVector(queries[0])
 			for p, want := range map[string]string{
-				`{"refine_k": 0}`:    "Out of range in json",
-				`{"refine_k": true}`: "Type conflict in json",
-				`{"refine_k": ""}`:   "invalid float value",
-				`{"ef": 5}`:          "ef(5) should be larger than k(10)",
+				`{"refine_k": 0}`:       "Out of range in json",
+				`{"refine_k": true}`:    "Type conflict in json",
+				`{"refine_k": ""}`:      "invalid float value",
+				`{"ef": 5}`:             "ef(5) should be larger than k(10)",
+				`{"rbq_bits_query": 9}`: "Out of range in json: param 'rbq_bits_query' (9) should be in range [0, 8]",
 			} {
 				_, err = c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{q}).WithSearchParam("params", p))
 				require.ErrorContains(t, err, want, p)
@@ -142,14 +147,14 @@ func TestQuantizedIndexPipeline(t *testing.T) {
 				s.stop()
 				s = startServer(t, dir)
 				c = s.client(t)
-				require.InDelta(t, refined, recall(`{"ef": 64, "refine_k": 4}`), 1e-9)
+				require.InDelta(t, refined, recall(`{"ef": 64, "nprobe": 16, "refine_k": 4}`), 1e-9)
 			}
 		})
 	}
 }
 
-// TestQuantizedIndexParams: CreateIndex rejects HNSW_SQ and HNSW_PQ
-// parameters as Milvus does, before anything is built.
+// TestQuantizedIndexParams: CreateIndex rejects HNSW_SQ, HNSW_PQ and
+// IVF_RABITQ parameters as Milvus does, before anything is built.
 func TestQuantizedIndexParams(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	c := s.client(t)
@@ -166,6 +171,8 @@ func TestQuantizedIndexParams(t *testing.T) {
 		{quantIndex("HNSW_SQ", "M", "2049"), "param 'M' (2049) should be in range [2, 2048]"},
 		{quantIndex("HNSW_PQ", "m", "3"), "not a multiple of m(3)"},
 		{quantIndex("HNSW_PQ", "m", "4", "nbits", "17"), "param 'nbits' (17) should be in range [1, 16]"},
+		{quantIndex("IVF_RABITQ", "nlist", "65537"), "param 'nlist' (65537) should be in range [1, 65536]"},
+		{quantIndex("IVF_RABITQ", "refine_type", "PQ"), "invalid refine type : PQ, optional types are [sq6, sq8, fp16, bf16, fp32, flat]"},
 	} {
 		_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", tc.idx))
 		require.ErrorContains(t, err, tc.err)

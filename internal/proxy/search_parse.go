@@ -443,6 +443,17 @@ func parseIndexSearchParams(m map[string]any, field *schemapb.FieldSchema, k int
 		}
 		sreq.RefineK = f
 	}
+	if v, found := m["rbq_bits_query"]; found {
+		f, ok := toFloat(v)
+		if !ok || f != float64(int(f)) {
+			b, _ := json.Marshal(v)
+			return errcode.Invalid("Type conflict in json: param 'rbq_bits_query' (%s) should be integer", b)
+		}
+		if f < 0 || f > 8 {
+			return errcode.Invalid("Out of range in json: param 'rbq_bits_query' (%d) should be in range [0, 8]", int(f))
+		}
+		sreq.RbqBitsQuery = int(f)
+	}
 	if err := parseSparseSearchParams(m, sreq); err != nil {
 		return err
 	}

@@ -189,3 +189,17 @@ func TestParseParams(t *testing.T) {
 		require.ErrorContains(t, err, params)
 	}
 }
+
+// TestMarshalGolden pins the file format with a small L2 index over small
+// integers (the rotation and codes are computed in float64 and pure Go).
+func TestMarshalGolden(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	data := make([]float32, 120*8)
+	for i := range data {
+		data[i] = float32(rng.IntN(9) - 4)
+	}
+	x, err := Build(context.Background(), data, 8, index.L2, Config{Nlist: 4, Seed: 3, Workers: 1, Refine: true, RefineType: quant.FP16})
+	require.NoError(t, err)
+	back := indextest.MarshalGolden(t, "l2.golden", x, indextest.FromReader(Unmarshal))
+	require.Equal(t, 120, back.Len())
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/rabitq"
 )
 
 // HNSWFileKey is the file key of an HNSW index file, which HNSW and
@@ -61,8 +62,9 @@ func quantHNSWType(name string, fields []schemapb.DataType, parse func(params ma
 }
 
 // denseTypes are the index types of float (and half-precision and int8)
-// vectors. FLAT, DISKANN, SCANN and IVF_RABITQ are accepted and served by
-// exact search. HNSW_SQ and HNSW_PQ build quantized HNSW graphs.
+// vectors. FLAT, DISKANN and SCANN are accepted and served by
+// exact search. HNSW_SQ and HNSW_PQ build quantized HNSW graphs,
+// IVF_RABITQ inverted lists of RaBitQ codes.
 func denseTypes() []*Type {
 	ivfType := func(name string, fields []schemapb.DataType) *Type {
 		return &Type{
@@ -106,7 +108,27 @@ func denseTypes() []*Type {
 		quantHNSWType("HNSW_PQ", denseFields, hnsw.ParsePQParams),
 		{Name: "DISKANN", Family: Dense, Fields: embListFields, Metrics: denseMetrics},
 		{Name: "SCANN", Family: Dense, Fields: denseFields, Metrics: denseMetrics},
-		{Name: "IVF_RABITQ", Family: Dense, Fields: denseFields, Metrics: denseMetrics},
+		{
+			Name: "IVF_RABITQ", Family: Dense, Fields: denseFields, Metrics: denseMetrics,
+			SearchParams: []string{"nprobe", "rbq_bits_query", "refine_k"},
+			ParseParams: func(_ *schemapb.FieldSchema, params map[string]string) error {
+				if _, err := rabitq.ParseParams(params); err != nil {
+					return fmt.Errorf("%w: invalid parameter", err)
+				}
+				return nil
+			},
+			Build: func(ctx context.Context, c column.Column, params map[string]string) (Built, error) {
+				cfg, err := rabitq.ParseParams(params)
+				if err != nil {
+					return nil, err
+				}
+				return buildDense(c, params, func(vecs *column.FloatVectors, metric index.Metric) (Built, error) {
+					return rabitq.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
+				})
+			},
+			FileKey: "IVF_RABITQ",
+			Load:    func(r io.Reader) (Built, error) { return unwrap(rabitq.Unmarshal(r)) },
+		},
 		{Name: "EMB_LIST_HNSW", Family: Dense, Fields: []schemapb.DataType{schemapb.DataType_ArrayOfVector}},
 	}
 }
