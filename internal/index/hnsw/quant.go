@@ -90,4 +90,3 @@ func (c QuantConfig) validate(dim int) error {
 	}
 	return nil
 }
-

@@ -68,4 +68,3 @@ func Read(r *indexfile.Reader, f indexfile.Format, kind Kind, dim, m, nbits int,
 	}
 	return c, nil
 }
-

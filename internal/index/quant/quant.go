@@ -430,7 +430,6 @@ func (c *Store) Encode(ctx context.Context, vecs []float32, workers int) error {
 	return ctx.Err()
 }
 
-
 // Kind returns the store's encoding.
 func (c *Store) Kind() Kind { return c.kind }
 
