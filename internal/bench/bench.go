@@ -15,10 +15,12 @@ import (
 	"github.com/strata-db/strata/internal/index/flat"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/quant"
+	"github.com/strata-db/strata/internal/index/rabitq"
 )
 
 // Index types the benchmark builds. FLAT is the exact scan of package flat.
-var IndexTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "FLAT"}
+var IndexTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "IVF_RABITQ", "FLAT"}
 
 // graphTypes are the index types searched by ef: HNSW and its quantized
 // forms.
@@ -41,8 +43,8 @@ type Config struct {
 	Nlist, M, Nbits int
 	// SQType is HNSW_SQ's sq_type (SQ8, SQ6, FP16 or BF16).
 	SQType string
-	// RefineType, when set, gives HNSW_SQ and HNSW_PQ a refine store of
-	// that encoding (FP32, FP16, BF16, SQ8 or SQ6); RefineK is the
+	// RefineType, when set, gives HNSW_SQ, HNSW_PQ and IVF_RABITQ a refine
+	// store of that encoding (FP32, FP16, BF16, SQ8 or SQ6); RefineK is the
 	// refine_k of their searches (0 = 1).
 	RefineType string
 	RefineK    float64
@@ -214,6 +216,12 @@ func (c Config) Params(dim int) string {
 		return s
 	case "FLAT":
 		return "exact scan"
+	case "IVF_RABITQ":
+		s := fmt.Sprintf("nlist=%d", c.Nlist)
+		if c.RefineType != "" {
+			s += fmt.Sprintf(" refine_type=%s refine_k=%g", c.RefineType, max(c.RefineK, 1))
+		}
+		return s
 	}
 	cfg, err := c.ivfConfig(dim)
 	if err != nil {
@@ -314,6 +322,21 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		x, param = h, func(v int) index.SearchParams {
 			return index.SearchParams{Ef: max(v, cfg.K), RefineK: cfg.RefineK}
 		}
+	case "IVF_RABITQ":
+		rc := rabitq.Defaults()
+		rc.Nlist, rc.Workers = cfg.Nlist, cfg.HNSW.Workers
+		if cfg.RefineType != "" {
+			rt, ok := quant.ParseKind(cfg.RefineType)
+			if !ok {
+				return nil, fmt.Errorf("bench: invalid refine_type %q", cfg.RefineType)
+			}
+			rc.Refine, rc.RefineType = true, rt
+		}
+		r, err := rabitq.Build(ctx, ds.Base, ds.Dim, cfg.Metric, rc)
+		if err != nil {
+			return nil, err
+		}
+		x, param = r, func(v int) index.SearchParams { return index.SearchParams{Nprobe: v, RefineK: cfg.RefineK} }
 	case "FLAT":
 		f, err := flat.New(ds.Base, ds.Dim, cfg.Metric)
 		if err != nil {
@@ -354,8 +377,8 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		}
 	}
 
-	if cfg.Python != "" && (cfg.Index == "HNSW_SQ" || cfg.Index == "HNSW_PQ") {
-		res.CompareNote = "no reference library is run for quantized HNSW"
+	if cfg.Python != "" && (cfg.Index == "HNSW_SQ" || cfg.Index == "HNSW_PQ" || cfg.Index == "IVF_RABITQ") {
+		res.CompareNote = "no reference library is run for " + cfg.Index
 	} else if cfg.Python != "" {
 		cmp, note, err := compare(ctx, cfg, ds, truth, sweep, threads, logf)
 		if err != nil {
