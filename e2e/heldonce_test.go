@@ -67,6 +67,9 @@ func TestVectorsServedFromIndex(t *testing.T) {
 			"index_type": "HNSW_PQ", "metric_type": "L2", "m": "4", "nbits": "8", "refine": "true", "refine_type": "SQ8",
 		})},
 		{"IVF_RABITQ", index.NewIvfRabitQIndex(entity.L2, 8)},
+		{"IVF_RABITQ_FP32", index.NewGenericIndex("", map[string]string{
+			"index_type": "IVF_RABITQ", "metric_type": "L2", "nlist": "8", "refine": "true", "refine_type": "FP32",
+		})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			coll := "held_" + strings.ToLower(tc.name)

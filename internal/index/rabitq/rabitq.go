@@ -139,7 +139,20 @@ type Index struct {
 	pool sync.Pool // *scratch
 }
 
-var _ index.Index = (*Index)(nil)
+var (
+	_ index.Index      = (*Index)(nil)
+	_ index.RawVectors = (*Index)(nil)
+)
+
+// RawVectors implements index.RawVectors: an FP32 refine store holds the
+// vectors given to Build bit for bit under L2 and IP (normalised under
+// COSINE: then nil); without one the index keeps no exact copy (nil).
+func (x *Index) RawVectors() []float32 {
+	if x.metric == index.Cosine || x.rf == nil || x.rf.Kind() != quant.FP32 {
+		return nil
+	}
+	return x.rf.Vectors()
+}
 
 // Build returns an index over the len(vectors)/dim rows of vectors. It
 // returns ctx.Err() soon after ctx ends.

@@ -96,6 +96,12 @@ func TestRecall(t *testing.T) {
 			require.GreaterOrEqual(t, q4, full-0.1)
 			require.GreaterOrEqual(t, refined, 0.99)
 			require.LessOrEqual(t, one, refined)
+			require.Nil(t, x.RawVectors())
+			if m != index.Cosine {
+				require.Equal(t, data, r.RawVectors(), "an FP32 refine store holds the vectors bit for bit")
+			} else {
+				require.Nil(t, r.RawVectors())
+			}
 			q := queries[:tdim]
 			got, err := r.Search(q, 5, index.SearchParams{Nprobe: 16, RefineK: 5}, nil)
 			require.NoError(t, err)
