@@ -399,7 +399,7 @@ func parseRefineK(v any) (float64, error) {
 	switch v := v.(type) {
 	case float64:
 		if v < 1 {
-			return 0, errcode.Invalid("Out of range in json: param 'refine_k' (%v) should be in range [1, %g]", v, math.MaxFloat32)
+			return 0, errcode.Invalid("Out of range in json: param 'refine_k' (%v) should be in range [1, %.6g]", v, math.MaxFloat32)
 		}
 		return v, nil
 	case string:
