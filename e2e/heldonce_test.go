@@ -17,7 +17,9 @@ import (
 // in output_fields returns the inserted vectors bit for bit, whether the
 // sealed segment serves them from its index's stored vectors (HNSW under L2
 // and IP hold them once, with no decoded column) or from its column (FLAT
-// builds nothing; HNSW under COSINE, IVF_FLAT and IVF_SQ8 keep the column).
+// builds nothing; HNSW under COSINE, IVF_FLAT, IVF_SQ8, HNSW_SQ and HNSW_PQ
+// and IVF_RABITQ keep the column, unless an FP32 refine store holds the
+// vectors).
 // The rows include values a normalisation or quantisation would change
 // (tiny, huge, negative zero). Plain search, a filtered search, a range
 // search (scored exactly over the column) and a query by key are checked.
@@ -55,6 +57,19 @@ func TestVectorsServedFromIndex(t *testing.T) {
 		{"IVF_FLAT", index.NewIvfFlatIndex(entity.L2, 8)},
 		{"FLAT", index.NewFlatIndex(entity.L2)},
 		{"IVF_SQ8", index.NewIvfSQ8Index(entity.L2, 8)},
+		// Quantized graphs keep the column, except with an FP32 refine
+		// store, which holds the vectors bit for bit and serves them.
+		{"HNSW_SQ", index.NewGenericIndex("", map[string]string{"index_type": "HNSW_SQ", "metric_type": "L2", "sq_type": "SQ8"})},
+		{"HNSW_SQ_FP32", index.NewGenericIndex("", map[string]string{
+			"index_type": "HNSW_SQ", "metric_type": "L2", "sq_type": "FP16", "refine": "true", "refine_type": "FP32",
+		})},
+		{"HNSW_PQ", index.NewGenericIndex("", map[string]string{
+			"index_type": "HNSW_PQ", "metric_type": "L2", "m": "4", "nbits": "8", "refine": "true", "refine_type": "SQ8",
+		})},
+		{"IVF_RABITQ", index.NewIvfRabitQIndex(entity.L2, 8)},
+		{"IVF_RABITQ_FP32", index.NewGenericIndex("", map[string]string{
+			"index_type": "IVF_RABITQ", "metric_type": "L2", "nlist": "8", "refine": "true", "refine_type": "FP32",
+		})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			coll := "held_" + strings.ToLower(tc.name)

@@ -21,14 +21,18 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	cfg := bench.Defaults()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Index, "index", cfg.Index, "index type: "+strings.Join(bench.IndexTypes, ", "))
+	fs.StringVar(&cfg.Index, "index", cfg.Index, "index type: "+strings.Join(bench.IndexTypes, ", ")+
+		"; a comma-separated list runs each over the same data, TYPE+REFINE (HNSW_SQ+FP32) giving a refine_type")
 	metric := fs.String("metric", "L2", "metric: L2, IP or COSINE")
 	fs.IntVar(&cfg.K, "k", cfg.K, "neighbours per query (recall@k)")
 	fs.IntVar(&cfg.HNSW.M, "M", cfg.HNSW.M, "HNSW: links per node")
 	fs.IntVar(&cfg.HNSW.EfConstruction, "efConstruction", cfg.HNSW.EfConstruction, "HNSW: build candidate list size")
 	fs.IntVar(&cfg.Nlist, "nlist", cfg.Nlist, "IVF: number of lists")
 	fs.IntVar(&cfg.M, "m", cfg.M, "IVF_PQ: sub-quantizers (0 = dim/8 or the nearest divisor below)")
-	fs.IntVar(&cfg.Nbits, "nbits", cfg.Nbits, "IVF_PQ: bits per code")
+	fs.IntVar(&cfg.Nbits, "nbits", cfg.Nbits, "IVF_PQ, HNSW_PQ: bits per code")
+	fs.StringVar(&cfg.SQType, "sq_type", cfg.SQType, "HNSW_SQ: SQ8, SQ6, FP16 or BF16")
+	fs.StringVar(&cfg.RefineType, "refine_type", "", "HNSW_SQ, HNSW_PQ, IVF_RABITQ: refine store encoding (FP32, FP16, BF16, SQ8, SQ6; empty = no refine)")
+	fs.Float64Var(&cfg.RefineK, "refine_k", 0, "HNSW_SQ, HNSW_PQ, IVF_RABITQ: refine_k of the searches (0 = 1)")
 	sweep := fs.String("sweep", "", "comma-separated ef (HNSW) or nprobe (IVF) values (default: a power-of-two sweep)")
 	fs.IntVar(&cfg.Threads, "threads", 0, "searchers of the all-cores measurement (0 = GOMAXPROCS)")
 	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "timed passes per setting; the fastest counts")
@@ -88,9 +92,19 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := bench.Run(ctx, cfg, ds, logf)
-	if err != nil {
-		return err
+	for _, spec := range strings.Split(cfg.Index, ",") {
+		run := cfg
+		run.Index, run.RefineType, _ = strings.Cut(strings.TrimSpace(spec), "+")
+		if run.RefineType == "" {
+			run.RefineType = cfg.RefineType
+		}
+		res, err := bench.Run(ctx, run, ds, logf)
+		if err != nil {
+			return err
+		}
+		if err := res.Print(stdout); err != nil {
+			return err
+		}
 	}
-	return res.Print(stdout)
+	return nil
 }

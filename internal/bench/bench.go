@@ -16,10 +16,16 @@ import (
 	"github.com/strata-db/strata/internal/index/flat"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/quant"
+	"github.com/strata-db/strata/internal/index/rabitq"
 )
 
 // Index types the benchmark builds. FLAT is the exact scan of package flat.
-var IndexTypes = []string{"HNSW", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "FLAT"}
+var IndexTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "IVF_RABITQ", "FLAT"}
+
+// graphTypes are the index types searched by ef: HNSW and its quantized
+// forms.
+var graphTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ"}
 
 // Config describes one benchmark run.
 type Config struct {
@@ -32,8 +38,17 @@ type Config struct {
 	// HNSW holds the HNSW build parameters (M, EfConstruction).
 	HNSW hnsw.Config
 	// Nlist, M and Nbits are the IVF build parameters; M = 0 means dim/8
-	// (or the largest divisor of dim below it) for IVF_PQ.
+	// (or the largest divisor of dim below it) for IVF_PQ. M and Nbits are
+	// also HNSW_PQ's m and nbits (M = 0: dim/4, or the largest divisor of
+	// dim below it).
 	Nlist, M, Nbits int
+	// SQType is HNSW_SQ's sq_type (SQ8, SQ6, FP16 or BF16).
+	SQType string
+	// RefineType, when set, gives HNSW_SQ, HNSW_PQ and IVF_RABITQ a refine
+	// store of that encoding (FP32, FP16, BF16, SQ8 or SQ6); RefineK is the
+	// refine_k of their searches (0 = 1).
+	RefineType string
+	RefineK    float64
 	// Sweep lists the search parameter values to measure: ef for HNSW,
 	// nprobe for IVF. Empty selects DefaultSweep.
 	Sweep []int
@@ -54,7 +69,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Index: "HNSW", Metric: index.L2, K: 10, HNSW: hnsw.Defaults(),
-		Nlist: ivf.DefaultNlist, Nbits: ivf.DefaultNbits, Rounds: 3, Python: "python3",
+		Nlist: ivf.DefaultNlist, Nbits: ivf.DefaultNbits, SQType: "SQ8", Rounds: 3, Python: "python3",
 	}
 }
 
@@ -85,8 +100,8 @@ func (c Config) Validate() error {
 // Config.Sweep is empty: ef from k up to 512 for HNSW, powers of two up to
 // nlist for IVF, and the single value 1 for FLAT.
 func (c Config) DefaultSweep() []int {
-	switch c.Index {
-	case "HNSW":
+	switch {
+	case slices.Contains(graphTypes, c.Index):
 		out := []int{c.K}
 		for _, ef := range []int{16, 32, 64, 128, 256, 512} {
 			if ef > c.K {
@@ -94,7 +109,7 @@ func (c Config) DefaultSweep() []int {
 			}
 		}
 		return out
-	case "FLAT":
+	case c.Index == "FLAT":
 		return []int{1}
 	}
 	var out []int
@@ -107,10 +122,10 @@ func (c Config) DefaultSweep() []int {
 // SweepName is the name of the swept search parameter: ef, nprobe, or for
 // FLAT nq, the number of queries per Search call (always 1).
 func (c Config) SweepName() string {
-	switch c.Index {
-	case "HNSW":
+	switch {
+	case slices.Contains(graphTypes, c.Index):
 		return "ef"
-	case "FLAT":
+	case c.Index == "FLAT":
 		return "nq"
 	}
 	return "nprobe"
@@ -142,6 +157,35 @@ func (c Config) ivfConfig(dim int) (ivf.Config, error) {
 	return ivf.Config{}, fmt.Errorf("bench: %s is not an IVF index", c.Index)
 }
 
+// quantConfig returns the hnsw.QuantConfig of an HNSW_SQ or HNSW_PQ run
+// over dimension dim.
+func (c Config) quantConfig(dim int) (hnsw.QuantConfig, error) {
+	var q hnsw.QuantConfig
+	if c.Index == "HNSW_PQ" {
+		q = hnsw.QuantConfig{Kind: hnsw.PQ, M: c.M, Nbits: c.Nbits}
+		if q.M == 0 {
+			q.M = defaultM(dim * 2)
+			for dim%q.M != 0 {
+				q.M--
+			}
+		}
+	} else {
+		kind, ok := hnsw.ParseQuant(c.SQType)
+		if !ok || kind == hnsw.FP32 {
+			return q, fmt.Errorf("bench: invalid sq_type %q", c.SQType)
+		}
+		q.Kind = kind
+	}
+	if c.RefineType != "" {
+		rt, ok := hnsw.ParseQuant(c.RefineType)
+		if !ok {
+			return q, fmt.Errorf("bench: invalid refine_type %q", c.RefineType)
+		}
+		q.Refine, q.RefineType = true, rt
+	}
+	return q, nil
+}
+
 // defaultM returns dim/8 when 8 divides dim, else the largest divisor of
 // dim not above dim/8 (at least 1): one code byte per 8 floats or fewer.
 func defaultM(dim int) int {
@@ -158,8 +202,27 @@ func (c Config) Params(dim int) string {
 	switch c.Index {
 	case "HNSW":
 		return fmt.Sprintf("M=%d efConstruction=%d", c.HNSW.M, c.HNSW.EfConstruction)
+	case "HNSW_SQ", "HNSW_PQ":
+		q, err := c.quantConfig(dim)
+		if err != nil {
+			return err.Error()
+		}
+		s := fmt.Sprintf("M=%d efConstruction=%d sq_type=%v", c.HNSW.M, c.HNSW.EfConstruction, q.Kind)
+		if q.Kind == hnsw.PQ {
+			s = fmt.Sprintf("M=%d efConstruction=%d m=%d nbits=%d", c.HNSW.M, c.HNSW.EfConstruction, q.M, q.Nbits)
+		}
+		if q.Refine {
+			s += fmt.Sprintf(" refine_type=%v refine_k=%g", q.RefineType, max(c.RefineK, 1))
+		}
+		return s
 	case "FLAT":
 		return "exact scan"
+	case "IVF_RABITQ":
+		s := fmt.Sprintf("nlist=%d", c.Nlist)
+		if c.RefineType != "" {
+			s += fmt.Sprintf(" refine_type=%s refine_k=%g", c.RefineType, max(c.RefineK, 1))
+		}
+		return s
 	}
 	cfg, err := c.ivfConfig(dim)
 	if err != nil {
@@ -255,6 +318,33 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 			return nil, err
 		}
 		x, param = h, func(v int) index.SearchParams { return index.SearchParams{Ef: max(v, cfg.K)} }
+	case "HNSW_SQ", "HNSW_PQ":
+		hc := cfg.HNSW
+		if hc.Quant, err = cfg.quantConfig(ds.Dim); err != nil {
+			return nil, err
+		}
+		h, err := hnsw.Build(ctx, ds.Base, ds.Dim, cfg.Metric, hc)
+		if err != nil {
+			return nil, err
+		}
+		x, param = h, func(v int) index.SearchParams {
+			return index.SearchParams{Ef: max(v, cfg.K), RefineK: cfg.RefineK}
+		}
+	case "IVF_RABITQ":
+		rc := rabitq.Defaults()
+		rc.Nlist, rc.Workers = cfg.Nlist, cfg.HNSW.Workers
+		if cfg.RefineType != "" {
+			rt, ok := quant.ParseKind(cfg.RefineType)
+			if !ok {
+				return nil, fmt.Errorf("bench: invalid refine_type %q", cfg.RefineType)
+			}
+			rc.Refine, rc.RefineType = true, rt
+		}
+		r, err := rabitq.Build(ctx, ds.Base, ds.Dim, cfg.Metric, rc)
+		if err != nil {
+			return nil, err
+		}
+		x, param = r, func(v int) index.SearchParams { return index.SearchParams{Nprobe: v, RefineK: cfg.RefineK} }
 	case "FLAT":
 		f, err := flat.New(ds.Base, ds.Dim, cfg.Metric)
 		if err != nil {
@@ -295,7 +385,9 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		}
 	}
 
-	if cfg.Python != "" {
+	if cfg.Python != "" && (cfg.Index == "HNSW_SQ" || cfg.Index == "HNSW_PQ" || cfg.Index == "IVF_RABITQ") {
+		res.CompareNote = "no reference library is run for " + cfg.Index
+	} else if cfg.Python != "" {
 		cmp, note, err := compare(ctx, cfg, ds, truth, sweep, threads, logf)
 		if err != nil {
 			return nil, err

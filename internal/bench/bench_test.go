@@ -139,8 +139,13 @@ func TestRun(t *testing.T) {
 			require.Equal(t, cfg.DefaultSweep(), paramsOf(res.Rows))
 			last := res.Rows[len(res.Rows)-1]
 			floor := 0.95
-			if typ == "IVF_PQ" {
+			switch typ {
+			case "IVF_PQ":
 				floor = 0.5 // m=2 codes of 8 bits for 16 floats
+			case "HNSW_PQ":
+				floor = 0.6 // m=4 codes of 8 bits for 16 floats
+			case "IVF_RABITQ":
+				floor = 0.4 // 16 bits for 16 floats, no refine
 			}
 			require.GreaterOrEqual(t, last.Recall, floor)
 			if typ == "FLAT" || typ == "IVF_FLAT" {

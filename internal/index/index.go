@@ -106,6 +106,14 @@ type SearchParams struct {
 	// selects the index's default; IVF indexes reject values outside
 	// [1, nlist].
 	Nprobe int
+	// RefineK multiplies k for the candidates a quantized index with a
+	// refine store re-ranks with it (Milvus refine_k, >= 1; 0 selects 1).
+	// Other indexes ignore it.
+	RefineK float64
+	// QueryBits is IVF_RABITQ's rbq_bits_query: the query is quantized to
+	// that many bits per dimension (0, the default, keeps it exact). Other
+	// indexes ignore it.
+	QueryBits int
 	// Allowed, when positive, is the number of true entries of the allowed
 	// mask passed with these parameters, which a caller that keeps its mask
 	// knows; 0 makes an index that needs the number count it (AllowedCount).

@@ -109,6 +109,12 @@ type Search struct {
 	// Nprobe is the number of lists an IVF index scans (0 = the index's
 	// default).
 	Nprobe int
+	// RefineK multiplies TopK for the candidates a quantized index with a
+	// refine store (HNSW_SQ, HNSW_PQ) re-ranks (0 = 1).
+	RefineK float64
+	// RbqBitsQuery is IVF_RABITQ's rbq_bits_query, the bits per dimension
+	// of the quantized query (0 = exact).
+	RbqBitsQuery int
 	// Radius and RangeFilter bound the distance for range search (if HasRadius/HasRange).
 	Radius      float64
 	RangeFilter float64

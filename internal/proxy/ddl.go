@@ -534,8 +534,9 @@ func indexParams(kvs []*commonpb.KeyValuePair) (map[string]string, error) {
 
 // CreateIndex records an index on a field; the data coordinator then builds
 // it over every flushed segment (HNSW and AUTOINDEX build HNSW graphs,
-// IVF_FLAT, IVF_SQ8 and IVF_PQ inverted-file indexes, whose parameters are
-// checked here as Milvus does; other types are served by exact search).
+// HNSW_SQ and HNSW_PQ quantized ones, IVF_FLAT, IVF_SQ8, IVF_PQ and
+// IVF_RABITQ inverted-file indexes, whose parameters are checked here as
+// Milvus does; other types are served by exact search).
 func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
 	col, err := p.lookup(ctx, req.GetDbName(), req.GetCollectionName())
 	if err != nil {

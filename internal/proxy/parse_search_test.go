@@ -212,6 +212,13 @@ func TestParseSearchAccepts(t *testing.T) {
 			},
 		},
 		{
+			name: "quantized index search parameters", req: set("topk", "10", "params", `{"ef": 64, "refine_k": "2.5", "rbq_bits_query": 6}`),
+			check: func(t *testing.T, sp *searchPlan) {
+				require.InDelta(t, 2.5, sp.sreq.RefineK, 0)
+				require.Equal(t, 6, sp.sreq.RbqBitsQuery)
+			},
+		},
+		{
 			name: "hint iterative_filter", req: set("topk", "10", "hints", "iterative_filter", "params", `{"hints": "iterative_filter"}`),
 			check: func(t *testing.T, sp *searchPlan) { require.Equal(t, 10, sp.sreq.TopK) },
 		},
@@ -619,6 +626,11 @@ func TestParseSearchRefuses(t *testing.T) {
 			"Out of range in json: param 'dim_max_score_ratio' (2) should be in range [0.500000, 1.300000]",
 		},
 		{"refine_factor 0", nil, readEnv{}, set("topk", "10", "params", `{"refine_factor": 0}`), bad, "refine_factor 0 should be a positive integer"},
+		{"refine_k 0", nil, readEnv{}, set("topk", "10", "params", `{"refine_k": 0}`), bad, "Out of range in json: param 'refine_k' (0) should be in range [1, 3.40282e+38]"},
+		{"refine_k empty", nil, readEnv{}, set("topk", "10", "params", `{"refine_k": ""}`), bad, "invalid float value, key: 'refine_k', value: ''"},
+		{"refine_k bool", nil, readEnv{}, set("topk", "10", "params", `{"refine_k": true}`), bad, "Type conflict in json: param 'refine_k' (true) should be a number"},
+		{"rbq_bits_query 9", nil, readEnv{}, set("topk", "10", "params", `{"rbq_bits_query": 9}`), bad, "Out of range in json: param 'rbq_bits_query' (9) should be in range [0, 8]"},
+		{"rbq_bits_query null", nil, readEnv{}, set("topk", "10", "params", `{"rbq_bits_query": null}`), bad, "Type conflict in json: param 'rbq_bits_query' (null) should be integer"},
 		{"radius not a number", nil, readEnv{}, set("topk", "10", "params", `{"radius": "far"}`), bad, "radius far is not a number"},
 		{"range_filter not a number", nil, readEnv{}, set("topk", "10", "params", `{"range_filter": [1]}`), bad, "range_filter [1] is not a number"},
 		{

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -391,6 +392,27 @@ func parseGroupBy(col *catalog.Collection, params []*commonpb.KeyValuePair, iter
 	return nil
 }
 
+// parseRefineK reads the refine_k search parameter of a quantized index
+// with a refine store (HNSW_SQ, HNSW_PQ): a number, or a string holding
+// one, of at least 1, refused with Milvus's (knowhere's) wording.
+func parseRefineK(v any) (float64, error) {
+	switch v := v.(type) {
+	case float64:
+		if v < 1 {
+			return 0, errcode.Invalid("Out of range in json: param 'refine_k' (%v) should be in range [1, %.6g]", v, math.MaxFloat32)
+		}
+		return v, nil
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, errcode.Invalid("invalid float value, key: 'refine_k', value: '%s'", v)
+		}
+		return parseRefineK(f)
+	}
+	b, _ := json.Marshal(v)
+	return 0, errcode.Invalid("Type conflict in json: param 'refine_k' (%s) should be a number", b)
+}
+
 // parseIndexSearchParams reads the index search parameters of the
 // "params" JSON object into sreq: ef (at least k, the hits asked for),
 // nprobe, the sparse index's, and a range search's radius and range_filter
@@ -413,6 +435,24 @@ func parseIndexSearchParams(m map[string]any, field *schemapb.FieldSchema, k int
 			return errcode.Invalid("nprobe %v should be an integer in [1, 65536]", v)
 		}
 		sreq.Nprobe = int(f)
+	}
+	if v, found := m["refine_k"]; found {
+		f, err := parseRefineK(v)
+		if err != nil {
+			return err
+		}
+		sreq.RefineK = f
+	}
+	if v, found := m["rbq_bits_query"]; found {
+		f, ok := toFloat(v)
+		if !ok || f != float64(int(f)) {
+			b, _ := json.Marshal(v)
+			return errcode.Invalid("Type conflict in json: param 'rbq_bits_query' (%s) should be integer", b)
+		}
+		if f < 0 || f > 8 {
+			return errcode.Invalid("Out of range in json: param 'rbq_bits_query' (%d) should be in range [0, 8]", int(f))
+		}
+		sreq.RbqBitsQuery = int(f)
 	}
 	if err := parseSparseSearchParams(m, sreq); err != nil {
 		return err

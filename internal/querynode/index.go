@@ -47,7 +47,7 @@ func (a *attachedIndex) len() int {
 // search runs query q of req through the index, over the rows of mask
 // (nil = every row), allowed of them.
 func (a *attachedIndex) search(req *plan.Search, q int, mask []bool, allowed int) ([]index.Hit, error) {
-	p := index.SearchParams{Ef: req.Ef, Nprobe: req.Nprobe, Allowed: allowed}
+	p := index.SearchParams{Ef: req.Ef, Nprobe: req.Nprobe, RefineK: req.RefineK, QueryBits: req.RbqBitsQuery, Allowed: allowed}
 	if a.bin != nil {
 		return a.bin.SearchBinary(req.Binary[q], req.TopK, p, mask)
 	}

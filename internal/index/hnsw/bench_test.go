@@ -93,3 +93,35 @@ func BenchmarkMarshal(b *testing.B) { indextest.BenchmarkMarshal(b, benchIndex(b
 func BenchmarkUnmarshal(b *testing.B) {
 	indextest.BenchmarkUnmarshal(b, benchIndex(b), indextest.FromReader(Unmarshal))
 }
+
+// BenchmarkSearchQuant searches the L2 fixture's data (20,000×64) through
+// each encoding, without and with an FP32 refine store (refine_k 2), at
+// ef 64, next to BenchmarkSearch's float32 graph.
+func BenchmarkSearchQuant(b *testing.B) {
+	f := getFixture(b, index.L2)
+	for _, q := range []QuantConfig{
+		{Kind: SQ8},
+		{Kind: FP16},
+		{Kind: PQ, M: 16, Nbits: 8},
+		{Kind: SQ8, Refine: true, RefineType: FP32},
+		{Kind: PQ, M: 16, Nbits: 8, Refine: true, RefineType: FP32},
+	} {
+		x, err := Build(context.Background(), f.data, f.dim, index.L2, Config{M: 16, EfConstruction: 200, Seed: 7, Quant: q})
+		require.NoError(b, err)
+		name := q.Kind.String()
+		if q.Refine {
+			name += "+" + q.RefineType.String()
+		}
+		b.Run(name, func(b *testing.B) {
+			p := index.SearchParams{Ef: 64, RefineK: 2}
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := x.Search(f.query(i%fixQ), 10, p, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

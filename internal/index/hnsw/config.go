@@ -31,6 +31,9 @@ type Config struct {
 	// Workers is the number of goroutines inserting in parallel; 0 means
 	// runtime.GOMAXPROCS(0). Parallel builds are not deterministic.
 	Workers int
+	// Quant selects a quantized index (HNSW_SQ, HNSW_PQ): the zero value
+	// keeps float32 vectors (HNSW).
+	Quant QuantConfig
 }
 
 // Defaults returns the Milvus defaults: M=16, EfConstruction=200 (Milvus
@@ -78,6 +81,97 @@ func ParseParams(params map[string]string) (Config, error) {
 	if cfg.EfConstruction < MinEfConstruction || cfg.EfConstruction > MaxEfConstruction {
 		return Config{}, fmt.Errorf("hnsw: param 'efConstruction' (%d) should be in range [%d, %d]",
 			cfg.EfConstruction, MinEfConstruction, MaxEfConstruction)
+	}
+	return cfg, nil
+}
+
+// refineTypeNames lists the refine types in Milvus's error message.
+const refineTypeNames = "[sq4u, sq6, sq8, fp16, bf16, fp32, flat]"
+
+// parseRefine reads the refine and refine_type parameters shared by
+// HNSW_SQ and HNSW_PQ into q. refine is a boolean ("true", "false", any
+// case); refine_type is SQ6, SQ8, FP16, BF16, FP32 or FLAT (any case) and
+// takes effect only with refine true, which defaults it to FP32.
+func parseRefine(params map[string]string, q *QuantConfig) error {
+	if v, ok := params["refine"]; ok {
+		switch strings.ToLower(strings.Trim(v, `" `)) {
+		case "true":
+			q.Refine = true
+		case "false":
+		default:
+			return fmt.Errorf("hnsw: param 'refine' (%s) should be a boolean", v)
+		}
+	}
+	q.RefineType = FP32
+	if v, ok := params["refine_type"]; ok {
+		t, known := ParseQuant(strings.Trim(v, `"`))
+		if !known || strings.EqualFold(v, "SQ4U") {
+			return fmt.Errorf("hnsw: invalid refine type : %s, optional types are %s", v, refineTypeNames)
+		}
+		q.RefineType = t
+	}
+	return nil
+}
+
+// ParseSQParams reads the Milvus HNSW_SQ build parameters: those of HNSW
+// (M, efConstruction), sq_type (SQ6, SQ8, FP16 or BF16; default SQ8),
+// refine and refine_type. The errors are worded as Milvus words them.
+func ParseSQParams(params map[string]string) (Config, error) {
+	cfg, err := ParseParams(params)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Quant.Kind = SQ8
+	if v, ok := params["sq_type"]; ok {
+		t, known := ParseQuant(v)
+		if !known || t == FP32 {
+			return Config{}, fmt.Errorf("hnsw: invalid scalar quantizer type")
+		}
+		cfg.Quant.Kind = t
+	}
+	if err := parseRefine(params, &cfg.Quant); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Default HNSW_PQ parameters, as Milvus (knowhere) sets them.
+const (
+	// DefaultPQM is the default number of PQ sub-vectors, m.
+	DefaultPQM = 32
+	// DefaultPQNbits is the default PQ code width, nbits.
+	DefaultPQNbits = 8
+)
+
+// ParsePQParams reads the Milvus HNSW_PQ build parameters: those of HNSW,
+// m (default 32; it must divide dim when dim > 0), nbits (default 8),
+// refine and refine_type.
+func ParsePQParams(params map[string]string, dim int) (Config, error) {
+	cfg, err := ParseParams(params)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Quant = QuantConfig{Kind: PQ, M: DefaultPQM, Nbits: DefaultPQNbits}
+	for _, key := range []string{"m", "nbits"} {
+		v, ok := params[key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Trim(v, `" `))
+		if err != nil {
+			return Config{}, fmt.Errorf("hnsw: param '%s' (%q) should be an integer", key, v)
+		}
+		if key == "m" {
+			cfg.Quant.M = n
+		} else {
+			cfg.Quant.Nbits = n
+		}
+	}
+	if err := parseRefine(params, &cfg.Quant); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Quant.validate(dim); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }

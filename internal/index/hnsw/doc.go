@@ -49,9 +49,37 @@
 // whenever allowed^2 <= ef*M*n (see useBruteForce). A walk that ends with
 // fewer than min(k, allowed) results also falls back to the exact scan.
 //
+// # Quantized indexes (HNSW_SQ, HNSW_PQ)
+//
+// With Config.Quant set, Build builds the graph on the exact float32
+// vectors as above, then encodes them (quant.go) and drops the float32
+// copy: SQ8 and SQ6 (per-dimension minimum and scale over the rows, 256 or
+// 64 levels, one byte per dimension), FP16 and BF16 (two bytes per
+// dimension) or PQ (m sub-vectors, each replaced by the index of the
+// nearest of 2^nbits codewords trained by k-means on a sample; one byte
+// per sub-vector). Building on exact vectors gives the graph of plain HNSW,
+// so quantization costs only the accuracy of the distances a search
+// computes. A search prepares the query once per call (SQ: the query
+// offset by the minimum, or scaled for IP; PQ: the m×2^nbits table of
+// query-to-codeword distances, the asymmetric distance of faiss) and walks
+// the same graph scoring codes.
+//
+// With QuantConfig.Refine a second store keeps the vectors in RefineType
+// (FP32, FP16, BF16, SQ8 or SQ6). A search then collects
+// ceil(k×refine_k) candidates (SearchParams.RefineK, Milvus refine_k; ef is
+// raised to that many) by quantized distance, re-scores them with the
+// refine store and returns the best k, with the refined scores: exact
+// with FP32. Without a refine store, scores are quantized distances.
+//
+// A quantized index takes no rows after Build. RawVectors returns its FP32
+// refine store (the vectors bit for bit, except under COSINE) or nil, so a
+// sealed segment keeps its own column otherwise.
+//
 // # Serialized format
 //
 // Marshal writes a versioned little-endian format with a CRC-32C trailer; the
-// layout is documented next to Marshal in marshal.go. Unmarshal checks the
+// layout is documented next to Marshal in marshal.go, and that of a
+// quantized index (magic STRHNSWQ, read by UnmarshalQuantized) in
+// marshal_quant.go. Unmarshal checks the
 // checksum and every link, and wraps ErrCorrupt for malformed input.
 package hnsw

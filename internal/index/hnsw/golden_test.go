@@ -28,3 +28,23 @@ func TestMarshalGolden(t *testing.T) {
 	back := indextest.MarshalGolden(t, "l2.golden", x, indextest.FromReader(Unmarshal))
 	require.Equal(t, n, back.Len())
 }
+
+// TestMarshalQuantGolden pins the quantized format the same way: an SQ8
+// index with an FP16 refine store (both encodings are computed without
+// SIMD kernels, so the bytes do not depend on the machine).
+func TestMarshalQuantGolden(t *testing.T) {
+	const n, dim = 120, 8
+	rng := rand.New(rand.NewPCG(5, 6))
+	data := make([]float32, n*dim)
+	for i := range data {
+		data[i] = float32(rng.IntN(9) - 4)
+	}
+	x, err := Build(context.Background(), data, dim, index.L2, Config{
+		M: 4, EfConstruction: 16, Seed: 3, Workers: 1,
+		Quant: QuantConfig{Kind: SQ8, Refine: true, RefineType: FP16},
+	})
+	require.NoError(t, err)
+	back := indextest.MarshalGolden(t, "sq8_fp16_l2.golden", x, indextest.FromReader(UnmarshalQuantized))
+	require.Equal(t, n, back.Len())
+	require.Equal(t, x.Quant(), back.Quant())
+}

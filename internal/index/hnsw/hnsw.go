@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // maxLevelCap bounds node levels so that they fit the one-byte level field
@@ -50,6 +51,11 @@ type Index struct {
 	entry    int32 // entry point, -1 while empty
 	maxLevel int   // levels[entry]
 
+	// qz, when set, holds the quantized vectors the graph is searched
+	// with, and vecs is nil (see Config.Quant); rf, when set, is the
+	// refine store a search re-ranks its candidates with.
+	qz, rf *quant.Store
+
 	// Build-time state, only used inside Add.
 	locks   []sync.Mutex // one per node
 	entryMu sync.Mutex   // guards entry and maxLevel during Add
@@ -71,6 +77,9 @@ func New(dim int, metric index.Metric, cfg Config) (*Index, error) {
 		return nil, fmt.Errorf("hnsw: invalid metric %v", metric)
 	}
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Quant.validate(dim); err != nil {
 		return nil, err
 	}
 	x := &Index{
@@ -98,6 +107,11 @@ func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric,
 	if err := x.Add(ctx, vectors); err != nil {
 		return nil, err
 	}
+	if cfg.Quant.Kind != FP32 {
+		if err := x.quantize(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return x, nil
 }
 
@@ -124,12 +138,19 @@ func (x *Index) MemoryBytes() int64 {
 	b := int64(cap(x.vecs))*4 + int64(cap(x.levels)) + int64(cap(x.links0))*4 +
 		int64(cap(x.upper))*4 + int64(cap(x.upperOff))*8 +
 		int64(cap(x.locks))*int64(unsafe.Sizeof(sync.Mutex{}))
+	if x.qz != nil {
+		b += x.qz.MemoryBytes()
+	}
+	if x.rf != nil {
+		b += x.rf.MemoryBytes()
+	}
 	return b + int64(unsafe.Sizeof(*x))
 }
 
 // RawVectors implements index.RawVectors: the stored vectors, which are
 // the vectors given to Add bit for bit except under COSINE (normalised to
-// unit length; then nil).
+// unit length; then nil). A quantized index returns its FP32 refine store,
+// the only exact copy it keeps, or nil without one.
 func (x *Index) RawVectors() []float32 {
 	if x.metric == index.Cosine {
 		return nil
@@ -137,6 +158,12 @@ func (x *Index) RawVectors() []float32 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	n := x.n * x.dim
+	if x.qz != nil {
+		if x.rf == nil || x.rf.Kind() != FP32 {
+			return nil
+		}
+		return x.rf.Vectors()[:n:n]
+	}
 	return x.vecs[:n:n]
 }
 
@@ -202,6 +229,9 @@ const checkEvery = 64
 func (x *Index) Add(ctx context.Context, vectors []float32) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if x.qz != nil {
+		return fmt.Errorf("hnsw: a quantized index cannot take more rows")
 	}
 	if len(vectors)%x.dim != 0 {
 		return fmt.Errorf("hnsw: vector data length %d is not a multiple of dim %d", len(vectors), x.dim)

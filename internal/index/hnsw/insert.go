@@ -3,6 +3,8 @@ package hnsw
 import (
 	"slices"
 	"unsafe"
+
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // scratch is the per-goroutine working memory of a build worker or a
@@ -11,11 +13,13 @@ type scratch struct {
 	vis    visitedSet
 	cand   minHeap
 	res    maxHeap
-	nbuf   []uint32  // copy of a link block taken under its lock
-	sel    []item    // candidates sorted by distance, then selected links
-	layers [][]item  // the new node's selected links, per layer
-	prun   []item    // heuristic output when shrinking a neighbour
-	q      []float32 // normalised query (COSINE)
+	nbuf   []uint32    // copy of a link block taken under its lock
+	sel    []item      // candidates sorted by distance, then selected links
+	layers [][]item    // the new node's selected links, per layer
+	prun   []item      // heuristic output when shrinking a neighbour
+	q      []float32   // normalised query (COSINE)
+	qq, rq quant.Query // the query prepared for the quantized and refine stores
+	dists  []float32   // distances of a batch of neighbours (quantized)
 }
 
 func newScratch() *scratch { return &scratch{} }

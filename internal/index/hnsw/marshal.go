@@ -47,6 +47,9 @@ var format = indexfile.Format{Magic: "STRHNSW\x00", Version: 1, VersionSize: 4, 
 func (x *Index) Marshal(w io.Writer) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.qz != nil {
+		return x.marshalQuant(w)
+	}
 	bw := format.NewWriter(w)
 
 	// h holds the header after the envelope's magic and version; the

@@ -77,24 +77,44 @@ func (x *Index) search(q []float32, k int, params index.SearchParams, allowed []
 	if nAllowed == 0 {
 		return []index.Hit{}, nil
 	}
+	if x.qz != nil {
+		s.qq.Prepare(x.qz, q, x.ip)
+	}
+	kc := x.candidates(k, params.RefineK)
+	ef = max(ef, kc)
+	var items []item
 	if mode == modeBrute || (mode == modeAuto && x.useBruteForce(nAllowed, ef)) {
-		return x.bruteForce(q, k, allowed, s), nil
+		items = x.bruteForce(q, kc, allowed, s)
+	} else {
+		ep := uint32(x.entry)
+		cur := item{x.distTo(q, ep, s), ep}
+		for l := x.maxLevel; l > 0; l-- {
+			cur = x.greedy(q, cur, l, s)
+		}
+		x.searchBase(q, cur, ef, allowed, s)
+		if len(s.res) < min(k, nAllowed) {
+			// The walk found fewer rows than exist (a component unreachable
+			// from the entry point, or ef >= the allowed rows): be exact.
+			items = x.bruteForce(q, kc, allowed, s)
+		} else {
+			s.sel = append(s.sel[:0], s.res...)
+			slices.SortFunc(s.sel, cmpItem)
+			items = s.sel[:min(kc, len(s.sel))]
+		}
 	}
+	if x.rf != nil {
+		items = x.refine(q, items, s)
+	}
+	return x.hits(items[:min(k, len(items))]), nil
+}
 
-	ep := uint32(x.entry)
-	cur := item{x.dist(q, x.vec(ep)), ep}
-	for l := x.maxLevel; l > 0; l-- {
-		cur = x.greedy(q, cur, l)
+// distTo is the internal distance of node v to the query q: over the
+// quantized codes (with q prepared in s.qq) or the float32 vectors.
+func (x *Index) distTo(q []float32, v uint32, s *scratch) float32 {
+	if x.qz != nil {
+		return s.qq.Dist(v)
 	}
-	x.searchBase(q, cur, ef, allowed, s)
-	if len(s.res) < min(k, nAllowed) {
-		// The walk found fewer rows than exist (a component unreachable
-		// from the entry point, or ef >= the allowed rows): be exact.
-		return x.bruteForce(q, k, allowed, s), nil
-	}
-	s.sel = append(s.sel[:0], s.res...)
-	slices.SortFunc(s.sel, cmpItem)
-	return x.hits(s.sel[:min(k, len(s.sel))]), nil
+	return x.dist(q, x.vec(v))
 }
 
 // useBruteForce is the cost model for filtered searches. An unfiltered walk
@@ -118,12 +138,12 @@ func (x *Index) useBruteForce(nAllowed, ef int) bool {
 
 // greedy walks layer l (>= 1) from cur towards q until no neighbour is
 // closer. It takes no locks: searches never overlap Add.
-func (x *Index) greedy(q []float32, cur item, l int) item {
+func (x *Index) greedy(q []float32, cur item, l int, s *scratch) item {
 	for changed := true; changed; {
 		changed = false
 		b := x.block(cur.id, l)
 		for _, v := range b[1 : 1+b[0]] {
-			if d := x.dist(q, x.vec(v)); d < cur.d {
+			if d := x.distTo(q, v, s); d < cur.d {
 				cur = item{d, v}
 				changed = true
 			}
@@ -141,6 +161,11 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 	cand, res := s.cand[:0], s.res[:0]
 	links, stride := x.links0, x.maxM0+1
 	vecs, dim := x.vecs, x.dim
+	var codes []byte
+	csize := 0
+	if x.qz != nil {
+		codes, csize = x.qz.Data(), x.qz.Size()
+	}
 
 	vis[ep.id] = gen
 	cand.push(ep)
@@ -165,11 +190,27 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 			}
 			vis[v] = gen
 			nb = append(nb, v)
-			prefetch(unsafe.Pointer(&vecs[int(v)*dim]))
+			if codes != nil {
+				prefetch(unsafe.Pointer(&codes[int(v)*csize]))
+			} else if vecs != nil {
+				prefetch(unsafe.Pointer(&vecs[int(v)*dim]))
+			}
 		}
-		for _, v := range nb {
-			vo := int(v) * dim
-			it := item{x.dist(q, vecs[vo:vo+dim:vo+dim]), v}
+		if x.qz != nil {
+			if cap(s.dists) < len(nb) {
+				s.dists = make([]float32, len(nb))
+			}
+			s.dists = s.dists[:len(nb)]
+			s.qq.DistMany(nb, s.dists)
+		}
+		for i, v := range nb {
+			var it item
+			if x.qz != nil {
+				it = item{s.dists[i], v}
+			} else {
+				vo := int(v) * dim
+				it = item{x.dist(q, vecs[vo:vo+dim:vo+dim]), v}
+			}
 			if len(res) < ef || before(it, res[0]) {
 				cand.push(it)
 				if allowed == nil || allowed[v] {
@@ -190,14 +231,15 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 	s.cand, s.res, s.nbuf = cand, res, nb
 }
 
-// bruteForce scores every allowed row and returns the exact k best.
-func (x *Index) bruteForce(q []float32, k int, allowed []bool, s *scratch) []index.Hit {
+// bruteForce scores every allowed row and returns the k best, best first
+// (exact for a float32 index; by quantized distance otherwise).
+func (x *Index) bruteForce(q []float32, k int, allowed []bool, s *scratch) []item {
 	res := s.res[:0]
 	for id := range x.n {
 		if allowed != nil && !allowed[id] {
 			continue
 		}
-		it := item{x.dist(q, x.vec(uint32(id))), uint32(id)}
+		it := item{x.distTo(q, uint32(id), s), uint32(id)}
 		if len(res) < k {
 			res.push(it)
 		} else if before(it, res[0]) {
@@ -207,7 +249,7 @@ func (x *Index) bruteForce(q []float32, k int, allowed []bool, s *scratch) []ind
 	s.res = res
 	s.sel = append(s.sel[:0], res...)
 	slices.SortFunc(s.sel, cmpItem)
-	return x.hits(s.sel)
+	return s.sel
 }
 
 // hits converts sorted items into Milvus-scored hits.

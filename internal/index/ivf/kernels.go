@@ -148,3 +148,17 @@ func pqInner(a, t, out []float32) {
 	}
 	scanImpl.pqInner(a, t, out)
 }
+
+// SQ8L2 sets out[i] = sum_j (q[j] - scale[j]*codes[i*len(q)+j])^2 for the
+// len(out) rows of len(q) code bytes in codes: the squared L2 distance of
+// each row, decoded as minimum + scale*code, to the query when q is the
+// query minus the per-dimension minimum. It runs the dispatched IVF_SQ8
+// row kernel (AVX-512 or AVX2 where the CPU has it), exported for the
+// scalar-quantized graphs of package hnsw.
+func SQ8L2(q, scale []float32, codes []byte, out []float32) { sq8L2(q, scale, codes, out) }
+
+// SQ8Dot sets out[i] = sum_j q[j]*codes[i*len(q)+j] for the len(out) rows
+// of len(q) code bytes in codes: with q the query times the per-dimension
+// scale, the inner product of the decoded row with the query less
+// <query, minimum>. It runs the dispatched IVF_SQ8 row kernel.
+func SQ8Dot(q []float32, codes []byte, out []float32) { sq8Dot(q, codes, out) }

@@ -451,3 +451,15 @@ func splitEmpty(cent []float32, dim int, sizes []int, rng *rand.Rand) {
 		sizes[src] -= sizes[c]
 	}
 }
+
+// KMeans clusters the len(data)/dim rows of data into k centroids under
+// squared L2 and returns them row-major: random seeding from the rows, then
+// iterations Lloyd iterations, on workers goroutines (0 = all cores). It is
+// the trainer of this package's inverted lists and product quantizers,
+// exported for the product quantizers of other index packages (hnsw's
+// HNSW_PQ). The result depends only on the arguments, never on workers.
+// It returns ctx.Err() soon after ctx ends.
+func KMeans(ctx context.Context, data []float32, dim, k, iterations, workers int, seed uint64) ([]float32, error) {
+	cfg := Config{Init: InitRandom, Iterations: iterations, Workers: workers}
+	return kmeans(ctx, data, dim, k, cfg, rand.New(rand.NewPCG(seed, 0x1bf5_8fe3_d2c1_a06b)))
+}

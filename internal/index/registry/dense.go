@@ -12,6 +12,7 @@ import (
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
+	"github.com/strata-db/strata/internal/index/rabitq"
 )
 
 // HNSWFileKey is the file key of an HNSW index file, which HNSW and
@@ -28,11 +29,42 @@ var (
 	embListFields = slices.Concat(denseFields, []schemapb.DataType{schemapb.DataType_ArrayOfVector})
 	hnswFields    = slices.Concat(embListFields, []schemapb.DataType{schemapb.DataType_Int8Vector})
 	denseMetrics  = []string{"L2", "IP", "COSINE"}
+	sqFields      = slices.Concat(denseFields, []schemapb.DataType{schemapb.DataType_Int8Vector})
 )
 
+// quantHNSWType is a quantized HNSW index type (HNSW_SQ, HNSW_PQ): an HNSW
+// graph searched over quantized vectors, with an optional refine store.
+// parse reads its build parameters (dim is the field's, 0 when unknown).
+// Its file key is its name.
+func quantHNSWType(name string, fields []schemapb.DataType, parse func(params map[string]string, dim int) (hnsw.Config, error)) *Type {
+	return &Type{
+		Name: name, Family: Dense, Fields: fields, Metrics: denseMetrics, SearchParams: []string{"ef", "refine_k"},
+		ParseParams: func(f *schemapb.FieldSchema, params map[string]string) error {
+			dim, _ := column.Dim(f)
+			if _, err := parse(params, dim); err != nil {
+				// Milvus words knowhere's refusal as merr's invalid parameter.
+				return fmt.Errorf("%w: invalid parameter", err)
+			}
+			return nil
+		},
+		Build: func(ctx context.Context, c column.Column, params map[string]string) (Built, error) {
+			return buildDense(c, params, func(vecs *column.FloatVectors, metric index.Metric) (Built, error) {
+				cfg, err := parse(params, vecs.Dim)
+				if err != nil {
+					return nil, err
+				}
+				return hnsw.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
+			})
+		},
+		FileKey: name,
+		Load:    func(r io.Reader) (Built, error) { return unwrap(hnsw.UnmarshalQuantized(r)) },
+	}
+}
+
 // denseTypes are the index types of float (and half-precision and int8)
-// vectors. FLAT, DISKANN, SCANN and IVF_RABITQ are accepted and served by
-// exact search.
+// vectors. FLAT, DISKANN and SCANN are accepted and served by
+// exact search. HNSW_SQ and HNSW_PQ build quantized HNSW graphs,
+// IVF_RABITQ inverted lists of RaBitQ codes.
 func denseTypes() []*Type {
 	ivfType := func(name string, fields []schemapb.DataType) *Type {
 		return &Type{
@@ -72,9 +104,33 @@ func denseTypes() []*Type {
 			Load:     func(r io.Reader) (Built, error) { return unwrap(hnsw.Unmarshal(r)) },
 			Mappable: true,
 		},
+		quantHNSWType("HNSW_SQ", sqFields, func(params map[string]string, _ int) (hnsw.Config, error) {
+			return hnsw.ParseSQParams(params)
+		}),
+		quantHNSWType("HNSW_PQ", denseFields, hnsw.ParsePQParams),
 		{Name: "DISKANN", Family: Dense, Fields: embListFields, Metrics: denseMetrics},
 		{Name: "SCANN", Family: Dense, Fields: denseFields, Metrics: denseMetrics},
-		{Name: "IVF_RABITQ", Family: Dense, Fields: denseFields, Metrics: denseMetrics},
+		{
+			Name: "IVF_RABITQ", Family: Dense, Fields: denseFields, Metrics: denseMetrics,
+			SearchParams: []string{"nprobe", "rbq_bits_query", "refine_k"},
+			ParseParams: func(_ *schemapb.FieldSchema, params map[string]string) error {
+				if _, err := rabitq.ParseParams(params); err != nil {
+					return fmt.Errorf("%w: invalid parameter", err)
+				}
+				return nil
+			},
+			Build: func(ctx context.Context, c column.Column, params map[string]string) (Built, error) {
+				cfg, err := rabitq.ParseParams(params)
+				if err != nil {
+					return nil, err
+				}
+				return buildDense(c, params, func(vecs *column.FloatVectors, metric index.Metric) (Built, error) {
+					return rabitq.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
+				})
+			},
+			FileKey: "IVF_RABITQ",
+			Load:    func(r io.Reader) (Built, error) { return unwrap(rabitq.Unmarshal(r)) },
+		},
 		{Name: "EMB_LIST_HNSW", Family: Dense, Fields: []schemapb.DataType{schemapb.DataType_ArrayOfVector}},
 	}
 }

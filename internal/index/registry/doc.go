@@ -16,7 +16,8 @@
 // {part}/{seg}/{key} (storage.IndexFileKey), whose last path element, the
 // file key, names the decoder. File keys are durable: a key once written
 // must keep loading. They are the names of the types built: HNSW (also what
-// AUTOINDEX builds on dense vectors; see HNSWFileKey), IVF_FLAT, IVF_SQ8,
+// AUTOINDEX builds on dense vectors; see HNSWFileKey), HNSW_SQ, HNSW_PQ
+// (hnsw's quantized format), IVF_RABITQ, IVF_FLAT, IVF_SQ8,
 // IVF_PQ, BIN_IVF_FLAT, SPARSE_INVERTED_INDEX, SPARSE_WAND, INVERTED,
 // STL_SORT, BITMAP, Trie and RTREE. docs/format/binlog.md lists them with
 // their formats.

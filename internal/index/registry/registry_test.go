@@ -142,8 +142,8 @@ func TestLookupResolveAuto(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	require.Equal(t, []string{"BIN_FLAT", "BIN_IVF_FLAT", "AUTOINDEX"}, Names(schemapb.DataType_BinaryVector))
-	require.Equal(t, []string{"HNSW", "AUTOINDEX"}, Names(schemapb.DataType_Int8Vector))
-	require.Equal(t, []string{"FLAT", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "HNSW", "DISKANN", "SCANN", "IVF_RABITQ", "AUTOINDEX"},
+	require.Equal(t, []string{"HNSW", "HNSW_SQ", "AUTOINDEX"}, Names(schemapb.DataType_Int8Vector))
+	require.Equal(t, []string{"FLAT", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "HNSW", "HNSW_SQ", "HNSW_PQ", "DISKANN", "SCANN", "IVF_RABITQ", "AUTOINDEX"},
 		Names(schemapb.DataType_FloatVector))
 	require.Equal(t, Names(schemapb.DataType_FloatVector), Names(schemapb.DataType_Float16Vector))
 	require.Equal(t, []string{"FLAT", "IVF_FLAT", "HNSW", "DISKANN", "EMB_LIST_HNSW", "AUTOINDEX"}, Names(schemapb.DataType_ArrayOfVector))
@@ -190,6 +190,18 @@ func TestParseParams(t *testing.T) {
 		{"HNSW", f32, map[string]string{"M": "1"}, "param 'M' (1) should be in range [2, 2048]"},
 		{"HNSW", f32, map[string]string{"M": "x"}, "param 'M' (\"x\") should be an integer"},
 		{"HNSW", f32, map[string]string{"efConstruction": "0"}, "param 'efConstruction' (0) should be in range"},
+		{"HNSW_SQ", f32, map[string]string{"sq_type": "SQ6", "refine": "true", "refine_type": "BF16"}, ""},
+		{"HNSW_SQ", f32, map[string]string{"sq_type": "FP32"}, "invalid scalar quantizer type: invalid parameter"},
+		{"HNSW_SQ", f32, map[string]string{"refine_type": "INT8"}, "invalid refine type : INT8, optional types are"},
+		{"HNSW_SQ", f32, map[string]string{"refine": "1"}, "param 'refine' (1) should be a boolean: invalid parameter"},
+		{"HNSW_SQ", f32, map[string]string{"M": "2049"}, "param 'M' (2049) should be in range [2, 2048]"},
+		{"HNSW_PQ", f32, map[string]string{"m": "4", "nbits": "8", "refine": "true"}, ""},
+		{"HNSW_PQ", f32, map[string]string{}, "not a multiple of m(32)"},
+		{"HNSW_PQ", f32, map[string]string{"m": "3"}, "not a multiple of m(3)"},
+		{"HNSW_PQ", f32, map[string]string{"m": "4", "nbits": "0"}, "param 'nbits' (0) should be in range [1, 16]"},
+		{"IVF_RABITQ", f32, map[string]string{"nlist": "64", "refine": "true", "refine_type": "SQ6"}, ""},
+		{"IVF_RABITQ", f32, map[string]string{"nlist": "65537"}, "param 'nlist' (65537) should be in range [1, 65536]"},
+		{"IVF_RABITQ", f32, map[string]string{"refine_type": "PQ"}, "invalid refine type : PQ, optional types are [sq6, sq8, fp16, bf16, fp32, flat]: invalid parameter"},
 		{"IVF_FLAT", f32, map[string]string{"nlist": `"64"`}, ""},
 		{"IVF_FLAT", f32, map[string]string{"nlist": "0"}, "nlist"},
 		{"IVF_PQ", f32, map[string]string{"m": "4", "nbits": "8"}, ""},
@@ -337,7 +349,8 @@ func TestBuildMarshalLoadSearch(t *testing.T) {
 }
 
 // checkSearch runs one query through a loaded index: a row's own vector
-// finds that row first (dense and binary; IVF_PQ within its top 10), the
+// finds that row first (dense and binary; IVF_PQ and IVF_RABITQ, 1-bit
+// codes without refine, within their top 10), the
 // best sparse hit is the exact best inner product, and filter indexes mark
 // the rows that match.
 func (fx fixture) checkSearch(t *testing.T, tp *Type, x Built) {
@@ -351,7 +364,7 @@ func (fx fixture) checkSearch(t *testing.T, tp *Type, x Built) {
 		for i, h := range hits {
 			rows[i] = h.Row
 		}
-		if tp.Name == "IVF_PQ" {
+		if tp.Name == "IVF_PQ" || tp.Name == "IVF_RABITQ" {
 			require.Contains(t, rows, int32(q))
 			return
 		}
@@ -413,6 +426,14 @@ func TestParseParamsAgreesWithBuild(t *testing.T) {
 		{"HNSW", f32, fx.floats, map[string]string{"M": "sixteen"}},
 		{"HNSW", f16, fx.f16, map[string]string{"M": `"4"`}},
 		{"HNSW", i8, fx.int8s, map[string]string{"efConstruction": `"32"`}},
+		{"HNSW_SQ", f32, fx.floats, map[string]string{"sq_type": "SQ8", "refine": "true"}},
+		{"HNSW_SQ", f16, fx.f16, map[string]string{"sq_type": "BF16", "refine_type": "SQ8", "refine": `"true"`}},
+		{"HNSW_SQ", i8, fx.int8s, map[string]string{"sq_type": "SQ6"}},
+		{"HNSW_SQ", f32, fx.floats, map[string]string{"sq_type": "INT8"}},
+		{"HNSW_PQ", f32, fx.floats, map[string]string{"m": "2", "nbits": "4", "refine": "true", "refine_type": "FP16"}},
+		{"HNSW_PQ", f32, fx.floats, map[string]string{"m": "3"}},
+		{"IVF_RABITQ", f32, fx.floats, map[string]string{"nlist": "4", "refine": "true", "refine_type": "BF16"}},
+		{"IVF_RABITQ", f16, fx.f16, map[string]string{"nlist": "0"}},
 		{"IVF_FLAT", f32, fx.floats, map[string]string{"nlist": `"8"`}},
 		{"IVF_SQ8", f16, fx.f16, map[string]string{"nlist": "0"}},
 		{"IVF_PQ", f32, fx.floats, map[string]string{"nlist": "4", "m": `"2"`}},
@@ -459,6 +480,8 @@ func TestDurableFileKeys(t *testing.T) {
 	require.Equal(t, "HNSW", HNSWFileKey)
 	for _, tc := range []struct{ key, file string }{
 		{"HNSW", "hnsw/testdata/l2.golden"},
+		{"HNSW_SQ", "hnsw/testdata/sq8_fp16_l2.golden"},
+		{"IVF_RABITQ", "rabitq/testdata/l2.golden"},
 		{"IVF_FLAT", "ivf/testdata/flat_l2.golden"},
 		{"IVF_SQ8", "ivf/testdata/sq8_ip.golden"},
 		{"IVF_PQ", "ivf/testdata/pq_l2.golden"},
@@ -486,7 +509,7 @@ func TestDurableFileKeys(t *testing.T) {
 	}
 	slices.Sort(keys)
 	require.Equal(t, []string{
-		"BIN_IVF_FLAT", "BITMAP", "HNSW", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_SQ8", "RTREE",
+		"BIN_IVF_FLAT", "BITMAP", "HNSW", "HNSW_PQ", "HNSW_SQ", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_RABITQ", "IVF_SQ8", "RTREE",
 		"SPARSE_INVERTED_INDEX", "SPARSE_WAND", "STL_SORT", "Trie",
 	}, keys, "file keys are durable: add, never rename")
 }

@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/milvus-io/milvus/client/v2/entity"
+	"github.com/milvus-io/milvus/client/v2/index"
+	"github.com/milvus-io/milvus/client/v2/milvusclient"
+	"github.com/stretchr/testify/require"
+)
+
+// quantIndex is a quantized HNSW index definition through the Go SDK's
+// generic index (the SDK has no HNSW_SQ or HNSW_PQ constructor).
+func quantIndex(it string, kv ...string) index.Index {
+	params := map[string]string{"index_type": it, "metric_type": "L2", "M": "16", "efConstruction": "100"}
+	for i := 0; i < len(kv); i += 2 {
+		params[kv[i]] = kv[i+1]
+	}
+	return index.NewGenericIndex("", params)
+}
+
+// TestQuantizedIndexPipeline builds HNSW_SQ, HNSW_PQ and IVF_RABITQ, with
+// and without a refine store, over a flushed segment through the Go SDK: the file is
+// written under the type's file key, the collection loads, and recall@10
+// against brute force (3,000 uniform random 8-d rows, 20 queries, ef 64,
+// nprobe 16 = every list) clears the encoding's floor. With a refine store, refine_k 4 re-ranks
+// with the refine vectors, which must lift PQ's recall; the index still
+// answers the same after a restart (the file loads back).
+func TestQuantizedIndexPipeline(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		idx     index.Index
+		floor   float64 // at ef 64, refine_k 1
+		refined float64 // at ef 64, refine_k 4 (0: no refine store)
+		restart bool
+	}{
+		{"HNSW_SQ", quantIndex("HNSW_SQ", "sq_type", "SQ8"), 0.9, 0, true},
+		{"HNSW_SQ", quantIndex("HNSW_SQ", "sq_type", "BF16", "refine", "true", "refine_type", "FP32"), 0.9, 0.98, false},
+		{"HNSW_PQ", quantIndex("HNSW_PQ", "m", "4", "nbits", "8"), 0.5, 0, false},
+		{"HNSW_PQ", quantIndex("HNSW_PQ", "m", "4", "nbits", "8", "refine", "true", "refine_type", "SQ8"), 0.5, 0.9, true},
+		// 8-d uniform rows keep 8 bits each, one byte of 32: RaBitQ's worst
+		// case (measured 0.265, 0.71 re-ranking 40 candidates).
+		{"IVF_RABITQ", index.NewIvfRabitQIndex(entity.L2, 16), 0.2, 0, false},
+		{"IVF_RABITQ", quantIndex("IVF_RABITQ", "nlist", "16", "refine", "true", "refine_type", "FP32"), 0.2, 0.65, true},
+	} {
+		t.Run(fmt.Sprintf("%s/%v", tc.name, tc.idx.Params()["refine_type"]), func(t *testing.T) {
+			dir := t.TempDir()
+			s := startServer(t, dir)
+			c := s.client(t)
+			ctx := ctxT(t)
+			coll := strings.ToLower(tc.name)
+			require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
+			rng := rand.New(rand.NewPCG(5, 5))
+			ms := genMovies(0, 3000, rng)
+			_, err := c.Insert(ctx, insertOption(coll, ms))
+			require.NoError(t, err)
+			live := map[int64]movie{}
+			for _, m := range ms {
+				live[m.id] = m
+			}
+			ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+			require.NoError(t, err)
+			require.NoError(t, ft.Await(ctx))
+
+			it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", tc.idx))
+			require.NoError(t, err)
+			require.NoError(t, it.Await(ctx))
+			desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vector"))
+			require.NoError(t, err)
+			require.EqualValues(t, 3000, desc.IndexedRows)
+			require.Equal(t, tc.name, desc.Params()["index_type"])
+
+			var files []string
+			require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, p)
+				}
+				return err
+			}))
+			require.Len(t, files, 1)
+			require.True(t, strings.HasSuffix(files[0], "/"+tc.name), files[0])
+
+			lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+			require.NoError(t, err)
+			require.NoError(t, lt.Await(ctx))
+
+			qrng := rand.New(rand.NewPCG(9, 9))
+			queries := make([][]float32, 20)
+			for q := range queries {
+				queries[q] = genMovies(50000+q, 1, qrng)[0].vec
+			}
+			recall := func(params string) float64 {
+				hit := 0
+				for _, qv := range queries {
+					rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector(qv)}).
+						WithConsistencyLevel(entity.ClStrong).WithSearchParam("params", params))
+					require.NoError(t, err)
+					require.Equal(t, 10, rs[0].ResultCount)
+					want := map[int64]bool{}
+					for _, id := range bruteForce(live, qv, 10) {
+						want[id] = true
+					}
+					for i := range rs[0].ResultCount {
+						id, _ := rs[0].IDs.GetAsInt64(i)
+						if want[id] {
+							hit++
+						}
+					}
+				}
+				return float64(hit) / float64(10*len(queries))
+			}
+			plain, refined := recall(`{"ef": 64, "nprobe": 16}`), recall(`{"ef": 64, "nprobe": 16, "refine_k": 4}`)
+			t.Logf("%s %v recall@10 ef=64: %.3f, refine_k=4: %.3f", tc.name, tc.idx.Params(), plain, refined)
+			require.GreaterOrEqual(t, plain, tc.floor)
+			if tc.refined > 0 {
+				require.GreaterOrEqual(t, refined, tc.refined)
+				require.GreaterOrEqual(t, refined, plain)
+			} else {
+				require.InDelta(t, plain, refined, 1e-9, "refine_k does nothing without a refine store")
+			}
+
+			q := entity.FloatVector(queries[0])
+			for p, want := range map[string]string{
+				`{"refine_k": 0}`:       "Out of range in json",
+				`{"refine_k": true}`:    "Type conflict in json",
+				`{"refine_k": ""}`:      "invalid float value",
+				`{"ef": 5}`:             "ef(5) should be larger than k(10)",
+				`{"rbq_bits_query": 9}`: "Out of range in json: param 'rbq_bits_query' (9) should be in range [0, 8]",
+			} {
+				_, err = c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{q}).WithSearchParam("params", p))
+				require.ErrorContains(t, err, want, p)
+			}
+			// A range search runs over the index too.
+			rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{q}).
+				WithConsistencyLevel(entity.ClStrong).WithSearchParam("params", `{"ef": 64, "radius": 0.5, "range_filter": 0}`))
+			require.NoError(t, err)
+			for i := range rs[0].ResultCount {
+				require.LessOrEqual(t, rs[0].Scores[i], float32(0.5))
+			}
+
+			if tc.restart {
+				s.stop()
+				s = startServer(t, dir)
+				c = s.client(t)
+				require.InDelta(t, refined, recall(`{"ef": 64, "nprobe": 16, "refine_k": 4}`), 1e-9)
+			}
+		})
+	}
+}
+
+// TestQuantizedIndexParams: CreateIndex rejects HNSW_SQ, HNSW_PQ and
+// IVF_RABITQ parameters as Milvus does, before anything is built.
+func TestQuantizedIndexParams(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client(t)
+	ctx := ctxT(t)
+	const coll = "quantparams"
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
+	for _, tc := range []struct {
+		idx index.Index
+		err string
+	}{
+		{quantIndex("HNSW_SQ", "sq_type", "FP32"), "invalid scalar quantizer type"},
+		{quantIndex("HNSW_SQ", "refine", "test"), "should be a boolean"},
+		{quantIndex("HNSW_SQ", "refine_type", "INT8"), "invalid refine type : INT8, optional types are [sq4u, sq6, sq8, fp16, bf16, fp32, flat]"},
+		{quantIndex("HNSW_SQ", "M", "2049"), "param 'M' (2049) should be in range [2, 2048]"},
+		{quantIndex("HNSW_PQ", "m", "3"), "not a multiple of m(3)"},
+		{quantIndex("HNSW_PQ", "m", "4", "nbits", "17"), "param 'nbits' (17) should be in range [1, 16]"},
+		{quantIndex("IVF_RABITQ", "nlist", "65537"), "param 'nlist' (65537) should be in range [1, 65536]"},
+		{quantIndex("IVF_RABITQ", "refine_type", "PQ"), "invalid refine type : PQ, optional types are [sq6, sq8, fp16, bf16, fp32, flat]"},
+	} {
+		_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", tc.idx))
+		require.ErrorContains(t, err, tc.err)
+	}
+}
