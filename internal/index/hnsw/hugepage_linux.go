@@ -1,0 +1,37 @@
+package hnsw
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// hugePage is the size of a transparent huge page on the platforms Strata
+// runs on (x86-64 and arm64 with 4 KiB base pages).
+const hugePage = 2 << 20
+
+// adviseHuge asks the kernel to back the 2 MiB-aligned part of s with
+// transparent huge pages and to collapse the pages already there. A graph
+// walk reads vectors and link blocks at random across arrays of hundreds
+// of megabytes; with 4 KiB pages nearly every read also misses the TLB
+// (a page walk per vector), with 2 MiB pages the TLB covers the arrays.
+// It is a hint: errors (an older kernel, THP disabled) change nothing.
+func adviseHuge[T any](s []T) {
+	if len(s) == 0 {
+		return
+	}
+	size := uintptr(len(s)) * unsafe.Sizeof(s[0])
+	if size < 2*hugePage {
+		return
+	}
+	base := unsafe.Pointer(unsafe.SliceData(s))
+	skip := (hugePage - uintptr(base)%hugePage) % hugePage
+	n := (size - skip) &^ (hugePage - 1)
+	if n == 0 {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(base, skip)), n)
+	if unix.Madvise(b, unix.MADV_HUGEPAGE) == nil {
+		_ = unix.Madvise(b, unix.MADV_COLLAPSE)
+	}
+}
