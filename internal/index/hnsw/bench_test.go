@@ -59,11 +59,11 @@ func BenchmarkFilteredSearch(b *testing.B) {
 		for i := range allowed {
 			allowed[i] = rng.Float64() < frac
 		}
-		auto := [...]string{modeGraph: "graph", modeTwoHop: "twohop", modeBrute: "brute"}[f.idx.plan(true, index.AllowedCount(allowed, fixN, index.SearchParams{}), ef)]
+		auto := [...]string{modeGraph: "graph", modeBrute: "brute"}[f.idx.plan(true, index.AllowedCount(allowed, fixN, index.SearchParams{}), ef)]
 		for _, m := range []struct {
 			name string
 			mode searchMode
-		}{{"graph", modeGraph}, {"twohop", modeTwoHop}, {"brute", modeBrute}} {
+		}{{"graph", modeGraph}, {"brute", modeBrute}} {
 			b.Run(fmt.Sprintf("allowed=%.0f%%/auto=%s/%s", frac*100, auto, m.name), func(b *testing.B) {
 				i := 0
 				for b.Loop() {

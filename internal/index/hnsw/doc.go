@@ -41,17 +41,17 @@
 //
 // # Filtered search
 //
-// With an allowed mask Search picks one of three paths (see plan): the
-// exact scan of the allowed rows when few are allowed, the two-hop walk
-// (searchBaseTwoHop, after ACORN-1) for a filter that keeps a minority of
-// the rows, and otherwise the plain walk, which expands disallowed nodes
-// too (they route the search) but admits only allowed nodes to the result
-// list. Both walks do not stop before they hold ef allowed nodes, so they
-// return k hits whenever k rows are allowed; a walk that ends with fewer
-// than min(k, allowed) results falls back to the exact scan. The scan reads
-// the mask eight rows at a time and prefetches the allowed rows' vectors.
+// With an allowed mask the layer-0 walk expands disallowed nodes too (they
+// route the search) but admits only allowed nodes to the result list, and it
+// does not stop before it holds ef allowed nodes, so it returns k hits
+// whenever k rows are allowed. When few rows are allowed this walk visits
+// most of the graph, so Search scans the allowed rows exactly instead when
+// the cost model says the scan is cheaper (see plan). A walk that ends with
+// fewer than min(k, allowed) results also falls back to the exact scan. The
+// scan reads the mask eight rows at a time and prefetches the allowed rows'
+// vectors.
 //
-// # Memory
+// # Huge pages
 //
 // The vectors and layer-0 links are read at random by every walk; Build
 // and Unmarshal ask Linux for transparent huge pages under them (a hint,

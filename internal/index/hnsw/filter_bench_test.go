@@ -105,7 +105,7 @@ func BenchmarkFilteredClustered(b *testing.B) {
 		for _, m := range []struct {
 			name string
 			mode searchMode
-		}{{"auto", modeAuto}, {"graph", modeGraph}, {"twohop", modeTwoHop}, {"brute", modeBrute}} {
+		}{{"auto", modeAuto}, {"graph", modeGraph}, {"brute", modeBrute}} {
 			b.Run(fmt.Sprintf("allowed=%d%%/%s", pct, m.name), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()

@@ -12,7 +12,6 @@ type scratch struct {
 	cand   minHeap
 	res    maxHeap
 	nbuf   []uint32  // copy of a link block taken under its lock
-	hop    []uint32  // rejected neighbours the two-hop walk looks through
 	sel    []item    // candidates sorted by distance, then selected links
 	layers [][]item  // the new node's selected links, per layer
 	prun   []item    // heuristic output when shrinking a neighbour

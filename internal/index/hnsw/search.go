@@ -18,10 +18,9 @@ const DefaultEf = 64
 type searchMode int
 
 const (
-	modeAuto   searchMode = iota // pick by the cost model in plan
-	modeGraph                    // always walk the graph, scoring every neighbour
-	modeTwoHop                   // always walk the graph through allowed rows only
-	modeBrute                    // always scan the allowed rows
+	modeAuto  searchMode = iota // pick by the cost model in plan
+	modeGraph                   // always walk the graph
+	modeBrute                   // always scan the allowed rows
 )
 
 // Search returns the k nearest rows to q, best first (ties by ascending
@@ -92,11 +91,7 @@ func (x *Index) search(q []float32, k int, params index.SearchParams, allowed []
 	for l := x.maxLevel; l > 0; l-- {
 		cur = x.greedy(q, cur, l)
 	}
-	if mode == modeTwoHop && allowed != nil {
-		x.searchBaseTwoHop(q, cur, ef, allowed, s)
-	} else {
-		x.searchBase(q, cur, ef, allowed, s)
-	}
+	x.searchBase(q, cur, ef, allowed, s)
 	if len(s.res) < min(k, nAllowed) {
 		// The walk found fewer rows than exist (a component unreachable
 		// from the entry point, or ef >= the allowed rows): be exact.
@@ -107,22 +102,11 @@ func (x *Index) search(q []float32, k int, params index.SearchParams, allowed []
 	return x.hits(s.sel[:min(k, len(s.sel))]), nil
 }
 
-// The fractions of allowed rows between which plan picks the two-hop walk.
-// Below twoHopMinFraction the two-hop walk loses recall (0.985 against the
-// plain walk's 0.997 at 10 % on the clustered benchmark: the allowed rows
-// reachable in two hops fall apart into pieces); above twoHopMaxFraction
-// enough neighbours are allowed that the plain walk, reading fewer
-// link blocks, is as cheap and finds more (at 50 %: 0.999 against 0.989). In between the two walks find the same rows.
-const (
-	twoHopMinFraction = 0.15
-	twoHopMaxFraction = 0.35
-)
-
-// plan is the cost model for a search: the exact scan, the plain graph
-// walk or the two-hop walk (see searchBaseTwoHop).
+// plan is the cost model for a search: the exact scan of the allowed rows
+// or the graph walk.
 //
 // With a fraction p = allowed/n of the rows allowed, a walk with list size
-// ef must expand about ef allowed nodes; the plain walk reaches one per
+// ef must expand about ef allowed nodes; the walk reaches one per
 // 1/p nodes it scores, so it scores about ef·M0·max(1, 1/(p·M0)) rows, each
 // with a link block, heap work and a random vector fetch. The exact scan
 // scores every allowed row with none of that, about four times cheaper per
@@ -142,9 +126,6 @@ func (x *Index) plan(filtered bool, nAllowed, ef int) searchMode {
 	graphCost := float64(ef) * m0 * max(1, 1/(p*m0))
 	if float64(nAllowed) <= 4*graphCost {
 		return modeBrute
-	}
-	if p >= twoHopMinFraction && p <= twoHopMaxFraction {
-		return modeTwoHop
 	}
 	return modeGraph
 }
@@ -223,90 +204,6 @@ func (x *Index) searchBase(q []float32, ep item, ef int, allowed []bool, s *scra
 	s.cand, s.res, s.nbuf = cand, res, nb
 }
 
-// searchBaseTwoHop is the beam search on layer 0 for a filtered search,
-// in the manner of ACORN-1 (Patel et al., SIGMOD 2024): only allowed rows
-// are scored and become candidates. Expanding node c gathers its allowed
-// neighbours and, for each disallowed neighbour, that neighbour's allowed
-// neighbours (two hops), up to maxM0 rows, so the walk moves through the
-// allowed subgraph without spending distance computations or heap work on
-// the rows the filter rejects. The entry point routes the walk even when
-// it is disallowed. It leaves in s.res the (up to) ef closest allowed rows
-// it finds.
-func (x *Index) searchBaseTwoHop(q []float32, ep item, ef int, allowed []bool, s *scratch) {
-	s.vis.reset(x.n)
-	vis, gen := s.vis.marks[:x.n], s.vis.gen
-	cand, res := s.cand[:0], s.res[:0]
-	links, stride := x.links0, x.maxM0+1
-	vecs, dim := x.vecs, x.dim
-	limit := twoHopLimit * x.maxM0
-
-	vis[ep.id] = gen
-	cand.push(ep)
-	if allowed[ep.id] {
-		res.push(ep)
-	}
-	nb := s.nbuf[:0]
-	for len(cand) > 0 {
-		c := cand.pop()
-		if len(res) >= ef && before(res[0], c) {
-			break
-		}
-		o := int(c.id) * stride
-		b := links[o : o+stride]
-		// First the allowed neighbours, then the allowed neighbours of
-		// the rejected ones, closest first (link blocks are kept in order
-		// of selection), until limit rows are gathered.
-		nb, hop := nb[:0], s.hop[:0]
-		for _, v := range b[1 : 1+b[0]] {
-			if vis[v] == gen {
-				continue
-			}
-			vis[v] = gen
-			if allowed[v] {
-				nb = append(nb, v)
-				prefetch(unsafe.Pointer(&vecs[int(v)*dim]))
-			} else {
-				hop = append(hop, v)
-			}
-		}
-	gather:
-		for _, v := range hop {
-			if len(nb) >= limit {
-				break
-			}
-			o2 := int(v) * stride
-			b2 := links[o2 : o2+stride]
-			for _, w := range b2[1 : 1+b2[0]] {
-				if vis[w] == gen || !allowed[w] {
-					continue
-				}
-				vis[w] = gen
-				nb = append(nb, w)
-				prefetch(unsafe.Pointer(&vecs[int(w)*dim]))
-				if len(nb) >= limit {
-					break gather
-				}
-			}
-		}
-		s.hop = hop
-		for _, v := range nb {
-			vo := int(v) * dim
-			it := item{x.dist(q, vecs[vo:vo+dim:vo+dim]), v}
-			if len(res) < ef {
-				cand.push(it)
-				res.push(it)
-			} else if before(it, res[0]) {
-				cand.push(it)
-				res.replaceTop(it)
-			}
-		}
-		if len(cand) > 0 {
-			prefetch(unsafe.Pointer(&links[int(cand[0].id)*stride]))
-		}
-	}
-	s.cand, s.res, s.nbuf = cand, res, nb
-}
-
 // bruteForce scores every allowed row and returns the exact k best. With
 // a filter it reads the mask eight rows at a time, skipping runs of
 // rejected rows, and starts loading a batch of allowed rows' vectors before
@@ -360,10 +257,6 @@ func (x *Index) bruteForce(q []float32, k int, allowed []bool, s *scratch) []ind
 	slices.SortFunc(s.sel, cmpItem)
 	return x.hits(s.sel)
 }
-
-// twoHopLimit bounds the rows one expansion of the two-hop walk scores,
-// in multiples of M0.
-const twoHopLimit = 1
 
 // prefetchRow starts loading every cache line of row id's vector.
 func (x *Index) prefetchRow(id uint32) {
