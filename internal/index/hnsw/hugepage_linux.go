@@ -15,18 +15,14 @@ const hugePage = 2 << 20
 // walk reads vectors and link blocks at random across arrays of hundreds
 // of megabytes; with 4 KiB pages nearly every read also misses the TLB
 // (a page walk per vector), with 2 MiB pages the TLB covers the arrays.
-// It is a hint: errors (an older kernel, THP disabled) change nothing.
+// It is a hint: errors (an older kernel, THP disabled, no free huge page)
+// change nothing.
 func adviseHuge[T any](s []T) {
 	if len(s) == 0 {
 		return
 	}
-	size := uintptr(len(s)) * unsafe.Sizeof(s[0])
-	if size < 2*hugePage {
-		return
-	}
 	base := unsafe.Pointer(unsafe.SliceData(s))
-	skip := (hugePage - uintptr(base)%hugePage) % hugePage
-	n := (size - skip) &^ (hugePage - 1)
+	skip, n := hugeSpan(uintptr(base), uintptr(len(s))*unsafe.Sizeof(s[0]))
 	if n == 0 {
 		return
 	}
@@ -34,4 +30,18 @@ func adviseHuge[T any](s []T) {
 	if unix.Madvise(b, unix.MADV_HUGEPAGE) == nil {
 		_ = unix.Madvise(b, unix.MADV_COLLAPSE)
 	}
+}
+
+// hugeSpan returns the whole huge pages inside the size bytes at addr, as
+// an offset from addr and a length (0 when there are fewer than two: a
+// small array gains nothing).
+func hugeSpan(addr, size uintptr) (skip, n uintptr) {
+	if size < 2*hugePage {
+		return 0, 0
+	}
+	skip = (hugePage - addr%hugePage) % hugePage
+	if skip >= size {
+		return 0, 0
+	}
+	return skip, (size - skip) &^ (hugePage - 1)
 }
