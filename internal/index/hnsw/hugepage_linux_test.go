@@ -28,7 +28,7 @@ func TestHugeSpan(t *testing.T) {
 	}
 }
 
-// TestAdviseHugeKeepsData checks that advising (and collapsing) the pages
+// TestAdviseHugeKeepsData checks that advising the pages
 // under an array in use leaves its contents as they were.
 func TestAdviseHugeKeepsData(t *testing.T) {
 	s := make([]float32, 3*hugePage/4+123)
