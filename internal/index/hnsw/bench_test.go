@@ -48,7 +48,7 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 // BenchmarkFilteredSearch compares the filtered graph walk with the exact
-// scan at several allowed fractions, to check the useBruteForce cost model
+// scan at several allowed fractions, to check the plan cost model
 // (the mode it would pick is in the name).
 func BenchmarkFilteredSearch(b *testing.B) {
 	f := getFixture(b, index.L2)
@@ -59,10 +59,7 @@ func BenchmarkFilteredSearch(b *testing.B) {
 		for i := range allowed {
 			allowed[i] = rng.Float64() < frac
 		}
-		auto := "graph"
-		if f.idx.useBruteForce(index.AllowedCount(allowed, fixN, index.SearchParams{}), ef) {
-			auto = "brute"
-		}
+		auto := [...]string{modeGraph: "graph", modeBrute: "brute"}[f.idx.plan(true, index.AllowedCount(allowed, fixN, index.SearchParams{}), ef)]
 		for _, m := range []struct {
 			name string
 			mode searchMode

@@ -45,9 +45,17 @@
 // route the search) but admits only allowed nodes to the result list, and it
 // does not stop before it holds ef allowed nodes, so it returns k hits
 // whenever k rows are allowed. When few rows are allowed this walk visits
-// most of the graph, so Search scans the allowed rows exactly instead
-// whenever allowed^2 <= ef*M*n (see useBruteForce). A walk that ends with
-// fewer than min(k, allowed) results also falls back to the exact scan.
+// most of the graph, so Search scans the allowed rows exactly instead when
+// the cost model says the scan is cheaper (see plan). A walk that ends with
+// fewer than min(k, allowed) results also falls back to the exact scan. The
+// scan reads the mask eight rows at a time and prefetches the allowed rows'
+// vectors.
+//
+// # Huge pages
+//
+// The vectors and layer-0 links are read at random by every walk; Build
+// and Unmarshal ask Linux for transparent huge pages under them (a hint,
+// see adviseHuge) so that those reads do not also miss the TLB.
 //
 // # Quantized indexes (HNSW_SQ, HNSW_PQ)
 //

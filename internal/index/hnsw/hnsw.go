@@ -112,7 +112,15 @@ func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric,
 			return nil, err
 		}
 	}
+	x.adviseHuge()
 	return x, nil
+}
+
+// adviseHuge asks for huge pages under the arrays a search reads at
+// random: the vectors and the layer-0 link blocks.
+func (x *Index) adviseHuge() {
+	adviseHuge(x.vecs)
+	adviseHuge(x.links0)
 }
 
 // Len returns the number of indexed vectors.

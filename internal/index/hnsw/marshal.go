@@ -161,6 +161,7 @@ func unmarshal(rd io.Reader) (*Index, error) {
 	if err := x.checkLinks(linkOff, upperOff); err != nil {
 		return nil, err
 	}
+	x.adviseHuge()
 	return x, nil
 }
 
