@@ -101,25 +101,42 @@ func unmarshal(rd io.Reader) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	x, err := readGraph(format, r, h, Config{}, func(x *Index, n uint64) (err error) {
+		x.vecs, err = r.Float32s(n * uint64(x.dim))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.adviseHuge()
+	return x, nil
+}
+
+// readGraph reads what the float and the quantized formats share: the
+// header fields at offsets 12–63 (metric, dim, M, efConstruction, seed, row
+// count, entry point, upper-layer size), the levels, then, after rows reads
+// the format's own per-row data, the links. cfg carries the header fields a
+// format adds (the encoding); f words the errors.
+func readGraph(f indexfile.Format, r *indexfile.Reader, h []byte, cfg Config, rows func(x *Index, n uint64) error) (*Index, error) {
 	le := binary.LittleEndian
 	metric := index.Metric(le.Uint32(h[12:]))
 	dim := le.Uint32(h[16:])
-	cfg := Config{M: int(le.Uint32(h[20:])), EfConstruction: int(le.Uint32(h[24:])), Seed: le.Uint64(h[32:])}
+	cfg.M, cfg.EfConstruction, cfg.Seed = int(le.Uint32(h[20:])), int(le.Uint32(h[24:])), le.Uint64(h[32:])
 	n := le.Uint64(h[40:])
 	entry := int64(le.Uint64(h[48:]))
 	upperWords := le.Uint64(h[56:])
 	if dim == 0 || dim > 1<<20 {
-		return nil, format.ErrorAt(16, "dim %d", dim)
+		return nil, f.ErrorAt(16, "dim %d", dim)
 	}
 	x, err := New(int(dim), metric, cfg)
 	if err != nil {
-		return nil, format.ErrorAt(12, "%v", err)
+		return nil, f.ErrorAt(12, "%v", err)
 	}
 	if n > math.MaxInt32 {
-		return nil, format.ErrorAt(40, "row count %d", n)
+		return nil, f.ErrorAt(40, "row count %d", n)
 	}
 	if (n == 0 && entry != -1) || (n > 0 && (entry < 0 || uint64(entry) >= n)) {
-		return nil, format.ErrorAt(48, "entry point %d with %d rows", entry, n)
+		return nil, f.ErrorAt(48, "entry point %d with %d rows", entry, n)
 	}
 
 	lv, err := r.Next(int(n))
@@ -134,10 +151,10 @@ func unmarshal(rd io.Reader) (*Index, error) {
 		want += uint64(l) * uint64(x.maxM+1)
 	}
 	if want != upperWords {
-		return nil, format.ErrorAt(56, "upper-layer size %d, levels imply %d", upperWords, want)
+		return nil, f.ErrorAt(56, "upper-layer size %d, levels imply %d", upperWords, want)
 	}
 
-	if x.vecs, err = r.Float32s(n * uint64(dim)); err != nil {
+	if err := rows(x, n); err != nil {
 		return nil, err
 	}
 
@@ -161,7 +178,6 @@ func unmarshal(rd io.Reader) (*Index, error) {
 	if err := x.checkLinks(linkOff, upperOff); err != nil {
 		return nil, err
 	}
-	x.adviseHuge()
 	return x, nil
 }
 

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 
-	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/indexfile"
 	"github.com/strata-db/strata/internal/index/quant"
 )
@@ -123,74 +121,21 @@ func unmarshalQuant(rd io.Reader) (*Index, error) {
 		return nil, err
 	}
 	le := binary.LittleEndian
-	metric := index.Metric(le.Uint32(h[12:]))
-	dim := le.Uint32(h[16:])
-	cfg := Config{M: int(le.Uint32(h[20:])), EfConstruction: int(le.Uint32(h[24:])), Seed: le.Uint64(h[32:])}
-	n := le.Uint64(h[40:])
-	entry := int64(le.Uint64(h[48:]))
-	upperWords := le.Uint64(h[56:])
 	kind, refine := Quant(h[64]), h[65]
-	cfg.Quant = QuantConfig{Kind: kind, M: int(le.Uint32(h[68:])), Nbits: int(le.Uint32(h[72:]))}
+	q := QuantConfig{Kind: kind, M: int(le.Uint32(h[68:])), Nbits: int(le.Uint32(h[72:]))}
 	if refine != noRefine {
-		cfg.Quant.Refine, cfg.Quant.RefineType = true, Quant(refine)
+		q.Refine, q.RefineType = true, Quant(refine)
 	}
 	if kind == FP32 {
 		return nil, quantFormat.ErrorAt(64, "encoding %d", kind)
 	}
-	if dim == 0 || dim > 1<<20 {
-		return nil, quantFormat.ErrorAt(16, "dim %d", dim)
-	}
-	x, err := New(int(dim), metric, cfg)
-	if err != nil {
-		return nil, quantFormat.ErrorAt(12, "%v", err)
-	}
-	if n > math.MaxInt32 {
-		return nil, quantFormat.ErrorAt(40, "row count %d", n)
-	}
-	if (n == 0 && entry != -1) || (n > 0 && (entry < 0 || uint64(entry) >= n)) {
-		return nil, quantFormat.ErrorAt(48, "entry point %d with %d rows", entry, n)
-	}
-	lv, err := r.Next(int(n))
-	if err != nil {
-		return nil, err
-	}
-	x.levels = append([]uint8(nil), lv...)
-	x.upperOff = make([]int, n)
-	var want uint64
-	for i, l := range x.levels {
-		x.upperOff[i] = int(want)
-		want += uint64(l) * uint64(x.maxM+1)
-	}
-	if want != upperWords {
-		return nil, quantFormat.ErrorAt(56, "upper-layer size %d, levels imply %d", upperWords, want)
-	}
-	q := cfg.Quant
-	if x.qz, err = quant.Read(r, quantFormat, q.Kind, int(dim), q.M, q.Nbits, n); err != nil {
-		return nil, err
-	}
-	if q.Refine {
-		if x.rf, err = quant.Read(r, quantFormat, q.RefineType, int(dim), 0, 0, n); err != nil {
-			return nil, err
+	return readGraph(quantFormat, r, h, Config{Quant: q}, func(x *Index, n uint64) (err error) {
+		if x.qz, err = quant.Read(r, quantFormat, q.Kind, x.dim, q.M, q.Nbits, n); err != nil {
+			return err
 		}
-	}
-	linkOff := r.Offset()
-	if x.links0, err = r.Words(n * uint64(x.maxM0+1)); err != nil {
-		return nil, err
-	}
-	upperOff := r.Offset()
-	if x.upper, err = r.Words(upperWords); err != nil {
-		return nil, err
-	}
-	if err := r.Close(); err != nil {
-		return nil, err
-	}
-	x.n = int(n)
-	x.entry = int32(entry)
-	if n > 0 {
-		x.maxLevel = int(x.levels[entry])
-	}
-	if err := x.checkLinks(linkOff, upperOff); err != nil {
-		return nil, err
-	}
-	return x, nil
+		if q.Refine {
+			x.rf, err = quant.Read(r, quantFormat, q.RefineType, x.dim, 0, 0, n)
+		}
+		return err
+	})
 }
