@@ -98,7 +98,7 @@ func EncodeSearch(s *plan.Search) (*querynodev1.SearchRequest, error) {
 		Radius: optional(s.Radius, s.HasRadius), RangeFilter: optional(s.RangeFilter, s.HasRange),
 		After:          optional(s.After, s.HasAfter),
 		GroupByFieldId: s.GroupByField, GroupSize: int64(s.GroupSize), StrictGroupSize: s.StrictGroupSize,
-		NullQueries: s.NullQueries,
+		NullQueries: s.NullQueries, RefineK: s.RefineK, RbqBitsQuery: int64(s.RbqBitsQuery),
 	}
 	if s.BM25 != nil {
 		m.Bm25 = &querynodev1.BM25{K1: s.BM25.K1, B: s.BM25.B}
@@ -123,7 +123,7 @@ func DecodeSearch(m *querynodev1.SearchRequest) (*plan.Search, error) {
 		Radius: m.GetRadius(), HasRadius: m.Radius != nil, RangeFilter: m.GetRangeFilter(), HasRange: m.RangeFilter != nil,
 		After: m.GetAfter(), HasAfter: m.After != nil,
 		GroupByField: m.GetGroupByFieldId(), GroupSize: int(m.GetGroupSize()), StrictGroupSize: m.GetStrictGroupSize(),
-		NullQueries: m.GetNullQueries(),
+		NullQueries: m.GetNullQueries(), RefineK: m.GetRefineK(), RbqBitsQuery: int(m.GetRbqBitsQuery()),
 	}
 	if b := m.GetBm25(); b != nil {
 		s.BM25 = &plan.BM25{K1: b.GetK1(), B: b.GetB()}

@@ -953,7 +953,12 @@ type SearchRequest struct {
 	StrictGroupSize bool  `protobuf:"varint,20,opt,name=strict_group_size,json=strictGroupSize,proto3" json:"strict_group_size,omitempty"`
 	// null_queries[q] marks query q as having no hits (a search by primary
 	// key whose row has a null vector).
-	NullQueries   []bool `protobuf:"varint,21,rep,packed,name=null_queries,json=nullQueries,proto3" json:"null_queries,omitempty"`
+	NullQueries []bool `protobuf:"varint,21,rep,packed,name=null_queries,json=nullQueries,proto3" json:"null_queries,omitempty"`
+	// refine_k multiplies top_k for the candidates a quantized index with a
+	// refine store re-ranks (Milvus refine_k; 0 = 1).
+	RefineK float64 `protobuf:"fixed64,22,opt,name=refine_k,json=refineK,proto3" json:"refine_k,omitempty"`
+	// rbq_bits_query is IVF_RABITQ's query quantization in bits (0 = exact).
+	RbqBitsQuery  int64 `protobuf:"varint,23,opt,name=rbq_bits_query,json=rbqBitsQuery,proto3" json:"rbq_bits_query,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1133,6 +1138,20 @@ func (x *SearchRequest) GetNullQueries() []bool {
 		return x.NullQueries
 	}
 	return nil
+}
+
+func (x *SearchRequest) GetRefineK() float64 {
+	if x != nil {
+		return x.RefineK
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetRbqBitsQuery() int64 {
+	if x != nil {
+		return x.RbqBitsQuery
+	}
+	return 0
 }
 
 // Floats is one float vector (or embedding list, vectors back to back).
@@ -1420,7 +1439,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"$\n" +
 	"\x04BM25\x12\x0e\n" +
 	"\x02k1\x18\x01 \x01(\x01R\x02k1\x12\f\n" +
-	"\x01b\x18\x02 \x01(\x01R\x01b\"\x93\x06\n" +
+	"\x01b\x18\x02 \x01(\x01R\x01b\"\xd4\x06\n" +
 	"\rSearchRequest\x12-\n" +
 	"\x04read\x18\x01 \x01(\v2\x19.strata.querynode.v1.ReadR\x04read\x12\x19\n" +
 	"\bfield_id\x18\x02 \x01(\x03R\afieldId\x12\x16\n" +
@@ -1444,7 +1463,9 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\n" +
 	"group_size\x18\x13 \x01(\x03R\tgroupSize\x12*\n" +
 	"\x11strict_group_size\x18\x14 \x01(\bR\x0fstrictGroupSize\x12!\n" +
-	"\fnull_queries\x18\x15 \x03(\bR\vnullQueriesB\t\n" +
+	"\fnull_queries\x18\x15 \x03(\bR\vnullQueries\x12\x19\n" +
+	"\brefine_k\x18\x16 \x01(\x01R\arefineK\x12$\n" +
+	"\x0erbq_bits_query\x18\x17 \x01(\x03R\frbqBitsQueryB\t\n" +
 	"\a_radiusB\x0f\n" +
 	"\r_range_filterB\b\n" +
 	"\x06_after\"\x1c\n" +
