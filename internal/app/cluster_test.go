@@ -3,14 +3,23 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/strata-db/strata/internal/errcode"
 
 	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/membership"
@@ -117,6 +126,29 @@ func TestStandaloneOnEtcdJoinsAndFailsOver(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	require.NoError(t, resp.Body.Close())
 
+	// The standby's API port answers at once, over gRPC and REST, that it
+	// is not ready (and who leads) instead of leaving clients to wait.
+	conn, err := grpc.NewClient(b.srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	api := milvuspb.NewMilvusServiceClient(conn)
+	callCtx, callCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer callCancel()
+	_, err = api.CheckHealth(callCtx, &milvuspb.CheckHealthRequest{})
+	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, fmt.Sprintf("node %d at %s leads", da.Cluster.NodeID, a.srv.Addr()))
+	rresp, err := http.Post("http://"+b.srv.Addr()+"/v2/vectordb/collections/list", "application/json", strings.NewReader("{}"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusServiceUnavailable, rresp.StatusCode)
+	var body struct {
+		Code    int32  `json:"code"`
+		Message string `json:"message"`
+	}
+	require.NoError(t, json.NewDecoder(rresp.Body).Decode(&body))
+	require.NoError(t, rresp.Body.Close())
+	require.Equal(t, errcode.ServiceNotReady, body.Code)
+	require.Contains(t, body.Message, "standby")
+
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	require.NoError(t, err)
 	defer func() { _ = c.Close() }()
@@ -142,6 +174,11 @@ func TestStandaloneOnEtcdJoinsAndFailsOver(t *testing.T) {
 	require.Equal(t, standby.Cluster.NodeID, db.Cluster.NodeID)
 	require.Zero(t, db.Cluster.LeaderID)
 	require.Greater(t, db.Cluster.Term, da.Cluster.Term)
+	// The same client connection now reaches the real API on that port.
+	require.Eventually(t, func() bool {
+		h, err := api.CheckHealth(callCtx, &milvuspb.CheckHealthRequest{})
+		return err == nil && h.GetIsHealthy()
+	}, 20*time.Second, 50*time.Millisecond)
 }
 
 // TestEmbeddedMetaHasNoMembership: the default (embedded meta store)

@@ -296,6 +296,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		member *clusterNode
 		front  *switchHandler // the metrics port's handler, served early when clustered
 		hsrv   *http.Server
+		apiLis = s.grpcLis // the API's listener: a relay view when clustered
 	)
 	if cfg.clusterOn() {
 		if member, err = joinCluster(ctx, cfg, meta, s.Addr(), logger); err != nil {
@@ -321,14 +322,29 @@ func (s *Server) Run(ctx context.Context) (err error) {
 				<-served
 			}()
 		}
+		// A standby's API port answers at once that it is not ready
+		// instead of leaving clients to wait; the real API takes the port
+		// over when this process leads.
+		relay := newRelayListener(s.grpcLis)
+		defer func() { _ = relay.Close() }()
+		standby := standbyAPI(relay.view(), s.standbyReason)
+		standbyDone := make(chan struct{})
+		go func() {
+			defer close(standbyDone)
+			_ = standby.serve()
+		}()
 		// Every component writes through the meta store fenced by the
 		// term this process leads.
-		if meta, err = member.campaign(ctx); err != nil {
+		meta, err = member.campaign(ctx)
+		standby.shutdown(time.Second)
+		<-standbyDone
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil // a standby asked to stop: a clean stop
 			}
 			return err
 		}
+		apiLis = relay.view()
 	}
 	objects, closeObjects, err := openObjects(ctx, cfg, logger)
 	if err != nil {
@@ -461,7 +477,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	restAPI := rest.New(guard.Wrap(svc), logger)
 	restAPI.SetImports(px, importAuthorizer(guard))
 	restHandler := obs.RESTHandler(restAPI)
-	api := newAPIServer(s.grpcLis, srv, restHandler)
+	api := newAPIServer(apiLis, srv, restHandler)
 	g.Go(api.serve)
 	if internal != nil {
 		g.Go(internal.serve)
