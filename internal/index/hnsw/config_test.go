@@ -16,7 +16,9 @@ func TestParseParams(t *testing.T) {
 	require.Equal(t, Defaults(), cfg)
 	for params, msg := range map[[2]string]string{
 		{"M", "1"}: "param 'M' (1) should be in range [2, 2048]", {"M", "2049"}: "[2, 2048]",
-		{"M", "x"}: "param 'M' (\"x\") should be an integer", {"efConstruction", "0"}: "param 'efConstruction' (0)",
+		{"M", "x"}: "invalid integer value, key: 'M', value: 'x'", {"M", "True"}: "invalid integer value, key: 'M', value: 'True'",
+		{"efConstruction", "[100]"}: "invalid integer value, key: 'efConstruction', value: '[100]'",
+		{"M", "16.0"}:               "param 'M' (16.0) should be an integer: wrong data type in json", {"efConstruction", "0"}: "param 'efConstruction' (0)",
 		{"efConstruction", "3000000000"}: "efConstruction",
 	} {
 		_, err := ParseParams(map[string]string{params[0]: params[1]})
