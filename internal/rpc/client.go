@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
 )
 
 // keepaliveTime is how long a client connection idles before it pings the
@@ -29,7 +31,8 @@ func DialOptions(cfg ClientConfig, logger *slog.Logger) []grpc.DialOption {
 
 // clientInterceptor gives the call a deadline when it has none, retries it
 // while it fails retriably (retriable) with jittered exponential backoff,
-// and decodes the final error (ErrorOf).
+// and decodes the final error (ErrorOf): the last retriable failure when the
+// deadline ends the retries, whether in a backoff or in an attempt.
 func clientInterceptor(cfg ClientConfig, logger *slog.Logger) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if _, ok := ctx.Deadline(); !ok {
@@ -37,12 +40,19 @@ func clientInterceptor(cfg ClientConfig, logger *slog.Logger) grpc.UnaryClientIn
 			ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
 			defer cancel()
 		}
-		var err error
+		var err, prev error
 		for attempt := 1; ; attempt++ {
 			err = invoker(ctx, method, req, reply, cc, opts...)
+			if err != nil && prev != nil && cutShort(ctx, err) {
+				// The deadline cut a retry short: the failure the retries
+				// were for says more than the deadline does.
+				err = prev
+				break
+			}
 			if err == nil || attempt >= cfg.MaxAttempts || !retriable(err) {
 				break
 			}
+			prev = err
 			wait := Backoff(cfg, attempt)
 			if dl, _ := ctx.Deadline(); time.Until(dl) <= wait {
 				break // the next attempt could not finish in time
@@ -59,6 +69,20 @@ func clientInterceptor(cfg ClientConfig, logger *slog.Logger) grpc.UnaryClientIn
 		}
 		return ErrorOf(method, err)
 	}
+}
+
+// cutShort reports whether an attempt's err is the call's own deadline or
+// cancellation: the context says so, or the server (whose copy of the
+// deadline may fire a moment before the client's) cancelled the stream.
+func cutShort(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.DeadlineExceeded, codes.Canceled:
+		return true
+	}
+	return false
 }
 
 // Backoff is the sleep after failed attempt n (1 = the first): drawn

@@ -132,6 +132,25 @@ func TestRetryStopsAtDeadline(t *testing.T) {
 	require.Less(t, svc.calls.Load(), int32(1000))
 }
 
+// TestDeadlineInAnAttemptKeepsTheFailure: when the deadline ends a retry
+// while it runs (not in a backoff), the call still fails with the failure
+// the retries were for, not with the deadline.
+func TestDeadlineInAnAttemptKeepsTheFailure(t *testing.T) {
+	cfg := fastClient()
+	svc := &scripted{fail: func(n int32) error {
+		if n > 1 {
+			time.Sleep(300 * time.Millisecond) // past the caller's deadline
+		}
+		return errcode.New(errcode.ServiceNotReady, "not ready")
+	}}
+	c := serve(t, svc, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	_, err := c.GetLoadState(ctx, &querynodev1.GetLoadStateRequest{})
+	require.Equal(t, errcode.ServiceNotReady, errcode.CodeOf(err), "%v", err)
+	require.EqualValues(t, 2, svc.calls.Load())
+}
+
 func TestServerRecoversPanic(t *testing.T) {
 	c := serve(t, &scripted{fail: func(int32) error { return nil }}, fastClient())
 	_, err := c.Search(context.Background(), &querynodev1.SearchRequest{})
