@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -35,72 +36,11 @@ func TestIVFIndexPipeline(t *testing.T) {
 		{"IVF_PQ", index.NewIvfPQIndex(entity.L2, nlist, 4, 8), 0.75, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := startServer(t, dir)
-			c := s.client(t)
 			ctx := ctxT(t)
-			coll := strings.ToLower(tc.name)
-			require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
-			rng := rand.New(rand.NewPCG(5, 5))
-			ms := genMovies(0, 3000, rng)
-			_, err := c.Insert(ctx, insertOption(coll, ms))
-			require.NoError(t, err)
-			live := map[int64]movie{}
-			for _, m := range ms {
-				live[m.id] = m
-			}
-			ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
-			require.NoError(t, err)
-			require.NoError(t, ft.Await(ctx))
-
-			it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", tc.idx))
-			require.NoError(t, err)
-			require.NoError(t, it.Await(ctx))
-			desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vector"))
-			require.NoError(t, err)
-			require.EqualValues(t, 3000, desc.IndexedRows)
-			require.Equal(t, tc.name, desc.Params()["index_type"])
-
-			var indexFiles []string
-			require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					indexFiles = append(indexFiles, p)
-				}
-				return err
-			}))
-			require.Len(t, indexFiles, 1)
-			require.True(t, strings.HasSuffix(indexFiles[0], "/"+tc.name), indexFiles[0])
-
-			lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-			require.NoError(t, err)
-			require.NoError(t, lt.Await(ctx))
-
-			qrng := rand.New(rand.NewPCG(9, 9))
-			queries := make([][]float32, 20)
-			for q := range queries {
-				queries[q] = genMovies(50000+q, 1, qrng)[0].vec
-			}
-			recall := func(nprobe int) float64 {
-				hit, total := 0, 0
-				for _, qv := range queries {
-					rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector(qv)}).
-						WithConsistencyLevel(entity.ClStrong).WithSearchParam("params", fmt.Sprintf(`{"nprobe": %d}`, nprobe)))
-					require.NoError(t, err)
-					want := map[int64]bool{}
-					for _, id := range bruteForce(live, qv, 10) {
-						want[id] = true
-					}
-					require.Equal(t, 10, rs[0].ResultCount)
-					for i := 0; i < rs[0].ResultCount; i++ {
-						id, _ := rs[0].IDs.GetAsInt64(i)
-						if want[id] {
-							hit++
-						}
-					}
-					total += 10
-				}
-				return float64(hit) / float64(total)
-			}
+			m := buildIndexedMovies(ctx, t, tc.name, tc.idx)
+			c, coll, queries := m.c, m.coll, m.queries
+			var err error
+			recall := func(nprobe int) float64 { return m.recall(ctx, t, fmt.Sprintf(`{"nprobe": %d}`, nprobe)) }
 			full, one := recall(nlist), recall(1)
 			t.Logf("%s recall@10: nprobe=%d %.3f, nprobe=1 %.3f", tc.name, nlist, full, one)
 			require.GreaterOrEqual(t, full, tc.full)
@@ -117,9 +57,7 @@ func TestIVFIndexPipeline(t *testing.T) {
 			require.ErrorContains(t, err, "nprobe(17) out of range [1, 16]")
 
 			if tc.restart {
-				s.stop()
-				s = startServer(t, dir)
-				c = s.client(t)
+				m.restart(t)
 				require.InDelta(t, full, recall(nlist), 1e-9)
 			}
 		})
@@ -147,4 +85,97 @@ func TestIVFIndexParams(t *testing.T) {
 		_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", tc.idx))
 		require.ErrorContains(t, err, tc.err)
 	}
+}
+
+// indexedMovies is a server holding 3,000 flushed movies (uniform random 8-d
+// vectors) in a collection named after an index type, with the index built
+// on "vector" and loaded, and 20 query vectors.
+type indexedMovies struct {
+	dir     string
+	s       *server
+	c       *milvusclient.Client
+	coll    string
+	live    map[int64]movie
+	queries [][]float32
+}
+
+// buildIndexedMovies starts a server, writes and flushes the movies, builds
+// idx (of type name) and loads the collection, checking that every row was
+// indexed and that the index is one file under the type's file key.
+func buildIndexedMovies(ctx context.Context, t *testing.T, name string, idx index.Index) *indexedMovies {
+	t.Helper()
+	m := &indexedMovies{dir: t.TempDir(), coll: strings.ToLower(name), live: map[int64]movie{}}
+	m.s = startServer(t, m.dir)
+	m.c = m.s.client(t)
+	c, coll := m.c, m.coll
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
+	ms := genMovies(0, 3000, rand.New(rand.NewPCG(5, 5)))
+	_, err := c.Insert(ctx, insertOption(coll, ms))
+	require.NoError(t, err)
+	for _, mv := range ms {
+		m.live[mv.id] = mv
+	}
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+
+	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", idx))
+	require.NoError(t, err)
+	require.NoError(t, it.Await(ctx))
+	desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vector"))
+	require.NoError(t, err)
+	require.EqualValues(t, 3000, desc.IndexedRows)
+	require.Equal(t, name, desc.Params()["index_type"])
+
+	var files []string
+	require.NoError(t, filepath.WalkDir(filepath.Join(m.dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.Len(t, files, 1)
+	require.True(t, strings.HasSuffix(files[0], "/"+name), files[0])
+
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+
+	qrng := rand.New(rand.NewPCG(9, 9))
+	m.queries = make([][]float32, 20)
+	for q := range m.queries {
+		m.queries[q] = genMovies(50000+q, 1, qrng)[0].vec
+	}
+	return m
+}
+
+// restart stops the server and starts it again on the same data.
+func (m *indexedMovies) restart(t *testing.T) {
+	m.s.stop()
+	m.s = startServer(t, m.dir)
+	m.c = m.s.client(t)
+}
+
+// recall is the mean recall@10 against brute force of the queries searched
+// with the search params (JSON), each query answering 10 hits.
+func (m *indexedMovies) recall(ctx context.Context, t *testing.T, params string) float64 {
+	t.Helper()
+	hit := 0
+	for _, qv := range m.queries {
+		rs, err := m.c.Search(ctx, milvusclient.NewSearchOption(m.coll, 10, []entity.Vector{entity.FloatVector(qv)}).
+			WithConsistencyLevel(entity.ClStrong).WithSearchParam("params", params))
+		require.NoError(t, err)
+		require.Equal(t, 10, rs[0].ResultCount)
+		want := map[int64]bool{}
+		for _, id := range bruteForce(m.live, qv, 10) {
+			want[id] = true
+		}
+		for i := range rs[0].ResultCount {
+			id, _ := rs[0].IDs.GetAsInt64(i)
+			if want[id] {
+				hit++
+			}
+		}
+	}
+	return float64(hit) / float64(10*len(m.queries))
 }

@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io/fs"
-	"math/rand/v2"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/milvus-io/milvus/client/v2/entity"
@@ -49,71 +45,11 @@ func TestQuantizedIndexPipeline(t *testing.T) {
 		{"IVF_RABITQ", quantIndex("IVF_RABITQ", "nlist", "16", "refine", "true", "refine_type", "FP32"), 0.2, 0.65, true},
 	} {
 		t.Run(fmt.Sprintf("%s/%v", tc.name, tc.idx.Params()["refine_type"]), func(t *testing.T) {
-			dir := t.TempDir()
-			s := startServer(t, dir)
-			c := s.client(t)
 			ctx := ctxT(t)
-			coll := strings.ToLower(tc.name)
-			require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll))))
-			rng := rand.New(rand.NewPCG(5, 5))
-			ms := genMovies(0, 3000, rng)
-			_, err := c.Insert(ctx, insertOption(coll, ms))
-			require.NoError(t, err)
-			live := map[int64]movie{}
-			for _, m := range ms {
-				live[m.id] = m
-			}
-			ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
-			require.NoError(t, err)
-			require.NoError(t, ft.Await(ctx))
-
-			it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", tc.idx))
-			require.NoError(t, err)
-			require.NoError(t, it.Await(ctx))
-			desc, err := c.DescribeIndex(ctx, milvusclient.NewDescribeIndexOption(coll, "vector"))
-			require.NoError(t, err)
-			require.EqualValues(t, 3000, desc.IndexedRows)
-			require.Equal(t, tc.name, desc.Params()["index_type"])
-
-			var files []string
-			require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					files = append(files, p)
-				}
-				return err
-			}))
-			require.Len(t, files, 1)
-			require.True(t, strings.HasSuffix(files[0], "/"+tc.name), files[0])
-
-			lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll))
-			require.NoError(t, err)
-			require.NoError(t, lt.Await(ctx))
-
-			qrng := rand.New(rand.NewPCG(9, 9))
-			queries := make([][]float32, 20)
-			for q := range queries {
-				queries[q] = genMovies(50000+q, 1, qrng)[0].vec
-			}
-			recall := func(params string) float64 {
-				hit := 0
-				for _, qv := range queries {
-					rs, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector(qv)}).
-						WithConsistencyLevel(entity.ClStrong).WithSearchParam("params", params))
-					require.NoError(t, err)
-					require.Equal(t, 10, rs[0].ResultCount)
-					want := map[int64]bool{}
-					for _, id := range bruteForce(live, qv, 10) {
-						want[id] = true
-					}
-					for i := range rs[0].ResultCount {
-						id, _ := rs[0].IDs.GetAsInt64(i)
-						if want[id] {
-							hit++
-						}
-					}
-				}
-				return float64(hit) / float64(10*len(queries))
-			}
+			m := buildIndexedMovies(ctx, t, tc.name, tc.idx)
+			c, coll, queries := m.c, m.coll, m.queries
+			var err error
+			recall := func(params string) float64 { return m.recall(ctx, t, params) }
 			plain, refined := recall(`{"ef": 64, "nprobe": 16}`), recall(`{"ef": 64, "nprobe": 16, "refine_k": 4}`)
 			t.Logf("%s %v recall@10 ef=64: %.3f, refine_k=4: %.3f", tc.name, tc.idx.Params(), plain, refined)
 			require.GreaterOrEqual(t, plain, tc.floor)
@@ -144,9 +80,7 @@ func TestQuantizedIndexPipeline(t *testing.T) {
 			}
 
 			if tc.restart {
-				s.stop()
-				s = startServer(t, dir)
-				c = s.client(t)
+				m.restart(t)
 				require.InDelta(t, refined, recall(`{"ef": 64, "nprobe": 16, "refine_k": 4}`), 1e-9)
 			}
 		})
