@@ -31,19 +31,29 @@ import (
 //	STRATA_MEM_ROWS=200000 STRATA_MEM_DIM=128 STRATA_MEM_DIR=/tmp/mem200k \
 //	STRATA_MEM_BINS=/tmp/strata-base,/tmp/strata-new \
 //	go test -count=1 -v -timeout 60m -run TestMemoryAfterLoad ./e2e/
-func TestMemoryAfterLoad(t *testing.T) {
-	rows, _ := strconv.Atoi(os.Getenv("STRATA_MEM_ROWS"))
+//
+// memBenchEnv reads the memory benchmarks' settings: STRATA_MEM_ROWS (unset:
+// the test is skipped, naming extra among the other settings),
+// STRATA_MEM_DIM (default 128) and STRATA_MEM_DIR (default a temporary
+// directory).
+func memBenchEnv(t *testing.T, extra string) (rows, dim int, dir string) {
+	t.Helper()
+	rows, _ = strconv.Atoi(os.Getenv("STRATA_MEM_ROWS"))
 	if rows == 0 {
-		t.Skip("a benchmark: set STRATA_MEM_ROWS (and STRATA_MEM_DIM, STRATA_MEM_DIR, STRATA_MEM_BINS)")
+		t.Skipf("a benchmark: set STRATA_MEM_ROWS (and STRATA_MEM_DIM, STRATA_MEM_DIR, %s)", extra)
 	}
-	vdim, _ := strconv.Atoi(os.Getenv("STRATA_MEM_DIM"))
-	if vdim == 0 {
-		vdim = 128
+	dim, _ = strconv.Atoi(os.Getenv("STRATA_MEM_DIM"))
+	if dim == 0 {
+		dim = 128
 	}
-	dir := os.Getenv("STRATA_MEM_DIR")
-	if dir == "" {
+	if dir = os.Getenv("STRATA_MEM_DIR"); dir == "" {
 		dir = t.TempDir()
 	}
+	return rows, dim, dir
+}
+
+func TestMemoryAfterLoad(t *testing.T) {
+	rows, vdim, dir := memBenchEnv(t, "STRATA_MEM_BINS")
 	bins := strings.Split(os.Getenv("STRATA_MEM_BINS"), ",")
 	if bins[0] == "" {
 		bins = []string{buildBinary(t)}

@@ -32,18 +32,7 @@ import (
 //	STRATA_MEM_ROWS=200000 STRATA_MEM_DIM=128 STRATA_MEM_DIR=/tmp/mem200k \
 //	go test -count=1 -v -timeout 60m -run TestMmapMemory ./e2e/
 func TestMmapMemory(t *testing.T) {
-	rows, _ := strconv.Atoi(os.Getenv("STRATA_MEM_ROWS"))
-	if rows == 0 {
-		t.Skip("a benchmark: set STRATA_MEM_ROWS (and STRATA_MEM_DIM, STRATA_MEM_DIR, STRATA_MMAP_MODES)")
-	}
-	vdim, _ := strconv.Atoi(os.Getenv("STRATA_MEM_DIM"))
-	if vdim == 0 {
-		vdim = 128
-	}
-	dir := os.Getenv("STRATA_MEM_DIR")
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	rows, vdim, dir := memBenchEnv(t, "STRATA_MMAP_MODES")
 	modes := strings.Split(os.Getenv("STRATA_MMAP_MODES"), ",")
 	if modes[0] == "" {
 		modes = []string{"off", "on", "off", "on"}
@@ -126,18 +115,10 @@ func mmapConfig(mode string) []byte {
 // STRATA_MMAP_CGROUP names the cgroup directory (docs/bench/mmap.md).
 func TestMmapLargerThanMemory(t *testing.T) {
 	cg := os.Getenv("STRATA_MMAP_CGROUP")
-	rows, _ := strconv.Atoi(os.Getenv("STRATA_MEM_ROWS"))
-	if cg == "" || rows == 0 {
+	if cg == "" {
 		t.Skip("a benchmark: set STRATA_MMAP_CGROUP and STRATA_MEM_ROWS (and STRATA_MEM_DIM, STRATA_MEM_DIR)")
 	}
-	vdim, _ := strconv.Atoi(os.Getenv("STRATA_MEM_DIM"))
-	if vdim == 0 {
-		vdim = 128
-	}
-	dir := os.Getenv("STRATA_MEM_DIR")
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	rows, vdim, dir := memBenchEnv(t, "STRATA_MMAP_CGROUP")
 	bin := buildBinary(t)
 	const coll = "mem"
 	indexBytes := buildMemCollection(t, bin, dir, coll, rows, vdim)
