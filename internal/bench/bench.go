@@ -162,7 +162,7 @@ func (c Config) ivfConfig(dim int) (ivf.Config, error) {
 func (c Config) quantConfig(dim int) (hnsw.QuantConfig, error) {
 	var q hnsw.QuantConfig
 	if c.Index == "HNSW_PQ" {
-		q = hnsw.QuantConfig{Kind: hnsw.PQ, M: c.M, Nbits: c.Nbits}
+		q = hnsw.QuantConfig{Kind: quant.PQ, M: c.M, Nbits: c.Nbits}
 		if q.M == 0 {
 			q.M = defaultM(dim * 2)
 			for dim%q.M != 0 {
@@ -170,14 +170,14 @@ func (c Config) quantConfig(dim int) (hnsw.QuantConfig, error) {
 			}
 		}
 	} else {
-		kind, ok := hnsw.ParseQuant(c.SQType)
-		if !ok || kind == hnsw.FP32 {
+		kind, ok := quant.ParseKind(c.SQType)
+		if !ok || kind == quant.FP32 {
 			return q, fmt.Errorf("bench: invalid sq_type %q", c.SQType)
 		}
 		q.Kind = kind
 	}
 	if c.RefineType != "" {
-		rt, ok := hnsw.ParseQuant(c.RefineType)
+		rt, ok := quant.ParseKind(c.RefineType)
 		if !ok {
 			return q, fmt.Errorf("bench: invalid refine_type %q", c.RefineType)
 		}
@@ -208,7 +208,7 @@ func (c Config) Params(dim int) string {
 			return err.Error()
 		}
 		s := fmt.Sprintf("M=%d efConstruction=%d sq_type=%v", c.HNSW.M, c.HNSW.EfConstruction, q.Kind)
-		if q.Kind == hnsw.PQ {
+		if q.Kind == quant.PQ {
 			s = fmt.Sprintf("M=%d efConstruction=%d m=%d nbits=%d", c.HNSW.M, c.HNSW.EfConstruction, q.M, q.Nbits)
 		}
 		if q.Refine {

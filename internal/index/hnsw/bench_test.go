@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/indextest"
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 func BenchmarkBuild(b *testing.B) {
@@ -97,11 +98,11 @@ func BenchmarkUnmarshal(b *testing.B) {
 func BenchmarkSearchQuant(b *testing.B) {
 	f := getFixture(b, index.L2)
 	for _, q := range []QuantConfig{
-		{Kind: SQ8},
-		{Kind: FP16},
-		{Kind: PQ, M: 16, Nbits: 8},
-		{Kind: SQ8, Refine: true, RefineType: FP32},
-		{Kind: PQ, M: 16, Nbits: 8, Refine: true, RefineType: FP32},
+		{Kind: quant.SQ8},
+		{Kind: quant.FP16},
+		{Kind: quant.PQ, M: 16, Nbits: 8},
+		{Kind: quant.SQ8, Refine: true, RefineType: quant.FP32},
+		{Kind: quant.PQ, M: 16, Nbits: 8, Refine: true, RefineType: quant.FP32},
 	} {
 		x, err := Build(context.Background(), f.data, f.dim, index.L2, Config{M: 16, EfConstruction: 200, Seed: 7, Quant: q})
 		require.NoError(b, err)

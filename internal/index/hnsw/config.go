@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // Parameter limits, as Milvus enforces them for HNSW.
@@ -118,9 +120,9 @@ func parseRefine(params map[string]string, q *QuantConfig) error {
 			return fmt.Errorf("hnsw: param 'refine' (%s) should be a boolean", v)
 		}
 	}
-	q.RefineType = FP32
+	q.RefineType = quant.FP32
 	if v, ok := params["refine_type"]; ok {
-		t, known := ParseQuant(strings.Trim(v, `"`))
+		t, known := quant.ParseKind(strings.Trim(v, `"`))
 		if !known || strings.EqualFold(v, "SQ4U") {
 			return fmt.Errorf("hnsw: invalid refine type : %s, optional types are %s", v, refineTypeNames)
 		}
@@ -137,10 +139,10 @@ func ParseSQParams(params map[string]string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg.Quant.Kind = SQ8
+	cfg.Quant.Kind = quant.SQ8
 	if v, ok := params["sq_type"]; ok {
-		t, known := ParseQuant(v)
-		if !known || t == FP32 {
+		t, known := quant.ParseKind(v)
+		if !known || t == quant.FP32 {
 			return Config{}, fmt.Errorf("hnsw: invalid scalar quantizer type")
 		}
 		cfg.Quant.Kind = t
@@ -167,7 +169,7 @@ func ParsePQParams(params map[string]string, dim int) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg.Quant = QuantConfig{Kind: PQ, M: DefaultPQM, Nbits: DefaultPQNbits}
+	cfg.Quant = QuantConfig{Kind: quant.PQ, M: DefaultPQM, Nbits: DefaultPQNbits}
 	for _, key := range []string{"m", "nbits"} {
 		v, ok := params[key]
 		if !ok {

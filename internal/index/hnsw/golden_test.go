@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/indextest"
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // TestMarshalGolden pins the file format: a fixed small index marshals to
@@ -41,7 +42,7 @@ func TestMarshalQuantGolden(t *testing.T) {
 	}
 	x, err := Build(context.Background(), data, dim, index.L2, Config{
 		M: 4, EfConstruction: 16, Seed: 3, Workers: 1,
-		Quant: QuantConfig{Kind: SQ8, Refine: true, RefineType: FP16},
+		Quant: QuantConfig{Kind: quant.SQ8, Refine: true, RefineType: quant.FP16},
 	})
 	require.NoError(t, err)
 	back := indextest.MarshalGolden(t, "sq8_fp16_l2.golden", x, indextest.FromReader(UnmarshalQuantized))

@@ -107,7 +107,7 @@ func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric,
 	if err := x.Add(ctx, vectors); err != nil {
 		return nil, err
 	}
-	if cfg.Quant.Kind != FP32 {
+	if cfg.Quant.Kind != quant.FP32 {
 		if err := x.quantize(ctx); err != nil {
 			return nil, err
 		}
@@ -167,7 +167,7 @@ func (x *Index) RawVectors() []float32 {
 	defer x.mu.RUnlock()
 	n := x.n * x.dim
 	if x.qz != nil {
-		if x.rf == nil || x.rf.Kind() != FP32 {
+		if x.rf == nil || x.rf.Kind() != quant.FP32 {
 			return nil
 		}
 		return x.rf.Vectors()[:n:n]

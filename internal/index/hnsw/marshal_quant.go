@@ -121,12 +121,12 @@ func unmarshalQuant(rd io.Reader) (*Index, error) {
 		return nil, err
 	}
 	le := binary.LittleEndian
-	kind, refine := Quant(h[64]), h[65]
+	kind, refine := quant.Kind(h[64]), h[65]
 	q := QuantConfig{Kind: kind, M: int(le.Uint32(h[68:])), Nbits: int(le.Uint32(h[72:]))}
 	if refine != noRefine {
-		q.Refine, q.RefineType = true, Quant(refine)
+		q.Refine, q.RefineType = true, quant.Kind(refine)
 	}
-	if kind == FP32 {
+	if kind == quant.FP32 {
 		return nil, quantFormat.ErrorAt(64, "encoding %d", kind)
 	}
 	return readGraph(quantFormat, r, h, Config{Quant: q}, func(x *Index, n uint64) (err error) {

@@ -6,31 +6,6 @@ import (
 	"github.com/strata-db/strata/internal/index/quant"
 )
 
-// Quant is a vector encoding (package quant's Kind): how a quantized index
-// stores the vectors its graph walks over (Milvus HNSW_SQ's sq_type, or PQ
-// for HNSW_PQ), and how its refine store keeps them (refine_type).
-type Quant = quant.Kind
-
-// The encodings, as package quant defines them.
-const (
-	// FP32 keeps float32 vectors: plain HNSW, and the exact refine type.
-	FP32 = quant.FP32
-	// SQ8 keeps 256 levels per dimension, one byte each.
-	SQ8 = quant.SQ8
-	// SQ6 keeps 64 levels per dimension, one byte each.
-	SQ6 = quant.SQ6
-	// FP16 keeps half-precision values.
-	FP16 = quant.FP16
-	// BF16 keeps bfloat16 values.
-	BF16 = quant.BF16
-	// PQ keeps product-quantizer codes.
-	PQ = quant.PQ
-)
-
-// ParseQuant parses a Milvus sq_type or refine_type name in any case:
-// SQ6, SQ8, FP16, BF16, FP32 and its alias FLAT.
-func ParseQuant(s string) (Quant, bool) { return quant.ParseKind(s) }
-
 // PQ parameter limits, as Milvus (knowhere) enforces them for HNSW_PQ, and
 // what this package builds.
 const (
@@ -49,7 +24,7 @@ const (
 type QuantConfig struct {
 	// Kind is the encoding the graph is searched with: FP32 (none), SQ8,
 	// SQ6, FP16, BF16 or PQ.
-	Kind Quant
+	Kind quant.Kind
 	// M and Nbits are PQ's number of sub-vectors (it must divide the
 	// dimension) and code width.
 	M, Nbits int
@@ -57,19 +32,19 @@ type QuantConfig struct {
 	// with which a search re-ranks its best refine_k*k candidates.
 	Refine bool
 	// RefineType is the refine store's encoding (FP32 is exact).
-	RefineType Quant
+	RefineType quant.Kind
 }
 
 // validate checks c for vectors of dimension dim.
 func (c QuantConfig) validate(dim int) error {
 	switch c.Kind {
-	case FP32:
+	case quant.FP32:
 		if c.Refine {
 			return fmt.Errorf("hnsw: refine is not supported for this index")
 		}
 		return nil
-	case SQ8, SQ6, FP16, BF16:
-	case PQ:
+	case quant.SQ8, quant.SQ6, quant.FP16, quant.BF16:
+	case quant.PQ:
 		if c.M < MinPQM || c.M > MaxPQM {
 			return fmt.Errorf("hnsw: param 'm' (%d) should be in range [%d, %d]", c.M, MinPQM, MaxPQM)
 		}
@@ -85,7 +60,7 @@ func (c QuantConfig) validate(dim int) error {
 	default:
 		return fmt.Errorf("hnsw: invalid vector encoding %v", c.Kind)
 	}
-	if c.Refine && c.RefineType > BF16 {
+	if c.Refine && c.RefineType > quant.BF16 {
 		return fmt.Errorf("hnsw: invalid refine type %v", c.RefineType)
 	}
 	return nil

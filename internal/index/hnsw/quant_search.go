@@ -35,7 +35,7 @@ func (x *Index) quantize(ctx context.Context) error {
 		if err := rf.Train(ctx, vecs, x.cfg.Workers, x.cfg.Seed); err != nil {
 			return err
 		}
-		if rf.Kind() == FP32 {
+		if rf.Kind() == quant.FP32 {
 			rf.Adopt(vecs)
 		} else if err := rf.Encode(ctx, vecs, workers); err != nil {
 			return err

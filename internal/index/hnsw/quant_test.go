@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/indextest"
+	"github.com/strata-db/strata/internal/index/quant"
 )
 
 // clustered returns n vectors of dimension dim around 32 random centres
@@ -65,15 +66,15 @@ func TestQuantRecall(t *testing.T) {
 		q      QuantConfig
 		floor  float64 // without refine
 	}{
-		{index.L2, QuantConfig{Kind: SQ8}, 0.9},
-		{index.IP, QuantConfig{Kind: SQ8}, 0.9},
-		{index.Cosine, QuantConfig{Kind: SQ8}, 0.9},
-		{index.L2, QuantConfig{Kind: SQ6}, 0.8},
-		{index.L2, QuantConfig{Kind: FP16}, 0.9},
-		{index.Cosine, QuantConfig{Kind: BF16}, 0.9},
-		{index.L2, QuantConfig{Kind: PQ, M: 8, Nbits: 8}, 0.4},
-		{index.IP, QuantConfig{Kind: PQ, M: 8, Nbits: 8}, 0.4},
-		{index.Cosine, QuantConfig{Kind: PQ, M: 16, Nbits: 6}, 0.4},
+		{index.L2, QuantConfig{Kind: quant.SQ8}, 0.9},
+		{index.IP, QuantConfig{Kind: quant.SQ8}, 0.9},
+		{index.Cosine, QuantConfig{Kind: quant.SQ8}, 0.9},
+		{index.L2, QuantConfig{Kind: quant.SQ6}, 0.8},
+		{index.L2, QuantConfig{Kind: quant.FP16}, 0.9},
+		{index.Cosine, QuantConfig{Kind: quant.BF16}, 0.9},
+		{index.L2, QuantConfig{Kind: quant.PQ, M: 8, Nbits: 8}, 0.4},
+		{index.IP, QuantConfig{Kind: quant.PQ, M: 8, Nbits: 8}, 0.4},
+		{index.Cosine, QuantConfig{Kind: quant.PQ, M: 16, Nbits: 6}, 0.4},
 	} {
 		t.Run(fmt.Sprintf("%v/%v", tc.metric, tc.q.Kind), func(t *testing.T) {
 			cfg := Config{M: 16, EfConstruction: 100, Seed: 3, Workers: 2}
@@ -89,18 +90,18 @@ func TestQuantRecall(t *testing.T) {
 			require.Nil(t, x.RawVectors())
 			plain := quantRecall(t, x, data, queries, tc.metric, 0)
 
-			cfg.Quant.Refine, cfg.Quant.RefineType = true, FP32
+			cfg.Quant.Refine, cfg.Quant.RefineType = true, quant.FP32
 			r, err := Build(context.Background(), data, quantDim, tc.metric, cfg)
 			require.NoError(t, err)
 			refined := quantRecall(t, r, data, queries, tc.metric, 4)
-			t.Logf("%v %v recall@10 ef=64: %.3f, with FP32 refine (refine_k 4) %.3f; float32 HNSW %.3f",
+			t.Logf("%v %v recall@10 ef=64: %.3f, with quant.FP32 refine (refine_k 4) %.3f; float32 HNSW %.3f",
 				tc.metric, tc.q.Kind, plain, refined, base[tc.metric])
 			require.GreaterOrEqual(t, plain, tc.floor)
 			require.GreaterOrEqual(t, refined, base[tc.metric]-0.02)
 			// The two parallel builds may link a few nodes differently.
 			require.GreaterOrEqual(t, refined, plain-0.01)
-			if tc.q.Kind == PQ {
-				require.Greater(t, refined, plain+0.1, "refinement recovers what PQ loses")
+			if tc.q.Kind == quant.PQ {
+				require.Greater(t, refined, plain+0.1, "refinement recovers what quant.PQ loses")
 			}
 			q := queries[:quantDim]
 			got, err := r.Search(q, 5, index.SearchParams{RefineK: 4}, nil)
@@ -110,7 +111,7 @@ func TestQuantRecall(t *testing.T) {
 				require.InDelta(t, e[0].Score, h.Score, 1e-3*(1+float64(abs(e[0].Score))), "refined scores are exact")
 			}
 			if tc.metric != index.Cosine {
-				require.Equal(t, data, r.RawVectors(), "an FP32 refine store holds the vectors bit for bit")
+				require.Equal(t, data, r.RawVectors(), "an quant.FP32 refine store holds the vectors bit for bit")
 			}
 			require.Less(t, x.MemoryBytes(), r.MemoryBytes())
 		})
@@ -126,7 +127,7 @@ func TestQuantMemory(t *testing.T) {
 		require.NoError(t, err)
 		return x.MemoryBytes()
 	}
-	plain, sq8, pq := build(QuantConfig{}), build(QuantConfig{Kind: SQ8}), build(QuantConfig{Kind: PQ, M: 8, Nbits: 8})
+	plain, sq8, pq := build(QuantConfig{}), build(QuantConfig{Kind: quant.SQ8}), build(QuantConfig{Kind: quant.PQ, M: 8, Nbits: 8})
 	vecBytes := int64(len(data) * 4)
 	require.Greater(t, plain-sq8, vecBytes*3/4, "SQ8 saves at least 3/4 of the vector bytes")
 	require.Less(t, pq, sq8)
@@ -138,7 +139,7 @@ func TestQuantMemory(t *testing.T) {
 func TestQuantFiltered(t *testing.T) {
 	data := clustered(4, 3000, 16)
 	x, err := Build(context.Background(), data, 16, index.L2,
-		Config{M: 8, EfConstruction: 60, Seed: 1, Workers: 2, Quant: QuantConfig{Kind: SQ8, Refine: true, RefineType: FP16}})
+		Config{M: 8, EfConstruction: 60, Seed: 1, Workers: 2, Quant: QuantConfig{Kind: quant.SQ8, Refine: true, RefineType: quant.FP16}})
 	require.NoError(t, err)
 	for _, every := range []int{2, 97} {
 		allowed := make([]bool, x.Len())
@@ -161,12 +162,12 @@ func TestQuantFiltered(t *testing.T) {
 func TestQuantMarshalRoundTrip(t *testing.T) {
 	data := clustered(5, 600, 16)
 	for _, q := range []QuantConfig{
-		{Kind: SQ8},
-		{Kind: SQ6, Refine: true, RefineType: SQ8},
-		{Kind: FP16, Refine: true, RefineType: FP32},
-		{Kind: BF16, Refine: true, RefineType: BF16},
-		{Kind: PQ, M: 4, Nbits: 5, Refine: true, RefineType: SQ6},
-		{Kind: PQ, M: 16, Nbits: 8},
+		{Kind: quant.SQ8},
+		{Kind: quant.SQ6, Refine: true, RefineType: quant.SQ8},
+		{Kind: quant.FP16, Refine: true, RefineType: quant.FP32},
+		{Kind: quant.BF16, Refine: true, RefineType: quant.BF16},
+		{Kind: quant.PQ, M: 4, Nbits: 5, Refine: true, RefineType: quant.SQ6},
+		{Kind: quant.PQ, M: 16, Nbits: 8},
 	} {
 		for _, m := range metrics {
 			t.Run(fmt.Sprintf("%v/%v/%v", q.Kind, q.RefineType, m), func(t *testing.T) {
@@ -196,7 +197,7 @@ func TestQuantMarshalRoundTrip(t *testing.T) {
 // of a small quantized index is an error wrapping ErrCorrupt, never a
 // panic.
 func TestQuantUnmarshalRejectsDamage(t *testing.T) {
-	for _, q := range []QuantConfig{{Kind: SQ6, Refine: true, RefineType: FP32}, {Kind: PQ, M: 2, Nbits: 2}} {
+	for _, q := range []QuantConfig{{Kind: quant.SQ6, Refine: true, RefineType: quant.FP32}, {Kind: quant.PQ, M: 2, Nbits: 2}} {
 		x, err := Build(context.Background(), indextest.Gaussian(newRng(), 40, 4), 4, index.IP,
 			Config{M: 2, EfConstruction: 8, Seed: 1, Workers: 1, Quant: q})
 		require.NoError(t, err)
@@ -214,14 +215,14 @@ func TestParseQuantParams(t *testing.T) {
 	}
 	cfg, err := ParseSQParams(sq())
 	require.NoError(t, err)
-	require.Equal(t, QuantConfig{Kind: SQ8, RefineType: FP32}, cfg.Quant)
+	require.Equal(t, QuantConfig{Kind: quant.SQ8, RefineType: quant.FP32}, cfg.Quant)
 	cfg, err = ParseSQParams(sq("sq_type", "BF16", "refine", "true", "refine_type", "fp16", "M", "8"))
 	require.NoError(t, err)
-	require.Equal(t, QuantConfig{Kind: BF16, Refine: true, RefineType: FP16}, cfg.Quant)
+	require.Equal(t, QuantConfig{Kind: quant.BF16, Refine: true, RefineType: quant.FP16}, cfg.Quant)
 	require.Equal(t, 8, cfg.M)
 	cfg, err = ParsePQParams(sq("m", "16", "nbits", "4", "refine", "True"), 64)
 	require.NoError(t, err)
-	require.Equal(t, QuantConfig{Kind: PQ, M: 16, Nbits: 4, Refine: true, RefineType: FP32}, cfg.Quant)
+	require.Equal(t, QuantConfig{Kind: quant.PQ, M: 16, Nbits: 4, Refine: true, RefineType: quant.FP32}, cfg.Quant)
 
 	for _, tc := range []struct {
 		params map[string]string
