@@ -40,9 +40,13 @@ type Cluster struct {
 	// true: two processes on one etcd without it would both write as the
 	// coordinator.
 	Enabled bool `json:"enabled"`
-	// Address is the address other nodes reach this one at, stored in its
-	// session ("": the API listener's address).
+	// Address is the internal RPC address other nodes reach this one at,
+	// stored in its session ("": the internal listener's address, else the
+	// API listener's).
 	Address string `json:"address"`
+	// APIAddress is the Milvus API address the session advertises to
+	// clients, e.g. in a standby's refusal ("": the API listener's).
+	APIAddress string `json:"apiAddress"`
 	// Membership configures the sessions (key root, session TTL, request
 	// timeout).
 	Membership membership.Config `json:"membership"`
@@ -89,7 +93,9 @@ type leadership struct {
 
 // joinCluster registers the process's session on the meta store's etcd.
 // The caller closes the returned node.
-func joinCluster(ctx context.Context, cfg Config, meta metastore.KV, address string, logger *slog.Logger) (*clusterNode, error) {
+// role is the session's role; internal and api are the listeners'
+// addresses (internal "" when the process serves no internal RPC).
+func joinCluster(ctx context.Context, cfg Config, meta metastore.KV, role, internal, api string, logger *slog.Logger) (*clusterNode, error) {
 	store, ok := meta.(*etcd.Store)
 	if !ok {
 		return nil, fmt.Errorf("app: cluster membership needs the etcd meta store, not %T", meta)
@@ -98,10 +104,21 @@ func joinCluster(ctx context.Context, cfg Config, meta metastore.KV, address str
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Cluster.Address != "" {
+	address := internal
+	switch {
+	case cfg.Cluster.Address != "":
 		address = cfg.Cluster.Address
+	case address == "":
+		address = api
 	}
-	member, err := reg.Register(ctx, RoleStandalone, address)
+	if cfg.Cluster.APIAddress != "" {
+		api = cfg.Cluster.APIAddress
+	}
+	var opts []membership.Option
+	if api != "" {
+		opts = append(opts, membership.WithAPI(api))
+	}
+	member, err := reg.Register(ctx, role, address, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("app: join cluster: %w", err)
 	}
@@ -117,7 +134,7 @@ func joinCluster(ctx context.Context, cfg Config, meta metastore.KV, address str
 func (n *clusterNode) campaign(ctx context.Context) (metastore.KV, error) {
 	if cur, err := n.reg.Leader(ctx, ElectionCoordinator); err == nil {
 		n.logger.Info("standby: another node is the coordinator; waiting for it to leave or die",
-			"node_id", n.member.ID(), "leader_id", cur.Leader.ID, "leader_address", cur.Leader.Address)
+			"node_id", n.member.ID(), "leader_id", cur.Leader.ID, "leader_address", cur.Leader.API)
 	}
 	term, err := n.el.Campaign(ctx)
 	if err != nil {
@@ -130,7 +147,7 @@ func (n *clusterNode) campaign(ctx context.Context) (metastore.KV, error) {
 		return nil, err
 	}
 	n.lead.Store(&leadership{term: term, meta: meta})
-	n.logger.Info("elected coordinator", "node_id", n.member.ID(), "role", RoleStandalone, "term", term.Revision)
+	n.logger.Info("elected coordinator", "node_id", n.member.ID(), "role", n.member.Node().Role, "term", term.Revision)
 	return meta, nil
 }
 

@@ -299,7 +299,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		apiLis = s.grpcLis // the API's listener: a relay view when clustered
 	)
 	if cfg.clusterOn() {
-		if member, err = joinCluster(ctx, cfg, meta, s.Addr(), logger); err != nil {
+		if member, err = joinCluster(ctx, cfg, meta, RoleStandalone, s.InternalAddr(), s.Addr(), logger); err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, member.close()) }()

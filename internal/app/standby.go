@@ -138,7 +138,7 @@ func (s *Server) standbyReason() string {
 	defer cancel()
 	msg := fmt.Sprintf("service not ready: node %d is a standby coordinator", n.member.Node().ID)
 	if t, err := n.reg.Leader(ctx, ElectionCoordinator); err == nil {
-		msg += fmt.Sprintf("; node %d at %s leads", t.Leader.ID, t.Leader.Address)
+		msg += fmt.Sprintf("; node %d at %s leads", t.Leader.ID, t.Leader.API)
 	}
 	return msg
 }

@@ -42,6 +42,10 @@ type Node struct {
 	Role string `json:"role"`
 	// Address is where the node serves its internal RPC.
 	Address string `json:"address"`
+	// API is where clients reach the node's Milvus API (gRPC and REST), for
+	// the roles that serve it (standalone, coordinator, proxy); "" for the
+	// others.
+	API string `json:"api,omitempty"`
 	// Lease is the etcd lease the node's keys are attached to.
 	Lease int64 `json:"lease"`
 	// Revision is the etcd create revision of the node's session key: it
@@ -111,11 +115,18 @@ func validName(s string) bool {
 	return true
 }
 
-// Register joins the cluster as a node of role serving at address: it
-// grants a lease of Config.SessionTTL, keeps it alive, allocates the next
-// node ID and writes the session key in one transaction. The caller owns
-// the returned Member and must Run or Close it.
-func (r *Registry) Register(ctx context.Context, role, address string) (*Member, error) {
+// An Option sets a field of the session a node registers.
+type Option func(*Node)
+
+// WithAPI records the address of the node's Milvus API (Node.API).
+func WithAPI(addr string) Option { return func(n *Node) { n.API = addr } }
+
+// Register joins the cluster as a node of role serving its internal RPC at
+// address: it grants a lease of Config.SessionTTL, keeps it alive,
+// allocates the next node ID and writes the session key in one
+// transaction. The caller owns the returned Member and must Run or Close
+// it.
+func (r *Registry) Register(ctx context.Context, role, address string, opts ...Option) (*Member, error) {
 	if !validName(role) {
 		return nil, fmt.Errorf("membership: invalid role %q", role)
 	}
@@ -130,7 +141,7 @@ func (r *Registry) Register(ctx context.Context, role, address string) (*Member,
 		r.revoke(grant.ID)
 		return nil, fmt.Errorf("membership: register %s: keep lease alive: %w", role, err)
 	}
-	node, err := r.claim(ctx, role, address, grant.ID)
+	node, err := r.claim(ctx, role, address, grant.ID, opts)
 	if err != nil {
 		_ = sess.Close()
 		return nil, err
@@ -142,7 +153,7 @@ func (r *Registry) Register(ctx context.Context, role, address string) (*Member,
 // claim allocates the next node ID and writes the session key in one
 // transaction guarded by the counter's mod revision, retrying while
 // concurrent registrations win the race.
-func (r *Registry) claim(ctx context.Context, role, address string, lease clientv3.LeaseID) (Node, error) {
+func (r *Registry) claim(ctx context.Context, role, address string, lease clientv3.LeaseID, opts []Option) (Node, error) {
 	ctx, cancel := r.bound(ctx)
 	defer cancel()
 	for {
@@ -159,6 +170,9 @@ func (r *Registry) claim(ctx context.Context, role, address string, lease client
 			modRev = kv.ModRevision
 		}
 		node := Node{ID: last + 1, Role: role, Address: address, Lease: int64(lease)}
+		for _, o := range opts {
+			o(&node)
+		}
 		val, err := json.Marshal(node)
 		if err != nil {
 			return Node{}, err
