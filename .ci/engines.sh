@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real cluster engines the real-engine tests start (internal/enginetest
+# Installs the real cluster engines (all of the first two by default, or those named) the real-engine tests start (internal/enginetest
 # RealKafka and RealS3; e2e TestRealEngines*, TestCluster*), from the registries only:
 #
 #   Apache Kafka 4.1.2 (KRaft)  jars of org.apache.kafka:kafka_2.13 from Maven Central
@@ -7,7 +7,11 @@
 #   Versity S3 Gateway v1.8.0   go install github.com/versity/versitygw/cmd/versitygw
 #                               -> $STRATA_ENGINES/bin/versitygw   (Apache-2.0)
 #
-# etcd needs no install: the tests run a real etcd server in-process (go.etcd.io/etcd/server/v3/embed).
+#   etcd 3.6.16 (only when asked: `.ci/engines.sh etcd`, for tools/cluster/up.sh)
+#                               built from go.etcd.io/etcd/server/v3 in a scratch module
+#                               -> $STRATA_ENGINES/bin/etcd
+#
+# The tests need no etcd install: they run a real etcd server in-process (go.etcd.io/etcd/server/v3/embed).
 # Idempotent: an engine already installed is kept. A machine without java or mvn gets no Kafka, and the
 # tests that need it skip, saying so. STRATA_ENGINES defaults to ~/.cache/strata-engines.
 set -euo pipefail
@@ -47,5 +51,22 @@ versitygw() {
   echo "engines.sh: versitygw $VERSITYGW_VERSION in $STRATA_ENGINES/bin"
 }
 
-kafka
-versitygw
+etcd() {
+  [ -x "$STRATA_ENGINES/bin/etcd" ] && return
+  # `go install go.etcd.io/etcd/server/v3@...` is refused (replace directives):
+  # a main module around etcdmain builds the same server.
+  local src; src=$(mktemp -d)
+  printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' > "$src/main.go"
+  (cd "$src" && GOFLAGS= go mod init local/etcd >/dev/null 2>&1 && GOFLAGS= go get go.etcd.io/etcd/server/v3@v3.6.16 >/dev/null 2>&1 \
+    && GOFLAGS= go mod tidy >/dev/null 2>&1 && GOFLAGS= go build -o "$STRATA_ENGINES/bin/etcd" .)
+  rm -rf "$src"
+  echo "engines.sh: etcd $("$STRATA_ENGINES/bin/etcd" --version | head -1) in $STRATA_ENGINES/bin"
+}
+
+if [ $# -eq 0 ]; then set -- kafka versitygw; fi
+for e in "$@"; do
+  case $e in
+    kafka) kafka ;; versitygw) versitygw ;; etcd) etcd ;;
+    *) echo "engines.sh: unknown engine $e (kafka, versitygw, etcd)" >&2; exit 2 ;;
+  esac
+done

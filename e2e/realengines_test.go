@@ -18,6 +18,7 @@ import (
 	"github.com/milvus-io/milvus/client/v2/milvusclient"
 	"github.com/stretchr/testify/require"
 
+	"github.com/strata-db/strata/internal/enginelaunch"
 	"github.com/strata-db/strata/internal/enginetest"
 )
 
@@ -27,8 +28,8 @@ import (
 // when Kafka or the gateway is not installed (.ci/engines.sh).
 type realEngines struct {
 	etcd  *enginetest.EtcdServer
-	kafka *enginetest.Engine
-	s3    *enginetest.Engine
+	kafka *enginelaunch.Process
+	s3    *enginelaunch.Process
 }
 
 func startRealEngines(t *testing.T) *realEngines {
@@ -46,7 +47,7 @@ func (e *realEngines) config(t *testing.T, extra map[string]any) string {
 		"meta": map[string]any{"type": "etcd", "etcd": map[string]any{"endpoints": []string{e.etcd.URL}, "root": "strata/"}},
 		"objects": map[string]any{"type": "s3", "s3": map[string]any{
 			"endpoint": e.s3.Addr, "bucket": "strata", "createBucket": true,
-			"accessKey": enginetest.RealS3AccessKey, "secretKey": enginetest.RealS3SecretKey,
+			"accessKey": enginelaunch.S3AccessKey, "secretKey": enginelaunch.S3SecretKey,
 		}},
 		"wal": map[string]any{"type": "kafka", "kafka": map[string]any{"brokers": []string{e.kafka.Addr}}},
 	}}
@@ -125,7 +126,7 @@ func TestRealEnginesCrash(t *testing.T) {
 	stopped.Store(true)
 	wg.Wait()
 	e.kafka.Kill()
-	e.kafka.Start()
+	require.NoError(t, e.kafka.Start())
 
 	kafkaBack := time.Since(killed)
 	start := time.Now()
