@@ -202,6 +202,10 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 	return s
 }
 
+// Writer is the stack's WAL writer: what the query node's Ticker and the
+// proxy's inserts go through.
+func (s *Stack) Writer() *wal.Writer { return s.writer }
+
 // NewProxy returns another proxy over the stack's coordinators, WAL writer
 // and clocks, configured as Proxy is, that reads through q instead of the
 // in-process query node (a remote client of it, say).
