@@ -450,7 +450,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	// sees it NotLoad in between.
 	s.loading = qn.LoadingCollections
 	var reloads []querynode.LoadRequest
-	for _, col := range root.AllCollections() {
+	cols, err := root.AllCollections(ctx)
+	if err != nil {
+		return err
+	}
+	for _, col := range cols {
 		if col.Loaded {
 			reloads = append(reloads, querynode.LoadRequest{CollectionID: col.ID, Partitions: col.LoadedPartitions})
 		}

@@ -13,7 +13,9 @@
 //	datacoord/index/{collectionID}/{indexID}      IndexInfo
 //	tso/timestamp, tso/idTimestamp                TSO windows (package tso)
 //
-// Field names are durable: add fields, never rename or renumber.
+// Field names are durable: add fields, never rename or renumber. The same
+// JSON is the wire form of these records between processes (the
+// coordinator's node-facing services, proto/strata/coord/v1).
 //
 // Schema evolution (AddCollectionField, AlterCollectionField): the stored
 // schema only grows. An added field is nullable and gets the next field ID

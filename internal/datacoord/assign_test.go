@@ -28,14 +28,14 @@ func TestAssignmentClaimsSpareWithoutMetaStore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.makeSpares(ctx))
 	require.Equal(t, []int64{a}, ids(c.Segments(100)), "the spare is not listed")
-	require.Equal(t, []int64{a}, ids(c.Recovery(vch0).Segments), "nor recovered")
+	require.Equal(t, []int64{a}, ids(recoveryOf(t, c, vch0).Segments), "nor recovered")
 	require.EqualValues(t, 10, c.RowCount(100, nil))
 
 	kv.fail = true
 	b, err := c.AssignSegment(ctx, 100, 2, vch0, 3, 20)
 	require.NoError(t, err, "claiming the spare writes nothing")
 	require.NotEqual(t, a, b)
-	info, ok := c.Segment(b)
+	info, ok := segmentOf(t, c, b)
 	require.True(t, ok)
 	require.False(t, info.Spare)
 	require.EqualValues(t, 2, info.PartitionID, "the spare takes the partition that claims it")
@@ -97,7 +97,7 @@ func TestSpareAfterRestart(t *testing.T) {
 	next, err := c2.AssignSegment(ctx, 100, 7, vch0, 1, 10)
 	require.NoError(t, err)
 	require.NotEqual(t, claimed, next, "a spare from before the restart takes no new rows")
-	require.Contains(t, ids(c2.Recovery(vch0).Segments), claimed, "the data node replays it")
+	require.Contains(t, ids(recoveryOf(t, c2, vch0).Segments), claimed, "the data node replays it")
 
 	// The data node replays the rows and reports the segment's start.
 	require.NoError(t, c2.Synced(ctx, catalog.SyncReport{
@@ -108,25 +108,25 @@ func TestSpareAfterRestart(t *testing.T) {
 		}},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, DeltaSyncedOffset: -1},
 	}))
-	info, _ := c2.Segment(claimed)
+	info, _ := segmentOf(t, c2, claimed)
 	require.False(t, info.Spare)
 	require.EqualValues(t, 7, info.PartitionID)
 	require.Contains(t, ids(c2.Segments(100)), claimed)
 
 	// vch1's spare: sealed once idle, dropped when flushed empty.
 	require.NoError(t, c2.sealByPolicy(ctx))
-	info, _ = c2.Segment(spare1)
+	info, _ = segmentOf(t, c2, spare1)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "not idle yet")
 	e.clock = time.Now().Add(c2.cfg.MaxIdle) // New stamps loaded segments with the wall clock
 	require.NoError(t, c2.sealByPolicy(ctx))
-	info, _ = c2.Segment(spare1)
+	info, _ = segmentOf(t, c2, spare1)
 	require.Equal(t, catalog.SegmentSealed, info.State)
 	require.NoError(t, c2.Synced(ctx, catalog.SyncReport{
 		VChannel:   vch1,
 		Segments:   []catalog.SegmentSync{{SegmentID: spare1, CollectionID: 100, PartitionID: 1, Flushed: true, SyncedOffset: 0}},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch1, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1},
 	}))
-	info, _ = c2.Segment(spare1)
+	info, _ = segmentOf(t, c2, spare1)
 	require.Equal(t, catalog.SegmentDropped, info.State, "garbage collection removes it")
 	require.NotContains(t, ids(c2.Segments(100)), spare1)
 }
@@ -160,7 +160,7 @@ func TestCleanStopSavesClaims(t *testing.T) {
 
 	c2 := e.coord(t) // the restart
 	require.Equal(t, shown, ids(c2.Segments(100)), "the claim was saved at the stop")
-	info, ok := c2.Segment(claimed)
+	info, ok := segmentOf(t, c2, claimed)
 	require.True(t, ok)
 	require.False(t, info.Spare)
 	require.EqualValues(t, 7, info.PartitionID)

@@ -434,7 +434,13 @@ func (c *Coordinator) expireBefore(collectionID int64) uint64 {
 	if c.chans == nil {
 		return 0
 	}
-	return c.chans.ExpireBefore(collectionID)
+	cut, err := c.chans.ExpireBefore(context.Background(), collectionID)
+	if err != nil {
+		// No cut-off drops no rows: they expire at a later compaction.
+		c.logger.Warn("datacoord: no TTL cut-off", "collection_id", collectionID, "err", err)
+		return 0
+	}
+	return cut
 }
 
 // compactionCutoff returns the TTL cut-off a compaction drops rows by: the

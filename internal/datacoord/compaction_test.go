@@ -271,11 +271,11 @@ func TestSealByPolicyUnblocksL0(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, e.c.sealByPolicy(e.ctx))
 		if e.now.Sub(time.UnixMilli(l0.CreatedAt)) < e.cfg.Compaction.L0MaxAge {
-			info, _ := e.c.Segment(g)
+			info, _ := segmentOf(t, e.c, g)
 			require.Equal(t, catalog.SegmentGrowing, info.State, "the L0 segment is not due yet")
 		}
 	}
-	info, _ := e.c.Segment(g)
+	info, _ := segmentOf(t, e.c, g)
 	require.Equal(t, catalog.SegmentSealed, info.State, "sealed once the L0 segment it blocks is %s old", e.cfg.Compaction.L0MaxAge)
 }
 
@@ -354,8 +354,10 @@ type ttlChannels struct{ cut uint64 }
 
 func (ttlChannels) LiveVChannels() []string          { return nil }
 func (ttlChannels) StartOffset(string) (int64, bool) { return 0, false }
-func (c ttlChannels) ExpireBefore(int64) uint64      { return c.cut }
-func (ttlChannels) ClusteringKey(int64) int64        { return 0 }
+func (c ttlChannels) ExpireBefore(context.Context, int64) (uint64, error) {
+	return c.cut, nil
+}
+func (ttlChannels) ClusteringKey(int64) int64 { return 0 }
 
 // TestCompactionCutoffGrace: automatic compactions drop rows only once they
 // are ExpiryGrace past the TTL; a manual one drops every expired row.

@@ -61,7 +61,8 @@ type Channels interface {
 	// StartOffset is where a vchannel's messages start in its pchannel
 	// (false when unknown: a collection that predates start offsets).
 	StartOffset(vchannel string) (int64, bool)
-	ExpireBefore(collectionID int64) uint64
+	// ExpireBefore is the collection's TTL cut-off (0 = none).
+	ExpireBefore(ctx context.Context, collectionID int64) (uint64, error)
 	// ClusteringKey is the collection's clustering-key field ID (0 = none).
 	ClusteringKey(collectionID int64) int64
 }
@@ -499,15 +500,17 @@ func cloneLogs(m map[int64][]catalog.Binlog) map[int64][]catalog.Binlog {
 	return out
 }
 
-// Segment returns a segment's record.
-func (c *Coordinator) Segment(id int64) (catalog.SegmentInfo, bool) {
+// Segment returns a segment's record (false when it has none). The error is
+// always nil in process; the signature is the nodes' (querynode.SegmentMeta,
+// datanode.SegmentMeta), whose remote coordinator can fail.
+func (c *Coordinator) Segment(_ context.Context, id int64) (catalog.SegmentInfo, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok := c.segments[id]
 	if !ok {
-		return catalog.SegmentInfo{}, false
+		return catalog.SegmentInfo{}, false, nil
 	}
-	return s.info, true
+	return s.info, true, nil
 }
 
 // Segments returns the records of a collection's segments that are not
@@ -565,8 +568,9 @@ func (c *Coordinator) Checkpoint(vchannel string) (catalog.ChannelCheckpoint, bo
 	return cp, ok
 }
 
-// Recovery returns a vchannel's recovery information.
-func (c *Coordinator) Recovery(vchannel string) catalog.RecoveryInfo {
+// Recovery returns a vchannel's recovery information. The error is always
+// nil in process (see Segment).
+func (c *Coordinator) Recovery(_ context.Context, vchannel string) (catalog.RecoveryInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cp, ok := c.cps[vchannel]
@@ -593,7 +597,7 @@ func (c *Coordinator) Recovery(vchannel string) catalog.RecoveryInfo {
 		}
 	}
 	sort.Slice(ri.Segments, func(i, j int) bool { return ri.Segments[i].ID < ri.Segments[j].ID })
-	return ri
+	return ri, nil
 }
 
 // DropCollection marks every segment of the collection Dropped and forgets
@@ -804,7 +808,10 @@ func (c *Coordinator) truncateWAL(ctx context.Context) error {
 				continue
 			}
 		}
-		ri := c.Recovery(v)
+		ri, err := c.Recovery(ctx, v)
+		if err != nil {
+			return err
+		}
 		if cur, ok := low[p]; !ok || ri.SeekOffset < cur {
 			low[p] = ri.SeekOffset
 		}
@@ -857,8 +864,9 @@ func (c *Coordinator) CreateIndex(ctx context.Context, idx catalog.IndexInfo) er
 	return c.scheduleIndexTasks(ctx)
 }
 
-// Indexes lists the live indexes of a collection, by ID.
-func (c *Coordinator) Indexes(collectionID int64) []catalog.IndexInfo {
+// Indexes lists the live indexes of a collection, by ID. The error is
+// always nil in process (see Segment).
+func (c *Coordinator) Indexes(_ context.Context, collectionID int64) ([]catalog.IndexInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []catalog.IndexInfo
@@ -868,7 +876,7 @@ func (c *Coordinator) Indexes(collectionID int64) []catalog.IndexInfo {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return out, nil
 }
 
 // DropIndex marks matching indexes deleted (name "" = all of the collection's).

@@ -222,7 +222,7 @@ func TestAssignSegment(t *testing.T) {
 	}
 	a := assign(1, vch0, 4)
 	require.Equal(t, a, assign(1, vch0, 4), "a segment with room is reused")
-	info, ok := c.Segment(a)
+	info, ok := segmentOf(t, c, a)
 	require.True(t, ok)
 	require.EqualValues(t, 10, info.MaxRows, "max rows = maxSize × sealProportion / rowSize")
 	require.Equal(t, catalog.SegmentGrowing, info.State)
@@ -235,7 +235,7 @@ func TestAssignSegment(t *testing.T) {
 	require.NotEqual(t, a, assign(2, vch0, 1), "another partition gets its own segment")
 	require.NotEqual(t, a, assign(1, vch1, 1), "another vchannel gets its own segment")
 	big := assign(3, vch0, 50)
-	info, _ = c.Segment(big)
+	info, _ = segmentOf(t, c, big)
 	require.EqualValues(t, 10, info.MaxRows, "an empty segment takes a batch larger than its size")
 	require.NotEqual(t, big, assign(3, vch0, 1), "but is then full")
 	require.EqualValues(t, 4+4+4+2+1+1+50+1, c.RowCount(100, nil), "assigned rows count before any sync")
@@ -248,12 +248,12 @@ func TestAssignSegment(t *testing.T) {
 	n := assign(1, vch0, 1)
 	require.NotContains(t, sealed, n)
 	require.Contains(t, sealed, a)
-	info, _ = c.Segment(a)
+	info, _ = segmentOf(t, c, a)
 	require.Equal(t, catalog.SegmentSealed, info.State)
 
 	// Segment records survive a restart.
 	c2 := e.coord(t)
-	got, ok := c2.Segment(a)
+	got, ok := segmentOf(t, c2, a)
 	require.True(t, ok)
 	require.Equal(t, catalog.SegmentSealed, got.State)
 	require.Len(t, c2.Segments(100), len(c.Segments(100)))
@@ -263,7 +263,7 @@ func TestAssignSegment(t *testing.T) {
 	again, err := c2.AssignSegment(ctx, 100, 1, vch0, 1, 10)
 	require.NoError(t, err)
 	require.Equal(t, after, again, "segments created after the restart are reused")
-	info, _ = c2.Segment(n)
+	info, _ = segmentOf(t, c2, n)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "the old one stays growing until a flush or the seal policy")
 }
 
@@ -293,7 +293,7 @@ func TestFlushAndFlushState(t *testing.T) {
 		ids, err := wal.DecodeFlush(m.Payload)
 		require.NoError(t, err)
 		require.Equal(t, []int64{tc.seg}, ids)
-		info, _ := c.Segment(tc.seg)
+		info, _ := segmentOf(t, c, tc.seg)
 		require.Equal(t, catalog.SegmentSealed, info.State)
 		require.Equal(t, flushTS, info.FlushTS)
 	}
@@ -361,7 +361,7 @@ func TestSynced(t *testing.T) {
 		}
 	}
 	require.NoError(t, c.Synced(ctx, report(4, 10, 3, false, nil)))
-	info, _ := c.Segment(seg)
+	info, _ := segmentOf(t, c, seg)
 	require.Equal(t, catalog.SegmentGrowing, info.State)
 	require.EqualValues(t, 4, info.NumRows)
 	require.Equal(t, &catalog.Position{Offset: 3, TimeTick: 7}, info.StartPosition)
@@ -374,14 +374,14 @@ func TestSynced(t *testing.T) {
 		Level: catalog.LevelL0, Deltalogs: []catalog.Binlog{{LogID: 50, Entries: 2}},
 	}
 	require.NoError(t, c.Synced(ctx, report(6, 20, 8, true, l0)))
-	info, _ = c.Segment(seg)
+	info, _ = segmentOf(t, c, seg)
 	require.Equal(t, catalog.SegmentFlushed, info.State)
 	require.EqualValues(t, 10, info.NumRows)
 	require.Equal(t, []catalog.Binlog{{LogID: 10, Entries: 4}, {LogID: 20, Entries: 6}}, info.Binlogs[0], "binlogs accumulate")
 	require.Len(t, info.Statslogs[100], 2)
 	require.EqualValues(t, 3, info.StartPosition.Offset, "the first start position stays")
 	require.EqualValues(t, 8, info.SyncedOffset)
-	got, ok := c.Segment(999)
+	got, ok := segmentOf(t, c, 999)
 	require.True(t, ok)
 	require.Equal(t, catalog.LevelL0, got.Level)
 	require.EqualValues(t, 10, c.RowCount(100, nil), "L0 segments hold no rows")
@@ -401,7 +401,7 @@ func TestSynced(t *testing.T) {
 		Segments:   []catalog.SegmentSync{{SegmentID: 4242, CollectionID: 100, PartitionID: 1, Rows: 1, SyncedOffset: 9}},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 10, TimeTick: 10}},
 	}))
-	_, ok = c.Segment(4242)
+	_, ok = segmentOf(t, c, 4242)
 	require.False(t, ok)
 
 	// Everything is in the meta store: a new coordinator sees the same.
@@ -429,7 +429,7 @@ func TestRecoverySeekOffset(t *testing.T) {
 	e := newEnv(t)
 	c := e.coord(t)
 	ctx := context.Background()
-	ri := c.Recovery(vch0)
+	ri := recoveryOf(t, c, vch0)
 	require.EqualValues(t, 0, ri.SeekOffset, "no checkpoint: from the start")
 	require.EqualValues(t, -1, ri.Checkpoint.DeltaSyncedOffset)
 	require.Empty(t, ri.Segments)
@@ -447,7 +447,7 @@ func TestRecoverySeekOffset(t *testing.T) {
 		},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 20, TimeTick: 100}},
 	}))
-	ri = c.Recovery(vch0)
+	ri = recoveryOf(t, c, vch0)
 	require.EqualValues(t, 5, ri.SeekOffset, "the unflushed segment's start, not the flushed one's")
 	require.EqualValues(t, 20, ri.Checkpoint.Position.Offset)
 	require.Len(t, ri.Segments, 2)
@@ -459,8 +459,8 @@ func TestRecoverySeekOffset(t *testing.T) {
 		Segments:   []catalog.SegmentSync{{SegmentID: growing, CollectionID: 100, PartitionID: 1, SyncedOffset: 21, Flushed: true}},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 22, TimeTick: 110}},
 	}))
-	require.EqualValues(t, 22, c.Recovery(vch0).SeekOffset)
-	require.Empty(t, c.Recovery(vch1).Segments, "other vchannels are separate")
+	require.EqualValues(t, 22, recoveryOf(t, c, vch0).SeekOffset)
+	require.Empty(t, recoveryOf(t, c, vch1).Segments, "other vchannels are separate")
 }
 
 func TestSealByPolicy(t *testing.T) {
@@ -478,7 +478,7 @@ func TestSealByPolicy(t *testing.T) {
 	e.clock = t0.Add(time.Minute)
 	require.NoError(t, c.sealByPolicy(ctx))
 	for id, want := range map[int64]catalog.SegmentState{idle: catalog.SegmentSealed, busy: catalog.SegmentGrowing, full: catalog.SegmentSealed} {
-		info, _ := c.Segment(id)
+		info, _ := segmentOf(t, c, id)
 		require.Equal(t, want, info.State, "segment %d", id)
 	}
 	for pch, want := range map[string]int64{pch0: idle, pch1: full} {
@@ -509,7 +509,7 @@ func TestSealWhenFull(t *testing.T) {
 	first := assign(vch0, 4)
 	require.Equal(t, first, assign(vch0, 4))
 	require.NoError(t, c.sealByPolicy(ctx))
-	info, _ := c.Segment(first)
+	info, _ := segmentOf(t, c, first)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "8 of 10 rows, room left")
 	second := assign(vch0, 4) // 8+4 > 10: a new segment
 	require.NotEqual(t, first, second)
@@ -523,7 +523,7 @@ func TestSealWhenFull(t *testing.T) {
 		first: catalog.SegmentSealed, second: catalog.SegmentGrowing,
 		small: catalog.SegmentGrowing, huge: catalog.SegmentSealed,
 	} {
-		info, _ := c.Segment(id)
+		info, _ := segmentOf(t, c, id)
 		require.Equal(t, want, info.State, "segment %d", id)
 	}
 	require.Equal(t, small, assign(vch1, 1), "a segment that only a too-large batch passed by still takes rows")
@@ -544,12 +544,12 @@ func TestMemoryPressureAfterRestart(t *testing.T) {
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0, Position: catalog.Position{Offset: 1, TimeTick: 1}},
 	}))
 	require.NoError(t, c.sealByPolicy(ctx))
-	info, _ := c.Segment(seg)
+	info, _ := segmentOf(t, c, seg)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "50 bytes are under the limit")
 
 	c2 := e.coord(t)
 	require.NoError(t, c2.sealByPolicy(ctx))
-	info, _ = c2.Segment(seg)
+	info, _ = segmentOf(t, c2, seg)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "still 50 bytes after a restart")
 }
 
@@ -594,7 +594,7 @@ func TestNoAssignmentAfterUnrecordedFlush(t *testing.T) {
 
 	kv.fail = false
 	c2 := newCoord()
-	info, ok := c2.Segment(seg)
+	info, ok := segmentOf(t, c2, seg)
 	require.True(t, ok)
 	require.Equal(t, catalog.SegmentGrowing, info.State, "the meta store missed the seal")
 	next, err := c2.AssignSegment(ctx, 100, 1, vch0, 1, 10)
@@ -691,7 +691,7 @@ func TestSyncedRacingSeal(t *testing.T) {
 	require.NoError(t, <-sealDone)
 
 	check := func(c *Coordinator, what string) {
-		info, ok := c.Segment(seg)
+		info, ok := segmentOf(t, c, seg)
 		require.True(t, ok)
 		require.Equal(t, catalog.SegmentSealed, info.State, what)
 		require.Equal(t, []catalog.Binlog{{LogID: 10, Entries: 2}, {LogID: 20, Entries: 2}}, info.Binlogs[100], what)
@@ -700,4 +700,28 @@ func TestSyncedRacingSeal(t *testing.T) {
 	}
 	check(c, "in memory")
 	check(e.coord(t), "in the meta store")
+}
+
+// segmentOf is c.Segment, whose error is always nil in process.
+func segmentOf(t *testing.T, c *Coordinator, id int64) (catalog.SegmentInfo, bool) {
+	t.Helper()
+	info, ok, err := c.Segment(context.Background(), id)
+	require.NoError(t, err)
+	return info, ok
+}
+
+// recoveryOf is c.Recovery, whose error is always nil in process.
+func recoveryOf(t *testing.T, c *Coordinator, vchannel string) catalog.RecoveryInfo {
+	t.Helper()
+	ri, err := c.Recovery(context.Background(), vchannel)
+	require.NoError(t, err)
+	return ri
+}
+
+// indexesOf is c.Indexes, whose error is always nil in process.
+func indexesOf(t *testing.T, c *Coordinator, collectionID int64) []catalog.IndexInfo {
+	t.Helper()
+	out, err := c.Indexes(context.Background(), collectionID)
+	require.NoError(t, err)
+	return out
 }

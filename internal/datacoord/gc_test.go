@@ -158,7 +158,7 @@ func (e *gcEnv) writeBatch(coll, part, seg int64, flush bool) (catalog.SegmentSy
 // segment the coordinator does not know is first recorded Growing, as
 // AssignSegment would have.
 func (e *gcEnv) sync(coll, part, seg int64, vchannel string, flush bool) []string {
-	if _, ok := e.c.Segment(seg); !ok {
+	if _, ok := segmentOf(e.t, e.c, seg); !ok {
 		info := catalog.SegmentInfo{
 			ID: seg, CollectionID: coll, PartitionID: part, VChannel: vchannel,
 			State: catalog.SegmentGrowing, Level: catalog.LevelL1, MaxRows: 1 << 20, SyncedOffset: -1, CreatedAt: e.now.UnixMilli(),
@@ -197,7 +197,7 @@ func TestGCDroppedSegmentAfterRetention(t *testing.T) {
 	dropped := e.sync(coll, part, 10, vch, true)
 	kept := e.sync(coll, other, 11, vch, true)
 	var size int64
-	info, ok := e.c.Segment(10)
+	info, ok := segmentOf(t, e.c, 10)
 	require.True(t, ok)
 	for _, f := range segmentFiles("files", &info) {
 		size += f.size
@@ -216,7 +216,7 @@ func TestGCDroppedSegmentAfterRetention(t *testing.T) {
 	require.ElementsMatch(t, kept, e.keys(), "the dropped segment's files are gone, the other's are not")
 	require.False(t, e.segmentRecords()[10])
 	require.True(t, e.segmentRecords()[11])
-	_, ok = e.c.Segment(10)
+	_, ok = segmentOf(t, e.c, 10)
 	require.False(t, ok)
 	st := e.c.GCStats()
 	require.Equal(t, int64(len(dropped)), st.FilesDeleted)
@@ -425,7 +425,7 @@ func TestGCDropCollection(t *testing.T) {
 	e.advance(e.cfg.DroppedRetention + time.Minute)
 	// Segments with index tasks wait until collectIndexGarbage removed them.
 	e.gc()
-	_, ok = e.c.Segment(task.SegmentID)
+	_, ok = segmentOf(t, e.c, task.SegmentID)
 	require.True(t, ok)
 	require.NoError(t, e.c.collectIndexGarbage(e.ctx))
 	e.gc()
@@ -455,7 +455,7 @@ func TestGCCrashBetweenFilesAndRecord(t *testing.T) {
 			vch := "by-dev-rootcoord-dml_0_1v0"
 			e.sync(1, 2, 10, vch, true)
 			require.NoError(t, e.c.DropPartition(e.ctx, 1, 2))
-			info, ok := e.c.Segment(10)
+			info, ok := segmentOf(t, e.c, 10)
 			require.True(t, ok)
 			files := segmentFiles("files", &info)
 			if !all {
@@ -465,7 +465,7 @@ func TestGCCrashBetweenFilesAndRecord(t *testing.T) {
 				require.NoError(t, e.objs.Delete(e.ctx, f.key))
 			}
 			e.open() // the crash
-			_, ok = e.c.Segment(10)
+			_, ok = segmentOf(t, e.c, 10)
 			require.True(t, ok)
 			e.advance(e.cfg.DroppedRetention + time.Minute)
 			e.gc()
@@ -558,7 +558,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		PlanID:  plan.ID,
 		Outputs: []catalog.SegmentInfo{output},
 	}, nil))
-	info, ok := e.c.Segment(a)
+	info, ok := segmentOf(t, e.c, a)
 	require.True(t, ok)
 	require.Equal(t, catalog.SegmentDropped, info.State)
 
@@ -581,7 +581,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		return ids
 	}
 	replay()
-	info, ok = e.c.Segment(a)
+	info, ok = segmentOf(t, e.c, a)
 	require.True(t, ok)
 	require.Equal(t, catalog.SegmentDropped, info.State, "a Dropped segment stays Dropped")
 	require.Equal(t, []int64{out}, live())
@@ -590,7 +590,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 	e.gc()
 	require.False(t, e.segmentRecords()[a])
 	replay()
-	_, ok = e.c.Segment(a)
+	_, ok = segmentOf(t, e.c, a)
 	require.False(t, ok, "a garbage-collected segment does not come back")
 	require.False(t, e.segmentRecords()[a], "nor is it persisted")
 	require.Equal(t, []int64{out}, live())

@@ -36,14 +36,14 @@ func TestCommitImport(t *testing.T) {
 
 	err = e.c.CommitImport(e.ctx, []catalog.SegmentInfo{seg(520), seg(500)}, metastore.Put("import/jobs/10", []byte(`{}`)))
 	require.ErrorContains(t, err, "import segment 500 is not a new flushed segment")
-	_, ok := e.c.Segment(520)
+	_, ok := segmentOf(t, e.c, 520)
 	require.False(t, ok)
 	kvs, err = e.meta.Scan(e.ctx, "import/jobs/10")
 	require.NoError(t, err)
 	require.Empty(t, kvs)
 
 	e.open()
-	info, ok := e.c.Segment(510)
+	info, ok := segmentOf(t, e.c, 510)
 	require.True(t, ok)
 	require.Equal(t, catalog.SegmentFlushed, info.State)
 	require.EqualValues(t, 9, info.ImportJob)

@@ -214,8 +214,9 @@ func (c *Coordinator) IndexTasks(collectionID int64) []catalog.IndexTask {
 	return out
 }
 
-// SegmentIndexes returns the finished builds of a segment.
-func (c *Coordinator) SegmentIndexes(segmentID int64) []catalog.IndexTask {
+// SegmentIndexes returns the finished builds of a segment. The error is
+// always nil in process (see Segment).
+func (c *Coordinator) SegmentIndexes(_ context.Context, segmentID int64) ([]catalog.IndexTask, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []catalog.IndexTask
@@ -224,7 +225,7 @@ func (c *Coordinator) SegmentIndexes(segmentID int64) []catalog.IndexTask {
 			out = append(out, t)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // IndexProgress reports how far an index's builds are.

@@ -29,7 +29,7 @@ func TestJSONPathIndexes(t *testing.T) {
 	// The same definition again, the cast type in another case and the
 	// path quoted otherwise, is a no-op.
 	require.NoError(t, c.CreateIndex(ctx, jp("a", `j["a"]`, "DOUBLE")))
-	require.Len(t, c.Indexes(100), 3)
+	require.Len(t, indexesOf(t, c, 100), 3)
 
 	for _, tc := range []struct {
 		idx catalog.IndexInfo
@@ -48,7 +48,7 @@ func TestJSONPathIndexes(t *testing.T) {
 		require.ErrorContains(t, err, tc.msg, tc.idx.Name)
 		require.Equal(t, int32(65535), errcode.CodeOf(err))
 	}
-	require.Len(t, c.Indexes(100), 3, "no refused index was recorded")
+	require.Len(t, indexesOf(t, c, 100), 3, "no refused index was recorded")
 
 	// A non-JSON field keeps one index.
 	vec := catalog.IndexInfo{CollectionID: 100, FieldID: 101, Name: "vec", Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"}}
@@ -61,7 +61,7 @@ func TestJSONPathIndexes(t *testing.T) {
 
 	names := func(c *Coordinator) []string {
 		var out []string
-		for _, idx := range c.Indexes(100) {
+		for _, idx := range indexesOf(t, c, 100) {
 			out = append(out, idx.Name)
 		}
 		return out

@@ -18,7 +18,7 @@ func TestAlterIndex(t *testing.T) {
 	require.NoError(t, c.CreateIndex(ctx, catalog.IndexInfo{CollectionID: 100, FieldID: 101, Name: "vec", Params: params}))
 
 	require.NoError(t, c.AlterIndex(ctx, 100, "vec", map[string]string{"mmap.enabled": "true"}, nil))
-	got := c.Indexes(100)
+	got := indexesOf(t, c, 100)
 	require.Len(t, got, 1)
 	require.Equal(t, "true", got[0].Params["mmap.enabled"])
 	require.Equal(t, "16", got[0].Params["M"])
@@ -41,9 +41,9 @@ func TestAlterIndex(t *testing.T) {
 	e.close(t)
 	e.open(t)
 	c = e.coord(t)
-	require.Equal(t, "true", c.Indexes(100)[0].Params["mmap.enabled"])
+	require.Equal(t, "true", indexesOf(t, c, 100)[0].Params["mmap.enabled"])
 	require.NoError(t, c.AlterIndex(ctx, 100, "vec", nil, []string{"mmap.enabled"}))
-	require.NotContains(t, c.Indexes(100)[0].Params, "mmap.enabled")
+	require.NotContains(t, indexesOf(t, c, 100)[0].Params, "mmap.enabled")
 }
 
 // TestScheduleIndexTasksConcurrent: concurrent schedulers (CreateIndex and

@@ -91,7 +91,7 @@ func TestFailedFlushAppendUnseals(t *testing.T) {
 	sealed, _, err := c.Flush(ctx, 100, []string{vch0})
 	require.NoError(t, err)
 	require.Equal(t, []int64{seg}, sealed, "a later Flush seals it")
-	info, _ := c.Segment(seg)
+	info, _ := segmentOf(t, c, seg)
 	require.Equal(t, catalog.SegmentSealed, info.State)
 	msgs := e.messages(t, pch0)
 	require.Len(t, msgs, 1)

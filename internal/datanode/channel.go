@@ -137,7 +137,9 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 		if err != nil {
 			return poison(err)
 		}
-		c.discardDropped()
+		if err := c.discardDropped(ctx); err != nil {
+			return err
+		}
 		var todo []int64
 		for _, id := range ids {
 			if c.flushed[id] {
@@ -146,7 +148,11 @@ func (c *channel) handle(ctx context.Context, e wal.Entry) error {
 			if c.segs[id] == nil {
 				// Replayed after a restart, the Flush of a segment that
 				// compaction or a drop has removed since: nothing to write.
-				if info, ok := c.node.coord.Segment(id); !ok || info.State == catalog.SegmentDropped {
+				info, ok, err := c.node.coord.Segment(ctx, id)
+				if err != nil {
+					return err
+				}
+				if !ok || info.State == catalog.SegmentDropped {
 					c.flushed[id] = true
 					continue
 				}
@@ -215,8 +221,8 @@ func (c *channel) insert(ctx context.Context, e wal.Entry) error {
 	var info catalog.SegmentInfo
 	if b == nil {
 		var admitted bool
-		if info, admitted = c.admit(seg); !admitted {
-			return nil
+		if info, admitted, err = c.admit(ctx, seg); err != nil || !admitted {
+			return err
 		}
 		b = &segBuffer{
 			id: seg, partition: req.GetPartitionID(), cols: map[int64]column.Column{},
@@ -340,12 +346,16 @@ func (c *channel) bufferDelete(req *msgpb.DeleteRequest, e wal.Entry) {
 // buffer, whether to buffer it: only while the coordinator has it Growing or
 // Sealed. A Flushed segment's rows are already in object storage; a Dropped
 // or unknown one was compacted away (or its partition dropped) and must not
-// be written again. It returns the record it read.
-func (c *channel) admit(seg int64) (catalog.SegmentInfo, bool) {
-	info, ok := c.node.coord.Segment(seg)
+// be written again. It returns the record it read, or the error of a
+// coordinator that could not say (nothing is decided then).
+func (c *channel) admit(ctx context.Context, seg int64) (catalog.SegmentInfo, bool, error) {
+	info, ok, err := c.node.coord.Segment(ctx, seg)
+	if err != nil {
+		return catalog.SegmentInfo{}, false, err
+	}
 	if ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed) {
-		return info, true
+		return info, true, nil
 	}
 	c.flushed[seg] = true
-	return info, false
+	return info, false, nil
 }

@@ -38,10 +38,11 @@ type Objects interface {
 }
 
 // SegmentMeta tells which segments exist and where a vchannel's replay
-// starts (data coordinator).
+// starts (data coordinator). An error means the coordinator could not
+// answer (it may be remote): never "no segments" or "no such segment".
 type SegmentMeta interface {
-	Recovery(vchannel string) catalog.RecoveryInfo
-	Segment(id int64) (catalog.SegmentInfo, bool)
+	Recovery(ctx context.Context, vchannel string) (catalog.RecoveryInfo, error)
+	Segment(ctx context.Context, id int64) (catalog.SegmentInfo, bool, error)
 }
 
 // SyncReporter records a sync's binlogs and checkpoint (data coordinator).
@@ -59,7 +60,9 @@ type Coord interface {
 // Collections resolves collections.
 type Collections interface {
 	CollectionByID(id int64) (*catalog.Collection, error)
-	AllCollections() []*catalog.Collection
+	// AllCollections lists every collection; an error means the
+	// coordinator could not answer, never "none".
+	AllCollections(ctx context.Context) ([]*catalog.Collection, error)
 }
 
 // Allocator hands out TSO-shaped IDs.
@@ -257,7 +260,11 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 	if err != nil {
 		return err
 	}
-	for _, col := range n.colls.AllCollections() {
+	cols, err := n.colls.AllCollections(ctx)
+	if err != nil {
+		return err
+	}
+	for _, col := range cols {
 		for _, v := range col.VChannels {
 			if wal.PChannelOf(v) != pchannel {
 				continue
@@ -337,7 +344,10 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 // of its CreateCollection message) or, when that is not known (-1), where
 // the recovery info says the vchannel starts.
 func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchannel string, createdAt int64) (*channel, error) {
-	rec := n.coord.Recovery(vchannel)
+	rec, err := n.coord.Recovery(ctx, vchannel)
+	if err != nil {
+		return nil, err
+	}
 	ch := &channel{
 		node: n, coll: col, vchannel: vchannel, cp: rec.Checkpoint,
 		segs: map[int64]*segBuffer{}, synced: map[int64]int64{}, flushed: map[int64]bool{},

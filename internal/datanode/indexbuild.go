@@ -19,7 +19,7 @@ import (
 type IndexCoord interface {
 	ClaimIndexTask(ctx context.Context, builder string, wait time.Duration) (catalog.IndexTask, catalog.IndexInfo, bool, error)
 	FinishIndexTask(ctx context.Context, buildID, version int64, files []string, size int64, buildErr error) error
-	Segment(id int64) (catalog.SegmentInfo, bool)
+	Segment(ctx context.Context, id int64) (catalog.SegmentInfo, bool, error)
 }
 
 // RunIndexBuilder claims build tasks from coord and builds them one at a
@@ -69,7 +69,7 @@ func (n *Node) buildIndex(ctx context.Context, coord IndexCoord, task catalog.In
 	if !registry.Builds(name) {
 		return nil, 0, nil
 	}
-	seg, field, err := n.taskField(coord, task)
+	seg, field, err := n.taskField(ctx, coord, task)
 	if err != nil {
 		return nil, 0, err
 	}

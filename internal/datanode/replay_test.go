@@ -17,7 +17,7 @@ import (
 // storedKeys reads the primary keys in a segment's insert logs.
 func storedKeys(t *testing.T, s *stacktest.Stack, id int64) []int64 {
 	t.Helper()
-	info, ok := s.Data.Segment(id)
+	info, ok := s.Segment(id)
 	require.True(t, ok)
 	c, err := storage.ReadField(context.Background(), s.Objects, storage.FieldLogs{
 		Root: "files", Collection: info.CollectionID,
@@ -69,10 +69,10 @@ func TestRestartWritesNothingTwice(t *testing.T) {
 	x := s.Insert(0, 100)               // synced; x stays Growing
 
 	s.RunDataNode(s.NewDataNode(), func() bool {
-		info, _ := s.Data.Segment(x)
+		info, _ := s.Segment(x)
 		return info.NumRows == 100 && len(storedDeletes(t, s)) == 100
 	})
-	xi, _ := s.Data.Segment(x)
+	xi, _ := s.Segment(x)
 	cp, ok := s.Data.Checkpoint(s.VChannels[0])
 	require.True(t, ok)
 	require.Equal(t, "Growing", s.State(x))
@@ -91,7 +91,7 @@ func TestRestartWritesNothingTwice(t *testing.T) {
 	dk := storedDeletes(t, s)
 	slices.Sort(dk)
 	require.Equal(t, keyRange(5000, 5100), dk, "every delete once")
-	xi, _ = s.Data.Segment(x)
+	xi, _ = s.Segment(x)
 	require.EqualValues(t, 150, xi.NumRows)
 }
 
@@ -112,7 +112,7 @@ func TestRestartAmidUpserts(t *testing.T) {
 	}
 	x := s.InsertInto("", 2000, 2001) // the growing segment the upserts' rows went to
 	s.Delete(2000, 2001)
-	s.RunDataNode(s.NewDataNode(), func() bool { info, _ := s.Data.Segment(x); return info.NumRows >= 60 })
+	s.RunDataNode(s.NewDataNode(), func() bool { info, _ := s.Segment(x); return info.NumRows >= 60 })
 	for i := 3; i < 6; i++ {
 		s.Upsert(int64(i*4), int64(i*4+20))
 	}
@@ -135,8 +135,8 @@ func TestStartPositionReportedOnFirstInsert(t *testing.T) {
 	s.Flush() // the rows flushed, the deletes in an L0 segment
 	x := s.Insert(10, 20)
 	cp, _ := s.Data.Checkpoint(s.VChannels[0])
-	s.RunDataNode(s.NewDataNode(), func() bool { info, _ := s.Data.Segment(x); return info.StartPosition != nil })
-	info, _ := s.Data.Segment(x)
+	s.RunDataNode(s.NewDataNode(), func() bool { info, _ := s.Segment(x); return info.StartPosition != nil })
+	info, _ := s.Segment(x)
 	require.Zero(t, info.NumRows, "nothing synced")
 	require.GreaterOrEqual(t, info.StartPosition.Offset, cp.Position.Offset)
 	after, _ := s.Data.Checkpoint(s.VChannels[0])

@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -53,10 +54,17 @@ func (c *channel) changeSchema(payload []byte) error {
 // discardDropped drops the buffers of segments the coordinator has dropped
 // since they were buffered (TruncateCollection drops growing segments):
 // their rows must never be written, and a buffer left to wait for a sync
-// would hold the channel's checkpoint, and so a Flush, back.
-func (c *channel) discardDropped() {
-	c.discard(func(b *segBuffer) bool {
-		info, ok := c.node.coord.Segment(b.id)
-		return ok && info.State == catalog.SegmentDropped
-	})
+// would hold the channel's checkpoint, and so a Flush, back. A coordinator
+// that cannot say fails it, and nothing is discarded.
+func (c *channel) discardDropped(ctx context.Context) error {
+	dropped := map[int64]bool{}
+	for id := range c.segs {
+		info, ok, err := c.node.coord.Segment(ctx, id)
+		if err != nil {
+			return err
+		}
+		dropped[id] = ok && info.State == catalog.SegmentDropped
+	}
+	c.discard(func(b *segBuffer) bool { return dropped[b.id] })
+	return nil
 }

@@ -106,7 +106,10 @@ func (w *syncWorker) sync(ctx context.Context, job *syncJob) error {
 		if job.flush {
 			// Read now, not when the job was planned: the record holds the
 			// stats logs of the jobs before this one.
-			info, known := n.coord.Segment(id)
+			info, known, err := n.coord.Segment(ctx, id)
+			if err != nil {
+				return err
+			}
 			if b == nil && known {
 				ss.PartitionID = info.PartitionID
 			}

@@ -99,7 +99,7 @@ func TestSlowStoreStallsOnlyItsVChannel(t *testing.T) {
 		return s.Data.FlushState(idsB, vchB, tsB)
 	})
 	require.Equal(t, catalog.SegmentSealed.String(), s.State(segA), "the held flush has not completed")
-	info, ok := s.Data.Segment(segA)
+	info, ok := s.Segment(segA)
 	require.True(t, ok)
 	require.NotNil(t, info.StartPosition, "the start position was reported before the held sync")
 	cp, ok := s.Data.Checkpoint(s.VChannels[0])

@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -9,8 +10,11 @@ import (
 )
 
 // taskField returns the flushed segment and the schema field of a build task.
-func (n *Node) taskField(coord IndexCoord, task catalog.IndexTask) (catalog.SegmentInfo, *schemapb.FieldSchema, error) {
-	seg, ok := coord.Segment(task.SegmentID)
+func (n *Node) taskField(ctx context.Context, coord IndexCoord, task catalog.IndexTask) (catalog.SegmentInfo, *schemapb.FieldSchema, error) {
+	seg, ok, err := coord.Segment(ctx, task.SegmentID)
+	if err != nil {
+		return catalog.SegmentInfo{}, nil, err
+	}
 	if !ok || seg.State != catalog.SegmentFlushed {
 		return catalog.SegmentInfo{}, nil, fmt.Errorf("segment %d is not flushed", task.SegmentID)
 	}

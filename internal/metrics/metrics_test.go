@@ -106,7 +106,7 @@ func series(fams map[string]*dto.MetricFamily, name string) []string {
 
 type fakeColls []*catalog.Collection
 
-func (f fakeColls) AllCollections() []*catalog.Collection { return f }
+func (f fakeColls) AllCollections(context.Context) ([]*catalog.Collection, error) { return f, nil }
 
 type fakeData struct{}
 

@@ -13,7 +13,7 @@ import (
 
 // Collections lists every collection (the root coordinator).
 type Collections interface {
-	AllCollections() []*catalog.Collection
+	AllCollections(ctx context.Context) ([]*catalog.Collection, error)
 }
 
 // DataView is the data coordinator's state as the scrape reads it.
@@ -209,7 +209,10 @@ func (c *StateCollector) gather(g gauges) {
 	if c.st.Collections == nil {
 		return
 	}
-	cols := c.st.Collections.AllCollections()
+	cols, err := c.st.Collections.AllCollections(context.Background())
+	if err != nil {
+		return // no collection gauges rather than wrong ones
+	}
 	g.add("milvus_rootcoord_partition_num", 0)
 	g.add("milvus_rootcoord_dml_channel_num", 0)
 	g.add("milvus_datacoord_collection_num", float64(len(cols)))

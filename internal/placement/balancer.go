@@ -170,7 +170,13 @@ func (b *ChannelBalancer) step(ctx context.Context, current map[string]int64, li
 	b.mu.Lock()
 	b.owner = maps.Clone(saved)
 	b.mu.Unlock()
-	for _, h := range Handoffs(plan.Moves, b.rec) {
+	hs, err := Handoffs(ctx, plan.Moves, b.rec)
+	if err != nil {
+		// As an undelivered handoff: the record is saved.
+		b.logger.Warn("channel handoffs not delivered", "moves", len(plan.Moves), "err", err)
+		return saved, nil
+	}
+	for _, h := range hs {
 		b.logger.Info("channel moved", "vchannel", h.Channel, "from", h.From, "to", h.To, "reason", string(h.Reason),
 			"checkpoint", h.Checkpoint.Position.Offset, "seek_offset", h.SeekOffset)
 		if err := b.apply(ctx, h); err != nil {

@@ -21,12 +21,12 @@ import (
 // coordinator would answer).
 type checkpoints map[string]int64
 
-func (c checkpoints) Recovery(vchannel string) catalog.RecoveryInfo {
+func (c checkpoints) Recovery(_ context.Context, vchannel string) (catalog.RecoveryInfo, error) {
 	off := c[vchannel]
 	return catalog.RecoveryInfo{
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: off}, DeltaSyncedOffset: off},
 		SeekOffset: off,
-	}
+	}, nil
 }
 
 // applied records the handoffs a balancer applied.
@@ -111,7 +111,7 @@ func TestChannelBalancerFollowsMembership(t *testing.T) {
 	awaitOwners(map[string]int64{"v0": a, "v1": bID, "v2": n3.ID(), "v3": bID})
 	require.Equal(t, []placement.Handoff{{
 		Move:       placement.Move{Channel: "v2", From: a, To: n3.ID(), Reason: placement.ReasonBalance},
-		Checkpoint: cps.Recovery("v2").Checkpoint, SeekOffset: 12,
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: "v2", Position: catalog.Position{Offset: 12}, DeltaSyncedOffset: 12}, SeekOffset: 12,
 	}}, got.take())
 
 	require.NoError(t, n2.Close()) // leaves: its lease is revoked

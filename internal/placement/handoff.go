@@ -1,12 +1,16 @@
 package placement
 
-import "github.com/strata-db/strata/internal/catalog"
+import (
+	"context"
+
+	"github.com/strata-db/strata/internal/catalog"
+)
 
 // Recoveries tells where the consumption of a vchannel resumes: its
 // channel checkpoint and the segments that are not flushed yet (the data
-// coordinator's Recovery).
+// coordinator's Recovery). An error means it could not say.
 type Recoveries interface {
-	Recovery(vchannel string) catalog.RecoveryInfo
+	Recovery(ctx context.Context, vchannel string) (catalog.RecoveryInfo, error)
 }
 
 // Handoff is a Move with what the channel's new owner needs to resume it:
@@ -33,12 +37,15 @@ type Handoff struct {
 // decided. A new owner must not start before the old one stopped
 // (the old owner is dead, or was told to release the channel and did):
 // the checkpoint it starts from would otherwise fall behind what the old
-// owner still writes.
-func Handoffs(moves []Move, rec Recoveries) []Handoff {
+// owner still writes. It fails when rec cannot say for one of them.
+func Handoffs(ctx context.Context, moves []Move, rec Recoveries) ([]Handoff, error) {
 	out := make([]Handoff, 0, len(moves))
 	for _, m := range moves {
-		ri := rec.Recovery(m.Channel)
+		ri, err := rec.Recovery(ctx, m.Channel)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, Handoff{Move: m, Checkpoint: ri.Checkpoint, SeekOffset: ri.SeekOffset, Segments: ri.Segments})
 	}
-	return out
+	return out, nil
 }

@@ -18,7 +18,7 @@ import (
 // storedKeys reads the primary keys in a segment's insert logs.
 func storedKeys(t *testing.T, s *stacktest.Stack, id int64) []int64 {
 	t.Helper()
-	info, ok := s.Data.Segment(id)
+	info, ok := s.Segment(id)
 	require.True(t, ok)
 	c, err := storage.ReadField(context.Background(), s.Objects, storage.FieldLogs{
 		Root: "files", Collection: info.CollectionID, Partition: info.PartitionID, ID: id, LogIDs: info.LogIDs(100),
@@ -51,18 +51,19 @@ func TestHandoffLosesAndDuplicatesNothing(t *testing.T) {
 	z := s.InsertInto("p2", 1000, 1010) // buffered only: holds the checkpoint back
 	x := s.Insert(0, 100)               // synced by node 1
 	node1 := s.NewDataNode()
-	s.RunDataNode(node1, func() bool { info, _ := s.Data.Segment(x); return info.NumRows == 100 })
+	s.RunDataNode(node1, func() bool { info, _ := s.Segment(x); return info.NumRows == 100 })
 	// Node 1 is dead now (stopped without a final sync). Node 2 is live.
 
 	moved := placement.AssignChannels(plan.Owners, []int64{2}, s.VChannels, policy, false)
 	require.Equal(t, []placement.Move{{Channel: s.VChannels[0], From: 1, To: 2, Reason: placement.ReasonOwnerDead}}, moved.Moves)
-	hs := placement.Handoffs(moved.Moves, s.Data)
+	hs, err := placement.Handoffs(context.Background(), moved.Moves, s.Data)
+	require.NoError(t, err)
 	require.Len(t, hs, 1)
 	h := hs[0]
 	cp, ok := s.Data.Checkpoint(s.VChannels[0])
 	require.True(t, ok)
 	require.Equal(t, cp, h.Checkpoint, "the new owner gets the channel checkpoint")
-	xi, _ := s.Data.Segment(x)
+	xi, _ := s.Segment(x)
 	require.Less(t, h.Checkpoint.Position.Offset, xi.SyncedOffset, "node 2 meets node 1's synced rows again")
 	require.LessOrEqual(t, h.SeekOffset, h.Checkpoint.Position.Offset, "node 2 starts at or before the checkpoint")
 	require.True(t, slices.ContainsFunc(h.Segments, func(si catalog.SegmentInfo) bool { return si.ID == z }),

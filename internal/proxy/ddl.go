@@ -286,7 +286,7 @@ func (p *Proxy) LoadCollection(ctx context.Context, req *milvuspb.LoadCollection
 	if err != nil {
 		return errcode.Status(err), nil
 	}
-	if err := p.checkLoadIndexes(col); err != nil {
+	if err := p.checkLoadIndexes(ctx, col); err != nil {
 		return errcode.Status(err), nil
 	}
 	if err := p.query.Load(ctx, col.ID, nil); err != nil {
@@ -325,7 +325,7 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	if loaded && parts == nil {
 		return ok(), nil // the whole collection is loaded already
 	}
-	if err := p.checkLoadIndexes(col); err != nil {
+	if err := p.checkLoadIndexes(ctx, col); err != nil {
 		return errcode.Status(err), nil
 	}
 	if err := p.query.Load(ctx, col.ID, ids); err != nil {
@@ -593,8 +593,11 @@ func (p *Proxy) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReques
 // index and every vector field (struct sub-fields included) has one: code
 // 700 "index not found[collection=…]" for none, and the list of the vector
 // fields without one otherwise.
-func (p *Proxy) checkLoadIndexes(col *catalog.Collection) error {
-	idxs := p.data.Indexes(col.ID)
+func (p *Proxy) checkLoadIndexes(ctx context.Context, col *catalog.Collection) error {
+	idxs, err := p.data.Indexes(ctx, col.ID)
+	if err != nil {
+		return err
+	}
 	if len(idxs) == 0 {
 		return errcode.New(errcode.IndexNotFound, "index not found[collection=%s]", col.Name)
 	}
@@ -630,8 +633,12 @@ func (p *Proxy) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRe
 	if err != nil {
 		return &milvuspb.DescribeIndexResponse{Status: errcode.Status(err)}, nil
 	}
+	idxs, err := p.data.Indexes(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.DescribeIndexResponse{Status: errcode.Status(err)}, nil
+	}
 	resp := &milvuspb.DescribeIndexResponse{Status: ok()}
-	for _, idx := range p.data.Indexes(col.ID) {
+	for _, idx := range idxs {
 		fname := ""
 		for _, f := range col.Schema.GetFields() {
 			if f.GetFieldID() == idx.FieldID {
@@ -672,8 +679,12 @@ func (p *Proxy) DropIndex(ctx context.Context, req *milvuspb.DropIndexRequest) (
 	}
 	name := req.GetIndexName()
 	if name == "" && req.GetFieldName() != "" {
+		idxs, err := p.data.Indexes(ctx, col.ID)
+		if err != nil {
+			return errcode.Status(err), nil
+		}
 		n := 0
-		for _, idx := range p.data.Indexes(col.ID) {
+		for _, idx := range idxs {
 			if f := col.Field(req.GetFieldName()); f != nil && f.GetFieldID() == idx.FieldID {
 				name = idx.Name
 				n++
@@ -691,19 +702,24 @@ func (p *Proxy) DropIndex(ctx context.Context, req *milvuspb.DropIndexRequest) (
 }
 
 // metricOf returns the metric of the index on a field ("" if none).
-func (p *Proxy) metricOf(collID, fieldID int64) string {
-	return p.indexParamsOf(collID, fieldID)["metric_type"]
+func (p *Proxy) metricOf(ctx context.Context, collID, fieldID int64) (string, error) {
+	params, err := p.indexParamsOf(ctx, collID, fieldID)
+	return params["metric_type"], err
 }
 
 // indexParamsOf returns the parameters of the index on a field (nil when
 // it has none).
-func (p *Proxy) indexParamsOf(collID, fieldID int64) map[string]string {
-	for _, idx := range p.data.Indexes(collID) {
+func (p *Proxy) indexParamsOf(ctx context.Context, collID, fieldID int64) (map[string]string, error) {
+	idxs, err := p.data.Indexes(ctx, collID)
+	if err != nil {
+		return nil, err
+	}
+	for _, idx := range idxs {
 		if idx.FieldID == fieldID {
-			return idx.Params
+			return idx.Params, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // vchannelPChannels returns the distinct pchannels of a collection.

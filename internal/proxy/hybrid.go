@@ -335,7 +335,10 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 			return searchError(errcode.Invalid("sub search request %d has %d query vectors, the first has %d: every sub search needs the same nq",
 				i, d.GetNumQueries(), nq)), nil
 		}
-		metric := p.subSearchMetric(col, s)
+		metric, err := p.subSearchMetric(ctx, col, s)
+		if err != nil {
+			return searchError(err), nil
+		}
 		pks := pkValues(d.GetIds())
 		at := 0
 		for q := 0; q < nq; q++ {
@@ -522,20 +525,24 @@ func (g *hybridGroup) pick(hits []fusedHit, values column.Column, offset, limit 
 
 // subSearchMetric is the metric a validated sub-search ran with: the one it
 // asked for, else its field's index metric, else the field type's default.
-func (p *Proxy) subSearchMetric(col *catalog.Collection, s *milvuspb.SearchRequest) string {
+func (p *Proxy) subSearchMetric(ctx context.Context, col *catalog.Collection, s *milvuspb.SearchRequest) (string, error) {
 	requested := kvValue(s.GetSearchParams(), "metric_type")
 	f, err := annsField(col, kvValue(s.GetSearchParams(), "anns_field"))
 	if err != nil {
-		return strings.ToUpper(requested)
+		return strings.ToUpper(requested), nil // validated by the sub-search
 	}
 	if _, ok := bm25Of(col, f); ok {
-		return plan.MetricBM25 // a full-text sub-search: validated as such by the sub-search
+		return plan.MetricBM25, nil // a full-text sub-search: validated as such by the sub-search
+	}
+	indexed, err := p.metricOf(ctx, col.ID, f.GetFieldID())
+	if err != nil {
+		return "", err
 	}
 	if f.GetDataType() == schemapb.DataType_ArrayOfVector {
-		return listSearchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID()))
+		return listSearchMetric(f, requested, indexed), nil
 	}
-	m, _ := searchMetric(f, requested, p.metricOf(col.ID, f.GetFieldID())) // validated by the sub-search
-	return m
+	m, _ := searchMetric(f, requested, indexed) // validated by the sub-search
+	return m, nil
 }
 
 // pkValues lists the primary keys of ids as int64 or string values.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -48,6 +49,8 @@ func TestSubSearchMetricOfBM25Output(t *testing.T) {
 	p := &Proxy{}
 	for _, mt := range []string{"BM25", ""} {
 		req := &milvuspb.SearchRequest{SearchParams: []*commonpb.KeyValuePair{{Key: "anns_field", Value: "sparse"}, {Key: "metric_type", Value: mt}}}
-		require.Equal(t, plan.MetricBM25, p.subSearchMetric(col, req), mt)
+		m, err := p.subSearchMetric(context.Background(), col, req)
+		require.NoError(t, err)
+		require.Equal(t, plan.MetricBM25, m, mt)
 	}
 }

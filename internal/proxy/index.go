@@ -104,7 +104,11 @@ func (p *Proxy) AlterIndex(ctx context.Context, req *milvuspb.AlterIndexRequest)
 		// Milvus keeps an offset cache for BITMAP indexes only; Strata
 		// records the property (its indexes answer the same either way).
 		if on, _ := strconv.ParseBool(v); on {
-			for _, idx := range p.data.Indexes(col.ID) {
+			idxs, err := p.data.Indexes(ctx, col.ID)
+			if err != nil {
+				return errcode.Status(err), nil
+			}
+			for _, idx := range idxs {
 				if idx.Name == req.GetIndexName() && !strings.EqualFold(idx.Params["index_type"], "BITMAP") {
 					return errcode.Status(errcode.Invalid("only bitmap index support indexoffsetcache.enabled now")), nil
 				}

@@ -194,7 +194,11 @@ func (p *Proxy) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvu
 // the query vectors of a search by primary keys, runs it on the query node
 // and shapes the answer.
 func (p *Proxy) search(ctx context.Context, col *catalog.Collection, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
-	sp, err := parseSearch(col, req, p.searchEnv(col))
+	env, err := p.searchEnv(ctx, col)
+	if err != nil {
+		return searchError(err), nil
+	}
+	sp, err := parseSearch(col, req, env)
 	if err != nil {
 		return searchError(err), nil
 	}

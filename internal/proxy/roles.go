@@ -129,7 +129,7 @@ type DataDropper interface {
 // coordinator).
 type IndexCoord interface {
 	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
-	Indexes(collectionID int64) []catalog.IndexInfo
+	Indexes(ctx context.Context, collectionID int64) ([]catalog.IndexInfo, error)
 	IndexProgress(indexID int64) catalog.IndexProgress
 	DropIndex(ctx context.Context, collectionID int64, name string) error
 	AlterIndex(ctx context.Context, collectionID int64, name string, set map[string]string, deleteKeys []string) error

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -38,11 +39,15 @@ func (p *Proxy) readEnv() readEnv {
 }
 
 // searchEnv is the proxy's environment for parsing a search of col.
-func (p *Proxy) searchEnv(col *catalog.Collection) readEnv {
+func (p *Proxy) searchEnv(ctx context.Context, col *catalog.Collection) (readEnv, error) {
 	env := p.readEnv()
-	env.indexes = p.data.Indexes(col.ID)
+	idxs, err := p.data.Indexes(ctx, col.ID)
+	if err != nil {
+		return readEnv{}, err
+	}
+	env.indexes = idxs
 	env.loaded, _ = p.query.Loaded(col.ID)
-	return env
+	return env, nil
 }
 
 // indexParams returns the parameters of the index on a field (nil when it

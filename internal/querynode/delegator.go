@@ -117,7 +117,10 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 			d.unpin()
 		}
 	}()
-	rec := n.segs.Recovery(vchannel)
+	rec, err := n.segs.Recovery(ctx, vchannel)
+	if err != nil {
+		return nil, err
+	}
 	d.seek = rec.SeekOffset
 	d.next = rec.SeekOffset
 	d.movePin(rec.SeekOffset)
@@ -403,7 +406,10 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 //     compaction output or were deleted. The delegator follows compactions
 //     first, so that the outputs are served before the rows are skipped.
 func (d *delegator) admit(ctx context.Context, id int64) (bool, error) {
-	info, ok := d.node.segs.Segment(id)
+	info, ok, err := d.node.segs.Segment(ctx, id)
+	if err != nil {
+		return false, err
+	}
 	if ok && (info.State == catalog.SegmentGrowing || info.State == catalog.SegmentSealed) {
 		return true, nil
 	}
@@ -497,7 +503,10 @@ func (d *delegator) handoffLoop(ctx context.Context) {
 func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	d.follow.Lock()
 	defer d.follow.Unlock()
-	info, ok := d.node.segs.Segment(id)
+	info, ok, err := d.node.segs.Segment(ctx, id)
+	if err != nil {
+		return err
+	}
 	if ok && info.State != catalog.SegmentFlushed && info.State != catalog.SegmentDropped {
 		return nil // not flushed yet
 	}
@@ -720,7 +729,11 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 	// The coordinator's view is read under our lock, so that a growing
 	// segment created meanwhile cannot look "gone".
 	d.mu.RLock()
-	rec := d.node.segs.Recovery(d.vchannel)
+	rec, err := d.node.segs.Recovery(ctx, d.vchannel)
+	if err != nil {
+		d.mu.RUnlock()
+		return err
+	}
 	live := map[int64]catalog.SegmentInfo{}
 	for _, s := range rec.Segments {
 		live[s.ID] = s

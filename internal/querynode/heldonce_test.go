@@ -47,7 +47,9 @@ func buildIndex(t *testing.T, s *stacktest.Stack, indexType, metric string, extr
 				continue
 			}
 			built := false
-			for _, task := range s.Data.SegmentIndexes(seg.ID) {
+			tasks, err := s.Data.SegmentIndexes(context.Background(), seg.ID)
+			require.NoError(t, err)
+			for _, task := range tasks {
 				built = built || len(task.Files) > 0
 			}
 			if !built {

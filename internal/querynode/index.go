@@ -72,12 +72,21 @@ type indexFile struct {
 func (d *delegator) readIndexes(ctx context.Context, seg *segment.Segment) ([]indexFile, error) {
 	var out []indexFile
 	var errs []error
-	for _, t := range d.node.segs.SegmentIndexes(seg.ID) {
+	tasks, err := d.node.segs.SegmentIndexes(ctx, seg.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
 		if len(t.Files) == 0 || seg.HasIndex(t.FieldID) {
 			continue
 		}
+		idxs, err := d.node.segs.Indexes(ctx, seg.CollectionID)
+		if err != nil {
+			closeMappings(out)
+			return nil, err
+		}
 		var params map[string]string
-		for _, idx := range d.node.segs.Indexes(seg.CollectionID) {
+		for _, idx := range idxs {
 			if idx.ID == t.IndexID {
 				params = idx.Params
 			}
@@ -304,7 +313,17 @@ func newAttached(x registry.Built) *attachedIndex {
 func (d *delegator) attachAll(ctx context.Context) {
 	segs := d.snapshot(false)
 	defer releaseSegments(segs)
-	if len(segs) == 0 || len(d.node.segs.Indexes(d.info.ID)) == 0 {
+	if len(segs) == 0 {
+		return
+	}
+	idxs, err := d.node.segs.Indexes(ctx, d.info.ID)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.node.logger.Warn("attach index: the collection's indexes are unknown", "vchannel", d.vchannel, "err", err)
+		}
+		return
+	}
+	if len(idxs) == 0 {
 		return
 	}
 	for _, s := range segs {

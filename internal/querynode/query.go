@@ -38,7 +38,10 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 	}
 	segs := selectSegments(c, &req.Read, loaded, e)
 	defer releaseSegments(segs)
-	expire := n.colls.ExpireBefore(req.CollectionID)
+	expire, err := n.colls.ExpireBefore(ctx, req.CollectionID)
+	if err != nil {
+		return nil, err
+	}
 	if req.CountOnly {
 		// count(*) counts visible matching rows segment by segment, as Milvus
 		// does (a key inserted twice without upsert counts twice).

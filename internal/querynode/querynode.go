@@ -99,17 +99,19 @@ type Objects interface {
 }
 
 // SegmentMeta tells which segments exist and where a vchannel's replay
-// starts (data coordinator).
+// starts (data coordinator). An error means the coordinator could not
+// answer (it may be remote): never "no segments" or "no such segment".
 type SegmentMeta interface {
-	Recovery(vchannel string) catalog.RecoveryInfo
-	Segment(id int64) (catalog.SegmentInfo, bool)
+	Recovery(ctx context.Context, vchannel string) (catalog.RecoveryInfo, error)
+	Segment(ctx context.Context, id int64) (catalog.SegmentInfo, bool, error)
 }
 
 // IndexMeta tells which indexes a collection has and which of them are
-// built for a segment (data coordinator).
+// built for a segment (data coordinator). An error means the coordinator
+// could not answer, never "no indexes".
 type IndexMeta interface {
-	SegmentIndexes(segmentID int64) []catalog.IndexTask
-	Indexes(collectionID int64) []catalog.IndexInfo
+	SegmentIndexes(ctx context.Context, segmentID int64) ([]catalog.IndexTask, error)
+	Indexes(ctx context.Context, collectionID int64) ([]catalog.IndexInfo, error)
 }
 
 // Segments is the data coordinator as the query node uses it: both of its
@@ -123,8 +125,9 @@ type Segments interface {
 type Collections interface {
 	CollectionByID(id int64) (*catalog.Collection, error)
 	// ExpireBefore is the collection's TTL cut-off: rows inserted before it
-	// are expired and invisible (0 = no TTL).
-	ExpireBefore(collectionID int64) uint64
+	// are expired and invisible (0 = no TTL). An error means the
+	// coordinator could not answer, never "no TTL".
+	ExpireBefore(ctx context.Context, collectionID int64) (uint64, error)
 }
 
 // Ticker makes a pchannel emit a time tick now.

@@ -168,7 +168,10 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	}
 	segs := selectSegments(c, &req.Read, loaded, e)
 	defer releaseSegments(segs)
-	expire := n.colls.ExpireBefore(req.CollectionID)
+	expire, err := n.colls.ExpireBefore(ctx, req.CollectionID)
+	if err != nil {
+		return nil, err
+	}
 	better := func(a, b float32) bool { return a < b }
 	if plan.HigherIsBetter(req.Metric) {
 		better = func(a, b float32) bool { return a > b }

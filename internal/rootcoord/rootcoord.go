@@ -379,8 +379,10 @@ func (c *Core) Collections(db string) []*catalog.Collection {
 	return out
 }
 
-// AllCollections lists every collection in every database.
-func (c *Core) AllCollections() []*catalog.Collection {
+// AllCollections lists every collection in every database. The error is
+// always nil in process; the signature is the data node's
+// (datanode.Collections), whose remote coordinator can fail.
+func (c *Core) AllCollections(_ context.Context) ([]*catalog.Collection, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]*catalog.Collection, 0, len(c.byID))
@@ -388,7 +390,7 @@ func (c *Core) AllCollections() []*catalog.Collection {
 		out = append(out, col)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return out, nil
 }
 
 // DropCollection drops a collection; dropping a missing one is not an error.
@@ -545,25 +547,27 @@ func (c *Core) StartOffset(vchannel string) (int64, bool) {
 
 // ExpireBefore returns the TTL cut-off of a collection: rows inserted before
 // the returned hybrid timestamp have expired. 0 means the collection has no
-// TTL (property "collection.ttl.seconds").
-func (c *Core) ExpireBefore(collectionID int64) uint64 {
+// TTL (property "collection.ttl.seconds") or does not exist. The error is
+// always nil in process; the signature is the query node's
+// (querynode.Collections), whose remote coordinator can fail.
+func (c *Core) ExpireBefore(_ context.Context, collectionID int64) (uint64, error) {
 	col, err := c.CollectionByID(collectionID)
 	if err != nil {
-		return 0
+		return 0, nil
 	}
 	v, ok := col.Properties["collection.ttl.seconds"]
 	if !ok {
-		return 0
+		return 0, nil
 	}
 	secs, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || secs <= 0 {
-		return 0
+		return 0, nil
 	}
 	ms := time.Now().Add(-time.Duration(secs) * time.Second).UnixMilli()
 	if ms <= 0 {
-		return 0
+		return 0, nil
 	}
-	return uint64(ms) << 18
+	return uint64(ms) << 18, nil
 }
 
 // AlterProperties sets and deletes collection properties (for example

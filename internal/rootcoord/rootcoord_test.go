@@ -306,7 +306,9 @@ func TestReloadAfterRestart(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Collection("", "gone")
 	require.Equal(t, errcode.CollectionNotFound, errcode.CodeOf(err), "dropped collections stay dropped")
-	require.Len(t, c.AllCollections(), 2)
+	all, err := c.AllCollections(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
 	// New IDs do not collide with reloaded ones.
 	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("new", "4"), 1, 0, nil))
 	n, err := c.Collection("", "new")

@@ -29,6 +29,15 @@ func DialOptions(cfg ClientConfig, logger *slog.Logger) []grpc.DialOption {
 	}
 }
 
+// NoRetry is a call option that sends one call once, without the client's
+// retries: for a call that is not idempotent, whose retry after a failure
+// that left it unclear whether the peer applied it (an Unavailable after
+// the request was sent) could apply it twice.
+func NoRetry() grpc.CallOption { return noRetry{} }
+
+// noRetry is NoRetry's option; gRPC itself ignores it.
+type noRetry struct{ grpc.EmptyCallOption }
+
 // clientInterceptor gives the call a deadline when it has none, retries it
 // while it fails retriably (retriable) with jittered exponential backoff,
 // and decodes the final error (ErrorOf): the last retriable failure when the
@@ -40,6 +49,12 @@ func clientInterceptor(cfg ClientConfig, logger *slog.Logger) grpc.UnaryClientIn
 			ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
 			defer cancel()
 		}
+		attempts := cfg.MaxAttempts
+		for _, o := range opts {
+			if _, ok := o.(noRetry); ok {
+				attempts = 1
+			}
+		}
 		var err, prev error
 		for attempt := 1; ; attempt++ {
 			err = invoker(ctx, method, req, reply, cc, opts...)
@@ -49,7 +64,7 @@ func clientInterceptor(cfg ClientConfig, logger *slog.Logger) grpc.UnaryClientIn
 				err = prev
 				break
 			}
-			if err == nil || attempt >= cfg.MaxAttempts || !retriable(err) {
+			if err == nil || attempt >= attempts || !retriable(err) {
 				break
 			}
 			prev = err

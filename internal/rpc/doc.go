@@ -26,8 +26,8 @@
 //     ClientConfig.MaxAttempts times in all, sleeping an exponential
 //     backoff with full jitter between attempts (BackoffBase doubling up to
 //     BackoffMax), never past the call's deadline. Every method of every
-//     internal service must therefore be idempotent; the service's proto
-//     says so.
+//     internal service must therefore be idempotent, or be called with
+//     NoRetry (one attempt); the service's proto says which.
 //
 //   - Connections. Pool keeps one *grpc.ClientConn per peer address, made
 //     on first use and closed with the pool.

@@ -115,6 +115,16 @@ func TestClientRetries(t *testing.T) {
 	}
 }
 
+// TestNoRetry: a call sent with rpc.NoRetry is tried once, even when it
+// fails retriably.
+func TestNoRetry(t *testing.T) {
+	svc := &scripted{fail: func(int32) error { return errcode.New(errcode.ServiceNotReady, "query node is starting") }}
+	c := serve(t, svc, fastClient())
+	_, err := c.GetLoadState(context.Background(), &querynodev1.GetLoadStateRequest{CollectionId: 1}, rpc.NoRetry())
+	require.Equal(t, errcode.ServiceNotReady, errcode.CodeOf(err))
+	require.EqualValues(t, 1, svc.calls.Load())
+}
+
 // TestRetryStopsAtDeadline: a retriable failure is not retried past the
 // call's deadline.
 func TestRetryStopsAtDeadline(t *testing.T) {

@@ -202,6 +202,10 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 	return s
 }
 
+// Writer is the stack's WAL writer: what the query node's Ticker and the
+// proxy's inserts go through.
+func (s *Stack) Writer() *wal.Writer { return s.writer }
+
 // NewProxy returns another proxy over the stack's coordinators, WAL writer
 // and clocks, configured as Proxy is, that reads through q instead of the
 // in-process query node (a remote client of it, say).
@@ -358,9 +362,18 @@ func (s *Stack) Compact() {
 	})
 }
 
+// Segment returns a segment's record from the data coordinator (false
+// when it has none).
+func (s *Stack) Segment(id int64) (catalog.SegmentInfo, bool) {
+	s.T.Helper()
+	info, ok, err := s.Data.Segment(context.Background(), id)
+	require.NoError(s.T, err)
+	return info, ok
+}
+
 // State returns a segment's state ("unknown" when it has no record).
 func (s *Stack) State(id int64) string {
-	info, ok := s.Data.Segment(id)
+	info, ok := s.Segment(id)
 	if !ok {
 		return "unknown"
 	}
@@ -419,8 +432,11 @@ func (h *HookedSegments) AfterNextRecovery(hook func()) {
 }
 
 // Recovery returns the coordinator's view, then runs the pending hook.
-func (h *HookedSegments) Recovery(vchannel string) catalog.RecoveryInfo {
-	rec := h.Coordinator.Recovery(vchannel)
+func (h *HookedSegments) Recovery(ctx context.Context, vchannel string) (catalog.RecoveryInfo, error) {
+	rec, err := h.Coordinator.Recovery(ctx, vchannel)
+	if err != nil {
+		return rec, err
+	}
 	h.mu.Lock()
 	hook := h.afterRecovery
 	h.afterRecovery = nil
@@ -428,7 +444,7 @@ func (h *HookedSegments) Recovery(vchannel string) catalog.RecoveryInfo {
 	if hook != nil {
 		hook()
 	}
-	return rec
+	return rec, nil
 }
 
 // HookedObjects is object storage as the query node reads it; while a gate

@@ -1,0 +1,118 @@
+package coordrpc
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/catalog"
+)
+
+// encode marshals a catalog record into its catalog JSON.
+func encode[T any](what string, v T) ([]byte, error) {
+	b, err := catalog.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("coordrpc: encode %s: %w", what, err)
+	}
+	return b, nil
+}
+
+// decode unmarshals a catalog record from its catalog JSON.
+func decode[T any](what string, b []byte) (T, error) {
+	var v T
+	if err := catalog.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("coordrpc: decode %s: %w", what, err)
+	}
+	return v, nil
+}
+
+// encodeAll marshals records one by one.
+func encodeAll[T any](what string, vs []T) ([][]byte, error) {
+	if vs == nil {
+		return nil, nil
+	}
+	out := make([][]byte, len(vs))
+	for i, v := range vs {
+		b, err := encode(what, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// decodeAll unmarshals records one by one.
+func decodeAll[T any](what string, bs [][]byte) ([]T, error) {
+	if len(bs) == 0 {
+		return nil, nil
+	}
+	out := make([]T, len(bs))
+	for i, b := range bs {
+		v, err := decode[T](what, b)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// EncodeCollection marshals a collection as it travels: its stored record
+// (catalog.CollectionInfo in catalog JSON) whose schema bytes are the
+// serialized schema the collection holds.
+func EncodeCollection(c *catalog.Collection) ([]byte, error) {
+	if c == nil {
+		return nil, fmt.Errorf("coordrpc: encode collection: nil")
+	}
+	info := c.CollectionInfo
+	if c.Schema != nil {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("coordrpc: encode schema of collection %d: %w", c.ID, err)
+		}
+		info.Schema = b
+	}
+	return encode("collection", info)
+}
+
+// DecodeCollection unmarshals a collection EncodeCollection encoded.
+func DecodeCollection(b []byte) (*catalog.Collection, error) {
+	c, err := catalog.DecodeCollection(b)
+	if err != nil {
+		return nil, fmt.Errorf("coordrpc: %w", err)
+	}
+	return c, nil
+}
+
+// waitMillis is a claim's wait on the wire: whole milliseconds, rounded up
+// so that a positive wait stays positive.
+func waitMillis(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// errorMessage is an outcome's error on the wire: its message when set.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	m := err.Error()
+	return &m
+}
+
+// remoteError is the error an outcome's message stands for.
+type remoteError struct{ msg string }
+
+func (e *remoteError) Error() string { return e.msg }
+
+// errorOf turns an outcome's message back into an error (nil when unset).
+func errorOf(m *string) error {
+	if m == nil {
+		return nil
+	}
+	return &remoteError{msg: *m}
+}
