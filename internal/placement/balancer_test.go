@@ -111,6 +111,7 @@ func TestChannelBalancerFollowsMembership(t *testing.T) {
 	awaitOwners(map[string]int64{"v0": a, "v1": bID, "v2": n3.ID(), "v3": bID})
 	require.Equal(t, []placement.Handoff{{
 		Move:       placement.Move{Channel: "v2", From: a, To: n3.ID(), Reason: placement.ReasonBalance},
+		Epoch:      2, FromAddress: "dn", ToAddress: "dn",
 		Checkpoint: cps.Recovery("v2").Checkpoint, SeekOffset: 12,
 	}}, got.take())
 
@@ -121,6 +122,8 @@ func TestChannelBalancerFollowsMembership(t *testing.T) {
 	for _, h := range hs {
 		require.Equal(t, bID, h.From)
 		require.Equal(t, placement.ReasonOwnerDead, h.Reason)
+		require.Empty(t, h.FromAddress, "a dead owner is not asked to release")
+		require.EqualValues(t, 2, h.Epoch)
 		require.Equal(t, cps[h.Channel], h.SeekOffset, "the new owner resumes at the checkpoint")
 	}
 }
