@@ -63,7 +63,7 @@ const (
 	CheckpointPrefix = "datacoord/channel-cp/"
 	// EpochPrefix holds each vchannel's assignment epoch (ChannelEpoch).
 	EpochPrefix = "datacoord/channel-epoch/"
-	IndexPrefix      = "datacoord/index/"
+	IndexPrefix = "datacoord/index/"
 )
 
 // CollectionKey is the key of a collection record.

@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 	c := &Coordinator{
 		cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
 		now: time.Now, segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{},
-		epochs: map[string]int64{},
+		epochs:  map[string]int64{},
 		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1),
 		schedKick: make(chan struct{}, 1), assign: newAssignState(),
 		compaction: compactionState{plans: map[int64]*planState{}, kick: make(chan struct{}, 1)},

@@ -89,10 +89,10 @@ type syncWorker struct {
 	// epoch is the assignment epoch every report carries (0: unfenced).
 	epoch int64
 	// fence stops the vchannel: the coordinator refused a report as stale.
-	fence func()
-	queue    chan *syncJob
-	cancel   context.CancelFunc
-	stopped  chan struct{}
+	fence   func()
+	queue   chan *syncJob
+	cancel  context.CancelFunc
+	stopped chan struct{}
 	// reported is the last checkpoint reported to the coordinator (only the
 	// worker's goroutine uses it once started).
 	reported catalog.ChannelCheckpoint

@@ -110,8 +110,8 @@ func TestChannelBalancerFollowsMembership(t *testing.T) {
 	b.Rebalance()
 	awaitOwners(map[string]int64{"v0": a, "v1": bID, "v2": n3.ID(), "v3": bID})
 	require.Equal(t, []placement.Handoff{{
-		Move:       placement.Move{Channel: "v2", From: a, To: n3.ID(), Reason: placement.ReasonBalance},
-		Epoch:      2, FromAddress: "dn", ToAddress: "dn",
+		Move:  placement.Move{Channel: "v2", From: a, To: n3.ID(), Reason: placement.ReasonBalance},
+		Epoch: 2, FromAddress: "dn", ToAddress: "dn",
 		Checkpoint: cps.Recovery("v2").Checkpoint, SeekOffset: 12,
 	}}, got.take())
 
