@@ -11,12 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/datanode"
-	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/stacktest"
@@ -43,12 +40,7 @@ func TestBalancerMovesChannelsBetweenDataNodes(t *testing.T) {
 		return out
 	}
 
-	endpoint := enginetest.Etcd(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cli.Close() })
-	reg, err := membership.New(cli, membership.Config{Root: "apply/", SessionTTL: 2 * time.Second}, nil)
-	require.NoError(t, err)
+	reg := registry(t, "apply/")
 
 	var mu sync.Mutex
 	byAddr := map[string]*datanode.Node{}
@@ -90,19 +82,7 @@ func TestBalancerMovesChannelsBetweenDataNodes(t *testing.T) {
 	store := placement.NewStore(openKV(t))
 	cfg := placement.DefaultBalancerConfig()
 	cfg.Interval = 50 * time.Millisecond
-	b, err := placement.NewChannelBalancer(cfg, store, channels, s.Data, apply.Apply, nil)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := reg.Watch(ctx, membership.RoleDataNode)
-	require.NoError(t, err)
-	ran := make(chan error, 1)
-	go func() { ran <- b.Run(ctx, w) }()
-	t.Cleanup(func() {
-		cancel()
-		for range w.Events { // drain until the watch stops
-		}
-		require.NoError(t, <-ran)
-	})
+	b := runBalancer(t, reg, cfg, store, channels, s.Data, apply.Apply)
 
 	// placed waits until the saved placement gives every channel to one of
 	// nodes and each node watches exactly what it is given, under the

@@ -17,7 +17,7 @@
 // # Deadlines
 //
 // ReleaseChannel waits for the vchannel's last sync, which lasts as long
-// as its object-storage writes; Client gives it Config.ReleaseTimeout when
-// the caller's context has no deadline (the transport's default deadline
-// is for quick calls). The other methods use the transport's default.
+// as its object-storage writes: the caller gives it a deadline to match
+// (placement.ApplierConfig.ReleaseTimeout, 1m). A call without a deadline
+// gets the transport's default (rpc.ClientConfig.Timeout).
 package datanoderpc

@@ -60,7 +60,7 @@ func dialer(t *testing.T) func(string) (*datanoderpc.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		return datanoderpc.NewClient(addr, conn, datanoderpc.Defaults(), nil)
+		return datanoderpc.NewClient(addr, conn, nil), nil
 	}
 }
 
