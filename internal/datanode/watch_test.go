@@ -195,27 +195,36 @@ func TestWatchedNodesSplitTheChannels(t *testing.T) {
 	}
 }
 
+// moveMidIngest writes keys [0, 200) to a cluster of two nodes, lets the
+// owner of the first vchannel buffer them (16 MiB buffers: no sync yet),
+// then moves that vchannel to the other node (live: with a release) while
+// keys [200, 400) are written. It returns the vchannel and its old and
+// new owners.
+func moveMidIngest(t *testing.T, live bool) (c *cluster, v string, from, to int64) {
+	t.Helper()
+	c = newCluster(t, 2)
+	v = c.vchs[0]
+	from = c.owners[v].Node
+	to = 3 - from
+	c.insert(0, 200)
+	time.Sleep(300 * time.Millisecond)
+	require.Zero(t, c.rowsOf(v), "nothing synced before the move")
+	var wg sync.WaitGroup
+	wg.Go(func() { c.insert(200, 400) })
+	c.move(v, to, live)
+	wg.Wait()
+	return c, v, from, to
+}
+
 // TestMoveFromLiveNode: a balance move while rows keep coming: the old
 // owner syncs what it buffered and reports it before the new owner reads
 // the recovery information; nothing is lost or stored twice.
 func TestMoveFromLiveNode(t *testing.T) {
-	c := newCluster(t, 2)
-	v := c.vchs[0]
-	from := c.owners[v].Node
-	to := 3 - from
-	c.insert(0, 200)
-	time.Sleep(300 * time.Millisecond) // the old owner reads and buffers them (16 MiB buffers: no sync yet)
-	require.Zero(t, c.rowsOf(v), "nothing synced before the move")
-
-	var wg sync.WaitGroup
-	wg.Go(func() { c.insert(200, 400) }) // mid-ingest
-	c.move(v, to, true)
+	c, v, from, to := moveMidIngest(t, true)
 	require.Positive(t, c.rowsOf(v), "the release synced the old owner's buffer")
 	require.NotContains(t, c.nodes[from].Channels(), v)
 	require.Equal(t, c.watched(to), c.nodes[to].Channels())
 	require.EqualValues(t, 2, c.nodes[to].Channels()[v])
-	wg.Wait()
-
 	c.flush()
 	c.requireStored(keyRange(0, 400))
 }
@@ -225,19 +234,8 @@ func TestMoveFromLiveNode(t *testing.T) {
 // (it stops the channel) and the new owner replays from the checkpoint:
 // nothing is lost or stored twice.
 func TestMoveFromDeadNode(t *testing.T) {
-	c := newCluster(t, 2)
-	v := c.vchs[0]
-	from := c.owners[v].Node
-	to := 3 - from
-	c.insert(0, 200)
-	time.Sleep(300 * time.Millisecond) // the old owner buffers them
-
-	var wg sync.WaitGroup
-	wg.Go(func() { c.insert(200, 400) })
-	c.move(v, to, false)
+	c, v, from, _ := moveMidIngest(t, false)
 	require.Contains(t, c.nodes[from].Channels(), v, "the stale owner still consumes the channel")
-	wg.Wait()
-
 	c.flush() // the stale owner syncs at the Flush message too, and is refused
 	require.Eventually(t, func() bool { _, ok := c.nodes[from].Channels()[v]; return !ok }, 30*time.Second,
 		5*time.Millisecond, "a refused report stops the stale owner's channel")
