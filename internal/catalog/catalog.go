@@ -10,12 +10,24 @@
 //	rootcoord/collection/{collectionID}          CollectionInfo
 //	datacoord/segment/{collectionID}/{segmentID} SegmentInfo
 //	datacoord/channel-cp/{vchannel}               ChannelCheckpoint
+//	datacoord/channel-epoch/{vchannel}            ChannelEpoch
 //	datacoord/index/{collectionID}/{indexID}      IndexInfo
 //	tso/timestamp, tso/idTimestamp                TSO windows (package tso)
 //
 // Field names are durable: add fields, never rename or renumber. The same
 // JSON is the wire form of these records between processes (the
 // coordinator's node-facing services, proto/strata/coord/v1).
+//
+// Channel epochs (cluster mode): each time the placement gives a vchannel
+// to a data node it raises the channel's assignment epoch (package
+// placement, "epoch" of placement/channel/{vchannel}); the node puts that
+// epoch in every SyncReport of the channel, and the data coordinator keeps
+// the highest epoch it was fenced to or saw at
+// datacoord/channel-epoch/{vchannel} ({"epoch":3}). A report whose epoch
+// is older is refused with StaleEpoch (Milvus's ErrChannelNotFound, code
+// 500) and changes nothing. Epoch 0 is "unfenced": the standalone data
+// node, which owns every vchannel, reports 0 and is never refused, and a
+// channel without a stored epoch has epoch 0.
 //
 // Schema evolution (AddCollectionField, AlterCollectionField): the stored
 // schema only grows. An added field is nullable and gets the next field ID
@@ -42,6 +54,8 @@ import (
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/errcode"
 )
 
 // Key prefixes in the meta store.
@@ -49,7 +63,9 @@ const (
 	CollectionPrefix = "rootcoord/collection/"
 	SegmentPrefix    = "datacoord/segment/"
 	CheckpointPrefix = "datacoord/channel-cp/"
-	IndexPrefix      = "datacoord/index/"
+	// EpochPrefix holds each vchannel's assignment epoch (ChannelEpoch).
+	EpochPrefix = "datacoord/channel-epoch/"
+	IndexPrefix = "datacoord/index/"
 )
 
 // CollectionKey is the key of a collection record.
@@ -62,6 +78,32 @@ func SegmentKey(collID, segID int64) string {
 
 // CheckpointKey is the key of a vchannel checkpoint.
 func CheckpointKey(vchannel string) string { return CheckpointPrefix + vchannel }
+
+// EpochKey is the key of a vchannel's assignment epoch.
+func EpochKey(vchannel string) string { return EpochPrefix + vchannel }
+
+// ChannelEpoch is the record at EpochKey: the vchannel's current
+// assignment epoch (see the package documentation, "Channel epochs").
+type ChannelEpoch struct {
+	VChannel string `json:"vchannel"`
+	Epoch    int64  `json:"epoch"`
+}
+
+// StaleEpoch is the error of a sync report refused because the channel
+// has a newer owner: the report's epoch is below the channel's current
+// one. It carries Milvus's ErrChannelNotFound code (500, the code Milvus's
+// data coordinator answers a data node that no longer owns the channel),
+// so IsStaleEpoch recognises it after an RPC hop too.
+func StaleEpoch(vchannel string, epoch, current int64) error {
+	return errcode.New(errcode.ChannelNotFound,
+		"channel not found[channel=%s]: sync report of assignment epoch %d refused, the channel's epoch is %d (it moved to another data node)",
+		vchannel, epoch, current)
+}
+
+// IsStaleEpoch reports whether err is (or wraps) a StaleEpoch refusal.
+func IsStaleEpoch(err error) bool {
+	return err != nil && errcode.CodeOf(err) == errcode.ChannelNotFound
+}
 
 // IndexKey is the key of an index record.
 func IndexKey(collID, indexID int64) string {
@@ -347,6 +389,11 @@ type RecoveryInfo struct {
 // SyncReport is what a data node reports after writing a sync to object storage.
 type SyncReport struct {
 	VChannel string
+	// Epoch is the assignment epoch under which the reporting node owns
+	// the vchannel (0: unfenced, the standalone node). The data
+	// coordinator refuses a report whose epoch is older than the
+	// channel's (StaleEpoch).
+	Epoch int64
 	// Segments synced (L1 data), with the files added by this sync.
 	Segments []SegmentSync
 	// L0 is a new L0 segment holding the deletes of this sync, if any.

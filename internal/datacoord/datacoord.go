@@ -103,6 +103,7 @@ type Coordinator struct {
 	mu       sync.Mutex
 	segments map[int64]*segment
 	cps      map[string]catalog.ChannelCheckpoint
+	epochs   map[string]int64 // vchannel → assignment epoch (epoch.go)
 	indexes  map[int64]catalog.IndexInfo
 	tasks    map[int64]catalog.IndexTask
 
@@ -154,6 +155,7 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 	c := &Coordinator{
 		cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
 		now: time.Now, segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{},
+		epochs:  map[string]int64{},
 		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1),
 		schedKick: make(chan struct{}, 1), assign: newAssignState(),
 		compaction: compactionState{plans: map[int64]*planState{}, kick: make(chan struct{}, 1)},
@@ -188,6 +190,9 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 		}
 		c.cps[cp.VChannel] = cp
 	}
+	if err := c.loadEpochs(ctx); err != nil {
+		return nil, err
+	}
 	kvs, err = kv.Scan(ctx, catalog.IndexPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("datacoord: load indexes: %w", err)
@@ -217,7 +222,14 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 }
 
 func (c *Coordinator) persist(ctx context.Context, infos []catalog.SegmentInfo, cps ...catalog.ChannelCheckpoint) error {
-	ops := make([]metastore.Op, 0, len(infos)+len(cps))
+	return c.persistOps(ctx, infos, cps)
+}
+
+// persistOps is persist with more operations in the same transaction.
+func (c *Coordinator) persistOps(ctx context.Context, infos []catalog.SegmentInfo, cps []catalog.ChannelCheckpoint,
+	extra ...metastore.Op,
+) error {
+	ops := make([]metastore.Op, 0, len(infos)+len(cps)+len(extra))
 	for i := range infos {
 		b, err := catalog.Marshal(&infos[i])
 		if err != nil {
@@ -232,6 +244,7 @@ func (c *Coordinator) persist(ctx context.Context, infos []catalog.SegmentInfo, 
 		}
 		ops = append(ops, metastore.Put(catalog.CheckpointKey(cps[i].VChannel), b))
 	}
+	ops = append(ops, extra...)
 	if len(ops) == 0 {
 		return nil
 	}
@@ -398,10 +411,19 @@ func (c *Coordinator) FlushState(segIDs []int64, vchannels []string, flushTS uin
 
 // Synced records a data node sync in one meta-store transaction: new files,
 // row counts, states, the L0 segment and the checkpoint.
+//
+// A report whose Epoch is older than the vchannel's (it moved to another
+// data node since) is refused with catalog.StaleEpoch and changes
+// nothing; a newer one raises the vchannel's epoch (epoch.go).
 func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 	c.metaMu.Lock()
 	defer c.metaMu.Unlock()
 	c.mu.Lock()
+	raise, err := c.checkEpoch(r)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
 	var infos []catalog.SegmentInfo
 	for _, ss := range r.Segments {
 		s, ok := c.segments[ss.SegmentID]
@@ -462,7 +484,15 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		infos = append(infos, *r.L0)
 	}
 	c.mu.Unlock()
-	if err := c.persist(ctx, infos, r.Checkpoint); err != nil {
+	var extra []metastore.Op
+	if raise {
+		op, err := epochPut(r.VChannel, r.Epoch)
+		if err != nil {
+			return err
+		}
+		extra = append(extra, op)
+	}
+	if err := c.persistOps(ctx, infos, []catalog.ChannelCheckpoint{r.Checkpoint}, extra...); err != nil {
 		return err
 	}
 	c.apply(infos)
@@ -479,6 +509,9 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cps[r.Checkpoint.VChannel] = r.Checkpoint
+	if raise {
+		c.epochs[r.VChannel] = max(c.epochs[r.VChannel], r.Epoch)
+	}
 	flushed := false
 	for _, info := range infos {
 		flushed = flushed || (info.State == catalog.SegmentFlushed && info.Level != catalog.LevelL0)
@@ -640,7 +673,7 @@ func (c *Coordinator) drop(ctx context.Context, match func(*catalog.SegmentInfo)
 		ops = append(ops, metastore.Put(catalog.SegmentKey(infos[i].CollectionID, infos[i].ID), b))
 	}
 	for _, v := range vchannels {
-		ops = append(ops, metastore.Delete(catalog.CheckpointKey(v)))
+		ops = append(ops, metastore.Delete(catalog.CheckpointKey(v)), metastore.Delete(catalog.EpochKey(v)))
 	}
 	if len(ops) > 0 {
 		if err := c.kv.Txn(ctx, ops...); err != nil {
@@ -659,6 +692,7 @@ func (c *Coordinator) drop(ctx context.Context, match func(*catalog.SegmentInfo)
 	}
 	for _, v := range vchannels {
 		delete(c.cps, v)
+		delete(c.epochs, v)
 	}
 	return nil
 }

@@ -13,6 +13,15 @@
 // Replay after a restart starts at each vchannel's checkpoint; inserts of a
 // segment at or below its synced offset and deletes at or below the
 // channel's delta-synced offset are skipped, so nothing is written twice.
+//
+// Two modes (watch.go): standalone (Config.Watched false) consumes every
+// vchannel of every pchannel in Config.PChannels. In cluster mode
+// (Watched) the node consumes only the vchannels the coordinator told it
+// to watch (WatchChannel, with the channel's assignment epoch, which every
+// sync report carries), each with a reader of its own, and lets them go
+// on ReleaseChannel after syncing what it buffered. A report the data
+// coordinator refuses as stale (the channel moved on; catalog.StaleEpoch)
+// stops the vchannel at once, without writing anything more.
 package datanode
 
 import (
@@ -76,8 +85,13 @@ type Config struct {
 	// (app.Config.RootPath).
 	RootPath string `json:"-"`
 	// PChannels are the pchannels to consume; the app sets them from the
-	// root coordinator's.
+	// root coordinator's. Unused when Watched.
 	PChannels []string `json:"-"`
+	// Watched makes the node consume only the vchannels it is told to
+	// watch (WatchChannel; cluster mode, where the coordinator places the
+	// vchannels); false consumes every vchannel of PChannels (standalone).
+	// The app sets it.
+	Watched bool `json:"-"`
 	// SegmentBufferSize syncs a segment's buffer when it reaches this many bytes.
 	SegmentBufferSize int64 `json:"segmentBufferSize"`
 	// MemoryHighWatermark syncs the largest buffers while all buffers exceed it.
@@ -98,7 +112,7 @@ func Defaults() Config {
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
-	if c.RootPath == "" || len(c.PChannels) == 0 {
+	if c.RootPath == "" || (len(c.PChannels) == 0 && !c.Watched) {
 		return errors.New("datanode: root path and pchannels are required")
 	}
 	if c.SegmentBufferSize <= 0 || c.MemoryHighWatermark <= 0 || c.SyncPeriod <= 0 || c.CheckpointInterval <= 0 {
@@ -122,6 +136,8 @@ type Node struct {
 
 	quarantined atomic.Int64
 	problems    health.Set
+
+	watches watches // the watched vchannels (Watched; watch.go)
 }
 
 // New returns a data node.
@@ -129,20 +145,27 @@ func New(cfg Config, log wal.Log, objects Objects, coord Coord, colls Collection
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Node{cfg: cfg, log: log, objects: objects, coord: coord, colls: colls, ids: ids, logger: logger}, nil
+	return &Node{
+		cfg: cfg, log: log, objects: objects, coord: coord, colls: colls, ids: ids, logger: logger,
+		watches: newWatches(),
+	}, nil
 }
 
-// Run consumes every pchannel until ctx ends. A pchannel that fails (its
-// WAL cannot be read, the meta store refuses a checkpoint, …) is reported
-// through Problems and started again from its checkpoints after a backoff;
-// it never stops the other pchannels or the node.
+// Run consumes every pchannel until ctx ends (Watched: the vchannels it is
+// told to watch, see WatchChannel). A pchannel (or watched vchannel) that
+// fails (its WAL cannot be read, the meta store refuses a checkpoint, …)
+// is reported through Problems and started again from its checkpoints
+// after a backoff; it never stops the others or the node.
 func (n *Node) Run(ctx context.Context) error {
+	if n.cfg.Watched {
+		return n.runWatched(ctx)
+	}
 	var wg sync.WaitGroup
 	for _, p := range n.cfg.PChannels {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n.keepPChannel(ctx, p)
+			_ = n.keepPChannel(ctx, context.Background(), scope{pchannel: p})
 		}()
 	}
 	wg.Wait()
@@ -155,31 +178,65 @@ const (
 	restartMax = time.Minute
 )
 
-// keepPChannel runs a pchannel until ctx ends, restarting it with backoff
-// after each failure.
-func (n *Node) keepPChannel(ctx context.Context, pchannel string) {
+// scope is what one reader consumes: every vchannel of pchannel
+// (standalone), or the one watched vchannel (Watched), owned under epoch.
+type scope struct {
+	pchannel string
+	vchannel string // "" = every vchannel of pchannel
+	epoch    int64
+}
+
+// subject names the scope in problems and logs.
+func (sc scope) subject() string {
+	if sc.vchannel != "" {
+		return "vchannel " + sc.vchannel
+	}
+	return "pchannel " + sc.pchannel
+}
+
+// wants reports whether the scope consumes vchannel.
+func (sc scope) wants(vchannel string) bool {
+	if sc.vchannel != "" {
+		return vchannel == sc.vchannel
+	}
+	return wal.PChannelOf(vchannel) == sc.pchannel
+}
+
+// keepPChannel runs a scope until ctx ends, restarting it with backoff
+// after each failure. It returns why it stopped: ctx's error, the WAL
+// closed, or (a watched vchannel) errReleased once release ended and the
+// last sync was reported, errFenced, errDropped.
+func (n *Node) keepPChannel(ctx, release context.Context, sc scope) error {
 	backoff := restartMin
 	prog := &progress{reached: -1, failedAt: -1}
 	for {
 		started := time.Now()
-		err := n.runPChannel(ctx, pchannel, prog)
-		if ctx.Err() != nil || errors.Is(err, wal.ErrClosed) {
-			return
+		err := n.runPChannel(ctx, release, sc, prog)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, wal.ErrClosed), errors.Is(err, errReleased), errors.Is(err, errFenced),
+			errors.Is(err, errDropped):
+			return err
+		case release.Err() != nil:
+			return errReleased // it failed, so nothing is buffered: nothing to sync
 		}
 		if time.Since(started) > 2*restartMax {
 			backoff = restartMin // it ran fine for a while: a new failure
 		}
-		n.logger.Error("data node pchannel failed; restarting it from its checkpoints", "pchannel", pchannel,
+		n.logger.Error("data node channel failed; restarting it from its checkpoints", "channel", sc.subject(),
 			"err", err, "backoff", backoff.String())
 		prog.failedAt = max(prog.failedAt, prog.reached)
 		n.problems.Report(health.Problem{
-			Component: "datanode", Subject: "pchannel " + pchannel,
+			Component: "datanode", Subject: sc.subject(),
 			Reason: fmt.Sprintf("consuming the WAL failed after offset %d (retrying every %s at most): %v",
 				prog.failedAt, restartMax, err),
 		})
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
+		case <-release.Done():
+			return errReleased
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, restartMax)
@@ -233,9 +290,18 @@ func (n *Node) quarantine(vchannel string, e wal.Entry, err error) {
 	})
 }
 
-// runPChannel reads one pchannel from the lowest offset any of its
-// vchannels needs and dispatches messages to vchannel flowgraphs.
-func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress) error {
+// runPChannel reads one pchannel from the lowest offset any of the
+// scope's vchannels needs and dispatches messages to vchannel flowgraphs.
+// For a watched vchannel, release ending makes it sync what it buffered,
+// wait for the report and return errReleased; a report refused as stale
+// returns errFenced.
+func (n *Node) runPChannel(ctx, release context.Context, sc scope, prog *progress) (err error) {
+	pchannel := sc.pchannel
+	// A sync report refused as stale cancels rctx with errFenced: the
+	// reader and every worker stop at once.
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fence := func() { cancel(errFenced) }
 	chans := map[string]*channel{}
 	defer func() {
 		// Whatever was buffered or queued and not synced is read again at
@@ -245,15 +311,19 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 			ch.worker.stop()
 			ch.discard(func(*segBuffer) bool { return true })
 		}
+		if errors.Is(context.Cause(rctx), errFenced) || catalog.IsStaleEpoch(err) {
+			err = fmt.Errorf("%w: %s: %w", errFenced, sc.subject(), err)
+		}
 	}()
+	ctx = rctx
 	// handled notes an entry done; past the last failure the pchannel is
 	// healthy again.
 	handled := func(off int64) {
 		prog.reached = off
 		if prog.failedAt >= 0 && off > prog.failedAt {
 			prog.failedAt = -1
-			n.problems.Clear("pchannel " + pchannel)
-			n.logger.Info("data node pchannel recovered", "pchannel", pchannel, "offset", off)
+			n.problems.Clear(sc.subject())
+			n.logger.Info("data node channel recovered", "channel", sc.subject(), "offset", off)
 		}
 	}
 	start, err := n.log.End(ctx, pchannel)
@@ -264,12 +334,19 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 	if err != nil {
 		return err
 	}
+	if sc.vchannel != "" {
+		col, err := n.watchedCollection(sc.vchannel)
+		if err != nil {
+			return err
+		}
+		cols = []*catalog.Collection{col}
+	}
 	for _, col := range cols {
 		for _, v := range col.VChannels {
-			if wal.PChannelOf(v) != pchannel {
+			if !sc.wants(v) {
 				continue
 			}
-			ch, err := n.openChannel(ctx, col, v, -1)
+			ch, err := n.openChannel(ctx, col, v, -1, sc.epoch, fence)
 			if err != nil {
 				return err
 			}
@@ -277,13 +354,34 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 			start = min(start, ch.cp.Position.Offset)
 		}
 	}
-	sc, err := wal.OpenScanner(ctx, n.log, pchannel, start)
+	sc0, err := wal.OpenScanner(ctx, n.log, pchannel, start)
 	if err != nil {
 		return err
 	}
-	defer sc.Close()
+	defer sc0.Close()
+	// A watched vchannel's reads end when release does, except in the
+	// middle of a record (its rest must be read before the last sync).
+	readCtx := ctx
+	if sc.vchannel != "" {
+		var stopRead context.CancelFunc
+		readCtx, stopRead = context.WithCancel(ctx)
+		defer stopRead()
+		defer context.AfterFunc(release, stopRead)()
+	}
 	for {
-		e, err := sc.Next(ctx)
+		next := readCtx
+		if sc.vchannel != "" {
+			mid := false
+			for _, ch := range chans {
+				mid = mid || ch.midRecord
+			}
+			if mid {
+				next = ctx
+			} else if release.Err() != nil {
+				return n.finishRelease(ctx, chans)
+			}
+		}
+		e, err := sc0.Next(next)
 		var bad *wal.BadRecordError
 		if errors.As(err, &bad) {
 			n.quarantine("", wal.Entry{Position: wal.Position{PChannel: pchannel, Offset: bad.Offset}}, err)
@@ -291,6 +389,9 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 			continue
 		}
 		if err != nil {
+			if release.Err() != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+				continue // released: the loop's top syncs and returns
+			}
 			return err
 		}
 		m := e.Message
@@ -305,7 +406,7 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 		}
 		ch := chans[m.VChannel]
 		if ch == nil {
-			if m.Type != wal.TypeCreateCollection {
+			if m.Type != wal.TypeCreateCollection || !sc.wants(m.VChannel) {
 				continue // a vchannel of a dropped collection, or one created before a checkpoint we trust
 			}
 			id, err := wal.CollectionIDOf(m.VChannel)
@@ -318,7 +419,7 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 			if err != nil {
 				continue // dropped since
 			}
-			if ch, err = n.openChannel(ctx, col, m.VChannel, e.Position.Offset); err != nil {
+			if ch, err = n.openChannel(ctx, col, m.VChannel, e.Position.Offset, sc.epoch, fence); err != nil {
 				return err
 			}
 			chans[m.VChannel] = ch
@@ -334,6 +435,9 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 		if ch.dropped {
 			ch.worker.stop()
 			delete(chans, m.VChannel)
+			if sc.vchannel != "" {
+				return errDropped
+			}
 		}
 	}
 }
@@ -343,7 +447,10 @@ func (n *Node) runPChannel(ctx context.Context, pchannel string, prog *progress)
 // the vchannel has no checkpoint yet, one is saved at createdAt (the offset
 // of its CreateCollection message) or, when that is not known (-1), where
 // the recovery info says the vchannel starts.
-func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchannel string, createdAt int64) (*channel, error) {
+// Its sync reports carry epoch; one refused as stale calls fence.
+func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchannel string, createdAt, epoch int64,
+	fence func(),
+) (*channel, error) {
 	rec, err := n.coord.Recovery(ctx, vchannel)
 	if err != nil {
 		return nil, err
@@ -359,12 +466,12 @@ func (n *Node) openChannel(ctx context.Context, col *catalog.Collection, vchanne
 		if createdAt >= 0 {
 			ch.cp.Position.Offset = createdAt
 		}
-		if err := n.coord.Synced(ctx, catalog.SyncReport{VChannel: vchannel, Checkpoint: ch.cp}); err != nil {
+		if err := n.coord.Synced(ctx, catalog.SyncReport{VChannel: vchannel, Epoch: epoch, Checkpoint: ch.cp}); err != nil {
 			return nil, err
 		}
 	}
 	ch.lastOffset = ch.cp.Position.Offset - 1
-	ch.worker = n.startWorker(ctx, vchannel, ch.cp)
+	ch.worker = n.startWorker(ctx, vchannel, epoch, ch.cp, fence)
 	for _, s := range rec.Segments {
 		if s.Level == catalog.LevelL0 {
 			continue

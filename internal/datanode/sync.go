@@ -83,7 +83,7 @@ func (n *Node) writeSegment(ctx context.Context, coll *catalog.Collection, part,
 func (w *syncWorker) sync(ctx context.Context, job *syncJob) error {
 	n := w.node
 	coll := job.coll
-	report := catalog.SyncReport{VChannel: w.vchannel}
+	report := catalog.SyncReport{VChannel: w.vchannel, Epoch: w.epoch}
 	for _, js := range job.segs {
 		id, b := js.id, js.buf
 		ss := catalog.SegmentSync{

@@ -49,8 +49,9 @@ const (
 type jobKind uint8
 
 const (
-	jobSync  jobKind = iota // write buffers, report files and the checkpoint
-	jobStart                // report a segment's start position
+	jobSync    jobKind = iota // write buffers, report files and the checkpoint
+	jobStart                  // report a segment's start position
+	jobBarrier                // close done: every job before it completed
 )
 
 // syncJob is one unit of the worker's work, planned by the channel loop.
@@ -69,6 +70,8 @@ type syncJob struct {
 	cp catalog.ChannelCheckpoint
 	// start is a jobStart's report.
 	start catalog.SegmentSync
+	// done is a jobBarrier's signal.
+	done chan struct{}
 }
 
 type jobSeg struct {
@@ -83,21 +86,28 @@ var errWorkerStopped = errors.New("datanode: sync worker stopped")
 type syncWorker struct {
 	node     *Node
 	vchannel string
-	queue    chan *syncJob
-	cancel   context.CancelFunc
-	stopped  chan struct{}
+	// epoch is the assignment epoch every report carries (0: unfenced).
+	epoch int64
+	// fence stops the vchannel: the coordinator refused a report as stale.
+	fence   func()
+	queue   chan *syncJob
+	cancel  context.CancelFunc
+	stopped chan struct{}
 	// reported is the last checkpoint reported to the coordinator (only the
 	// worker's goroutine uses it once started).
 	reported catalog.ChannelCheckpoint
 }
 
 // startWorker starts the sync worker of a vchannel whose checkpoint in the
-// coordinator is cp. stop ends it.
-func (n *Node) startWorker(ctx context.Context, vchannel string, cp catalog.ChannelCheckpoint) *syncWorker {
+// coordinator is cp; its reports carry epoch, and one refused as stale
+// calls fence (and ends the worker's job). stop ends it.
+func (n *Node) startWorker(ctx context.Context, vchannel string, epoch int64, cp catalog.ChannelCheckpoint,
+	fence func(),
+) *syncWorker {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &syncWorker{
-		node: n, vchannel: vchannel, queue: make(chan *syncJob, syncQueueLength), cancel: cancel,
-		stopped: make(chan struct{}), reported: cp,
+		node: n, vchannel: vchannel, epoch: epoch, fence: fence, queue: make(chan *syncJob, syncQueueLength),
+		cancel: cancel, stopped: make(chan struct{}), reported: cp,
 	}
 	go w.loop(ctx)
 	return w
@@ -134,17 +144,53 @@ func (w *syncWorker) submit(ctx context.Context, job *syncJob) error {
 	}
 }
 
-// handle runs one job; a sync is retried with backoff until it succeeds or
-// ctx ends.
+// drain waits until every job queued so far has completed. It fails when
+// ctx ends or the worker stopped (the vchannel was fenced).
+func (w *syncWorker) drain(ctx context.Context) error {
+	done := make(chan struct{})
+	if err := w.submit(ctx, &syncJob{kind: jobBarrier, done: done}); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.stopped:
+		return errWorkerStopped
+	}
+}
+
+// fenced reports whether err is the coordinator's refusal of a stale
+// report; if so it stops the vchannel (fence).
+func (w *syncWorker) fenced(err error) bool {
+	if !catalog.IsStaleEpoch(err) {
+		return false
+	}
+	w.node.logger.Warn("the data coordinator refused a sync report as stale: the vchannel moved to another data node; stopping it",
+		"vchannel", w.vchannel, "epoch", w.epoch, "err", err)
+	if w.fence != nil {
+		w.fence()
+	}
+	return true
+}
+
+// handle runs one job; a sync is retried with backoff until it succeeds,
+// ctx ends or the report is refused as stale.
 func (w *syncWorker) handle(ctx context.Context, job *syncJob) {
 	switch job.kind {
+	case jobBarrier:
+		close(job.done)
 	case jobStart:
 		// Not fatal, and not retried: the start stays unknown (L0
 		// compaction waits for the segment's first sync).
 		err := w.node.coord.Synced(ctx, catalog.SyncReport{
-			VChannel: w.vchannel, Checkpoint: w.reported,
+			VChannel: w.vchannel, Epoch: w.epoch, Checkpoint: w.reported,
 			Segments: []catalog.SegmentSync{job.start},
 		})
+		if w.fenced(err) {
+			return
+		}
 		if err != nil && ctx.Err() == nil {
 			w.node.logger.Warn("recording a segment's start position failed", "segment", job.start.SegmentID, "err", err)
 		}
@@ -152,7 +198,7 @@ func (w *syncWorker) handle(ctx context.Context, job *syncJob) {
 		backoff := 100 * time.Millisecond
 		for {
 			err := w.sync(ctx, job)
-			if err == nil || ctx.Err() != nil {
+			if err == nil || ctx.Err() != nil || w.fenced(err) {
 				return
 			}
 			ids := make([]int64, len(job.segs))

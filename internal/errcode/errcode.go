@@ -30,6 +30,10 @@ const (
 	// GeneralCapacityExceeded is Milvus's ErrGeneralCapacityExceeded: the
 	// catalog's partitions × shards would pass rootCoord.maxGeneralCapacity.
 	GeneralCapacityExceeded int32 = 250
+	// ChannelNotFound is Milvus's ErrChannelNotFound: the data
+	// coordinator refuses a report of a data node that no longer owns the
+	// vchannel (catalog.StaleEpoch).
+	ChannelNotFound int32 = 500
 	// ChannelNotAvailable is Milvus's ErrChannelNotAvailable: no shard
 	// delegator serves a vchannel of a loaded collection.
 	ChannelNotAvailable int32 = 503

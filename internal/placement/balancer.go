@@ -56,6 +56,11 @@ type ChannelBalancer struct {
 
 	mu    sync.Mutex
 	owner map[string]int64 // the last saved plan
+
+	// pending are the handoffs apply failed, by channel, tried again on
+	// each step while the channel's saved assignment is still theirs (only
+	// Run's goroutine uses it).
+	pending map[string]Handoff
 }
 
 // NewChannelBalancer returns a balancer. channels lists the vchannels to
@@ -76,7 +81,7 @@ func NewChannelBalancer(cfg BalancerConfig, store *Store, channels func() []stri
 	}
 	return &ChannelBalancer{
 		cfg: cfg, store: store, channels: channels, rec: rec, apply: apply, logger: logger,
-		rebalance: make(chan struct{}, 1),
+		rebalance: make(chan struct{}, 1), pending: map[string]Handoff{},
 	}, nil
 }
 
@@ -101,14 +106,28 @@ func (b *ChannelBalancer) Owners() map[string]int64 {
 // nil when ctx ends, and an error wrapping metastore.ErrFenced when the
 // coordinator lost its term; other save errors (etcd unavailable) are
 // logged and the plan is tried again.
+//
+// A handoff apply fails is tried again on each later step while the
+// channel's saved assignment is still the one it delivers, so apply must
+// be idempotent.
 func (b *ChannelBalancer) Run(ctx context.Context, w *membership.Watcher) error {
-	current, err := b.store.Channels(ctx)
+	current, err := b.store.Assignments(ctx)
 	if err != nil {
 		return err
 	}
-	live := make(map[int64]bool, len(w.Nodes))
+	live := make(map[int64]membership.Node, len(w.Nodes))
 	for _, n := range w.Nodes {
-		live[n.ID] = true
+		live[n.ID] = n
+	}
+	// Tell every live owner its channels again: the coordinator that
+	// delivered them may have died before it could.
+	for ch, a := range current {
+		if n, ok := live[a.Node]; ok && a.Epoch > 0 {
+			b.pending[ch] = Handoff{
+				Move: Move{Channel: ch, From: a.Node, To: a.Node, Reason: ReasonResume}, Epoch: a.Epoch,
+				FromAddress: n.Address, ToAddress: n.Address,
+			}
+		}
 	}
 	tick := time.NewTicker(b.cfg.Interval)
 	defer tick.Stop()
@@ -138,7 +157,7 @@ func (b *ChannelBalancer) Run(ctx context.Context, w *membership.Watcher) error 
 			}
 			switch e.Type {
 			case membership.Added, membership.Updated:
-				live[e.Node.ID] = true
+				live[e.Node.ID] = e.Node
 			case membership.Removed:
 				delete(live, e.Node.ID)
 				b.logger.Warn("data node gone; moving its channels", "node_id", e.Node.ID)
@@ -150,39 +169,62 @@ func (b *ChannelBalancer) Run(ctx context.Context, w *membership.Watcher) error 
 	}
 }
 
-// step plans once, saves the plan and applies its moves; it returns the
-// saved owners.
-func (b *ChannelBalancer) step(ctx context.Context, current map[string]int64, live map[int64]bool, rebalance bool) (map[string]int64, error) {
+// step plans once, saves the plan and applies its moves (and the moves
+// still pending); it returns the saved assignments.
+func (b *ChannelBalancer) step(ctx context.Context, current map[string]Assignment, live map[int64]membership.Node,
+	rebalance bool,
+) (map[string]Assignment, error) {
 	nodes := slices.Sorted(maps.Keys(live))
-	plan := AssignChannels(current, nodes, b.channels(), b.cfg.Policy, rebalance)
+	plan := AssignChannels(Owners(current), nodes, b.channels(), b.cfg.Policy, rebalance)
 	if len(plan.Unassigned) > 0 {
 		b.logger.Warn("channels without a live data node", "count", len(plan.Unassigned), "err", ErrNoNodes)
 	}
-	if err := b.store.SaveChannels(ctx, current, plan); err != nil {
+	saved, err := b.store.SaveChannels(ctx, current, plan)
+	if err != nil {
 		return current, err
 	}
-	saved := maps.Clone(plan.Owners)
-	for _, ch := range plan.Unassigned {
-		if n, ok := current[ch]; ok {
-			saved[ch] = n // the record keeps the dead owner
-		}
-	}
 	b.mu.Lock()
-	b.owner = maps.Clone(saved)
+	b.owner = Owners(saved)
 	b.mu.Unlock()
 	hs, err := Handoffs(ctx, plan.Moves, b.rec)
 	if err != nil {
-		// As an undelivered handoff: the record is saved.
-		b.logger.Warn("channel handoffs not delivered", "moves", len(plan.Moves), "err", err)
-		return saved, nil
+		// The new owners read their recovery themselves when they start
+		// the channel; the handoffs go without the checkpoints to log.
+		b.logger.Warn("reading the moved channels' checkpoints failed", "moves", len(plan.Moves), "err", err)
+		hs = make([]Handoff, len(plan.Moves))
+		for i, m := range plan.Moves {
+			hs[i] = Handoff{Move: m}
+		}
 	}
+	var todo []Handoff
 	for _, h := range hs {
+		h.Epoch = saved[h.Channel].Epoch
+		h.FromAddress, h.ToAddress = live[h.From].Address, live[h.To].Address
 		b.logger.Info("channel moved", "vchannel", h.Channel, "from", h.From, "to", h.To, "reason", string(h.Reason),
-			"checkpoint", h.Checkpoint.Position.Offset, "seek_offset", h.SeekOffset)
+			"epoch", h.Epoch, "checkpoint", h.Checkpoint.Position.Offset, "seek_offset", h.SeekOffset)
+		delete(b.pending, h.Channel)
+		todo = append(todo, h)
+	}
+	for _, ch := range slices.Sorted(maps.Keys(b.pending)) {
+		h := b.pending[ch]
+		delete(b.pending, ch)
+		if a, ok := saved[ch]; !ok || a.Node != h.To || a.Epoch != h.Epoch {
+			continue // superseded: a later move or a drop
+		}
+		if _, ok := live[h.To]; !ok {
+			continue // the next plan moves it on
+		}
+		if h.From != 0 {
+			if _, ok := live[h.From]; !ok {
+				h.FromAddress = "" // died meanwhile: nothing to release
+			}
+		}
+		todo = append(todo, h)
+	}
+	for _, h := range todo {
 		if err := b.apply(ctx, h); err != nil {
-			// The record is saved: a node reads the channels it owns
-			// from the records when it (re)starts.
-			b.logger.Warn("channel handoff not delivered", "vchannel", h.Channel, "to", h.To, "err", err)
+			b.pending[h.Channel] = h
+			b.logger.Warn("channel handoff not delivered; retrying", "vchannel", h.Channel, "to", h.To, "err", err)
 		}
 	}
 	return saved, nil

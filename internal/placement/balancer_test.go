@@ -50,17 +50,46 @@ func (a *applied) take() []placement.Handoff {
 	return out
 }
 
+// registry is a membership registry under root on a fresh embedded etcd.
+func registry(t *testing.T, root string) *membership.Registry {
+	t.Helper()
+	endpoint := enginetest.Etcd(t)
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	reg, err := membership.New(c, membership.Config{Root: root, SessionTTL: 2 * time.Second}, nil)
+	require.NoError(t, err)
+	return reg
+}
+
+// runBalancer runs a balancer over a watch of reg's data nodes until the
+// test ends.
+func runBalancer(t *testing.T, reg *membership.Registry, cfg placement.BalancerConfig, store *placement.Store,
+	channels func() []string, rec placement.Recoveries, apply func(context.Context, placement.Handoff) error,
+) *placement.ChannelBalancer {
+	t.Helper()
+	b, err := placement.NewChannelBalancer(cfg, store, channels, rec, apply, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := reg.Watch(ctx, membership.RoleDataNode)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, w) }()
+	t.Cleanup(func() {
+		cancel()
+		for range w.Events { // drain until the watch stops
+		}
+		require.NoError(t, <-done)
+	})
+	return b
+}
+
 // TestChannelBalancerFollowsMembership: the balancer over a real
 // membership watch places new channels, leaves them when a node joins
 // (within the threshold) until asked to rebalance, and moves only a dead
 // node's channels, each handed over with its checkpoint.
 func TestChannelBalancerFollowsMembership(t *testing.T) {
-	endpoint := enginetest.Etcd(t)
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	reg, err := membership.New(c, membership.Config{Root: "b/", SessionTTL: 2 * time.Second}, nil)
-	require.NoError(t, err)
+	reg := registry(t, "b/")
 	join := func() *membership.Member {
 		m, err := reg.Register(context.Background(), membership.RoleDataNode, "dn")
 		require.NoError(t, err)
@@ -75,20 +104,7 @@ func TestChannelBalancerFollowsMembership(t *testing.T) {
 	var got applied
 	cfg := placement.DefaultBalancerConfig()
 	cfg.Interval = 50 * time.Millisecond
-	b, err := placement.NewChannelBalancer(cfg, store, func() []string { return channels }, cps, got.apply, nil)
-	require.NoError(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := reg.Watch(ctx, membership.RoleDataNode)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx, w) }()
-	t.Cleanup(func() {
-		cancel()
-		for range w.Events { // drain until the watch stops
-		}
-		require.NoError(t, <-done)
-	})
+	b := runBalancer(t, reg, cfg, store, func() []string { return channels }, cps, got.apply)
 
 	awaitOwners := func(want map[string]int64) {
 		t.Helper()
@@ -110,7 +126,8 @@ func TestChannelBalancerFollowsMembership(t *testing.T) {
 	b.Rebalance()
 	awaitOwners(map[string]int64{"v0": a, "v1": bID, "v2": n3.ID(), "v3": bID})
 	require.Equal(t, []placement.Handoff{{
-		Move:       placement.Move{Channel: "v2", From: a, To: n3.ID(), Reason: placement.ReasonBalance},
+		Move:  placement.Move{Channel: "v2", From: a, To: n3.ID(), Reason: placement.ReasonBalance},
+		Epoch: 2, FromAddress: "dn", ToAddress: "dn",
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: "v2", Position: catalog.Position{Offset: 12}, DeltaSyncedOffset: 12}, SeekOffset: 12,
 	}}, got.take())
 
@@ -121,6 +138,8 @@ func TestChannelBalancerFollowsMembership(t *testing.T) {
 	for _, h := range hs {
 		require.Equal(t, bID, h.From)
 		require.Equal(t, placement.ReasonOwnerDead, h.Reason)
+		require.Empty(t, h.FromAddress, "a dead owner is not asked to release")
+		require.EqualValues(t, 2, h.Epoch)
 		require.Equal(t, cps[h.Channel], h.SeekOffset, "the new owner resumes at the checkpoint")
 	}
 }

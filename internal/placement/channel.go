@@ -45,6 +45,11 @@ const (
 	// ReasonBalance: the channel moved between live nodes to even the load
 	// (an explicit rebalance, or the imbalance threshold was passed).
 	ReasonBalance MoveReason = "balance"
+	// ReasonResume: no move, the owner is told again. ChannelBalancer
+	// hands every live owner its channels when it starts (a coordinator
+	// that took over may not know which handoffs its predecessor
+	// delivered); From and To are the same node.
+	ReasonResume MoveReason = "resume"
 )
 
 // Move is one channel changing owner. From is 0 for a channel that had no

@@ -40,21 +40,48 @@
 // ChannelBalancer applies the channel policy: it follows a membership
 // watch of the data-node role, plans on every change, every Interval and
 // every Rebalance request, saves the plan and hands each move over (with
-// its checkpoint) to an apply function, the effect that will tell the new
-// owner over the internal RPC. A fenced save (the coordinator lost its
-// term) stops it; other save errors are retried.
+// its checkpoint, its epoch and the nodes' addresses) to an apply
+// function. A fenced save (the coordinator lost its term) stops it; other
+// save errors are retried. A handoff apply fails is applied again on the
+// next steps while the channel's record is still the one it delivers, and
+// when the balancer starts it hands every live owner its channels again
+// (ReasonResume): the coordinator before it may have died between saving a
+// move and delivering it.
+//
+// # Moving a channel: handshake and fencing
+//
+// ChannelApplier.Apply is the apply function: for a balance move it first
+// asks the live previous owner to release the channel (ReleaseChannel
+// syncs what it buffered and returns once the data coordinator recorded
+// it), then fences the data coordinator to the move's epoch
+// (datacoord.Coordinator.Fence: from then on a sync report of an older
+// epoch is refused and changes nothing), then asks the new owner to watch
+// the channel under that epoch; the new owner reads the recovery
+// information only then, so its checkpoint is not behind the old owner's
+// last write. A dead owner's move skips the release: if that node still
+// runs, its next report is refused and it stops the channel. Each step is
+// idempotent (the transport retries; a failed move is applied again).
+// Nodes are reached through a Dialer from the internal RPC address
+// (datanoderpc.Client) or in process (datanode.Node).
+//
+// Every channel record carries an assignment epoch: 1 for the channel's
+// first owner, one more on each change of owner (SaveChannels). The owner
+// puts it in every sync report (catalog.SyncReport.Epoch).
 //
 // # Key layout
 //
 // Under the meta store (a fenced one in cluster mode, so only the current
 // coordinator writes):
 //
-//	placement/channel/{vchannel}                   {"node":7}: the data node that consumes the vchannel
+//	placement/channel/{vchannel}                   {"node":7,"epoch":3}: the data node that consumes the
+//	                                               vchannel, and the assignment epoch of that ownership
+//	                                               (absent in records written before epochs: 0)
 //	placement/replica/{collectionID}/{replicaID}   JSON Replica: {"id":1,"nodes":[4,9],
 //	                                               "leaders":{"by-dev-rootcoord-dml_0_449v0":4},
 //	                                               "segments":{"4490001":9}}
 //
 // A channel record outlives its owner: while no data node is alive the
-// record keeps naming the dead one, and the next plan moves the channel
-// with reason "owner-dead". Field names are durable: add, never rename.
+// record keeps naming the dead one (with its epoch), and the next plan
+// moves the channel with reason "owner-dead". Field names are durable:
+// add, never rename.
 package placement

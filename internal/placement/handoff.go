@@ -24,6 +24,14 @@ type Recoveries interface {
 // ever advances with (or after) the files of every row before it.
 type Handoff struct {
 	Move
+	// Epoch is the new ownership's assignment epoch (Assignment.Epoch):
+	// the new owner watches the channel under it, and the data coordinator
+	// must be fenced to it before (ChannelApplier does both).
+	Epoch int64
+	// FromAddress is the internal RPC address of the previous owner while
+	// it is live ("" when it is dead or there was none); ToAddress is the
+	// new owner's. ChannelBalancer fills them from membership.
+	FromAddress, ToAddress string
 	// Checkpoint is the channel's checkpoint when the move was decided
 	// (DeltaSyncedOffset -1 and a zero position: none yet).
 	Checkpoint catalog.ChannelCheckpoint

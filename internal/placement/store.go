@@ -29,10 +29,26 @@ func ReplicaKey(collection, replica int64) string {
 	return replicaPrefix + strconv.FormatInt(collection, 10) + "/" + strconv.FormatInt(replica, 10)
 }
 
-// channelRecord is the value at ChannelKey.
-type channelRecord struct {
+// Assignment is a vchannel's stored placement, the value at ChannelKey.
+type Assignment struct {
 	// Node is the owning data node's ID.
 	Node int64 `json:"node"`
+	// Epoch is the assignment epoch: 1 for the channel's first owner, one
+	// more on each change of owner (a record written before epochs existed
+	// has 0, so its next owner gets 1). The owner sends it with every sync
+	// report, and the data coordinator refuses reports of older epochs
+	// (datacoord.Coordinator.Fence), so a node that lost the channel
+	// cannot write after its successor started.
+	Epoch int64 `json:"epoch,omitempty"`
+}
+
+// Owners returns the owner of each channel of assignments.
+func Owners(assignments map[string]Assignment) map[string]int64 {
+	out := make(map[string]int64, len(assignments))
+	for ch, a := range assignments {
+		out[ch] = a.Node
+	}
+	return out
 }
 
 // Store keeps the placement in the meta store. It holds no state of its
@@ -46,41 +62,62 @@ type Store struct {
 // NewStore returns a Store over kv.
 func NewStore(kv metastore.KV) *Store { return &Store{kv: kv} }
 
-// Channels returns the stored owner of every vchannel.
-func (s *Store) Channels(ctx context.Context) (map[string]int64, error) {
+// Assignments returns the stored assignment of every vchannel.
+func (s *Store) Assignments(ctx context.Context) (map[string]Assignment, error) {
 	kvs, err := s.kv.Scan(ctx, channelPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("placement: load channels: %w", err)
 	}
-	out := make(map[string]int64, len(kvs))
+	out := make(map[string]Assignment, len(kvs))
 	for _, kv := range kvs {
-		var rec channelRecord
+		var rec Assignment
 		if err := catalog.Unmarshal(kv.Value, &rec); err != nil {
 			return nil, fmt.Errorf("placement: %s: %w", kv.Key, err)
 		}
-		out[strings.TrimPrefix(kv.Key, channelPrefix)] = rec.Node
+		out[strings.TrimPrefix(kv.Key, channelPrefix)] = rec
 	}
 	return out, nil
 }
 
-// SaveChannels stores plan over prev (what Channels returned): the owner
-// of each moved channel, and the deletion of each channel in prev that
-// the plan neither owns nor leaves unassigned (a dropped channel). An
-// unassigned channel keeps its record, the dead owner, so the next plan
-// sees it as the dead owner's. Large changes are several transactions of
-// at most 64 operations; each channel's record is written atomically.
-func (s *Store) SaveChannels(ctx context.Context, prev map[string]int64, plan ChannelPlan) error {
+// Channels returns the stored owner of every vchannel.
+func (s *Store) Channels(ctx context.Context) (map[string]int64, error) {
+	a, err := s.Assignments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Owners(a), nil
+}
+
+// SaveChannels stores plan over prev (what Assignments returned) and
+// returns the assignments now stored: the owner of each moved channel,
+// with its epoch one above prev's, and the deletion of each channel in
+// prev that the plan neither owns nor leaves unassigned (a dropped
+// channel). An unassigned channel keeps its record, the dead owner and its
+// epoch, so the next plan sees it as the dead owner's. Large changes are
+// several transactions of at most 64 operations; each channel's record is
+// written atomically.
+func (s *Store) SaveChannels(ctx context.Context, prev map[string]Assignment, plan ChannelPlan) (map[string]Assignment, error) {
+	saved := make(map[string]Assignment, len(plan.Owners)+len(plan.Unassigned))
 	var ops []metastore.Op
 	for _, ch := range sortedKeys(plan.Owners) {
 		n := plan.Owners[ch]
-		if old, ok := prev[ch]; ok && old == n {
+		old, ok := prev[ch]
+		if ok && old.Node == n {
+			saved[ch] = old
 			continue
 		}
-		b, err := catalog.Marshal(channelRecord{Node: n})
+		rec := Assignment{Node: n, Epoch: old.Epoch + 1}
+		b, err := catalog.Marshal(rec)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ops = append(ops, metastore.Put(ChannelKey(ch), b))
+		saved[ch] = rec
+	}
+	for _, ch := range plan.Unassigned {
+		if old, ok := prev[ch]; ok {
+			saved[ch] = old
+		}
 	}
 	for _, ch := range sortedKeys(prev) {
 		if _, owned := plan.Owners[ch]; !owned && !slices.Contains(plan.Unassigned, ch) {
@@ -90,11 +127,11 @@ func (s *Store) SaveChannels(ctx context.Context, prev map[string]int64, plan Ch
 	for len(ops) > 0 {
 		n := min(len(ops), maxOpsPerTxn)
 		if err := s.kv.Txn(ctx, ops[:n]...); err != nil {
-			return fmt.Errorf("placement: save channels: %w", err)
+			return nil, fmt.Errorf("placement: save channels: %w", err)
 		}
 		ops = ops[n:]
 	}
-	return nil
+	return saved, nil
 }
 
 // Replicas returns a collection's stored replicas, ordered by ID.

@@ -25,43 +25,75 @@ func TestStoreChannels(t *testing.T) {
 	ctx := context.Background()
 	kv := openKV(t)
 	st := placement.NewStore(kv)
-	got, err := st.Channels(ctx)
+	got, err := st.Assignments(ctx)
 	require.NoError(t, err)
 	require.Empty(t, got)
 
 	policy := placement.DefaultChannelPolicy()
 	channels := chans(150) // more than one transaction's worth
-	plan := placement.AssignChannels(got, []int64{1, 2}, channels, policy, false)
-	require.NoError(t, st.SaveChannels(ctx, got, plan))
-	got, err = st.Channels(ctx)
+	plan := placement.AssignChannels(placement.Owners(got), []int64{1, 2}, channels, policy, false)
+	saved, err := st.SaveChannels(ctx, got, plan)
 	require.NoError(t, err)
-	require.Equal(t, plan.Owners, got)
+	got, err = st.Assignments(ctx)
+	require.NoError(t, err)
+	require.Equal(t, saved, got, "SaveChannels returns what is stored")
+	require.Equal(t, plan.Owners, placement.Owners(got))
 	v, err := kv.Get(ctx, placement.ChannelKey(channels[0]))
 	require.NoError(t, err)
-	require.JSONEq(t, `{"node":1}`, string(v))
+	require.JSONEq(t, `{"node":1,"epoch":1}`, string(v), "a channel's first owner has epoch 1")
 
 	// Node 1 dies and a channel is dropped: only node 1's channels are
-	// rewritten, the dropped one is deleted.
-	next := placement.AssignChannels(got, []int64{2}, channels[1:], policy, false)
-	require.NoError(t, st.SaveChannels(ctx, got, next))
-	after, err := st.Channels(ctx)
+	// rewritten (their epoch raised), the dropped one is deleted.
+	next := placement.AssignChannels(placement.Owners(got), []int64{2}, channels[1:], policy, false)
+	saved, err = st.SaveChannels(ctx, got, next)
 	require.NoError(t, err)
-	require.Equal(t, next.Owners, after)
+	after, err := st.Assignments(ctx)
+	require.NoError(t, err)
+	require.Equal(t, saved, after)
+	require.Equal(t, next.Owners, placement.Owners(after))
+	for _, ch := range channels[1:] {
+		want := int64(1)
+		if got[ch].Node == 1 {
+			want = 2
+		}
+		require.Equal(t, want, after[ch].Epoch, "%s moved from node %d", ch, got[ch].Node)
+	}
 	_, err = kv.Get(ctx, placement.ChannelKey(channels[0]))
 	require.ErrorIs(t, err, metastore.ErrNotFound)
 
-	// No live node: the records keep naming the dead owner.
-	none := placement.AssignChannels(after, nil, channels[1:], policy, false)
+	// No live node: the records keep naming the dead owner, epoch and all.
+	none := placement.AssignChannels(placement.Owners(after), nil, channels[1:], policy, false)
 	require.Len(t, none.Unassigned, len(channels)-1)
-	require.NoError(t, st.SaveChannels(ctx, after, none))
-	kept, err := st.Channels(ctx)
+	saved, err = st.SaveChannels(ctx, after, none)
+	require.NoError(t, err)
+	kept, err := st.Assignments(ctx)
 	require.NoError(t, err)
 	require.Equal(t, after, kept)
-	back := placement.AssignChannels(kept, []int64{3}, channels[1:], policy, false)
+	require.Equal(t, kept, saved)
+	back := placement.AssignChannels(placement.Owners(kept), []int64{3}, channels[1:], policy, false)
 	for _, m := range back.Moves {
 		require.Equal(t, placement.ReasonOwnerDead, m.Reason)
 		require.EqualValues(t, 2, m.From)
 	}
+	owners, err := st.Channels(ctx)
+	require.NoError(t, err)
+	require.Equal(t, placement.Owners(kept), owners)
+}
+
+// A record written before epochs existed reads as epoch 0; its next owner
+// gets epoch 1.
+func TestStoreChannelsWithoutEpoch(t *testing.T) {
+	ctx := context.Background()
+	kv := openKV(t)
+	require.NoError(t, kv.Txn(ctx, metastore.Put(placement.ChannelKey("v0"), []byte(`{"node":4}`))))
+	st := placement.NewStore(kv)
+	got, err := st.Assignments(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]placement.Assignment{"v0": {Node: 4}}, got)
+	plan := placement.AssignChannels(placement.Owners(got), []int64{5}, []string{"v0"}, placement.DefaultChannelPolicy(), false)
+	saved, err := st.SaveChannels(ctx, got, plan)
+	require.NoError(t, err)
+	require.Equal(t, map[string]placement.Assignment{"v0": {Node: 5, Epoch: 1}}, saved)
 }
 
 func TestStoreReplicas(t *testing.T) {

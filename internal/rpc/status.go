@@ -52,7 +52,7 @@ func grpcCode(code int32) codes.Code {
 	case errcode.CollectionNotFound, errcode.PartitionNotFound, errcode.IndexNotFound,
 		errcode.DatabaseNotFound, errcode.AliasNotFound:
 		return codes.NotFound
-	case errcode.CollectionNotLoaded, errcode.PartitionNotLoaded, errcode.ChannelNotAvailable:
+	case errcode.CollectionNotLoaded, errcode.PartitionNotLoaded, errcode.ChannelNotAvailable, errcode.ChannelNotFound:
 		return codes.FailedPrecondition
 	case errcode.IllegalArgument, errcode.ParameterMissing, errcode.ParameterTooLarge,
 		errcode.FieldInvalidName, errcode.SchemaMismatch:
