@@ -45,7 +45,7 @@ func search(ctx context.Context, s *stacktest.Stack, collectionID int64) (*plan.
 // loadAsync starts a Load and returns its result channel.
 func loadAsync(s *stacktest.Stack, collectionID int64) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- s.QueryNode.Load(context.Background(), collectionID, nil) }()
+	go func() { done <- s.QueryNode.Load(context.Background(), collectionID, nil, 0) }()
 	return done
 }
 
@@ -66,7 +66,7 @@ func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
 	s := stacktest.New(t)
 	aSegs := s.Flush()
 	s.Insert(0, 50)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
 	b, _ := second(t, s, 80)
 
 	release, held := s.QNObjects.Hold(aSegs...) // B's binlogs are slow to read
@@ -144,7 +144,7 @@ func TestReleaseDuringLoadWins(t *testing.T) {
 	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
 
 	release()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a load after the release is a new load")
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "a load after the release is a new load")
 	require.EqualValues(t, 30, s.Count())
 }
 
@@ -182,9 +182,9 @@ func TestDoubleLoadIsOneLoad(t *testing.T) {
 func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	s := stacktest.New(t)
 	s.Insert(0, 40)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
 	b, _ := second(t, s, 10)
-	require.NoError(t, s.QueryNode.Load(context.Background(), b, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), b, nil, 0))
 
 	// A read whose guarantee no tick reaches waits on the delegator.
 	waiting := make(chan error, 1)
@@ -227,7 +227,7 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	require.NoError(t, err, "the other collection serves")
 	require.EqualValues(t, 10, res.Count)
 
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "loading it again")
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "loading it again")
 	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
 	require.EqualValues(t, 40, s.Count())
 }
@@ -241,13 +241,13 @@ func TestRunStopsTheNode(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- s.QueryNode.Run(ctx) }()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
 	require.EqualValues(t, 5, s.Count())
 	cancel()
 	require.NoError(t, <-ran)
 	ok, _ := s.QueryNode.Loaded(s.CollectionID)
 	require.False(t, ok)
-	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a stopped node loads nothing")
+	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "a stopped node loads nothing")
 }
 
 // While a load attaches its sealed segments, GetLoadingProgress grows with
