@@ -3,8 +3,8 @@ package queryrpc
 import (
 	"context"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"time"
 
 	"google.golang.org/grpc"
