@@ -509,3 +509,14 @@ func (c *Coordinator) Replicas(collectionID int64) []plan.Replica {
 	}
 	return out
 }
+
+// Nodes lists the live query nodes the coordinator places work on, by ID.
+func (c *Coordinator) Nodes() []membership.Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]membership.Node, 0, len(c.live))
+	for _, id := range slices.Sorted(maps.Keys(c.live)) {
+		out = append(out, c.live[id].info)
+	}
+	return out
+}

@@ -69,6 +69,8 @@ type Stack struct {
 	opts    Options
 	writer  *wal.Writer
 	clock   *tso.Allocator
+	pins    *wal.Pins
+	qcfg    querynode.Config
 }
 
 // Options change how NewWith assembles the stack.
@@ -78,6 +80,9 @@ type Options struct {
 	QueryNode querynode.Config
 	// Logger is the components' logger (nil: discarded).
 	Logger *slog.Logger
+	// PChannels is the number of DML pchannels (0: one), the most shards
+	// a collection gets.
+	PChannels int
 }
 
 // New assembles the stack over a temporary directory and creates Collection.
@@ -183,7 +188,7 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 	require.NoError(t, err)
 	writer := wal.NewWriter(log, clock, wal.WriterDefaults(), logger)
 	rcfg := rootcoord.Defaults()
-	rcfg.PChannels = 1
+	rcfg.PChannels = max(opts.PChannels, 1)
 	root, err := rootcoord.New(ctx, rcfg, meta, ids, clock, writer, logger)
 	require.NoError(t, err)
 	pins := wal.NewPins(log)
@@ -192,14 +197,27 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 	s := &Stack{
 		T: t, Dir: dir, Log: log, Objects: store, IDs: ids, Root: root, Data: data,
 		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store}, opts: opts,
-		writer: writer, clock: clock,
+		writer: writer, clock: clock, pins: pins, qcfg: qcfg,
 	}
 	s.QueryNode = querynode.New(qcfg, log, s.QNObjects, s.QNSegments, root, writer, pins, logger)
 	s.closers = append(closers, s.QueryNode.Close)
 	s.DataNodeConfig = datanode.Defaults()
-	s.DataNodeConfig.PChannels = []string{wal.PChannelName(rcfg.ChannelPrefix, 0)}
+	s.DataNodeConfig.PChannels = nil
+	for i := range rcfg.PChannels {
+		s.DataNodeConfig.PChannels = append(s.DataNodeConfig.PChannels, wal.PChannelName(rcfg.ChannelPrefix, i))
+	}
 	s.Proxy = proxy.New(proxy.Defaults(), proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(s.QueryNode), writer, ids, clock, logger)
 	return s
+}
+
+// NewQueryNode returns another query node over the stack's WAL, object
+// storage and coordinators, configured as QueryNode is, as a cluster's
+// other query-node processes are. It is closed when the test ends (Close
+// is idempotent: a test may close it first, a node that dies).
+func (s *Stack) NewQueryNode() *querynode.Node {
+	qn := querynode.New(s.qcfg, s.Log, s.Objects, s.Data, s.Root, s.writer, s.pins, slog.New(slog.DiscardHandler))
+	s.closers = append(s.closers, qn.Close)
+	return qn
 }
 
 // NewProxy returns another proxy over the stack's coordinators, WAL writer
