@@ -295,6 +295,8 @@ func searches(t *testing.T) map[string]*milvuspb.SearchRequest {
 		"filter":         req("grp == 3 or id > 180", "topk", "8", "params", `{}`),
 		"range":          req("", "topk", "50", "params", `{"radius": 40.0, "range_filter": 3.0}`),
 		"group-by":       req("", "topk", "4", "group_by_field", "grp", "params", `{}`),
+		"group-size":     req("", "topk", "3", "group_by_field", "grp", "group_size", "3", "params", `{}`),
+		"group-strict":   req("id < 30 or id > 190", "topk", "5", "group_by_field", "grp", "group_size", "4", "strict_group_size", "true", "params", `{}`),
 		"group-by-range": req("id < 150", "topk", "3", "group_by_field", "grp", "params", `{"radius": 100.0}`),
 	}
 }

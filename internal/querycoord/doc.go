@@ -30,15 +30,16 @@
 // strict_group_size, which the merge applies; a query is asked for
 // offset+limit rows from offset 0 (with the primary key among its output
 // fields), and the merge orders by primary key, then applies offset and
-// limit; count(*) is summed. A replica whose leaders are all one node gets
-// the request unchanged and its answer as is (the single-node case pays
-// nothing).
+// limit; count(*) is summed. A grouped search asks a node again for more
+// groups while it may hold hits of a merged group that it did not rank
+// among its own TopK groups (group.go), so groups and group sizes are
+// exact too. A replica whose leaders are all one node gets the request
+// unchanged and its answer as is (the single-node case pays nothing).
 //
-// Two reads are not exact across nodes in this cut: a full-text (BM25)
+// One read is not exact across nodes in this cut: a full-text (BM25)
 // search weighs terms by statistics over the rows of the node that scores
-// them (a single node's are over the whole collection), and a grouped
-// search misses hits of a group that a node did not rank among its own
-// TopK groups (Milvus's reduce across segments has the same limit).
+// them (a single node's are over the whole collection); summing the
+// nodes' statistics before scoring is the next step.
 //
 // A read that fails on one replica because a node is gone (the node left
 // the membership, or answered "channel not available", "collection not

@@ -81,7 +81,7 @@ func unavailable(lc *loadedCollection, t target) error {
 // every shard) and merge combines their answers. A failure that means a
 // node is gone moves on to the next replica.
 func read[R any](ctx context.Context, c *Coordinator, r *plan.Read, one func(context.Context, Node) (R, error),
-	fan func(context.Context, Node) (R, error), merge func([]R) (R, error),
+	fan func(context.Context, Node) (R, error), merge func(context.Context, []Node, []R) (R, error),
 ) (R, error) {
 	var zero R
 	lc, ts, err := c.targets(r)
@@ -112,7 +112,7 @@ func read[R any](ctx context.Context, c *Coordinator, r *plan.Read, one func(con
 // readReplica sends the read to every leader node of a replica, in
 // parallel, and merges their answers.
 func readReplica[R any](ctx context.Context, c *Coordinator, t target, one func(context.Context, Node) (R, error),
-	fan func(context.Context, Node) (R, error), merge func([]R) (R, error),
+	fan func(context.Context, Node) (R, error), merge func(context.Context, []Node, []R) (R, error),
 ) (R, error) {
 	var zero R
 	nodes := make([]Node, len(t.nodes))
@@ -141,7 +141,7 @@ func readReplica[R any](ctx context.Context, c *Coordinator, t target, one func(
 			return zero, err // the first keeps its Milvus code
 		}
 	}
-	return merge(parts)
+	return merge(ctx, nodes, parts)
 }
 
 // nodeGone reports whether a replica's read failed because one of its
@@ -165,7 +165,7 @@ func (c *Coordinator) nodeGone(err error, t target) bool {
 }
 
 // Search runs a search on one replica: on each of its shard leaders, the
-// answers merged (plan.MergeSearch).
+// answers merged (plan.MergeSearch; mergeGroups for a grouped search).
 func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
 	fanned := *req
 	if req.GroupByField != 0 {
@@ -174,7 +174,12 @@ func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.Searc
 	return read(ctx, c, &req.Read,
 		func(ctx context.Context, n Node) (*plan.SearchResult, error) { return n.Search(ctx, req) },
 		func(ctx context.Context, n Node) (*plan.SearchResult, error) { return n.Search(ctx, &fanned) },
-		func(parts []*plan.SearchResult) (*plan.SearchResult, error) { return plan.MergeSearch(req, parts) })
+		func(ctx context.Context, nodes []Node, parts []*plan.SearchResult) (*plan.SearchResult, error) {
+			if req.GroupByField == 0 {
+				return plan.MergeSearch(req, parts)
+			}
+			return mergeGroups(ctx, req, &fanned, nodes, parts)
+		})
 }
 
 // Query runs a query on one replica: on each of its shard leaders for
@@ -206,7 +211,7 @@ func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryRe
 	return read(ctx, c, &req.Read,
 		func(ctx context.Context, n Node) (*plan.QueryResult, error) { return n.Query(ctx, req) },
 		func(ctx context.Context, n Node) (*plan.QueryResult, error) { return n.Query(ctx, &fanned) },
-		func(parts []*plan.QueryResult) (*plan.QueryResult, error) {
+		func(_ context.Context, _ []Node, parts []*plan.QueryResult) (*plan.QueryResult, error) {
 			res, err := plan.MergeQuery(req, pkField, parts)
 			if err == nil && addedPK {
 				delete(res.Fields, pkField)
