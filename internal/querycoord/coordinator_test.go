@@ -179,6 +179,15 @@ func (c *cluster) register(qn *querynode.Node, addr string, stop func()) int64 {
 	return m.ID()
 }
 
+// crash stops node id serving; its session lives on until kill.
+func (c *cluster) crash(id int64) {
+	c.t.Helper()
+	c.mu.Lock()
+	n := c.nodes[id]
+	c.mu.Unlock()
+	require.NoError(c.t, n.node.Close())
+}
+
 // kill kills node id.
 func (c *cluster) kill(id int64) {
 	c.t.Helper()
@@ -388,7 +397,13 @@ func TestCoordinatorPlacesReadsAndHeals(t *testing.T) {
 	}
 	require.Equal(t, leaders, seen)
 
-	// A shard leader dies: its shard moves to the idle node.
+	// A shard leader crashes: until its session ends, reads of its only
+	// replica fail with Milvus's retriable "channel not available".
+	c.crash(a)
+	resp, err := c.px.Search(context.Background(), searches(t)["top-k"])
+	require.NoError(t, err)
+	require.Equal(t, errcode.ChannelNotAvailable, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
+	// Its session ends: its shard moves to the idle node.
 	c.kill(a)
 	require.Eventually(t, func() bool {
 		reps := c.replicas()
@@ -423,6 +438,10 @@ func TestCoordinatorPlacesReadsAndHeals(t *testing.T) {
 	}
 	c.same()
 	c.same() // round-robin: the other replica
+	// One replica's node crashes: every read goes to the other one.
+	c.crash(b)
+	c.same()
+	c.same()
 
 	// The replica number of a loaded collection does not change.
 	st := c.load(1)
