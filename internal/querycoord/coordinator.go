@@ -208,8 +208,10 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 		c.fail(collectionID, err)
 		return err
 	}
-	lc = &loadedCollection{info: info, partitions: slices.Clone(partitions), replicas: replicas,
-		down: map[int64]bool{}, loading: make(chan struct{})}
+	lc = &loadedCollection{
+		info: info, partitions: slices.Clone(partitions), replicas: replicas,
+		down: map[int64]bool{}, loading: make(chan struct{}),
+	}
 	if len(partitions) == 0 {
 		lc.partitions = nil
 	}

@@ -3,6 +3,7 @@ package querycoord_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -159,7 +160,7 @@ func (c *cluster) addRemote() int64 {
 	go func() { served <- srv.Serve(lis) }()
 	stop := func() {
 		srv.Stop()
-		if err := <-served; err != nil && err != grpc.ErrServerStopped {
+		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			c.t.Errorf("serve: %v", err)
 		}
 	}
@@ -234,11 +235,14 @@ func (c *cluster) prepare() {
 		}
 		resp, err := c.s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: coll, NumRows: uint32(to - from), FieldsData: []*schemapb.FieldData{
 			{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}}}}},
+				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}},
+			}}},
 			{FieldName: "grp", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: grps}}}}},
+				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: grps}},
+			}}},
 			{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-				Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}}}}},
+				Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+			}}},
 		}})
 		ok(t, resp.GetStatus(), err)
 	}
@@ -313,8 +317,10 @@ func searches(t *testing.T) map[string]*milvuspb.SearchRequest {
 // queries are the queries every placement must answer as one node does.
 func queries() map[string]*milvuspb.QueryRequest {
 	req := func(filter string, params []*commonpb.KeyValuePair, output ...string) *milvuspb.QueryRequest {
-		return &milvuspb.QueryRequest{CollectionName: coll, Expr: filter, OutputFields: output,
-			ConsistencyLevel: commonpb.ConsistencyLevel_Strong, QueryParams: params}
+		return &milvuspb.QueryRequest{
+			CollectionName: coll, Expr: filter, OutputFields: output,
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong, QueryParams: params,
+		}
 	}
 	return map[string]*milvuspb.QueryRequest{
 		"limit-offset": req("id >= 10", kv("limit", "15", "offset", "7"), "id", "grp", "vec"),

@@ -380,3 +380,41 @@ func TestReleasePartitionsWaitsForLoad(t *testing.T) {
 	require.NotNil(t, parts)
 	require.EqualValues(t, 10, s.Count(), "only the default partition's rows")
 }
+
+// TestLoadVChannels: a node loads some of a collection's vchannels (a shard
+// leader of a replica) and serves only their rows; another subset is
+// refused until the collection is released, and a vchannel of another
+// collection is refused.
+func TestLoadVChannels(t *testing.T) {
+	s := stacktest.NewWith(t, stacktest.Options{PChannels: 2})
+	ctx := context.Background()
+	col := s.CreateSharded("two", 2)
+	require.Len(t, col.VChannels, 2)
+	s.InsertRows("two", 0, 100)
+	qn := s.QueryNode
+
+	err := qn.LoadVChannels(ctx, col.ID, nil, []string{s.VChannels[0]})
+	require.Equal(t, errcode.IllegalArgument, errcode.CodeOf(err), "a vchannel of another collection: %v", err)
+
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[:1]))
+	require.Equal(t, col.VChannels[:1], qn.VChannels(col.ID))
+	count := func() int64 {
+		res, err := qn.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: col.ID, Strong: true}, CountOnly: true})
+		require.NoError(t, err)
+		return res.Count
+	}
+	first := count()
+	require.Positive(t, first)
+	require.Less(t, first, int64(100), "only the rows of the first shard")
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, []int64{}, col.VChannels[:1]), "the same subset again")
+	require.ErrorContains(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[1:]), "release it first")
+
+	qn.Release(col.ID)
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[1:]))
+	require.Equal(t, int64(100)-first, count(), "the other shard's rows")
+	qn.Release(col.ID)
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels), "every vchannel: the whole collection")
+	require.Equal(t, int64(100), count())
+	require.Equal(t, col.VChannels, qn.VChannels(col.ID))
+	require.NoError(t, qn.Load(ctx, col.ID, nil, 2), "a plain load of the whole collection joins it")
+}

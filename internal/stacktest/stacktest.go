@@ -106,12 +106,19 @@ func NewWith(t *testing.T, opts Options) *Stack {
 // only pchannel, and returns it.
 func (s *Stack) CreateCollection(name string) *catalog.Collection {
 	s.T.Helper()
+	return s.CreateSharded(name, 1)
+}
+
+// CreateSharded is CreateCollection with shards shards (at most
+// Options.PChannels of them).
+func (s *Stack) CreateSharded(name string, shards int32) *catalog.Collection {
+	s.T.Helper()
 	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: name, Fields: []*schemapb.FieldSchema{
 		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
 	}})
 	require.NoError(s.T, err)
-	st, err := s.Proxy.CreateCollection(context.Background(), &milvuspb.CreateCollectionRequest{CollectionName: name, Schema: schema, ShardsNum: 1})
+	st, err := s.Proxy.CreateCollection(context.Background(), &milvuspb.CreateCollectionRequest{CollectionName: name, Schema: schema, ShardsNum: shards})
 	require.NoError(s.T, err)
 	require.Zero(s.T, st.GetCode(), st.GetReason())
 	col, err := s.Root.Collection("", name)
