@@ -14,13 +14,7 @@ import (
 
 // ManualCompaction plans every possible compaction of a collection now.
 func (p *Proxy) ManualCompaction(ctx context.Context, req *milvuspb.ManualCompactionRequest) (*milvuspb.ManualCompactionResponse, error) {
-	var col *catalog.Collection
-	var err error
-	if req.GetCollectionName() != "" {
-		col, err = p.collection(ctx, req.GetDbName(), req.GetCollectionName())
-	} else {
-		col, err = p.collectionByID(req.GetCollectionID())
-	}
+	col, err := p.collectionByNameOrID(ctx, req.GetDbName(), req.GetCollectionName(), req.GetCollectionID())
 	if err != nil {
 		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
 	}
@@ -43,6 +37,15 @@ func targetSizeBytes(mb int64) int64 {
 		return math.MaxInt64
 	}
 	return mb << 20
+}
+
+// collectionByNameOrID resolves a request's collection by name, or by ID
+// when it names none.
+func (p *Proxy) collectionByNameOrID(ctx context.Context, db, name string, id int64) (*catalog.Collection, error) {
+	if name != "" {
+		return p.collection(ctx, db, name)
+	}
+	return p.collectionByID(id)
 }
 
 func (p *Proxy) collectionByID(id int64) (*catalog.Collection, error) {
@@ -146,13 +149,7 @@ const standaloneNodeID = 1
 // nodes and, for each shard (vchannel), its leader and address. The
 // standalone's one query node is one replica on node 1.
 func (p *Proxy) GetReplicas(ctx context.Context, req *milvuspb.GetReplicasRequest) (*milvuspb.GetReplicasResponse, error) {
-	var col *catalog.Collection
-	var err error
-	if req.GetCollectionName() != "" {
-		col, err = p.collection(ctx, req.GetDbName(), req.GetCollectionName())
-	} else {
-		col, err = p.collectionByID(req.GetCollectionID())
-	}
+	col, err := p.collectionByNameOrID(ctx, req.GetDbName(), req.GetCollectionName(), req.GetCollectionID())
 	if err != nil {
 		return &milvuspb.GetReplicasResponse{Status: errcode.Status(err)}, nil
 	}

@@ -2,11 +2,9 @@ package querycoord_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -199,13 +197,6 @@ func (c *cluster) kill(id int64) {
 	n.kill(c.t)
 }
 
-func kv(pairs ...string) []*commonpb.KeyValuePair {
-	var out []*commonpb.KeyValuePair
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, &commonpb.KeyValuePair{Key: pairs[i], Value: pairs[i+1]})
-	}
-	return out
-}
 
 func ok(t *testing.T, st *commonpb.Status, err error) {
 	t.Helper()
@@ -221,7 +212,7 @@ func (c *cluster) prepare() {
 	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: coll, Fields: []*schemapb.FieldSchema{
 		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{Name: "grp", DataType: schemapb.DataType_Int64},
-		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: kv("dim", "2")},
+		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: stacktest.KV("dim", "2")},
 	}})
 	require.NoError(t, err)
 	st, err := c.s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: coll, Schema: schema, ShardsNum: 2})
@@ -257,7 +248,7 @@ func (c *cluster) prepare() {
 	del, err := c.s.Proxy.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: coll, Expr: "id in [2, 4, 130]"})
 	ok(t, del.GetStatus(), err)
 	st, err = c.s.Proxy.CreateIndex(ctx, &milvuspb.CreateIndexRequest{
-		CollectionName: coll, FieldName: "vec", IndexName: "vec", ExtraParams: kv("index_type", "FLAT", "metric_type", "L2"),
+		CollectionName: coll, FieldName: "vec", IndexName: "vec", ExtraParams: stacktest.KV("index_type", "FLAT", "metric_type", "L2"),
 	})
 	ok(t, st, err)
 	st, err = c.s.Proxy.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: coll})
@@ -276,19 +267,6 @@ func (c *cluster) release() {
 	ok(c.t, st, err)
 }
 
-func placeholders(t *testing.T, vs ...[2]float32) []byte {
-	t.Helper()
-	g := &commonpb.PlaceholderValue{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector}
-	for _, v := range vs {
-		b := make([]byte, 8)
-		binary.LittleEndian.PutUint32(b, math.Float32bits(v[0]))
-		binary.LittleEndian.PutUint32(b[4:], math.Float32bits(v[1]))
-		g.Values = append(g.Values, b)
-	}
-	out, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{g}})
-	require.NoError(t, err)
-	return out
-}
 
 // searches are the searches every placement must answer as one node
 // holding everything does.
@@ -297,8 +275,8 @@ func searches(t *testing.T) map[string]*milvuspb.SearchRequest {
 		return &milvuspb.SearchRequest{
 			CollectionName: coll, Dsl: filter, DslType: commonpb.DslType_BoolExprV1,
 			OutputFields: []string{"id", "grp", "vec"}, ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
-			SearchParams: kv(append([]string{"anns_field", "vec", "metric_type", "L2"}, params...)...),
-			SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: placeholders(t,
+			SearchParams: stacktest.KV(append([]string{"anns_field", "vec", "metric_type", "L2"}, params...)...),
+			SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: stacktest.Placeholders(t,
 				[2]float32{3, 1}, [2]float32{70.4, 1}, [2]float32{150.6, 1}, [2]float32{199, 1})},
 		}
 	}
@@ -323,12 +301,12 @@ func queries() map[string]*milvuspb.QueryRequest {
 		}
 	}
 	return map[string]*milvuspb.QueryRequest{
-		"limit-offset": req("id >= 10", kv("limit", "15", "offset", "7"), "id", "grp", "vec"),
+		"limit-offset": req("id >= 10", stacktest.KV("limit", "15", "offset", "7"), "id", "grp", "vec"),
 		"filter-all":   req("grp == 2", nil, "grp"),
 		"by-key":       req("id in [1, 2, 3, 119, 120, 121, 130, 199]", nil, "vec"),
 		"count":        req("", nil, "count(*)"),
 		"count-filter": req("grp in [1, 5] and id > 50", nil, "count(*)"),
-		"offset-only":  req("id > 150", kv("offset", "30"), "id"),
+		"offset-only":  req("id > 150", stacktest.KV("offset", "30"), "id"),
 	}
 }
 
@@ -379,6 +357,17 @@ func TestCoordinatorPlacesReadsAndHeals(t *testing.T) {
 	c.prepare()
 	remote := c.addRemote()
 	a, b := c.addLocal(), c.addLocal()
+
+	// The standalone's one query node is one replica on node 1.
+	one, err := c.s.Proxy.GetReplicas(context.Background(), &milvuspb.GetReplicasRequest{CollectionName: coll})
+	ok(t, one.GetStatus(), err)
+	require.Len(t, one.GetReplicas(), 1)
+	require.Equal(t, []int64{1}, one.GetReplicas()[0].GetNodeIds())
+	require.Len(t, one.GetReplicas()[0].GetShardReplicas(), 2)
+	// Not loaded through the coordinator yet.
+	notYet, err := c.px.GetReplicas(context.Background(), &milvuspb.GetReplicasRequest{CollectionName: coll})
+	require.NoError(t, err)
+	require.Equal(t, errcode.CollectionNotLoaded, notYet.GetStatus().GetCode())
 
 	ok(t, c.load(1), nil)
 	reps := c.replicas()

@@ -10,8 +10,10 @@ package stacktest
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -530,4 +532,29 @@ func (h *HookedObjects) Hold(allowed ...int64) (release func(), held <-chan stru
 			close(gate)
 		})
 	}, h.held
+}
+
+// KV returns key-value pairs (k1, v1, k2, v2, ...) as Milvus params.
+func KV(pairs ...string) []*commonpb.KeyValuePair {
+	var out []*commonpb.KeyValuePair
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, &commonpb.KeyValuePair{Key: pairs[i], Value: pairs[i+1]})
+	}
+	return out
+}
+
+// Placeholders returns a float-vector placeholder group of 2-dimensional
+// queries, as a client sends a search's vectors.
+func Placeholders(t *testing.T, vs ...[2]float32) []byte {
+	t.Helper()
+	g := &commonpb.PlaceholderValue{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector}
+	for _, v := range vs {
+		b := make([]byte, 8)
+		binary.LittleEndian.PutUint32(b, math.Float32bits(v[0]))
+		binary.LittleEndian.PutUint32(b[4:], math.Float32bits(v[1]))
+		g.Values = append(g.Values, b)
+	}
+	out, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{g}})
+	require.NoError(t, err)
+	return out
 }
