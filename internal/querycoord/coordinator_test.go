@@ -197,7 +197,6 @@ func (c *cluster) kill(id int64) {
 	n.kill(c.t)
 }
 
-
 func ok(t *testing.T, st *commonpb.Status, err error) {
 	t.Helper()
 	require.NoError(t, err)
@@ -266,7 +265,6 @@ func (c *cluster) release() {
 	st, err := c.px.ReleaseCollection(context.Background(), &milvuspb.ReleaseCollectionRequest{CollectionName: coll})
 	ok(c.t, st, err)
 }
-
 
 // searches are the searches every placement must answer as one node
 // holding everything does.

@@ -67,8 +67,6 @@ func bufconnRemote(t *testing.T) *remote {
 	}))
 }
 
-
-
 func searchReq(t *testing.T, collection, filter string) *milvuspb.SearchRequest {
 	return &milvuspb.SearchRequest{
 		CollectionName: collection, Dsl: filter, DslType: commonpb.DslType_BoolExprV1,
