@@ -30,6 +30,9 @@ const (
 	// GeneralCapacityExceeded is Milvus's ErrGeneralCapacityExceeded: the
 	// catalog's partitions × shards would pass rootCoord.maxGeneralCapacity.
 	GeneralCapacityExceeded int32 = 250
+	// ResourceGroupNodeNotEnough is Milvus's ErrResourceGroupNodeNotEnough:
+	// a load asks for more replicas than there are query nodes.
+	ResourceGroupNodeNotEnough int32 = 304
 	// ChannelNotAvailable is Milvus's ErrChannelNotAvailable: no shard
 	// delegator serves a vchannel of a loaded collection.
 	ChannelNotAvailable int32 = 503

@@ -133,9 +133,6 @@ func New(cfg Config, colls Collections, store *placement.Store, dial Dialer, log
 	}, nil
 }
 
-// errNodeNotEnough is Milvus's merr.ErrResourceGroupNodeNotEnough code.
-const codeNodeNotEnough int32 = 304
-
 // waitReady waits for Run's first list of live nodes.
 func (c *Coordinator) waitReady(ctx context.Context) error {
 	select {
@@ -162,6 +159,14 @@ func (c *Coordinator) liveNodes() ([]int64, map[int64]int64) {
 		}
 	}
 	return ids, load
+}
+
+// replicasOf returns a copy of a collection's replicas (healCollection
+// replaces them under mu).
+func (c *Coordinator) replicasOf(lc *loadedCollection) []placement.Replica {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Clone(lc.replicas)
 }
 
 // nodeOf returns the live node with id, or nil.
@@ -262,14 +267,14 @@ func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replic
 		replicas, err = placement.SpawnReplicas(max(replicaNumber, 1), live, load)
 		if err != nil {
 			if errors.Is(err, placement.ErrNodeNotEnough) {
-				return nil, errcode.New(codeNodeNotEnough, "%s", err.Error())
+				return nil, errcode.New(errcode.ResourceGroupNodeNotEnough, "%s", err.Error())
 			}
 			return nil, errcode.Invalid("%v", err)
 		}
 	}
 	for i, r := range replicas {
 		if len(r.Nodes) == 0 {
-			return nil, errcode.New(codeNodeNotEnough, "failed to spawn replica for collection: %s[rg=%s][currentNodeNum=%d][expectedNodeNum=%d]",
+			return nil, errcode.New(errcode.ResourceGroupNodeNotEnough, "failed to spawn replica for collection: %s[rg=%s][currentNodeNum=%d][expectedNodeNum=%d]",
 				placement.ErrNodeNotEnough, placement.DefaultResourceGroup, len(live), len(replicas))
 		}
 		replicas[i] = placement.Assign(r, info.VChannels, nil, load)
@@ -436,7 +441,7 @@ func (c *Coordinator) LoadProgress(collectionID int64) int64 {
 		return 100
 	}
 	var sum, n int64
-	for _, r := range lc.replicas {
+	for _, r := range c.replicasOf(lc) {
 		for id := range leaderChannels(r) {
 			if node := c.nodeOf(id); node != nil {
 				sum += node.LoadProgress(collectionID)
@@ -467,7 +472,7 @@ func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
 		return nil
 	}
 	byID := map[int64]*plan.SegmentInfo{}
-	for _, r := range lc.replicas {
+	for _, r := range c.replicasOf(lc) {
 		for _, id := range slices.Sorted(maps.Keys(leaderChannels(r))) {
 			node := c.nodeOf(id)
 			if node == nil {

@@ -84,7 +84,7 @@ func (c *Coordinator) heal(ctx context.Context) {
 	c.mu.RLock()
 	var ids []int64
 	for id, lc := range c.loaded {
-		if lc.done && len(lc.down) > 0 {
+		if lc.done && c.needsHeal(lc) {
 			ids = append(ids, id)
 		}
 	}
@@ -161,4 +161,20 @@ func (c *Coordinator) move(ctx context.Context, name string, collectionID int64,
 		c.logger.Info("shard leaders moved", "collection", name, "replica", to.ID, "node_id", id, "vchannels", after[id])
 	}
 	return nil
+}
+
+// needsHeal reports whether a collection has a replica out of service or
+// a node that is not live. The caller holds mu.
+func (c *Coordinator) needsHeal(lc *loadedCollection) bool {
+	if len(lc.down) > 0 {
+		return true
+	}
+	for _, r := range lc.replicas {
+		for _, n := range r.Nodes {
+			if _, live := c.live[n]; !live {
+				return true
+			}
+		}
+	}
+	return false
 }

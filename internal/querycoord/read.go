@@ -12,10 +12,8 @@ import (
 
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/rpc"
 )
-
-// codeServiceUnavailable is merr.ErrServiceUnavailable's code.
-const codeServiceUnavailable int32 = 2
 
 // target is one replica a read may go to: its leader nodes and their
 // vchannels, and whether it serves.
@@ -156,8 +154,8 @@ func (c *Coordinator) nodeGone(err error, t target) bool {
 		}
 	}
 	c.mu.RUnlock()
-	switch errcode.CodeOf(err) {
-	case errcode.ChannelNotAvailable, errcode.CollectionNotLoaded, errcode.ServiceNotReady, codeServiceUnavailable:
+	switch code := errcode.CodeOf(err); {
+	case code == errcode.ChannelNotAvailable, code == errcode.CollectionNotLoaded, rpc.RetriableCode(code):
 		return true
 	}
 	st, ok := status.FromError(err)
