@@ -286,6 +286,9 @@ func searches(t *testing.T) map[string]*milvuspb.SearchRequest {
 		"group-by":       req("", "topk", "4", "group_by_field", "grp", "params", `{}`),
 		"group-size":     req("", "topk", "3", "group_by_field", "grp", "group_size", "3", "params", `{}`),
 		"group-strict":   req("id < 30 or id > 190", "topk", "5", "group_by_field", "grp", "group_size", "4", "strict_group_size", "true", "params", `{}`),
+		"iterator-first": req("", "topk", "7", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "7", "search_iter_id", "it", "params", `{}`),
+		"iterator-next": req("", "topk", "7", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "7", "search_iter_id", "it",
+			"search_iter_last_bound", "30", "params", `{}`),
 		"group-by-range": req("id < 150", "topk", "3", "group_by_field", "grp", "params", `{"radius": 100.0}`),
 	}
 }
