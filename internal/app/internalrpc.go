@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strata-db/strata/internal/proxy"
+	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/rpc/queryrpc"
 	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
@@ -23,13 +25,30 @@ type internalServer struct {
 	srv *grpc.Server
 }
 
-// newInternalServer registers the services over the in-process components.
-func newInternalServer(lis net.Listener, cfg rpc.ServerConfig, logger *slog.Logger, qn proxy.QueryServer) (*internalServer, error) {
+// servedQueryNode is the query node as the internal server serves it: the
+// proxy's roles (metered, as the in-process proxy calls them) and the
+// node's own LoadVChannels, a shard leader's load.
+type servedQueryNode struct {
+	proxy.QueryServer
+	node *querynode.Node
+}
+
+// LoadVChannels loads some of a collection's vchannels on the node.
+func (s servedQueryNode) LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error {
+	return s.node.LoadVChannels(ctx, collectionID, partitions, vchannels)
+}
+
+// newInternalServer registers the services over the in-process components:
+// qn is the node's metered roles, node the node itself.
+func newInternalServer(lis net.Listener, cfg rpc.ServerConfig, logger *slog.Logger, qn proxy.QueryServer,
+	node *querynode.Node,
+) (*internalServer, error) {
 	srv, err := rpc.NewServer(cfg, logger.With("server", "internal"))
 	if err != nil {
 		return nil, err
 	}
-	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(qn, qn))
+	served := servedQueryNode{QueryServer: qn, node: node}
+	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(served, served))
 	return &internalServer{lis: lis, srv: srv}, nil
 }
 

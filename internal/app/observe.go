@@ -31,13 +31,13 @@ type meteredQueryNode struct {
 }
 
 // Load implements proxy.QueryNode.
-func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitions []int64) error {
+func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
 	if loaded, _ := q.Loaded(collectionID); loaded {
-		return q.QueryServer.Load(ctx, collectionID, partitions) // a change of partitions, or nothing
+		return q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber) // a change of partitions, or nothing
 	}
 	start := time.Now()
 	q.logger.Info("loading collection", "collection", collectionID, "partitions", partitions)
-	if err := q.QueryServer.Load(ctx, collectionID, partitions); err != nil {
+	if err := q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber); err != nil {
 		return err
 	}
 	var rows int64

@@ -424,7 +424,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	var internal *internalServer
 	if s.internalLis != nil {
-		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, om.queryNode(qn)); err != nil {
+		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, om.queryNode(qn), qn); err != nil {
 			return err
 		}
 	}

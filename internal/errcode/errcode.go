@@ -30,6 +30,9 @@ const (
 	// GeneralCapacityExceeded is Milvus's ErrGeneralCapacityExceeded: the
 	// catalog's partitions × shards would pass rootCoord.maxGeneralCapacity.
 	GeneralCapacityExceeded int32 = 250
+	// ResourceGroupNodeNotEnough is Milvus's ErrResourceGroupNodeNotEnough:
+	// a load asks for more replicas than there are query nodes.
+	ResourceGroupNodeNotEnough int32 = 304
 	// ChannelNotFound is Milvus's ErrChannelNotFound: the data
 	// coordinator refuses a report of a data node that no longer owns the
 	// vchannel (catalog.StaleEpoch).

@@ -200,4 +200,20 @@ type SegmentInfo struct {
 	Indexed     bool
 	// Level is the compaction level (catalog.SegmentLevel numbering).
 	Level int
+	// NodeIDs are the query nodes that serve the segment, one per replica
+	// (the query coordinator fills it; empty from a single query node).
+	NodeIDs []int64
+}
+
+// Replica is where one replica of a loaded collection runs, as the query
+// coordinator placed it (GetReplicas).
+type Replica struct {
+	// ID numbers the replica within its collection, from 1.
+	ID int64
+	// Nodes are the replica's query nodes, sorted.
+	Nodes []int64
+	// Leaders maps each vchannel (shard) to the node leading it.
+	Leaders map[string]int64
+	// Addresses maps each node of the replica to its internal RPC address.
+	Addresses map[int64]string
 }

@@ -9,17 +9,12 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/plan"
 )
 
 // ManualCompaction plans every possible compaction of a collection now.
 func (p *Proxy) ManualCompaction(ctx context.Context, req *milvuspb.ManualCompactionRequest) (*milvuspb.ManualCompactionResponse, error) {
-	var col *catalog.Collection
-	var err error
-	if req.GetCollectionName() != "" {
-		col, err = p.collection(ctx, req.GetDbName(), req.GetCollectionName())
-	} else {
-		col, err = p.collectionByID(req.GetCollectionID())
-	}
+	col, err := p.collectionByNameOrID(ctx, req.GetDbName(), req.GetCollectionName(), req.GetCollectionID())
 	if err != nil {
 		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
 	}
@@ -42,6 +37,15 @@ func targetSizeBytes(mb int64) int64 {
 		return math.MaxInt64
 	}
 	return mb << 20
+}
+
+// collectionByNameOrID resolves a request's collection by name, or by ID
+// when it names none.
+func (p *Proxy) collectionByNameOrID(ctx context.Context, db, name string, id int64) (*catalog.Collection, error) {
+	if name != "" {
+		return p.collection(ctx, db, name)
+	}
+	return p.collectionByID(id)
 }
 
 func (p *Proxy) collectionByID(id int64) (*catalog.Collection, error) {
@@ -124,11 +128,68 @@ func (p *Proxy) GetQuerySegmentInfo(ctx context.Context, req *milvuspb.GetQueryS
 		if s.Growing {
 			state = commonpb.SegmentState_Growing
 		}
+		nodes := s.NodeIDs
+		if len(nodes) == 0 {
+			nodes = []int64{standaloneNodeID} // one query node
+		}
 		resp.Infos = append(resp.Infos, &milvuspb.QuerySegmentInfo{
 			SegmentID: s.ID, CollectionID: col.ID,
-			PartitionID: s.PartitionID, NumRows: s.Rows, State: state, NodeID: 1, NodeIds: []int64{1},
+			PartitionID: s.PartitionID, NumRows: s.Rows, State: state, NodeID: nodes[0], NodeIds: nodes,
 			Level: segmentLevel(catalog.SegmentLevel(s.Level)),
 		})
 	}
 	return resp, nil
 }
+
+// standaloneNodeID is the node ID the proxy reports for the standalone's
+// one query node.
+const standaloneNodeID = 1
+
+// GetReplicas reports where a loaded collection's replicas run: their
+// nodes and, for each shard (vchannel), its leader and address. The
+// standalone's one query node is one replica on node 1.
+func (p *Proxy) GetReplicas(ctx context.Context, req *milvuspb.GetReplicasRequest) (*milvuspb.GetReplicasResponse, error) {
+	col, err := p.collectionByNameOrID(ctx, req.GetDbName(), req.GetCollectionName(), req.GetCollectionID())
+	if err != nil {
+		return &milvuspb.GetReplicasResponse{Status: errcode.Status(err)}, nil
+	}
+	loaded, parts := p.query.Loaded(col.ID)
+	if !loaded {
+		return &milvuspb.GetReplicasResponse{Status: errcode.Status(
+			errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", col.Name))}, nil
+	}
+	if parts == nil {
+		for _, part := range col.Partitions {
+			parts = append(parts, part.ID)
+		}
+	}
+	replicas := p.query.Replicas(col.ID)
+	if replicas == nil {
+		leaders := map[string]int64{}
+		for _, ch := range col.VChannels {
+			leaders[ch] = standaloneNodeID
+		}
+		replicas = []plan.Replica{{ID: 1, Nodes: []int64{standaloneNodeID}, Leaders: leaders}}
+	}
+	resp := &milvuspb.GetReplicasResponse{Status: ok()}
+	for _, r := range replicas {
+		info := &milvuspb.ReplicaInfo{
+			ReplicaID: r.ID, CollectionID: col.ID, PartitionIds: parts, NodeIds: r.Nodes,
+			ResourceGroupName: defaultResourceGroup,
+		}
+		for _, ch := range col.VChannels {
+			leader, ok := r.Leaders[ch]
+			if !ok {
+				continue
+			}
+			info.ShardReplicas = append(info.ShardReplicas, &milvuspb.ShardReplica{
+				LeaderID: leader, LeaderAddr: r.Addresses[leader], DmChannelName: ch, NodeIds: []int64{leader},
+			})
+		}
+		resp.Replicas = append(resp.Replicas, info)
+	}
+	return resp, nil
+}
+
+// defaultResourceGroup is Milvus's one resource group.
+const defaultResourceGroup = "__default_resource_group"

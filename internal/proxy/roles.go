@@ -176,7 +176,12 @@ func DataCoordOf(d DataCoordinator) DataCoord {
 // partitions), LoadFailure why its last load failed (nil if it did not),
 // Segments the sealed segments it serves.
 type Loader interface {
-	Load(ctx context.Context, collectionID int64, partitions []int64) error
+	// Load loads a collection (partitions nil = all) or more of its
+	// partitions. replicaNumber is the request's replica_number (0: not
+	// given, the default of one replica, or the number the collection is
+	// loaded with); the query coordinator places that many replicas on
+	// distinct query nodes, a single query node is one replica and ignores it.
+	Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
 	Loaded(collectionID int64) (bool, []int64)
@@ -190,6 +195,9 @@ type Loader interface {
 	LoadProgress(collectionID int64) int64
 	LoadFailure(collectionID int64) error
 	Segments(collectionID int64) []plan.SegmentInfo
+	// Replicas is where the collection's replicas run; nil when the query
+	// side is a single query node (one replica on it).
+	Replicas(collectionID int64) []plan.Replica
 }
 
 // Reader serves searches and queries of loaded collections.

@@ -45,8 +45,9 @@ func (p *Proxy) reloadSchema(ctx context.Context, col *catalog.Collection) error
 	if !loaded {
 		return nil
 	}
+	replicas := len(p.query.Replicas(col.ID)) // loaded again as many times
 	p.query.Release(col.ID)
-	return p.query.Load(ctx, col.ID, parts)
+	return p.query.Load(ctx, col.ID, parts, replicas)
 }
 
 // AlterCollectionField sets or deletes properties of one field (Milvus

@@ -21,6 +21,7 @@ func (p *Proxy) TruncateCollection(ctx context.Context, req *milvuspb.TruncateCo
 		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil
 	}
 	loaded, parts := p.query.Loaded(col.ID)
+	replicas := len(p.query.Replicas(col.ID))
 	if loaded {
 		p.query.Release(col.ID)
 	}
@@ -28,7 +29,7 @@ func (p *Proxy) TruncateCollection(ctx context.Context, req *milvuspb.TruncateCo
 	if loaded {
 		// Loaded again whatever the truncate did: a failed one left the
 		// data as it was, and the collection must stay readable.
-		if lerr := p.query.Load(ctx, col.ID, parts); err == nil {
+		if lerr := p.query.Load(ctx, col.ID, parts, replicas); err == nil {
 			err = lerr
 		}
 	}

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -76,8 +80,22 @@ func (n *Node) Close() error {
 // partitions). The delegators are built without the node's lock, so reads
 // of the other collections go on while this one loads. A Release of the
 // collection during the load wins: the load stops and fails with code 101.
-func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64) error {
-	l, started, err := n.register(ctx, collectionID, partitions)
+//
+// replicaNumber is the proxy's replica_number: a node is one replica by
+// itself, so it ignores it (the query coordinator places replicas over
+// several nodes, querycoord).
+func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
+	_ = replicaNumber
+	return n.LoadVChannels(ctx, collectionID, partitions, nil)
+}
+
+// LoadVChannels is Load of a subset of the collection's vchannels (empty:
+// all of them): the node builds delegators, and serves reads, for those
+// vchannels only, as a shard leader of a replica that other nodes share
+// (querycoord). A collection loaded (or loading) with one subset is not
+// loaded again with another: release it first.
+func (n *Node) LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error {
+	l, started, err := n.register(ctx, collectionID, partitions, vchannels)
 	if err != nil || l == nil {
 		return err
 	}
@@ -102,7 +120,7 @@ type LoadRequest struct {
 func (n *Node) LoadAll(ctx context.Context, reqs []LoadRequest, limit int) <-chan struct{} {
 	var ls []*loading
 	for _, r := range reqs {
-		l, started, err := n.register(ctx, r.CollectionID, r.Partitions)
+		l, started, err := n.register(ctx, r.CollectionID, r.Partitions, nil)
 		switch {
 		case err != nil:
 			n.logger.Error("loading a collection failed", "collection", r.CollectionID, "err", err)
@@ -129,17 +147,23 @@ func (n *Node) LoadAll(ctx context.Context, reqs []LoadRequest, limit int) <-cha
 // register starts a load of a collection, or joins the one in progress
 // (started false), under the node's lock. A loaded collection only has its
 // partition set updated (l nil). When started, the caller must run l.
-func (n *Node) register(ctx context.Context, collectionID int64, partitions []int64) (l *loading, started bool, err error) {
+func (n *Node) register(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) (l *loading, started bool, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return nil, false, errStopped
 	}
 	if c, ok := n.collections[collectionID]; ok {
+		if err := c.sameVChannels(vchannels); err != nil {
+			return nil, false, err
+		}
 		c.setPartitions(partitions)
 		return nil, false, nil
 	}
 	if l, ok := n.loading[collectionID]; ok {
+		if err := l.c.sameVChannels(vchannels); err != nil {
+			return nil, false, err
+		}
 		l.c.setPartitions(partitions)
 		return l, false, nil
 	}
@@ -147,9 +171,13 @@ func (n *Node) register(ctx context.Context, collectionID int64, partitions []in
 	if err != nil {
 		return nil, false, err
 	}
+	subset, err := vchannelSubset(info, vchannels)
+	if err != nil {
+		return nil, false, err
+	}
 	delete(n.failed, collectionID) // a new load is a new try
 	bctx, cancel := context.WithCancel(ctx)
-	l = &loading{c: &collection{info: info}, ctx: bctx, cancel: cancel, done: make(chan struct{})}
+	l = &loading{c: &collection{info: info, vchannels: subset}, ctx: bctx, cancel: cancel, done: make(chan struct{})}
 	l.c.setPartitions(partitions)
 	n.loading[collectionID] = l
 	n.loads.Add(1)
@@ -190,6 +218,9 @@ func (n *Node) build(ctx context.Context, c *collection) error {
 	ds := make([]*delegator, len(c.info.VChannels))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, v := range c.info.VChannels {
+		if c.vchannels != nil && !c.vchannels[v] {
+			continue
+		}
 		g.Go(func() error {
 			d, err := newDelegatorRetrying(gctx, n, c.info, v, c.info.PChannels[i], &c.progress)
 			if err != nil {
@@ -354,4 +385,49 @@ func (c *collection) stop() {
 func channelNotAvailable(vchannel, collection string, cause error) error {
 	return errcode.New(errcode.ChannelNotAvailable, "channel not available[channel=%s]: the shard delegator of collection %s stopped: %v",
 		vchannel, collection, cause)
+}
+
+// vchannelSubset checks that every vchannel of a load is the collection's
+// and returns them as a set (nil: all of them).
+func vchannelSubset(info *catalog.Collection, vchannels []string) (map[string]bool, error) {
+	if len(vchannels) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]bool, len(vchannels))
+	for _, v := range vchannels {
+		if !slices.Contains(info.VChannels, v) {
+			return nil, errcode.Invalid("vchannel %s is not a vchannel of collection %s", v, info.Name)
+		}
+		out[v] = true
+	}
+	if len(out) == len(info.VChannels) {
+		return nil, nil // all of them
+	}
+	return out, nil
+}
+
+// sameVChannels refuses a load of a subset of vchannels other than the one
+// the collection is loaded (or loading) with.
+func (c *collection) sameVChannels(vchannels []string) error {
+	want, err := vchannelSubset(c.info, vchannels)
+	if err != nil {
+		return err
+	}
+	if maps.Equal(want, c.vchannels) {
+		return nil
+	}
+	return fmt.Errorf("querynode: collection %s is loaded with other vchannels (%s); release it first",
+		c.info.Name, strings.Join(c.VChannels(), ","))
+}
+
+// VChannels lists the vchannels the collection is loaded with, in the
+// collection's order.
+func (c *collection) VChannels() []string {
+	var out []string
+	for _, v := range c.info.VChannels {
+		if c.vchannels == nil || c.vchannels[v] {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -45,7 +45,7 @@ func search(ctx context.Context, s *stacktest.Stack, collectionID int64) (*plan.
 // loadAsync starts a Load and returns its result channel.
 func loadAsync(s *stacktest.Stack, collectionID int64) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- s.QueryNode.Load(context.Background(), collectionID, nil) }()
+	go func() { done <- s.QueryNode.Load(context.Background(), collectionID, nil, 0) }()
 	return done
 }
 
@@ -66,7 +66,7 @@ func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
 	s := stacktest.New(t)
 	aSegs := s.Flush()
 	s.Insert(0, 50)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
 	b, _ := second(t, s, 80)
 
 	release, held := s.QNObjects.Hold(aSegs...) // B's binlogs are slow to read
@@ -144,7 +144,7 @@ func TestReleaseDuringLoadWins(t *testing.T) {
 	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
 
 	release()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a load after the release is a new load")
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "a load after the release is a new load")
 	require.EqualValues(t, 30, s.Count())
 }
 
@@ -182,9 +182,9 @@ func TestDoubleLoadIsOneLoad(t *testing.T) {
 func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	s := stacktest.New(t)
 	s.Insert(0, 40)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
 	b, _ := second(t, s, 10)
-	require.NoError(t, s.QueryNode.Load(context.Background(), b, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), b, nil, 0))
 
 	// A read whose guarantee no tick reaches waits on the delegator.
 	waiting := make(chan error, 1)
@@ -227,7 +227,7 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	require.NoError(t, err, "the other collection serves")
 	require.EqualValues(t, 10, res.Count)
 
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "loading it again")
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "loading it again")
 	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
 	require.EqualValues(t, 40, s.Count())
 }
@@ -241,13 +241,13 @@ func TestRunStopsTheNode(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- s.QueryNode.Run(ctx) }()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
 	require.EqualValues(t, 5, s.Count())
 	cancel()
 	require.NoError(t, <-ran)
 	ok, _ := s.QueryNode.Loaded(s.CollectionID)
 	require.False(t, ok)
-	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil), "a stopped node loads nothing")
+	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "a stopped node loads nothing")
 }
 
 // While a load attaches its sealed segments, GetLoadingProgress grows with
@@ -379,4 +379,42 @@ func TestReleasePartitionsWaitsForLoad(t *testing.T) {
 	require.True(t, ok, "the default partition stays loaded")
 	require.NotNil(t, parts)
 	require.EqualValues(t, 10, s.Count(), "only the default partition's rows")
+}
+
+// TestLoadVChannels: a node loads some of a collection's vchannels (a shard
+// leader of a replica) and serves only their rows; another subset is
+// refused until the collection is released, and a vchannel of another
+// collection is refused.
+func TestLoadVChannels(t *testing.T) {
+	s := stacktest.NewWith(t, stacktest.Options{PChannels: 2})
+	ctx := context.Background()
+	col := s.CreateSharded("two", 2)
+	require.Len(t, col.VChannels, 2)
+	s.InsertRows("two", 0, 100)
+	qn := s.QueryNode
+
+	err := qn.LoadVChannels(ctx, col.ID, nil, []string{s.VChannels[0]})
+	require.Equal(t, errcode.IllegalArgument, errcode.CodeOf(err), "a vchannel of another collection: %v", err)
+
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[:1]))
+	require.Equal(t, col.VChannels[:1], qn.VChannels(col.ID))
+	count := func() int64 {
+		res, err := qn.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: col.ID, Strong: true}, CountOnly: true})
+		require.NoError(t, err)
+		return res.Count
+	}
+	first := count()
+	require.Positive(t, first)
+	require.Less(t, first, int64(100), "only the rows of the first shard")
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, []int64{}, col.VChannels[:1]), "the same subset again")
+	require.ErrorContains(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[1:]), "release it first")
+
+	qn.Release(col.ID)
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[1:]))
+	require.Equal(t, int64(100)-first, count(), "the other shard's rows")
+	qn.Release(col.ID)
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels), "every vchannel: the whole collection")
+	require.Equal(t, int64(100), count())
+	require.Equal(t, col.VChannels, qn.VChannels(col.ID))
+	require.NoError(t, qn.Load(ctx, col.ID, nil, 2), "a plain load of the whole collection joins it")
 }

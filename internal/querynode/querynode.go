@@ -210,6 +210,9 @@ type loadFailure struct {
 type collection struct {
 	info       *catalog.Collection
 	partitions map[int64]bool // loaded partitions; nil = all
+	// vchannels are the vchannels the node serves (LoadVChannels); nil =
+	// all of the collection's.
+	vchannels  map[string]bool
 	delegators []*delegator
 	cancel     context.CancelFunc // stops the delegators (nil until they start)
 	wg         sync.WaitGroup
@@ -470,4 +473,19 @@ func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// Replicas implements the proxy's Loader role: a single query node is the
+// collection's one replica, which the proxy reports itself, so it is nil.
+func (n *Node) Replicas(int64) []plan.Replica { return nil }
+
+// VChannels lists the vchannels the node serves for a loaded collection
+// (nil when it is not loaded).
+func (n *Node) VChannels(collectionID int64) []string {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if c, ok := n.collections[collectionID]; ok {
+		return c.VChannels()
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
@@ -47,37 +46,17 @@ func (c candidate) key() any {
 }
 
 // groupHits keeps the best TopK groups with up to GroupSize hits each,
-// ordered by each group's best score, then by score within the group.
+// ordered by each group's best score, then by score within the group
+// (plan.TopGroups, the reduce the query coordinator applies again across
+// nodes).
 func groupHits(cands []candidate, req *plan.Search, better func(a, b float32) bool) []candidate {
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].score != cands[j].score {
-			return better(cands[i].score, cands[j].score)
-		}
-		return lessPK(cands[i].pk, cands[j].pk)
-	})
-	size := max(req.GroupSize, 1)
-	var order []any
-	groups := map[any][]candidate{}
-	for _, c := range cands {
-		g, seen := groups[c.group]
-		if !seen {
-			if len(order) >= req.TopK {
-				continue
-			}
-			order = append(order, c.group)
-		}
-		if len(g) < size {
-			groups[c.group] = append(g, c)
-		}
-	}
-	var out []candidate
-	for _, k := range order {
-		if req.StrictGroupSize && len(groups[k]) < size {
-			continue
-		}
-		out = append(out, groups[k]...)
-	}
-	return out
+	sortBest(cands, better)
+	return plan.TopGroups(cands, func(c candidate) any { return c.group }, req.TopK, req.GroupSize, req.StrictGroupSize)
+}
+
+// sortBest sorts candidates best first, the lower primary key on a tie.
+func sortBest(cands []candidate, better func(a, b float32) bool) {
+	plan.SortBest(cands, func(c candidate) float32 { return c.score }, func(c candidate) any { return c.pk }, better)
 }
 
 // hitHeap keeps the k best candidates with the worst on top, one per
@@ -172,10 +151,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	if err != nil {
 		return nil, err
 	}
-	better := func(a, b float32) bool { return a < b }
-	if plan.HigherIsBetter(req.Metric) {
-		better = func(a, b float32) bool { return a > b }
-	}
+	better := plan.Better(req.Metric)
 	nq := req.NQ()
 	heaps := make([]*hitHeap, nq)
 	for q := range heaps {
@@ -226,12 +202,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 			items = groupHits(bestPerPK(groupCands[q], better), req, better)
 		} else {
 			items = h.items
-			sort.SliceStable(items, func(i, j int) bool {
-				if items[i].score != items[j].score {
-					return better(items[i].score, items[j].score)
-				}
-				return lessPK(items[i].pk, items[j].pk)
-			})
+			sortBest(items, better)
 		}
 		for _, it := range items {
 			res.Hits[q] = append(res.Hits[q], plan.Hit{PK: it.pk, Score: it.score, Element: it.elem})
@@ -486,17 +457,8 @@ func scoreFloatRuns(metric string, q []float32, qnorm float32, vecs *column.Floa
 	}
 }
 
-func lessPK(a, b any) bool {
-	switch a := a.(type) {
-	case int64:
-		bi, _ := b.(int64)
-		return a < bi
-	case string:
-		bs, _ := b.(string)
-		return a < bs
-	}
-	return false
-}
+// lessPK orders primary keys (plan.LessPK).
+func lessPK(a, b any) bool { return plan.LessPK(a, b) }
 
 // preferred reports whether search candidate a is kept over b, a row of
 // the same primary key: the better score, or the later row on a tie.

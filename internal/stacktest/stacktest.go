@@ -10,8 +10,10 @@ package stacktest
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -69,6 +71,8 @@ type Stack struct {
 	opts    Options
 	writer  *wal.Writer
 	clock   *tso.Allocator
+	pins    *wal.Pins
+	qcfg    querynode.Config
 }
 
 // Options change how NewWith assembles the stack.
@@ -78,6 +82,9 @@ type Options struct {
 	QueryNode querynode.Config
 	// Logger is the components' logger (nil: discarded).
 	Logger *slog.Logger
+	// PChannels is the number of DML pchannels (0: one), the most shards
+	// a collection gets.
+	PChannels int
 }
 
 // New assembles the stack over a temporary directory and creates Collection.
@@ -101,12 +108,19 @@ func NewWith(t *testing.T, opts Options) *Stack {
 // only pchannel, and returns it.
 func (s *Stack) CreateCollection(name string) *catalog.Collection {
 	s.T.Helper()
+	return s.CreateSharded(name, 1)
+}
+
+// CreateSharded is CreateCollection with shards shards (at most
+// Options.PChannels of them).
+func (s *Stack) CreateSharded(name string, shards int32) *catalog.Collection {
+	s.T.Helper()
 	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: name, Fields: []*schemapb.FieldSchema{
 		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
 		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
 	}})
 	require.NoError(s.T, err)
-	st, err := s.Proxy.CreateCollection(context.Background(), &milvuspb.CreateCollectionRequest{CollectionName: name, Schema: schema, ShardsNum: 1})
+	st, err := s.Proxy.CreateCollection(context.Background(), &milvuspb.CreateCollectionRequest{CollectionName: name, Schema: schema, ShardsNum: shards})
 	require.NoError(s.T, err)
 	require.Zero(s.T, st.GetCode(), st.GetReason())
 	col, err := s.Root.Collection("", name)
@@ -183,7 +197,7 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 	require.NoError(t, err)
 	writer := wal.NewWriter(log, clock, wal.WriterDefaults(), logger)
 	rcfg := rootcoord.Defaults()
-	rcfg.PChannels = 1
+	rcfg.PChannels = max(opts.PChannels, 1)
 	root, err := rootcoord.New(ctx, rcfg, meta, ids, clock, writer, logger)
 	require.NoError(t, err)
 	pins := wal.NewPins(log)
@@ -192,12 +206,15 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 	s := &Stack{
 		T: t, Dir: dir, Log: log, Objects: store, IDs: ids, Root: root, Data: data,
 		QNSegments: &HookedSegments{Coordinator: data}, QNObjects: &HookedObjects{Store: store}, opts: opts,
-		writer: writer, clock: clock,
+		writer: writer, clock: clock, pins: pins, qcfg: qcfg,
 	}
 	s.QueryNode = querynode.New(qcfg, log, s.QNObjects, s.QNSegments, root, writer, pins, logger)
 	s.closers = append(closers, s.QueryNode.Close)
 	s.DataNodeConfig = datanode.Defaults()
-	s.DataNodeConfig.PChannels = []string{wal.PChannelName(rcfg.ChannelPrefix, 0)}
+	s.DataNodeConfig.PChannels = nil
+	for i := range rcfg.PChannels {
+		s.DataNodeConfig.PChannels = append(s.DataNodeConfig.PChannels, wal.PChannelName(rcfg.ChannelPrefix, i))
+	}
 	s.Proxy = proxy.New(proxy.Defaults(), proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(s.QueryNode), writer, ids, clock, logger)
 	return s
 }
@@ -205,6 +222,16 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 // Writer is the stack's WAL writer: what the query node's Ticker and the
 // proxy's inserts go through.
 func (s *Stack) Writer() *wal.Writer { return s.writer }
+
+// NewQueryNode returns another query node over the stack's WAL, object
+// storage and coordinators, configured as QueryNode is, as a cluster's
+// other query-node processes are. It is closed when the test ends (Close
+// is idempotent: a test may close it first, a node that dies).
+func (s *Stack) NewQueryNode() *querynode.Node {
+	qn := querynode.New(s.qcfg, s.Log, s.Objects, s.Data, s.Root, s.writer, s.pins, slog.New(slog.DiscardHandler))
+	s.closers = append(s.closers, qn.Close)
+	return qn
+}
 
 // NewProxy returns another proxy over the stack's coordinators, WAL writer
 // and clocks, configured as Proxy is, that reads through q instead of the
@@ -521,4 +548,29 @@ func (h *HookedObjects) Hold(allowed ...int64) (release func(), held <-chan stru
 			close(gate)
 		})
 	}, h.held
+}
+
+// KV returns key-value pairs (k1, v1, k2, v2, ...) as Milvus params.
+func KV(pairs ...string) []*commonpb.KeyValuePair {
+	var out []*commonpb.KeyValuePair
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, &commonpb.KeyValuePair{Key: pairs[i], Value: pairs[i+1]})
+	}
+	return out
+}
+
+// Placeholders returns a float-vector placeholder group of 2-dimensional
+// queries, as a client sends a search's vectors.
+func Placeholders(t *testing.T, vs ...[2]float32) []byte {
+	t.Helper()
+	g := &commonpb.PlaceholderValue{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector}
+	for _, v := range vs {
+		b := make([]byte, 8)
+		binary.LittleEndian.PutUint32(b, math.Float32bits(v[0]))
+		binary.LittleEndian.PutUint32(b[4:], math.Float32bits(v[1]))
+		g.Values = append(g.Values, b)
+	}
+	out, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{g}})
+	require.NoError(t, err)
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"google.golang.org/grpc"
@@ -62,12 +63,27 @@ func (c *Client) loadContext(ctx context.Context) (context.Context, context.Canc
 }
 
 // Load loads a collection (or more of its partitions) on the node.
-func (c *Client) Load(ctx context.Context, collectionID int64, partitions []int64) error {
+func (c *Client) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
 	ctx, cancel := c.loadContext(ctx)
 	defer cancel()
-	_, err := c.c.Load(ctx, &querynodev1.LoadRequest{CollectionId: collectionID, PartitionIds: partitions})
+	_, err := c.c.Load(ctx, &querynodev1.LoadRequest{
+		CollectionId: collectionID, PartitionIds: partitions, ReplicaNumber: int32(min(max(replicaNumber, 0), math.MaxInt32)),
+	})
 	return err
 }
+
+// LoadVChannels loads a collection on the node for some of its vchannels
+// only (none: all), as a shard leader of a replica (querycoord).
+func (c *Client) LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error {
+	ctx, cancel := c.loadContext(ctx)
+	defer cancel()
+	_, err := c.c.Load(ctx, &querynodev1.LoadRequest{CollectionId: collectionID, PartitionIds: partitions, Vchannels: vchannels})
+	return err
+}
+
+// Replicas is nil: the client reaches one query node, the collection's one
+// replica.
+func (c *Client) Replicas(int64) []plan.Replica { return nil }
 
 // Release releases a collection; a failure is logged (see the package
 // doc, "The status methods").

@@ -15,6 +15,14 @@
 // the hop. TestCodecCoversPlan fails when a field is added to a plan type
 // and not to the codec.
 //
+// # Shard leaders
+//
+// A LoadRequest may name some of the collection's vchannels: the node loads
+// and serves only those, as the shard leader of a replica whose other
+// vchannels other nodes lead (the query coordinator, internal/querycoord,
+// calls Client.LoadVChannels). Its replica_number is the client's
+// replica_number, which a node, one replica by itself, ignores.
+//
 // # Idempotency
 //
 // internal/rpc retries a call that failed retriably, so each method must be

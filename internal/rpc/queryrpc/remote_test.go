@@ -2,9 +2,7 @@ package queryrpc_test
 
 import (
 	"context"
-	"encoding/binary"
 	"log/slog"
-	"math"
 	"net"
 	"strconv"
 	"testing"
@@ -69,42 +67,19 @@ func bufconnRemote(t *testing.T) *remote {
 	}))
 }
 
-func kv(pairs ...string) []*commonpb.KeyValuePair {
-	var out []*commonpb.KeyValuePair
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, &commonpb.KeyValuePair{Key: pairs[i], Value: pairs[i+1]})
-	}
-	return out
-}
-
-// placeholders is a float-vector placeholder group of 2-dimensional queries.
-func placeholders(t *testing.T, vs ...[2]float32) []byte {
-	t.Helper()
-	g := &commonpb.PlaceholderValue{Tag: "$0", Type: commonpb.PlaceholderType_FloatVector}
-	for _, v := range vs {
-		b := make([]byte, 8)
-		binary.LittleEndian.PutUint32(b, math.Float32bits(v[0]))
-		binary.LittleEndian.PutUint32(b[4:], math.Float32bits(v[1]))
-		g.Values = append(g.Values, b)
-	}
-	out, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{g}})
-	require.NoError(t, err)
-	return out
-}
-
 func searchReq(t *testing.T, collection, filter string) *milvuspb.SearchRequest {
 	return &milvuspb.SearchRequest{
 		CollectionName: collection, Dsl: filter, DslType: commonpb.DslType_BoolExprV1,
 		OutputFields: []string{"id", "vec"}, ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
-		SearchParams: kv("anns_field", "vec", "topk", "5", "metric_type", "L2", "params", `{}`),
-		SearchInput:  &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: placeholders(t, [2]float32{3, 1}, [2]float32{70, 1})},
+		SearchParams: stacktest.KV("anns_field", "vec", "topk", "5", "metric_type", "L2", "params", `{}`),
+		SearchInput:  &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: stacktest.Placeholders(t, [2]float32{3, 1}, [2]float32{70, 1})},
 	}
 }
 
 func queryReq(collection, filter string, output ...string) *milvuspb.QueryRequest {
 	return &milvuspb.QueryRequest{
 		CollectionName: collection, Expr: filter, OutputFields: output,
-		ConsistencyLevel: commonpb.ConsistencyLevel_Strong, QueryParams: kv("limit", "1000"),
+		ConsistencyLevel: commonpb.ConsistencyLevel_Strong, QueryParams: stacktest.KV("limit", "1000"),
 	}
 }
 
@@ -155,7 +130,7 @@ func (r *remote) prepare(t *testing.T) {
 	r.s.InsertRows(stacktest.Collection, 50, 80)
 	st, err := r.local.CreateIndex(context.Background(), &milvuspb.CreateIndexRequest{
 		CollectionName: stacktest.Collection, FieldName: "vec", IndexName: "vec",
-		ExtraParams: kv("index_type", "FLAT", "metric_type", "L2"),
+		ExtraParams: stacktest.KV("index_type", "FLAT", "metric_type", "L2"),
 	})
 	require.NoError(t, err)
 	require.Zero(t, st.GetCode(), st.GetReason())

@@ -11,7 +11,10 @@ import (
 // Loader is the query node's load side as the server serves it (the
 // in-process *querynode.Node; proxy.Loader is the same contract).
 type Loader interface {
-	Load(ctx context.Context, collectionID int64, partitions []int64) error
+	Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error
+	// LoadVChannels is Load of some of the collection's vchannels (none:
+	// all), as a shard leader of a replica.
+	LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
 	Loaded(collectionID int64) (bool, []int64)
@@ -44,7 +47,13 @@ func NewServer(loader Loader, reader Reader) *Server {
 
 // Load implements QueryNodeService.Load.
 func (s *Server) Load(ctx context.Context, req *querynodev1.LoadRequest) (*querynodev1.LoadResponse, error) {
-	if err := s.loader.Load(ctx, req.GetCollectionId(), req.GetPartitionIds()); err != nil {
+	var err error
+	if len(req.GetVchannels()) > 0 {
+		err = s.loader.LoadVChannels(ctx, req.GetCollectionId(), req.GetPartitionIds(), req.GetVchannels())
+	} else {
+		err = s.loader.Load(ctx, req.GetCollectionId(), req.GetPartitionIds(), int(req.GetReplicaNumber()))
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &querynodev1.LoadResponse{}, nil

@@ -42,9 +42,16 @@ const (
 
 // LoadRequest names the collection and the partitions to load (none: all).
 type LoadRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CollectionId  int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
-	PartitionIds  []int64                `protobuf:"varint,2,rep,packed,name=partition_ids,json=partitionIds,proto3" json:"partition_ids,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	PartitionIds []int64                `protobuf:"varint,2,rep,packed,name=partition_ids,json=partitionIds,proto3" json:"partition_ids,omitempty"`
+	// replica_number is the client's replica_number (0: not given). A query
+	// node is one replica by itself and ignores it; it is carried for a
+	// query coordinator served behind the same contract.
+	ReplicaNumber int32 `protobuf:"varint,3,opt,name=replica_number,json=replicaNumber,proto3" json:"replica_number,omitempty"`
+	// vchannels are the collection's vchannels the node loads and serves, as
+	// the shard leader of a replica that other nodes share (none: all).
+	Vchannels     []string `protobuf:"bytes,4,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -89,6 +96,20 @@ func (x *LoadRequest) GetCollectionId() int64 {
 func (x *LoadRequest) GetPartitionIds() []int64 {
 	if x != nil {
 		return x.PartitionIds
+	}
+	return nil
+}
+
+func (x *LoadRequest) GetReplicaNumber() int32 {
+	if x != nil {
+		return x.ReplicaNumber
+	}
+	return 0
+}
+
+func (x *LoadRequest) GetVchannels() []string {
+	if x != nil {
+		return x.Vchannels
 	}
 	return nil
 }
@@ -1387,10 +1408,12 @@ var File_strata_querynode_v1_querynode_proto protoreflect.FileDescriptor
 
 const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\n" +
-	"#strata/querynode/v1/querynode.proto\x12\x13strata.querynode.v1\"W\n" +
+	"#strata/querynode/v1/querynode.proto\x12\x13strata.querynode.v1\"\x9c\x01\n" +
 	"\vLoadRequest\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
-	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\"\x0e\n" +
+	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12%\n" +
+	"\x0ereplica_number\x18\x03 \x01(\x05R\rreplicaNumber\x12\x1c\n" +
+	"\tvchannels\x18\x04 \x03(\tR\tvchannels\"\x0e\n" +
 	"\fLoadResponse\"5\n" +
 	"\x0eReleaseRequest\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\"\x11\n" +

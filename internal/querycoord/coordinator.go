@@ -1,0 +1,529 @@
+package querycoord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/placement"
+	"github.com/strata-db/strata/internal/plan"
+)
+
+// NodeLoader is a query node's load side as the coordinator uses it: the
+// in-process *querynode.Node and queryrpc.Client implement it.
+type NodeLoader interface {
+	// LoadVChannels loads the collection's vchannels (none: all) and
+	// partitions (nil: all) on the node.
+	LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error
+	Release(collectionID int64)
+	ReleasePartitions(collectionID int64, partitions []int64)
+	LoadProgress(collectionID int64) int64
+	Segments(collectionID int64) []plan.SegmentInfo
+}
+
+// Reader is a query node's read side.
+type Reader interface {
+	Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error)
+	Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error)
+}
+
+// Node is one query node.
+type Node interface {
+	NodeLoader
+	Reader
+}
+
+// Dialer returns the Node of a live query node (a queryrpc.Client on a
+// pooled connection to its address, or an in-process node).
+type Dialer func(n membership.Node) (Node, error)
+
+// Collections resolves collections by ID (the root coordinator).
+type Collections interface {
+	CollectionByID(id int64) (*catalog.Collection, error)
+}
+
+// Config configures a Coordinator.
+type Config struct {
+	// HealInterval is how often replicas that could not be healed are
+	// tried again. Default 2s.
+	HealInterval time.Duration `json:"healInterval"`
+}
+
+// Defaults returns the default configuration.
+func Defaults() Config { return Config{HealInterval: 2 * time.Second} }
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if c.HealInterval <= 0 {
+		return fmt.Errorf("querycoord: healInterval %v: want > 0", c.HealInterval)
+	}
+	return nil
+}
+
+// member is a live query node.
+type member struct {
+	info membership.Node
+	node Node
+}
+
+// loadedCollection is a collection the coordinator loaded or is loading.
+type loadedCollection struct {
+	info       *catalog.Collection
+	partitions []int64 // nil = all
+	replicas   []placement.Replica
+	// down holds the replicas that do not serve: a leader died and the
+	// heal has not completed.
+	down map[int64]bool
+	// loading is closed when the load ends; failure says why it failed.
+	loading chan struct{}
+	done    bool
+	next    atomic.Uint64 // round-robin over the replicas
+}
+
+// Coordinator is the query coordinator. It implements the proxy's
+// query-side roles (proxy.Loader, proxy.Reader) over the live query nodes
+// that Run follows.
+type Coordinator struct {
+	cfg    Config
+	colls  Collections
+	store  *placement.Store
+	dial   Dialer
+	logger *slog.Logger
+
+	// jobs runs loads, releases and heals one at a time, as Milvus's query
+	// coordinator runs a collection's jobs in order.
+	jobs sync.Mutex
+	// ready is closed once Run has the first list of live nodes.
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	mu       sync.RWMutex
+	live     map[int64]*member
+	loaded   map[int64]*loadedCollection
+	failures map[int64]error // why a collection's last load failed
+}
+
+// New returns a coordinator that places collections with the placement
+// records of store (the fenced meta store in cluster mode), reaches each
+// query node through dial and resolves collections through colls. It has
+// no node until Run follows a membership watch.
+func New(cfg Config, colls Collections, store *placement.Store, dial Dialer, logger *slog.Logger) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if colls == nil || store == nil || dial == nil {
+		return nil, errors.New("querycoord: collections, placement store and dialer are required")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Coordinator{
+		cfg: cfg, colls: colls, store: store, dial: dial, logger: logger,
+		ready: make(chan struct{}), live: map[int64]*member{}, loaded: map[int64]*loadedCollection{},
+		failures: map[int64]error{},
+	}, nil
+}
+
+// waitReady waits for Run's first list of live nodes.
+func (c *Coordinator) waitReady(ctx context.Context) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-ctx.Done():
+		return errcode.New(errcode.ServiceNotReady, "service not ready: the query coordinator has no list of query nodes yet: %v", ctx.Err())
+	}
+}
+
+// liveNodes returns the live node IDs (sorted) and the number of shard
+// leaderships each leads over every loaded collection, the load placement
+// balances.
+func (c *Coordinator) liveNodes() ([]int64, map[int64]int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ids := slices.Sorted(maps.Keys(c.live))
+	load := map[int64]int64{}
+	for _, lc := range c.loaded {
+		for _, r := range lc.replicas {
+			for _, n := range r.Leaders {
+				load[n]++
+			}
+		}
+	}
+	return ids, load
+}
+
+// replicasOf returns a copy of a collection's replicas (healCollection
+// replaces them under mu).
+func (c *Coordinator) replicasOf(lc *loadedCollection) []placement.Replica {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Clone(lc.replicas)
+}
+
+// nodeOf returns the live node with id, or nil.
+func (c *Coordinator) nodeOf(id int64) Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if m, ok := c.live[id]; ok {
+		return m.node
+	}
+	return nil
+}
+
+// leaderChannels returns each leader node's vchannels in a replica.
+func leaderChannels(r placement.Replica) map[int64][]string {
+	out := map[int64][]string{}
+	for _, ch := range slices.Sorted(maps.Keys(r.Leaders)) {
+		n := r.Leaders[ch]
+		out[n] = append(out[n], ch)
+	}
+	return out
+}
+
+// Load loads a collection (partitions nil = all) on replicaNumber replicas
+// (0: one, or as many as it is loaded with), or more of its partitions when
+// it is loaded.
+func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
+	if err := c.waitReady(ctx); err != nil {
+		return err
+	}
+	c.jobs.Lock()
+	defer c.jobs.Unlock()
+	c.mu.RLock()
+	lc, ok := c.loaded[collectionID]
+	c.mu.RUnlock()
+	if ok {
+		return c.loadMore(ctx, lc, partitions, replicaNumber)
+	}
+	info, err := c.colls.CollectionByID(collectionID)
+	if err != nil {
+		return err
+	}
+	replicas, err := c.plan(ctx, info, replicaNumber)
+	if err != nil {
+		c.fail(collectionID, err)
+		return err
+	}
+	lc = &loadedCollection{
+		info: info, partitions: slices.Clone(partitions), replicas: replicas,
+		down: map[int64]bool{}, loading: make(chan struct{}),
+	}
+	if len(partitions) == 0 {
+		lc.partitions = nil
+	}
+	c.mu.Lock()
+	c.loaded[collectionID] = lc
+	delete(c.failures, collectionID)
+	c.mu.Unlock()
+	err = c.loadReplicas(ctx, lc)
+	if err == nil {
+		err = c.store.SaveReplicas(ctx, collectionID, replicas)
+	}
+	c.mu.Lock()
+	if err != nil {
+		delete(c.loaded, collectionID)
+		c.failures[collectionID] = err
+	} else {
+		lc.done = true
+	}
+	close(lc.loading)
+	c.mu.Unlock()
+	if err != nil {
+		c.releaseNodes(lc)
+		return err
+	}
+	c.logger.Info("collection loaded", "collection", info.Name, "replicas", len(replicas))
+	return nil
+}
+
+// fail records why a load failed.
+func (c *Coordinator) fail(collectionID int64, err error) {
+	c.mu.Lock()
+	c.failures[collectionID] = err
+	c.mu.Unlock()
+}
+
+// plan places a collection that is not loaded: the stored replicas when
+// there are as many as asked (a reload), healed, or new ones.
+func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replicaNumber int) ([]placement.Replica, error) {
+	live, load := c.liveNodes()
+	stored, err := c.store.Replicas(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	var replicas []placement.Replica
+	if len(stored) > 0 && (replicaNumber <= 0 || replicaNumber == len(stored)) {
+		replicas = placement.Heal(stored, live, load)
+	} else {
+		replicas, err = placement.SpawnReplicas(max(replicaNumber, 1), live, load)
+		if err != nil {
+			if errors.Is(err, placement.ErrNodeNotEnough) {
+				return nil, errcode.New(errcode.ResourceGroupNodeNotEnough, "%s", err.Error())
+			}
+			return nil, errcode.Invalid("%v", err)
+		}
+	}
+	for i, r := range replicas {
+		if len(r.Nodes) == 0 {
+			return nil, errcode.New(errcode.ResourceGroupNodeNotEnough, "failed to spawn replica for collection: %s[rg=%s][currentNodeNum=%d][expectedNodeNum=%d]",
+				placement.ErrNodeNotEnough, placement.DefaultResourceGroup, len(live), len(replicas))
+		}
+		replicas[i] = placement.Assign(r, info.VChannels, nil, load)
+	}
+	return replicas, nil
+}
+
+// loadReplicas loads every leader node of every replica, in parallel.
+func (c *Coordinator) loadReplicas(ctx context.Context, lc *loadedCollection) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, r := range lc.replicas {
+		for id, chans := range leaderChannels(r) {
+			node := c.nodeOf(id)
+			wg.Go(func() {
+				err := errNodeGone(id)
+				if node != nil {
+					err = node.LoadVChannels(ctx, lc.info.ID, lc.partitions, chans)
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("querycoord: load %s on query node %d: %w", lc.info.Name, id, err))
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(errs) == 0 {
+		return nil
+	}
+	// The first error keeps its Milvus code for the client.
+	return errs[0]
+}
+
+func errNodeGone(id int64) error {
+	return errcode.New(errcode.ChannelNotAvailable, "channel not available: query node %d is gone", id)
+}
+
+// loadMore loads more partitions of a loaded collection on its leaders.
+func (c *Coordinator) loadMore(ctx context.Context, lc *loadedCollection, partitions []int64, replicaNumber int) error {
+	if replicaNumber > 0 && replicaNumber != len(lc.replicas) {
+		return errcode.Invalid("can't change the replica number for loaded collection: collection=%s, expected=%d, actual=%d",
+			lc.info.Name, len(lc.replicas), replicaNumber)
+	}
+	select {
+	case <-lc.loading:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	switch {
+	case len(partitions) == 0:
+		lc.partitions = nil
+	case lc.partitions != nil:
+		for _, p := range partitions {
+			if !slices.Contains(lc.partitions, p) {
+				lc.partitions = append(lc.partitions, p)
+			}
+		}
+	}
+	c.mu.Unlock()
+	return c.loadReplicas(ctx, lc)
+}
+
+// releaseNodes releases a collection on every node of its replicas.
+func (c *Coordinator) releaseNodes(lc *loadedCollection) {
+	for _, r := range lc.replicas {
+		for _, id := range r.Nodes {
+			if node := c.nodeOf(id); node != nil {
+				node.Release(lc.info.ID)
+			}
+		}
+	}
+}
+
+// Release releases a collection on its nodes and drops its replicas.
+func (c *Coordinator) Release(collectionID int64) {
+	c.jobs.Lock()
+	defer c.jobs.Unlock()
+	c.mu.Lock()
+	lc, ok := c.loaded[collectionID]
+	delete(c.loaded, collectionID)
+	delete(c.failures, collectionID)
+	c.mu.Unlock()
+	if ok {
+		c.releaseNodes(lc)
+	}
+	if err := c.store.DropReplicas(context.Background(), collectionID); err != nil {
+		c.logger.Warn("replicas of a released collection not dropped", "collection", collectionID, "err", err)
+	}
+}
+
+// ReleasePartitions releases partitions of a loaded collection on its
+// nodes.
+func (c *Coordinator) ReleasePartitions(collectionID int64, partitions []int64) {
+	c.jobs.Lock()
+	defer c.jobs.Unlock()
+	c.mu.Lock()
+	lc, ok := c.loaded[collectionID]
+	if ok && lc.partitions != nil {
+		lc.partitions = slices.DeleteFunc(lc.partitions, func(p int64) bool { return slices.Contains(partitions, p) })
+	}
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	for _, r := range lc.replicas {
+		for _, id := range r.Nodes {
+			if node := c.nodeOf(id); node != nil {
+				node.ReleasePartitions(collectionID, partitions)
+			}
+		}
+	}
+}
+
+// Loaded reports whether a collection is loaded (its load completed), and
+// its loaded partitions (nil = all).
+func (c *Coordinator) Loaded(collectionID int64) (bool, []int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	lc, ok := c.loaded[collectionID]
+	if !ok || !lc.done {
+		return false, nil
+	}
+	return true, slices.Clone(lc.partitions)
+}
+
+// Loading reports whether a load of the collection is in progress.
+func (c *Coordinator) Loading(collectionID int64) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	lc, ok := c.loaded[collectionID]
+	return ok && !lc.done
+}
+
+// WaitLoad waits until no load of the collection is in progress.
+func (c *Coordinator) WaitLoad(ctx context.Context, collectionID int64) error {
+	c.mu.RLock()
+	lc, ok := c.loaded[collectionID]
+	c.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-lc.loading:
+		return nil
+	case <-ctx.Done():
+		return errors.Join(errors.New("querycoord: the collection is still loading"), ctx.Err())
+	}
+}
+
+// LoadProgress is a loading collection's progress: the mean of its
+// leaders' (100 once loaded, 0 when not loaded).
+func (c *Coordinator) LoadProgress(collectionID int64) int64 {
+	c.mu.RLock()
+	lc, ok := c.loaded[collectionID]
+	c.mu.RUnlock()
+	switch {
+	case !ok:
+		return 0
+	case lc.done:
+		return 100
+	}
+	var sum, n int64
+	for _, r := range c.replicasOf(lc) {
+		for id := range leaderChannels(r) {
+			if node := c.nodeOf(id); node != nil {
+				sum += node.LoadProgress(collectionID)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
+
+// LoadFailure is why the collection's last load failed, or nil.
+func (c *Coordinator) LoadFailure(collectionID int64) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.failures[collectionID]
+}
+
+// Segments lists the segments the collection's leaders serve, each with
+// the nodes serving it (one per replica).
+func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
+	c.mu.RLock()
+	lc, ok := c.loaded[collectionID]
+	c.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	byID := map[int64]*plan.SegmentInfo{}
+	for _, r := range c.replicasOf(lc) {
+		for _, id := range slices.Sorted(maps.Keys(leaderChannels(r))) {
+			node := c.nodeOf(id)
+			if node == nil {
+				continue
+			}
+			for _, s := range node.Segments(collectionID) {
+				if have, ok := byID[s.ID]; ok {
+					have.NodeIDs = append(have.NodeIDs, id)
+					continue
+				}
+				s.NodeIDs = []int64{id}
+				byID[s.ID] = &s
+			}
+		}
+	}
+	out := make([]plan.SegmentInfo, 0, len(byID))
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		out = append(out, *byID[id])
+	}
+	return out
+}
+
+// Replicas is where a loaded collection's replicas run: their nodes,
+// shard leaders and the nodes' addresses.
+func (c *Coordinator) Replicas(collectionID int64) []plan.Replica {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	lc, ok := c.loaded[collectionID]
+	if !ok {
+		return nil
+	}
+	out := make([]plan.Replica, 0, len(lc.replicas))
+	for _, r := range lc.replicas {
+		addrs := map[int64]string{}
+		for _, n := range r.Nodes {
+			if m, ok := c.live[n]; ok {
+				addrs[n] = m.info.Address
+			}
+		}
+		out = append(out, plan.Replica{ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: maps.Clone(r.Leaders), Addresses: addrs})
+	}
+	return out
+}
+
+// Nodes lists the live query nodes the coordinator places work on, by ID.
+func (c *Coordinator) Nodes() []membership.Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]membership.Node, 0, len(c.live))
+	for _, id := range slices.Sorted(maps.Keys(c.live)) {
+		out = append(out, c.live[id].info)
+	}
+	return out
+}

@@ -1,0 +1,455 @@
+package querycoord_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-db/strata/internal/enginetest"
+	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/metastore/embedded"
+	"github.com/strata-db/strata/internal/placement"
+	"github.com/strata-db/strata/internal/proxy"
+	"github.com/strata-db/strata/internal/querycoord"
+	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/rpc"
+	"github.com/strata-db/strata/internal/rpc/queryrpc"
+	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
+	"github.com/strata-db/strata/internal/stacktest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// coll is the test collection: two shards, an Int64 key "id", an Int64
+// "grp" (id % 7) and a 2-dimensional "vec" ([id, 1]).
+const coll = "two"
+
+// cluster is a stack (coordinators, WAL, object storage and its own query
+// node, the reference holding every vchannel) plus query nodes registered
+// in a real membership, a query coordinator following them and a proxy
+// reading through it.
+type cluster struct {
+	t     *testing.T
+	s     *stacktest.Stack
+	reg   *membership.Registry
+	coord *querycoord.Coordinator
+	px    *proxy.Proxy
+	pool  *rpc.Pool
+
+	mu    sync.Mutex
+	local map[string]*querynode.Node // in-process nodes by address
+	nodes map[int64]*qnode           // every node by membership ID
+}
+
+// qnode is one query node of the cluster.
+type qnode struct {
+	node   *querynode.Node
+	member *membership.Member
+	stop   func() // stops its RPC server, if any
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	s := stacktest.NewWith(t, stacktest.Options{PChannels: 2})
+	logger := slog.New(slog.DiscardHandler)
+	endpoint := enginetest.Etcd(t)
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+	reg, err := membership.New(client, membership.Config{Root: "qc/", SessionTTL: 2 * time.Second}, logger)
+	require.NoError(t, err)
+	kv, err := embedded.Open(filepath.Join(t.TempDir(), "placement.db"), logger)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, kv.Close()) })
+	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger)
+	require.NoError(t, err)
+	c := &cluster{t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{}}
+	dial := func(n membership.Node) (querycoord.Node, error) {
+		c.mu.Lock()
+		qn, ok := c.local[n.Address]
+		c.mu.Unlock()
+		if ok {
+			return qn, nil
+		}
+		conn, err := pool.Conn(n.Address)
+		if err != nil {
+			return nil, err
+		}
+		return queryrpc.NewClient(n.Address, conn, queryrpc.Defaults(), logger)
+	}
+	cfg := querycoord.Defaults()
+	cfg.HealInterval = 50 * time.Millisecond
+	c.coord, err = querycoord.New(cfg, s.Root, placement.NewStore(kv), dial, logger)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := reg.Watch(ctx, membership.RoleQueryNode)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- c.coord.Run(ctx, w) }()
+	t.Cleanup(func() {
+		cancel()
+		for range w.Events { // drain until the watch stops
+		}
+		require.NoError(t, <-done)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, n := range c.nodes {
+			n.kill(t)
+		}
+		require.NoError(t, pool.Close())
+	})
+	c.px = s.NewProxy(proxy.QueryNodeOf(c.coord))
+	return c
+}
+
+// kill stops a node as a crash does: it stops serving, then its session
+// ends (idempotent).
+func (n *qnode) kill(t *testing.T) {
+	require.NoError(t, n.node.Close())
+	if n.stop != nil {
+		n.stop()
+		n.stop = nil
+	}
+	require.NoError(t, n.member.Close())
+}
+
+// addLocal registers an in-process query node.
+func (c *cluster) addLocal() int64 {
+	c.t.Helper()
+	qn := c.s.NewQueryNode()
+	c.mu.Lock()
+	addr := fmt.Sprintf("in-process-%d", len(c.local))
+	c.local[addr] = qn
+	c.mu.Unlock()
+	return c.register(qn, addr, nil)
+}
+
+// addRemote registers a query node served over QueryNodeService on
+// loopback TCP, which the coordinator reaches through queryrpc.Client.
+func (c *cluster) addRemote() int64 {
+	c.t.Helper()
+	qn := c.s.NewQueryNode()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(c.t, err)
+	srv, err := rpc.NewServer(rpc.ServerDefaults(), slog.New(slog.DiscardHandler))
+	require.NoError(c.t, err)
+	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(qn, qn))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	stop := func() {
+		srv.Stop()
+		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			c.t.Errorf("serve: %v", err)
+		}
+	}
+	return c.register(qn, lis.Addr().String(), stop)
+}
+
+func (c *cluster) register(qn *querynode.Node, addr string, stop func()) int64 {
+	c.t.Helper()
+	m, err := c.reg.Register(context.Background(), membership.RoleQueryNode, addr)
+	require.NoError(c.t, err)
+	c.mu.Lock()
+	c.nodes[m.ID()] = &qnode{node: qn, member: m, stop: stop}
+	c.mu.Unlock()
+	require.Eventually(c.t, func() bool {
+		return slices.ContainsFunc(c.coord.Nodes(), func(n membership.Node) bool { return n.ID == m.ID() })
+	}, 30*time.Second, 10*time.Millisecond, "the coordinator sees node %d", m.ID())
+	return m.ID()
+}
+
+// crash stops node id serving; its session lives on until kill.
+func (c *cluster) crash(id int64) {
+	c.t.Helper()
+	c.mu.Lock()
+	n := c.nodes[id]
+	c.mu.Unlock()
+	require.NoError(c.t, n.node.Close())
+}
+
+// kill kills node id.
+func (c *cluster) kill(id int64) {
+	c.t.Helper()
+	c.mu.Lock()
+	n := c.nodes[id]
+	delete(c.nodes, id)
+	c.mu.Unlock()
+	n.kill(c.t)
+}
+
+func ok(t *testing.T, st *commonpb.Status, err error) {
+	t.Helper()
+	require.NoError(t, err)
+	require.Zero(t, st.GetCode(), st.GetReason())
+}
+
+// prepare creates coll with two shards: 120 flushed rows, 80 growing ones,
+// a few deleted; a FLAT index; loaded on the reference node.
+func (c *cluster) prepare() {
+	t := c.t
+	ctx := context.Background()
+	schema, err := proto.Marshal(&schemapb.CollectionSchema{Name: coll, Fields: []*schemapb.FieldSchema{
+		{Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+		{Name: "grp", DataType: schemapb.DataType_Int64},
+		{Name: "vec", DataType: schemapb.DataType_FloatVector, TypeParams: stacktest.KV("dim", "2")},
+	}})
+	require.NoError(t, err)
+	st, err := c.s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: coll, Schema: schema, ShardsNum: 2})
+	ok(t, st, err)
+	insert := func(from, to int64) {
+		var ids, grps []int64
+		var vecs []float32
+		for k := from; k < to; k++ {
+			ids, grps = append(ids, k), append(grps, k%7)
+			vecs = append(vecs, float32(k), 1)
+		}
+		resp, err := c.s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: coll, NumRows: uint32(to - from), FieldsData: []*schemapb.FieldData{
+			{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
+				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}},
+			}}},
+			{FieldName: "grp", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
+				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: grps}},
+			}}},
+			{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
+				Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+			}}},
+		}})
+		ok(t, resp.GetStatus(), err)
+	}
+	insert(0, 120)
+	col, err := c.s.Root.Collection("", coll)
+	require.NoError(t, err)
+	require.Len(t, col.VChannels, 2)
+	ids, ts, err := c.s.Data.Flush(ctx, col.ID, col.VChannels)
+	require.NoError(t, err)
+	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.Data.FlushState(ids, col.VChannels, ts) })
+	insert(120, 200)
+	del, err := c.s.Proxy.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: coll, Expr: "id in [2, 4, 130]"})
+	ok(t, del.GetStatus(), err)
+	st, err = c.s.Proxy.CreateIndex(ctx, &milvuspb.CreateIndexRequest{
+		CollectionName: coll, FieldName: "vec", IndexName: "vec", ExtraParams: stacktest.KV("index_type", "FLAT", "metric_type", "L2"),
+	})
+	ok(t, st, err)
+	st, err = c.s.Proxy.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: coll})
+	ok(t, st, err)
+}
+
+// load loads coll through the coordinator with replicas replicas.
+func (c *cluster) load(replicas int32) *commonpb.Status {
+	st, err := c.px.LoadCollection(context.Background(), &milvuspb.LoadCollectionRequest{CollectionName: coll, ReplicaNumber: replicas})
+	require.NoError(c.t, err)
+	return st
+}
+
+func (c *cluster) release() {
+	st, err := c.px.ReleaseCollection(context.Background(), &milvuspb.ReleaseCollectionRequest{CollectionName: coll})
+	ok(c.t, st, err)
+}
+
+// searches are the searches every placement must answer as one node
+// holding everything does.
+func searches(t *testing.T) map[string]*milvuspb.SearchRequest {
+	req := func(filter string, params ...string) *milvuspb.SearchRequest {
+		return &milvuspb.SearchRequest{
+			CollectionName: coll, Dsl: filter, DslType: commonpb.DslType_BoolExprV1,
+			OutputFields: []string{"id", "grp", "vec"}, ConsistencyLevel: commonpb.ConsistencyLevel_Strong,
+			SearchParams: stacktest.KV(append([]string{"anns_field", "vec", "metric_type", "L2"}, params...)...),
+			SearchInput: &milvuspb.SearchRequest_PlaceholderGroup{PlaceholderGroup: stacktest.Placeholders(t,
+				[2]float32{3, 1}, [2]float32{70.4, 1}, [2]float32{150.6, 1}, [2]float32{199, 1})},
+		}
+	}
+	return map[string]*milvuspb.SearchRequest{
+		"top-k":          req("", "topk", "10", "params", `{}`),
+		"offset":         req("", "topk", "6", "offset", "5", "params", `{}`),
+		"filter":         req("grp == 3 or id > 180", "topk", "8", "params", `{}`),
+		"range":          req("", "topk", "50", "params", `{"radius": 40.0, "range_filter": 3.0}`),
+		"group-by":       req("", "topk", "4", "group_by_field", "grp", "params", `{}`),
+		"group-size":     req("", "topk", "3", "group_by_field", "grp", "group_size", "3", "params", `{}`),
+		"group-strict":   req("id < 30 or id > 190", "topk", "5", "group_by_field", "grp", "group_size", "4", "strict_group_size", "true", "params", `{}`),
+		"iterator-first": req("", "topk", "7", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "7", "search_iter_id", "it", "params", `{}`),
+		"iterator-next": req("", "topk", "7", "iterator", "true", "search_iter_v2", "true", "search_iter_batch_size", "7", "search_iter_id", "it",
+			"search_iter_last_bound", "30", "params", `{}`),
+		"group-by-range": req("id < 150", "topk", "3", "group_by_field", "grp", "params", `{"radius": 100.0}`),
+	}
+}
+
+// queries are the queries every placement must answer as one node does.
+func queries() map[string]*milvuspb.QueryRequest {
+	req := func(filter string, params []*commonpb.KeyValuePair, output ...string) *milvuspb.QueryRequest {
+		return &milvuspb.QueryRequest{
+			CollectionName: coll, Expr: filter, OutputFields: output,
+			ConsistencyLevel: commonpb.ConsistencyLevel_Strong, QueryParams: params,
+		}
+	}
+	return map[string]*milvuspb.QueryRequest{
+		"limit-offset": req("id >= 10", stacktest.KV("limit", "15", "offset", "7"), "id", "grp", "vec"),
+		"filter-all":   req("grp == 2", nil, "grp"),
+		"by-key":       req("id in [1, 2, 3, 119, 120, 121, 130, 199]", nil, "vec"),
+		"count":        req("", nil, "count(*)"),
+		"count-filter": req("grp in [1, 5] and id > 50", nil, "count(*)"),
+		"offset-only":  req("id > 150", stacktest.KV("offset", "30"), "id"),
+	}
+}
+
+// same runs every search and query through the coordinator and through
+// the reference node and requires identical answers.
+func (c *cluster) same() {
+	t := c.t
+	t.Helper()
+	ctx := context.Background()
+	for name, req := range searches(t) {
+		want, err := c.s.Proxy.Search(ctx, req)
+		require.NoError(t, err)
+		require.Zero(t, want.GetStatus().GetCode(), "%s: %s", name, want.GetStatus().GetReason())
+		require.NotEmpty(t, want.GetResults().GetIds().GetIntId().GetData(), name)
+		got, err := c.px.Search(ctx, req)
+		require.NoError(t, err)
+		require.Zero(t, got.GetStatus().GetCode(), "%s: %s", name, got.GetStatus().GetReason())
+		require.True(t, proto.Equal(want.GetResults(), got.GetResults()), "%s:\none node   %v\ncoordinator %v", name, want.GetResults(), got.GetResults())
+	}
+	for name, req := range queries() {
+		want, err := c.s.Proxy.Query(ctx, req)
+		require.NoError(t, err)
+		require.Zero(t, want.GetStatus().GetCode(), "%s: %s", name, want.GetStatus().GetReason())
+		got, err := c.px.Query(ctx, req)
+		require.NoError(t, err)
+		require.Zero(t, got.GetStatus().GetCode(), "%s: %s", name, got.GetStatus().GetReason())
+		require.True(t, proto.Equal(&milvuspb.QueryResults{FieldsData: want.GetFieldsData(), OutputFields: want.GetOutputFields()},
+			&milvuspb.QueryResults{FieldsData: got.GetFieldsData(), OutputFields: got.GetOutputFields()}),
+			"%s:\none node   %v\ncoordinator %v", name, want.GetFieldsData(), got.GetFieldsData())
+	}
+}
+
+// replicas returns the coordinator's replicas of coll as GetReplicas
+// reports them.
+func (c *cluster) replicas() []*milvuspb.ReplicaInfo {
+	resp, err := c.px.GetReplicas(context.Background(), &milvuspb.GetReplicasRequest{CollectionName: coll})
+	ok(c.t, resp.GetStatus(), err)
+	return resp.GetReplicas()
+}
+
+// TestCoordinatorPlacesReadsAndHeals: two shards led by two nodes (one
+// reached over queryrpc) answer every search and query as one node
+// holding both does; when a leader dies its shard moves to the third node
+// and reads are exact again; two replicas on two nodes read alike; more
+// replicas than nodes fail with Milvus's error.
+func TestCoordinatorPlacesReadsAndHeals(t *testing.T) {
+	c := newCluster(t)
+	c.prepare()
+	remote := c.addRemote()
+	a, b := c.addLocal(), c.addLocal()
+
+	// The standalone's one query node is one replica on node 1.
+	one, err := c.s.Proxy.GetReplicas(context.Background(), &milvuspb.GetReplicasRequest{CollectionName: coll})
+	ok(t, one.GetStatus(), err)
+	require.Len(t, one.GetReplicas(), 1)
+	require.Equal(t, []int64{1}, one.GetReplicas()[0].GetNodeIds())
+	require.Len(t, one.GetReplicas()[0].GetShardReplicas(), 2)
+	// Not loaded through the coordinator yet.
+	notYet, err := c.px.GetReplicas(context.Background(), &milvuspb.GetReplicasRequest{CollectionName: coll})
+	require.NoError(t, err)
+	require.Equal(t, errcode.CollectionNotLoaded, notYet.GetStatus().GetCode())
+
+	ok(t, c.load(1), nil)
+	reps := c.replicas()
+	require.Len(t, reps, 1)
+	require.Equal(t, []int64{remote, a, b}, reps[0].GetNodeIds())
+	leaders := map[int64]bool{}
+	for _, sh := range reps[0].GetShardReplicas() {
+		leaders[sh.GetLeaderID()] = true
+		require.NotEmpty(t, sh.GetLeaderAddr())
+	}
+	require.Equal(t, map[int64]bool{remote: true, a: true}, leaders, "each shard on its own node, the least loaded first")
+	c.same()
+
+	// GetQuerySegmentInfo names the nodes that serve each segment.
+	segs, err := c.px.GetQuerySegmentInfo(context.Background(), &milvuspb.GetQuerySegmentInfoRequest{CollectionName: coll})
+	ok(t, segs.GetStatus(), err)
+	require.NotEmpty(t, segs.GetInfos())
+	seen := map[int64]bool{}
+	for _, s := range segs.GetInfos() {
+		require.Len(t, s.GetNodeIds(), 1)
+		seen[s.GetNodeID()] = true
+	}
+	require.Equal(t, leaders, seen)
+
+	// A shard leader crashes: until its session ends, reads of its only
+	// replica fail with Milvus's retriable "channel not available".
+	c.crash(a)
+	resp, err := c.px.Search(context.Background(), searches(t)["top-k"])
+	require.NoError(t, err)
+	require.Equal(t, errcode.ChannelNotAvailable, resp.GetStatus().GetCode(), resp.GetStatus().GetReason())
+	// Its session ends: its shard moves to the idle node.
+	c.kill(a)
+	require.Eventually(t, func() bool {
+		reps := c.replicas()
+		for _, sh := range reps[0].GetShardReplicas() {
+			if sh.GetLeaderID() == a {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond)
+	reps = c.replicas()
+	require.Equal(t, []int64{remote, b}, reps[0].GetNodeIds())
+	leaders = map[int64]bool{}
+	for _, sh := range reps[0].GetShardReplicas() {
+		leaders[sh.GetLeaderID()] = true
+	}
+	require.Equal(t, map[int64]bool{remote: true, b: true}, leaders)
+	require.Eventually(t, func() bool {
+		resp, err := c.px.Search(context.Background(), searches(t)["top-k"])
+		return err == nil && resp.GetStatus().GetCode() == 0
+	}, 30*time.Second, 20*time.Millisecond)
+	c.same()
+
+	// Two replicas, one node each: each answers every read alone.
+	c.release()
+	ok(t, c.load(2), nil)
+	reps = c.replicas()
+	require.Len(t, reps, 2)
+	require.ElementsMatch(t, []int64{remote, b}, []int64{reps[0].GetNodeIds()[0], reps[1].GetNodeIds()[0]})
+	for _, r := range reps {
+		require.Len(t, r.GetShardReplicas(), 2)
+	}
+	c.same()
+	c.same() // round-robin: the other replica
+	// One replica's node crashes: every read goes to the other one.
+	c.crash(b)
+	c.same()
+	c.same()
+
+	// The replica number of a loaded collection does not change.
+	st := c.load(1)
+	require.Equal(t, errcode.IllegalArgument, st.GetCode(), st.GetReason())
+
+	// More replicas than nodes.
+	c.release()
+	st = c.load(3)
+	require.Equal(t, int32(304), st.GetCode())
+	require.Equal(t, "failed to spawn replica for collection: resource group node not enough[rg=__default_resource_group][currentNodeNum=2][expectedNodeNum=3]",
+		st.GetReason())
+	search, err := c.px.Search(context.Background(), searches(t)["top-k"])
+	require.NoError(t, err)
+	require.Equal(t, errcode.CollectionNotLoaded, search.GetStatus().GetCode())
+}

@@ -1,0 +1,62 @@
+// Package querycoord is the query coordinator of cluster mode: it places
+// loaded collections on the live query nodes and serves the proxy's
+// query-side roles (proxy.Loader and proxy.Reader) over them, so the proxy
+// reads a cluster exactly as it reads the standalone's one query node.
+//
+// # Placement
+//
+// A load with replica_number N splits the live query nodes (a membership
+// watch of role "querynode") into N replicas with distinct nodes
+// (placement.SpawnReplicas, Milvus's "resource group node not enough" error,
+// code 304, when there are fewer nodes than replicas) and gives each
+// vchannel of each replica a shard leader (placement.Assign). Each leader
+// loads the collection for its vchannels only (Node.LoadVChannels): it
+// tails them and serves every sealed and growing segment of them. This cut
+// spreads no segment to other nodes of the replica. The replicas are saved
+// with placement.Store (the coordinator's fenced meta store in cluster
+// mode) and reused by the next load of the collection (a restart), healed
+// first.
+//
+// # Reads
+//
+// A search or query goes to one replica, round-robin over the replicas
+// that serve (none of their leaders is dead or being moved). The request
+// goes to each shard leader node of the replica in parallel, and the
+// results are merged with plan.MergeSearch and plan.MergeQuery, the reduce
+// a query node applies to its own segments, so the answer is the one a
+// single node holding every vchannel gives: per query the best hit of each
+// primary key, best first, TopK of them (the proxy's offset is inside
+// TopK and applied by the proxy); grouped searches are asked without
+// strict_group_size, which the merge applies; a query is asked for
+// offset+limit rows from offset 0 (with the primary key among its output
+// fields), and the merge orders by primary key, then applies offset and
+// limit; count(*) is summed. A grouped search asks a node again for more
+// groups while it may hold hits of a merged group that it did not rank
+// among its own TopK groups (group.go), so groups and group sizes are
+// exact too. A replica whose leaders are all one node gets the request
+// unchanged and its answer as is (the single-node case pays nothing).
+//
+// One read is not exact across nodes in this cut: a full-text (BM25)
+// search weighs terms by statistics over the rows of the node that scores
+// them (a single node's are over the whole collection); summing the
+// nodes' statistics before scoring is the next step.
+//
+// A read that fails on one replica because a node is gone (the node left
+// the membership, or answered "channel not available", "collection not
+// loaded", "service not ready" or gRPC Unavailable) is tried on the next
+// replica; when none is left it fails with Milvus's retriable code 503,
+// "channel not available".
+//
+// # Failover
+//
+// Run follows the membership watch. When a query node leaves, every
+// replica that used it stops serving (reads go to the other replicas or
+// get 503) while placement.Heal drops the node (a replica left empty gets
+// a free live node) and placement.Assign moves its shard leaderships to
+// the replica's other nodes; each node whose vchannels changed releases
+// the collection and loads its new set, the replicas are saved, and the
+// replica serves again. A heal that cannot complete (no node left, a load
+// failed) is tried again every Config.HealInterval and on every membership
+// change. A node that joins takes work on the next load or heal; there is
+// no rebalance of live nodes yet.
+package querycoord

@@ -1,0 +1,180 @@
+package querycoord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/placement"
+)
+
+// Run follows w, a membership watch of the query-node role (which Run
+// drains; the caller cancels the watch with ctx): the live nodes are the
+// ones loads place replicas on, and a node that leaves has its shard
+// leaderships moved (heal). It returns nil when ctx ends and an error when
+// the watch ends otherwise.
+func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
+	for _, n := range w.Nodes {
+		c.join(n)
+	}
+	c.readyOnce.Do(func() { close(c.ready) })
+	tick := time.NewTicker(c.cfg.HealInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Events:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("querycoord: query-node watch ended: %w", w.Err())
+			}
+			switch e.Type {
+			case membership.Added, membership.Updated:
+				c.join(e.Node)
+			case membership.Removed:
+				c.leave(e.Node)
+			}
+		case <-tick.C:
+		}
+		c.heal(ctx)
+	}
+}
+
+// join adds a live node (or updates its address).
+func (c *Coordinator) join(n membership.Node) {
+	node, err := c.dial(n)
+	if err != nil {
+		c.logger.Warn("query node not reachable; left out of placement", "node_id", n.ID, "address", n.Address, "err", err)
+		return
+	}
+	c.mu.Lock()
+	c.live[n.ID] = &member{info: n, node: node}
+	c.mu.Unlock()
+	c.logger.Info("query node joined", "node_id", n.ID, "address", n.Address)
+}
+
+// leave removes a dead node and takes the replicas that used it out of
+// service until they are healed.
+func (c *Coordinator) leave(n membership.Node) {
+	c.mu.Lock()
+	delete(c.live, n.ID)
+	for _, lc := range c.loaded {
+		for _, r := range lc.replicas {
+			if slices.Contains(r.Nodes, n.ID) {
+				lc.down[r.ID] = true
+			}
+		}
+	}
+	c.mu.Unlock()
+	c.logger.Warn("query node gone; moving its shard leaders", "node_id", n.ID, "address", n.Address)
+}
+
+// heal heals every loaded collection with a replica that uses a dead node
+// or does not serve.
+func (c *Coordinator) heal(ctx context.Context) {
+	c.jobs.Lock()
+	defer c.jobs.Unlock()
+	c.mu.RLock()
+	var ids []int64
+	for id, lc := range c.loaded {
+		if lc.done && c.needsHeal(lc) {
+			ids = append(ids, id)
+		}
+	}
+	c.mu.RUnlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := c.healCollection(ctx, id); err != nil && ctx.Err() == nil {
+			c.logger.Warn("replicas not healed yet; retrying", "collection", id, "err", err)
+		}
+	}
+}
+
+// healCollection moves the shard leaderships of a collection's dead nodes
+// to live ones (placement.Heal, placement.Assign) and reloads each node
+// whose vchannels changed; each replica whose nodes all loaded is put back
+// in service, and the replicas are saved. The caller holds jobs.
+func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) error {
+	live, load := c.liveNodes()
+	c.mu.RLock()
+	lc, ok := c.loaded[collectionID]
+	if !ok {
+		c.mu.RUnlock()
+		return nil
+	}
+	old := slices.Clone(lc.replicas)
+	partitions := slices.Clone(lc.partitions)
+	c.mu.RUnlock()
+	healed := placement.Heal(old, live, load)
+	var errs []error
+	for i, r := range healed {
+		if len(r.Nodes) == 0 {
+			errs = append(errs, fmt.Errorf("querycoord: replica %d of %s has no live query node", r.ID, lc.info.Name))
+			continue
+		}
+		r = placement.Assign(r, lc.info.VChannels, nil, load)
+		if err := c.move(ctx, lc.info.Name, collectionID, partitions, old[i], r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.mu.Lock()
+		lc.replicas[i] = r
+		delete(lc.down, r.ID)
+		c.mu.Unlock()
+	}
+	c.mu.RLock()
+	current := slices.Clone(lc.replicas)
+	c.mu.RUnlock()
+	if err := c.store.SaveReplicas(ctx, collectionID, current); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// move loads each node of replica to whose vchannels differ from those it
+// led in from: a node that led some releases them first (a node serves one
+// set of vchannels of a collection).
+func (c *Coordinator) move(ctx context.Context, name string, collectionID int64, partitions []int64, from, to placement.Replica) error {
+	before, after := leaderChannels(from), leaderChannels(to)
+	for _, id := range slices.Sorted(maps.Keys(after)) {
+		if slices.Equal(before[id], after[id]) {
+			continue
+		}
+		node := c.nodeOf(id)
+		if node == nil {
+			return errNodeGone(id)
+		}
+		if _, had := before[id]; had {
+			node.Release(collectionID)
+		}
+		if err := node.LoadVChannels(ctx, collectionID, partitions, after[id]); err != nil {
+			node.Release(collectionID) // loaded again from scratch by the next try
+			return fmt.Errorf("querycoord: load %s on query node %d: %w", name, id, err)
+		}
+		c.logger.Info("shard leaders moved", "collection", name, "replica", to.ID, "node_id", id, "vchannels", after[id])
+	}
+	return nil
+}
+
+// needsHeal reports whether a collection has a replica out of service or
+// a node that is not live. The caller holds mu.
+func (c *Coordinator) needsHeal(lc *loadedCollection) bool {
+	if len(lc.down) > 0 {
+		return true
+	}
+	for _, r := range lc.replicas {
+		for _, n := range r.Nodes {
+			if _, live := c.live[n]; !live {
+				return true
+			}
+		}
+	}
+	return false
+}
