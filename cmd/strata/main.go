@@ -2,6 +2,7 @@
 //
 //	strata                         = strata standalone with defaults
 //	strata standalone [flags]      serve the Milvus API (gRPC and REST v2) on --addr
+//	strata run ROLE [flags]        run a cluster role: coordinator, querynode or datanode
 //	strata config [--config FILE]  print the configuration document (defaults, or FILE applied)
 //	strata binlog dump FILE        print a binlog's descriptor and rows
 //	strata bench [flags]           measure a vector index: build time, memory, recall and QPS
@@ -55,6 +56,9 @@ const usage = `usage: strata [command] [flags]
 
 commands:
   standalone [flags]             serve the Milvus API (gRPC and REST v2); the default command
+  run ROLE [flags]               run one cluster role as its own process: coordinator (the
+                                 coordinators and, for now, the Milvus API), querynode or
+                                 datanode, on etcd + Kafka + S3 (docs/design/cluster.md)
   config [--config FILE]         print the configuration document: the defaults, or FILE
                                  applied to them (and checked)
   binlog dump [--max-rows N] FILE
@@ -80,6 +84,8 @@ func command(name string) (func(args []string, stdout, stderr io.Writer) error, 
 	switch name {
 	case "standalone":
 		return func(args []string, _, stderr io.Writer) error { return standalone(args, stderr) }, true
+	case "run":
+		return func(args []string, _, stderr io.Writer) error { return runRole(args, stderr) }, true
 	case "config":
 		return configCmd, true
 	case "binlog":
@@ -158,6 +164,11 @@ func standalone(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return serve(cfg, proc, level, stderr)
+}
+
+// serve runs a server process with cfg until SIGTERM or Ctrl-C.
+func serve(cfg app.Config, proc processConfig, level slog.Level, stderr io.Writer) error {
 	cfg.LogLevel = new(slog.LevelVar)
 	cfg.LogLevel.Set(level)
 	var handler slog.Handler
@@ -183,24 +194,32 @@ func standalone(args []string, stderr io.Writer) error {
 	if err := srv.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
-	logger.Info("strata stopped")
+	logger.Info("strata stopped", "role", cfg.Role)
 	return nil
 }
 
 // standaloneConfig reads `strata standalone`'s flags and --config file: the
 // file applies to the defaults and the flags given apply over it.
 func standaloneConfig(args []string, stderr io.Writer) (app.Config, processConfig, slog.Level, error) {
+	return serverConfig(app.RoleStandalone, "usage: strata standalone [flags]\n\nserves the Milvus API (gRPC and REST v2) until SIGTERM or Ctrl-C", args, stderr)
+}
+
+// serverConfig reads a server process's flags and --config file (the file
+// applies to the defaults, the flags given over it) for role; usage heads
+// the flag list.
+func serverConfig(role, usage string, args []string, stderr io.Writer) (app.Config, processConfig, slog.Level, error) {
 	cfg := app.Defaults()
-	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
+	fs := flag.NewFlagSet(role, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory holding the meta store, WAL and object storage")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address of the Milvus API (gRPC and REST v2)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics and /healthz (empty disables)")
+	fs.StringVar(&cfg.InternalAddr, "internal-addr", cfg.InternalAddr, "address of the internal RPC services other cluster processes call (empty: none)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error (PUT /log/level on the metrics port changes it)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	configFile := fs.String("config", "", "JSON file of settings (see README, \"Configuration file\"); flags given win over it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: strata standalone [flags]\n\nserves the Milvus API (gRPC and REST v2) until SIGTERM or Ctrl-C")
+		fmt.Fprintln(stderr, usage)
 		fs.PrintDefaults()
 	}
 	var proc processConfig
@@ -213,6 +232,7 @@ func standaloneConfig(args []string, stderr io.Writer) (app.Config, processConfi
 		given := map[string]string{}
 		fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
 		cfg = app.Defaults()
+		cfg.Role = role
 		if err := loadConfigFile(*configFile, &cfg, &proc); err != nil {
 			return cfg, proc, level, err
 		}
@@ -229,6 +249,7 @@ func standaloneConfig(args []string, stderr io.Writer) (app.Config, processConfi
 		return cfg, proc, level, err
 	}
 	proc.LogFormat = *logFormat
+	cfg.Role = role
 	return cfg, proc, level, nil
 }
 
@@ -262,4 +283,30 @@ func binlog(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return storage.Dump(stdout, data, *maxRows)
+}
+
+// runUsage is the usage line of `strata run`.
+const runUsage = "usage: strata run coordinator|querynode|datanode --config FILE [flags]"
+
+// runRole is `strata run ROLE [flags]`: one cluster role as its own process.
+func runRole(args []string, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			fmt.Fprintln(stderr, runUsage)
+			return flag.ErrHelp
+		}
+		return errors.New(runUsage)
+	}
+	role := args[0]
+	switch role {
+	case app.RoleCoordinator, app.RoleQueryNode, app.RoleDataNode:
+	default:
+		return fmt.Errorf("run: unknown role %q (coordinator, querynode or datanode)", role)
+	}
+	cfg, proc, level, err := serverConfig(role, "usage: strata run "+role+" [flags]\n\nruns the "+role+
+		" role of a cluster on etcd + Kafka + S3 (docs/design/cluster.md) until SIGTERM or Ctrl-C", args[1:], stderr)
+	if err != nil {
+		return err
+	}
+	return serve(cfg, proc, level, stderr)
 }

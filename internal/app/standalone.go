@@ -68,6 +68,10 @@ import (
 // field's json tag is its key there, and a field tagged "-" is set by the
 // app, not by the document.
 type Config struct {
+	// Role is what the process runs (`strata run ROLE`): RoleStandalone
+	// (every role; "" means it too), RoleCoordinator, RoleQueryNode or
+	// RoleDataNode (docs/design/cluster.md).
+	Role string `json:"-"`
 	// DataDir holds the meta store, the WAL and the object storage of the
 	// embedded engines.
 	DataDir string `json:"dataDir"`
@@ -159,7 +163,23 @@ func (c Config) Validate() error {
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
 	}
+	switch {
+	case nodeRole(c.Role):
+		errs = append(errs, c.validateNode())
+	case c.Role == RoleCoordinator:
+		errs = append(errs, c.validateCoordinator())
+	case c.Role != RoleStandalone && c.Role != "":
+		errs = append(errs, fmt.Errorf("app: unknown role %q: standalone, %s, %s or %s", c.Role, RoleCoordinator, RoleQueryNode, RoleDataNode))
+	}
 	return errors.Join(errs...)
+}
+
+// role is the process's role (Role, RoleStandalone when unset).
+func (c Config) role() string {
+	if c.Role == "" {
+		return RoleStandalone
+	}
+	return c.Role
 }
 
 // dataCoord is the data coordinator's configuration.
@@ -213,6 +233,9 @@ type Server struct {
 	httpLis  net.Listener
 	// internalLis is InternalAddr's listener (nil when not served).
 	internalLis net.Listener
+	// node is a node process's session (nil before it registers, and in
+	// other roles).
+	node atomic.Pointer[membershipNode]
 }
 
 // Listen binds the server's ports, so that callers (and tests using port 0)
@@ -226,6 +249,9 @@ func Listen(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: logger, reloaded: make(chan struct{})}
+	if nodeRole(cfg.Role) {
+		return s, s.listenNode()
+	}
 	if s.grpcLis, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("app: listen %s: %w", cfg.Addr, err)
 	}
@@ -267,8 +293,14 @@ func (s *Server) Ready() bool { return s.ready.Load() }
 // then they answer GetLoadState Loading. It stays open if Run fails before.
 func (s *Server) Reloaded() <-chan struct{} { return s.reloaded }
 
-// Addr is the API address: gRPC and REST v2 share it.
-func (s *Server) Addr() string { return s.grpcLis.Addr().String() }
+// Addr is the API address: gRPC and REST v2 share it ("" for a node
+// role, which serves no API).
+func (s *Server) Addr() string {
+	if s.grpcLis == nil {
+		return ""
+	}
+	return s.grpcLis.Addr().String()
+}
 
 // MetricsAddr is the metrics/health address ("" when disabled).
 func (s *Server) MetricsAddr() string {
@@ -281,6 +313,9 @@ func (s *Server) MetricsAddr() string {
 // Run starts every component and serves until ctx ends, then stops them in
 // reverse order. It returns the first component error.
 func (s *Server) Run(ctx context.Context) (err error) {
+	if nodeRole(s.cfg.Role) {
+		return s.runNode(ctx)
+	}
 	cfg, logger := s.cfg, s.logger
 	start := time.Now()
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -299,7 +334,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		apiLis = s.grpcLis // the API's listener: a relay view when clustered
 	)
 	if cfg.clusterOn() {
-		if member, err = joinCluster(ctx, cfg, meta, RoleStandalone, s.InternalAddr(), s.Addr(), logger); err != nil {
+		if member, err = joinCluster(ctx, cfg, meta, cfg.role(), s.InternalAddr(), s.Addr(), logger); err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, member.close()) }()
@@ -528,7 +563,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}
 	s.ready.Store(true)
-	logger.Info("strata standalone ready", "addr", s.Addr(), "metrics", s.MetricsAddr(), "internal", s.InternalAddr(),
+	logger.Info("strata "+cfg.role()+" ready", "addr", s.Addr(), "metrics", s.MetricsAddr(), "internal", s.InternalAddr(),
 		"data_dir", cfg.DataDir, "startup", time.Since(start).String())
 	g.Go(func() error {
 		<-gctx.Done()
