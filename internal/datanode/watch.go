@@ -107,7 +107,8 @@ func (n *Node) runWatched(ctx context.Context) error {
 // vchannel watched already under epoch is left as it is; under an older
 // epoch it is stopped (without a last sync: the coordinator fenced it) and
 // started again under epoch; a newer one refuses the request as stale.
-// Run must be running.
+// Run must be running (a watched node runs once: after Run returns, the
+// node watches nothing and refuses watches).
 func (n *Node) WatchChannel(ctx context.Context, vchannel string, epoch int64) error {
 	if !n.cfg.Watched {
 		return ErrNotWatched
