@@ -59,12 +59,7 @@ func TestIndexBuildInterruptedByShutdownIsRetried(t *testing.T) {
 // another builder before its lease ends; the lost attempt's result is
 // stale.
 func TestLostClaimIsHandedBackToItsBuilder(t *testing.T) {
-	e := newGCEnv(t)
-	e.sync(1, 2, 10, "by-dev-rootcoord-dml_0_1v0", true)
-	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{
-		CollectionID: 1, FieldID: testVec, Name: "v",
-		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
-	}))
+	e := indexedEnv(t)
 	lost, _, ok, err := e.c.ClaimIndexTask(e.ctx, "b", 0)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -85,12 +80,7 @@ func TestLostClaimIsHandedBackToItsBuilder(t *testing.T) {
 // TestClaimOfAGoneClaimantClaimsNothing: a claim whose context has ended
 // hands nothing out, even with a task waiting.
 func TestClaimOfAGoneClaimantClaimsNothing(t *testing.T) {
-	e := newGCEnv(t)
-	e.sync(1, 2, 10, "by-dev-rootcoord-dml_0_1v0", true)
-	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{
-		CollectionID: 1, FieldID: testVec, Name: "v",
-		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
-	}))
+	e := indexedEnv(t)
 	gone, cancel := context.WithCancel(e.ctx)
 	cancel()
 	_, _, _, err := e.c.ClaimIndexTask(gone, "b", time.Second)
@@ -98,4 +88,17 @@ func TestClaimOfAGoneClaimantClaimsNothing(t *testing.T) {
 	_, _, err = e.c.ClaimCompaction(gone, time.Second)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, catalog.IndexUnissued, e.c.IndexTasks(1)[0].State)
+}
+
+// indexedEnv is a coordinator with one flushed segment of collection 1
+// and an HNSW index on it: one build task to claim.
+func indexedEnv(t *testing.T) *gcEnv {
+	t.Helper()
+	e := newGCEnv(t)
+	e.sync(1, 2, 10, "by-dev-rootcoord-dml_0_1v0", true)
+	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{
+		CollectionID: 1, FieldID: testVec, Name: "v",
+		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
+	}))
+	return e
 }
