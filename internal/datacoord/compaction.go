@@ -614,6 +614,11 @@ func (c *Coordinator) ClaimCompaction(ctx context.Context, wait time.Duration) (
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
+		if err := ctx.Err(); err != nil {
+			// The executor is gone: a plan claimed now would wait for its
+			// timeout (see ClaimIndexTask).
+			return catalog.CompactionPlan{}, false, err
+		}
 		c.mu.Lock()
 		var pick *planState
 		for _, p := range c.compaction.plans {

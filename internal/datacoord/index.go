@@ -125,11 +125,21 @@ func (c *Coordinator) scheduleIndexTasks(ctx context.Context) error {
 
 // ClaimIndexTask hands the oldest Unissued task (or an InProgress one whose
 // lease expired) to builder, marking it InProgress with a new version. It
-// waits up to wait for one to appear; ok is false when none did.
+// waits up to wait for one to appear; ok is false when none did. A builder
+// builds one task at a time, so a task still leased to the builder that
+// claims is one whose claim it never received (a remote claim whose answer
+// was lost): it is handed out again at once, with a new version, instead of
+// waiting for its lease to end. Builder names must therefore be unique.
 func (c *Coordinator) ClaimIndexTask(ctx context.Context, builder string, wait time.Duration) (catalog.IndexTask, catalog.IndexInfo, bool, error) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
+		if err := ctx.Err(); err != nil {
+			// The claimant is gone (a remote one cancelled its call while
+			// a kick woke this wait): a task claimed now would sit leased
+			// to nobody until its lease ends.
+			return catalog.IndexTask{}, catalog.IndexInfo{}, false, err
+		}
 		now := c.now()
 		c.mu.Lock()
 		var pick *catalog.IndexTask
@@ -143,7 +153,7 @@ func (c *Coordinator) ClaimIndexTask(ctx context.Context, builder string, wait t
 			if t.Deleted {
 				continue
 			}
-			if t.State == catalog.IndexUnissued || (t.State == catalog.IndexInProgress && t.LeaseUntil < now.UnixMilli()) {
+			if t.State == catalog.IndexUnissued || (t.State == catalog.IndexInProgress && (t.LeaseUntil < now.UnixMilli() || t.Builder == builder)) {
 				pick = &t
 				break
 			}

@@ -23,7 +23,9 @@ type IndexCoord interface {
 }
 
 // RunIndexBuilder claims build tasks from coord and builds them one at a
-// time (each build uses every core) until ctx ends.
+// time (each build uses every core) until ctx ends. name identifies the
+// builder and must be unique among the builders of one coordinator: a claim
+// under a name takes back a task still leased to it.
 func (n *Node) RunIndexBuilder(ctx context.Context, coord IndexCoord, name string) error {
 	for {
 		task, idx, ok, err := coord.ClaimIndexTask(ctx, name, time.Second)

@@ -100,8 +100,10 @@ func createIndex(t *testing.T, s *stacktest.Stack) {
 	st, err := s.Proxy.CreateIndex(context.Background(), &milvuspb.CreateIndexRequest{
 		CollectionName: stacktest.Collection, FieldName: "vec",
 		ExtraParams: []*commonpb.KeyValuePair{
-			{Key: "index_type", Value: "HNSW"}, {Key: "metric_type", Value: "L2"},
-			{Key: "M", Value: "8"}, {Key: "efConstruction", Value: "32"},
+			{Key: "index_type", Value: "HNSW"},
+			{Key: "metric_type", Value: "L2"},
+			{Key: "M", Value: "8"},
+			{Key: "efConstruction", Value: "32"},
 		},
 	})
 	require.NoError(t, err)

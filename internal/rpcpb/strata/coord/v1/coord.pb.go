@@ -23,8 +23,9 @@
 // field's comment names the record.
 //
 // Retries (rpc retries a call that failed Unavailable): reads have no
-// effects; a claim whose answer was lost is handed out again when its lease
-// ends; FinishIndexTask of a version already finished changes nothing;
+// effects; an index task whose claim was lost goes back to the same builder
+// on its next claim (or to any once its lease ends), a compaction plan
+// after the executing timeout; FinishIndexTask of a version already finished changes nothing;
 // CompleteCompaction of a plan already committed fails ("not executing").
 // ReportSync is not idempotent (a report applied twice counts its rows
 // twice), so the client sends it once, without transport retries
