@@ -32,7 +32,7 @@ func startRole(t *testing.T, bin, role, cfg string, standby bool) *roleProc {
 	p := &proc{stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.metrics = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	internal := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := []string{"run", role, "--config", cfg, "--data-dir", t.TempDir(), "--log-level", "warn",
+	args := []string{"run", role, "--config", cfg, "--data-dir", t.TempDir(), "--log-level", "info",
 		"--metrics-addr", p.metrics, "--internal-addr", internal}
 	if role == "coordinator" {
 		p.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -188,7 +188,12 @@ func TestClusterProcesses(t *testing.T) {
 	dn1.kill(t)
 	killed := time.Now()
 	waitAcks(10)
-	t.Logf("data node killed: ingest acknowledged again %v later", time.Since(killed).Round(time.Millisecond))
+	// A flush completes only once every vchannel's rows are in object
+	// storage: the dead node's vchannels must have moved.
+	ft, err = c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	t.Logf("data node killed: a flush of every vchannel completed %v later", time.Since(killed).Round(time.Millisecond))
 
 	// 2. A query node dies mid-search with two replicas: reads keep
 	// succeeding on the other replica.
@@ -221,7 +226,7 @@ func TestClusterProcesses(t *testing.T) {
 	require.Eventually(t, func() bool {
 		state, err := c2.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))
 		return err == nil && state.State == entity.LoadStateLoaded
-	}, 120*time.Second, 100*time.Millisecond, "the collection serves again after the failover")
+	}, 120*time.Second, 100*time.Millisecond, "the collection serves again after the failover; new coordinator's log:\n%s", standby.stderr.String())
 	checkAll(c2, "after the coordinator failover")
 	ft, err = c2.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/strata-db/strata/internal/importer"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/proxy"
-	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
 )
@@ -29,7 +28,7 @@ func (c Config) importConfig() importer.Config {
 // (or local paths, when allowed), rows checked and routed by the proxy,
 // segments written by the data node and committed by the data coordinator.
 func newImporter(ctx context.Context, cfg Config, meta importer.KV, ids, clock importer.Allocator, objects objstore.Store,
-	px *proxy.Proxy, qn *querynode.Node, dn *datanode.Node, data *datacoord.Coordinator, root *rootcoord.Core, logger *slog.Logger,
+	px *proxy.Proxy, qn proxy.Loader, dn *datanode.Node, data *datacoord.Coordinator, root *rootcoord.Core, logger *slog.Logger,
 ) (*importer.Manager, error) {
 	files := importer.StoreFiles{Objects: objects, AllowLocal: cfg.Import.AllowLocalPaths}
 	return importer.New(ctx, cfg.importConfig(), importer.Deps{
@@ -40,8 +39,9 @@ func newImporter(ctx context.Context, cfg Config, meta importer.KV, ids, clock i
 	})
 }
 
-// served tells the importer whether the query node serves segments.
-type served struct{ qn *querynode.Node }
+// served tells the importer whether the query side (the query node, or
+// the query coordinator) serves segments.
+type served struct{ qn proxy.Loader }
 
 // Serves implements importer.Serving.
 func (s served) Serves(collectionID int64, segs []catalog.SegmentInfo) bool {

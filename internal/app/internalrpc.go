@@ -13,8 +13,6 @@ import (
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rpc"
-	"github.com/strata-db/strata/internal/rpc/queryrpc"
-	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
 )
 
 // internalServer serves Strata's internal RPC services (docs/design/rpc.md)
@@ -38,17 +36,15 @@ func (s servedQueryNode) LoadVChannels(ctx context.Context, collectionID int64, 
 	return s.node.LoadVChannels(ctx, collectionID, partitions, vchannels)
 }
 
-// newInternalServer registers the services over the in-process components:
-// qn is the node's metered roles, node the node itself.
-func newInternalServer(lis net.Listener, cfg rpc.ServerConfig, logger *slog.Logger, qn proxy.QueryServer,
-	node *querynode.Node,
+// newInternalServer serves the services register adds over the
+// in-process components.
+func newInternalServer(lis net.Listener, cfg rpc.ServerConfig, logger *slog.Logger, register func(*grpc.Server),
 ) (*internalServer, error) {
 	srv, err := rpc.NewServer(cfg, logger.With("server", "internal"))
 	if err != nil {
 		return nil, err
 	}
-	served := servedQueryNode{QueryServer: qn, node: node}
-	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(served, served))
+	register(srv)
 	return &internalServer{lis: lis, srv: srv}, nil
 }
 

@@ -30,7 +30,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -48,8 +47,10 @@ import (
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/importer"
+	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/objstore"
+	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/quota"
@@ -405,21 +406,44 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	coordinator := cfg.role() == RoleCoordinator
 	// Query nodes pin the WAL they still have to replay; truncation behind
-	// the checkpoints goes through the pins.
+	// the checkpoints goes through the pins. The coordinator role keeps
+	// the WAL whole: its query nodes run in other processes and cannot
+	// pin it (keepWAL).
 	pins := wal.NewPins(log)
-	data, err := datacoord.New(ctx, cfg.dataCoord(), meta, ids, writer, pins, root, objects, logger)
+	var trunc datacoord.Truncater = pins
+	if coordinator {
+		trunc = keepWAL{}
+	}
+	data, err := datacoord.New(ctx, cfg.dataCoord(), meta, ids, writer, trunc, root, objects, logger)
 	if err != nil {
 		return err
 	}
-	qn := querynode.New(cfg.queryNode(), log, objects, data, root, writer, pins, logger)
+	var (
+		qs   *querySide
+		pool *rpc.Pool // the coordinator role's connections to the nodes
+	)
+	if coordinator {
+		if pool, err = rpc.NewPool(rpc.ClientDefaults(), logger.With("client", "nodes")); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, pool.Close()) }()
+		if qs, err = remoteQuerySide(root, placement.NewStore(meta), member.reg, pool, logger); err != nil {
+			return err
+		}
+	} else {
+		qs = localQuerySide(querynode.New(cfg.queryNode(), log, objects, data, root, writer, pins, logger))
+	}
 	reg := prometheus.NewRegistry()
-	om := newObservers(reg, root, data, qn, log, logger)
+	om := newObservers(reg, root, data, qs.view, log, logger)
+	// In the coordinator role the data node consumes nothing (the data
+	// node processes do): it writes the segments of bulk imports only.
 	dn, err := datanode.New(cfg.dataNode(), log, om.dnObjects(objects), om.dnCoord(data), root, ids, logger)
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qn)), writer, ids, clock, logger)
+	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), writer, ids, clock, logger)
 	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
 	if err != nil {
 		return err
@@ -432,7 +456,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	px.SetQuotas(quotas)
-	imp, err := newImporter(ctx, cfg, meta, ids, clock, objects, px, qn, dn, data, root, logger)
+	imp, err := newImporter(ctx, cfg, meta, ids, clock, objects, px, qs.server, dn, data, root, logger)
 	if err != nil {
 		return err
 	}
@@ -442,14 +466,18 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	apiMetrics := api.NewMetrics(reg)
 	engines := newEngineWatch(logger, map[string]any{"meta": store, "wal": log, "objects": objects},
 		func(port string) string { return engineName(cfg, port) })
-	sources := []health.Source{engines, dn, qn}
+	sources := append([]health.Source{engines, dn}, qs.sources...)
 	for _, port := range []any{store, log} {
 		if p, ok := port.(health.Source); ok {
 			sources = append([]health.Source{p}, sources...)
 		}
 	}
 	s.health = sources
-	registerHealthMetrics(reg, sources, map[string]func() int64{"datanode": dn.Quarantined, "querynode": qn.Quarantined})
+	quarantined := map[string]func() int64{"datanode": dn.Quarantined}
+	if qs.quarantined != nil {
+		quarantined["querynode"] = qs.quarantined
+	}
+	registerHealthMetrics(reg, sources, quarantined)
 	build := sysinfo.ReadBuild(cfg.Proxy.Version)
 	metrics.RegisterBuildInfo(reg, build.Version, build.BuildTime, build.GitCommit)
 	svc := service{Proxy: px, info: sysinfo.New(sysinfo.Config{
@@ -459,7 +487,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	var internal *internalServer
 	if s.internalLis != nil {
-		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, om.queryNode(qn), qn); err != nil {
+		register := func(srv *grpc.Server) { qs.register(srv, om.queryNode(qs.server)) }
+		if coordinator {
+			// What the node processes ask of the coordinators.
+			register = func(srv *grpc.Server) {
+				registerCoordServices(srv, data, root, ids, writer, om)
+			}
+		}
+		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, register); err != nil {
 			return err
 		}
 	}
@@ -468,10 +503,24 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return writer.Run(gctx) })
 	g.Go(func() error { return engines.run(gctx) })
 	g.Go(func() error { return data.Run(gctx) })
-	g.Go(func() error { return dn.Run(gctx) })
-	g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
-	g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
-	g.Go(func() error { return qn.Run(gctx) })
+	if coordinator {
+		bal, err := newChannelBalancer(meta, data, root, pool, logger)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			w, err := member.reg.Watch(gctx, membership.RoleDataNode)
+			if err != nil {
+				return err
+			}
+			return bal.Run(gctx, w)
+		})
+	} else {
+		g.Go(func() error { return dn.Run(gctx) })
+		g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
+		g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
+	}
+	g.Go(func() error { return qs.run(gctx) })
 	g.Go(func() error { return imp.Run(gctx) })
 	if member != nil {
 		g.Go(func() error { return member.watch(gctx) })
@@ -483,7 +532,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	// until every sealed segment is attached and its WAL replayed.
 	// Each is registered as loading before the API serves, so no client
 	// sees it NotLoad in between.
-	s.loading = qn.LoadingCollections
+	s.loading = qs.loading
 	var reloads []querynode.LoadRequest
 	cols, err := root.AllCollections(ctx)
 	if err != nil {
@@ -494,7 +543,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			reloads = append(reloads, querynode.LoadRequest{CollectionID: col.ID, Partitions: col.LoadedPartitions})
 		}
 	}
-	reloaded := qn.LoadAll(gctx, reloads, max(runtime.GOMAXPROCS(0), 2))
+	reloaded := qs.reload(gctx, reloads)
 	if len(reloads) > 0 {
 		logger.Info("reloading collections", "count", len(reloads))
 	}

@@ -217,6 +217,11 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 		info: info, partitions: slices.Clone(partitions), replicas: replicas,
 		down: map[int64]bool{}, loading: make(chan struct{}),
 	}
+	for _, r := range replicas {
+		if len(r.Nodes) == 0 {
+			lc.down[r.ID] = true // a reload's replica without a live node
+		}
+	}
 	if len(partitions) == 0 {
 		lc.partitions = nil
 	}
@@ -261,7 +266,8 @@ func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replic
 		return nil, err
 	}
 	var replicas []placement.Replica
-	if len(stored) > 0 && (replicaNumber <= 0 || replicaNumber == len(stored)) {
+	reload := len(stored) > 0 && (replicaNumber <= 0 || replicaNumber == len(stored))
+	if reload {
 		replicas = placement.Heal(stored, live, load)
 	} else {
 		replicas, err = placement.SpawnReplicas(max(replicaNumber, 1), live, load)
@@ -272,14 +278,24 @@ func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replic
 			return nil, errcode.Invalid("%v", err)
 		}
 	}
+	serving := 0
 	for i, r := range replicas {
 		if len(r.Nodes) == 0 {
-			return nil, errcode.New(errcode.ResourceGroupNodeNotEnough, "failed to spawn replica for collection: %s[rg=%s][currentNodeNum=%d][expectedNodeNum=%d]",
-				placement.ErrNodeNotEnough, placement.DefaultResourceGroup, len(live), len(replicas))
+			// Nothing of it is served until a node is healed in.
+			replicas[i].Leaders, replicas[i].Segments = nil, nil
+			continue
 		}
 		replicas[i] = placement.Assign(r, info.VChannels, nil, load)
+		serving++
 	}
-	return replicas, nil
+	// A reload (a coordinator that took over, a restart) serves with the
+	// stored replicas that still have a live node; one left without any
+	// waits, out of service, for the heal loop to give it a node that joins.
+	if serving == len(replicas) || (reload && serving > 0) {
+		return replicas, nil
+	}
+	return nil, errcode.New(errcode.ResourceGroupNodeNotEnough, "failed to spawn replica for collection: %s[rg=%s][currentNodeNum=%d][expectedNodeNum=%d]",
+		placement.ErrNodeNotEnough, placement.DefaultResourceGroup, len(live), len(replicas))
 }
 
 // loadReplicas loads every leader node of every replica, in parallel.

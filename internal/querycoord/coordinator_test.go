@@ -55,6 +55,9 @@ type cluster struct {
 	coord *querycoord.Coordinator
 	px    *proxy.Proxy
 	pool  *rpc.Pool
+	store *placement.Store
+	// stopCoord stops the running coordinator (nil when none runs).
+	stopCoord func()
 
 	mu    sync.Mutex
 	local map[string]*querynode.Node // in-process nodes by address
@@ -83,34 +86,12 @@ func newCluster(t *testing.T) *cluster {
 	t.Cleanup(func() { require.NoError(t, kv.Close()) })
 	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger)
 	require.NoError(t, err)
-	c := &cluster{t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{}}
-	dial := func(n membership.Node) (querycoord.Node, error) {
-		c.mu.Lock()
-		qn, ok := c.local[n.Address]
-		c.mu.Unlock()
-		if ok {
-			return qn, nil
-		}
-		conn, err := pool.Conn(n.Address)
-		if err != nil {
-			return nil, err
-		}
-		return queryrpc.NewClient(n.Address, conn, queryrpc.Defaults(), logger)
-	}
-	cfg := querycoord.Defaults()
-	cfg.HealInterval = 50 * time.Millisecond
-	c.coord, err = querycoord.New(cfg, s.Root, placement.NewStore(kv), dial, logger)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := reg.Watch(ctx, membership.RoleQueryNode)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- c.coord.Run(ctx, w) }()
+	c := &cluster{t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
+		store: placement.NewStore(kv)}
 	t.Cleanup(func() {
-		cancel()
-		for range w.Events { // drain until the watch stops
+		if c.stopCoord != nil {
+			c.stopCoord()
 		}
-		require.NoError(t, <-done)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for _, n := range c.nodes {
@@ -118,8 +99,49 @@ func newCluster(t *testing.T) *cluster {
 		}
 		require.NoError(t, pool.Close())
 	})
-	c.px = s.NewProxy(proxy.QueryNodeOf(c.coord))
+	c.startCoordinator()
 	return c
+}
+
+// startCoordinator starts a query coordinator over the cluster's nodes and
+// placement store, and a proxy reading through it (c.coord, c.px); one
+// already running stops first, as a coordinator that is taken over does.
+func (c *cluster) startCoordinator() {
+	t := c.t
+	if c.stopCoord != nil {
+		c.stopCoord()
+	}
+	logger := slog.New(slog.DiscardHandler)
+	dial := func(n membership.Node) (querycoord.Node, error) {
+		c.mu.Lock()
+		qn, ok := c.local[n.Address]
+		c.mu.Unlock()
+		if ok {
+			return qn, nil
+		}
+		conn, err := c.pool.Conn(n.Address)
+		if err != nil {
+			return nil, err
+		}
+		return queryrpc.NewClient(n.Address, conn, queryrpc.Defaults(), logger)
+	}
+	cfg := querycoord.Defaults()
+	cfg.HealInterval = 50 * time.Millisecond
+	coord, err := querycoord.New(cfg, c.s.Root, c.store, dial, logger)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := c.reg.Watch(ctx, membership.RoleQueryNode)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- coord.Run(ctx, w) }()
+	c.stopCoord = func() {
+		cancel()
+		for range w.Events { // drain until the watch stops
+		}
+		require.NoError(t, <-done)
+		c.stopCoord = nil
+	}
+	c.coord, c.px = coord, c.s.NewProxy(proxy.QueryNodeOf(coord))
 }
 
 // kill stops a node as a crash does: it stops serving, then its session
@@ -452,4 +474,47 @@ func TestCoordinatorPlacesReadsAndHeals(t *testing.T) {
 	search, err := c.px.Search(context.Background(), searches(t)["top-k"])
 	require.NoError(t, err)
 	require.Equal(t, errcode.CollectionNotLoaded, search.GetStatus().GetCode())
+}
+
+// TestTakeOverServesWithTheReplicasLeft: a coordinator that takes over
+// (or restarts) reloads a loaded collection on its stored replicas: a
+// replica whose only node died meanwhile is out of service and the other
+// serves at once; a node that joins is healed into it.
+func TestTakeOverServesWithTheReplicasLeft(t *testing.T) {
+	c := newCluster(t)
+	c.prepare()
+	a, b := c.addLocal(), c.addLocal()
+	ok(t, c.load(2), nil)
+	c.same()
+
+	// The coordinator goes; so does b, before the successor reloads.
+	c.stopCoord()
+	c.kill(b)
+	c.startCoordinator()
+	col, err := c.s.Root.Collection("", coll)
+	require.NoError(t, err)
+	require.NoError(t, c.coord.Load(context.Background(), col.ID, nil, 0), "a reload serves with the replicas left")
+	reps := c.coord.Replicas(col.ID)
+	require.Len(t, reps, 2)
+	var nodes [][]int64
+	for _, r := range reps {
+		nodes = append(nodes, slices.Clip(append([]int64{}, r.Nodes...)))
+	}
+	require.ElementsMatch(t, [][]int64{{a}, {}}, nodes, "one replica on the live node, one waiting for a node")
+	c.same()
+	c.same() // both reads go to the serving replica
+
+	// A new node joins: the waiting replica gets it and serves again.
+	d := c.addLocal()
+	require.Eventually(t, func() bool {
+		for _, r := range c.coord.Replicas(col.ID) {
+			if slices.Equal(r.Nodes, []int64{d}) && len(r.Leaders) == 2 {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "the waiting replica is healed onto the new node")
+	require.Eventually(t, func() bool { return c.coord.LoadProgress(col.ID) == 100 }, 30*time.Second, 20*time.Millisecond)
+	c.same()
+	c.same()
 }

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"github.com/strata-db/strata/internal/datanode"
+	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/rpc/coordrpc"
+	"github.com/strata-db/strata/internal/rpc/datanoderpc"
+	"github.com/strata-db/strata/internal/rpc/queryrpc"
+	datanodev1 "github.com/strata-db/strata/internal/rpcpb/strata/datanode/v1"
+	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
+)
+
+// queryNodeRole is a query node process's component: a query node reading
+// the coordinator's metadata through coordrpc and serving
+// QueryNodeService to the query coordinator.
+type queryNodeRole struct{ qn *querynode.Node }
+
+// newQueryNodeRole builds a query node over the coordinator's clients. It
+// pins no WAL offsets (pins nil): the coordinator does not truncate the
+// WAL while query nodes run apart (Config.validateCoordinator).
+func newQueryNodeRole(d nodeDeps) (nodeComponent, error) {
+	data, err := coordrpc.NewDataCoord(d.coord, coordrpc.Defaults())
+	if err != nil {
+		return nil, err
+	}
+	root, clock := coordrpc.NewRootCoord(d.coord), coordrpc.NewClock(d.coord)
+	return &queryNodeRole{qn: querynode.New(d.cfg.queryNode(), d.log, d.objects, data, root, clock, nil, d.logger)}, nil
+}
+
+func (r *queryNodeRole) register(srv *grpc.Server) {
+	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(r.qn, r.qn))
+}
+func (r *queryNodeRole) run(ctx context.Context) error { return r.qn.Run(ctx) }
+func (r *queryNodeRole) sources() []health.Source      { return []health.Source{r.qn} }
+func (r *queryNodeRole) loading() []string             { return r.qn.LoadingCollections() }
+
+// dataNodeRole is a data node process's component: a data node in its
+// watched mode (it consumes the vchannels the coordinator's channel
+// balancer gives it, DataNodeService), reporting and claiming index
+// builds and compactions through coordrpc.
+type dataNodeRole struct {
+	dn   *datanode.Node
+	data *coordrpc.DataCoord
+	name string
+}
+
+// newDataNodeRole builds a watched data node over the coordinator's
+// clients.
+func newDataNodeRole(d nodeDeps) (nodeComponent, error) {
+	data, err := coordrpc.NewDataCoord(d.coord, coordrpc.Defaults())
+	if err != nil {
+		return nil, err
+	}
+	root, clock := coordrpc.NewRootCoord(d.coord), coordrpc.NewClock(d.coord)
+	cfg := d.cfg.dataNode()
+	cfg.Watched = true
+	dn, err := datanode.New(cfg, d.log, d.objects, data, root, clock, d.logger)
+	if err != nil {
+		return nil, err
+	}
+	return &dataNodeRole{dn: dn, data: data, name: "datanode@" + d.cfg.InternalAddr}, nil
+}
+
+func (r *dataNodeRole) register(srv *grpc.Server) {
+	datanodev1.RegisterDataNodeServiceServer(srv, datanoderpc.NewServer(r.dn))
+}
+
+func (r *dataNodeRole) run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return r.dn.Run(gctx) })
+	g.Go(func() error { return r.dn.RunIndexBuilder(gctx, r.data, r.name) })
+	g.Go(func() error { return r.dn.RunCompactor(gctx, r.data) })
+	return g.Wait()
+}
+func (r *dataNodeRole) sources() []health.Source { return []health.Source{r.dn} }
+func (r *dataNodeRole) loading() []string        { return []string{} }
