@@ -6,6 +6,7 @@
 // Ctrl-C or SIGTERM, then stops everything (the data stays under --dir).
 //
 //	go run ./tools/cluster --dir /tmp/strata-cluster [--coordinators 2] [--querynodes 2] [--datanodes 2]
+//	                       [--addr HOST:PORT] [--metrics-addr HOST:PORT] [--strata BINARY]
 package main
 
 import (
@@ -48,6 +49,8 @@ func run() error {
 	coords := flag.Int("coordinators", 1, "coordinator processes (the first leads, the others stand by)")
 	qns := flag.Int("querynodes", 2, "query node processes")
 	dns := flag.Int("datanodes", 2, "data node processes")
+	apiAddr := flag.String("addr", "", "the first coordinator's Milvus API address (default: a free loopback port)")
+	metricsAddr := flag.String("metrics-addr", "", "the first coordinator's metrics address (default: a free loopback port)")
 	flag.Parse()
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
@@ -122,6 +125,12 @@ func run() error {
 	}
 	if err := errors.Join(add("coordinator", *coords), add("datanode", *dns), add("querynode", *qns)); err != nil {
 		return err
+	}
+	if *apiAddr != "" {
+		roles[0].api = *apiAddr
+	}
+	if *metricsAddr != "" {
+		roles[0].metrics = *metricsAddr
 	}
 	defer func() {
 		for i := len(roles) - 1; i >= 0; i-- {

@@ -274,7 +274,30 @@ func (l *Log) start(ctx context.Context, topic string) (int64, error) {
 	return l.listOffset(ctx, topic, l.adm.ListStartOffsets)
 }
 
+// listOffset lists one offset of the topic's partition. A retriable
+// answer (the partition has no leader yet: a topic just created, or a
+// broker that just restarted and is electing) is asked again with backoff
+// until ctx ends, so that the first write to a new pchannel does not fail
+// on the broker's election.
 func (l *Log) listOffset(ctx context.Context, topic string,
+	list func(context.Context, ...string) (kadm.ListedOffsets, error),
+) (int64, error) {
+	backoff := 20 * time.Millisecond
+	for {
+		off, err := listOffsetOnce(ctx, topic, list)
+		if err == nil || !kerr.IsRetriable(err) {
+			return off, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func listOffsetOnce(ctx context.Context, topic string,
 	list func(context.Context, ...string) (kadm.ListedOffsets, error),
 ) (int64, error) {
 	lo, err := list(ctx, topic)

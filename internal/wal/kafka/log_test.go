@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-db/strata/internal/wal"
 )
@@ -260,4 +262,45 @@ func TestPing(t *testing.T) {
 	cancel()
 	err := l.Ping(ctx)
 	require.ErrorContains(t, err, "wal/kafka: ping [")
+}
+
+// TestEndWaitsOutALeaderElection: a partition without a leader yet (a topic
+// just created, a broker electing after a restart) answers ListOffsets
+// with LEADER_NOT_AVAILABLE; End asks again instead of failing the write
+// that needs the offset (the first CreateCollection on a fresh Kafka).
+func TestEndWaitsOutALeaderElection(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	l := openLog(t, Config{Brokers: c.ListenAddrs()})
+	ctx := context.Background()
+	res := <-l.AppendAsync("ch", [][]byte{[]byte("a"), []byte("b")})
+	require.NoError(t, res.Err)
+
+	var refused atomic.Int32
+	c.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if refused.Load() >= 3 {
+			return nil, nil, false // the broker answers
+		}
+		refused.Add(1)
+		in := req.(*kmsg.ListOffsetsRequest)
+		resp := in.ResponseKind().(*kmsg.ListOffsetsResponse)
+		for _, rt := range in.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.LeaderNotAvailable.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	end, err := l.End(ctx, "ch")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, end)
+	require.EqualValues(t, 3, refused.Load(), "asked again after each refusal")
 }
