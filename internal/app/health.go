@@ -36,6 +36,11 @@ func (s *Server) serveHealthDetail(w http.ResponseWriter, r *http.Request) {
 	d := healthDetail{Ready: s.ready.Load(), Status: "starting", WritesAvailable: true, Problems: []health.Problem{}, Loading: []string{}}
 	member := s.cluster.Load()
 	d.Cluster = member.detail(r.Context())
+	if n := s.node.Load(); n != nil {
+		// A node process: its session (it campaigns in no election).
+		node := n.member.Node()
+		d.Cluster = &clusterDetail{NodeID: node.ID, Role: node.Role, Address: node.Address}
+	}
 	if state := member.standing(); state != "" {
 		d.Status = state
 	}

@@ -7,13 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
@@ -191,24 +189,7 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	g.Go(func() error { return comp.run(gctx) })
 	var hsrv *http.Server
 	if s.httpLis != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg2, promhttp.HandlerOpts{}))
-		if cfg.Pprof {
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		}
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-			if !s.ready.Load() {
-				http.Error(w, "starting", http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("ok\n"))
-		})
-		mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
-		if cfg.LogLevel != nil {
-			mux.HandleFunc("/log/level", logLevelHandler(cfg.LogLevel, logger))
-		}
-		hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		hsrv = &http.Server{Handler: s.metricsMux(reg2), ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
 			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("app: http: %w", err)

@@ -571,27 +571,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		g.Go(internal.serve)
 	}
 	if s.httpLis != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		if cfg.Pprof {
-			// Go runtime profiles (heap, goroutines, CPU) on the metrics port, only when asked for.
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		}
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-			if !s.ready.Load() {
-				http.Error(w, "starting", http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("ok\n"))
-		})
-		mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
-		if cfg.LogLevel != nil {
-			mux.HandleFunc("/log/level", logLevelHandler(cfg.LogLevel, logger))
-		}
+		mux := s.metricsMux(reg)
 		if cfg.Console {
 			con := console.New(guard.Wrap(svc), console.Options{Gatherer: reg, REST: restHandler, Started: start})
 			mux.Handle("/console", con)
@@ -629,4 +609,32 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return nil
 	})
 	return g.Wait()
+}
+
+// metricsMux serves the metrics port's common endpoints: /metrics from
+// reg, Go's profiles when Config.Pprof, /healthz, /healthz/detail and
+// /log/level.
+func (s *Server) metricsMux(reg prometheus.Gatherer) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if s.cfg.Pprof {
+		// Go runtime profiles (heap, goroutines, CPU) on the metrics port, only when asked for.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/healthz/detail", s.serveHealthDetail)
+	if s.cfg.LogLevel != nil {
+		mux.HandleFunc("/log/level", logLevelHandler(s.cfg.LogLevel, s.logger))
+	}
+	return mux
 }
