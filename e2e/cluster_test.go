@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -94,6 +95,24 @@ func TestClusterProcesses(t *testing.T) {
 	startRole(t, bin, "datanode", cfg, false)
 	qn1 := startRole(t, bin, "querynode", cfg, false)
 	startRole(t, bin, "querynode", cfg, false)
+
+	// A node's /healthz/detail names its session.
+	resp, err := http.Get("http://" + qn1.metrics + "/healthz/detail")
+	require.NoError(t, err)
+	var detail struct {
+		Status  string `json:"status"`
+		Cluster struct {
+			NodeID  int64  `json:"nodeId"`
+			Role    string `json:"role"`
+			Address string `json:"address"`
+		} `json:"cluster"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&detail))
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, "ok", detail.Status)
+	require.Equal(t, "querynode", detail.Cluster.Role)
+	require.Equal(t, qn1.internal, detail.Cluster.Address)
+	require.Positive(t, detail.Cluster.NodeID)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

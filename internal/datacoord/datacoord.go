@@ -109,6 +109,9 @@ type Coordinator struct {
 
 	indexKick chan struct{}
 	schedKick chan struct{}
+	// dropped is closed, and replaced, by every drop of segments or
+	// indexes (Dropped); guarded by mu.
+	dropped chan struct{}
 	// indexPlanMu serialises scheduleIndexTasks, so that two concurrent
 	// plans (CreateIndex and the periodic loop) never both create the same
 	// missing build.
@@ -156,7 +159,7 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 		cfg: cfg, kv: kv, ids: ids, wal: appender, trunc: trunc, chans: chans, files: files, logger: logger,
 		now: time.Now, segments: map[int64]*segment{}, cps: map[string]catalog.ChannelCheckpoint{},
 		epochs:  map[string]int64{},
-		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1),
+		indexes: map[int64]catalog.IndexInfo{}, tasks: map[int64]catalog.IndexTask{}, indexKick: make(chan struct{}, 1), dropped: make(chan struct{}),
 		schedKick: make(chan struct{}, 1), assign: newAssignState(),
 		compaction: compactionState{plans: map[int64]*planState{}, kick: make(chan struct{}, 1)},
 	}
@@ -694,7 +697,26 @@ func (c *Coordinator) drop(ctx context.Context, match func(*catalog.SegmentInfo)
 		delete(c.cps, v)
 		delete(c.epochs, v)
 	}
+	if len(infos) > 0 {
+		c.signalDropLocked()
+	}
 	return nil
+}
+
+// Dropped returns a channel that is closed at the next drop of segments (a
+// dropped collection or partition) or indexes, once the catalog says so:
+// the query node collects the cache files of what is gone then. Take it
+// before reading the catalog, so that no drop goes unseen.
+func (c *Coordinator) Dropped() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped
+}
+
+// signalDropLocked wakes the waiters of Dropped. The caller holds mu.
+func (c *Coordinator) signalDropLocked() {
+	close(c.dropped)
+	c.dropped = make(chan struct{})
 }
 
 // Run applies the seal policy and truncates the WAL behind every checkpoint,
@@ -944,6 +966,7 @@ func (c *Coordinator) DropIndex(ctx context.Context, collectionID int64, name st
 		idx.Deleted = true
 		c.indexes[id] = idx
 	}
+	c.signalDropLocked()
 	var tasks []catalog.IndexTask
 	for _, t := range c.tasks {
 		for _, id := range ids {

@@ -600,3 +600,50 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 	require.True(t, ok)
 	require.EqualValues(t, 6, cp.Position.Offset, "the replay's checkpoint is recorded")
 }
+
+// TestDroppedSignals: the channel Dropped returns is closed by a drop of a
+// partition, of an index and of a collection, each once the catalog says
+// so, and a new one is handed out for the next drop; a drop that drops
+// nothing signals nothing.
+func TestDroppedSignals(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, part, other = 1, 2, 3
+	vch := "by-dev-rootcoord-dml_0_1v0"
+	e.sync(coll, part, 10, vch, true)
+	e.sync(coll, other, 11, vch, true)
+	require.NoError(t, e.c.CreateIndex(e.ctx, catalog.IndexInfo{
+		CollectionID: coll, FieldID: testVec, Name: "v",
+		Params: map[string]string{"index_type": "HNSW", "metric_type": "L2"},
+	}))
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+
+	ch := e.c.Dropped()
+	require.NoError(t, e.c.DropPartition(e.ctx, coll, 99))
+	require.False(t, closed(ch), "nothing dropped")
+	require.NoError(t, e.c.DropPartition(e.ctx, coll, part))
+	require.True(t, closed(ch))
+	seg, ok, err := e.c.Segment(e.ctx, 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, catalog.SegmentDropped, seg.State, "the catalog says so before the signal")
+
+	ch = e.c.Dropped()
+	require.False(t, closed(ch), "a new channel for the next drop")
+	require.NoError(t, e.c.DropIndex(e.ctx, coll, "v"))
+	require.True(t, closed(ch))
+	idx, err := e.c.Indexes(e.ctx, coll)
+	require.NoError(t, err)
+	require.Empty(t, idx)
+
+	ch = e.c.Dropped()
+	require.NoError(t, e.c.DropCollection(e.ctx, coll, []string{vch}))
+	require.True(t, closed(ch))
+	require.Empty(t, e.c.Segments(coll))
+}

@@ -44,6 +44,22 @@
 // the new copy's pad is chosen so that they are; later maps find it
 // aligned. A file whose header, pad or length disagrees is rewritten.
 //
+// # Collection
+//
+// The cache does not know what its files belong to; its owner does.
+// Collect walks the directory and removes every file whose key the
+// owner's keep function refuses, then the directories left empty (never
+// dir itself); each removal holds the key's lock, so it never races a Map
+// or Rebuild of the same key, and temporary files are left to their
+// writers. The query node keeps a file while the catalog still has its
+// owner (a column file's segment, an index file's finished build) and
+// runs Collect at start, after every drop and periodically, so the files
+// of dropped collections, partitions and indexes do not pile up. A file
+// may be removed while mapped: unlinking does not disturb a mapping, and
+// the kernel frees the blocks once the last mapping is closed, so the
+// space of a file a reader still holds comes back when that reader lets
+// go.
+//
 // # Lifetime
 //
 // A Mapping stays valid until Close, which unmaps it: every slice of its

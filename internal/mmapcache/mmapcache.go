@@ -197,6 +197,64 @@ func (c *Cache) Remove(key string) error {
 	return nil
 }
 
+// Collect removes every cache file whose key keep refuses, and then the
+// directories it leaves empty (never dir itself); it returns the keys
+// removed. Each removal holds its key's lock, so a Map or Rebuild of the
+// key waits for it (and then writes the file again). Temporary files are
+// left to the writers that own them. Mappings of a removed file stay
+// valid until closed: the kernel frees its blocks once the last mapping is
+// gone, so a reader still holding one is never disturbed.
+func (c *Cache) Collect(ctx context.Context, keep func(key string) bool) ([]string, error) {
+	var keys, dirs []string
+	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != c.dir {
+				dirs = append(dirs, p)
+			}
+			return nil
+		}
+		if strings.Contains(d.Name(), tmpInfix) {
+			return nil
+		}
+		rel, err := filepath.Rel(c.dir, p)
+		if err != nil {
+			return err
+		}
+		if key := filepath.ToSlash(rel); !keep(key) {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mmapcache: collect %s: %w", c.dir, err)
+	}
+	var removed []string
+	var errs []error
+	for _, key := range keys {
+		unlock, err := c.lock(ctx, key)
+		if err != nil {
+			return removed, err
+		}
+		err = os.Remove(c.Path(key))
+		unlock()
+		switch {
+		case err == nil:
+			removed = append(removed, key)
+		case !errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("mmapcache: %w", err))
+		}
+	}
+	// Deepest first; one that is not empty (or that a writer has just
+	// filled) stays.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(dirs[i])
+	}
+	return removed, errors.Join(errs...)
+}
+
 // header returns the header page of a copy of n bytes with pad p.
 func header(n int64, pad int) []byte {
 	h := make([]byte, headerSize+pad)
@@ -221,6 +279,13 @@ func (c *Cache) write(ctx context.Context, key string, fill Filler, pad int) (er
 	_, _ = rand.Read(rnd[:])
 	tmp := path + tmpInfix + hex.EncodeToString(rnd[:])
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Collect removed the directory, empty, since MkdirAll.
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("mmapcache: %w", err)
+		}
+		f, err = os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	}
 	if err != nil {
 		return fmt.Errorf("mmapcache: %w", err)
 	}

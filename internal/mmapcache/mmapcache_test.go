@@ -171,3 +171,75 @@ func TestFailures(t *testing.T) {
 	_, err = c.Map(ctx, "k", (&objects{data: map[string][]byte{"k": []byte("x")}}).opener("k"))
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// TestCollect: Collect removes the files keep refuses and the directories
+// they leave empty, keeps the others and the temporary files of writers in
+// progress, and a mapping of a removed file reads on until it is closed;
+// a later Map of a removed key writes it again.
+func TestCollect(t *testing.T) {
+	c, _ := newCache(t)
+	gone, kept := "columns/1/2/3/101", "columns/1/2/4/101"
+	idx := "files/index_files/9/1/2/3/HNSW"
+	obj := &objects{data: map[string][]byte{gone: []byte("gone"), kept: []byte("kept"), idx: []byte("index")}}
+	var maps []*Mapping
+	for _, k := range []string{gone, kept, idx} {
+		m, err := c.Map(t.Context(), k, obj.opener(k))
+		require.NoError(t, err)
+		maps = append(maps, m)
+	}
+	tmp := c.Path("columns/1/2/3/102") + tmpInfix + "abc"
+	require.NoError(t, os.WriteFile(tmp, []byte("partial"), 0o644))
+
+	var asked []string
+	removed, err := c.Collect(t.Context(), func(key string) bool {
+		asked = append(asked, key)
+		return key == kept
+	})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{gone, idx}, removed)
+	require.ElementsMatch(t, []string{gone, kept, idx}, asked, "temporary files are not offered")
+	require.NoFileExists(t, c.Path(gone))
+	require.NoDirExists(t, filepath.Join(c.Dir(), "files"), "emptied directories go")
+	require.FileExists(t, c.Path(kept))
+	require.FileExists(t, tmp, "a writer's temporary file stays")
+	require.DirExists(t, c.Dir())
+
+	require.Equal(t, []byte("gone"), maps[0].Data(), "a mapping outlives its removed file")
+	require.Equal(t, []byte("index"), maps[2].Data())
+	for _, m := range maps {
+		require.NoError(t, m.Close())
+	}
+
+	m, err := c.Map(t.Context(), idx, obj.opener(idx))
+	require.NoError(t, err)
+	require.Equal(t, []byte("index"), m.Data())
+	require.NoError(t, m.Close())
+
+	removed, err = c.Collect(t.Context(), func(string) bool { return true })
+	require.NoError(t, err)
+	require.Empty(t, removed)
+}
+
+// TestCollectWaitsForAWriter: a removal takes its key's lock, so it waits
+// for a Map of the key in progress, and ends when its context does.
+func TestCollectWaitsForAWriter(t *testing.T) {
+	c, _ := newCache(t)
+	key := "columns/1/2/3/101"
+	obj := &objects{data: map[string][]byte{key: []byte("data")}}
+	m, err := c.Map(t.Context(), key, obj.opener(key))
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
+
+	unlock, err := c.lock(t.Context(), key)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = c.Collect(ctx, func(string) bool { return false })
+	require.ErrorIs(t, err, context.Canceled)
+	require.FileExists(t, c.Path(key), "nothing is removed under a writer")
+	unlock()
+
+	removed, err := c.Collect(t.Context(), func(string) bool { return false })
+	require.NoError(t, err)
+	require.Equal(t, []string{key}, removed)
+}

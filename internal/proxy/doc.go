@@ -56,8 +56,14 @@
 // in a readEnv, so table tests drive them directly. Execution then runs the
 // request; only a search by primary keys reads first, the stored vectors of
 // its keys (bindPKVectors). Hybrid search parses each sub-search the same
-// way. Every index-specific search parameter (ef, nprobe, the sparse
-// index's, radius and range_filter) is read in parseIndexSearchParams.
+// way. Every index-specific search parameter (ef, nprobe, refine_k,
+// rbq_bits_query, the sparse index's, radius and range_filter) is read in
+// parseIndexSearchParams (search_params.go), which keeps each number as
+// the client wrote it: a refused ef, nprobe, refine_k or rbq_bits_query is
+// worded as Milvus's index library words it ("Type conflict in json: param
+// 'ef' (32.0) should be integer") with the code Milvus's suite shows for
+// the index type (65535 on HNSW_SQ and the other quantized HNSW types,
+// 999 elsewhere).
 //
 // # Request limits
 //

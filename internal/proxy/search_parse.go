@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -185,15 +183,15 @@ func parseSearch(col *catalog.Collection, req *milvuspb.SearchRequest, env readE
 		return nil, err
 	}
 	if raw := kvValue(params, "params"); raw != "" {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			return nil, errcode.Invalid("search params %q are not a JSON object", raw)
+		m, err := decodeSearchParams(raw)
+		if err != nil {
+			return nil, err
 		}
 		if h, found := m["hints"]; found && h != "iterative_filter" {
 			// pymilvus may carry the hint inside params rather than beside it.
 			return nil, errcode.Invalid("Create Plan by expr failed:  => hints: %v not supported", h)
 		}
-		if err := parseIndexSearchParams(m, sp.field, sp.topk+sp.offset, sreq); err != nil {
+		if err := parseIndexSearchParams(m, sp.field, env.indexParams(sp.field.GetFieldID())["index_type"], sp.topk+sp.offset, sreq); err != nil {
 			return nil, err
 		}
 	}
@@ -394,90 +392,5 @@ func parseGroupBy(col *catalog.Collection, params []*commonpb.KeyValuePair, iter
 		sreq.GroupSize = n
 	}
 	sreq.StrictGroupSize = parseBool(kvValue(params, "strict_group_size"))
-	return nil
-}
-
-// parseRefineK reads the refine_k search parameter of a quantized index
-// with a refine store (HNSW_SQ, HNSW_PQ): a number, or a string holding
-// one, of at least 1, refused with Milvus's (knowhere's) wording.
-func parseRefineK(v any) (float64, error) {
-	switch v := v.(type) {
-	case float64:
-		if v < 1 {
-			return 0, errcode.Invalid("Out of range in json: param 'refine_k' (%v) should be in range [1, %.6g]", v, math.MaxFloat32)
-		}
-		return v, nil
-	case string:
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return 0, errcode.Invalid("invalid float value, key: 'refine_k', value: '%s'", v)
-		}
-		return parseRefineK(f)
-	}
-	b, _ := json.Marshal(v)
-	return 0, errcode.Invalid("Type conflict in json: param 'refine_k' (%s) should be a number", b)
-}
-
-// parseIndexSearchParams reads the index search parameters of the
-// "params" JSON object into sreq: ef (at least k, the hits asked for),
-// nprobe, the sparse index's, and a range search's radius and range_filter
-// (not on embedding lists). Every index-specific search parameter is read
-// here, whatever the index type of field.
-func parseIndexSearchParams(m map[string]any, field *schemapb.FieldSchema, k int, sreq *plan.Search) error {
-	if v, found := m["ef"]; found {
-		f, ok := toFloat(v)
-		if !ok || f < 1 || f != float64(int(f)) {
-			return errcode.Invalid("ef %v should be a positive integer", v)
-		}
-		if int(f) < k {
-			return errcode.Invalid("ef(%d) should be larger than k(%d)", int(f), k)
-		}
-		sreq.Ef = int(f)
-	}
-	if v, found := m["nprobe"]; found {
-		f, ok := toFloat(v)
-		if !ok || f < 1 || f > 65536 || f != float64(int(f)) {
-			return errcode.Invalid("nprobe %v should be an integer in [1, 65536]", v)
-		}
-		sreq.Nprobe = int(f)
-	}
-	if v, found := m["refine_k"]; found {
-		f, err := parseRefineK(v)
-		if err != nil {
-			return err
-		}
-		sreq.RefineK = f
-	}
-	if v, found := m["rbq_bits_query"]; found {
-		f, ok := toFloat(v)
-		if !ok || f != float64(int(f)) {
-			b, _ := json.Marshal(v)
-			return errcode.Invalid("Type conflict in json: param 'rbq_bits_query' (%s) should be integer", b)
-		}
-		if f < 0 || f > 8 {
-			return errcode.Invalid("Out of range in json: param 'rbq_bits_query' (%d) should be in range [0, 8]", int(f))
-		}
-		sreq.RbqBitsQuery = int(f)
-	}
-	if err := parseSparseSearchParams(m, sreq); err != nil {
-		return err
-	}
-	if v, found := m["radius"]; found {
-		f, ok := toFloat(v)
-		if !ok {
-			return errcode.Invalid("radius %v is not a number", v)
-		}
-		sreq.Radius, sreq.HasRadius = f, true
-	}
-	if v, found := m["range_filter"]; found {
-		f, ok := toFloat(v)
-		if !ok {
-			return errcode.Invalid("range_filter %v is not a number", v)
-		}
-		sreq.RangeFilter, sreq.HasRange = f, true
-	}
-	if field.GetDataType() == schemapb.DataType_ArrayOfVector && (sreq.HasRadius || sreq.HasRange) {
-		return errcode.New(codePlainError, "range search is not supported for vector array (embedding list) fields")
-	}
 	return nil
 }

@@ -75,7 +75,7 @@ func onePlaceholder(raw []byte) (*commonpb.PlaceholderValue, error) {
 // integer.
 func parseSparseSearchParams(m map[string]any, sreq *plan.Search) error {
 	if v, found := m["drop_ratio_search"]; found {
-		f, ok := toFloat(v)
+		f, ok := toNumber(v)
 		if !ok {
 			return errcode.Invalid("invalid drop_ratio_search: %v, must be in range [0, 1)", v)
 		}
@@ -87,13 +87,13 @@ func parseSparseSearchParams(m map[string]any, sreq *plan.Search) error {
 	if v, found := m["dim_max_score_ratio"]; found {
 		// A pruning knob of Milvus's approximate sparse search; every path
 		// here is exact, so it is checked and otherwise has no effect.
-		f, ok := toFloat(v)
+		f, ok := toNumber(v)
 		if !ok || f < 0.5 || f > 1.3 {
 			return errcode.Invalid("Out of range in json: param 'dim_max_score_ratio' (%v) should be in range [0.500000, 1.300000]", v)
 		}
 	}
 	if v, found := m["refine_factor"]; found {
-		f, ok := toFloat(v)
+		f, ok := toNumber(v)
 		if !ok || f < 1 || f != float64(int(f)) || f > 1<<16 {
 			return errcode.Invalid("refine_factor %v should be a positive integer", v)
 		}

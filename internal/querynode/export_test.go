@@ -1,6 +1,7 @@
 package querynode
 
 import (
+	"context"
 	"unsafe"
 
 	"github.com/strata-db/strata/internal/index"
@@ -85,3 +86,6 @@ func AttachedIndexData(seg *segment.Segment, fieldID int64) (addr unsafe.Pointer
 	})
 	return addr, attached
 }
+
+// CollectCache runs one round of the mmap cache collector. Test-only.
+func CollectCache(ctx context.Context, n *Node) error { return n.collectCache(ctx) }

@@ -43,12 +43,13 @@ type loading struct {
 }
 
 // Run runs the query node until ctx ends, then releases every collection
-// and waits for the goroutines of their delegators. A delegator that stops
+// and waits for the goroutines of their delegators. Meanwhile it collects
+// the mmap cache files of dropped data (collectLoop). A delegator that stops
 // on an error stops its collection (reported by LoadFailure, Problems and
 // reads), never the node, so Run returns nil. A node that is not Run is
 // stopped by Close.
 func (n *Node) Run(ctx context.Context) error {
-	<-ctx.Done()
+	n.collectLoop(ctx)
 	return n.Close()
 }
 

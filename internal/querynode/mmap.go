@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/strata-db/strata/internal/index/indexfile"
 	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/mmapcache"
+	"github.com/strata-db/strata/internal/storage"
 )
 
 // MmapConfig is the node-wide default of the mmap settings, Milvus's
@@ -37,6 +42,21 @@ type MmapConfig struct {
 	// {dataDir}/cache/mmap (the app sets it) or, for a node built without
 	// one, that nothing is mapped.
 	Dir string `json:"mmapDirPath"`
+	// CollectInterval is how often the node looks for the cache files of
+	// what no longer exists (collectCache), besides at start and after
+	// each drop the catalog signals; 0 means DefaultCollectInterval.
+	CollectInterval time.Duration `json:"collectInterval"`
+}
+
+// DefaultCollectInterval is MmapConfig.CollectInterval's default.
+const DefaultCollectInterval = time.Minute
+
+// collectInterval is CollectInterval or its default.
+func (c MmapConfig) collectInterval() time.Duration {
+	if c.CollectInterval <= 0 {
+		return DefaultCollectInterval
+	}
+	return c.CollectInterval
 }
 
 // mmapSetting parses an "mmap.enabled" value as Milvus does
@@ -245,5 +265,100 @@ func (d *delegator) mapColumn(ctx context.Context, info catalog.SegmentInfo, f *
 			return nil, nil, rerr
 		}
 		m = m2
+	}
+}
+
+// cacheLive reports whether the cache file key still has an owner in the
+// catalog, so that collectCache keeps it: a column file while its segment
+// exists and is not dropped (a released collection's segments, and those
+// of a load in progress, still exist); an index file while a finished,
+// undropped build of an existing segment lists it. A key of another shape
+// is kept: the node did not write it, and so is a key whose owner the
+// data coordinator cannot tell now (an error is never read as "gone").
+func (n *Node) cacheLive(ctx context.Context, key string) bool {
+	if rest, ok := strings.CutPrefix(key, "columns/"); ok {
+		ids := strings.Split(rest, "/")
+		if len(ids) != 4 {
+			return true
+		}
+		seg, err := strconv.ParseInt(ids[2], 10, 64)
+		if err != nil {
+			return true
+		}
+		return n.segmentExists(ctx, seg)
+	}
+	k, err := storage.ParseObjectKey(n.cfg.RootPath, key)
+	if err != nil || k.Kind != storage.KindIndexFile {
+		return true
+	}
+	if !n.segmentExists(ctx, k.SegmentID) {
+		return false
+	}
+	tasks, err := n.segs.SegmentIndexes(ctx, k.SegmentID)
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		if slices.Contains(t.Files, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// segmentExists reports whether the segment exists and is not dropped
+// (true when the data coordinator cannot say now).
+func (n *Node) segmentExists(ctx context.Context, id int64) bool {
+	info, ok, err := n.segs.Segment(ctx, id)
+	if err != nil {
+		return true
+	}
+	return ok && info.State != catalog.SegmentDropped
+}
+
+// collectCache removes the mmap cache files of segments and index builds
+// that no longer exist (cacheLive): those of a dropped collection,
+// partition or index, and of a build replaced by a newer one. A file a
+// loaded segment still maps is unlinked and its blocks freed when the
+// segment unmaps it (mmapcache.Cache.Collect). A node whose cache
+// directory does not exist has nothing to collect.
+func (n *Node) collectCache(ctx context.Context) error {
+	if n.cfg.Mmap.Dir == "" {
+		return nil
+	}
+	if _, err := os.Stat(n.cfg.Mmap.Dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	cache, err := n.mmapCache()
+	if err != nil {
+		return err
+	}
+	removed, err := cache.Collect(ctx, func(key string) bool { return n.cacheLive(ctx, key) })
+	if len(removed) > 0 {
+		n.logger.Info("removed the mmap cache files of dropped data", "files", len(removed), "dir", cache.Dir())
+	}
+	return err
+}
+
+// collectLoop runs collectCache at start, after every drop the catalog
+// signals (when Segments is a DropNotifier) and every CollectInterval,
+// until ctx ends. A failed round is logged; the next one tries again.
+func (n *Node) collectLoop(ctx context.Context) {
+	t := time.NewTicker(n.cfg.Mmap.collectInterval())
+	defer t.Stop()
+	for {
+		var dropped <-chan struct{} // nil: no drop signals, the timer only
+		if d, ok := n.segs.(DropNotifier); ok {
+			dropped = d.Dropped() // before the round: no drop goes unseen
+		}
+		if err := n.collectCache(ctx); err != nil && ctx.Err() == nil {
+			n.logger.Warn("collecting mmap cache files failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-dropped:
+		}
 	}
 }

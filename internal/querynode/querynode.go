@@ -67,7 +67,13 @@
 // delegator releases its own hold when the segment leaves it (a release,
 // a compaction, a stop), so nothing is unmapped under a read. A segment
 // dropped for good (compacted away) also loses its cache files; a released
-// one keeps them for the next load.
+// one keeps them for the next load. The files of dropped collections,
+// partitions and indexes are collected by Run (collectCache, mmap.go): at
+// start, after each drop the data coordinator signals (DropNotifier) and
+// every MmapConfig.CollectInterval, every file whose segment is gone or
+// dropped, or whose index build is no longer a finished one of an
+// existing index, is removed; a mapping a read still holds stays valid
+// and its blocks are freed when it is unmapped.
 package querynode
 
 import (
@@ -114,8 +120,16 @@ type IndexMeta interface {
 	Indexes(ctx context.Context, collectionID int64) ([]catalog.IndexInfo, error)
 }
 
-// Segments is the data coordinator as the query node uses it: both of its
-// roles.
+// DropNotifier tells when the catalog dropped segments or indexes: the
+// channel Dropped returns is closed at the next drop (the in-process data
+// coordinator). It is optional: a Segments that does not implement it (a
+// remote coordinator's client) leaves the mmap cache to be collected
+// every Mmap.CollectInterval.
+type DropNotifier interface {
+	Dropped() <-chan struct{}
+}
+
+// Segments is the data coordinator as the query node uses it: its roles.
 type Segments interface {
 	SegmentMeta
 	IndexMeta
@@ -146,7 +160,9 @@ type Config struct {
 }
 
 // Defaults returns the default configuration.
-func Defaults() Config { return Config{RootPath: storage.DefaultRootPath} }
+func Defaults() Config {
+	return Config{RootPath: storage.DefaultRootPath, Mmap: MmapConfig{CollectInterval: DefaultCollectInterval}}
+}
 
 // Validate checks the configuration.
 func (c Config) Validate() error {

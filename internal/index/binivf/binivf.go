@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/strata-db/strata/internal/index"
@@ -54,9 +52,9 @@ func (c Config) Validate() error {
 func ParseParams(params map[string]string) (Config, error) {
 	cfg := Defaults()
 	if v, ok := params["nlist"]; ok {
-		n, err := strconv.Atoi(strings.Trim(v, `" `))
+		n, err := index.IntParam("nlist", v)
 		if err != nil {
-			return Config{}, fmt.Errorf("binivf: nlist %q is not an integer", v)
+			return Config{}, fmt.Errorf("binivf: %w", err)
 		}
 		cfg.Nlist = n
 	}

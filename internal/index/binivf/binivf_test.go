@@ -142,7 +142,7 @@ func TestParseParams(t *testing.T) {
 	_, err = ParseParams(map[string]string{"nlist": "0"})
 	require.ErrorContains(t, err, "nlist(0)")
 	_, err = ParseParams(map[string]string{"nlist": "many"})
-	require.ErrorContains(t, err, "not an integer")
+	require.ErrorContains(t, err, "invalid integer value, key: 'nlist', value: 'many'")
 }
 
 func TestMarshalRoundTrip(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
+	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/quant"
 )
 
@@ -61,22 +61,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// intParam reads an integer build parameter, refusing other values as
-// Milvus words it: a number that is not an integer (16.0) is "wrong data
-// type in json" (knowhere's JSON check), anything else (True, [16], a JSON
-// object) "invalid integer value" (Milvus's parameter check).
-func intParam(key, v string) (int, error) {
-	s := strings.Trim(v, `" `)
-	n, err := strconv.Atoi(s)
-	if err == nil {
-		return n, nil
-	}
-	if _, ferr := strconv.ParseFloat(s, 64); ferr == nil {
-		return 0, fmt.Errorf("hnsw: param '%s' (%s) should be an integer: wrong data type in json", key, v)
-	}
-	return 0, fmt.Errorf("hnsw: invalid integer value, key: '%s', value: '%s'", key, v)
-}
-
 // ParseParams reads the Milvus HNSW build parameters M and efConstruction
 // from an index's parameters (absent ones keep their defaults) and checks
 // them against the Milvus limits. The error names the offending parameter.
@@ -87,9 +71,9 @@ func ParseParams(params map[string]string) (Config, error) {
 		if !ok {
 			continue
 		}
-		n, err := intParam(key, v)
+		n, err := index.IntParam(key, v)
 		if err != nil {
-			return Config{}, err
+			return Config{}, fmt.Errorf("hnsw: %w", err)
 		}
 		*dst = n
 	}
@@ -175,9 +159,9 @@ func ParsePQParams(params map[string]string, dim int) (Config, error) {
 		if !ok {
 			continue
 		}
-		n, err := intParam(key, v)
+		n, err := index.IntParam(key, v)
 		if err != nil {
-			return Config{}, err
+			return Config{}, fmt.Errorf("hnsw: %w", err)
 		}
 		if key == "m" {
 			cfg.Quant.M = n

@@ -3,8 +3,9 @@ package ivf
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/strata-db/strata/internal/index"
 )
 
 // Kind is the encoding of the vectors stored in the inverted lists.
@@ -192,9 +193,9 @@ func ParseParams(indexType string, params map[string]string, dim int) (Config, e
 		if !want || !ok {
 			continue
 		}
-		n, err := strconv.Atoi(strings.Trim(v, `" `))
+		n, err := index.IntParam(key, v)
 		if err != nil {
-			return Config{}, fmt.Errorf("ivf: %s %q is not an integer", key, v)
+			return Config{}, fmt.Errorf("ivf: %w", err)
 		}
 		*dst = n
 	}

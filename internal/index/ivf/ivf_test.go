@@ -235,7 +235,8 @@ func TestParseParams(t *testing.T) {
 		params map[string]string
 		err    string
 	}{
-		{"IVF_FLAT", map[string]string{"nlist": "x"}, `nlist "x" is not an integer`},
+		{"IVF_FLAT", map[string]string{"nlist": "x"}, "ivf: invalid integer value, key: 'nlist', value: 'x'"},
+		{"IVF_FLAT", map[string]string{"nlist": "128.0"}, "ivf: param 'nlist' (128.0) should be an integer: wrong data type in json"},
 		{"IVF_SQ8", map[string]string{"nlist": "70000"}, "nlist(70000) out of range"},
 		{"IVF_PQ", map[string]string{"nlist": "8"}, "needs the parameter m"},
 		{"IVF_PQ", map[string]string{"m": "7"}, "not a multiple of m(7)"},

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -85,9 +84,9 @@ const refineTypeNames = "[sq6, sq8, fp16, bf16, fp32, flat]"
 func ParseParams(params map[string]string) (Config, error) {
 	cfg := Defaults()
 	if v, ok := params["nlist"]; ok {
-		n, err := strconv.Atoi(strings.Trim(v, `" `))
+		n, err := index.IntParam("nlist", v)
 		if err != nil {
-			return Config{}, fmt.Errorf("rabitq: param 'nlist' (%q) should be an integer", v)
+			return Config{}, fmt.Errorf("rabitq: %w", err)
 		}
 		cfg.Nlist = n
 	}

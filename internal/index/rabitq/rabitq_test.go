@@ -186,6 +186,9 @@ func TestParseParams(t *testing.T) {
 	for params, want := range map[string]map[string]string{
 		"param 'nlist' (65537) should be in range [1, 65536]":                                {"nlist": "65537"},
 		"param 'nlist' (-1) should be in range [1, 65536]":                                   {"nlist": "-1"},
+		"param 'nlist' (128.0) should be an integer: wrong data type in json":                {"nlist": "128.0"},
+		"invalid integer value, key: 'nlist', value: 'True'":                                 {"nlist": "True"},
+		"invalid integer value, key: 'nlist', value: '[128]'":                                {"nlist": "[128]"},
 		"invalid refine type : PQ, optional types are [sq6, sq8, fp16, bf16, fp32, flat]":    {"refine_type": "PQ"},
 		"invalid refine type :  SQ8 , optional types are [sq6, sq8, fp16, bf16, fp32, flat]": {"refine_type": " SQ8 "},
 		"invalid refine type : Sq8.0, optional types are [sq6, sq8, fp16, bf16, fp32, flat]": {"refine_type": "Sq8.0"},
