@@ -64,6 +64,13 @@ type Read struct {
 	// (rows streamed since their segment was last handed off), as Milvus's
 	// ignore_growing does.
 	IgnoreGrowing bool
+	// ExpireBefore is the collection's TTL cut-off (rows inserted before
+	// it are invisible; 0 = no TTL) as the caller resolved it, when
+	// HasExpireBefore; otherwise the query node resolves it itself. The
+	// query coordinator sets it so that a remote query node need not ask
+	// the coordinator back on every read.
+	ExpireBefore    uint64
+	HasExpireBefore bool
 }
 
 // Search is a top-k vector search.

@@ -46,9 +46,13 @@ type Node interface {
 // pooled connection to its address, or an in-process node).
 type Dialer func(n membership.Node) (Node, error)
 
-// Collections resolves collections by ID (the root coordinator).
+// Collections resolves collections by ID and their TTL cut-off (the root
+// coordinator).
 type Collections interface {
 	CollectionByID(id int64) (*catalog.Collection, error)
+	// ExpireBefore is the collection's TTL cut-off (0 = no TTL), which a
+	// read carries to the query nodes (plan.Read.ExpireBefore).
+	ExpireBefore(ctx context.Context, collectionID int64) (uint64, error)
 }
 
 // Config configures a Coordinator.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -27,6 +28,7 @@ import (
 	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/metastore/embedded"
 	"github.com/strata-db/strata/internal/placement"
+	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querycoord"
 	"github.com/strata-db/strata/internal/querynode"
@@ -86,8 +88,10 @@ func newCluster(t *testing.T) *cluster {
 	t.Cleanup(func() { require.NoError(t, kv.Close()) })
 	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger)
 	require.NoError(t, err)
-	c := &cluster{t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
-		store: placement.NewStore(kv)}
+	c := &cluster{
+		t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
+		store: placement.NewStore(kv),
+	}
 	t.Cleanup(func() {
 		if c.stopCoord != nil {
 			c.stopCoord()
@@ -517,4 +521,60 @@ func TestTakeOverServesWithTheReplicasLeft(t *testing.T) {
 	require.Eventually(t, func() bool { return c.coord.LoadProgress(col.ID) == 100 }, 30*time.Second, 20*time.Millisecond)
 	c.same()
 	c.same()
+}
+
+// TestReadsCarryTheTTLCutoff: the coordinator resolves a collection's TTL
+// cut-off and sends it with each read, so a remote query node need not ask
+// the root coordinator back; the answers stay those of one node holding
+// everything, with and without a TTL, and the node applies the cut-off it
+// was sent.
+func TestReadsCarryTheTTLCutoff(t *testing.T) {
+	c := newCluster(t)
+	c.prepare()
+	c.addRemote()
+	ok(t, c.load(1), nil)
+	c.same()
+	ctx := context.Background()
+
+	col, err := c.s.Root.Collection("", coll)
+	require.NoError(t, err)
+	search := &plan.Search{
+		Read: plan.Read{CollectionID: col.ID, Strong: true}, FieldID: col.Field("vec").GetFieldID(), Metric: "L2",
+		Vectors: [][]float32{{3, 1}}, TopK: 5,
+	}
+	res, err := c.coord.Search(ctx, search)
+	require.NoError(t, err)
+	require.Len(t, res.Hits[0], 5, "no TTL: every row is visible")
+	require.False(t, search.HasExpireBefore, "the caller's request is not changed")
+	// A cut-off the caller resolved is the one the node applies: one past
+	// every row's insert timestamp hides them all.
+	hideAll := *search
+	hideAll.ExpireBefore, hideAll.HasExpireBefore = math.MaxUint64, true
+	res, err = c.coord.Search(ctx, &hideAll)
+	require.NoError(t, err)
+	require.Empty(t, res.Hits[0], "the carried cut-off is applied")
+
+	// A TTL that expired every row: both paths see none, alike.
+	st, err := c.s.Proxy.AlterCollection(ctx, &milvuspb.AlterCollectionRequest{
+		CollectionName: coll, Properties: stacktest.KV("collection.ttl.seconds", "1"),
+	})
+	ok(t, st, err)
+	time.Sleep(1100 * time.Millisecond)
+	for name, req := range searches(t) {
+		want, err := c.s.Proxy.Search(ctx, req)
+		require.NoError(t, err)
+		require.Zero(t, want.GetStatus().GetCode(), "%s: %s", name, want.GetStatus().GetReason())
+		require.Empty(t, want.GetResults().GetIds().GetIntId().GetData(), name)
+		got, err := c.px.Search(ctx, req)
+		require.NoError(t, err)
+		require.True(t, proto.Equal(want.GetResults(), got.GetResults()), "%s:\none node   %v\ncoordinator %v", name, want.GetResults(), got.GetResults())
+	}
+	for name, req := range queries() {
+		want, err := c.s.Proxy.Query(ctx, req)
+		require.NoError(t, err)
+		got, err := c.px.Query(ctx, req)
+		require.NoError(t, err)
+		require.True(t, proto.Equal(&milvuspb.QueryResults{FieldsData: want.GetFieldsData()}, &milvuspb.QueryResults{FieldsData: got.GetFieldsData()}),
+			"%s:\none node   %v\ncoordinator %v", name, want.GetFieldsData(), got.GetFieldsData())
+	}
 }

@@ -162,9 +162,29 @@ func (c *Coordinator) nodeGone(err error, t target) bool {
 	return ok && st.Code() == codes.Unavailable
 }
 
+// resolveExpiry puts the collection's TTL cut-off into a read (unless its
+// caller did): the root coordinator is in this process, so the query nodes
+// need not ask it back, one round trip per node and read.
+func (c *Coordinator) resolveExpiry(ctx context.Context, r *plan.Read) error {
+	if r.HasExpireBefore {
+		return nil
+	}
+	cut, err := c.colls.ExpireBefore(ctx, r.CollectionID)
+	if err != nil {
+		return err
+	}
+	r.ExpireBefore, r.HasExpireBefore = cut, true
+	return nil
+}
+
 // Search runs a search on one replica: on each of its shard leaders, the
 // answers merged (plan.MergeSearch; mergeGroups for a grouped search).
 func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
+	withCut := *req
+	if err := c.resolveExpiry(ctx, &withCut.Read); err != nil {
+		return nil, err
+	}
+	req = &withCut
 	fanned := *req
 	if req.GroupByField != 0 {
 		fanned.StrictGroupSize = false // applied after the merge
@@ -184,6 +204,11 @@ func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.Searc
 // offset+limit rows from offset 0, with the primary key, the answers
 // merged (plan.MergeQuery).
 func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error) {
+	withCut := *req
+	if err := c.resolveExpiry(ctx, &withCut.Read); err != nil {
+		return nil, err
+	}
+	req = &withCut
 	fanned := *req
 	var pkField int64
 	addedPK := false

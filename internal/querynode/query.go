@@ -38,7 +38,7 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 	}
 	segs := selectSegments(c, &req.Read, loaded, e)
 	defer releaseSegments(segs)
-	expire, err := n.colls.ExpireBefore(ctx, req.CollectionID)
+	expire, err := n.expireBefore(ctx, &req.Read)
 	if err != nil {
 		return nil, err
 	}

@@ -424,6 +424,15 @@ func (n *Node) loaded(r *plan.Read) (*collection, map[int64]bool, error) {
 
 // readTimestamp waits for every delegator to pass the guarantee timestamp and
 // returns the MVCC timestamp to read at (the smallest tsafe).
+// expireBefore is the read's TTL cut-off: the one its caller resolved, or
+// the root coordinator's.
+func (n *Node) expireBefore(ctx context.Context, r *plan.Read) (uint64, error) {
+	if r.HasExpireBefore {
+		return r.ExpireBefore, nil
+	}
+	return n.colls.ExpireBefore(ctx, r.CollectionID)
+}
+
 func (n *Node) readTimestamp(ctx context.Context, c *collection, guarantee uint64, strong bool) (uint64, error) {
 	// Strong reads, and reads whose guarantee a delegator has not reached
 	// yet, make the pchannel tick now rather than wait for the periodic tick.

@@ -147,7 +147,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	}
 	segs := selectSegments(c, &req.Read, loaded, e)
 	defer releaseSegments(segs)
-	expire, err := n.colls.ExpireBefore(ctx, req.CollectionID)
+	expire, err := n.expireBefore(ctx, &req.Read)
 	if err != nil {
 		return nil, err
 	}

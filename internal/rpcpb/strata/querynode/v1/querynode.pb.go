@@ -786,6 +786,11 @@ type Read struct {
 	Strong bool `protobuf:"varint,8,opt,name=strong,proto3" json:"strong,omitempty"`
 	// ignore_growing reads only sealed segments.
 	IgnoreGrowing bool `protobuf:"varint,9,opt,name=ignore_growing,json=ignoreGrowing,proto3" json:"ignore_growing,omitempty"`
+	// expire_before is the collection's TTL cut-off (a hybrid timestamp;
+	// rows inserted before it are invisible; 0 = no TTL) as the caller
+	// resolved it when the read began. Absent: the query node asks the root
+	// coordinator (RootCoordService.GetExpireBefore), one more round trip.
+	ExpireBefore  *uint64 `protobuf:"varint,10,opt,name=expire_before,json=expireBefore,proto3,oneof" json:"expire_before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -881,6 +886,13 @@ func (x *Read) GetIgnoreGrowing() bool {
 		return x.IgnoreGrowing
 	}
 	return false
+}
+
+func (x *Read) GetExpireBefore() uint64 {
+	if x != nil && x.ExpireBefore != nil {
+		return *x.ExpireBefore
+	}
+	return 0
 }
 
 // BM25 holds a full-text search's scoring parameters.
@@ -1446,7 +1458,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x18\n" +
 	"\agrowing\x18\x04 \x01(\bR\agrowing\x12\x18\n" +
 	"\aindexed\x18\x05 \x01(\bR\aindexed\x12\x14\n" +
-	"\x05level\x18\x06 \x01(\x05R\x05level\"\x96\x03\n" +
+	"\x05level\x18\x06 \x01(\x05R\x05level\"\xd2\x03\n" +
 	"\x04Read\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12\x16\n" +
@@ -1456,10 +1468,13 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x10output_field_ids\x18\x06 \x03(\x03R\x0eoutputFieldIds\x12!\n" +
 	"\fguarantee_ts\x18\a \x01(\x04R\vguaranteeTs\x12\x16\n" +
 	"\x06strong\x18\b \x01(\bR\x06strong\x12%\n" +
-	"\x0eignore_growing\x18\t \x01(\bR\rignoreGrowing\x1a<\n" +
+	"\x0eignore_growing\x18\t \x01(\bR\rignoreGrowing\x12(\n" +
+	"\rexpire_before\x18\n" +
+	" \x01(\x04H\x00R\fexpireBefore\x88\x01\x01\x1a<\n" +
 	"\x0eTemplatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"$\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01B\x10\n" +
+	"\x0e_expire_before\"$\n" +
 	"\x04BM25\x12\x0e\n" +
 	"\x02k1\x18\x01 \x01(\x01R\x02k1\x12\f\n" +
 	"\x01b\x18\x02 \x01(\x01R\x01b\"\xd4\x06\n" +
@@ -1592,6 +1607,7 @@ func file_strata_querynode_v1_querynode_proto_init() {
 	if File_strata_querynode_v1_querynode_proto != nil {
 		return
 	}
+	file_strata_querynode_v1_querynode_proto_msgTypes[14].OneofWrappers = []any{}
 	file_strata_querynode_v1_querynode_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
