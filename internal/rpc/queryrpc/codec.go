@@ -30,7 +30,7 @@ func encodeRead(r *plan.Read) (*querynodev1.Read, error) {
 	return &querynodev1.Read{
 		CollectionId: r.CollectionID, PartitionIds: r.PartitionIDs, Filter: r.Filter, Templates: templates,
 		Timezone: r.Timezone, OutputFieldIds: r.OutputFields, GuaranteeTs: r.GuaranteeTS, Strong: r.Strong,
-		IgnoreGrowing: r.IgnoreGrowing,
+		IgnoreGrowing: r.IgnoreGrowing, Vchannels: r.VChannels,
 	}, nil
 }
 
@@ -51,6 +51,7 @@ func decodeRead(m *querynodev1.Read) (plan.Read, error) {
 		CollectionID: m.GetCollectionId(), PartitionIDs: m.GetPartitionIds(), Filter: m.GetFilter(),
 		Templates: templates, Timezone: m.GetTimezone(), OutputFields: m.GetOutputFieldIds(),
 		GuaranteeTS: m.GetGuaranteeTs(), Strong: m.GetStrong(), IgnoreGrowing: m.GetIgnoreGrowing(),
+		VChannels: m.GetVchannels(),
 	}, nil
 }
 

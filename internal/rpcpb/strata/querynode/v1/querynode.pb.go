@@ -786,6 +786,12 @@ type Read struct {
 	Strong bool `protobuf:"varint,8,opt,name=strong,proto3" json:"strong,omitempty"`
 	// ignore_growing reads only sealed segments.
 	IgnoreGrowing bool `protobuf:"varint,9,opt,name=ignore_growing,json=ignoreGrowing,proto3" json:"ignore_growing,omitempty"`
+	// vchannels restricts the read to the delegators of these vchannels
+	// (empty: every vchannel the node serves for the collection); a node
+	// without one of them answers "channel not available". The query
+	// coordinator names the shards it routes to the node, so a node that
+	// still holds a shard being moved away does not answer for it twice.
+	Vchannels     []string `protobuf:"bytes,10,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -881,6 +887,13 @@ func (x *Read) GetIgnoreGrowing() bool {
 		return x.IgnoreGrowing
 	}
 	return false
+}
+
+func (x *Read) GetVchannels() []string {
+	if x != nil {
+		return x.Vchannels
+	}
+	return nil
 }
 
 // BM25 holds a full-text search's scoring parameters.
@@ -1446,7 +1459,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x18\n" +
 	"\agrowing\x18\x04 \x01(\bR\agrowing\x12\x18\n" +
 	"\aindexed\x18\x05 \x01(\bR\aindexed\x12\x14\n" +
-	"\x05level\x18\x06 \x01(\x05R\x05level\"\x96\x03\n" +
+	"\x05level\x18\x06 \x01(\x05R\x05level\"\xb4\x03\n" +
 	"\x04Read\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12\x16\n" +
@@ -1456,7 +1469,9 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x10output_field_ids\x18\x06 \x03(\x03R\x0eoutputFieldIds\x12!\n" +
 	"\fguarantee_ts\x18\a \x01(\x04R\vguaranteeTs\x12\x16\n" +
 	"\x06strong\x18\b \x01(\bR\x06strong\x12%\n" +
-	"\x0eignore_growing\x18\t \x01(\bR\rignoreGrowing\x1a<\n" +
+	"\x0eignore_growing\x18\t \x01(\bR\rignoreGrowing\x12\x1c\n" +
+	"\tvchannels\x18\n" +
+	" \x03(\tR\tvchannels\x1a<\n" +
 	"\x0eTemplatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"$\n" +
