@@ -32,8 +32,10 @@ func startRole(t *testing.T, bin, role, cfg string, standby bool) *roleProc {
 	p := &proc{stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.metrics = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	internal := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := []string{"run", role, "--config", cfg, "--data-dir", t.TempDir(), "--log-level", "info",
-		"--metrics-addr", p.metrics, "--internal-addr", internal}
+	args := []string{
+		"run", role, "--config", cfg, "--data-dir", t.TempDir(), "--log-level", "info",
+		"--metrics-addr", p.metrics, "--internal-addr", internal,
+	}
 	if role == "coordinator" {
 		p.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		args = append(args, "--addr", p.addr)
@@ -71,6 +73,16 @@ func (p *proc) waitAnswers(limit time.Duration) bool {
 	return false
 }
 
+// createTwoShards creates a movies collection of two shards with an HNSW
+// index on its vector.
+func createTwoShards(ctx context.Context, t *testing.T, c *milvusclient.Client, coll string) {
+	t.Helper()
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll)).WithShardNum(2)))
+	task, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(entity.L2, 16, 64)))
+	require.NoError(t, err)
+	require.NoError(t, task.Await(ctx))
+}
+
 // TestClusterProcesses runs Strata as a cluster of processes on real
 // engines (etcd, Kafka 4, an S3 server): a coordinator (with a standby),
 // two data nodes and two query nodes, each `strata run ROLE`, and drives it
@@ -99,10 +111,7 @@ func TestClusterProcesses(t *testing.T) {
 	defer cancel()
 	c := coord.client(t)
 	const coll = crashColl // countRange's
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll)).WithShardNum(2)))
-	task, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(entity.L2, 16, 64)))
-	require.NoError(t, err)
-	require.NoError(t, task.Await(ctx))
+	createTwoShards(ctx, t, c, coll)
 
 	var (
 		mu   sync.Mutex
@@ -117,7 +126,7 @@ func TestClusterProcesses(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	first := genMovies(0, 2000, rng)
-	_, err = c.Insert(ctx, insertOption(coll, first))
+	_, err := c.Insert(ctx, insertOption(coll, first))
 	require.NoError(t, err)
 	record(first)
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
@@ -265,13 +274,10 @@ func TestClusterQueryNodeRecovery(t *testing.T) {
 	defer cancel()
 	c := coord.client(t)
 	const coll = crashColl
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll)).WithShardNum(2)))
-	task, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(entity.L2, 16, 64)))
-	require.NoError(t, err)
-	require.NoError(t, task.Await(ctx))
+	createTwoShards(ctx, t, c, coll)
 	rng := rand.New(rand.NewPCG(21, 22))
 	const rows = 2000
-	_, err = c.Insert(ctx, insertOption(coll, genMovies(0, rows, rng)))
+	_, err := c.Insert(ctx, insertOption(coll, genMovies(0, rows, rng)))
 	require.NoError(t, err)
 	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
 	require.NoError(t, err)

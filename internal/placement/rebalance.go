@@ -60,14 +60,7 @@ func Rebalance(replicas []Replica, live []int64, rows map[string]int64) ([]Repli
 			healthy[i] = healthy[i] && slices.Contains(r.Nodes, n)
 		}
 	}
-	free := make([]int64, 0, len(live))
-	for _, n := range live {
-		if !used[n] {
-			free = append(free, n)
-		}
-	}
-	slices.Sort(free)
-	free = slices.Compact(free)
+	free := freeNodes(live, used)
 
 	// Even out each replica, then free nodes join the replicas whose every
 	// node leads more than one shard, the most loaded first.

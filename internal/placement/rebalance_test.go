@@ -86,7 +86,8 @@ func TestRebalance(t *testing.T) {
 			leaders: []map[string]int64{{"v0": 8, "v1": 1, "v2": 2, "v3": 2}, {"v0": 7, "v1": 7, "v2": 9, "v3": 3}},
 			moves: []placement.ShardMove{
 				{Replica: 1, VChannel: "v0", From: 1, To: 8},
-				{Replica: 2, VChannel: "v0", From: 3, To: 7}, {Replica: 2, VChannel: "v1", From: 3, To: 7},
+				{Replica: 2, VChannel: "v0", From: 3, To: 7},
+				{Replica: 2, VChannel: "v1", From: 3, To: 7},
 				{Replica: 2, VChannel: "v2", From: 3, To: 9},
 			},
 		},

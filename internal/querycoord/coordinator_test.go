@@ -87,8 +87,10 @@ func newCluster(t *testing.T) *cluster {
 	t.Cleanup(func() { require.NoError(t, kv.Close()) })
 	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger)
 	require.NoError(t, err)
-	c := &cluster{t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
-		store: placement.NewStore(kv)}
+	c := &cluster{
+		t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
+		store: placement.NewStore(kv),
+	}
 	t.Cleanup(func() {
 		if c.stopCoord != nil {
 			c.stopCoord()

@@ -119,15 +119,10 @@ func (c *Coordinator) heal(ctx context.Context) {
 // in service, and the replicas are saved. The caller holds jobs.
 func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) error {
 	live, load := c.liveNodes()
-	c.mu.RLock()
-	lc, ok := c.loaded[collectionID]
-	if !ok {
-		c.mu.RUnlock()
+	lc, old, partitions := c.snapshot(collectionID)
+	if lc == nil {
 		return nil
 	}
-	old := slices.Clone(lc.replicas)
-	partitions := slices.Clone(lc.partitions)
-	c.mu.RUnlock()
 	healed := placement.Heal(old, live, load)
 	var errs []error
 	for i, r := range healed {
@@ -176,6 +171,18 @@ func (c *Coordinator) move(ctx context.Context, name string, collectionID int64,
 		c.logger.Info("shard leaders moved", "collection", name, "replica", to.ID, "node_id", id, "vchannels", after[id])
 	}
 	return nil
+}
+
+// snapshot returns a loaded collection with copies of its replicas and
+// partitions (nil when it is not loaded).
+func (c *Coordinator) snapshot(collectionID int64) (*loadedCollection, []placement.Replica, []int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	lc, ok := c.loaded[collectionID]
+	if !ok {
+		return nil, nil, nil
+	}
+	return lc, slices.Clone(lc.replicas), slices.Clone(lc.partitions)
 }
 
 // needsHeal reports whether a collection has a replica out of service or

@@ -183,6 +183,17 @@ func (c *Coordinator) nodeGone(err error, t target) bool {
 	return ok && st.Code() == codes.Unavailable
 }
 
+// askFor returns the request a shard leader gets: req itself when it
+// leads every shard (alone), fanned otherwise, for its vchannels chans.
+func askFor[T any](req, fanned *T, alone bool, chans []string, read func(*T) *plan.Read) *T {
+	one := *fanned
+	if alone {
+		one = *req
+	}
+	read(&one).VChannels = chans
+	return &one
+}
+
 // Search runs a search on one replica: on each of its shard leaders, the
 // answers merged (plan.MergeSearch; mergeGroups for a grouped search).
 func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
@@ -192,12 +203,7 @@ func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.Searc
 	}
 	return read(ctx, c, &req.Read,
 		func(ctx context.Context, n Node, chans []string, alone bool) (*plan.SearchResult, error) {
-			one := fanned
-			if alone {
-				one = *req // every shard on one node: asked unchanged
-			}
-			one.VChannels = chans
-			return n.Search(ctx, &one)
+			return n.Search(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Search) *plan.Read { return &r.Read }))
 		},
 		func(ctx context.Context, nodes []Node, chans [][]string, parts []*plan.SearchResult) (*plan.SearchResult, error) {
 			if req.GroupByField == 0 {
@@ -235,12 +241,7 @@ func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryRe
 	}
 	return read(ctx, c, &req.Read,
 		func(ctx context.Context, n Node, chans []string, alone bool) (*plan.QueryResult, error) {
-			one := fanned
-			if alone {
-				one = *req // every shard on one node: asked unchanged
-			}
-			one.VChannels = chans
-			return n.Query(ctx, &one)
+			return n.Query(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Query) *plan.Read { return &r.Read }))
 		},
 		func(_ context.Context, _ []Node, _ [][]string, parts []*plan.QueryResult) (*plan.QueryResult, error) {
 			res, err := plan.MergeQuery(req, pkField, parts)

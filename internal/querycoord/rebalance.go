@@ -57,14 +57,10 @@ func (c *Coordinator) Rebalance(ctx context.Context) error {
 // holds jobs.
 func (c *Coordinator) rebalanceCollection(ctx context.Context, collectionID int64) error {
 	live, _ := c.liveNodes()
-	c.mu.RLock()
-	lc, ok := c.loaded[collectionID]
-	if !ok {
-		c.mu.RUnlock()
+	lc, current, _ := c.snapshot(collectionID)
+	if lc == nil {
 		return nil
 	}
-	current := slices.Clone(lc.replicas)
-	c.mu.RUnlock()
 	_, moves := placement.Rebalance(current, live, nil)
 	for _, m := range moves {
 		if err := c.handoff(ctx, lc, m); err != nil {
