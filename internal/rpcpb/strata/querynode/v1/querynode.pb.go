@@ -50,7 +50,10 @@ type LoadRequest struct {
 	// query coordinator served behind the same contract.
 	ReplicaNumber int32 `protobuf:"varint,3,opt,name=replica_number,json=replicaNumber,proto3" json:"replica_number,omitempty"`
 	// vchannels are the collection's vchannels the node loads and serves, as
-	// the shard leader of a replica that other nodes share (none: all).
+	// the shard leader of a replica that other nodes share (none: all). A
+	// node serving another set of the collection builds this one beside it
+	// and swaps them at once (the old set serves until then, and on when the
+	// load fails).
 	Vchannels     []string `protobuf:"bytes,4,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
