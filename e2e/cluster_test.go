@@ -33,8 +33,10 @@ func startRole(t *testing.T, bin, role, cfg string, standby bool) *roleProc {
 	p := &proc{stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.metrics = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	internal := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := []string{"run", role, "--config", cfg, "--data-dir", t.TempDir(), "--log-level", "info",
-		"--metrics-addr", p.metrics, "--internal-addr", internal}
+	args := []string{
+		"run", role, "--config", cfg, "--data-dir", t.TempDir(), "--log-level", "info",
+		"--metrics-addr", p.metrics, "--internal-addr", internal,
+	}
 	if role == "coordinator" {
 		p.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		args = append(args, "--addr", p.addr)
@@ -70,6 +72,16 @@ func (p *proc) waitAnswers(limit time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return false
+}
+
+// createTwoShards creates a movies collection of two shards with an HNSW
+// index on its vector.
+func createTwoShards(ctx context.Context, t *testing.T, c *milvusclient.Client, coll string) {
+	t.Helper()
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll)).WithShardNum(2)))
+	task, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(entity.L2, 16, 64)))
+	require.NoError(t, err)
+	require.NoError(t, task.Await(ctx))
 }
 
 // TestClusterProcesses runs Strata as a cluster of processes on real
@@ -118,10 +130,7 @@ func TestClusterProcesses(t *testing.T) {
 	defer cancel()
 	c := coord.client(t)
 	const coll = crashColl // countRange's
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, moviesSchema(coll)).WithShardNum(2)))
-	task, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(entity.L2, 16, 64)))
-	require.NoError(t, err)
-	require.NoError(t, task.Await(ctx))
+	createTwoShards(ctx, t, c, coll)
 
 	var (
 		mu   sync.Mutex
@@ -254,4 +263,137 @@ func TestClusterProcesses(t *testing.T) {
 	mu.Lock()
 	t.Logf("acknowledged rows: %d", len(live))
 	mu.Unlock()
+}
+
+// TestClusterQueryNodeRecovery runs replica_number=1 over two query node
+// processes (one shard each) on real engines. One is killed -9: reads of
+// its shard fail (Milvus's retriable 503) until its session ends and its
+// shard is loaded on the other node; the time until reads succeed again is
+// logged. Its bound is the session TTL plus the reload of one vchannel
+// (its sealed segments from object storage and the WAL since its
+// checkpoint); it is not asserted beyond a generous limit. A third query
+// node then joins and a shard moves to it while reads run: none fails and
+// each counts every row.
+func TestClusterQueryNodeRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Kafka, an S3 server and five processes")
+	}
+	const sessionTTL = 3 * time.Second
+	e := startRealEngines(t)
+	bin := buildBinary(t)
+	cfg := e.config(t, map[string]any{
+		"cluster": map[string]any{"membership": map[string]any{"sessionTTL": sessionTTL.String()}},
+	})
+	coord := startRole(t, bin, "coordinator", cfg, false)
+	startRole(t, bin, "datanode", cfg, false)
+	qn1 := startRole(t, bin, "querynode", cfg, false)
+	startRole(t, bin, "querynode", cfg, false)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := coord.client(t)
+	const coll = crashColl
+	createTwoShards(ctx, t, c, coll)
+	rng := rand.New(rand.NewPCG(21, 22))
+	const rows = 2000
+	_, err := c.Insert(ctx, insertOption(coll, genMovies(0, rows, rng)))
+	require.NoError(t, err)
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+	lt, err := c.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll).WithReplica(1))
+	require.NoError(t, err)
+	require.NoError(t, lt.Await(ctx))
+
+	// leaders returns the replica's nodes and each shard's leader.
+	leaders := func() ([]int64, map[string]int64) {
+		t.Helper()
+		reps, err := c.DescribeReplica(ctx, milvusclient.NewDescribeReplicaOption(coll))
+		require.NoError(t, err)
+		require.Len(t, reps, 1)
+		out := map[string]int64{}
+		for _, sh := range reps[0].Shards {
+			out[sh.ChannelName] = sh.ShardLeader
+		}
+		return reps[0].Nodes, out
+	}
+	distinct := func(l map[string]int64) int {
+		seen := map[int64]bool{}
+		for _, n := range l {
+			seen[n] = true
+		}
+		return len(seen)
+	}
+	nodes, l := leaders()
+	require.Len(t, nodes, 2)
+	require.Equal(t, 2, distinct(l), "one shard on each query node")
+	count := func() (int64, error) {
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer rcancel()
+		return countStrong(rctx, c, coll)
+	}
+	n, err := count()
+	require.NoError(t, err)
+	require.EqualValues(t, rows, n)
+
+	// One query node dies: reads recover once its shard is reloaded.
+	qn1.kill(t)
+	killed := time.Now()
+	failed := 0
+	require.Eventually(t, func() bool {
+		n, err := count()
+		if err != nil {
+			failed++
+			return false
+		}
+		require.EqualValues(t, rows, n, "every row once after the recovery")
+		return true
+	}, 60*time.Second, 50*time.Millisecond, "reads did not recover; coordinator's log:\n%s", coord.stderr.String())
+	t.Logf("query node killed with replica_number=1: reads succeed again %v later (%d reads failed meanwhile; bound: session TTL %v + the reload of one vchannel)",
+		time.Since(killed).Round(time.Millisecond), failed, sessionTTL)
+	_, l = leaders()
+	require.Equal(t, 1, distinct(l), "both shards on the node left")
+
+	// A query node joins: a shard moves to it while reads run.
+	var (
+		stop      atomic.Bool
+		reads     atomic.Int64
+		readErr   atomic.Value
+		readsDone = make(chan struct{})
+	)
+	go func() {
+		defer close(readsDone)
+		for !stop.Load() {
+			n, err := count()
+			if err == nil && n != rows {
+				err = fmt.Errorf("count(*) %d, want %d", n, rows)
+			}
+			if err != nil {
+				readErr.Store(err)
+				return
+			}
+			reads.Add(1)
+		}
+	}()
+	joined := time.Now()
+	startRole(t, bin, "querynode", cfg, false)
+	require.Eventually(t, func() bool {
+		_, l := leaders()
+		return distinct(l) == 2 || readErr.Load() != nil
+	}, 60*time.Second, 50*time.Millisecond, "no shard moved to the new node; coordinator's log:\n%s", coord.stderr.String())
+	base := reads.Load()
+	require.Eventually(t, func() bool { return reads.Load() >= base+3 || readErr.Load() != nil }, 30*time.Second, 20*time.Millisecond)
+	stop.Store(true)
+	<-readsDone
+	if err, ok := readErr.Load().(error); ok {
+		require.NoError(t, err, "a read failed during the rebalance")
+	}
+	nodes, _ = leaders()
+	require.Len(t, nodes, 2)
+	t.Logf("query node joined: a shard moved to it %v later, %d reads meanwhile, none failed",
+		time.Since(joined).Round(time.Millisecond), reads.Load())
+	qv := genMovies(900000, 1, rng)[0].vec
+	res, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 10, []entity.Vector{entity.FloatVector(qv)}).WithConsistencyLevel(entity.ClStrong))
+	require.NoError(t, err)
+	require.Equal(t, 10, res[0].ResultCount)
 }

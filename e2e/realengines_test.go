@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -147,7 +146,7 @@ func TestRealEnginesCrash(t *testing.T) {
 	for lo := int64(0); lo < 10000+int64(len(live))*2; lo += 5000 {
 		cnt, distinct, err := countRange(ctx, c, lo, lo+5000)
 		require.NoError(t, err)
-		require.EqualValues(t, distinct, cnt, fmt.Sprintf("duplicates among ids [%d, %d)", lo, lo+5000))
+		require.EqualValues(t, distinct, cnt, "duplicates among ids [%d, %d)", lo, lo+5000)
 	}
 	ids := make([]int64, 0, len(live))
 	for id := range live {

@@ -33,7 +33,11 @@
 // sealed segments over the replica's nodes by row count (largest first,
 // each to the node with the fewest rows). Heal drops dead nodes and gives
 // a replica left empty a free node; Assign then moves only the work of
-// the dead nodes.
+// the dead nodes. Rebalance evens out the shard leaderships of healthy
+// replicas (within one of each other per replica, the shard moved chosen
+// by rows) and gives free nodes to replicas whose nodes each lead more
+// than one shard; it returns the ShardMoves the query coordinator hands
+// off one by one.
 //
 // # The loop
 //

@@ -93,14 +93,7 @@ func Heal(replicas []Replica, live []int64, load map[int64]int64) []Replica {
 		}
 		out[i] = r
 	}
-	free := make([]int64, 0, len(live))
-	for _, n := range live {
-		if !used[n] {
-			free = append(free, n)
-		}
-	}
-	slices.Sort(free)
-	free = slices.Compact(free)
+	free := freeNodes(live, used)
 	slices.SortStableFunc(free, func(a, b int64) int { return cmp.Compare(load[a], load[b]) })
 	for i := range out {
 		if len(out[i].Nodes) == 0 && len(free) > 0 {
@@ -176,6 +169,18 @@ func Assign(r Replica, vchannels []string, segments []Segment, load map[int64]in
 		rows[n] += s.Rows
 	}
 	return out
+}
+
+// freeNodes returns the live nodes not in used, sorted, without repeats.
+func freeNodes(live []int64, used map[int64]bool) []int64 {
+	free := make([]int64, 0, len(live))
+	for _, n := range live {
+		if !used[n] {
+			free = append(free, n)
+		}
+	}
+	slices.Sort(free)
+	return slices.Compact(free)
 }
 
 // argmin returns the key with the smallest value, the lowest key on a tie.

@@ -71,6 +71,13 @@ type Read struct {
 	// the coordinator back on every read.
 	ExpireBefore    uint64
 	HasExpireBefore bool
+	// VChannels restricts the read to the node's delegators of these
+	// vchannels (empty: every vchannel it serves for the collection); a
+	// node without one of them fails the read with "channel not
+	// available". The query coordinator sets it to the shards a node
+	// leads, so a node that still holds a shard moved away (rebalance)
+	// does not answer for it too.
+	VChannels []string
 }
 
 // Search is a top-k vector search.

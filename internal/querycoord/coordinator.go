@@ -87,6 +87,12 @@ type loadedCollection struct {
 	// down holds the replicas that do not serve: a leader died and the
 	// heal has not completed.
 	down map[int64]bool
+	// version counts the changes of replicas (heals, rebalance moves): a
+	// read that failed while it changed is tried again.
+	version uint64
+	// stale holds the nodes that still serve vchannels of the collection
+	// they no longer lead (a rebalance's release failed): resync tries again.
+	stale map[int64]bool
 	// loading is closed when the load ends; failure says why it failed.
 	loading chan struct{}
 	done    bool
@@ -219,7 +225,7 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 	}
 	lc = &loadedCollection{
 		info: info, partitions: slices.Clone(partitions), replicas: replicas,
-		down: map[int64]bool{}, loading: make(chan struct{}),
+		down: map[int64]bool{}, stale: map[int64]bool{}, loading: make(chan struct{}),
 	}
 	for _, r := range replicas {
 		if len(r.Nodes) == 0 {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -577,4 +578,116 @@ func TestReadsCarryTheTTLCutoff(t *testing.T) {
 		require.True(t, proto.Equal(&milvuspb.QueryResults{FieldsData: want.GetFieldsData()}, &milvuspb.QueryResults{FieldsData: got.GetFieldsData()}),
 			"%s:\none node   %v\ncoordinator %v", name, want.GetFieldsData(), got.GetFieldsData())
 	}
+}
+
+// TestRebalanceOntoAJoiningNode: two shards led by one node; a node joins
+// (reached over queryrpc) and one shard moves to it, handed off while
+// searches and queries run: every read before, during and after the move
+// answers as one node holding both shards does. An explicit Rebalance of
+// the balanced placement moves nothing.
+func TestRebalanceOntoAJoiningNode(t *testing.T) {
+	c := newCluster(t)
+	c.prepare()
+	a := c.addLocal()
+	ok(t, c.load(1), nil)
+	col, err := c.s.Root.Collection("", coll)
+	require.NoError(t, err)
+	leaders := func() map[string]int64 { return c.coord.Replicas(col.ID)[0].Leaders }
+	require.Equal(t, map[string]int64{col.VChannels[0]: a, col.VChannels[1]: a}, leaders())
+	c.same()
+
+	// The reference answers, from the node holding everything.
+	ctx := context.Background()
+	search, count := searches(t)["top-k"], queries()["count"]
+	wantSearch, err := c.s.Proxy.Search(ctx, search)
+	require.NoError(t, err)
+	wantCount, err := c.s.Proxy.Query(ctx, count)
+	require.NoError(t, err)
+	var stop atomic.Bool
+	var done atomic.Int64 // reads done
+	reads := make(chan int, 1)
+	failed := make(chan error, 1)
+	go func() {
+		n := 0
+		for !stop.Load() {
+			got, err := c.px.Search(ctx, search)
+			if err == nil && got.GetStatus().GetCode() != 0 {
+				err = fmt.Errorf("search: %s", got.GetStatus().GetReason())
+			}
+			if err == nil && !proto.Equal(wantSearch.GetResults(), got.GetResults()) {
+				err = fmt.Errorf("search %d: %v, want %v", n, got.GetResults(), wantSearch.GetResults())
+			}
+			if err == nil {
+				var q *milvuspb.QueryResults
+				q, err = c.px.Query(ctx, count)
+				if err == nil && q.GetStatus().GetCode() != 0 {
+					err = fmt.Errorf("count: %s", q.GetStatus().GetReason())
+				}
+				if err == nil && !proto.Equal(wantCount.GetFieldsData()[0], q.GetFieldsData()[0]) {
+					err = fmt.Errorf("count %d: %v, want %v", n, q.GetFieldsData(), wantCount.GetFieldsData())
+				}
+			}
+			if err != nil {
+				failed <- err
+				reads <- n
+				return
+			}
+			n++
+			done.Add(1)
+		}
+		reads <- n
+	}()
+	readsDone := func(min int64) func() bool {
+		return func() bool {
+			select {
+			case err := <-failed:
+				require.NoError(t, err)
+			default:
+			}
+			return done.Load() >= min
+		}
+	}
+	require.Eventually(t, readsDone(3), 30*time.Second, time.Millisecond, "reads before the move")
+
+	b := c.addRemote()
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-failed:
+			require.NoError(t, err)
+		default:
+		}
+		l := leaders()
+		return l[col.VChannels[0]] != l[col.VChannels[1]]
+	}, 30*time.Second, time.Millisecond, "a shard moves to the joining node")
+	require.Eventually(t, readsDone(done.Load()+3), 30*time.Second, time.Millisecond, "reads after the move")
+	stop.Store(true)
+	n := <-reads
+	select {
+	case err := <-failed:
+		require.NoError(t, err)
+	default:
+	}
+	require.Positive(t, n)
+	t.Logf("%d reads before, during and after the move, all exact", n)
+
+	reps := c.coord.Replicas(col.ID)
+	require.Len(t, reps, 1)
+	require.Equal(t, []int64{a, b}, reps[0].Nodes, "the free node joined the replica")
+	moved, kept := slices.Min(col.VChannels), slices.Max(col.VChannels) // the lowest name moves
+	require.Equal(t, map[string]int64{moved: b, kept: a}, reps[0].Leaders)
+	stored, err := c.store.Replicas(ctx, col.ID)
+	require.NoError(t, err)
+	require.Equal(t, reps[0].Leaders, stored[0].Leaders, "the move is saved")
+	// The old leader dropped the shard it handed off; the new one holds it only.
+	c.mu.Lock()
+	qa, qb := c.nodes[a].node, c.nodes[b].node
+	c.mu.Unlock()
+	require.Eventually(t, func() bool { return slices.Equal(qa.VChannels(col.ID), []string{kept}) }, 30*time.Second, 10*time.Millisecond)
+	require.Equal(t, []string{moved}, qb.VChannels(col.ID))
+	c.same()
+
+	// Balanced: an explicit rebalance moves nothing.
+	require.NoError(t, c.coord.Rebalance(ctx))
+	require.Equal(t, reps, c.coord.Replicas(col.ID))
+	c.same()
 }

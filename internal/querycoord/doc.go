@@ -33,8 +33,11 @@
 // limit; count(*) is summed. A grouped search asks a node again for more
 // groups while it may hold hits of a merged group that it did not rank
 // among its own TopK groups (group.go), so groups and group sizes are
-// exact too. A replica whose leaders are all one node gets the request
-// unchanged and its answer as is (the single-node case pays nothing).
+// exact too. Each leader is asked for the vchannels it leads only
+// (plan.Read.VChannels), so a node that still holds a shard being moved
+// away does not answer for it twice. A replica whose leaders are all one
+// node gets the request unchanged (but for the vchannels) and its answer
+// as is (the single-node case pays nothing).
 //
 // One read is not exact across nodes in this cut: a full-text (BM25)
 // search weighs terms by statistics over the rows of the node that scores
@@ -45,7 +48,9 @@
 // the membership, or answered "channel not available", "collection not
 // loaded", "service not ready" or gRPC Unavailable) is tried on the next
 // replica; when none is left it fails with Milvus's retriable code 503,
-// "channel not available".
+// "channel not available", unless the placement changed meanwhile (a
+// shard moved under the read): then the read is tried again on the new
+// placement, up to three times.
 //
 // # Failover
 //
@@ -53,10 +58,22 @@
 // replica that used it stops serving (reads go to the other replicas or
 // get 503) while placement.Heal drops the node (a replica left empty gets
 // a free live node) and placement.Assign moves its shard leaderships to
-// the replica's other nodes; each node whose vchannels changed releases
-// the collection and loads its new set, the replicas are saved, and the
-// replica serves again. A heal that cannot complete (no node left, a load
-// failed) is tried again every Config.HealInterval and on every membership
-// change. A node that joins takes work on the next load or heal; there is
-// no rebalance of live nodes yet.
+// the replica's other nodes; each node whose vchannels changed loads its
+// new set (a query node builds it beside the set it serves and swaps them
+// at once, so the shards it keeps have no gap), the replicas are saved,
+// and the replica serves again. A heal that cannot complete (no node left,
+// a load failed) is tried again every Config.HealInterval and on every
+// membership change. With replica_number=1, reads of a dead node's shards
+// fail with 503 until its session ends (membership's sessionTTL) and the
+// heal has reloaded its vchannels: that is the recovery bound.
+//
+// # Rebalance
+//
+// A node that joins takes shard leaderships over once the heals are done
+// (Coordinator.Rebalance, also the explicit trigger): placement.Rebalance
+// plans the moves (nodes of a replica within one leadership of each
+// other; a free node joins a replica whose nodes each lead more than one
+// shard), and each move is a handoff reads do not see: the new leader
+// loads the shard beside its own, reads switch to it (the replicas are
+// saved), then the old leader drops it, once its reads in progress end.
 package querycoord

@@ -26,8 +26,10 @@ const maxGroupRounds = 16
 
 // mergeGroups merges the parts of a grouped search, asking nodes again for
 // more groups until the merged groups are complete (see above). fanned is
-// req as the nodes were asked (StrictGroupSize off).
-func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Node, parts []*plan.SearchResult) (*plan.SearchResult, error) {
+// req as the nodes were asked (StrictGroupSize off); chans are the
+// vchannels each node is asked for.
+func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Node, chans [][]string, parts []*plan.SearchResult,
+) (*plan.SearchResult, error) {
 	loose := *fanned // merged without strict_group_size while checking
 	topK := make([]int, len(parts))
 	for i := range topK {
@@ -46,6 +48,7 @@ func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Node, pa
 				more = true
 				again := *fanned
 				again.TopK = topK[i]
+				again.VChannels = chans[i]
 				if parts[i], err = nodes[i].Search(ctx, &again); err != nil {
 					return nil, err
 				}

@@ -14,9 +14,11 @@ import (
 
 // Run follows w, a membership watch of the query-node role (which Run
 // drains; the caller cancels the watch with ctx): the live nodes are the
-// ones loads place replicas on, and a node that leaves has its shard
-// leaderships moved (heal). It returns nil when ctx ends and an error when
-// the watch ends otherwise.
+// ones loads place replicas on, a node that leaves has its shard
+// leaderships moved (heal), and a node that joins takes some over
+// (Rebalance, once the heals are done; tried again every HealInterval
+// until it succeeds). It returns nil when ctx ends and an error when the
+// watch ends otherwise.
 func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 	for _, n := range w.Nodes {
 		c.join(n)
@@ -24,6 +26,7 @@ func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 	c.readyOnce.Do(func() { close(c.ready) })
 	tick := time.NewTicker(c.cfg.HealInterval)
 	defer tick.Stop()
+	rebalance := false // a node joined: its turn comes once the heals are done
 	for {
 		select {
 		case <-ctx.Done():
@@ -36,7 +39,10 @@ func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 				return fmt.Errorf("querycoord: query-node watch ended: %w", w.Err())
 			}
 			switch e.Type {
-			case membership.Added, membership.Updated:
+			case membership.Added:
+				c.join(e.Node)
+				rebalance = true
+			case membership.Updated:
 				c.join(e.Node)
 			case membership.Removed:
 				c.leave(e.Node)
@@ -44,6 +50,16 @@ func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 		case <-tick.C:
 		}
 		c.heal(ctx)
+		c.resync(ctx)
+		if rebalance {
+			if err := c.Rebalance(ctx); err != nil {
+				if ctx.Err() == nil {
+					c.logger.Warn("rebalance not done; retrying", "err", err)
+				}
+				continue
+			}
+			rebalance = false
+		}
 	}
 }
 
@@ -103,15 +119,10 @@ func (c *Coordinator) heal(ctx context.Context) {
 // in service, and the replicas are saved. The caller holds jobs.
 func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) error {
 	live, load := c.liveNodes()
-	c.mu.RLock()
-	lc, ok := c.loaded[collectionID]
-	if !ok {
-		c.mu.RUnlock()
+	lc, old, partitions := c.snapshot(collectionID)
+	if lc == nil {
 		return nil
 	}
-	old := slices.Clone(lc.replicas)
-	partitions := slices.Clone(lc.partitions)
-	c.mu.RUnlock()
 	healed := placement.Heal(old, live, load)
 	var errs []error
 	for i, r := range healed {
@@ -126,6 +137,7 @@ func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) er
 		}
 		c.mu.Lock()
 		lc.replicas[i] = r
+		lc.version++
 		delete(lc.down, r.ID)
 		c.mu.Unlock()
 	}
@@ -139,8 +151,10 @@ func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) er
 }
 
 // move loads each node of replica to whose vchannels differ from those it
-// led in from: a node that led some releases them first (a node serves one
-// set of vchannels of a collection).
+// led in from: a node that led some keeps serving them until its new set
+// replaces them (querynode's LoadVChannels), so the shards it keeps have
+// no gap; when the load fails the old set serves on and the next try loads
+// it again.
 func (c *Coordinator) move(ctx context.Context, name string, collectionID int64, partitions []int64, from, to placement.Replica) error {
 	before, after := leaderChannels(from), leaderChannels(to)
 	for _, id := range slices.Sorted(maps.Keys(after)) {
@@ -151,16 +165,24 @@ func (c *Coordinator) move(ctx context.Context, name string, collectionID int64,
 		if node == nil {
 			return errNodeGone(id)
 		}
-		if _, had := before[id]; had {
-			node.Release(collectionID)
-		}
 		if err := node.LoadVChannels(ctx, collectionID, partitions, after[id]); err != nil {
-			node.Release(collectionID) // loaded again from scratch by the next try
 			return fmt.Errorf("querycoord: load %s on query node %d: %w", name, id, err)
 		}
 		c.logger.Info("shard leaders moved", "collection", name, "replica", to.ID, "node_id", id, "vchannels", after[id])
 	}
 	return nil
+}
+
+// snapshot returns a loaded collection with copies of its replicas and
+// partitions (nil when it is not loaded).
+func (c *Coordinator) snapshot(collectionID int64) (*loadedCollection, []placement.Replica, []int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	lc, ok := c.loaded[collectionID]
+	if !ok {
+		return nil, nil, nil
+	}
+	return lc, slices.Clone(lc.replicas), slices.Clone(lc.partitions)
 }
 
 // needsHeal reports whether a collection has a replica out of service or

@@ -25,8 +25,9 @@ type target struct {
 }
 
 // targets returns the replicas of a loaded collection in the order a read
-// tries them: round-robin from the next replica, serving ones first.
-func (c *Coordinator) targets(r *plan.Read) (*loadedCollection, []target, error) {
+// tries them (round-robin from the next replica, serving ones first) and
+// the version of the placement they were read from.
+func (c *Coordinator) targets(r *plan.Read) (*loadedCollection, []target, uint64, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	lc, ok := c.loaded[r.CollectionID]
@@ -36,12 +37,12 @@ func (c *Coordinator) targets(r *plan.Read) (*loadedCollection, []target, error)
 			name = info.Name
 		}
 		if ok {
-			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: still loading", name)
+			return nil, nil, 0, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: still loading", name)
 		}
 		if f := c.failures[r.CollectionID]; f != nil {
-			return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, f)
+			return nil, nil, 0, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, f)
 		}
-		return nil, nil, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
+		return nil, nil, 0, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
 	}
 	start := int(lc.next.Add(1) - 1)
 	var up, down []target
@@ -60,7 +61,7 @@ func (c *Coordinator) targets(r *plan.Read) (*loadedCollection, []target, error)
 			down = append(down, t)
 		}
 	}
-	return lc, append(up, down...), nil
+	return lc, append(up, down...), lc.version, nil
 }
 
 // unavailable is the error of a read of a replica that does not serve.
@@ -74,60 +75,80 @@ func unavailable(lc *loadedCollection, t target) error {
 		chans, t.replica, lc.info.Name)
 }
 
-// read runs one read on the first replica that answers: each shard leader
-// of the replica gets the read (one, unchanged, when a single node leads
-// every shard) and merge combines their answers. A failure that means a
-// node is gone moves on to the next replica.
-func read[R any](ctx context.Context, c *Coordinator, r *plan.Read, one func(context.Context, Node) (R, error),
-	fan func(context.Context, Node) (R, error), merge func(context.Context, []Node, []R) (R, error),
+// maxReadTries bounds how often a read is tried again on a placement that
+// changed while it ran (a shard moved, a replica healed).
+const maxReadTries = 3
+
+// read runs one read on the first replica that answers: ask sends it to
+// each shard leader of the replica for the vchannels it leads (alone when
+// one node leads every shard: its answer is the read's, unmerged) and
+// merge combines their answers. A failure that means a node is gone moves on to the next
+// replica; when every replica failed so while the placement changed (a
+// rebalance moved a shard under the read), the read is tried again on the
+// new placement.
+func read[R any](ctx context.Context, c *Coordinator, r *plan.Read, ask func(ctx context.Context, n Node, chans []string, alone bool) (R, error),
+	merge func(context.Context, []Node, [][]string, []R) (R, error),
 ) (R, error) {
 	var zero R
-	lc, ts, err := c.targets(r)
-	if err != nil {
-		return zero, err
-	}
-	var last error
-	for _, t := range ts {
-		if !t.serving {
-			if last == nil {
-				last = unavailable(lc, t)
-			}
-			continue
-		}
-		res, err := readReplica(ctx, c, t, one, fan, merge)
-		if err == nil {
-			return res, nil
-		}
-		if !c.nodeGone(err, t) || ctx.Err() != nil {
+	for try := 1; ; try++ {
+		lc, ts, version, err := c.targets(r)
+		if err != nil {
 			return zero, err
 		}
-		c.logger.Warn("a read failed on a replica; trying another", "collection", lc.info.Name, "replica", t.replica, "err", err)
-		last = unavailable(lc, t)
+		var last error
+		for _, t := range ts {
+			if !t.serving {
+				if last == nil {
+					last = unavailable(lc, t)
+				}
+				continue
+			}
+			res, err := readReplica(ctx, c, t, ask, merge)
+			if err == nil {
+				return res, nil
+			}
+			if !c.nodeGone(err, t) || ctx.Err() != nil {
+				return zero, err
+			}
+			c.logger.Warn("a read failed on a replica; trying another", "collection", lc.info.Name, "replica", t.replica, "err", err)
+			last = unavailable(lc, t)
+		}
+		if try >= maxReadTries || !c.moved(lc, version) {
+			return zero, last
+		}
 	}
-	return zero, last
+}
+
+// moved reports whether a collection's placement changed since version.
+func (c *Coordinator) moved(lc *loadedCollection, version uint64) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return lc.version != version
 }
 
 // readReplica sends the read to every leader node of a replica, in
-// parallel, and merges their answers.
-func readReplica[R any](ctx context.Context, c *Coordinator, t target, one func(context.Context, Node) (R, error),
-	fan func(context.Context, Node) (R, error), merge func(context.Context, []Node, []R) (R, error),
+// parallel, each for the vchannels it leads, and merges their answers.
+func readReplica[R any](ctx context.Context, c *Coordinator, t target, ask func(ctx context.Context, n Node, chans []string, alone bool) (R, error),
+	merge func(context.Context, []Node, [][]string, []R) (R, error),
 ) (R, error) {
 	var zero R
 	nodes := make([]Node, len(t.nodes))
+	chans := make([][]string, len(t.nodes))
 	for i, id := range t.nodes {
 		if nodes[i] = c.nodeOf(id); nodes[i] == nil {
 			return zero, errNodeGone(id)
 		}
+		chans[i] = t.chans[id]
 	}
 	if len(nodes) == 1 {
-		return one(ctx, nodes[0])
+		return ask(ctx, nodes[0], chans[0], true)
 	}
 	parts := make([]R, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, node := range nodes {
 		wg.Go(func() {
-			parts[i], errs[i] = fan(ctx, node)
+			parts[i], errs[i] = ask(ctx, node, chans[i], false)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("query node %d: %w", t.nodes[i], errs[i])
 			}
@@ -139,7 +160,7 @@ func readReplica[R any](ctx context.Context, c *Coordinator, t target, one func(
 			return zero, err // the first keeps its Milvus code
 		}
 	}
-	return merge(ctx, nodes, parts)
+	return merge(ctx, nodes, chans, parts)
 }
 
 // nodeGone reports whether a replica's read failed because one of its
@@ -177,6 +198,17 @@ func (c *Coordinator) resolveExpiry(ctx context.Context, r *plan.Read) error {
 	return nil
 }
 
+// askFor returns the request a shard leader gets: req itself when it
+// leads every shard (alone), fanned otherwise, for its vchannels chans.
+func askFor[T any](req, fanned *T, alone bool, chans []string, read func(*T) *plan.Read) *T {
+	one := *fanned
+	if alone {
+		one = *req
+	}
+	read(&one).VChannels = chans
+	return &one
+}
+
 // Search runs a search on one replica: on each of its shard leaders, the
 // answers merged (plan.MergeSearch; mergeGroups for a grouped search).
 func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
@@ -190,13 +222,14 @@ func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.Searc
 		fanned.StrictGroupSize = false // applied after the merge
 	}
 	return read(ctx, c, &req.Read,
-		func(ctx context.Context, n Node) (*plan.SearchResult, error) { return n.Search(ctx, req) },
-		func(ctx context.Context, n Node) (*plan.SearchResult, error) { return n.Search(ctx, &fanned) },
-		func(ctx context.Context, nodes []Node, parts []*plan.SearchResult) (*plan.SearchResult, error) {
+		func(ctx context.Context, n Node, chans []string, alone bool) (*plan.SearchResult, error) {
+			return n.Search(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Search) *plan.Read { return &r.Read }))
+		},
+		func(ctx context.Context, nodes []Node, chans [][]string, parts []*plan.SearchResult) (*plan.SearchResult, error) {
 			if req.GroupByField == 0 {
 				return plan.MergeSearch(req, parts)
 			}
-			return mergeGroups(ctx, req, &fanned, nodes, parts)
+			return mergeGroups(ctx, req, &fanned, nodes, chans, parts)
 		})
 }
 
@@ -232,9 +265,10 @@ func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryRe
 		}
 	}
 	return read(ctx, c, &req.Read,
-		func(ctx context.Context, n Node) (*plan.QueryResult, error) { return n.Query(ctx, req) },
-		func(ctx context.Context, n Node) (*plan.QueryResult, error) { return n.Query(ctx, &fanned) },
-		func(_ context.Context, _ []Node, parts []*plan.QueryResult) (*plan.QueryResult, error) {
+		func(ctx context.Context, n Node, chans []string, alone bool) (*plan.QueryResult, error) {
+			return n.Query(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Query) *plan.Read { return &r.Read }))
+		},
+		func(_ context.Context, _ []Node, _ [][]string, parts []*plan.QueryResult) (*plan.QueryResult, error) {
 			res, err := plan.MergeQuery(req, pkField, parts)
 			if err == nil && addedPK {
 				delete(res.Fields, pkField)

@@ -94,7 +94,7 @@ func TestSelectSegmentsPrunesByClusteringKey(t *testing.T) {
 		e, err := expr.Compile(filter, schema, nil)
 		require.NoError(t, err)
 		var got []int64
-		for _, s := range selectSegments(c, &plan.Read{Filter: filter}, nil, e) {
+		for _, s := range selectSegments(c.delegators, &plan.Read{Filter: filter}, nil, e) {
 			got = append(got, s.ID)
 		}
 		slices.Sort(got)

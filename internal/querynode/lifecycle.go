@@ -93,8 +93,13 @@ func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64,
 // LoadVChannels is Load of a subset of the collection's vchannels (empty:
 // all of them): the node builds delegators, and serves reads, for those
 // vchannels only, as a shard leader of a replica that other nodes share
-// (querycoord). A collection loaded (or loading) with one subset is not
-// loaded again with another: release it first.
+// (querycoord). A collection loaded with another subset is loaded again
+// with the new one while the old one serves: the new delegators are built
+// (those of the vchannels both share too) and replace the old ones at
+// once, so a shard leadership moves to or from the node without a gap in
+// its reads (the query coordinator's rebalance); when that load fails the
+// old subset keeps serving. A collection still loading with another
+// subset is refused: wait for the load or release it first.
 func (n *Node) LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error {
 	l, started, err := n.register(ctx, collectionID, partitions, vchannels)
 	if err != nil || l == nil {
@@ -154,19 +159,24 @@ func (n *Node) register(ctx context.Context, collectionID int64, partitions []in
 	if n.closed {
 		return nil, false, errStopped
 	}
-	if c, ok := n.collections[collectionID]; ok {
-		if err := c.sameVChannels(vchannels); err != nil {
-			return nil, false, err
-		}
-		c.setPartitions(partitions)
-		return nil, false, nil
-	}
 	if l, ok := n.loading[collectionID]; ok {
 		if err := l.c.sameVChannels(vchannels); err != nil {
 			return nil, false, err
 		}
 		l.c.setPartitions(partitions)
 		return l, false, nil
+	}
+	if c, ok := n.collections[collectionID]; ok {
+		want, err := vchannelSubset(c.info, vchannels)
+		if err != nil {
+			return nil, false, err
+		}
+		if maps.Equal(want, c.vchannels) {
+			c.setPartitions(partitions)
+			return nil, false, nil
+		}
+		// Another subset: built beside c, which serves until install
+		// replaces it.
 	}
 	info, err := n.colls.CollectionByID(collectionID)
 	if err != nil {
@@ -249,15 +259,20 @@ func (n *Node) install(ctx context.Context, l *loading, err error) {
 	if n.loading[id] == l {
 		delete(n.loading, id)
 	}
+	var replaced *collection // the subset this load replaces
 	switch {
 	case l.released || n.closed:
 		err = errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: released while loading", c.info.Name)
 	case err != nil:
-		if ctx.Err() == nil {
+		_, serving := n.collections[id]
+		if ctx.Err() == nil && !serving {
 			n.failed[id] = loadFailure{name: c.info.Name, err: err, at: time.Now()}
-			n.logger.Error("loading a collection failed", "collection", c.info.Name, "err", err)
+		}
+		if ctx.Err() == nil {
+			n.logger.Error("loading a collection failed", "collection", c.info.Name, "vchannels", c.VChannels(), "err", err)
 		}
 	default:
+		replaced = n.collections[id]
 		n.collections[id] = c
 		n.start(c)
 	}
@@ -266,6 +281,11 @@ func (n *Node) install(ctx context.Context, l *loading, err error) {
 	n.mu.Unlock()
 	if err != nil {
 		c.stop()
+	}
+	if replaced != nil {
+		// No read starts on it any more: stop it once those that did end.
+		replaced.readers.Wait()
+		replaced.stop()
 	}
 }
 
@@ -408,7 +428,7 @@ func vchannelSubset(info *catalog.Collection, vchannels []string) (map[string]bo
 }
 
 // sameVChannels refuses a load of a subset of vchannels other than the one
-// the collection is loaded (or loading) with.
+// the collection is loading with.
 func (c *collection) sameVChannels(vchannels []string) error {
 	want, err := vchannelSubset(c.info, vchannels)
 	if err != nil {
@@ -417,7 +437,7 @@ func (c *collection) sameVChannels(vchannels []string) error {
 	if maps.Equal(want, c.vchannels) {
 		return nil
 	}
-	return fmt.Errorf("querynode: collection %s is loaded with other vchannels (%s); release it first",
+	return fmt.Errorf("querynode: collection %s is loading with other vchannels (%s); wait for it or release it first",
 		c.info.Name, strings.Join(c.VChannels(), ","))
 }
 

@@ -3,6 +3,8 @@ package querynode_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -382,9 +384,11 @@ func TestReleasePartitionsWaitsForLoad(t *testing.T) {
 }
 
 // TestLoadVChannels: a node loads some of a collection's vchannels (a shard
-// leader of a replica) and serves only their rows; another subset is
-// refused until the collection is released, and a vchannel of another
-// collection is refused.
+// leader of a replica) and serves only their rows; another subset replaces
+// the loaded one while it serves (reads of a vchannel both hold never
+// fail); a read restricted to vchannels counts theirs only, and one naming
+// a vchannel the node does not serve gets "channel not available"; a
+// vchannel of another collection is refused.
 func TestLoadVChannels(t *testing.T) {
 	s := stacktest.NewWith(t, stacktest.Options{PChannels: 2})
 	ctx := context.Background()
@@ -407,11 +411,45 @@ func TestLoadVChannels(t *testing.T) {
 	require.Positive(t, first)
 	require.Less(t, first, int64(100), "only the rows of the first shard")
 	require.NoError(t, qn.LoadVChannels(ctx, col.ID, []int64{}, col.VChannels[:1]), "the same subset again")
-	require.ErrorContains(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[1:]), "release it first")
+	countOf := func(vchannels []string) (int64, error) {
+		res, err := qn.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: col.ID, Strong: true, VChannels: vchannels}, CountOnly: true})
+		if err != nil {
+			return 0, err
+		}
+		return res.Count, nil
+	}
 
-	qn.Release(col.ID)
+	// Both shards replace the first while it serves: reads of the first
+	// shard go on through the swap.
+	var stop atomic.Bool
+	readErr := make(chan error, 1)
+	go func() {
+		for !stop.Load() {
+			n, err := countOf(col.VChannels[:1])
+			if err == nil && n != first {
+				err = fmt.Errorf("count %d during the swap, want %d", n, first)
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+		readErr <- nil
+	}()
+	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels))
+	stop.Store(true)
+	require.NoError(t, <-readErr)
+	require.Equal(t, int64(100), count())
+	second, err := countOf(col.VChannels[1:])
+	require.NoError(t, err)
+	require.Equal(t, int64(100)-first, second, "a read of the second shard only")
+
+	// The second shard alone: the first is not served any more.
 	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels[1:]))
+	require.Equal(t, col.VChannels[1:], qn.VChannels(col.ID))
 	require.Equal(t, int64(100)-first, count(), "the other shard's rows")
+	_, err = countOf(col.VChannels[:1])
+	require.Equal(t, errcode.ChannelNotAvailable, errcode.CodeOf(err), "%v", err)
 	qn.Release(col.ID)
 	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels), "every vchannel: the whole collection")
 	require.Equal(t, int64(100), count())

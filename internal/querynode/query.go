@@ -28,15 +28,20 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 	if err != nil {
 		return nil, err
 	}
+	defer c.readers.Done()
 	e, err := n.compile(c, &req.Read)
 	if err != nil {
 		return nil, err
 	}
-	ts, err := n.readTimestamp(ctx, c, req.GuaranteeTS, req.Strong)
+	ds, err := readDelegators(c, req.VChannels)
 	if err != nil {
 		return nil, err
 	}
-	segs := selectSegments(c, &req.Read, loaded, e)
+	ts, err := n.readTimestamp(ctx, ds, req.GuaranteeTS, req.Strong)
+	if err != nil {
+		return nil, err
+	}
+	segs := selectSegments(ds, &req.Read, loaded, e)
 	defer releaseSegments(segs)
 	expire, err := n.expireBefore(ctx, &req.Read)
 	if err != nil {

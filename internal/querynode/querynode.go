@@ -82,6 +82,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -232,6 +233,9 @@ type collection struct {
 	delegators []*delegator
 	cancel     context.CancelFunc // stops the delegators (nil until they start)
 	wg         sync.WaitGroup
+	// readers counts the reads in progress (Node.loaded adds them under
+	// Node.mu while the collection is the node's).
+	readers sync.WaitGroup
 	// progress counts the sealed segments its load has to attach and has
 	// attached (GetLoadingProgress while it loads).
 	progress segmentProgress
@@ -373,7 +377,10 @@ func (n *Node) Loaded(collectionID int64) (bool, []int64) {
 
 // loaded returns the loaded collection of a read, or a CollectionNotLoaded
 // error; a read that names a partition that is not loaded gets a
-// PartitionNotLoaded error, as in Milvus.
+// PartitionNotLoaded error, as in Milvus. The read is counted among the
+// collection's readers: the caller calls c.readers.Done when it ends (a
+// load of another vchannel subset stops the subset it replaces only
+// after its reads end).
 func (n *Node) loaded(r *plan.Read) (*collection, map[int64]bool, error) {
 	collectionID := r.CollectionID
 	n.mu.RLock()
@@ -419,11 +426,10 @@ func (n *Node) loaded(r *plan.Read) (*collection, map[int64]bool, error) {
 			return nil, nil, errcode.New(errcode.PartitionNotLoaded, "partition not loaded[partition=%s]", name)
 		}
 	}
+	c.readers.Add(1)
 	return c, parts, nil
 }
 
-// readTimestamp waits for every delegator to pass the guarantee timestamp and
-// returns the MVCC timestamp to read at (the smallest tsafe).
 // expireBefore is the read's TTL cut-off: the one its caller resolved, or
 // the root coordinator's.
 func (n *Node) expireBefore(ctx context.Context, r *plan.Read) (uint64, error) {
@@ -433,13 +439,38 @@ func (n *Node) expireBefore(ctx context.Context, r *plan.Read) (uint64, error) {
 	return n.colls.ExpireBefore(ctx, r.CollectionID)
 }
 
-func (n *Node) readTimestamp(ctx context.Context, c *collection, guarantee uint64, strong bool) (uint64, error) {
+// readDelegators returns the delegators a read of c covers: those of
+// vchannels, or all of them when vchannels is empty. A vchannel the node
+// does not serve fails the read with Milvus's "channel not available" (the
+// query coordinator routed it here before the shard moved away).
+func readDelegators(c *collection, vchannels []string) ([]*delegator, error) {
+	if len(vchannels) == 0 {
+		return c.delegators, nil
+	}
+	out := make([]*delegator, 0, len(vchannels))
+	for _, v := range vchannels {
+		i := slices.IndexFunc(c.delegators, func(d *delegator) bool { return d.vchannel == v })
+		if i < 0 {
+			return nil, errcode.New(errcode.ChannelNotAvailable, "channel not available[channel=%s]: query node does not serve it for collection %s",
+				v, c.info.Name)
+		}
+		if !slices.Contains(out, c.delegators[i]) {
+			out = append(out, c.delegators[i])
+		}
+	}
+	return out, nil
+}
+
+// readTimestamp waits for every delegator of the read to pass the
+// guarantee timestamp and returns the MVCC timestamp to read at (the
+// smallest tsafe).
+func (n *Node) readTimestamp(ctx context.Context, ds []*delegator, guarantee uint64, strong bool) (uint64, error) {
 	// Strong reads, and reads whose guarantee a delegator has not reached
 	// yet, make the pchannel tick now rather than wait for the periodic tick.
-	ticks := make([]uint64, len(c.delegators))
+	ticks := make([]uint64, len(ds))
 	var wg sync.WaitGroup
-	errs := make([]error, len(c.delegators))
-	for i, d := range c.delegators {
+	errs := make([]error, len(ds))
+	for i, d := range ds {
 		if !strong && d.currentTSafe() >= guarantee {
 			continue
 		}
@@ -454,7 +485,7 @@ func (n *Node) readTimestamp(ctx context.Context, c *collection, guarantee uint6
 		return 0, fmt.Errorf("querynode: tick for read: %w", err)
 	}
 	read := uint64(0)
-	for i, d := range c.delegators {
+	for i, d := range ds {
 		ts, err := d.waitTSafe(ctx, max(guarantee, ticks[i]))
 		if err != nil {
 			return 0, err

@@ -102,11 +102,11 @@ func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 	return e, nil
 }
 
-// selectSegments returns the segments of every delegator in the read's
+// selectSegments returns the segments of the delegators ds in the read's
 // partitions, skipping L2 segments whose clustering-key range the filter
 // excludes. They are acquired: the caller releases them (releaseSegments)
 // when its read is done.
-func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.Expr) []*segment.Segment {
+func selectSegments(ds []*delegator, r *plan.Read, loaded map[int64]bool, e *expr.Expr) []*segment.Segment {
 	var req map[int64]bool
 	if len(r.PartitionIDs) > 0 {
 		req = map[int64]bool{}
@@ -115,7 +115,7 @@ func selectSegments(c *collection, r *plan.Read, loaded map[int64]bool, e *expr.
 		}
 	}
 	var out []*segment.Segment
-	for _, d := range c.delegators {
+	for _, d := range ds {
 		for _, s := range d.snapshot(!r.IgnoreGrowing) {
 			if !partitionSelected(s.PartitionID, req, loaded) {
 				_ = s.Release()
@@ -137,15 +137,20 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	if err != nil {
 		return nil, err
 	}
+	defer c.readers.Done()
 	e, err := n.compile(c, &req.Read)
 	if err != nil {
 		return nil, err
 	}
-	ts, err := n.readTimestamp(ctx, c, req.GuaranteeTS, req.Strong)
+	ds, err := readDelegators(c, req.VChannels)
 	if err != nil {
 		return nil, err
 	}
-	segs := selectSegments(c, &req.Read, loaded, e)
+	ts, err := n.readTimestamp(ctx, ds, req.GuaranteeTS, req.Strong)
+	if err != nil {
+		return nil, err
+	}
+	segs := selectSegments(ds, &req.Read, loaded, e)
 	defer releaseSegments(segs)
 	expire, err := n.expireBefore(ctx, &req.Read)
 	if err != nil {
@@ -167,7 +172,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	switch {
 	case req.BM25 != nil:
 		var any bool
-		sparseQueries, bm25, any, err = n.bm25Queries(c, loaded, ts, expire, req)
+		sparseQueries, bm25, any, err = n.bm25Queries(ds, loaded, ts, expire, req)
 		if err != nil {
 			return nil, err
 		}

@@ -24,9 +24,10 @@ import (
 // over the same live documents and tokens.
 
 // bm25Queries turns the term-frequency queries of a full-text search into
-// query weights (frequency × IDF) and returns the scoring parameters; ok is
+// query weights (frequency × IDF, the statistics over the segments of the
+// read's delegators ds) and returns the scoring parameters; ok is
 // false when the collection holds no document to score (no hits then).
-func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint64, req *plan.Search) ([]sparse.Vector, sparse.BM25, bool, error) {
+func (n *Node) bm25Queries(ds []*delegator, loaded map[int64]bool, ts, expire uint64, req *plan.Search) ([]sparse.Vector, sparse.BM25, bool, error) {
 	queries := decodeSparseQueries(req)
 	var dims []uint32
 	for _, q := range queries {
@@ -35,7 +36,7 @@ func (n *Node) bm25Queries(c *collection, loaded map[int64]bool, ts, expire uint
 	slices.Sort(dims)
 	dims = slices.Compact(dims)
 	st := sparse.Stats{DF: make([]int64, len(dims))}
-	all := selectSegments(c, &plan.Read{}, loaded, nil)
+	all := selectSegments(ds, &plan.Read{}, loaded, nil)
 	defer releaseSegments(all)
 	for _, s := range all {
 		err := s.Read(func(v *segment.View) error {

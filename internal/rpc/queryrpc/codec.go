@@ -30,7 +30,7 @@ func encodeRead(r *plan.Read) (*querynodev1.Read, error) {
 	return &querynodev1.Read{
 		CollectionId: r.CollectionID, PartitionIds: r.PartitionIDs, Filter: r.Filter, Templates: templates,
 		Timezone: r.Timezone, OutputFieldIds: r.OutputFields, GuaranteeTs: r.GuaranteeTS, Strong: r.Strong,
-		IgnoreGrowing: r.IgnoreGrowing, ExpireBefore: optional(r.ExpireBefore, r.HasExpireBefore),
+		IgnoreGrowing: r.IgnoreGrowing, ExpireBefore: optional(r.ExpireBefore, r.HasExpireBefore), Vchannels: r.VChannels,
 	}, nil
 }
 
@@ -52,6 +52,7 @@ func decodeRead(m *querynodev1.Read) (plan.Read, error) {
 		Templates: templates, Timezone: m.GetTimezone(), OutputFields: m.GetOutputFieldIds(),
 		GuaranteeTS: m.GetGuaranteeTs(), Strong: m.GetStrong(), IgnoreGrowing: m.GetIgnoreGrowing(),
 		ExpireBefore: m.GetExpireBefore(), HasExpireBefore: m.ExpireBefore != nil,
+		VChannels: m.GetVchannels(),
 	}, nil
 }
 

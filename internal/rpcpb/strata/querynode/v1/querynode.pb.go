@@ -50,7 +50,10 @@ type LoadRequest struct {
 	// query coordinator served behind the same contract.
 	ReplicaNumber int32 `protobuf:"varint,3,opt,name=replica_number,json=replicaNumber,proto3" json:"replica_number,omitempty"`
 	// vchannels are the collection's vchannels the node loads and serves, as
-	// the shard leader of a replica that other nodes share (none: all).
+	// the shard leader of a replica that other nodes share (none: all). A
+	// node serving another set of the collection builds this one beside it
+	// and swaps them at once (the old set serves until then, and on when the
+	// load fails).
 	Vchannels     []string `protobuf:"bytes,4,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -790,7 +793,13 @@ type Read struct {
 	// rows inserted before it are invisible; 0 = no TTL) as the caller
 	// resolved it when the read began. Absent: the query node asks the root
 	// coordinator (RootCoordService.GetExpireBefore), one more round trip.
-	ExpireBefore  *uint64 `protobuf:"varint,10,opt,name=expire_before,json=expireBefore,proto3,oneof" json:"expire_before,omitempty"`
+	ExpireBefore *uint64 `protobuf:"varint,10,opt,name=expire_before,json=expireBefore,proto3,oneof" json:"expire_before,omitempty"`
+	// vchannels restricts the read to the delegators of these vchannels
+	// (empty: every vchannel the node serves for the collection); a node
+	// without one of them answers "channel not available". The query
+	// coordinator names the shards it routes to the node, so a node that
+	// still holds a shard being moved away does not answer for it twice.
+	Vchannels     []string `protobuf:"bytes,11,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -893,6 +902,13 @@ func (x *Read) GetExpireBefore() uint64 {
 		return *x.ExpireBefore
 	}
 	return 0
+}
+
+func (x *Read) GetVchannels() []string {
+	if x != nil {
+		return x.Vchannels
+	}
+	return nil
 }
 
 // BM25 holds a full-text search's scoring parameters.
@@ -1458,7 +1474,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x18\n" +
 	"\agrowing\x18\x04 \x01(\bR\agrowing\x12\x18\n" +
 	"\aindexed\x18\x05 \x01(\bR\aindexed\x12\x14\n" +
-	"\x05level\x18\x06 \x01(\x05R\x05level\"\xd2\x03\n" +
+	"\x05level\x18\x06 \x01(\x05R\x05level\"\xf0\x03\n" +
 	"\x04Read\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12\x16\n" +
@@ -1470,7 +1486,8 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x06strong\x18\b \x01(\bR\x06strong\x12%\n" +
 	"\x0eignore_growing\x18\t \x01(\bR\rignoreGrowing\x12(\n" +
 	"\rexpire_before\x18\n" +
-	" \x01(\x04H\x00R\fexpireBefore\x88\x01\x01\x1a<\n" +
+	" \x01(\x04H\x00R\fexpireBefore\x88\x01\x01\x12\x1c\n" +
+	"\tvchannels\x18\v \x03(\tR\tvchannels\x1a<\n" +
 	"\x0eTemplatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01B\x10\n" +
