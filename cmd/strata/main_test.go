@@ -49,8 +49,16 @@ func TestHelpExitsZero(t *testing.T) {
 	require.Equal(t, 0, code, err)
 	require.Contains(t, out.String(), "-max-rows")
 
-	for _, args := range [][]string{{"nosuch"}, {"help", "nosuch"}, {"standalone", "--nosuch"}, {"binlog"}, {"version", "x"},
-		{"run"}, {"run", "proxy2"}, {"run", "querynode", "--nosuch"}} {
+	for _, args := range [][]string{
+		{"nosuch"},
+		{"help", "nosuch"},
+		{"standalone", "--nosuch"},
+		{"binlog"},
+		{"version", "x"},
+		{"run"},
+		{"run", "proxy2"},
+		{"run", "querynode", "--nosuch"},
+	} {
 		code, err := exitCode(run(args, &out, &out))
 		require.Equal(t, 1, code, args)
 		require.Error(t, err, args)

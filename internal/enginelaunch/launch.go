@@ -242,8 +242,10 @@ func Kafka(dir, addr string) (*Process, error) {
 		return nil, err
 	}
 	// Serial GC, C1 only and a small heap: ~170 MB RSS, ready in ~3 s.
-	jvm := []string{java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Djava.awt.headless=true",
-		"-Dlog4j.configuration=file:" + log4j, "-Dlog4j2.configurationFile=" + log4j2, "-cp", filepath.Join(libs, "*")}
+	jvm := []string{
+		java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Djava.awt.headless=true",
+		"-Dlog4j.configuration=file:" + log4j, "-Dlog4j2.configurationFile=" + log4j2, "-cp", filepath.Join(libs, "*"),
+	}
 	if _, err := os.Stat(filepath.Join(dir, "data", "meta.properties")); err != nil {
 		id := make([]byte, 16)
 		_, _ = rand.Read(id)
@@ -323,10 +325,12 @@ func Etcd(dir, addr string) (*Process, error) {
 	url := "http://" + addr
 	p := &Process{
 		Addr: url, Name: "etcd", dir: dir,
-		argv: []string{bin, "--name", "strata-etcd", "--data-dir", filepath.Join(dir, "data"),
+		argv: []string{
+			bin, "--name", "strata-etcd", "--data-dir", filepath.Join(dir, "data"),
 			"--listen-client-urls", url, "--advertise-client-urls", url,
 			"--listen-peer-urls", "http://" + peer, "--initial-advertise-peer-urls", "http://" + peer,
-			"--initial-cluster", "strata-etcd=http://" + peer, "--log-level", "warn"},
+			"--initial-cluster", "strata-etcd=http://" + peer, "--log-level", "warn",
+		},
 	}
 	p.ready = func(int) bool {
 		resp, err := http.Get(url + "/health")

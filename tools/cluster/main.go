@@ -162,8 +162,10 @@ func (r *role) start(bin, dir, cfg string) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"run", r.name, "--config", cfg, "--data-dir", filepath.Join(dir, fmt.Sprintf("%s-%d", r.name, r.index)),
-		"--internal-addr", r.internal, "--metrics-addr", r.metrics}
+	args := []string{
+		"run", r.name, "--config", cfg, "--data-dir", filepath.Join(dir, fmt.Sprintf("%s-%d", r.name, r.index)),
+		"--internal-addr", r.internal, "--metrics-addr", r.metrics,
+	}
 	if r.api != "" {
 		args = append(args, "--addr", r.api)
 	}
