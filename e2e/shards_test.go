@@ -52,9 +52,7 @@ func TestShardsBeyondPChannels(t *testing.T) {
 
 	check := func() {
 		t.Helper()
-		rs, err := c.Query(ctx, milvusclient.NewQueryOption(coll).WithOutputFields("count(*)").WithConsistencyLevel(entity.ClStrong))
-		require.NoError(t, err)
-		count, err := rs.GetColumn("count(*)").GetAsInt64(0)
+		count, err := countStrong(ctx, c, coll)
 		require.NoError(t, err)
 		require.EqualValues(t, n, count)
 		found, err := c.Search(ctx, milvusclient.NewSearchOption(coll, 3, []entity.Vector{entity.FloatVector{7, 1}, entity.FloatVector{193, 1}}).

@@ -38,6 +38,17 @@ func repeatReport(seg int64, rows, off, try int64, flush, deletes bool) catalog.
 	return r
 }
 
+// withSegment is a coordinator (of newEnv) with a growing segment of
+// collection 100 on vch0 that was assigned rows rows.
+func withSegment(t *testing.T, rows int64) (*env, *Coordinator, int64) {
+	t.Helper()
+	e := newEnv(t)
+	c := e.coord(t)
+	seg, err := c.AssignSegment(t.Context(), 100, 1, vch0, rows, 1)
+	require.NoError(t, err)
+	return e, c, seg
+}
+
 // vchannelState is everything Synced may change on vch0.
 type vchannelState struct {
 	Segments   []catalog.SegmentInfo
@@ -59,11 +70,8 @@ func TestSyncedTwice(t *testing.T) {
 		flush, delete bool
 	}{{"insert", false, false}, {"insert and deletes", false, true}, {"flush", true, false}, {"flush and deletes", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			c := e.coord(t)
+			e, c, seg := withSegment(t, 10)
 			ctx := t.Context()
-			seg, err := c.AssignSegment(ctx, 100, 1, vch0, 10, 1)
-			require.NoError(t, err)
 			e.clock = t0.Add(time.Minute)
 			require.NoError(t, c.Synced(ctx, repeatReport(seg, 4, 3, 0, false, false)))
 
@@ -101,11 +109,8 @@ func TestSyncedTwice(t *testing.T) {
 // copy) changes nothing either, and never moves the checkpoint back; a
 // report newer than both is applied.
 func TestSyncedOlderReport(t *testing.T) {
-	e := newEnv(t)
-	c := e.coord(t)
+	_, c, seg := withSegment(t, 20)
 	ctx := t.Context()
-	seg, err := c.AssignSegment(ctx, 100, 1, vch0, 20, 1)
-	require.NoError(t, err)
 	older, newer := repeatReport(seg, 4, 3, 0, false, true), repeatReport(seg, 6, 8, 0, false, true)
 	require.NoError(t, c.Synced(ctx, older))
 	require.NoError(t, c.Synced(ctx, newer))
@@ -128,11 +133,8 @@ func TestSyncedOlderReport(t *testing.T) {
 // TestSyncedStartTwice: a report of a segment's start position only
 // (SyncedOffset -1) is applied each time; it changes nothing the second.
 func TestSyncedStartTwice(t *testing.T) {
-	e := newEnv(t)
-	c := e.coord(t)
+	_, c, seg := withSegment(t, 10)
 	ctx := t.Context()
-	seg, err := c.AssignSegment(ctx, 100, 1, vch0, 10, 1)
-	require.NoError(t, err)
 	start := catalog.SyncReport{VChannel: vch0, Segments: []catalog.SegmentSync{{
 		SegmentID: seg, CollectionID: 100, PartitionID: 1, StartPosition: &catalog.Position{Offset: 4, TimeTick: 4}, SyncedOffset: -1,
 	}}}
