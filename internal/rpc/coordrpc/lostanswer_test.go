@@ -15,15 +15,19 @@ import (
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
 	coordv1 "github.com/strata-db/strata/internal/rpcpb/strata/coord/v1"
 	"github.com/strata-db/strata/internal/stacktest"
+	"github.com/strata-db/strata/internal/storage"
 )
 
 // answerLoser is a server interceptor that lets the first ReportSync
-// carrying rows be applied and then loses its answer: the caller gets
-// Unavailable, as when the connection breaks after the coordinator
-// committed the report.
+// carrying rows, and the first flushing a segment, be applied and then
+// loses their answers: the caller gets Unavailable, as when the connection
+// breaks after the coordinator committed the report.
 type answerLoser struct {
-	mu   sync.Mutex
-	lost []catalog.SyncReport
+	mu                  sync.Mutex
+	lost                []catalog.SyncReport
+	lostRows, lostFlush bool
+	// retried counts the reports of a lost one's sync sent again.
+	retried int
 }
 
 func (a *answerLoser) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -35,17 +39,37 @@ func (a *answerLoser) intercept(ctx context.Context, req any, info *grpc.UnarySe
 	if err := catalog.Unmarshal(req.(*coordv1.ReportSyncRequest).GetReport(), &r); err != nil {
 		return nil, err
 	}
-	rows := int64(0)
+	rows, flush := int64(0), false
 	for _, ss := range r.Segments {
 		rows += ss.Rows
+		flush = flush || ss.Flushed
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if rows == 0 || len(a.lost) > 0 {
+	for _, l := range a.lost {
+		// A retry reports the same checkpoint (a flush's retry no
+		// segment: the node finds the flush recorded).
+		if r.Checkpoint == l.Checkpoint {
+			a.retried++
+		}
+	}
+	switch {
+	case flush && !a.lostFlush:
+		a.lostFlush = true
+	case rows > 0 && !flush && !a.lostRows:
+		a.lostRows = true
+	default:
 		return resp, nil
 	}
 	a.lost = append(a.lost, r)
 	return nil, status.Error(codes.Unavailable, "test: the answer was lost")
+}
+
+// retries is how many reports repeated a lost one's sync.
+func (a *answerLoser) retries() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.retried
 }
 
 func (a *answerLoser) reports() []catalog.SyncReport {
@@ -54,10 +78,11 @@ func (a *answerLoser) reports() []catalog.SyncReport {
 	return append([]catalog.SyncReport(nil), a.lost...)
 }
 
-// TestReportSyncAnswerLost: a data node whose first sync report is applied
-// but whose answer is lost syncs again (new files) and reports again; the
+// TestReportSyncAnswerLost: a data node whose sync report is applied but
+// whose answer is lost syncs again (new files) and reports again; the
 // coordinator recognises the report it applied, and every row is stored
-// and served exactly once.
+// and served exactly once. A flush whose answer is lost is not written
+// again: its compound stats log stays the one recorded.
 func TestReportSyncAnswerLost(t *testing.T) {
 	s := stacktest.New(t)
 	loser := &answerLoser{}
@@ -68,18 +93,22 @@ func TestReportSyncAnswerLost(t *testing.T) {
 		grpc.ChainUnaryInterceptor(loser.intercept))
 	ctx := context.Background()
 
-	// Every insert is synced on its own (before the flush): the lost
-	// answer is a plain sync's, whose rows a second application would add.
+	// The first rows are synced as they come (a plain sync, whose rows a
+	// second application would add); the next ones by the flush, which
+	// writes them and the compound stats log.
+	// Each phase ends once the node sent the lost report's sync again.
 	s.DataNodeConfig.SegmentBufferSize = 1
 	s.Insert(0, 60)
+	runDataNode(t, s, c, func() bool {
+		segs := s.Data.Segments(s.CollectionID)
+		return len(segs) == 1 && segs[0].NumRows >= 60 && loser.retries() >= 1
+	})
+	s.DataNodeConfig.SegmentBufferSize = 16 << 20
 	s.Insert(60, 100)
 	ids, ts := s.Seal()
-	runDataNode(t, s, c, func() bool { return s.Data.FlushState(ids, s.VChannels, ts) })
-	lost := loser.reports()
-	require.Len(t, lost, 1, "one answer was lost")
-	for _, ss := range lost[0].Segments {
-		require.False(t, ss.Flushed, "the lost answer is a plain sync's")
-	}
+	runDataNode(t, s, c, func() bool { return s.Data.FlushState(ids, s.VChannels, ts) && loser.retries() >= 2 })
+	require.Len(t, loser.reports(), 2, "a sync's answer and a flush's were lost")
+	require.EqualValues(t, 40, loser.reports()[1].Segments[0].Rows, "the flush wrote rows")
 
 	var rows int64
 	for _, seg := range s.Data.Segments(s.CollectionID) {
@@ -94,6 +123,18 @@ func TestReportSyncAnswerLost(t *testing.T) {
 			}
 			require.Equal(t, seg.NumRows, entries, "segment %d field %d lists each row once", seg.ID, f)
 		}
+		// The flush's retry did not replace the compound stats log the
+		// record names.
+		key := storage.CompoundStatsLogKey(s.DataNodeConfig.RootPath, s.CollectionID, seg.PartitionID, seg.ID, pkField)
+		data, err := s.Objects.Get(ctx, key)
+		require.NoError(t, err)
+		var recorded int64
+		for _, l := range seg.Statslogs[pkField] {
+			if l.LogID == storage.CompoundStatsLogID {
+				recorded = l.Size
+			}
+		}
+		require.EqualValues(t, len(data), recorded, "segment %d's compound stats log", seg.ID)
 		rows += seg.NumRows
 	}
 	require.EqualValues(t, 100, rows)
