@@ -12,13 +12,19 @@ import (
 	"github.com/strata-db/strata/internal/metastore"
 )
 
+// onPChannels is a core (of newEnv) configured with pchannels DML pchannels.
+func onPChannels(t *testing.T, pchannels int) (*env, *Core) {
+	t.Helper()
+	e := newEnv(t, t.TempDir())
+	cfg := Defaults()
+	cfg.PChannels = pchannels
+	return e, e.core(t, cfg)
+}
+
 // TestShardsBeyondPChannels: a collection gets at most a shard per
 // pchannel; more is refused with Milvus's error and records nothing.
 func TestShardsBeyondPChannels(t *testing.T) {
-	e := newEnv(t, t.TempDir())
-	cfg := Defaults()
-	cfg.PChannels = 2
-	c := e.core(t, cfg)
+	e, c := onPChannels(t, 2)
 	ctx := context.Background()
 
 	err := c.CreateCollection(ctx, "", schemaNamed("four", "4"), 4, 0, nil)
@@ -42,11 +48,7 @@ func TestShardsBeyondPChannels(t *testing.T) {
 // than pchannels were refused (4 shards, 2 vchannels) is loaded with a
 // shard per vchannel, which is what rows are routed to.
 func TestLoadMoreShardsThanVChannels(t *testing.T) {
-	dir := t.TempDir()
-	e := newEnv(t, dir)
-	cfg := Defaults()
-	cfg.PChannels = 2
-	c := e.core(t, cfg)
+	e, c := onPChannels(t, 2)
 	ctx := context.Background()
 	require.NoError(t, c.CreateCollection(ctx, "", schemaNamed("old", "4"), 2, 0, nil))
 	col, err := c.Collection("", "old")
@@ -63,7 +65,7 @@ func TestLoadMoreShardsThanVChannels(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, e.kv.Txn(ctx, metastore.Put(key, raw)))
 
-	again, err := e.core(t, cfg).Collection("", "old")
+	again, err := e.core(t, c.cfg).Collection("", "old")
 	require.NoError(t, err)
 	require.Equal(t, 2, again.Shards)
 	require.Equal(t, col.VChannels, again.VChannels)
