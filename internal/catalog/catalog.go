@@ -281,6 +281,8 @@ func (s SegmentInfo) IsSorted() bool {
 // below Position.Offset is in object storage (or was dropped), except inserts
 // of segments still growing, which replay from their StartPosition.
 // DeltaSyncedOffset is the offset through which deletes are in delta logs.
+// The data coordinator never moves a stored checkpoint back (a report's
+// older position or DeltaSyncedOffset leaves the stored one).
 type ChannelCheckpoint struct {
 	VChannel          string   `json:"vchannel"`
 	Position          Position `json:"position"`
@@ -387,6 +389,13 @@ type RecoveryInfo struct {
 }
 
 // SyncReport is what a data node reports after writing a sync to object storage.
+//
+// A report may arrive twice (its answer was lost and the node wrote the
+// sync again, with new files): the data coordinator applies it once. A
+// segment's part that adds rows or files or flushes the segment is
+// already applied when its SyncedOffset is not past the segment's, and
+// the L0 segment when Checkpoint.DeltaSyncedOffset is not past the
+// stored checkpoint's; a data node's new syncs are always past both.
 type SyncReport struct {
 	VChannel string
 	// Epoch is the assignment epoch under which the reporting node owns
@@ -411,7 +420,11 @@ type SegmentSync struct {
 	Binlogs       map[int64][]Binlog
 	Statslogs     map[int64][]Binlog
 	StartPosition *Position
-	SyncedOffset  int64
+	// SyncedOffset is the vchannel's last message the sync covers (-1 in
+	// a report of the start position only). A part that adds rows or
+	// files or flushes the segment and is not past the segment's
+	// SyncedOffset was applied before and is skipped.
+	SyncedOffset int64
 	// Flushed marks the segment Flushed (the sync answered its Flush message).
 	Flushed bool
 }

@@ -418,6 +418,11 @@ func (c *Coordinator) FlushState(segIDs []int64, vchannels []string, flushTS uin
 // A report whose Epoch is older than the vchannel's (it moved to another
 // data node since) is refused with catalog.StaleEpoch and changes
 // nothing; a newer one raises the vchannel's epoch (epoch.go).
+//
+// A report already applied (its answer was lost and the data node sent
+// the sync again, with new files) changes nothing and succeeds; see
+// applied for how it is recognised. The stored checkpoint never moves
+// back.
 func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 	c.metaMu.Lock()
 	defer c.metaMu.Unlock()
@@ -427,7 +432,12 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		c.mu.Unlock()
 		return err
 	}
+	stored, hasCP := c.cps[r.VChannel]
+	if !hasCP {
+		stored = catalog.ChannelCheckpoint{VChannel: r.VChannel, DeltaSyncedOffset: -1}
+	}
 	var infos []catalog.SegmentInfo
+	repeated, fresh := false, false
 	for _, ss := range r.Segments {
 		s, ok := c.segments[ss.SegmentID]
 		if !ok || s.info.State == catalog.SegmentDropped {
@@ -440,6 +450,11 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 			// garbage collection removes.
 			continue
 		}
+		if applied(ss, s.info) {
+			repeated = true
+			continue
+		}
+		fresh = fresh || changes(ss)
 		info := s.info // copy; maps are cloned below
 		info.Binlogs = cloneLogs(info.Binlogs)
 		info.Statslogs = cloneLogs(info.Statslogs)
@@ -484,8 +499,30 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		infos = append(infos, info)
 	}
 	if r.L0 != nil {
-		infos = append(infos, *r.L0)
+		// The deletes of a sync are in its L0 segment, and the report's
+		// checkpoint says through which offset (DeltaSyncedOffset, the
+		// sync's last message): a data node never writes a delete at or
+		// below the stored one again, so an L0 segment reported with a
+		// checkpoint not past it is one already recorded (under another
+		// ID: each attempt allocates its own).
+		if r.Checkpoint.DeltaSyncedOffset <= stored.DeltaSyncedOffset {
+			repeated = true
+		} else {
+			fresh = true
+			infos = append(infos, *r.L0)
+		}
 	}
+	if repeated && !fresh {
+		c.mu.Unlock()
+		c.logger.Info("datacoord: sync report already applied; ignored (its files are orphans)", "vchannel", r.VChannel,
+			"epoch", r.Epoch, "checkpoint", r.Checkpoint.Position.Offset)
+		return nil
+	}
+	cp := r.Checkpoint
+	if stored.Position.Offset > cp.Position.Offset {
+		cp.Position = stored.Position
+	}
+	cp.DeltaSyncedOffset = max(cp.DeltaSyncedOffset, stored.DeltaSyncedOffset)
 	c.mu.Unlock()
 	var extra []metastore.Op
 	if raise {
@@ -495,7 +532,7 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		}
 		extra = append(extra, op)
 	}
-	if err := c.persistOps(ctx, infos, []catalog.ChannelCheckpoint{r.Checkpoint}, extra...); err != nil {
+	if err := c.persistOps(ctx, infos, []catalog.ChannelCheckpoint{cp}, extra...); err != nil {
 		return err
 	}
 	c.apply(infos)
@@ -511,7 +548,7 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.cps[r.Checkpoint.VChannel] = r.Checkpoint
+	c.cps[cp.VChannel] = cp
 	if raise {
 		c.epochs[r.VChannel] = max(c.epochs[r.VChannel], r.Epoch)
 	}
@@ -526,6 +563,30 @@ func (c *Coordinator) Synced(ctx context.Context, r catalog.SyncReport) error {
 		}
 	}
 	return nil
+}
+
+// applied reports whether ss, a segment's part of a sync report, was
+// applied to the segment's record info already: it adds rows or files or
+// flushes the segment, and its SyncedOffset is not past the record's.
+//
+// Every such part of a data node's report is past it: a sync covers the
+// vchannel's messages through its last one (SyncedOffset), the node syncs
+// a segment's rows only once (a replay skips rows at or below the
+// record's SyncedOffset, the reports of one vchannel are applied in
+// order), and a segment's Flush message comes after its rows (and no row
+// after it). So a part that is not past it is one the coordinator applied
+// before: the same sync sent again because its answer was lost (with new
+// files: the node writes each attempt anew) or a late copy of an older
+// one. A part that only records a start position (SyncedOffset -1) changes
+// nothing the second time and is applied.
+func applied(ss catalog.SegmentSync, info catalog.SegmentInfo) bool {
+	return changes(ss) && ss.SyncedOffset <= info.SyncedOffset
+}
+
+// changes reports whether a segment's part of a sync report changes the
+// segment's record beyond its start position.
+func changes(ss catalog.SegmentSync) bool {
+	return ss.Rows > 0 || len(ss.Binlogs) > 0 || len(ss.Statslogs) > 0 || ss.Flushed
 }
 
 func cloneLogs(m map[int64][]catalog.Binlog) map[int64][]catalog.Binlog {

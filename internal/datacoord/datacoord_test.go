@@ -331,13 +331,16 @@ func TestFlushAndFlushState(t *testing.T) {
 	require.True(t, c.FlushState([]int64{12345}, nil, 0), "unknown segments count as flushed")
 	require.EqualValues(t, 5, c.RowCount(100, nil))
 
-	// A segment cannot be flushed twice.
+	// A segment cannot be flushed twice: a flush past the one applied is
+	// refused; the same one again (its answer was lost) changes nothing.
 	err = c.Synced(ctx, catalog.SyncReport{
 		VChannel:   vch0,
-		Segments:   []catalog.SegmentSync{{SegmentID: s0, CollectionID: 100, PartitionID: 1, Flushed: true}},
+		Segments:   []catalog.SegmentSync{{SegmentID: s0, CollectionID: 100, PartitionID: 1, Flushed: true, SyncedOffset: 6}},
 		Checkpoint: catalog.ChannelCheckpoint{VChannel: vch0},
 	})
 	require.ErrorContains(t, err, "Flushed")
+	sync(vch0, s0, 3, flushTS)
+	require.EqualValues(t, 5, c.RowCount(100, nil), "the repeated flush added nothing")
 }
 
 func TestSynced(t *testing.T) {

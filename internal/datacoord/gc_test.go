@@ -40,6 +40,9 @@ type gcEnv struct {
 	c      *Coordinator
 	now    time.Time
 	nextID int64
+	// offset is the WAL offset of the last sync reported: each report
+	// covers later messages than the one before, as a data node's do.
+	offset int64
 }
 
 func newGCEnv(t *testing.T) *gcEnv {
@@ -80,6 +83,9 @@ func (e *gcEnv) open() {
 func (e *gcEnv) advance(d time.Duration) { e.now = e.now.Add(d) }
 
 func (e *gcEnv) id() int64 { e.nextID++; return e.nextID }
+
+// nextOffset is the last message a new sync covers.
+func (e *gcEnv) nextOffset() int64 { e.offset++; return e.offset }
 
 func (e *gcEnv) put(key string) int64 {
 	data := []byte("data of " + key)
@@ -133,7 +139,7 @@ func (e *gcEnv) segmentRecords() map[int64]bool {
 func (e *gcEnv) writeBatch(coll, part, seg int64, flush bool) (catalog.SegmentSync, []string) {
 	ss := catalog.SegmentSync{
 		SegmentID: seg, CollectionID: coll, PartitionID: part, Rows: 10, Flushed: flush,
-		Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{},
+		Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: e.nextOffset(),
 	}
 	var keys []string
 	for _, f := range []int64{0, 1, testPK, testVec} {
@@ -169,7 +175,7 @@ func (e *gcEnv) sync(coll, part, seg int64, vchannel string, flush bool) []strin
 	ss, keys := e.writeBatch(coll, part, seg, flush)
 	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{
 		VChannel: vchannel, Segments: []catalog.SegmentSync{ss},
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 1}, DeltaSyncedOffset: -1},
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: ss.SyncedOffset + 1}, DeltaSyncedOffset: -1},
 	}))
 	return keys
 }
@@ -179,13 +185,14 @@ func (e *gcEnv) syncL0(coll int64, vchannel string) (int64, string) {
 	seg, log := e.id(), e.id()
 	k := storage.DeltaLogKey("files", coll, -1, seg, log)
 	size := e.put(k)
+	off := e.nextOffset()
 	l0 := &catalog.SegmentInfo{
 		ID: seg, CollectionID: coll, PartitionID: -1, VChannel: vchannel, State: catalog.SegmentFlushed,
-		Level: catalog.LevelL0, NumRows: 1, Deltalogs: []catalog.Binlog{{LogID: log, Entries: 1, Size: size}},
+		Level: catalog.LevelL0, NumRows: 1, Deltalogs: []catalog.Binlog{{LogID: log, Entries: 1, Size: size}}, SyncedOffset: off,
 	}
 	require.NoError(e.t, e.c.Synced(e.ctx, catalog.SyncReport{
 		VChannel: vchannel, L0: l0,
-		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: 2}, DeltaSyncedOffset: 1},
+		Checkpoint: catalog.ChannelCheckpoint{VChannel: vchannel, Position: catalog.Position{Offset: off + 1}, DeltaSyncedOffset: off},
 	}))
 	return seg, k
 }

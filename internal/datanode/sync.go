@@ -86,6 +86,22 @@ func (w *syncWorker) sync(ctx context.Context, job *syncJob) error {
 	report := catalog.SyncReport{VChannel: w.vchannel, Epoch: w.epoch}
 	for _, js := range job.segs {
 		id, b := js.id, js.buf
+		var info catalog.SegmentInfo
+		var known bool
+		if job.flush {
+			// Read now, not when the job was planned: the record holds the
+			// stats logs of the jobs before this one.
+			var err error
+			if info, known, err = n.coord.Segment(ctx, id); err != nil {
+				return err
+			}
+			if known && info.State == catalog.SegmentFlushed && info.SyncedOffset >= job.lastOffset {
+				// This job's flush was recorded and its answer lost (this
+				// is a retry): writing the compound stats log again would
+				// replace the file the record names.
+				continue
+			}
+		}
 		ss := catalog.SegmentSync{
 			SegmentID: id, CollectionID: coll.ID, Flushed: job.flush,
 			Binlogs: map[int64][]catalog.Binlog{}, Statslogs: map[int64][]catalog.Binlog{}, SyncedOffset: job.lastOffset,
@@ -104,12 +120,6 @@ func (w *syncWorker) sync(ctx context.Context, job *syncJob) error {
 			stats = append(stats, files.stats)
 		}
 		if job.flush {
-			// Read now, not when the job was planned: the record holds the
-			// stats logs of the jobs before this one.
-			info, known, err := n.coord.Segment(ctx, id)
-			if err != nil {
-				return err
-			}
 			if b == nil && known {
 				ss.PartitionID = info.PartitionID
 			}

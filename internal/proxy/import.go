@@ -79,7 +79,7 @@ func (p *Proxy) ImportColumns(ctx context.Context, coll *catalog.Collection, par
 // of each vchannel's keys (an L0 import's deletes).
 func (p *Proxy) RouteKeys(coll *catalog.Collection, pks column.Column) map[string][]int {
 	out := map[string][]int{}
-	for shard, idx := range shardRows(pks, pks.Len(), coll.Shards) {
+	for shard, idx := range shardRows(pks, pks.Len(), len(coll.VChannels)) {
 		if len(idx) > 0 {
 			out[coll.VChannels[shard]] = idx
 		}

@@ -484,7 +484,7 @@ func (p *Proxy) buildInserts(ctx context.Context, col *catalog.Collection, partI
 		return nil, err
 	}
 	var out []shardInsert
-	for shard, idx := range shardRows(r.pk, r.n, col.Shards) {
+	for shard, idx := range shardRows(r.pk, r.n, len(col.VChannels)) {
 		if len(idx) == 0 {
 			continue
 		}
@@ -524,7 +524,7 @@ func (p *Proxy) buildInserts(ctx context.Context, col *catalog.Collection, partI
 
 func (p *Proxy) deleteMessages(col *catalog.Collection, partID int64, pks column.Column) map[int]*msgpb.DeleteRequest {
 	out := map[int]*msgpb.DeleteRequest{}
-	for shard, idx := range shardRows(pks, pks.Len(), col.Shards) {
+	for shard, idx := range shardRows(pks, pks.Len(), len(col.VChannels)) {
 		if len(idx) == 0 {
 			continue
 		}

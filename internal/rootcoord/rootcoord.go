@@ -54,7 +54,8 @@ type Announcer interface {
 
 // Config configures the root coordinator.
 type Config struct {
-	// PChannels is the number of DML pchannels (Milvus rootcoord.dmlChannelNum).
+	// PChannels is the number of DML pchannels (Milvus rootcoord.dmlChannelNum),
+	// the most shards a collection may have.
 	// Set it before the first start: a data dir keeps the pchannels its
 	// collections were created on.
 	PChannels int `json:"pChannels"`
@@ -105,6 +106,9 @@ func New(ctx context.Context, cfg Config, kv KV, ids, tso Allocator, announcer A
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	c := &Core{
 		cfg: cfg, kv: kv, ids: ids, tso: tso, wal: announcer, logger: logger,
 		byID: map[int64]*catalog.Collection{}, byName: map[string]int64{},
@@ -120,6 +124,13 @@ func New(ctx context.Context, cfg Config, kv KV, ids, tso Allocator, announcer A
 		}
 		if col.State != catalog.CollectionCreated {
 			continue
+		}
+		if len(col.VChannels) > 0 && col.Shards != len(col.VChannels) {
+			// Recorded before shards beyond the pchannels were refused:
+			// the collection has the vchannels it was given, one per shard.
+			logger.Warn("rootcoord: a collection records more shards than it has vchannels; it has one shard per vchannel",
+				"collection", col.Name, "id", col.ID, "shards", col.Shards, "vchannels", len(col.VChannels))
+			col.Shards = len(col.VChannels)
 		}
 		c.byID[col.ID] = col
 		c.byName[nameKey(col.DBName, col.Name)] = col.ID
@@ -145,6 +156,12 @@ func nameKey(db, name string) string {
 // partitions instead, see CreateCollectionPartitions). Creating an existing
 // collection with an identical schema succeeds without change, as in Milvus;
 // a different schema is an error.
+//
+// Each of the collection's shards is a vchannel on a pchannel of its own
+// (VChannels[i] on PChannels[i]), so shards may not exceed
+// Config.PChannels: more is refused as Milvus refuses more than its DML
+// channels ("shard num (N) exceeds max configuration (P)"), and nothing is
+// recorded.
 func (c *Core) CreateCollection(ctx context.Context, db string, in *schemapb.CollectionSchema, shards int,
 	level commonpb.ConsistencyLevel, props map[string]string,
 ) error {
@@ -180,6 +197,12 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 	}
 	if shards <= 0 {
 		shards = 1
+	}
+	// Each shard is a vchannel on a pchannel of its own, so a collection
+	// has at most PChannels shards; Milvus refuses more than its DML
+	// channels (rootCoord.dmlChannelNum) with this error.
+	if shards > c.cfg.PChannels {
+		return errcode.Invalid("shard num (%d) exceeds max configuration (%d)", shards, c.cfg.PChannels)
 	}
 	if shards > c.cfg.MaxShards {
 		return errcode.Invalid("shard num (%d) exceeds max configuration (%d)", shards, c.cfg.MaxShards)
@@ -225,7 +248,11 @@ func (c *Core) CreateCollectionPartitions(ctx context.Context, db string, in *sc
 		ID: collID, DBName: dbOrDefault(db), Name: schema.GetName(), Schema: raw, Shards: shards,
 		ConsistencyLevel: int32(level), Properties: props, State: catalog.CollectionCreated,
 	}
-	for i, pi := range c.placeShards(collID, shards) {
+	placed := c.placeShards(collID, shards)
+	if len(placed) != shards {
+		return fmt.Errorf("rootcoord: %d shards placed on %d pchannels", shards, len(placed))
+	}
+	for i, pi := range placed {
 		p := wal.PChannelName(c.cfg.ChannelPrefix, pi)
 		// Nothing of the new vchannel is in the WAL yet: it starts at the
 		// pchannel's end (which survives any truncation).

@@ -23,11 +23,7 @@ func varcharField(name string, maxLen string) *schemapb.FieldSchema {
 }
 
 func TestAddField(t *testing.T) {
-	dir := t.TempDir()
-	e := newEnv(t, dir)
-	cfg := Defaults()
-	cfg.PChannels = 2
-	c := e.core(t, cfg)
+	e, c := onPChannels(t, 2)
 	ctx := context.Background()
 	s := schemaNamed("a", "4")
 	s.EnableDynamicField = true
@@ -100,7 +96,7 @@ func TestAddField(t *testing.T) {
 	require.True(t, proto.Equal(col.Schema, announced))
 
 	// The change is durable: a new coordinator over the same store has it.
-	c2 := e.core(t, cfg)
+	c2 := e.core(t, c.cfg)
 	got, err := c2.Collection("", "a")
 	require.NoError(t, err)
 	require.True(t, proto.Equal(col.Schema, got.Schema))

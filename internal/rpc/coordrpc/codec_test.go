@@ -187,12 +187,15 @@ type clients struct {
 }
 
 // serveCoord serves the three services on an in-memory listener and
-// returns clients of them, configured by cfg, and their connection.
-func serveCoord(t *testing.T, cfg rpc.ClientConfig, dc *coordrpc.DataCoordServer, rc *coordrpc.RootCoordServer, cs *coordrpc.ClockServer) (clients, *grpc.ClientConn) {
+// returns clients of them, configured by cfg, and their connection; opts
+// are more options of the server.
+func serveCoord(t *testing.T, cfg rpc.ClientConfig, dc *coordrpc.DataCoordServer, rc *coordrpc.RootCoordServer, cs *coordrpc.ClockServer,
+	opts ...grpc.ServerOption,
+) (clients, *grpc.ClientConn) {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	logger := slog.New(slog.DiscardHandler)
-	srv, err := rpc.NewServer(rpc.ServerDefaults(), logger)
+	srv, err := rpc.NewServer(rpc.ServerDefaults(), logger, opts...)
 	require.NoError(t, err)
 	coordv1.RegisterDataCoordServiceServer(srv, dc)
 	coordv1.RegisterRootCoordServiceServer(srv, rc)
