@@ -148,6 +148,20 @@ func openWAL(cfg Config, logger *slog.Logger) (wal.Log, error) {
 	return wallocal.Open(cfg.localWAL(), logger)
 }
 
+// openData opens the data ports, object storage and the WAL; close
+// closes both (the WAL first).
+func openData(ctx context.Context, cfg Config, logger *slog.Logger) (objstore.Store, wal.Log, func() error, error) {
+	objects, closeObjects, err := openObjects(ctx, cfg, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	log, err := openWAL(cfg, logger)
+	if err != nil {
+		return nil, nil, nil, errors.Join(err, closeObjects())
+	}
+	return objects, log, func() error { return errors.Join(log.Close(), closeObjects()) }, nil
+}
+
 // OpenObjectStore opens the object store a server with cfg uses (its data
 // directory's, or S3), for tools that read or write a server's objects
 // (strata backup); close releases it.

@@ -137,16 +137,11 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	objects, closeObjects, err := openObjects(ctx, cfg, logger)
+	objects, log, closeData, err := openData(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, closeObjects()) }()
-	log, err := openWAL(cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, log.Close()) }()
+	defer func() { err = errors.Join(err, closeData()) }()
 	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger.With("client", "coordinator"))
 	if err != nil {
 		return err

@@ -382,16 +382,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 		apiLis = relay.view()
 	}
-	objects, closeObjects, err := openObjects(ctx, cfg, logger)
+	objects, log, closeData, err := openData(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, closeObjects()) }()
-	log, err := openWAL(cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, log.Close()) }()
+	defer func() { err = errors.Join(err, closeData()) }()
 
 	clock, err := tso.New(ctx, meta, tso.Config{Key: "tso/" + tso.TimestampKey}, logger)
 	if err != nil {
