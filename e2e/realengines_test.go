@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -42,21 +40,8 @@ func startRealEngines(t *testing.T) *realEngines {
 // with extra top-level sections merged in, and returns its path.
 func (e *realEngines) config(t *testing.T, extra map[string]any) string {
 	t.Helper()
-	doc := map[string]any{"engines": map[string]any{
-		"meta": map[string]any{"type": "etcd", "etcd": map[string]any{"endpoints": []string{e.etcd.URL}, "root": "strata/"}},
-		"objects": map[string]any{"type": "s3", "s3": map[string]any{
-			"endpoint": e.s3.Addr, "bucket": "strata", "createBucket": true,
-			"accessKey": enginelaunch.S3AccessKey, "secretKey": enginelaunch.S3SecretKey,
-		}},
-		"wal": map[string]any{"type": "kafka", "kafka": map[string]any{"brokers": []string{e.kafka.Addr}}},
-	}}
-	for k, v := range extra {
-		doc[k] = v
-	}
-	b, err := json.Marshal(doc)
-	require.NoError(t, err)
 	p := filepath.Join(t.TempDir(), "strata.json")
-	require.NoError(t, os.WriteFile(p, b, 0o644))
+	require.NoError(t, enginelaunch.WriteConfig(p, enginelaunch.Config(e.etcd.URL, e.kafka.Addr, e.s3.Addr, "", extra)))
 	return p
 }
 

@@ -1,9 +1,11 @@
 // Package enginelaunch starts the real cluster engines as child processes
 // on loopback: an Apache Kafka 4 broker in KRaft mode (Maven Central's
 // jars on the local JDK), Versity S3 Gateway and etcd, as .ci/engines.sh
-// installs them. Tests use it through internal/enginetest (RealKafka,
-// RealS3), tools/cluster to run a development cluster. Each Process can be
-// killed (SIGKILL) and started again on the same data and port.
+// installs them, and Strata's own processes on them (StartStrata, Config).
+// Tests use it through internal/enginetest (RealKafka, RealS3);
+// tools/cluster runs a development cluster with it, tools/clusterbench a
+// benchmark. Each engine Process can be killed (SIGKILL) and started again
+// on the same data and port.
 package enginelaunch
 
 import (

@@ -41,7 +41,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/milvus-io/milvus/client/v2/entity"
@@ -156,18 +155,18 @@ func run() error {
 	defer s3.Stop()
 	logf("engines: %s, %s, %s", etcd, kafka, s3)
 
-	saCfg, err := writeConfig(o.dir, "standalone", etcd.Addr, s3.Addr, kafka.Addr)
+	saCfg, err := writeConfig(o.dir, "standalone", etcd, kafka, s3)
 	if err != nil {
 		return err
 	}
-	clCfg, err := writeConfig(o.dir, "cluster", etcd.Addr, s3.Addr, kafka.Addr)
+	clCfg, err := writeConfig(o.dir, "cluster", etcd, kafka, s3)
 	if err != nil {
 		return err
 	}
 	var procs []*proc
 	defer func() {
 		for i := len(procs) - 1; i >= 0; i-- {
-			procs[i].stop()
+			procs[i].Stop()
 		}
 	}()
 	start := func(role, name, cfg string) (*proc, error) {
@@ -198,7 +197,7 @@ func run() error {
 	standalone := &deployment{name: "standalone", procs: []*proc{sa}}
 	cluster := &deployment{name: "cluster", procs: []*proc{coord, qn1, dn}}
 	for _, d := range []*deployment{standalone, cluster} {
-		if d.client, err = milvusclient.New(ctx, &milvusclient.ClientConfig{Address: d.procs[0].api}); err != nil {
+		if d.client, err = milvusclient.New(ctx, &milvusclient.ClientConfig{Address: d.procs[0].API}); err != nil {
 			return err
 		}
 		defer func() { _ = d.client.Close(ctx) }()
@@ -346,94 +345,28 @@ func logf(format string, args ...any) {
 
 // writeConfig writes the configuration of one deployment: its own meta and
 // membership roots in etcd, its own bucket and Kafka topic prefix, pprof on.
-func writeConfig(dir, name, etcd, s3, kafka string) (string, error) {
-	doc := map[string]any{
-		"pprof": true,
-		"engines": map[string]any{
-			"meta": map[string]any{"type": "etcd", "etcd": map[string]any{"endpoints": []string{etcd}, "root": "strata-" + name + "/meta/"}},
-			"objects": map[string]any{"type": "s3", "s3": map[string]any{
-				"endpoint": s3, "bucket": "strata-" + name, "createBucket": true,
-				"accessKey": enginelaunch.S3AccessKey, "secretKey": enginelaunch.S3SecretKey,
-			}},
-			"wal": map[string]any{"type": "kafka", "kafka": map[string]any{"brokers": []string{kafka}, "topicPrefix": name + "-"}},
-		},
-		"cluster": map[string]any{"membership": map[string]any{"root": "strata-" + name + "/cluster/"}},
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return "", err
-	}
+func writeConfig(dir, name string, etcd, kafka, s3 *enginelaunch.Process) (string, error) {
 	p := filepath.Join(dir, name+".json")
-	return p, os.WriteFile(p, b, 0o644)
+	return p, enginelaunch.WriteConfig(p, enginelaunch.Config(etcd.Addr, kafka.Addr, s3.Addr, name, map[string]any{"pprof": true}))
 }
 
-// proc is one Strata process.
+// proc is one Strata process of a deployment.
 type proc struct {
-	name, api, internal, metrics string
-	cmd                          *exec.Cmd
+	*enginelaunch.Strata
+	name string
 }
 
-// startProc starts `strata ROLE` (standalone) or `strata run ROLE` and
-// waits until /healthz answers 200.
+// startProc starts `strata standalone` or `strata run ROLE` and waits
+// until /healthz answers 200.
 func startProc(bin, dir, cfg, role, name string) (*proc, error) {
-	p := &proc{name: name}
-	var err error
-	if p.metrics, err = enginelaunch.FreeAddr(); err != nil {
-		return nil, err
-	}
-	args := []string{"run", role}
-	if role == "standalone" {
-		args = []string{"standalone"}
-	}
-	args = append(args, "--config", cfg, "--data-dir", filepath.Join(dir, name), "--metrics-addr", p.metrics, "--log-level", "warn")
-	if role == "standalone" || role == "coordinator" {
-		if p.api, err = enginelaunch.FreeAddr(); err != nil {
-			return nil, err
-		}
-		args = append(args, "--addr", p.api)
-	}
-	if role != "standalone" {
-		if p.internal, err = enginelaunch.FreeAddr(); err != nil {
-			return nil, err
-		}
-		args = append(args, "--internal-addr", p.internal)
-	}
-	log, err := os.Create(filepath.Join(dir, name+".log"))
+	s, err := enginelaunch.StartStrata(bin, role, enginelaunch.StrataOptions{
+		Config: cfg, DataDir: filepath.Join(dir, name), Log: filepath.Join(dir, name+".log"),
+	})
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + p.metrics + "/healthz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				logf("%s: pid %d, metrics %s%s", name, p.cmd.Process.Pid, p.metrics, map[bool]string{true: ", API " + p.api}[p.api != ""])
-				return p, nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return p, fmt.Errorf("%s did not become healthy in 90 s; see %s", name, log.Name())
-}
-
-func (p *proc) stop() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	logf("%s: pid %d, metrics %s%s", name, s.PID(), s.Metrics, map[bool]string{true: ", API " + s.API}[s.API != ""])
+	return &proc{Strata: s, name: name}, nil
 }
 
 // msPerTick converts /proc clock ticks to milliseconds (USER_HZ is 100 on
@@ -463,7 +396,7 @@ func cpuTicks(stat string) (int64, error) {
 }
 
 func (p *proc) cpu() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
 	if err != nil {
 		return 0, err
 	}
@@ -473,7 +406,7 @@ func (p *proc) cpu() (int64, error) {
 // ioBytes is rchar+wchar of a process (/proc/PID/io): every byte read or
 // written through a system call, sockets included.
 func (p *proc) ioBytes() (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/io", p.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/io", p.PID()))
 	if err != nil {
 		return 0, err
 	}
@@ -807,7 +740,7 @@ func profile(ctx context.Context, o options, ds []*deployment, queries [][]float
 			go func() {
 				defer wg.Done()
 				path := filepath.Join(o.dir, fmt.Sprintf("cpu-%s.pprof", p.name))
-				errs[i] = fetchProfile(ctx, p.metrics, o.profile, path)
+				errs[i] = fetchProfile(ctx, p.Metrics, o.profile, path)
 				if errs[i] == nil {
 					fmt.Printf("- %s: `go tool pprof -top %s %s`\n", p.name, o.bin, path)
 				}
