@@ -49,7 +49,7 @@ func TestInternalQueryNodeService(t *testing.T) {
 	qn, err := queryrpc.NewClient(s.internal, conn, queryrpc.Defaults(), logger)
 	require.NoError(t, err)
 
-	require.NoError(t, qn.Load(ctx, desc.ID, nil, 0))
+	require.NoError(t, qn.Load(ctx, desc.ID, nil, 0, nil))
 	loaded, _ := qn.Loaded(desc.ID)
 	require.True(t, loaded)
 	st, err := c.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))

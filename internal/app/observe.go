@@ -31,13 +31,15 @@ type meteredQueryNode struct {
 }
 
 // Load implements proxy.QueryNode.
-func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
+func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int,
+	resourceGroups []string,
+) error {
 	if loaded, _ := q.Loaded(collectionID); loaded {
-		return q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber) // a change of partitions, or nothing
+		return q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber, resourceGroups) // a change of partitions, or nothing
 	}
 	start := time.Now()
 	q.logger.Info("loading collection", "collection", collectionID, "partitions", partitions)
-	if err := q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber); err != nil {
+	if err := q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber, resourceGroups); err != nil {
 		return err
 	}
 	var rows int64

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querycoord"
 	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/rgroup"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/rpc/queryrpc"
@@ -44,12 +45,15 @@ type querySide struct {
 	reload func(ctx context.Context, reqs []querynode.LoadRequest) <-chan struct{}
 	// register adds the side's internal RPC services (nil: none).
 	register func(srv *grpc.Server, metered proxy.QueryServer)
+	// groups keeps the resource groups.
+	groups proxy.ResourceGroups
 }
 
-// localQuerySide is the standalone's in-process query node.
-func localQuerySide(qn *querynode.Node) *querySide {
+// localQuerySide is the standalone's in-process query node, in the
+// resource groups of groups.
+func localQuerySide(qn *querynode.Node, groups *localGroups) *querySide {
 	return &querySide{
-		server: qn, view: qn, sources: []health.Source{qn}, quarantined: qn.Quarantined,
+		server: groups.server(qn), groups: groups, view: qn, sources: []health.Source{qn}, quarantined: qn.Quarantined,
 		loading: qn.LoadingCollections, run: qn.Run,
 		reload: func(ctx context.Context, reqs []querynode.LoadRequest) <-chan struct{} {
 			return qn.LoadAll(ctx, reqs, max(runtime.GOMAXPROCS(0), 2))
@@ -62,10 +66,11 @@ func localQuerySide(qn *querynode.Node) *querySide {
 }
 
 // remoteQuerySide is the coordinator role's query coordinator over the
-// query-node processes of the cluster: it follows the querynode role's
-// sessions and reaches each node's QueryNodeService through pool.
-func remoteQuerySide(root *rootcoord.Core, store *placement.Store, reg *membership.Registry, pool *rpc.Pool,
-	logger *slog.Logger,
+// query-node processes of the cluster, in the resource groups of groups:
+// it follows the querynode role's sessions and reaches each node's
+// QueryNodeService through pool.
+func remoteQuerySide(root *rootcoord.Core, store *placement.Store, groups *rgroup.Manager, reg *membership.Registry,
+	pool *rpc.Pool, logger *slog.Logger,
 ) (*querySide, error) {
 	dial := func(n membership.Node) (querycoord.Node, error) {
 		conn, err := pool.Conn(n.Address)
@@ -74,7 +79,7 @@ func remoteQuerySide(root *rootcoord.Core, store *placement.Store, reg *membersh
 		}
 		return queryrpc.NewClient(n.Address, conn, queryrpc.Defaults(), logger)
 	}
-	qc, err := querycoord.New(querycoord.Defaults(), root, store, dial, logger.With("component", "querycoord"))
+	qc, err := querycoord.New(querycoord.Defaults(), root, store, groups, dial, logger.With("component", "querycoord"))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +99,7 @@ func remoteQuerySide(root *rootcoord.Core, store *placement.Store, reg *membersh
 		return out
 	}
 	return &querySide{
-		server: qc, view: coordView{qc}, loading: loading,
+		server: qc, groups: qc, view: coordView{qc}, loading: loading,
 		run: func(ctx context.Context) error {
 			w, err := reg.Watch(ctx, membership.RoleQueryNode)
 			if err != nil {
@@ -110,7 +115,7 @@ func remoteQuerySide(root *rootcoord.Core, store *placement.Store, reg *membersh
 				go func() {
 					defer wg.Done()
 					// 0 replicas: as many as the stored placement has.
-					if err := qc.Load(ctx, r.CollectionID, r.Partitions, 0); err != nil && ctx.Err() == nil {
+					if err := qc.Load(ctx, r.CollectionID, r.Partitions, 0, nil); err != nil && ctx.Err() == nil {
 						logger.Warn("reloading a collection failed", "collection_id", r.CollectionID, "err", err)
 					}
 				}()

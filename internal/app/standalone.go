@@ -55,6 +55,7 @@ import (
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/quota"
 	"github.com/strata-db/strata/internal/rest"
+	"github.com/strata-db/strata/internal/rgroup"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/storage"
@@ -415,6 +416,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	groups, err := rgroup.Open(ctx, meta)
+	if err != nil {
+		return err
+	}
 	var (
 		qs   *querySide
 		pool *rpc.Pool // the coordinator role's connections to the nodes
@@ -424,11 +429,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			return err
 		}
 		defer func() { err = errors.Join(err, pool.Close()) }()
-		if qs, err = remoteQuerySide(root, placement.NewStore(meta), member.reg, pool, logger); err != nil {
+		if qs, err = remoteQuerySide(root, placement.NewStore(meta), groups, member.reg, pool, logger); err != nil {
 			return err
 		}
 	} else {
-		qs = localQuerySide(querynode.New(cfg.queryNode(), log, objects, data, root, writer, pins, logger))
+		lg, err := newLocalGroups(ctx, groups, root, cfg.Addr)
+		if err != nil {
+			return err
+		}
+		qs = localQuerySide(querynode.New(cfg.queryNode(), log, objects, data, root, writer, pins, logger), lg)
 	}
 	reg := prometheus.NewRegistry()
 	om := newObservers(reg, root, data, qs.view, log, logger)
@@ -451,6 +460,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	px.SetQuotas(quotas)
+	px.SetResourceGroups(qs.groups)
 	imp, err := newImporter(ctx, cfg, meta, ids, clock, objects, px, qs.server, dn, data, root, logger)
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ func appendRaw(t *testing.T, s *stacktest.Stack, records ...[]byte) {
 func TestPoisonMessagesAreQuarantined(t *testing.T) {
 	s := stacktest.New(t)
 	seg := s.Insert(0, 10)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	// An insert of the segment that lacks the vector field, and bytes
 	// that are no record at all.
 	bad, err := proto.Marshal(&msgpb.InsertRequest{

@@ -119,7 +119,7 @@ func TestRestartAmidUpserts(t *testing.T) {
 	s.Flush()
 	dk := storedDeletes(t, s)
 	require.Len(t, dk, 121, "each upsert's 20 deletes, and the delete, once")
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	require.EqualValues(t, 42, s.Count(), "42 keys, each live once")
 	require.Equal(t, append(keyRange(0, 40), 1000, 1001), s.Keys())
 }
@@ -172,6 +172,6 @@ func TestUpsertDeletesSyncBySize(t *testing.T) {
 	}
 	s.Flush()
 	require.Len(t, storedDeletes(t, s), 40, "each upsert's deletes once")
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	require.EqualValues(t, 40, s.Count())
 }

@@ -86,6 +86,6 @@ func TestSegmentsAreSortedByPrimaryKey(t *testing.T) {
 	}
 	require.ElementsMatch(t, append(append(append(keyRange(0, 10), keyRange(20, 30)...), keyRange(50, 60)...),
 		append(append(keyRange(100, 110), keyRange(150, 160)...), keyRange(200, 210)...)...), keys)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	require.EqualValues(t, 60, s.Count())
 }

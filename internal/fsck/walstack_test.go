@@ -102,7 +102,7 @@ func TestCutWALConsumers(t *testing.T) {
 		"the flushed rows and every row inserted after the repair are in storage")
 	require.Equal(t, "Flushed", s.State(sealed), "the segment whose Flush message was cut is flushed")
 
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	s.Insert(2000, 2005) // served from the WAL (growing)
 	got := s.Keys()
 	slices.Sort(got)

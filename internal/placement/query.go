@@ -41,6 +41,17 @@ type Replica struct {
 	Leaders map[string]int64 `json:"leaders"`
 	// Segments maps each sealed segment to the node that serves it.
 	Segments map[int64]int64 `json:"segments"`
+	// ResourceGroup is the resource group the replica is loaded in ("":
+	// the default group, as records written before groups existed say).
+	ResourceGroup string `json:"resource_group,omitempty"`
+}
+
+// Group returns the replica's resource group (DefaultResourceGroup for "").
+func (r Replica) Group() string {
+	if r.ResourceGroup == "" {
+		return DefaultResourceGroup
+	}
+	return r.ResourceGroup
 }
 
 // SpawnReplicas splits the live query nodes into replicaNumber replicas
@@ -122,7 +133,7 @@ func Assign(r Replica, vchannels []string, segments []Segment, load map[int64]in
 	for _, n := range r.Nodes {
 		in[n] = true
 	}
-	out := Replica{ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: map[string]int64{}, Segments: map[int64]int64{}}
+	out := Replica{ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: map[string]int64{}, Segments: map[int64]int64{}, ResourceGroup: r.ResourceGroup}
 	if len(out.Nodes) == 0 {
 		return out
 	}

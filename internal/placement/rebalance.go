@@ -50,6 +50,7 @@ func Rebalance(replicas []Replica, live []int64, rows map[string]int64) ([]Repli
 	for i, r := range replicas {
 		out[i] = Replica{
 			ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: maps.Clone(r.Leaders), Segments: maps.Clone(r.Segments),
+			ResourceGroup: r.ResourceGroup,
 		}
 		healthy[i] = len(r.Nodes) > 0
 		for _, n := range r.Nodes {

@@ -230,4 +230,6 @@ type Replica struct {
 	Leaders map[string]int64
 	// Addresses maps each node of the replica to its internal RPC address.
 	Addresses map[int64]string
+	// ResourceGroup is the resource group the replica is loaded in.
+	ResourceGroup string
 }

@@ -289,7 +289,7 @@ func (p *Proxy) LoadCollection(ctx context.Context, req *milvuspb.LoadCollection
 	if err := p.checkLoadIndexes(ctx, col); err != nil {
 		return errcode.Status(err), nil
 	}
-	if err := p.query.Load(ctx, col.ID, nil, int(req.GetReplicaNumber())); err != nil {
+	if err := p.query.Load(ctx, col.ID, nil, int(req.GetReplicaNumber()), req.GetResourceGroups()); err != nil {
 		return errcode.Status(err), nil
 	}
 	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, nil)), nil
@@ -328,7 +328,7 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	if err := p.checkLoadIndexes(ctx, col); err != nil {
 		return errcode.Status(err), nil
 	}
-	if err := p.query.Load(ctx, col.ID, ids, int(req.GetReplicaNumber())); err != nil {
+	if err := p.query.Load(ctx, col.ID, ids, int(req.GetReplicaNumber()), req.GetResourceGroups()); err != nil {
 		return errcode.Status(err), nil
 	}
 	_, parts = p.query.Loaded(col.ID)
@@ -364,7 +364,7 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 		for _, part := range col.Partitions {
 			parts = append(parts, part.ID)
 		}
-		if err := p.query.Load(ctx, col.ID, parts, len(p.query.Replicas(col.ID))); err != nil {
+		if err := p.query.Load(ctx, col.ID, parts, len(p.query.Replicas(col.ID)), nil); err != nil {
 			return errcode.Status(err), nil
 		}
 	}

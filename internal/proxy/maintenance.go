@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"math"
 
@@ -130,7 +131,7 @@ func (p *Proxy) GetQuerySegmentInfo(ctx context.Context, req *milvuspb.GetQueryS
 		}
 		nodes := s.NodeIDs
 		if len(nodes) == 0 {
-			nodes = []int64{standaloneNodeID} // one query node
+			nodes = []int64{StandaloneNodeID} // one query node
 		}
 		resp.Infos = append(resp.Infos, &milvuspb.QuerySegmentInfo{
 			SegmentID: s.ID, CollectionID: col.ID,
@@ -141,9 +142,9 @@ func (p *Proxy) GetQuerySegmentInfo(ctx context.Context, req *milvuspb.GetQueryS
 	return resp, nil
 }
 
-// standaloneNodeID is the node ID the proxy reports for the standalone's
+// StandaloneNodeID is the node ID the proxy reports for the standalone's
 // one query node.
-const standaloneNodeID = 1
+const StandaloneNodeID = 1
 
 // GetReplicas reports where a loaded collection's replicas run: their
 // nodes and, for each shard (vchannel), its leader and address. The
@@ -167,15 +168,15 @@ func (p *Proxy) GetReplicas(ctx context.Context, req *milvuspb.GetReplicasReques
 	if replicas == nil {
 		leaders := map[string]int64{}
 		for _, ch := range col.VChannels {
-			leaders[ch] = standaloneNodeID
+			leaders[ch] = StandaloneNodeID
 		}
-		replicas = []plan.Replica{{ID: 1, Nodes: []int64{standaloneNodeID}, Leaders: leaders}}
+		replicas = []plan.Replica{{ID: 1, Nodes: []int64{StandaloneNodeID}, Leaders: leaders}}
 	}
 	resp := &milvuspb.GetReplicasResponse{Status: ok()}
 	for _, r := range replicas {
 		info := &milvuspb.ReplicaInfo{
 			ReplicaID: r.ID, CollectionID: col.ID, PartitionIds: parts, NodeIds: r.Nodes,
-			ResourceGroupName: defaultResourceGroup,
+			ResourceGroupName: cmp.Or(r.ResourceGroup, defaultResourceGroup),
 		}
 		for _, ch := range col.VChannels {
 			leader, ok := r.Leaders[ch]

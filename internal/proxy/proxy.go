@@ -82,8 +82,9 @@ type Proxy struct {
 	connID atomic.Int64
 	rbac   *auth.Guard // users, roles and grants (auth.go); nil until SetAuth
 
-	quotas *quota.Quotas // rate limits and write protection (quota.go); nil: none
-	imp    Importer      // bulk import jobs (import.go); nil until SetImporter
+	quotas *quota.Quotas  // rate limits and write protection (quota.go); nil: none
+	imp    Importer       // bulk import jobs (import.go); nil until SetImporter
+	groups ResourceGroups // resource groups (resourcegroup.go); nil until SetResourceGroups
 }
 
 // New returns a proxy over its dependencies.

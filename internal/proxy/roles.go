@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/rgroup"
 )
 
 // The proxy's dependencies, cut into the roles it calls them for. Each role
@@ -181,7 +182,9 @@ type Loader interface {
 	// given, the default of one replica, or the number the collection is
 	// loaded with); the query coordinator places that many replicas on
 	// distinct query nodes, a single query node is one replica and ignores it.
-	Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error
+	// resourceGroups is the request's resource_groups: none (the default
+	// group), one for all the replicas, or one per replica.
+	Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int, resourceGroups []string) error
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
 	Loaded(collectionID int64) (bool, []int64)
@@ -221,3 +224,15 @@ type QueryServer interface {
 
 // QueryNodeOf returns a QueryNode whose every role is q.
 func QueryNodeOf(q QueryServer) QueryNode { return QueryNode{Loader: q, Reader: q} }
+
+// ResourceGroups keeps Milvus's resource groups and moves query nodes and
+// replicas between them (query coordinator; package rgroup).
+type ResourceGroups interface {
+	CreateResourceGroup(ctx context.Context, name string, cfg *rgroup.Config) error
+	UpdateResourceGroups(ctx context.Context, cfgs map[string]rgroup.Config) error
+	DropResourceGroup(ctx context.Context, name string) error
+	TransferNode(ctx context.Context, source, target string, n int) error
+	TransferReplica(ctx context.Context, source, target string, collectionID int64, n int) error
+	ListResourceGroups(ctx context.Context) ([]string, error)
+	DescribeResourceGroup(ctx context.Context, name string) (rgroup.Info, error)
+}

@@ -47,7 +47,7 @@ func (p *Proxy) reloadSchema(ctx context.Context, col *catalog.Collection) error
 	}
 	replicas := len(p.query.Replicas(col.ID)) // loaded again as many times
 	p.query.Release(col.ID)
-	return p.query.Load(ctx, col.ID, parts, replicas)
+	return p.query.Load(ctx, col.ID, parts, replicas, nil)
 }
 
 // AlterCollectionField sets or deletes properties of one field (Milvus

@@ -29,7 +29,7 @@ func (p *Proxy) TruncateCollection(ctx context.Context, req *milvuspb.TruncateCo
 	if loaded {
 		// Loaded again whatever the truncate did: a failed one left the
 		// data as it was, and the collection must stay readable.
-		if lerr := p.query.Load(ctx, col.ID, parts, replicas); err == nil {
+		if lerr := p.query.Load(ctx, col.ID, parts, replicas, nil); err == nil {
 			err = lerr
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/rgroup"
 )
 
 // NodeLoader is a query node's load side as the coordinator uses it: the
@@ -106,6 +107,7 @@ type Coordinator struct {
 	cfg    Config
 	colls  Collections
 	store  *placement.Store
+	groups *rgroup.Manager // nil: every node is in the default group
 	dial   Dialer
 	logger *slog.Logger
 
@@ -123,10 +125,14 @@ type Coordinator struct {
 }
 
 // New returns a coordinator that places collections with the placement
-// records of store (the fenced meta store in cluster mode), reaches each
-// query node through dial and resolves collections through colls. It has
-// no node until Run follows a membership watch.
-func New(cfg Config, colls Collections, store *placement.Store, dial Dialer, logger *slog.Logger) (*Coordinator, error) {
+// records of store (the fenced meta store in cluster mode), keeps the
+// query nodes in the resource groups of groups (nil: one default group of
+// every node), reaches each query node through dial and resolves
+// collections through colls. It has no node until Run follows a
+// membership watch.
+func New(cfg Config, colls Collections, store *placement.Store, groups *rgroup.Manager, dial Dialer,
+	logger *slog.Logger,
+) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -137,7 +143,7 @@ func New(cfg Config, colls Collections, store *placement.Store, dial Dialer, log
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Coordinator{
-		cfg: cfg, colls: colls, store: store, dial: dial, logger: logger,
+		cfg: cfg, colls: colls, store: store, groups: groups, dial: dial, logger: logger,
 		ready: make(chan struct{}), live: map[int64]*member{}, loaded: map[int64]*loadedCollection{},
 		failures: map[int64]error{},
 	}, nil
@@ -200,9 +206,12 @@ func leaderChannels(r placement.Replica) map[int64][]string {
 }
 
 // Load loads a collection (partitions nil = all) on replicaNumber replicas
-// (0: one, or as many as it is loaded with), or more of its partitions when
-// it is loaded.
-func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
+// (0: one, or as many as it is loaded with) in resourceGroups (none: the
+// default group; one: all the replicas; else one per replica), or more of
+// its partitions when it is loaded.
+func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int,
+	resourceGroups []string,
+) error {
 	if err := c.waitReady(ctx); err != nil {
 		return err
 	}
@@ -218,7 +227,7 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 	if err != nil {
 		return err
 	}
-	replicas, err := c.plan(ctx, info, replicaNumber)
+	replicas, err := c.plan(ctx, info, replicaNumber, resourceGroups)
 	if err != nil {
 		c.fail(collectionID, err)
 		return err
@@ -268,8 +277,10 @@ func (c *Coordinator) fail(collectionID int64, err error) {
 }
 
 // plan places a collection that is not loaded: the stored replicas when
-// there are as many as asked (a reload), healed, or new ones.
-func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replicaNumber int) ([]placement.Replica, error) {
+// there are as many as asked (a reload), healed, or new ones in the
+// resource groups asked.
+func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replicaNumber int, resourceGroups []string,
+) ([]placement.Replica, error) {
 	live, load := c.liveNodes()
 	stored, err := c.store.Replicas(ctx, info.ID)
 	if err != nil {
@@ -278,15 +289,11 @@ func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replic
 	var replicas []placement.Replica
 	reload := len(stored) > 0 && (replicaNumber <= 0 || replicaNumber == len(stored))
 	if reload {
-		replicas = placement.Heal(stored, live, load)
-	} else {
-		replicas, err = placement.SpawnReplicas(max(replicaNumber, 1), live, load)
-		if err != nil {
-			if errors.Is(err, placement.ErrNodeNotEnough) {
-				return nil, errcode.New(errcode.ResourceGroupNodeNotEnough, "%s", err.Error())
-			}
-			return nil, errcode.Invalid("%v", err)
-		}
+		replicas = c.byGroup(stored, live, func(sub []placement.Replica, nodes []int64) []placement.Replica {
+			return placement.Heal(sub, nodes, load)
+		})
+	} else if replicas, err = c.spawn(max(replicaNumber, 1), resourceGroups, live, load); err != nil {
+		return nil, err
 	}
 	serving := 0
 	for i, r := range replicas {
@@ -538,7 +545,10 @@ func (c *Coordinator) Replicas(collectionID int64) []plan.Replica {
 				addrs[n] = m.info.Address
 			}
 		}
-		out = append(out, plan.Replica{ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: maps.Clone(r.Leaders), Addresses: addrs})
+		out = append(out, plan.Replica{
+			ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: maps.Clone(r.Leaders), Addresses: addrs,
+			ResourceGroup: r.Group(),
+		})
 	}
 	return out
 }

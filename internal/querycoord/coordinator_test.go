@@ -27,12 +27,14 @@ import (
 	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metastore/embedded"
 	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querycoord"
 	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/rgroup"
 	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/rpc/queryrpc"
 	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
@@ -59,6 +61,7 @@ type cluster struct {
 	px    *proxy.Proxy
 	pool  *rpc.Pool
 	store *placement.Store
+	kv    metastore.KV // the placement and resource groups' store
 	// stopCoord stops the running coordinator (nil when none runs).
 	stopCoord func()
 
@@ -91,7 +94,7 @@ func newCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	c := &cluster{
 		t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
-		store: placement.NewStore(kv),
+		store: placement.NewStore(kv), kv: kv,
 	}
 	t.Cleanup(func() {
 		if c.stopCoord != nil {
@@ -132,7 +135,9 @@ func (c *cluster) startCoordinator() {
 	}
 	cfg := querycoord.Defaults()
 	cfg.HealInterval = 50 * time.Millisecond
-	coord, err := querycoord.New(cfg, c.s.Root, c.store, dial, logger)
+	groups, err := rgroup.Open(context.Background(), c.kv)
+	require.NoError(t, err)
+	coord, err := querycoord.New(cfg, c.s.Root, c.store, groups, dial, logger)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := c.reg.Watch(ctx, membership.RoleQueryNode)
@@ -147,6 +152,7 @@ func (c *cluster) startCoordinator() {
 		c.stopCoord = nil
 	}
 	c.coord, c.px = coord, c.s.NewProxy(proxy.QueryNodeOf(coord))
+	c.px.SetResourceGroups(coord)
 }
 
 // kill stops a node as a crash does: it stops serving, then its session
@@ -498,7 +504,7 @@ func TestTakeOverServesWithTheReplicasLeft(t *testing.T) {
 	c.startCoordinator()
 	col, err := c.s.Root.Collection("", coll)
 	require.NoError(t, err)
-	require.NoError(t, c.coord.Load(context.Background(), col.ID, nil, 0), "a reload serves with the replicas left")
+	require.NoError(t, c.coord.Load(context.Background(), col.ID, nil, 0, nil), "a reload serves with the replicas left")
 	reps := c.coord.Replicas(col.ID)
 	require.Len(t, reps, 2)
 	var nodes [][]int64

@@ -23,6 +23,7 @@ func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 	for _, n := range w.Nodes {
 		c.join(n)
 	}
+	c.syncGroups(ctx)
 	c.readyOnce.Do(func() { close(c.ready) })
 	tick := time.NewTicker(c.cfg.HealInterval)
 	defer tick.Stop()
@@ -49,6 +50,7 @@ func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 			}
 		case <-tick.C:
 		}
+		c.syncGroups(ctx)
 		c.heal(ctx)
 		c.resync(ctx)
 		if rebalance {
@@ -123,7 +125,9 @@ func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) er
 	if lc == nil {
 		return nil
 	}
-	healed := placement.Heal(old, live, load)
+	healed := c.byGroup(old, live, func(sub []placement.Replica, nodes []int64) []placement.Replica {
+		return placement.Heal(sub, nodes, load)
+	})
 	var errs []error
 	for i, r := range healed {
 		if len(r.Nodes) == 0 {
@@ -140,6 +144,15 @@ func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) er
 		lc.version++
 		delete(lc.down, r.ID)
 		c.mu.Unlock()
+		// A live node the replica no longer uses (it moved to another
+		// resource group) drops the collection, once reads switched.
+		for _, id := range old[i].Nodes {
+			if node := c.nodeOf(id); node != nil && !slices.Contains(r.Nodes, id) {
+				node.Release(collectionID)
+				c.logger.Info("query node left a replica of its former resource group", "collection", lc.info.Name,
+					"replica", r.ID, "node_id", id, "resource_group", r.Group())
+			}
+		}
 	}
 	c.mu.RLock()
 	current := slices.Clone(lc.replicas)
@@ -185,8 +198,9 @@ func (c *Coordinator) snapshot(collectionID int64) (*loadedCollection, []placeme
 	return lc, slices.Clone(lc.replicas), slices.Clone(lc.partitions)
 }
 
-// needsHeal reports whether a collection has a replica out of service or
-// a node that is not live. The caller holds mu.
+// needsHeal reports whether a collection has a replica out of service, a
+// node that is not live, or a node outside its resource group that a node
+// of the group can replace (outgoing). The caller holds mu.
 func (c *Coordinator) needsHeal(lc *loadedCollection) bool {
 	if len(lc.down) > 0 {
 		return true
@@ -198,5 +212,5 @@ func (c *Coordinator) needsHeal(lc *loadedCollection) bool {
 			}
 		}
 	}
-	return false
+	return c.drainable(lc)
 }

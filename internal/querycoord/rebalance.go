@@ -61,7 +61,12 @@ func (c *Coordinator) rebalanceCollection(ctx context.Context, collectionID int6
 	if lc == nil {
 		return nil
 	}
-	_, moves := placement.Rebalance(current, live, nil)
+	var moves []placement.ShardMove
+	c.byGroup(current, live, func(sub []placement.Replica, nodes []int64) []placement.Replica {
+		out, m := placement.Rebalance(sub, nodes, nil)
+		moves = append(moves, m...)
+		return out
+	})
 	for _, m := range moves {
 		if err := c.handoff(ctx, lc, m); err != nil {
 			return fmt.Errorf("querycoord: move shard %s of %s from query node %d to %d: %w", m.VChannel, lc.info.Name, m.From, m.To, err)
@@ -104,7 +109,10 @@ func (c *Coordinator) handoff(ctx context.Context, lc *loadedCollection, m place
 	}
 
 	// 2. Reads switch to it.
-	next := placement.Replica{ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: maps.Clone(r.Leaders), Segments: maps.Clone(r.Segments)}
+	next := placement.Replica{
+		ID: r.ID, Nodes: slices.Clone(r.Nodes), Leaders: maps.Clone(r.Leaders), Segments: maps.Clone(r.Segments),
+		ResourceGroup: r.ResourceGroup,
+	}
 	next.Leaders[m.VChannel] = m.To
 	if !slices.Contains(next.Nodes, m.To) {
 		next.Nodes = append(next.Nodes, m.To)

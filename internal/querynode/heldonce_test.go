@@ -126,7 +126,7 @@ func TestSealedVectorsHeldOnce(t *testing.T) {
 			s.Insert(0, rows)
 			s.Flush()
 			buildIndex(t, s, tc.indexType, tc.metric, tc.params...)
-			require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+			require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 			segs := querynode.SealedSegments(s.QueryNode, s.CollectionID)
 			require.NotEmpty(t, segs)
 			for _, seg := range segs {
@@ -154,7 +154,7 @@ func TestSealedVectorsSharedOnLateAttach(t *testing.T) {
 	s := stacktest.New(t)
 	s.Insert(0, rows)
 	s.Flush()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	segs := querynode.SealedSegments(s.QueryNode, s.CollectionID)
 	require.NotEmpty(t, segs)
 	for _, seg := range segs {
@@ -198,7 +198,7 @@ func TestSealedVectorsDamagedIndexFile(t *testing.T) {
 		data[len(data)/3] ^= 0x10 // in the stored vectors
 		require.NoError(t, os.WriteFile(f, data, 0o644))
 	}
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	segs := querynode.SealedSegments(s.QueryNode, s.CollectionID)
 	require.NotEmpty(t, segs)
 	for _, seg := range segs {

@@ -82,11 +82,12 @@ func (n *Node) Close() error {
 // of the other collections go on while this one loads. A Release of the
 // collection during the load wins: the load stops and fails with code 101.
 //
-// replicaNumber is the proxy's replica_number: a node is one replica by
-// itself, so it ignores it (the query coordinator places replicas over
-// several nodes, querycoord).
-func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
-	_ = replicaNumber
+// replicaNumber and resourceGroups are the proxy's replica_number and
+// resource_groups: a node is one replica by itself, so it ignores them
+// (the query coordinator places replicas over several nodes and resource
+// groups, querycoord; the standalone server checks the groups, app).
+func (n *Node) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int, resourceGroups []string) error {
+	_, _ = replicaNumber, resourceGroups
 	return n.LoadVChannels(ctx, collectionID, partitions, nil)
 }
 

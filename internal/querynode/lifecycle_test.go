@@ -47,7 +47,7 @@ func search(ctx context.Context, s *stacktest.Stack, collectionID int64) (*plan.
 // loadAsync starts a Load and returns its result channel.
 func loadAsync(s *stacktest.Stack, collectionID int64) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- s.QueryNode.Load(context.Background(), collectionID, nil, 0) }()
+	go func() { done <- s.QueryNode.Load(context.Background(), collectionID, nil, 0, nil) }()
 	return done
 }
 
@@ -68,7 +68,7 @@ func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
 	s := stacktest.New(t)
 	aSegs := s.Flush()
 	s.Insert(0, 50)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	b, _ := second(t, s, 80)
 
 	release, held := s.QNObjects.Hold(aSegs...) // B's binlogs are slow to read
@@ -146,7 +146,7 @@ func TestReleaseDuringLoadWins(t *testing.T) {
 	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
 
 	release()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "a load after the release is a new load")
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil), "a load after the release is a new load")
 	require.EqualValues(t, 30, s.Count())
 }
 
@@ -184,9 +184,9 @@ func TestDoubleLoadIsOneLoad(t *testing.T) {
 func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	s := stacktest.New(t)
 	s.Insert(0, 40)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	b, _ := second(t, s, 10)
-	require.NoError(t, s.QueryNode.Load(context.Background(), b, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), b, nil, 0, nil))
 
 	// A read whose guarantee no tick reaches waits on the delegator.
 	waiting := make(chan error, 1)
@@ -229,7 +229,7 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	require.NoError(t, err, "the other collection serves")
 	require.EqualValues(t, 10, res.Count)
 
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "loading it again")
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil), "loading it again")
 	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
 	require.EqualValues(t, 40, s.Count())
 }
@@ -243,13 +243,13 @@ func TestRunStopsTheNode(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- s.QueryNode.Run(ctx) }()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	require.EqualValues(t, 5, s.Count())
 	cancel()
 	require.NoError(t, <-ran)
 	ok, _ := s.QueryNode.Loaded(s.CollectionID)
 	require.False(t, ok)
-	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0), "a stopped node loads nothing")
+	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil), "a stopped node loads nothing")
 }
 
 // While a load attaches its sealed segments, GetLoadingProgress grows with
@@ -454,5 +454,5 @@ func TestLoadVChannels(t *testing.T) {
 	require.NoError(t, qn.LoadVChannels(ctx, col.ID, nil, col.VChannels), "every vchannel: the whole collection")
 	require.Equal(t, int64(100), count())
 	require.Equal(t, col.VChannels, qn.VChannels(col.ID))
-	require.NoError(t, qn.Load(ctx, col.ID, nil, 2), "a plain load of the whole collection joins it")
+	require.NoError(t, qn.Load(ctx, col.ID, nil, 2, nil), "a plain load of the whole collection joins it")
 }

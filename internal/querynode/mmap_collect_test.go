@@ -60,7 +60,7 @@ func TestMmapCacheCollected(t *testing.T) {
 	buildIndex(t, s, "HNSW", "L2")
 	ctx := context.Background()
 
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1, nil))
 	wantHits, _, _ := readAll(t, s)
 	s.QueryNode.Release(s.CollectionID)
 	loaded := cacheFiles(t, s)
@@ -102,7 +102,7 @@ func TestMmapCacheCollected(t *testing.T) {
 
 	// Drop the index while a read holds the loaded segment: its file goes,
 	// the mapping reads on until released.
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1, nil))
 	segs, release := querynode.HoldSealed(s.QueryNode, s.CollectionID)
 	require.NotEmpty(t, segs)
 	addr, attached := querynode.AttachedIndexData(segs[0], vecField)

@@ -144,7 +144,7 @@ func TestMmapIndexServesSameResults(t *testing.T) {
 			buildIndex(t, s, tc.indexType, tc.metric, tc.params...)
 			ctx := context.Background()
 
-			require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+			require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 			heapHits, heapOut, heapQuery := readAll(t, s)
 			require.Len(t, heapQuery, 2*rows)
 			for _, seg := range querynode.SealedSegments(s.QueryNode, s.CollectionID) {
@@ -157,7 +157,7 @@ func TestMmapIndexServesSameResults(t *testing.T) {
 			s.QueryNode.Release(s.CollectionID)
 
 			setMmap(t, s, "true")
-			require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+			require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 			segs := querynode.SealedSegments(s.QueryNode, s.CollectionID)
 			require.NotEmpty(t, segs)
 			for _, seg := range segs {
@@ -198,7 +198,7 @@ func TestMmapSettingsPrecedence(t *testing.T) {
 	buildIndex(t, s, "HNSW", "L2")
 	ctx := context.Background()
 	mapped := func() bool {
-		require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+		require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 		defer s.QueryNode.Release(s.CollectionID)
 		segs := querynode.SealedSegments(s.QueryNode, s.CollectionID)
 		require.NotEmpty(t, segs)
@@ -231,7 +231,7 @@ func TestMmapDamagedCacheAndRelease(t *testing.T) {
 	buildIndex(t, s, "HNSW", "L2")
 	setMmap(t, s, "true")
 	ctx := context.Background()
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 	wantHits, wantOut, wantQuery := readAll(t, s)
 	s.QueryNode.Release(s.CollectionID)
 
@@ -249,7 +249,7 @@ func TestMmapDamagedCacheAndRelease(t *testing.T) {
 		data[4096+(len(data)-4096)/3] ^= 0x10 // in the stored vectors
 		require.NoError(t, os.WriteFile(f, data, 0o644))
 	}
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 	require.Contains(t, logs.String(), "mmap cache file damaged; rebuilt from object storage")
 	hits, out, queried := readAll(t, s)
 	require.Equal(t, wantHits, hits)
@@ -286,7 +286,7 @@ func TestMmapColumns(t *testing.T) {
 	s.Flush()
 	ctx := context.Background()
 	setMmap(t, s, "false") // the collection says no: the node default loses
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 	wantHits, wantOut, wantQuery := readAll(t, s)
 	for _, seg := range querynode.SealedSegments(s.QueryNode, s.CollectionID) {
 		require.Empty(t, mappedFile(t, unsafe.Pointer(unsafe.SliceData(vectorsOf(t, seg).Data))))
@@ -294,7 +294,7 @@ func TestMmapColumns(t *testing.T) {
 	s.QueryNode.Release(s.CollectionID)
 
 	setMmap(t, s, "")
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 	for _, seg := range querynode.SealedSegments(s.QueryNode, s.CollectionID) {
 		file := mappedFile(t, unsafe.Pointer(unsafe.SliceData(vectorsOf(t, seg).Data)))
 		require.True(t, strings.HasPrefix(file, filepath.Join(mmapDir(s), "columns")+"/"), "vectors in %q", file)
@@ -324,7 +324,7 @@ func TestMmapColumns(t *testing.T) {
 		data[len(data)-10] ^= 0x01
 		require.NoError(t, os.WriteFile(f, data, 0o644))
 	}
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 0, nil))
 	require.Equal(t, 2, strings.Count(logs.String(), "mmap cache file damaged; rebuilt from object storage"))
 	hits, out, queried = readAll(t, s)
 	require.Equal(t, wantHits, hits)

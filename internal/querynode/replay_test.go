@@ -23,7 +23,7 @@ func TestReplayedSegmentFlushedDuringLoad(t *testing.T) {
 	s.QNSegments.AfterNextRecovery(func() {
 		s.RunDataNode(s.NewDataNode(), func() bool { return s.State(x) == "Flushed" })
 	})
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	require.EqualValues(t, 100, s.Count(), "rows of a segment flushed during the load are visible before its handoff")
 	require.Equal(t, map[int64]bool{x: true}, s.Served())
 
@@ -54,7 +54,7 @@ func TestReplayedSegmentCompactedDuringLoad(t *testing.T) {
 	// done (and serve reads) before it serves them.
 	release := s.QNObjects.HoldAllBut(a)
 	loaded := make(chan error, 1)
-	go func() { loaded <- s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0) }()
+	go func() { loaded <- s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil) }()
 	select {
 	case err := <-loaded:
 		require.NoError(t, err)

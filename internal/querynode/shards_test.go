@@ -47,7 +47,7 @@ func TestShardsBeyondPChannels(t *testing.T) {
 	check := func() {
 		t.Helper()
 		qn := s.QueryNode
-		require.NoError(t, qn.Load(ctx, col.ID, nil, 1))
+		require.NoError(t, qn.Load(ctx, col.ID, nil, 1, nil))
 		require.NoError(t, qn.WaitLoad(ctx, col.ID))
 		res, err := qn.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: col.ID, Strong: true}, CountOnly: true})
 		require.NoError(t, err)

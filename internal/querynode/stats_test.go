@@ -16,7 +16,7 @@ func TestLoadProgress(t *testing.T) {
 	s.Insert(0, 100)
 	require.Zero(t, s.QueryNode.LoadProgress(s.CollectionID))
 	require.Empty(t, s.QueryNode.ServiceTimes())
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	require.EqualValues(t, 100, s.QueryNode.LoadProgress(s.CollectionID))
 	require.NotEmpty(t, s.QueryNode.ServiceTimes())
 	s.QueryNode.Release(s.CollectionID)

@@ -48,7 +48,7 @@ func keyRange(from, to int64, skip ...int64) []int64 {
 // stale).
 func TestSearchVisibilityThroughLifecycle(t *testing.T) {
 	s := stacktest.New(t)
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	check := func(step string, want []int64) {
 		t.Helper()
 		for range 2 {
@@ -72,7 +72,7 @@ func TestSearchVisibilityThroughLifecycle(t *testing.T) {
 	// forced compaction continues in the coordinator's background loop,
 	// which the stack does not run).
 	s.Compact()
-	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0))
+	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil))
 	check("compacted", keyRange(0, 20))
 	s.Delete(10, 12)
 	check("deleted once sealed", keyRange(0, 20, 10, 11))

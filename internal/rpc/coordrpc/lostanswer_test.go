@@ -140,7 +140,7 @@ func TestReportSyncAnswerLost(t *testing.T) {
 	require.EqualValues(t, 100, rows)
 	require.EqualValues(t, 100, s.Data.RowCount(s.CollectionID, nil))
 
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1, nil))
 	require.NoError(t, s.QueryNode.WaitLoad(ctx, s.CollectionID))
 	require.EqualValues(t, 100, s.Count())
 	keys := s.Keys()

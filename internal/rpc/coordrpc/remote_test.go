@@ -152,8 +152,8 @@ func TestNodesThroughRemoteCoordinator(t *testing.T) {
 	s.Insert(100, 150) // growing: only in the WAL
 
 	remote, objects := remoteQueryNode(t, s, c)
-	require.NoError(t, remote.Load(ctx, s.CollectionID, nil, 1))
-	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1))
+	require.NoError(t, remote.Load(ctx, s.CollectionID, nil, 1, nil))
+	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1, nil))
 	require.NoError(t, remote.WaitLoad(ctx, s.CollectionID))
 	require.NoError(t, s.QueryNode.WaitLoad(ctx, s.CollectionID))
 	require.NoError(t, remote.LoadFailure(s.CollectionID))
@@ -245,7 +245,7 @@ func TestCoordinatorDown(t *testing.T) {
 
 	s := stacktest.New(t) // its WAL and object storage; its coordinators are not served
 	qn, _ := remoteQueryNode(t, s, c)
-	err = qn.Load(ctx, s.CollectionID, nil, 1)
+	err = qn.Load(ctx, s.CollectionID, nil, 1, nil)
 	unavailable(t, err)
 	loaded, _ := qn.Loaded(s.CollectionID)
 	require.False(t, loaded)

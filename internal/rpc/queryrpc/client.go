@@ -62,8 +62,9 @@ func (c *Client) loadContext(ctx context.Context) (context.Context, context.Canc
 	return context.WithTimeout(ctx, c.cfg.LoadTimeout)
 }
 
-// Load loads a collection (or more of its partitions) on the node.
-func (c *Client) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error {
+// Load loads a collection (or more of its partitions) on the node. A node
+// is one replica in one resource group: resourceGroups is not sent.
+func (c *Client) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int, _ []string) error {
 	ctx, cancel := c.loadContext(ctx)
 	defer cancel()
 	_, err := c.c.Load(ctx, &querynodev1.LoadRequest{

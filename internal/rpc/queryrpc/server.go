@@ -11,7 +11,7 @@ import (
 // Loader is the query node's load side as the server serves it (the
 // in-process *querynode.Node; proxy.Loader is the same contract).
 type Loader interface {
-	Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int) error
+	Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int, resourceGroups []string) error
 	// LoadVChannels is Load of some of the collection's vchannels (none:
 	// all), as a shard leader of a replica.
 	LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error
@@ -51,7 +51,7 @@ func (s *Server) Load(ctx context.Context, req *querynodev1.LoadRequest) (*query
 	if len(req.GetVchannels()) > 0 {
 		err = s.loader.LoadVChannels(ctx, req.GetCollectionId(), req.GetPartitionIds(), req.GetVchannels())
 	} else {
-		err = s.loader.Load(ctx, req.GetCollectionId(), req.GetPartitionIds(), int(req.GetReplicaNumber()))
+		err = s.loader.Load(ctx, req.GetCollectionId(), req.GetPartitionIds(), int(req.GetReplicaNumber()), nil)
 	}
 	if err != nil {
 		return nil, err
