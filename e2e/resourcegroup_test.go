@@ -99,4 +99,29 @@ func TestResourceGroupsStandalone(t *testing.T) {
 	groups, err = c.ListResourceGroups(ctx, milvusclient.NewListResourceGroupsOption())
 	require.NoError(t, err)
 	require.Equal(t, []string{rgroup.Default}, groups)
+
+	// The same through REST v2.
+	limits := func(n int) map[string]any { return map[string]any{"node_num": n} }
+	out := restCall(t, s.addr, "resource_groups/create", map[string]any{
+		"name": "rest_rg", "config": map[string]any{"requests": limits(1), "limits": limits(1)},
+	})
+	require.EqualValues(t, 0, out["code"], out)
+	out = restCall(t, s.addr, "resource_groups/list", map[string]any{})
+	require.ElementsMatch(t, []any{rgroup.Default, "rest_rg"}, out["data"])
+	out = restCall(t, s.addr, "resource_groups/describe", map[string]any{"name": "rest_rg"})
+	rg := out["data"].(map[string]any)["resource_group"].(map[string]any)
+	require.Equal(t, "rest_rg", rg["name"])
+	require.EqualValues(t, 1, rg["num_available_node"])
+	out = restCall(t, s.addr, "resource_groups/transfer_replica", map[string]any{
+		"sourceRgName": rgroup.Default, "targetRgName": "rest_rg", "collectionName": "movies", "replicaNum": 1,
+	})
+	require.EqualValues(t, 101, out["code"], "movies is released: %v", out)
+	out = restCall(t, s.addr, "resource_groups/alter", map[string]any{
+		"resource_groups": map[string]any{"rest_rg": map[string]any{"requests": limits(0), "limits": limits(0)}},
+	})
+	require.EqualValues(t, 0, out["code"], out)
+	out = restCall(t, s.addr, "resource_groups/drop", map[string]any{"name": "rest_rg"})
+	require.EqualValues(t, 0, out["code"], out)
+	out = restCall(t, s.addr, "resource_groups/describe", map[string]any{"name": "rest_rg"})
+	require.EqualValues(t, 300, out["code"], out)
 }

@@ -66,5 +66,7 @@ func TestRoutes(t *testing.T) {
 		"indexes/alter_properties", "indexes/drop_properties",
 		"aliases/list", "aliases/describe", "aliases/create", "aliases/drop", "aliases/alter",
 		"databases/list", "databases/describe", "databases/create", "databases/drop", "databases/alter",
+		"resource_groups/create", "resource_groups/drop", "resource_groups/alter", "resource_groups/describe",
+		"resource_groups/list", "resource_groups/transfer_replica",
 	})
 }

@@ -84,6 +84,7 @@ func New(svc milvuspb.MilvusServiceServer, logger *slog.Logger) *Handler {
 	h.aliasRoutes()
 	h.databaseRoutes()
 	h.rbacRoutes()
+	h.resourceGroupRoutes()
 	return h
 }
 
