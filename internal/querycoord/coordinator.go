@@ -221,7 +221,10 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 	lc, ok := c.loaded[collectionID]
 	c.mu.RUnlock()
 	if ok {
-		return c.loadMore(ctx, lc, partitions, replicaNumber)
+		if err := c.loadMore(ctx, lc, partitions, replicaNumber); err != nil || len(resourceGroups) == 0 {
+			return err
+		}
+		return c.regroup(ctx, lc, resourceGroups)
 	}
 	info, err := c.colls.CollectionByID(collectionID)
 	if err != nil {

@@ -130,11 +130,27 @@ func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) er
 	})
 	var errs []error
 	for i, r := range healed {
+		outgoing := false
+		if len(r.Nodes) == 0 {
+			// No node of its resource group: the live nodes it has (moved
+			// to other groups) serve on, those that lead shards only.
+			c.mu.RLock()
+			for _, n := range old[i].Nodes {
+				if _, live := c.live[n]; live {
+					r.Nodes = append(r.Nodes, n)
+				}
+			}
+			c.mu.RUnlock()
+			outgoing = true
+		}
 		if len(r.Nodes) == 0 {
 			errs = append(errs, fmt.Errorf("querycoord: replica %d of %s has no live query node", r.ID, lc.info.Name))
 			continue
 		}
 		r = placement.Assign(r, lc.info.VChannels, nil, load)
+		if outgoing {
+			r.Nodes = slices.Sorted(maps.Keys(leaderChannels(r)))
+		}
 		if err := c.move(ctx, lc.info.Name, collectionID, partitions, old[i], r); err != nil {
 			errs = append(errs, err)
 			continue

@@ -79,22 +79,76 @@ func (c *Coordinator) byGroup(replicas []placement.Replica, live []int64,
 	return out
 }
 
+// replicaGroups returns the resource group of each of replicaNumber
+// replicas loaded in resourceGroups (see Load), checked against the groups.
+func (c *Coordinator) replicaGroups(replicaNumber int, resourceGroups []string) ([]string, error) {
+	if c.groups != nil {
+		return c.groups.Check(resourceGroups, replicaNumber)
+	}
+	for _, g := range resourceGroups {
+		if g != rgroup.Default {
+			return nil, rgroup.NotFound(g)
+		}
+	}
+	return slices.Repeat([]string{rgroup.Default}, replicaNumber), nil
+}
+
+// regroup moves the replicas of a loaded collection into resourceGroups (a
+// load of a loaded collection naming other groups, as Milvus's load
+// updates the load configuration): replicas already in a group asked keep
+// it, the others take the groups left, and the heal moves them (see the
+// comment at the top of this file). The caller holds jobs.
+func (c *Coordinator) regroup(ctx context.Context, lc *loadedCollection, resourceGroups []string) error {
+	c.mu.RLock()
+	replicas := slices.Clone(lc.replicas)
+	c.mu.RUnlock()
+	per, err := c.replicaGroups(len(replicas), resourceGroups)
+	if err != nil {
+		return err
+	}
+	want := map[string]int{}
+	for _, g := range per {
+		want[g]++
+	}
+	var moving []int
+	for i, r := range replicas {
+		if want[r.Group()] > 0 {
+			want[r.Group()]--
+			continue
+		}
+		moving = append(moving, i)
+	}
+	if len(moving) == 0 {
+		return nil
+	}
+	for _, i := range moving {
+		for _, g := range per {
+			if want[g] > 0 {
+				want[g]--
+				replicas[i].ResourceGroup = g
+				break
+			}
+		}
+	}
+	if err := c.store.SaveReplicas(ctx, lc.info.ID, replicas); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	for _, i := range moving {
+		lc.replicas[i].ResourceGroup = replicas[i].ResourceGroup
+	}
+	lc.version++
+	c.mu.Unlock()
+	c.logger.Info("replicas moved to the resource groups of a load", "collection", lc.info.Name, "resource_groups", per)
+	return nil
+}
+
 // spawn places replicaNumber new replicas in resourceGroups (see Load).
 func (c *Coordinator) spawn(replicaNumber int, resourceGroups []string, live []int64, load map[int64]int64,
 ) ([]placement.Replica, error) {
-	var per []string
-	if c.groups != nil {
-		var err error
-		if per, err = c.groups.Check(resourceGroups, replicaNumber); err != nil {
-			return nil, err
-		}
-	} else {
-		for _, g := range resourceGroups {
-			if g != rgroup.Default {
-				return nil, rgroup.NotFound(g)
-			}
-		}
-		per = slices.Repeat([]string{rgroup.Default}, replicaNumber)
+	per, err := c.replicaGroups(replicaNumber, resourceGroups)
+	if err != nil {
+		return nil, err
 	}
 	var order []string
 	count := map[string]int{}
@@ -126,9 +180,9 @@ func (c *Coordinator) spawn(replicaNumber int, resourceGroups []string, live []i
 }
 
 // drainable reports whether a replica of lc has a live node outside its
-// resource group that a node of the group can replace: another node of the
-// replica in the group, or a live node of the group no replica of lc uses.
-// The caller holds mu.
+// resource group that leads no shard (it leaves at once) or that a node of
+// the group can replace: another node of the replica in the group, or a
+// live node of the group no replica of lc uses. The caller holds mu.
 func (c *Coordinator) drainable(lc *loadedCollection) bool {
 	if c.groups == nil {
 		return false
@@ -150,6 +204,9 @@ func (c *Coordinator) drainable(lc *loadedCollection) bool {
 				inGroup = true
 			case "":
 			default:
+				if !slices.Contains(slices.Collect(maps.Values(r.Leaders)), n) {
+					return true
+				}
 				outgoing = true
 			}
 		}
@@ -264,9 +321,12 @@ func (c *Coordinator) TransferReplica(ctx context.Context, source, target string
 	if source == target {
 		return nil
 	}
+	moved := from[len(from)-n:]
+	// The target's nodes the collection's other replicas hold are not
+	// free; those of the replicas moving are.
 	used := map[int64]bool{}
-	for _, r := range replicas {
-		if r.Group() != target {
+	for i, r := range replicas {
+		if r.Group() != target && !slices.Contains(moved, i) {
 			for _, id := range r.Nodes {
 				used[id] = true
 			}
@@ -282,7 +342,6 @@ func (c *Coordinator) TransferReplica(ctx context.Context, source, target string
 		return errcode.New(errcode.Unexpected, "failed to transfer replica between resource group, err=nodes not enough"+
 			"[rg=%s][currentNodeNum=%d][expectedNodeNum=%d]", target, free, inTarget+n)
 	}
-	moved := from[len(from)-n:]
 	for _, i := range moved {
 		replicas[i].ResourceGroup = target
 	}

@@ -107,6 +107,39 @@ func TestLoadInResourceGroups(t *testing.T) {
 	require.Equal(t, map[string]int32{coll: 1}, c.describe("rg1").GetNumOutgoingNode())
 	require.Equal(t, map[string]int32{coll: 1}, c.describe(rgroup.Default).GetNumIncomingNode())
 	c.same()
+
+	// rg1 asks for two nodes again: d and b (the highest IDs) move there;
+	// the default replica hands b's shard to a, and rg1's is served by d
+	// again. A load naming rg1 for both replicas moves the default one onto
+	// b.
+	st, err = c.px.UpdateResourceGroups(ctx, &milvuspb.UpdateResourceGroupsRequest{
+		ResourceGroups: map[string]*rgpb.ResourceGroupConfig{"rg1": groupConfig(2, 2)},
+	})
+	ok(t, st, err)
+	require.Eventually(t, func() bool {
+		byGroup := map[string][]int64{}
+		for _, r := range c.replicas() {
+			byGroup[r.GetResourceGroupName()] = r.GetNodeIds()
+		}
+		return slices.Equal(byGroup[rgroup.Default], []int64{a}) && slices.Equal(byGroup["rg1"], []int64{d})
+	}, 30*time.Second, 10*time.Millisecond, "each replica is served by nodes of its group")
+	require.Empty(t, c.describe("rg1").GetNumOutgoingNode())
+	c.same()
+	st, err = c.px.LoadCollection(ctx, load(2, "rg1"))
+	ok(t, st, err)
+	require.Eventually(t, func() bool {
+		var nodes []int64
+		for _, r := range c.replicas() {
+			if r.GetResourceGroupName() != "rg1" {
+				return false
+			}
+			nodes = append(nodes, r.GetNodeIds()...)
+		}
+		slices.Sort(nodes)
+		return slices.Equal(nodes, []int64{b, d})
+	}, 30*time.Second, 10*time.Millisecond, "both replicas move to rg1")
+	require.Equal(t, map[string]int32{coll: 2}, c.describe("rg1").GetNumLoadedReplica())
+	c.same()
 }
 
 // TestTransferReplicaMovesItWithoutAFailedRead: while searches run, none

@@ -312,6 +312,11 @@ func NotFound(name string) error {
 	return errcode.New(codeNotFound, "resource group not found[rg=%s]", name)
 }
 
+// invalidParam words a refusal as Milvus's merr.WrapErrParameterInvalid.
+func invalidParam(reason, expected, actual string) error {
+	return errcode.Invalid("%s: invalid parameter[expected=%s][actual=%s]", reason, expected, actual)
+}
+
 func illegal(name, reason string) error {
 	return errcode.New(codeIllegalConfig, "%s: resource group illegal config[rg=%s]", reason, name)
 }
@@ -415,18 +420,20 @@ func (m *Manager) Drop(ctx context.Context, name string, inUse func(group string
 		return nil
 	}
 	if name == Default {
-		return errcode.Invalid("default resource group is not deletable[rg=%s]", name)
+		return invalidParam("default resource group is not deletable", "not default resource group", name)
 	}
 	if g.cfg.Limits != 0 {
-		return errcode.Invalid("resource group's limits node num is not 0[rg=%s]", name)
+		return invalidParam("resource group's limits node num is not 0", "not empty resource group", name)
 	}
 	for _, other := range slices.Sorted(maps.Keys(m.groups)) {
 		o := m.groups[other]
 		if slices.Contains(o.cfg.TransferFrom, name) {
-			return errcode.Invalid("resource group %s is used by %s's `TransferFrom`, remove that configuration first", name, other)
+			return invalidParam(fmt.Sprintf("resource group %s is used by %s's `TransferFrom`, remove that configuration first", name, other),
+				"not `TransferFrom` of resource group", name)
 		}
 		if slices.Contains(o.cfg.TransferTo, name) {
-			return errcode.Invalid("resource group %s is used by %s's `TransferTo`, remove that configuration first", name, other)
+			return invalidParam(fmt.Sprintf("resource group %s is used by %s's `TransferTo`, remove that configuration first", name, other),
+				"not `TransferTo` of resource group", name)
 		}
 	}
 	if inUse != nil {
