@@ -19,6 +19,7 @@ import (
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/rpc"
+	"github.com/strata-db/strata/internal/rpc/coordrpc"
 	"github.com/strata-db/strata/internal/rpc/queryrpc"
 	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
 )
@@ -44,6 +45,9 @@ type querySide struct {
 	reload func(ctx context.Context, reqs []querynode.LoadRequest) <-chan struct{}
 	// register adds the side's internal RPC services (nil: none).
 	register func(srv *grpc.Server, metered proxy.QueryServer)
+	// leaders is the query coordinator's shard leaders, which proxy
+	// processes read (nil: the standalone's query node, no coordinator).
+	leaders coordrpc.ShardLeaders
 }
 
 // localQuerySide is the standalone's in-process query node.
@@ -94,7 +98,7 @@ func remoteQuerySide(root *rootcoord.Core, store *placement.Store, reg *membersh
 		return out
 	}
 	return &querySide{
-		server: qc, view: coordView{qc}, loading: loading,
+		server: qc, view: coordView{qc}, loading: loading, leaders: qc,
 		run: func(ctx context.Context) error {
 			w, err := reg.Watch(ctx, membership.RoleQueryNode)
 			if err != nil {

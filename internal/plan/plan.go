@@ -5,6 +5,8 @@
 package plan
 
 import (
+	"time"
+
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
@@ -230,4 +232,30 @@ type Replica struct {
 	Leaders map[string]int64
 	// Addresses maps each node of the replica to its internal RPC address.
 	Addresses map[int64]string
+	// Serving: reads may go to the replica (it has a leader for every
+	// shard, each live, and no heal is pending). Set in ShardLeaders.
+	Serving bool
+}
+
+// ShardLeaders is where the reads of a loaded collection go now: its
+// replicas with their shard leaders and the leaders' addresses, as the
+// query coordinator placed them (querycoord.Coordinator.ShardLeaders, and
+// strata.coord.v1.QueryCoordService.GetShardLeaders across processes). A
+// proxy caches it and sends reads to the leaders itself.
+type ShardLeaders struct {
+	// CollectionID and Name name the collection (Name for messages).
+	CollectionID int64
+	Name         string
+	// PKField is the primary key's field ID: a query answered by several
+	// leaders is merged in key order.
+	PKField int64
+	// Version changes whenever the placement does (a heal, a rebalance
+	// move, a reload): a read that failed on a placement another version
+	// replaced is tried again on the new one.
+	Version uint64
+	// TTL is the collection's time to live (0: none) when it was read; a
+	// read's cut-off is catalog.ExpireBefore(TTL, now).
+	TTL time.Duration
+	// Replicas are the collection's replicas, by ID, each with Serving.
+	Replicas []Replica
 }
