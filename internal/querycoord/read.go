@@ -50,8 +50,9 @@ type readPath interface {
 	// nodes is gone or lost its shards (the read goes to the next one).
 	gone(err error, rt *route, t *target) bool
 	// moved reports whether the placement changed since rt was read (the
-	// read is then tried again on the new one).
-	moved(ctx context.Context, rt *route) bool
+	// read is then tried again on the new one), or the error that ends
+	// the read (the collection is not loaded any more).
+	moved(ctx context.Context, rt *route) (bool, error)
 	log() *slog.Logger
 }
 
@@ -190,7 +191,14 @@ func read[R any](ctx context.Context, p readPath, collectionID int64, ask func(c
 			p.log().Warn("a read failed on a replica; trying another", "collection", rt.name, "replica", t.replica, "err", err)
 			last = unavailable(rt.name, t)
 		}
-		if try >= maxReadTries || !p.moved(ctx, &rt) {
+		if try >= maxReadTries {
+			return zero, last
+		}
+		again, err := p.moved(ctx, &rt)
+		if err != nil {
+			return zero, err
+		}
+		if !again {
 			return zero, last
 		}
 	}
@@ -198,10 +206,10 @@ func read[R any](ctx context.Context, p readPath, collectionID int64, ask func(c
 
 // moved implements readPath: the collection's placement changed since rt
 // was read.
-func (c *Coordinator) moved(_ context.Context, rt *route) bool {
+func (c *Coordinator) moved(_ context.Context, rt *route) (bool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return rt.lc.version != rt.version
+	return rt.lc.version != rt.version, nil
 }
 
 // log implements readPath.

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/plan"
+	"github.com/strata-db/strata/internal/rpc"
 )
 
 // ShardLeaders returns where the reads of a loaded collection go now: its
@@ -121,6 +122,14 @@ type Router struct {
 	flight  singleflight.Group
 	mu      sync.RWMutex
 	entries map[int64]*leaderEntry
+
+	// base is cancelled by Close, which waits for running (the
+	// background fetches).
+	base    context.Context // cancelled by Close, for the background fetches
+	cancel  context.CancelFunc
+	runMu   sync.Mutex
+	closed  bool
+	running sync.WaitGroup
 }
 
 // leaderEntry is a collection's cached shard leaders. Everything but the
@@ -141,7 +150,7 @@ type leaderEntry struct {
 }
 
 // NewRouter returns a router that fetches shard leaders from source and
-// reaches their nodes through dial.
+// reaches their nodes through dial. Close stops its background fetches.
 func NewRouter(cfg RouterConfig, source LeaderSource, dial ReaderDialer, logger *slog.Logger) (*Router, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -152,7 +161,11 @@ func NewRouter(cfg RouterConfig, source LeaderSource, dial ReaderDialer, logger 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Router{cfg: cfg, source: source, dial: dial, logger: logger, entries: map[int64]*leaderEntry{}}, nil
+	base, cancel := context.WithCancel(context.Background())
+	return &Router{
+		cfg: cfg, source: source, dial: dial, logger: logger, entries: map[int64]*leaderEntry{},
+		base: base, cancel: cancel,
+	}, nil
 }
 
 // Invalidate drops a collection's cached shard leaders (the proxy calls it
@@ -200,10 +213,11 @@ func (e *leaderEntry) resolveExpiry(rd *plan.Read) {
 	rd.ExpireBefore, rd.HasExpireBefore = catalog.ExpireBefore(e.leaders.TTL, time.Now()), true
 }
 
-// entry returns a collection's cached shard leaders, fetching them when
-// none are cached, or when they are due (RefreshInterval, or a node was
-// found gone) and no other read is fetching them already; a due fetch that
-// fails keeps the cached ones, but for "collection not loaded".
+// entry returns a collection's cached shard leaders, fetching them first
+// when none are cached. Cached ones that are due (RefreshInterval passed,
+// or a node was found gone) are fetched again in the background, one
+// fetch at a time, while reads go on with them: a read never waits on the
+// coordinator but for a collection it has not cached.
 func (r *Router) entry(ctx context.Context, collectionID int64) (*leaderEntry, error) {
 	r.mu.RLock()
 	e := r.entries[collectionID]
@@ -211,20 +225,44 @@ func (r *Router) entry(ctx context.Context, collectionID int64) (*leaderEntry, e
 	if e == nil {
 		return r.fetch(ctx, collectionID)
 	}
-	due := e.stale.Load() || time.Since(time.Unix(0, e.fetched.Load())) >= r.cfg.RefreshInterval
-	if !due || !e.refreshing.CompareAndSwap(false, true) {
-		return e, nil
+	if e.stale.Load() || time.Since(time.Unix(0, e.fetched.Load())) >= r.cfg.RefreshInterval {
+		r.refresh(e)
 	}
-	defer e.refreshing.Store(false)
-	fresh, err := r.fetch(ctx, collectionID)
-	if err == nil {
-		return fresh, nil
-	}
-	if errcode.CodeOf(err) == errcode.CollectionNotLoaded {
-		return nil, err // released: Invalidate dropped the entry
-	}
-	r.logger.Warn("fetching shard leaders failed; reading with the cached ones", "collection", e.leaders.Name, "err", err)
 	return e, nil
+}
+
+// refresh fetches a due entry's shard leaders again in the background
+// (unless a fetch of it runs already or the router is closed). A fetch
+// that fails leaves the entry cached (it is tried again on a later read),
+// but for "collection not loaded", which drops it.
+func (r *Router) refresh(e *leaderEntry) {
+	if !e.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	r.runMu.Lock()
+	defer r.runMu.Unlock()
+	if r.closed {
+		e.refreshing.Store(false)
+		return
+	}
+	r.running.Go(func() {
+		defer e.refreshing.Store(false)
+		if _, err := r.fetch(r.base, e.leaders.CollectionID); err != nil && r.base.Err() == nil {
+			r.logger.Warn("fetching shard leaders failed; reading with the cached ones", "collection", e.leaders.Name, "err", err)
+		}
+	})
+}
+
+// Close stops the background fetches and waits for them. Reads after
+// Close use the cached shard leaders only (a collection not cached is
+// fetched by the read itself). Idempotent.
+func (r *Router) Close() error {
+	r.runMu.Lock()
+	r.closed = true
+	r.runMu.Unlock()
+	r.cancel()
+	r.running.Wait()
+	return nil
 }
 
 // fetch reads a collection's shard leaders from the source (one fetch at a
@@ -235,10 +273,17 @@ func (r *Router) fetch(ctx context.Context, collectionID int64) (*leaderEntry, e
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.FetchTimeout)
 		defer cancel()
 		sl, err := r.source.ShardLeaders(fctx, collectionID)
-		if err != nil {
-			if errcode.CodeOf(err) == errcode.CollectionNotLoaded {
-				r.Invalidate(collectionID)
-			}
+		switch {
+		case err == nil:
+		case errcode.CodeOf(err) == errcode.CollectionNotLoaded:
+			r.Invalidate(collectionID)
+			return nil, fmt.Errorf("querycoord: shard leaders of collection %d: %w", collectionID, err)
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			// The coordinator did not answer within FetchTimeout: as
+			// retriable as one that cannot be reached.
+			return nil, errcode.New(rpc.CodeServiceUnavailable, "service unavailable: shard leaders of collection %d: no answer from the coordinator in %v: %v",
+				collectionID, r.cfg.FetchTimeout, err)
+		default:
 			return nil, fmt.Errorf("querycoord: shard leaders of collection %d: %w", collectionID, err)
 		}
 		return r.install(sl), nil
@@ -344,15 +389,20 @@ func (r *Router) gone(err error, rt *route, t *target) bool {
 }
 
 // moved implements readPath: the shard leaders fetched now differ from
-// those the read was routed by. When they cannot be fetched the read is
-// not tried again (it fails with the replicas' retriable error).
-func (r *Router) moved(ctx context.Context, rt *route) bool {
+// those the read was routed by. A collection released meanwhile ends the
+// read with "collection not loaded"; when the leaders cannot be fetched
+// the read is not tried again (it fails with the replicas' retriable
+// error).
+func (r *Router) moved(ctx context.Context, rt *route) (bool, error) {
 	e, err := r.fetch(ctx, rt.entry.leaders.CollectionID)
+	if errcode.CodeOf(err) == errcode.CollectionNotLoaded {
+		return false, err
+	}
 	if err != nil {
 		r.logger.Warn("fetching shard leaders failed", "collection", rt.name, "err", err)
-		return false
+		return false, nil
 	}
-	return e != rt.entry
+	return e != rt.entry, nil
 }
 
 // log implements readPath.
