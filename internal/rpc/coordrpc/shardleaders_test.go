@@ -32,13 +32,13 @@ func (p placements) ShardLeaders(_ context.Context, id int64) (plan.ShardLeaders
 
 // serveLeaders serves QueryCoordService over src on an in-memory listener
 // and returns a client of it; stop stops the server (idempotent).
-func serveLeaders(t *testing.T, src coordrpc.ShardLeaders) (leaders *coordrpc.QueryCoord, stop func()) {
+func serveLeaders(t *testing.T, src coordv1.QueryCoordServiceServer) (leaders *coordrpc.QueryCoord, stop func()) {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	logger := slog.New(slog.DiscardHandler)
 	srv, err := rpc.NewServer(rpc.ServerDefaults(), logger)
 	require.NoError(t, err)
-	coordv1.RegisterQueryCoordServiceServer(srv, coordrpc.NewQueryCoordServer(src))
+	coordv1.RegisterQueryCoordServiceServer(srv, src)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	cfg := rpc.ClientDefaults()
@@ -83,7 +83,7 @@ func TestShardLeadersSurviveTheWire(t *testing.T) {
 			},
 		},
 	}
-	client, stop := serveLeaders(t, placements{7: want})
+	client, stop := serveLeaders(t, coordrpc.NewQueryCoordServer(placements{7: want}))
 	ctx := context.Background()
 	got, err := client.ShardLeaders(ctx, 7)
 	require.NoError(t, err)
@@ -97,4 +97,40 @@ func TestShardLeadersSurviveTheWire(t *testing.T) {
 	_, err = client.ShardLeaders(ctx, 7)
 	require.Equal(t, rpc.CodeServiceUnavailable, errcode.CodeOf(err), "%v", err)
 	require.True(t, errcode.Status(err).GetRetriable() || rpc.RetriableCode(errcode.CodeOf(err)))
+}
+
+// rawLeaders answers GetShardLeaders with a fixed message.
+type rawLeaders struct {
+	coordv1.UnimplementedQueryCoordServiceServer
+	resp *coordv1.GetShardLeadersResponse
+}
+
+func (r rawLeaders) GetShardLeaders(context.Context, *coordv1.GetShardLeadersRequest) (*coordv1.GetShardLeadersResponse, error) {
+	return r.resp, nil
+}
+
+// TestMalformedShardLeaders: a response the client cannot read as one
+// placement is an error, never a placement.
+func TestMalformedShardLeaders(t *testing.T) {
+	leader := func(ch string, node int64, addr string) *coordv1.ShardLeader {
+		return &coordv1.ShardLeader{Vchannel: ch, NodeId: node, Address: addr}
+	}
+	for name, tc := range map[string]struct {
+		resp *coordv1.GetShardLeadersResponse
+		want string
+	}{
+		"negative ttl": {&coordv1.GetShardLeadersResponse{CollectionId: 1, TtlMs: -1}, "negative ttl_ms"},
+		"vchannel twice": {&coordv1.GetShardLeadersResponse{CollectionId: 1, Replicas: []*coordv1.ShardReplica{
+			{ReplicaId: 1, Leaders: []*coordv1.ShardLeader{leader("v0", 1, "a:1"), leader("v0", 2, "b:1")}},
+		}}, `names vchannel "v0" twice`},
+		"two addresses": {&coordv1.GetShardLeadersResponse{CollectionId: 1, Replicas: []*coordv1.ShardReplica{
+			{ReplicaId: 1, Leaders: []*coordv1.ShardLeader{leader("v0", 1, "a:1"), leader("v1", 1, "b:1")}},
+		}}, "node 1 has two addresses"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client, _ := serveLeaders(t, rawLeaders{resp: tc.resp})
+			_, err := client.ShardLeaders(context.Background(), 1)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }
