@@ -233,8 +233,8 @@ func (r *Router) entry(ctx context.Context, collectionID int64) (*leaderEntry, e
 
 // refresh fetches a due entry's shard leaders again in the background
 // (unless a fetch of it runs already or the router is closed). A fetch
-// that fails leaves the entry cached (it is tried again on a later read),
-// but for "collection not loaded", which drops it.
+// that fails leaves the entry cached, to be fetched again after
+// RefreshInterval, but for "collection not loaded", which drops it.
 func (r *Router) refresh(e *leaderEntry) {
 	if !e.refreshing.CompareAndSwap(false, true) {
 		return
@@ -248,6 +248,9 @@ func (r *Router) refresh(e *leaderEntry) {
 	r.running.Go(func() {
 		defer e.refreshing.Store(false)
 		if _, err := r.fetch(r.base, e.leaders.CollectionID); err != nil && r.base.Err() == nil {
+			// Tried again after RefreshInterval, not on every read.
+			e.stale.Store(false)
+			e.fetched.Store(time.Now().UnixNano())
 			r.logger.Warn("fetching shard leaders failed; reading with the cached ones", "collection", e.leaders.Name, "err", err)
 		}
 	})
