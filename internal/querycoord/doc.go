@@ -39,10 +39,15 @@
 // node gets the request unchanged (but for the vchannels) and its answer
 // as is (the single-node case pays nothing).
 //
-// One read is not exact across nodes in this cut: a full-text (BM25)
-// search weighs terms by statistics over the rows of the node that scores
-// them (a single node's are over the whole collection); summing the
-// nodes' statistics before scoring is the next step.
+// A full-text (BM25) search fanned out to several nodes first asks each
+// for its statistics over the shards it leads (BM25Stater: the number of
+// live documents, their total length and each query term's document
+// frequency at its read timestamp), sums them and sends the search with
+// the sum (plan.BM25.Stats), which every node weighs the terms by: the
+// scores are those of one node holding every shard. Rows written between
+// the two calls may be counted in the statistics and not scored, or the
+// reverse, as a single node's statistics and scoring share one timestamp
+// only.
 //
 // A read that fails on one replica because a node is gone (the node left
 // the membership, or answered "channel not available", "collection not

@@ -163,7 +163,7 @@ const maxReadTries = 3
 // replica; when every replica failed so while the placement changed (a
 // rebalance moved a shard under the read), the read is tried again on the
 // new placement.
-func read[R any](ctx context.Context, p readPath, collectionID int64, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
+func read[R any](ctx context.Context, p readPath, collectionID int64, prep prepare, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
 	merge func(context.Context, []Reader, [][]string, []R) (R, error),
 ) (R, error) {
 	var zero R
@@ -181,7 +181,7 @@ func read[R any](ctx context.Context, p readPath, collectionID int64, ask func(c
 				}
 				continue
 			}
-			res, err := readReplica(ctx, t, ask, merge)
+			res, err := readReplica(ctx, t, prep, ask, merge)
 			if err == nil {
 				return res, nil
 			}
@@ -215,9 +215,13 @@ func (c *Coordinator) moved(_ context.Context, rt *route) (bool, error) {
 // log implements readPath.
 func (c *Coordinator) log() *slog.Logger { return c.logger }
 
+// prepare runs before a read is fanned out to several leader nodes (nil:
+// nothing to do): a full-text search gathers their statistics.
+type prepare func(ctx context.Context, nodes []int64, readers []Reader, chans [][]string) error
+
 // readReplica sends the read to every leader node of a replica, in
 // parallel, each for the vchannels it leads, and merges their answers.
-func readReplica[R any](ctx context.Context, t *target, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
+func readReplica[R any](ctx context.Context, t *target, prep prepare, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
 	merge func(context.Context, []Reader, [][]string, []R) (R, error),
 ) (R, error) {
 	var zero R
@@ -228,6 +232,11 @@ func readReplica[R any](ctx context.Context, t *target, ask func(ctx context.Con
 	}
 	if len(t.readers) == 1 {
 		return ask(ctx, t.readers[0], t.chans[0], true)
+	}
+	if prep != nil {
+		if err := prep(ctx, t.nodes, t.readers, t.chans); err != nil {
+			return zero, err
+		}
 	}
 	parts := make([]R, len(t.readers))
 	errs := make([]error, len(t.readers))
@@ -340,7 +349,23 @@ func search(ctx context.Context, p readPath, req *plan.Search) (*plan.SearchResu
 	if req.GroupByField != 0 {
 		fanned.StrictGroupSize = false // applied after the merge
 	}
-	return read(ctx, p, req.CollectionID,
+	var prep prepare
+	if req.BM25 != nil && req.BM25.Stats == nil {
+		// Each node weighs terms by the replica's statistics, not its own.
+		prep = func(ctx context.Context, nodes []int64, readers []Reader, chans [][]string) error {
+			unweighed := fanned
+			unweighed.BM25 = req.BM25
+			sum, err := gatherBM25(ctx, &unweighed, nodes, readers, chans)
+			if err != nil {
+				return err
+			}
+			b := *req.BM25
+			b.Stats = sum
+			fanned.BM25 = &b
+			return nil
+		}
+	}
+	return read(ctx, p, req.CollectionID, prep,
 		func(ctx context.Context, n Reader, chans []string, alone bool) (*plan.SearchResult, error) {
 			return n.Search(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Search) *plan.Read { return &r.Read }))
 		},
@@ -367,7 +392,7 @@ func query(ctx context.Context, p readPath, req *plan.Query, pkField int64) (*pl
 			addedPK = true
 		}
 	}
-	return read(ctx, p, req.CollectionID,
+	return read(ctx, p, req.CollectionID, nil,
 		func(ctx context.Context, n Reader, chans []string, alone bool) (*plan.QueryResult, error) {
 			return n.Query(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Query) *plan.Read { return &r.Read }))
 		},
@@ -378,4 +403,53 @@ func query(ctx context.Context, p readPath, req *plan.Query, pkField int64) (*pl
 			}
 			return res, err
 		})
+}
+
+// BM25Stater is a query node's full-text search statistics (the in-process
+// *querynode.Node and queryrpc.Client implement it).
+type BM25Stater interface {
+	BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error)
+}
+
+// gatherBM25 asks each leader node of a replica, in parallel, for its
+// statistics of a full-text search over the vchannels it leads, and sums
+// them: the statistics of one node holding every shard.
+func gatherBM25(ctx context.Context, req *plan.Search, nodes []int64, readers []Reader, chans [][]string) (*plan.BM25Stats, error) {
+	parts := make([]*plan.BM25Stats, len(readers))
+	errs := make([]error, len(readers))
+	var wg sync.WaitGroup
+	for i, r := range readers {
+		st, ok := r.(BM25Stater)
+		if !ok {
+			return nil, fmt.Errorf("querycoord: query node %d cannot report BM25 statistics", nodes[i])
+		}
+		one := *req
+		one.VChannels = chans[i]
+		wg.Go(func() {
+			parts[i], errs[i] = st.BM25Stats(ctx, &one)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("query node %d: %w", nodes[i], errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first keeps its Milvus code
+		}
+	}
+	var terms []uint32
+	if parts[0] != nil {
+		terms = parts[0].Terms
+	}
+	sum := &plan.BM25Stats{Terms: terms, DF: make([]int64, len(terms))}
+	for i, part := range parts {
+		if part == nil {
+			return nil, fmt.Errorf("querycoord: query node %d reported no BM25 statistics", nodes[i])
+		}
+		if err := sum.Add(part); err != nil {
+			return nil, fmt.Errorf("querycoord: query node %d: %w", nodes[i], err)
+		}
+	}
+	return sum, nil
 }
