@@ -123,9 +123,9 @@ type Router struct {
 	mu      sync.RWMutex
 	entries map[int64]*leaderEntry
 
-	// base is cancelled by Close, which waits for running (the
-	// background fetches).
-	base    context.Context // cancelled by Close, for the background fetches
+	// base is cancelled by Close, which ends every fetch and waits for
+	// running (the background fetches).
+	base    context.Context
 	cancel  context.CancelFunc
 	runMu   sync.Mutex
 	closed  bool
@@ -269,12 +269,16 @@ func (r *Router) Close() error {
 }
 
 // fetch reads a collection's shard leaders from the source (one fetch at a
-// time per collection: concurrent reads share it) and caches them. The
-// cached entry stays when the placement is the same.
+// time per collection: concurrent reads share it, in the goroutine of the
+// first, for FetchTimeout at most) and caches them. The cached entry stays
+// when the placement is the same.
 func (r *Router) fetch(ctx context.Context, collectionID int64) (*leaderEntry, error) {
 	v, err, _ := r.flight.Do(strconv.FormatInt(collectionID, 10), func() (any, error) {
+		// Shared by the reads waiting for it: no one read's cancellation
+		// ends it, Close does.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.FetchTimeout)
 		defer cancel()
+		defer context.AfterFunc(r.base, cancel)()
 		sl, err := r.source.ShardLeaders(fctx, collectionID)
 		switch {
 		case err == nil:
