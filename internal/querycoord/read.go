@@ -191,6 +191,9 @@ func read[R any](ctx context.Context, p readPath, collectionID int64, prep prepa
 			p.log().Warn("a read failed on a replica; trying another", "collection", rt.name, "replica", t.replica, "err", err)
 			last = unavailable(rt.name, t)
 		}
+		if last == nil {
+			last = errcode.New(errcode.ChannelNotAvailable, "channel not available: collection %s has no replica", rt.name)
+		}
 		if try >= maxReadTries {
 			return zero, last
 		}

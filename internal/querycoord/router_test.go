@@ -347,3 +347,42 @@ func TestRouterWithoutTheCoordinator(t *testing.T) {
 	require.Equal(t, rpc.CodeServiceUnavailable, errcode.CodeOf(err), "%v", err)
 	require.Less(t, time.Since(start), cfg.FetchTimeout+2*time.Second)
 }
+
+// fixedLeaders is a coordinator that answers one placement.
+type fixedLeaders plan.ShardLeaders
+
+func (f fixedLeaders) ShardLeaders(context.Context, int64) (plan.ShardLeaders, error) {
+	return plan.ShardLeaders(f), nil
+}
+
+// TestRouterWithoutReplicas: shard leaders with no replica, or whose
+// leaders have no address (their node left), fail a read with the
+// retriable 503, never an empty answer.
+func TestRouterWithoutReplicas(t *testing.T) {
+	dial := func(id int64, addr string) (querycoord.Reader, error) {
+		return nil, fmt.Errorf("node %d at %s: no such node here", id, addr)
+	}
+	for name, sl := range map[string]plan.ShardLeaders{
+		"no replica": {CollectionID: 1, Name: "c", PKField: 100, Version: 1},
+		"no address": {CollectionID: 1, Name: "c", PKField: 100, Version: 1, Replicas: []plan.Replica{
+			{ID: 1, Nodes: []int64{4}, Serving: true, Leaders: map[string]int64{"v0": 4}},
+		}},
+		"not dialed": {CollectionID: 1, Name: "c", PKField: 100, Version: 1, Replicas: []plan.Replica{
+			{ID: 1, Nodes: []int64{4}, Serving: true, Leaders: map[string]int64{"v0": 4}, Addresses: map[int64]string{4: "nowhere:1"}},
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := querycoord.NewRouter(querycoord.RouterDefaults(), fixedLeaders(sl), dial, nil)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, r.Close()) }()
+			_, err = r.Search(context.Background(), &plan.Search{Read: plan.Read{CollectionID: 1}, TopK: 1})
+			require.Equal(t, errcode.ChannelNotAvailable, errcode.CodeOf(err), "%v", err)
+			_, err = r.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: 1}, CountOnly: true})
+			require.Equal(t, errcode.ChannelNotAvailable, errcode.CodeOf(err), "%v", err)
+		})
+	}
+	_, err := querycoord.NewRouter(querycoord.RouterConfig{}, fixedLeaders{}, dial, nil)
+	require.ErrorContains(t, err, "refreshInterval")
+	_, err = querycoord.NewRouter(querycoord.RouterDefaults(), nil, dial, nil)
+	require.Error(t, err)
+}
