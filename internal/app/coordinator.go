@@ -40,14 +40,16 @@ var _ datacoord.Truncater = keepWAL{}
 // indexes, syncs, builds and compactions (the syncs, builds and
 // compactions through the observers that meter them, as in process), the
 // root coordinator's collections, the ID allocator and the WAL writer's
-// ticks.
+// ticks; and what a proxy process asks of the query coordinator
+// (leaders: the shard leaders of loaded collections).
 func registerCoordServices(srv *grpc.Server, data *datacoord.Coordinator, root *rootcoord.Core, ids *tso.Allocator,
-	writer *wal.Writer, om *observers,
+	writer *wal.Writer, om *observers, leaders coordrpc.ShardLeaders,
 ) {
 	coordv1.RegisterDataCoordServiceServer(srv, coordrpc.NewDataCoordServer(data, data, om.dnCoord(data),
 		om.indexBuilds(data), om.compactions(data)))
 	coordv1.RegisterRootCoordServiceServer(srv, coordrpc.NewRootCoordServer(root))
 	coordv1.RegisterClockServiceServer(srv, coordrpc.NewClockServer(ids, writer))
+	coordv1.RegisterQueryCoordServiceServer(srv, coordrpc.NewQueryCoordServer(leaders))
 }
 
 // newChannelBalancer places the vchannels of every collection on the data

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rpc"
@@ -25,10 +26,16 @@ type internalServer struct {
 
 // servedQueryNode is the query node as the internal server serves it: the
 // proxy's roles (metered, as the in-process proxy calls them) and the
-// node's own LoadVChannels, a shard leader's load.
+// node's own LoadVChannels, a shard leader's load, and BM25Stats.
 type servedQueryNode struct {
 	proxy.QueryServer
 	node *querynode.Node
+}
+
+// BM25Stats returns the node's statistics of a full-text search, which a
+// query coordinator sums over a replica's shard leaders.
+func (s servedQueryNode) BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error) {
+	return s.node.BM25Stats(ctx, req)
 }
 
 // LoadVChannels loads some of a collection's vchannels on the node.

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-db/strata/internal/rgroup"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/rpc"
+	"github.com/strata-db/strata/internal/rpc/coordrpc"
 	"github.com/strata-db/strata/internal/rpc/queryrpc"
 	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
 )
@@ -47,6 +48,9 @@ type querySide struct {
 	register func(srv *grpc.Server, metered proxy.QueryServer)
 	// groups keeps the resource groups.
 	groups proxy.ResourceGroups
+	// leaders is the query coordinator's shard leaders, which proxy
+	// processes read (nil: the standalone's query node, no coordinator).
+	leaders coordrpc.ShardLeaders
 }
 
 // localQuerySide is the standalone's in-process query node, in the
@@ -99,7 +103,7 @@ func remoteQuerySide(root *rootcoord.Core, store *placement.Store, groups *rgrou
 		return out
 	}
 	return &querySide{
-		server: qc, groups: qc, view: coordView{qc}, loading: loading,
+		server: qc, groups: qc, view: coordView{qc}, loading: loading, leaders: qc,
 		run: func(ctx context.Context) error {
 			w, err := reg.Watch(ctx, membership.RoleQueryNode)
 			if err != nil {

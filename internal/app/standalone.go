@@ -496,7 +496,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		if coordinator {
 			// What the node processes ask of the coordinators.
 			register = func(srv *grpc.Server) {
-				registerCoordServices(srv, data, root, ids, writer, om)
+				registerCoordServices(srv, data, root, ids, writer, om, qs.leaders)
 			}
 		}
 		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, register); err != nil {

@@ -5,6 +5,10 @@
 package plan
 
 import (
+	"fmt"
+	"slices"
+	"time"
+
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
@@ -153,6 +157,39 @@ type Search struct {
 // bm25_k1 and bm25_b).
 type BM25 struct {
 	K1, B float64
+	// Stats, when set, are the statistics the query node weighs the
+	// terms by instead of its own: the sum over the shard leaders of a
+	// replica (the query coordinator gathers them with BM25Stats), so that
+	// a search fanned out to several nodes scores as one node holding
+	// every shard does.
+	Stats *BM25Stats
+}
+
+// BM25Stats are the statistics of a full-text search over the live rows
+// of the searched field that a node (or several, summed) holds at the
+// read timestamp.
+type BM25Stats struct {
+	// Rows is the number of documents, TotalLen the sum of their lengths
+	// (term counts).
+	Rows     int64
+	TotalLen float64
+	// Terms are the query terms (token hashes), sorted and distinct;
+	// DF[i] is the number of documents holding Terms[i].
+	Terms []uint32
+	DF    []int64
+}
+
+// Add sums o into s; both must be over the same terms.
+func (s *BM25Stats) Add(o *BM25Stats) error {
+	if !slices.Equal(s.Terms, o.Terms) || len(o.DF) != len(o.Terms) || len(s.DF) != len(s.Terms) {
+		return fmt.Errorf("plan: BM25 statistics over different terms (%d and %d)", len(s.Terms), len(o.Terms))
+	}
+	s.Rows += o.Rows
+	s.TotalLen += o.TotalLen
+	for i, df := range o.DF {
+		s.DF[i] += df
+	}
+	return nil
 }
 
 // NQ returns the number of query vectors: dense, binary or sparse.
@@ -232,4 +269,30 @@ type Replica struct {
 	Addresses map[int64]string
 	// ResourceGroup is the resource group the replica is loaded in.
 	ResourceGroup string
+	// Serving: reads may go to the replica (it has a leader for every
+	// shard, each live, and no heal is pending). Set in ShardLeaders.
+	Serving bool
+}
+
+// ShardLeaders is where the reads of a loaded collection go now: its
+// replicas with their shard leaders and the leaders' addresses, as the
+// query coordinator placed them (querycoord.Coordinator.ShardLeaders, and
+// strata.coord.v1.QueryCoordService.GetShardLeaders across processes). A
+// proxy caches it and sends reads to the leaders itself.
+type ShardLeaders struct {
+	// CollectionID and Name name the collection (Name for messages).
+	CollectionID int64
+	Name         string
+	// PKField is the primary key's field ID: a query answered by several
+	// leaders is merged in key order.
+	PKField int64
+	// Version changes whenever the placement does (a heal, a rebalance
+	// move, a reload): a read that failed on a placement another version
+	// replaced is tried again on the new one.
+	Version uint64
+	// TTL is the collection's time to live (0: none) when it was read; a
+	// read's cut-off is catalog.ExpireBefore(TTL, now).
+	TTL time.Duration
+	// Replicas are the collection's replicas, by ID, each with Serving.
+	Replicas []Replica
 }

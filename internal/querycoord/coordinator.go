@@ -88,8 +88,9 @@ type loadedCollection struct {
 	// down holds the replicas that do not serve: a leader died and the
 	// heal has not completed.
 	down map[int64]bool
-	// version counts the changes of replicas (heals, rebalance moves): a
-	// read that failed while it changed is tried again.
+	// version is the placement's number (Coordinator.versions), taken
+	// anew on every change of replicas (heals, rebalance moves): a read
+	// that failed while it changed is tried again.
 	version uint64
 	// stale holds the nodes that still serve vchannels of the collection
 	// they no longer lead (a rebalance's release failed): resync tries again.
@@ -117,6 +118,11 @@ type Coordinator struct {
 	// ready is closed once Run has the first list of live nodes.
 	ready     chan struct{}
 	readyOnce sync.Once
+
+	// versions numbers the placements of every collection: each load,
+	// heal and rebalance move takes the next, so no two placements of a
+	// collection this coordinator served share a version.
+	versions atomic.Uint64
 
 	mu       sync.RWMutex
 	live     map[int64]*member
@@ -238,6 +244,7 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 	lc = &loadedCollection{
 		info: info, partitions: slices.Clone(partitions), replicas: replicas,
 		down: map[int64]bool{}, stale: map[int64]bool{}, loading: make(chan struct{}),
+		version: c.versions.Add(1),
 	}
 	for _, r := range replicas {
 		if len(r.Nodes) == 0 {

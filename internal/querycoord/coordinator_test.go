@@ -347,6 +347,13 @@ func queries() map[string]*milvuspb.QueryRequest {
 // same runs every search and query through the coordinator and through
 // the reference node and requires identical answers.
 func (c *cluster) same() {
+	c.t.Helper()
+	c.sameAs(c.px)
+}
+
+// sameAs runs every search and query through px and through the
+// reference node and requires identical answers.
+func (c *cluster) sameAs(px *proxy.Proxy) {
 	t := c.t
 	t.Helper()
 	ctx := context.Background()
@@ -355,7 +362,7 @@ func (c *cluster) same() {
 		require.NoError(t, err)
 		require.Zero(t, want.GetStatus().GetCode(), "%s: %s", name, want.GetStatus().GetReason())
 		require.NotEmpty(t, want.GetResults().GetIds().GetIntId().GetData(), name)
-		got, err := c.px.Search(ctx, req)
+		got, err := px.Search(ctx, req)
 		require.NoError(t, err)
 		require.Zero(t, got.GetStatus().GetCode(), "%s: %s", name, got.GetStatus().GetReason())
 		require.True(t, proto.Equal(want.GetResults(), got.GetResults()), "%s:\none node   %v\ncoordinator %v", name, want.GetResults(), got.GetResults())
@@ -364,7 +371,7 @@ func (c *cluster) same() {
 		want, err := c.s.Proxy.Query(ctx, req)
 		require.NoError(t, err)
 		require.Zero(t, want.GetStatus().GetCode(), "%s: %s", name, want.GetStatus().GetReason())
-		got, err := c.px.Query(ctx, req)
+		got, err := px.Query(ctx, req)
 		require.NoError(t, err)
 		require.Zero(t, got.GetStatus().GetCode(), "%s: %s", name, got.GetStatus().GetReason())
 		require.True(t, proto.Equal(&milvuspb.QueryResults{FieldsData: want.GetFieldsData(), OutputFields: want.GetOutputFields()},

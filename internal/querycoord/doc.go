@@ -39,10 +39,15 @@
 // node gets the request unchanged (but for the vchannels) and its answer
 // as is (the single-node case pays nothing).
 //
-// One read is not exact across nodes in this cut: a full-text (BM25)
-// search weighs terms by statistics over the rows of the node that scores
-// them (a single node's are over the whole collection); summing the
-// nodes' statistics before scoring is the next step.
+// A full-text (BM25) search fanned out to several nodes first asks each
+// for its statistics over the shards it leads (BM25Stater: the number of
+// live documents, their total length and each query term's document
+// frequency at its read timestamp), sums them and sends the search with
+// the sum (plan.BM25.Stats), which every node weighs the terms by: the
+// scores are those of one node holding every shard. Rows written between
+// the two calls may be counted in the statistics and not scored, or the
+// reverse, as a single node's statistics and scoring share one timestamp
+// only.
 //
 // A read that fails on one replica because a node is gone (the node left
 // the membership, or answered "channel not available", "collection not
@@ -51,6 +56,32 @@
 // "channel not available", unless the placement changed meanwhile (a
 // shard moved under the read): then the read is tried again on the new
 // placement, up to three times.
+//
+// # Reads from a proxy apart: the Router
+//
+// The fan-out, merge and retries above run over a readPath: the
+// Coordinator's own (its live nodes, in process) or a Router's. A proxy
+// running in its own process reads through a Router (NewRouter), which
+// fetches a collection's shard leaders on its first read
+// (Coordinator.ShardLeaders, across processes
+// strata.coord.v1.QueryCoordService.GetShardLeaders through
+// coordrpc.QueryCoord: the replicas, each shard's leader node and
+// address, whether each replica serves, the placement's version, the
+// primary key and the TTL), caches them and sends each read straight to
+// the leaders, with the TTL cut-off computed from the cached TTL (so no
+// node asks the coordinator for it). Cached leaders are fetched again in
+// the background every RouterConfig.RefreshInterval and after a read
+// found a node gone; a read never waits for that fetch. A replica on
+// which a read found a node gone is tried last until the placement
+// changes. When every replica of a read failed so, the leaders are fetched
+// at once and, if they changed (a shard moved, a replica healed), the
+// read is tried again on them (up to three times). While the coordinator
+// cannot be reached the cached leaders serve; a collection not cached
+// fails within RouterConfig.FetchTimeout with Milvus's retriable code 2.
+// Invalidate drops a collection's leaders (a release, a drop). A
+// collection that is not loaded is code 101, from the coordinator or from
+// the nodes. The single-node case costs a map lookup over the
+// Coordinator's read.
 //
 // # Failover
 //

@@ -28,7 +28,7 @@ const maxGroupRounds = 16
 // more groups until the merged groups are complete (see above). fanned is
 // req as the nodes were asked (StrictGroupSize off); chans are the
 // vchannels each node is asked for.
-func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Node, chans [][]string, parts []*plan.SearchResult,
+func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Reader, chans [][]string, parts []*plan.SearchResult,
 ) (*plan.SearchResult, error) {
 	loose := *fanned // merged without strict_group_size while checking
 	topK := make([]int, len(parts))

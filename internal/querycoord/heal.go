@@ -157,7 +157,7 @@ func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) er
 		}
 		c.mu.Lock()
 		lc.replicas[i] = r
-		lc.version++
+		lc.version = c.versions.Add(1)
 		delete(lc.down, r.ID)
 		c.mu.Unlock()
 		// A live node the replica no longer uses (it moved to another

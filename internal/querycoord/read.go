@@ -3,6 +3,7 @@ package querycoord
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -11,68 +12,144 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/rpc"
 )
 
-// target is one replica a read may go to: its leader nodes and their
-// vchannels, and whether it serves.
+// target is one replica a read may go to: its leader nodes, the
+// vchannels each leads and its read side, and whether it serves.
 type target struct {
 	replica int64
 	nodes   []int64
-	chans   map[int64][]string
+	chans   [][]string // by node
+	readers []Reader   // by node; nil: the node is gone
 	serving bool
+	slot    int // the replica's index in a Router's cached leaders
 }
 
-// targets returns the replicas of a loaded collection in the order a read
-// tries them (round-robin from the next replica, serving ones first) and
-// the version of the placement they were read from.
-func (c *Coordinator) targets(r *plan.Read) (*loadedCollection, []target, uint64, error) {
+// route is the placement a read runs over: the replicas of its collection
+// in the order it tries them, read from one version of the placement.
+type route struct {
+	name    string
+	version uint64
+	targets []target
+	// lc is the collection the coordinator routed from; entry the cached
+	// shard leaders a Router routed from.
+	lc    *loadedCollection
+	entry *leaderEntry
+}
+
+// readPath is the placement side of a read: the Coordinator over its live
+// nodes, or a Router over the shard leaders it cached.
+type readPath interface {
+	// route returns the replicas of a loaded collection in the order a
+	// read tries them.
+	route(ctx context.Context, collectionID int64) (route, error)
+	// gone reports whether a replica's read failed because one of its
+	// nodes is gone or lost its shards (the read goes to the next one).
+	gone(err error, rt *route, t *target) bool
+	// moved reports whether the placement changed since rt was read (the
+	// read is then tried again on the new one), or the error that ends
+	// the read (the collection is not loaded any more).
+	moved(ctx context.Context, rt *route) (bool, error)
+	log() *slog.Logger
+}
+
+// leaderTarget builds the target of a replica: its leader nodes, sorted,
+// with the vchannels each leads, reached through reader (nil: gone).
+func leaderTarget(rep placement.Replica, serving bool, reader func(id int64) Reader) target {
+	byNode := leaderChannels(rep)
+	t := target{replica: rep.ID, nodes: slices.Sorted(maps.Keys(byNode)), serving: serving && len(rep.Leaders) > 0}
+	t.chans = make([][]string, len(t.nodes))
+	t.readers = make([]Reader, len(t.nodes))
+	for i, n := range t.nodes {
+		t.chans[i] = byNode[n]
+		if t.readers[i] = reader(n); t.readers[i] == nil {
+			t.serving = false
+		}
+	}
+	return t
+}
+
+// notLoaded is the error of a read of a collection that is not loaded
+// (code 101): still loading, its load failed, or never loaded.
+func notLoaded(name string, loading bool, failure error) error {
+	switch {
+	case loading:
+		return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: still loading", name)
+	case failure != nil:
+		return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, failure)
+	}
+	return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
+}
+
+// loadedOrErr returns a loaded collection (the caller holds mu), or why
+// it cannot be read.
+func (c *Coordinator) loadedOrErr(collectionID int64) (*loadedCollection, error) {
+	lc, ok := c.loaded[collectionID]
+	if ok && lc.done {
+		return lc, nil
+	}
+	name := fmt.Sprint(collectionID)
+	if info, err := c.colls.CollectionByID(collectionID); err == nil {
+		name = info.Name
+	}
+	return nil, notLoaded(name, ok, c.failures[collectionID])
+}
+
+// serving reports whether a replica serves: it is not down and each of its
+// leaders is live (the caller holds mu).
+func (c *Coordinator) serving(lc *loadedCollection, rep placement.Replica) bool {
+	if lc.down[rep.ID] || len(rep.Leaders) == 0 {
+		return false
+	}
+	for _, n := range rep.Leaders {
+		if _, live := c.live[n]; !live {
+			return false
+		}
+	}
+	return true
+}
+
+// route implements readPath: the replicas round-robin from the next one,
+// serving ones first.
+func (c *Coordinator) route(_ context.Context, collectionID int64) (route, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	lc, ok := c.loaded[r.CollectionID]
-	if !ok || !lc.done {
-		name := fmt.Sprint(r.CollectionID)
-		if info, err := c.colls.CollectionByID(r.CollectionID); err == nil {
-			name = info.Name
+	lc, err := c.loadedOrErr(collectionID)
+	if err != nil {
+		return route{}, err
+	}
+	reader := func(id int64) Reader {
+		if m, ok := c.live[id]; ok {
+			return m.node
 		}
-		if ok {
-			return nil, nil, 0, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: still loading", name)
-		}
-		if f := c.failures[r.CollectionID]; f != nil {
-			return nil, nil, 0, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", name, f)
-		}
-		return nil, nil, 0, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", name)
+		return nil
 	}
 	start := int(lc.next.Add(1) - 1)
 	var up, down []target
 	for i := range lc.replicas {
 		rep := lc.replicas[(start+i)%len(lc.replicas)]
-		t := target{replica: rep.ID, chans: leaderChannels(rep), serving: !lc.down[rep.ID] && len(rep.Leaders) > 0}
-		t.nodes = slices.Sorted(maps.Keys(t.chans))
-		for _, n := range t.nodes {
-			if _, live := c.live[n]; !live {
-				t.serving = false
-			}
-		}
+		t := leaderTarget(rep, c.serving(lc, rep), reader)
 		if t.serving {
 			up = append(up, t)
 		} else {
 			down = append(down, t)
 		}
 	}
-	return lc, append(up, down...), lc.version, nil
+	return route{name: lc.info.Name, version: lc.version, targets: append(up, down...), lc: lc}, nil
 }
 
 // unavailable is the error of a read of a replica that does not serve.
-func unavailable(lc *loadedCollection, t target) error {
+func unavailable(name string, t *target) error {
 	var chans []string
-	for _, n := range t.nodes {
-		chans = append(chans, t.chans[n]...)
+	for _, cs := range t.chans {
+		chans = append(chans, cs...)
 	}
 	slices.Sort(chans)
 	return errcode.New(errcode.ChannelNotAvailable, "channel not available[channel=%v]: replica %d of collection %s has no shard leader for it now",
-		chans, t.replica, lc.info.Name)
+		chans, t.replica, name)
 }
 
 // maxReadTries bounds how often a read is tried again on a placement that
@@ -86,69 +163,90 @@ const maxReadTries = 3
 // replica; when every replica failed so while the placement changed (a
 // rebalance moved a shard under the read), the read is tried again on the
 // new placement.
-func read[R any](ctx context.Context, c *Coordinator, r *plan.Read, ask func(ctx context.Context, n Node, chans []string, alone bool) (R, error),
-	merge func(context.Context, []Node, [][]string, []R) (R, error),
+func read[R any](ctx context.Context, p readPath, collectionID int64, prep prepare, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
+	merge func(context.Context, []Reader, [][]string, []R) (R, error),
 ) (R, error) {
 	var zero R
 	for try := 1; ; try++ {
-		lc, ts, version, err := c.targets(r)
+		rt, err := p.route(ctx, collectionID)
 		if err != nil {
 			return zero, err
 		}
 		var last error
-		for _, t := range ts {
+		for i := range rt.targets {
+			t := &rt.targets[i]
 			if !t.serving {
 				if last == nil {
-					last = unavailable(lc, t)
+					last = unavailable(rt.name, t)
 				}
 				continue
 			}
-			res, err := readReplica(ctx, c, t, ask, merge)
+			res, err := readReplica(ctx, t, prep, ask, merge)
 			if err == nil {
 				return res, nil
 			}
-			if !c.nodeGone(err, t) || ctx.Err() != nil {
+			if !p.gone(err, &rt, t) || ctx.Err() != nil {
 				return zero, err
 			}
-			c.logger.Warn("a read failed on a replica; trying another", "collection", lc.info.Name, "replica", t.replica, "err", err)
-			last = unavailable(lc, t)
+			p.log().Warn("a read failed on a replica; trying another", "collection", rt.name, "replica", t.replica, "err", err)
+			last = unavailable(rt.name, t)
 		}
-		if try >= maxReadTries || !c.moved(lc, version) {
+		if last == nil {
+			last = errcode.New(errcode.ChannelNotAvailable, "channel not available: collection %s has no replica", rt.name)
+		}
+		if try >= maxReadTries {
+			return zero, last
+		}
+		again, err := p.moved(ctx, &rt)
+		if err != nil {
+			return zero, err
+		}
+		if !again {
 			return zero, last
 		}
 	}
 }
 
-// moved reports whether a collection's placement changed since version.
-func (c *Coordinator) moved(lc *loadedCollection, version uint64) bool {
+// moved implements readPath: the collection's placement changed since rt
+// was read.
+func (c *Coordinator) moved(_ context.Context, rt *route) (bool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return lc.version != version
+	return rt.lc.version != rt.version, nil
 }
+
+// log implements readPath.
+func (c *Coordinator) log() *slog.Logger { return c.logger }
+
+// prepare runs before a read is fanned out to several leader nodes (nil:
+// nothing to do): a full-text search gathers their statistics.
+type prepare func(ctx context.Context, nodes []int64, readers []Reader, chans [][]string) error
 
 // readReplica sends the read to every leader node of a replica, in
 // parallel, each for the vchannels it leads, and merges their answers.
-func readReplica[R any](ctx context.Context, c *Coordinator, t target, ask func(ctx context.Context, n Node, chans []string, alone bool) (R, error),
-	merge func(context.Context, []Node, [][]string, []R) (R, error),
+func readReplica[R any](ctx context.Context, t *target, prep prepare, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
+	merge func(context.Context, []Reader, [][]string, []R) (R, error),
 ) (R, error) {
 	var zero R
-	nodes := make([]Node, len(t.nodes))
-	chans := make([][]string, len(t.nodes))
-	for i, id := range t.nodes {
-		if nodes[i] = c.nodeOf(id); nodes[i] == nil {
-			return zero, errNodeGone(id)
+	for i, r := range t.readers {
+		if r == nil {
+			return zero, errNodeGone(t.nodes[i])
 		}
-		chans[i] = t.chans[id]
 	}
-	if len(nodes) == 1 {
-		return ask(ctx, nodes[0], chans[0], true)
+	if len(t.readers) == 1 {
+		return ask(ctx, t.readers[0], t.chans[0], true)
 	}
-	parts := make([]R, len(nodes))
-	errs := make([]error, len(nodes))
+	if prep != nil {
+		if err := prep(ctx, t.nodes, t.readers, t.chans); err != nil {
+			return zero, err
+		}
+	}
+	parts := make([]R, len(t.readers))
+	errs := make([]error, len(t.readers))
 	var wg sync.WaitGroup
-	for i, node := range nodes {
+	for i, node := range t.readers {
 		wg.Go(func() {
-			parts[i], errs[i] = ask(ctx, node, chans[i], false)
+			parts[i], errs[i] = ask(ctx, node, t.chans[i], false)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("query node %d: %w", t.nodes[i], errs[i])
 			}
@@ -160,13 +258,12 @@ func readReplica[R any](ctx context.Context, c *Coordinator, t target, ask func(
 			return zero, err // the first keeps its Milvus code
 		}
 	}
-	return merge(ctx, nodes, chans, parts)
+	return merge(ctx, t.readers, t.chans, parts)
 }
 
-// nodeGone reports whether a replica's read failed because one of its
-// nodes is gone or lost the collection: the node left the membership, or
+// gone implements readPath: a node of the replica left the membership, or
 // answered with a code that says its shard is not there now.
-func (c *Coordinator) nodeGone(err error, t target) bool {
+func (c *Coordinator) gone(err error, _ *route, t *target) bool {
 	c.mu.RLock()
 	for _, n := range t.nodes {
 		if _, live := c.live[n]; !live {
@@ -175,6 +272,13 @@ func (c *Coordinator) nodeGone(err error, t target) bool {
 		}
 	}
 	c.mu.RUnlock()
+	return shardGone(err)
+}
+
+// shardGone reports whether a node's error says that it does not serve
+// the shard now: "channel not available", "collection not loaded", a
+// retriable code (not ready, unavailable) or gRPC Unavailable.
+func shardGone(err error) bool {
 	switch code := errcode.CodeOf(err); {
 	case code == errcode.ChannelNotAvailable, code == errcode.CollectionNotLoaded, rpc.RetriableCode(code):
 		return true
@@ -216,21 +320,7 @@ func (c *Coordinator) Search(ctx context.Context, req *plan.Search) (*plan.Searc
 	if err := c.resolveExpiry(ctx, &withCut.Read); err != nil {
 		return nil, err
 	}
-	req = &withCut
-	fanned := *req
-	if req.GroupByField != 0 {
-		fanned.StrictGroupSize = false // applied after the merge
-	}
-	return read(ctx, c, &req.Read,
-		func(ctx context.Context, n Node, chans []string, alone bool) (*plan.SearchResult, error) {
-			return n.Search(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Search) *plan.Read { return &r.Read }))
-		},
-		func(ctx context.Context, nodes []Node, chans [][]string, parts []*plan.SearchResult) (*plan.SearchResult, error) {
-			if req.GroupByField == 0 {
-				return plan.MergeSearch(req, parts)
-			}
-			return mergeGroups(ctx, req, &fanned, nodes, chans, parts)
-		})
+	return search(ctx, c, &withCut)
 }
 
 // Query runs a query on one replica: on each of its shard leaders for
@@ -241,10 +331,7 @@ func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryRe
 	if err := c.resolveExpiry(ctx, &withCut.Read); err != nil {
 		return nil, err
 	}
-	req = &withCut
-	fanned := *req
 	var pkField int64
-	addedPK := false
 	if !req.CountOnly {
 		info, err := c.colls.CollectionByID(req.CollectionID)
 		if err != nil {
@@ -255,6 +342,50 @@ func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryRe
 			return nil, fmt.Errorf("querycoord: collection %s has no primary key", info.Name)
 		}
 		pkField = pk.GetFieldID()
+	}
+	return query(ctx, c, &withCut, pkField)
+}
+
+// search runs a search (its TTL cut-off resolved) over p.
+func search(ctx context.Context, p readPath, req *plan.Search) (*plan.SearchResult, error) {
+	fanned := *req
+	if req.GroupByField != 0 {
+		fanned.StrictGroupSize = false // applied after the merge
+	}
+	var prep prepare
+	if req.BM25 != nil && req.BM25.Stats == nil {
+		// Each node weighs terms by the replica's statistics, not its own.
+		prep = func(ctx context.Context, nodes []int64, readers []Reader, chans [][]string) error {
+			unweighed := fanned
+			unweighed.BM25 = req.BM25
+			sum, err := gatherBM25(ctx, &unweighed, nodes, readers, chans)
+			if err != nil {
+				return err
+			}
+			b := *req.BM25
+			b.Stats = sum
+			fanned.BM25 = &b
+			return nil
+		}
+	}
+	return read(ctx, p, req.CollectionID, prep,
+		func(ctx context.Context, n Reader, chans []string, alone bool) (*plan.SearchResult, error) {
+			return n.Search(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Search) *plan.Read { return &r.Read }))
+		},
+		func(ctx context.Context, nodes []Reader, chans [][]string, parts []*plan.SearchResult) (*plan.SearchResult, error) {
+			if req.GroupByField == 0 {
+				return plan.MergeSearch(req, parts)
+			}
+			return mergeGroups(ctx, req, &fanned, nodes, chans, parts)
+		})
+}
+
+// query runs a query (its TTL cut-off resolved) over p; pkField is the
+// collection's primary key (unused by count(*)).
+func query(ctx context.Context, p readPath, req *plan.Query, pkField int64) (*plan.QueryResult, error) {
+	fanned := *req
+	addedPK := false
+	if !req.CountOnly {
 		fanned.Offset = 0
 		if req.Limit > 0 {
 			fanned.Limit = req.Offset + req.Limit
@@ -264,15 +395,64 @@ func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryRe
 			addedPK = true
 		}
 	}
-	return read(ctx, c, &req.Read,
-		func(ctx context.Context, n Node, chans []string, alone bool) (*plan.QueryResult, error) {
+	return read(ctx, p, req.CollectionID, nil,
+		func(ctx context.Context, n Reader, chans []string, alone bool) (*plan.QueryResult, error) {
 			return n.Query(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Query) *plan.Read { return &r.Read }))
 		},
-		func(_ context.Context, _ []Node, _ [][]string, parts []*plan.QueryResult) (*plan.QueryResult, error) {
+		func(_ context.Context, _ []Reader, _ [][]string, parts []*plan.QueryResult) (*plan.QueryResult, error) {
 			res, err := plan.MergeQuery(req, pkField, parts)
 			if err == nil && addedPK {
 				delete(res.Fields, pkField)
 			}
 			return res, err
 		})
+}
+
+// BM25Stater is a query node's full-text search statistics (the in-process
+// *querynode.Node and queryrpc.Client implement it).
+type BM25Stater interface {
+	BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error)
+}
+
+// gatherBM25 asks each leader node of a replica, in parallel, for its
+// statistics of a full-text search over the vchannels it leads, and sums
+// them: the statistics of one node holding every shard.
+func gatherBM25(ctx context.Context, req *plan.Search, nodes []int64, readers []Reader, chans [][]string) (*plan.BM25Stats, error) {
+	parts := make([]*plan.BM25Stats, len(readers))
+	errs := make([]error, len(readers))
+	var wg sync.WaitGroup
+	for i, r := range readers {
+		st, ok := r.(BM25Stater)
+		if !ok {
+			return nil, fmt.Errorf("querycoord: query node %d cannot report BM25 statistics", nodes[i])
+		}
+		one := *req
+		one.VChannels = chans[i]
+		wg.Go(func() {
+			parts[i], errs[i] = st.BM25Stats(ctx, &one)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("query node %d: %w", nodes[i], errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first keeps its Milvus code
+		}
+	}
+	var terms []uint32
+	if parts[0] != nil {
+		terms = parts[0].Terms
+	}
+	sum := &plan.BM25Stats{Terms: terms, DF: make([]int64, len(terms))}
+	for i, part := range parts {
+		if part == nil {
+			return nil, fmt.Errorf("querycoord: query node %d reported no BM25 statistics", nodes[i])
+		}
+		if err := sum.Add(part); err != nil {
+			return nil, fmt.Errorf("querycoord: query node %d: %w", nodes[i], err)
+		}
+	}
+	return sum, nil
 }

@@ -120,7 +120,7 @@ func (c *Coordinator) handoff(ctx context.Context, lc *loadedCollection, m place
 	}
 	c.mu.Lock()
 	lc.replicas[i] = next
-	lc.version++
+	lc.version = c.versions.Add(1)
 	replicas := slices.Clone(lc.replicas)
 	c.mu.Unlock()
 	saveErr := c.store.SaveReplicas(ctx, id, replicas)

@@ -137,7 +137,7 @@ func (c *Coordinator) regroup(ctx context.Context, lc *loadedCollection, resourc
 	for _, i := range moving {
 		lc.replicas[i].ResourceGroup = replicas[i].ResourceGroup
 	}
-	lc.version++
+	lc.version = c.versions.Add(1)
 	c.mu.Unlock()
 	c.logger.Info("replicas moved to the resource groups of a load", "collection", lc.info.Name, "resource_groups", per)
 	return nil
@@ -352,7 +352,7 @@ func (c *Coordinator) TransferReplica(ctx context.Context, source, target string
 	for _, i := range moved {
 		lc.replicas[i].ResourceGroup = target
 	}
-	lc.version++
+	lc.version = c.versions.Add(1)
 	c.mu.Unlock()
 	c.logger.Info("replicas moved to another resource group", "collection", lc.info.Name, "replicas", n,
 		"source", source, "target", target)

@@ -209,9 +209,19 @@ func TestTransferReplicaMovesItWithoutAFailedRead(t *testing.T) {
 			done.Add(1)
 		}
 	}()
+	var readErr error
 	reads := func(more int64) {
 		n := done.Load()
-		require.Eventually(t, func() bool { return done.Load() >= n+more || stop.Load() }, 30*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool {
+			select {
+			case err := <-failed:
+				readErr = err
+				return true
+			default:
+			}
+			return done.Load() >= n+more
+		}, 30*time.Second, time.Millisecond)
+		require.NoError(t, readErr)
 	}
 	reads(3)
 

@@ -1,6 +1,7 @@
 package querynode
 
 import (
+	"context"
 	"math"
 	"slices"
 
@@ -22,19 +23,50 @@ import (
 // not count. So a document's score does not change when its segment is
 // flushed, compacted or reloaded, and it equals that of an independent BM25
 // over the same live documents and tokens.
+//
+// A search fanned out over several nodes (each leading some of the
+// collection's shards) carries the sum of the nodes' statistics
+// (plan.BM25.Stats, gathered with Node.BM25Stats), so that its scores are
+// those of one node holding every shard.
 
-// bm25Queries turns the term-frequency queries of a full-text search into
-// query weights (frequency × IDF, the statistics over the segments of the
-// read's delegators ds) and returns the scoring parameters; ok is
-// false when the collection holds no document to score (no hits then).
-func (n *Node) bm25Queries(ds []*delegator, loaded map[int64]bool, ts, expire uint64, req *plan.Search) ([]sparse.Vector, sparse.BM25, bool, error) {
-	queries := decodeSparseQueries(req)
+// BM25Stats returns the statistics of a full-text search (its query terms,
+// over the live rows of its field at the read timestamp, in the node's
+// delegators of the read's vchannels), which a query coordinator sums over
+// the nodes of a replica before it sends the search with them.
+func (n *Node) BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error) {
+	c, loaded, err := n.loaded(&req.Read)
+	if err != nil {
+		return nil, err
+	}
+	defer c.readers.Done()
+	ds, err := readDelegators(c, req.VChannels)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := n.readTimestamp(ctx, ds, req.GuaranteeTS, req.Strong)
+	if err != nil {
+		return nil, err
+	}
+	expire, err := n.expireBefore(ctx, &req.Read)
+	if err != nil {
+		return nil, err
+	}
+	return bm25Stats(ds, loaded, ts, expire, req.FieldID, queryTerms(decodeSparseQueries(req)))
+}
+
+// queryTerms lists the terms of the queries, sorted and distinct.
+func queryTerms(queries []sparse.Vector) []uint32 {
 	var dims []uint32
 	for _, q := range queries {
 		dims = append(dims, q.Indices...)
 	}
 	slices.Sort(dims)
-	dims = slices.Compact(dims)
+	return slices.Compact(dims)
+}
+
+// bm25Stats gathers the statistics of field fieldID for terms dims over
+// the live rows at ts of the segments of the delegators ds.
+func bm25Stats(ds []*delegator, loaded map[int64]bool, ts, expire uint64, fieldID int64, dims []uint32) (*plan.BM25Stats, error) {
 	st := sparse.Stats{DF: make([]int64, len(dims))}
 	all := selectSegments(ds, &plan.Read{}, loaded, nil)
 	defer releaseSegments(all)
@@ -44,25 +76,44 @@ func (n *Node) bm25Queries(ds []*delegator, loaded map[int64]bool, ts, expire ui
 			if err != nil {
 				return err
 			}
-			return segmentBM25Stats(v, req.FieldID, dims, mask, &st)
+			return segmentBM25Stats(v, fieldID, dims, mask, &st)
 		})
 		if err != nil {
-			return nil, sparse.BM25{}, false, err
+			return nil, err
 		}
 	}
+	return &plan.BM25Stats{Rows: st.Rows, TotalLen: st.TotalLen, Terms: dims, DF: st.DF}, nil
+}
+
+// bm25Queries turns the term-frequency queries of a full-text search into
+// query weights (frequency × IDF) and returns the scoring parameters,
+// with the statistics the request carries, or else those over the
+// segments of the read's delegators ds; ok is false when the collection
+// holds no document to score (no hits then).
+func (n *Node) bm25Queries(ds []*delegator, loaded map[int64]bool, ts, expire uint64, req *plan.Search) ([]sparse.Vector, sparse.BM25, bool, error) {
+	queries := decodeSparseQueries(req)
+	stats := req.BM25.Stats
+	if stats == nil {
+		var err error
+		if stats, err = bm25Stats(ds, loaded, ts, expire, req.FieldID, queryTerms(queries)); err != nil {
+			return nil, sparse.BM25{}, false, err
+		}
+	} else if len(stats.DF) != len(stats.Terms) {
+		return nil, sparse.BM25{}, false, errcode.Invalid("BM25 statistics hold %d document frequencies for %d terms", len(stats.DF), len(stats.Terms))
+	}
+	st := sparse.Stats{Rows: stats.Rows, TotalLen: stats.TotalLen}
 	avgdl := st.Avgdl()
 	if st.Rows == 0 || avgdl <= 0 {
 		return nil, sparse.BM25{}, false, nil
 	}
-	idf := make([]float32, len(dims))
-	for i, df := range st.DF {
-		idf[i] = float32(st.IDF(df))
-	}
 	for qi, q := range queries {
 		w := sparse.Vector{Indices: q.Indices, Values: make([]float32, len(q.Values))}
 		for j, d := range q.Indices {
-			i, _ := slices.BinarySearch(dims, d)
-			w.Values[j] = float32(q.Values[j] * idf[i])
+			var df int64
+			if i, found := slices.BinarySearch(stats.Terms, d); found {
+				df = stats.DF[i]
+			}
+			w.Values[j] = float32(q.Values[j] * float32(st.IDF(df)))
 		}
 		queries[qi] = w
 	}

@@ -582,19 +582,7 @@ func (c *Core) ExpireBefore(_ context.Context, collectionID int64) (uint64, erro
 	if err != nil {
 		return 0, nil
 	}
-	v, ok := col.Properties["collection.ttl.seconds"]
-	if !ok {
-		return 0, nil
-	}
-	secs, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || secs <= 0 {
-		return 0, nil
-	}
-	ms := time.Now().Add(-time.Duration(secs) * time.Second).UnixMilli()
-	if ms <= 0 {
-		return 0, nil
-	}
-	return uint64(ms) << 18, nil
+	return catalog.ExpireBefore(col.TTL(), time.Now()), nil
 }
 
 // AlterProperties sets and deletes collection properties (for example

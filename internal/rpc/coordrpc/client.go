@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/rpc"
 	coordv1 "github.com/strata-db/strata/internal/rpcpb/strata/coord/v1"
 )
@@ -238,4 +239,25 @@ func (c *Clock) Tick(ctx context.Context, pchannel string) (uint64, error) {
 		return 0, err
 	}
 	return resp.GetTimestamp(), nil
+}
+
+// QueryCoord is a remote query coordinator as a proxy reads it:
+// querycoord.LeaderSource.
+type QueryCoord struct {
+	c coordv1.QueryCoordServiceClient
+}
+
+// NewQueryCoord returns a client of QueryCoordService over conn.
+func NewQueryCoord(conn grpc.ClientConnInterface) *QueryCoord {
+	return &QueryCoord{c: coordv1.NewQueryCoordServiceClient(conn)}
+}
+
+// ShardLeaders returns where a loaded collection's reads go now (code 101
+// when it is not loaded).
+func (q *QueryCoord) ShardLeaders(ctx context.Context, collectionID int64) (plan.ShardLeaders, error) {
+	resp, err := q.c.GetShardLeaders(ctx, &coordv1.GetShardLeadersRequest{CollectionId: collectionID})
+	if err != nil {
+		return plan.ShardLeaders{}, err
+	}
+	return decodeShardLeaders(resp)
 }

@@ -2,11 +2,15 @@ package coordrpc
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/plan"
+	coordv1 "github.com/strata-db/strata/internal/rpcpb/strata/coord/v1"
 )
 
 // encode marshals a catalog record into its catalog JSON.
@@ -115,4 +119,58 @@ func errorOf(m *string) error {
 		return nil
 	}
 	return &remoteError{msg: *m}
+}
+
+// encodeShardLeaders puts shard leaders on the wire: replicas in their
+// order, each replica's leaders by vchannel name, each with its node's
+// address.
+func encodeShardLeaders(sl plan.ShardLeaders) *coordv1.GetShardLeadersResponse {
+	out := &coordv1.GetShardLeadersResponse{
+		CollectionId: sl.CollectionID, CollectionName: sl.Name, PkFieldId: sl.PKField, Version: sl.Version,
+		TtlMs: sl.TTL.Milliseconds(),
+	}
+	for _, r := range sl.Replicas {
+		rep := &coordv1.ShardReplica{ReplicaId: r.ID, NodeIds: r.Nodes, Serving: r.Serving}
+		for _, ch := range slices.Sorted(maps.Keys(r.Leaders)) {
+			n := r.Leaders[ch]
+			rep.Leaders = append(rep.Leaders, &coordv1.ShardLeader{Vchannel: ch, NodeId: n, Address: r.Addresses[n]})
+		}
+		out.Replicas = append(out.Replicas, rep)
+	}
+	return out
+}
+
+// decodeShardLeaders reads shard leaders off the wire; a node's address is
+// the one its leaders carry (they must agree).
+func decodeShardLeaders(m *coordv1.GetShardLeadersResponse) (plan.ShardLeaders, error) {
+	if m.GetTtlMs() < 0 {
+		return plan.ShardLeaders{}, fmt.Errorf("coordrpc: shard leaders of collection %d: negative ttl_ms %d", m.GetCollectionId(), m.GetTtlMs())
+	}
+	sl := plan.ShardLeaders{
+		CollectionID: m.GetCollectionId(), Name: m.GetCollectionName(), PKField: m.GetPkFieldId(), Version: m.GetVersion(),
+		TTL: time.Duration(m.GetTtlMs()) * time.Millisecond,
+	}
+	for _, r := range m.GetReplicas() {
+		rep := plan.Replica{
+			ID: r.GetReplicaId(), Nodes: r.GetNodeIds(), Serving: r.GetServing(),
+			Leaders: map[string]int64{}, Addresses: map[int64]string{},
+		}
+		for _, l := range r.GetLeaders() {
+			if _, dup := rep.Leaders[l.GetVchannel()]; dup {
+				return plan.ShardLeaders{}, fmt.Errorf("coordrpc: shard leaders of collection %d: replica %d names vchannel %q twice",
+					m.GetCollectionId(), r.GetReplicaId(), l.GetVchannel())
+			}
+			rep.Leaders[l.GetVchannel()] = l.GetNodeId()
+			if l.GetAddress() == "" {
+				continue
+			}
+			if have, ok := rep.Addresses[l.GetNodeId()]; ok && have != l.GetAddress() {
+				return plan.ShardLeaders{}, fmt.Errorf("coordrpc: shard leaders of collection %d: node %d has two addresses, %s and %s",
+					m.GetCollectionId(), l.GetNodeId(), have, l.GetAddress())
+			}
+			rep.Addresses[l.GetNodeId()] = l.GetAddress()
+		}
+		sl.Replicas = append(sl.Replicas, rep)
+	}
+	return sl, nil
 }

@@ -3,6 +3,7 @@ package coordrpc_test
 import (
 	"github.com/strata-db/strata/internal/datacoord"
 	"github.com/strata-db/strata/internal/datanode"
+	"github.com/strata-db/strata/internal/querycoord"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
@@ -20,6 +21,8 @@ var (
 	_ datanode.Collections     = (*coordrpc.RootCoord)(nil)
 	_ datanode.Allocator       = (*coordrpc.Clock)(nil)
 	_ querynode.Ticker         = (*coordrpc.Clock)(nil)
+	_ querycoord.LeaderSource  = (*coordrpc.QueryCoord)(nil)
+	_ coordrpc.ShardLeaders    = (*querycoord.Coordinator)(nil)
 	_ coordrpc.SegmentMeta     = (*datacoord.Coordinator)(nil)
 	_ coordrpc.IndexMeta       = (*datacoord.Coordinator)(nil)
 	_ coordrpc.SyncReporter    = (*datacoord.Coordinator)(nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/plan"
 	coordv1 "github.com/strata-db/strata/internal/rpcpb/strata/coord/v1"
 )
 
@@ -277,4 +278,32 @@ func (s *ClockServer) Tick(ctx context.Context, req *coordv1.TickRequest) (*coor
 		return nil, err
 	}
 	return &coordv1.TickResponse{Timestamp: ts}, nil
+}
+
+// ShardLeaders is the query coordinator's read placement as
+// QueryCoordService serves it (querycoord.Coordinator.ShardLeaders).
+type ShardLeaders interface {
+	ShardLeaders(ctx context.Context, collectionID int64) (plan.ShardLeaders, error)
+}
+
+// QueryCoordServer serves QueryCoordService from the in-process query
+// coordinator.
+type QueryCoordServer struct {
+	coordv1.UnimplementedQueryCoordServiceServer
+	leaders ShardLeaders
+}
+
+// NewQueryCoordServer returns a server over the query coordinator's shard
+// leaders.
+func NewQueryCoordServer(leaders ShardLeaders) *QueryCoordServer {
+	return &QueryCoordServer{leaders: leaders}
+}
+
+// GetShardLeaders implements QueryCoordService.GetShardLeaders.
+func (s *QueryCoordServer) GetShardLeaders(ctx context.Context, req *coordv1.GetShardLeadersRequest) (*coordv1.GetShardLeadersResponse, error) {
+	sl, err := s.leaders.ShardLeaders(ctx, req.GetCollectionId())
+	if err != nil {
+		return nil, err
+	}
+	return encodeShardLeaders(sl), nil
 }

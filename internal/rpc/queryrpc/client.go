@@ -181,6 +181,22 @@ func (c *Client) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult,
 	return DecodeQueryResult(resp)
 }
 
+// BM25Stats returns the node's statistics of a full-text search.
+func (c *Client) BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error) {
+	m, err := EncodeSearch(req)
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
+	}
+	resp, err := c.c.GetBM25Stats(ctx, &querynodev1.GetBM25StatsRequest{Search: m})
+	if err != nil {
+		return nil, err
+	}
+	if resp.GetStats() == nil {
+		return nil, fmt.Errorf("queryrpc: query node %s answered no BM25 statistics", c.addr)
+	}
+	return DecodeBM25Stats(resp.GetStats())
+}
+
 // failed logs a status method's error, which it cannot return.
 func (c *Client) failed(err error, call string, collectionID int64) {
 	if err != nil {

@@ -103,9 +103,38 @@ func EncodeSearch(s *plan.Search) (*querynodev1.SearchRequest, error) {
 		NullQueries: s.NullQueries, RefineK: s.RefineK, RbqBitsQuery: int64(s.RbqBitsQuery),
 	}
 	if s.BM25 != nil {
-		m.Bm25 = &querynodev1.BM25{K1: s.BM25.K1, B: s.BM25.B}
+		m.Bm25 = &querynodev1.BM25{K1: s.BM25.K1, B: s.BM25.B, Stats: EncodeBM25Stats(s.BM25.Stats)}
 	}
 	return m, nil
+}
+
+// EncodeBM25Stats converts full-text search statistics into their message
+// (nil for nil).
+func EncodeBM25Stats(st *plan.BM25Stats) *querynodev1.BM25Stats {
+	if st == nil {
+		return nil
+	}
+	return &querynodev1.BM25Stats{Rows: st.Rows, TotalLen: st.TotalLen, Terms: st.Terms, Df: st.DF}
+}
+
+// DecodeBM25Stats converts a statistics message into plan.BM25Stats (nil
+// for nil); the terms must be sorted and distinct, each with its count.
+func DecodeBM25Stats(m *querynodev1.BM25Stats) (*plan.BM25Stats, error) {
+	if m == nil {
+		return nil, nil
+	}
+	if len(m.GetDf()) != len(m.GetTerms()) {
+		return nil, fmt.Errorf("queryrpc: BM25 statistics with %d document frequencies for %d terms", len(m.GetDf()), len(m.GetTerms()))
+	}
+	for i := 1; i < len(m.GetTerms()); i++ {
+		if m.GetTerms()[i] <= m.GetTerms()[i-1] {
+			return nil, fmt.Errorf("queryrpc: BM25 statistics terms are not sorted and distinct at %d", i)
+		}
+	}
+	if m.GetRows() < 0 || m.GetTotalLen() < 0 {
+		return nil, fmt.Errorf("queryrpc: BM25 statistics with %d rows of total length %g", m.GetRows(), m.GetTotalLen())
+	}
+	return &plan.BM25Stats{Rows: m.GetRows(), TotalLen: m.GetTotalLen(), Terms: m.GetTerms(), DF: m.GetDf()}, nil
 }
 
 // DecodeSearch converts a search request message into a plan.Search.
@@ -128,7 +157,11 @@ func DecodeSearch(m *querynodev1.SearchRequest) (*plan.Search, error) {
 		NullQueries: m.GetNullQueries(), RefineK: m.GetRefineK(), RbqBitsQuery: int(m.GetRbqBitsQuery()),
 	}
 	if b := m.GetBm25(); b != nil {
-		s.BM25 = &plan.BM25{K1: b.GetK1(), B: b.GetB()}
+		stats, err := DecodeBM25Stats(b.GetStats())
+		if err != nil {
+			return nil, err
+		}
+		s.BM25 = &plan.BM25{K1: b.GetK1(), B: b.GetB(), Stats: stats}
 	}
 	return s, nil
 }

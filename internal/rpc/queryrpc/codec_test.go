@@ -33,7 +33,7 @@ func fill(t *testing.T, v reflect.Value, seed int) {
 		v.SetBool(true)
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		v.SetInt(int64(seed))
-	case reflect.Uint64, reflect.Uint8:
+	case reflect.Uint64, reflect.Uint32, reflect.Uint8:
 		v.SetUint(uint64(seed))
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(float64(seed) + 0.5)
@@ -229,5 +229,26 @@ func TestQueryResultRoundTrip(t *testing.T) {
 		require.Equal(t, res.Rows, got.Rows)
 		require.Equal(t, res.Count, got.Count)
 		sameColumns(t, res.Fields, got.Fields)
+	}
+}
+
+// TestBM25StatsOnTheWire: statistics round-trip; ones that cannot be
+// summed or weighed by are refused.
+func TestBM25StatsOnTheWire(t *testing.T) {
+	st := &plan.BM25Stats{Rows: 9, TotalLen: 41, Terms: []uint32{3, 8, 20}, DF: []int64{1, 0, 9}}
+	got, err := queryrpc.DecodeBM25Stats(wire(t, queryrpc.EncodeBM25Stats(st)))
+	require.NoError(t, err)
+	require.Equal(t, st, got)
+	none, err := queryrpc.DecodeBM25Stats(nil)
+	require.NoError(t, err)
+	require.Nil(t, none)
+	for name, m := range map[string]*querynodev1.BM25Stats{
+		"counts":   {Rows: 1, Terms: []uint32{1, 2}, Df: []int64{1}},
+		"unsorted": {Rows: 1, Terms: []uint32{2, 1}, Df: []int64{1, 1}},
+		"repeated": {Rows: 1, Terms: []uint32{2, 2}, Df: []int64{1, 1}},
+		"negative": {Rows: -1},
+	} {
+		_, err := queryrpc.DecodeBM25Stats(m)
+		require.Error(t, err, name)
 	}
 }

@@ -31,6 +31,12 @@ type Reader interface {
 	Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error)
 }
 
+// BM25Stater gathers the statistics of a full-text search on a node
+// (querynode.Node.BM25Stats).
+type BM25Stater interface {
+	BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error)
+}
+
 // Server serves QueryNodeService from an in-process query node. Register
 // it on a server made by rpc.NewServer, whose interceptor turns the errors
 // it returns into statuses carrying their Milvus codes.
@@ -38,11 +44,34 @@ type Server struct {
 	querynodev1.UnimplementedQueryNodeServiceServer
 	loader Loader
 	reader Reader
+	stats  BM25Stater
 }
 
-// NewServer returns a server over the query node's two sides.
+// NewServer returns a server over the query node's two sides. GetBM25Stats
+// is served when reader is a BM25Stater too (the query node is), and
+// answers Unimplemented otherwise.
 func NewServer(loader Loader, reader Reader) *Server {
-	return &Server{loader: loader, reader: reader}
+	stats, _ := reader.(BM25Stater)
+	return &Server{loader: loader, reader: reader, stats: stats}
+}
+
+// GetBM25Stats implements QueryNodeService.GetBM25Stats.
+func (s *Server) GetBM25Stats(ctx context.Context, req *querynodev1.GetBM25StatsRequest) (*querynodev1.GetBM25StatsResponse, error) {
+	if s.stats == nil {
+		return s.UnimplementedQueryNodeServiceServer.GetBM25Stats(ctx, req)
+	}
+	if req.GetSearch() == nil {
+		return nil, errcode.Invalid("queryrpc: BM25 statistics request without a search")
+	}
+	p, err := DecodeSearch(req.GetSearch())
+	if err != nil {
+		return nil, errcode.Invalid("%v", err)
+	}
+	st, err := s.stats.BM25Stats(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &querynodev1.GetBM25StatsResponse{Stats: EncodeBM25Stats(st)}, nil
 }
 
 // Load implements QueryNodeService.Load.

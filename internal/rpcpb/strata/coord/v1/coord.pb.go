@@ -1,8 +1,9 @@
-// The coordinator's node-facing services, version 1: what a query node and a
-// data node ask of the coordinator process (internal/querynode Segments,
-// Collections, Ticker; internal/datanode Coord, Collections, Allocator,
-// IndexCoord, CompactionCoord) when they run as their own processes
-// (`strata run querynode|datanode`).
+// The coordinator's services to the other processes, version 1: what a query
+// node and a data node ask of the coordinator process (internal/querynode
+// Segments, Collections, Ticker; internal/datanode Coord, Collections,
+// Allocator, IndexCoord, CompactionCoord) when they run as their own
+// processes (`strata run querynode|datanode`), and where a proxy running
+// apart sends its reads (QueryCoordService: the shard leaders).
 //
 // Versioning rule (docs/design/rpc.md): a field is never renumbered, retyped
 // or reused; a removed field's number and name are reserved. A change that
@@ -1386,6 +1387,283 @@ func (x *TickResponse) GetTimestamp() uint64 {
 	return 0
 }
 
+// GetShardLeadersRequest names the collection.
+type GetShardLeadersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId  int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetShardLeadersRequest) Reset() {
+	*x = GetShardLeadersRequest{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetShardLeadersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetShardLeadersRequest) ProtoMessage() {}
+
+func (x *GetShardLeadersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetShardLeadersRequest.ProtoReflect.Descriptor instead.
+func (*GetShardLeadersRequest) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *GetShardLeadersRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+// GetShardLeadersResponse is where a loaded collection's reads go now
+// (plan.ShardLeaders).
+type GetShardLeadersResponse struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	// collection_name names it in errors.
+	CollectionName string `protobuf:"bytes,2,opt,name=collection_name,json=collectionName,proto3" json:"collection_name,omitempty"`
+	// pk_field_id is the primary key's field ID: a query answered by several
+	// leaders is merged in key order.
+	PkFieldId int64 `protobuf:"varint,3,opt,name=pk_field_id,json=pkFieldId,proto3" json:"pk_field_id,omitempty"`
+	// version changes with every change of the placement (a load, a heal, a
+	// rebalance move): a client compares it (with the replicas) to tell a
+	// placement that moved from one whose node failed.
+	Version uint64 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	// ttl_ms is the collection's time to live in milliseconds (0: none); a
+	// read's TTL cut-off is the hybrid timestamp of (now - ttl_ms), which
+	// the client puts into each read (querynode.v1 Read.expire_before).
+	TtlMs int64 `protobuf:"varint,5,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	// replicas are the collection's replicas, by ID.
+	Replicas      []*ShardReplica `protobuf:"bytes,6,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetShardLeadersResponse) Reset() {
+	*x = GetShardLeadersResponse{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetShardLeadersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetShardLeadersResponse) ProtoMessage() {}
+
+func (x *GetShardLeadersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetShardLeadersResponse.ProtoReflect.Descriptor instead.
+func (*GetShardLeadersResponse) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetShardLeadersResponse) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+func (x *GetShardLeadersResponse) GetCollectionName() string {
+	if x != nil {
+		return x.CollectionName
+	}
+	return ""
+}
+
+func (x *GetShardLeadersResponse) GetPkFieldId() int64 {
+	if x != nil {
+		return x.PkFieldId
+	}
+	return 0
+}
+
+func (x *GetShardLeadersResponse) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *GetShardLeadersResponse) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+func (x *GetShardLeadersResponse) GetReplicas() []*ShardReplica {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+// ShardReplica is one replica of a loaded collection.
+type ShardReplica struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ReplicaId int64                  `protobuf:"varint,1,opt,name=replica_id,json=replicaId,proto3" json:"replica_id,omitempty"`
+	// node_ids are the replica's query nodes, sorted.
+	NodeIds []int64 `protobuf:"varint,2,rep,packed,name=node_ids,json=nodeIds,proto3" json:"node_ids,omitempty"`
+	// serving: reads may go to the replica (every shard has a live leader
+	// and no heal is pending); a replica that does not serve is tried last.
+	Serving bool `protobuf:"varint,3,opt,name=serving,proto3" json:"serving,omitempty"`
+	// leaders are the replica's shards, by vchannel name.
+	Leaders       []*ShardLeader `protobuf:"bytes,4,rep,name=leaders,proto3" json:"leaders,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardReplica) Reset() {
+	*x = ShardReplica{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardReplica) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardReplica) ProtoMessage() {}
+
+func (x *ShardReplica) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardReplica.ProtoReflect.Descriptor instead.
+func (*ShardReplica) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ShardReplica) GetReplicaId() int64 {
+	if x != nil {
+		return x.ReplicaId
+	}
+	return 0
+}
+
+func (x *ShardReplica) GetNodeIds() []int64 {
+	if x != nil {
+		return x.NodeIds
+	}
+	return nil
+}
+
+func (x *ShardReplica) GetServing() bool {
+	if x != nil {
+		return x.Serving
+	}
+	return false
+}
+
+func (x *ShardReplica) GetLeaders() []*ShardLeader {
+	if x != nil {
+		return x.Leaders
+	}
+	return nil
+}
+
+// ShardLeader is the node leading one shard (vchannel) of a replica.
+type ShardLeader struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Vchannel string                 `protobuf:"bytes,1,opt,name=vchannel,proto3" json:"vchannel,omitempty"`
+	NodeId   int64                  `protobuf:"varint,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// address is the node's internal RPC address (its QueryNodeService);
+	// empty when the node has left the membership.
+	Address       string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardLeader) Reset() {
+	*x = ShardLeader{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardLeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardLeader) ProtoMessage() {}
+
+func (x *ShardLeader) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardLeader.ProtoReflect.Descriptor instead.
+func (*ShardLeader) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ShardLeader) GetVchannel() string {
+	if x != nil {
+		return x.Vchannel
+	}
+	return ""
+}
+
+func (x *ShardLeader) GetNodeId() int64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *ShardLeader) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
 var File_strata_coord_v1_coord_proto protoreflect.FileDescriptor
 
 const file_strata_coord_v1_coord_proto_rawDesc = "" +
@@ -1461,7 +1739,26 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\vTickRequest\x12\x1a\n" +
 	"\bpchannel\x18\x01 \x01(\tR\bpchannel\",\n" +
 	"\fTickResponse\x12\x1c\n" +
-	"\ttimestamp\x18\x01 \x01(\x04R\ttimestamp2\x81\a\n" +
+	"\ttimestamp\x18\x01 \x01(\x04R\ttimestamp\"=\n" +
+	"\x16GetShardLeadersRequest\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\"\xf3\x01\n" +
+	"\x17GetShardLeadersResponse\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12'\n" +
+	"\x0fcollection_name\x18\x02 \x01(\tR\x0ecollectionName\x12\x1e\n" +
+	"\vpk_field_id\x18\x03 \x01(\x03R\tpkFieldId\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\x04R\aversion\x12\x15\n" +
+	"\x06ttl_ms\x18\x05 \x01(\x03R\x05ttlMs\x129\n" +
+	"\breplicas\x18\x06 \x03(\v2\x1d.strata.coord.v1.ShardReplicaR\breplicas\"\x9a\x01\n" +
+	"\fShardReplica\x12\x1d\n" +
+	"\n" +
+	"replica_id\x18\x01 \x01(\x03R\treplicaId\x12\x19\n" +
+	"\bnode_ids\x18\x02 \x03(\x03R\anodeIds\x12\x18\n" +
+	"\aserving\x18\x03 \x01(\bR\aserving\x126\n" +
+	"\aleaders\x18\x04 \x03(\v2\x1c.strata.coord.v1.ShardLeaderR\aleaders\"\\\n" +
+	"\vShardLeader\x12\x1a\n" +
+	"\bvchannel\x18\x01 \x01(\tR\bvchannel\x12\x17\n" +
+	"\anode_id\x18\x02 \x01(\x03R\x06nodeId\x12\x18\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress2\x81\a\n" +
 	"\x10DataCoordService\x12X\n" +
 	"\vGetRecovery\x12#.strata.coord.v1.GetRecoveryRequest\x1a$.strata.coord.v1.GetRecoveryResponse\x12U\n" +
 	"\n" +
@@ -1480,7 +1777,9 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x0fGetExpireBefore\x12'.strata.coord.v1.GetExpireBeforeRequest\x1a(.strata.coord.v1.GetExpireBeforeResponse2\xad\x01\n" +
 	"\fClockService\x12X\n" +
 	"\vAllocateIds\x12#.strata.coord.v1.AllocateIdsRequest\x1a$.strata.coord.v1.AllocateIdsResponse\x12C\n" +
-	"\x04Tick\x12\x1c.strata.coord.v1.TickRequest\x1a\x1d.strata.coord.v1.TickResponseB\xc3\x01\n" +
+	"\x04Tick\x12\x1c.strata.coord.v1.TickRequest\x1a\x1d.strata.coord.v1.TickResponse2y\n" +
+	"\x11QueryCoordService\x12d\n" +
+	"\x0fGetShardLeaders\x12'.strata.coord.v1.GetShardLeadersRequest\x1a(.strata.coord.v1.GetShardLeadersResponseB\xc3\x01\n" +
 	"\x13com.strata.coord.v1B\n" +
 	"CoordProtoP\x01ZBgithub.com/strata-db/strata/internal/rpcpb/strata/coord/v1;coordv1\xa2\x02\x03SCX\xaa\x02\x0fStrata.Coord.V1\xca\x02\x0fStrata\\Coord\\V1\xe2\x02\x1bStrata\\Coord\\V1\\GPBMetadata\xea\x02\x11Strata::Coord::V1b\x06proto3"
 
@@ -1496,7 +1795,7 @@ func file_strata_coord_v1_coord_proto_rawDescGZIP() []byte {
 	return file_strata_coord_v1_coord_proto_rawDescData
 }
 
-var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetRecoveryRequest)(nil),         // 0: strata.coord.v1.GetRecoveryRequest
 	(*GetRecoveryResponse)(nil),        // 1: strata.coord.v1.GetRecoveryResponse
@@ -1526,41 +1825,49 @@ var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*AllocateIdsResponse)(nil),        // 25: strata.coord.v1.AllocateIdsResponse
 	(*TickRequest)(nil),                // 26: strata.coord.v1.TickRequest
 	(*TickResponse)(nil),               // 27: strata.coord.v1.TickResponse
+	(*GetShardLeadersRequest)(nil),     // 28: strata.coord.v1.GetShardLeadersRequest
+	(*GetShardLeadersResponse)(nil),    // 29: strata.coord.v1.GetShardLeadersResponse
+	(*ShardReplica)(nil),               // 30: strata.coord.v1.ShardReplica
+	(*ShardLeader)(nil),                // 31: strata.coord.v1.ShardLeader
 }
 var file_strata_coord_v1_coord_proto_depIdxs = []int32{
-	0,  // 0: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
-	2,  // 1: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
-	4,  // 2: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
-	6,  // 3: strata.coord.v1.DataCoordService.ListIndexes:input_type -> strata.coord.v1.ListIndexesRequest
-	8,  // 4: strata.coord.v1.DataCoordService.ReportSync:input_type -> strata.coord.v1.ReportSyncRequest
-	10, // 5: strata.coord.v1.DataCoordService.ClaimIndexTask:input_type -> strata.coord.v1.ClaimIndexTaskRequest
-	12, // 6: strata.coord.v1.DataCoordService.FinishIndexTask:input_type -> strata.coord.v1.FinishIndexTaskRequest
-	14, // 7: strata.coord.v1.DataCoordService.ClaimCompaction:input_type -> strata.coord.v1.ClaimCompactionRequest
-	16, // 8: strata.coord.v1.DataCoordService.CompleteCompaction:input_type -> strata.coord.v1.CompleteCompactionRequest
-	18, // 9: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
-	20, // 10: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
-	22, // 11: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
-	24, // 12: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
-	26, // 13: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
-	1,  // 14: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
-	3,  // 15: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
-	5,  // 16: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
-	7,  // 17: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
-	9,  // 18: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
-	11, // 19: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
-	13, // 20: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
-	15, // 21: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
-	17, // 22: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
-	19, // 23: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
-	21, // 24: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
-	23, // 25: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
-	25, // 26: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
-	27, // 27: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
-	14, // [14:28] is the sub-list for method output_type
-	0,  // [0:14] is the sub-list for method input_type
-	0,  // [0:0] is the sub-list for extension type_name
-	0,  // [0:0] is the sub-list for extension extendee
-	0,  // [0:0] is the sub-list for field type_name
+	30, // 0: strata.coord.v1.GetShardLeadersResponse.replicas:type_name -> strata.coord.v1.ShardReplica
+	31, // 1: strata.coord.v1.ShardReplica.leaders:type_name -> strata.coord.v1.ShardLeader
+	0,  // 2: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
+	2,  // 3: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
+	4,  // 4: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
+	6,  // 5: strata.coord.v1.DataCoordService.ListIndexes:input_type -> strata.coord.v1.ListIndexesRequest
+	8,  // 6: strata.coord.v1.DataCoordService.ReportSync:input_type -> strata.coord.v1.ReportSyncRequest
+	10, // 7: strata.coord.v1.DataCoordService.ClaimIndexTask:input_type -> strata.coord.v1.ClaimIndexTaskRequest
+	12, // 8: strata.coord.v1.DataCoordService.FinishIndexTask:input_type -> strata.coord.v1.FinishIndexTaskRequest
+	14, // 9: strata.coord.v1.DataCoordService.ClaimCompaction:input_type -> strata.coord.v1.ClaimCompactionRequest
+	16, // 10: strata.coord.v1.DataCoordService.CompleteCompaction:input_type -> strata.coord.v1.CompleteCompactionRequest
+	18, // 11: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
+	20, // 12: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
+	22, // 13: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
+	24, // 14: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
+	26, // 15: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
+	28, // 16: strata.coord.v1.QueryCoordService.GetShardLeaders:input_type -> strata.coord.v1.GetShardLeadersRequest
+	1,  // 17: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
+	3,  // 18: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
+	5,  // 19: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
+	7,  // 20: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
+	9,  // 21: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
+	11, // 22: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
+	13, // 23: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
+	15, // 24: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
+	17, // 25: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
+	19, // 26: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
+	21, // 27: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
+	23, // 28: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
+	25, // 29: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
+	27, // 30: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
+	29, // 31: strata.coord.v1.QueryCoordService.GetShardLeaders:output_type -> strata.coord.v1.GetShardLeadersResponse
+	17, // [17:32] is the sub-list for method output_type
+	2,  // [2:17] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_strata_coord_v1_coord_proto_init() }
@@ -1576,9 +1883,9 @@ func file_strata_coord_v1_coord_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_coord_v1_coord_proto_rawDesc), len(file_strata_coord_v1_coord_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   32,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_strata_coord_v1_coord_proto_goTypes,
 		DependencyIndexes: file_strata_coord_v1_coord_proto_depIdxs,

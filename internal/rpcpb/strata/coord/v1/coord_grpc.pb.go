@@ -1,8 +1,9 @@
-// The coordinator's node-facing services, version 1: what a query node and a
-// data node ask of the coordinator process (internal/querynode Segments,
-// Collections, Ticker; internal/datanode Coord, Collections, Allocator,
-// IndexCoord, CompactionCoord) when they run as their own processes
-// (`strata run querynode|datanode`).
+// The coordinator's services to the other processes, version 1: what a query
+// node and a data node ask of the coordinator process (internal/querynode
+// Segments, Collections, Ticker; internal/datanode Coord, Collections,
+// Allocator, IndexCoord, CompactionCoord) when they run as their own
+// processes (`strata run querynode|datanode`), and where a proxy running
+// apart sends its reads (QueryCoordService: the shard leaders).
 //
 // Versioning rule (docs/design/rpc.md): a field is never renumbered, retyped
 // or reused; a removed field's number and name are reserved. A change that
@@ -823,6 +824,126 @@ var ClockService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Tick",
 			Handler:    _ClockService_Tick_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "strata/coord/v1/coord.proto",
+}
+
+const (
+	QueryCoordService_GetShardLeaders_FullMethodName = "/strata.coord.v1.QueryCoordService/GetShardLeaders"
+)
+
+// QueryCoordServiceClient is the client API for QueryCoordService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// QueryCoordService is the query coordinator as a proxy running in its own
+// process reads it: where each loaded collection's reads go. The proxy
+// caches the answer and sends searches and queries straight to the shard
+// leaders (querycoord.Router), fetching again when a leader fails or the
+// placement's version changed.
+type QueryCoordServiceClient interface {
+	// GetShardLeaders returns the replicas of a loaded collection with their
+	// shard leaders. A collection that is not loaded, still loading or whose
+	// load failed fails with Milvus's "collection not loaded" (code 101).
+	GetShardLeaders(ctx context.Context, in *GetShardLeadersRequest, opts ...grpc.CallOption) (*GetShardLeadersResponse, error)
+}
+
+type queryCoordServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewQueryCoordServiceClient(cc grpc.ClientConnInterface) QueryCoordServiceClient {
+	return &queryCoordServiceClient{cc}
+}
+
+func (c *queryCoordServiceClient) GetShardLeaders(ctx context.Context, in *GetShardLeadersRequest, opts ...grpc.CallOption) (*GetShardLeadersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetShardLeadersResponse)
+	err := c.cc.Invoke(ctx, QueryCoordService_GetShardLeaders_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// QueryCoordServiceServer is the server API for QueryCoordService service.
+// All implementations must embed UnimplementedQueryCoordServiceServer
+// for forward compatibility.
+//
+// QueryCoordService is the query coordinator as a proxy running in its own
+// process reads it: where each loaded collection's reads go. The proxy
+// caches the answer and sends searches and queries straight to the shard
+// leaders (querycoord.Router), fetching again when a leader fails or the
+// placement's version changed.
+type QueryCoordServiceServer interface {
+	// GetShardLeaders returns the replicas of a loaded collection with their
+	// shard leaders. A collection that is not loaded, still loading or whose
+	// load failed fails with Milvus's "collection not loaded" (code 101).
+	GetShardLeaders(context.Context, *GetShardLeadersRequest) (*GetShardLeadersResponse, error)
+	mustEmbedUnimplementedQueryCoordServiceServer()
+}
+
+// UnimplementedQueryCoordServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedQueryCoordServiceServer struct{}
+
+func (UnimplementedQueryCoordServiceServer) GetShardLeaders(context.Context, *GetShardLeadersRequest) (*GetShardLeadersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetShardLeaders not implemented")
+}
+func (UnimplementedQueryCoordServiceServer) mustEmbedUnimplementedQueryCoordServiceServer() {}
+func (UnimplementedQueryCoordServiceServer) testEmbeddedByValue()                           {}
+
+// UnsafeQueryCoordServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to QueryCoordServiceServer will
+// result in compilation errors.
+type UnsafeQueryCoordServiceServer interface {
+	mustEmbedUnimplementedQueryCoordServiceServer()
+}
+
+func RegisterQueryCoordServiceServer(s grpc.ServiceRegistrar, srv QueryCoordServiceServer) {
+	// If the following call panics, it indicates UnimplementedQueryCoordServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&QueryCoordService_ServiceDesc, srv)
+}
+
+func _QueryCoordService_GetShardLeaders_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetShardLeadersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryCoordServiceServer).GetShardLeaders(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryCoordService_GetShardLeaders_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryCoordServiceServer).GetShardLeaders(ctx, req.(*GetShardLeadersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// QueryCoordService_ServiceDesc is the grpc.ServiceDesc for QueryCoordService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var QueryCoordService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "strata.coord.v1.QueryCoordService",
+	HandlerType: (*QueryCoordServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "GetShardLeaders",
+			Handler:    _QueryCoordService_GetShardLeaders_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

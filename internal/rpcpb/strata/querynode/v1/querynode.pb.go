@@ -913,9 +913,14 @@ func (x *Read) GetVchannels() []string {
 
 // BM25 holds a full-text search's scoring parameters.
 type BM25 struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	K1            float64                `protobuf:"fixed64,1,opt,name=k1,proto3" json:"k1,omitempty"`
-	B             float64                `protobuf:"fixed64,2,opt,name=b,proto3" json:"b,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	K1    float64                `protobuf:"fixed64,1,opt,name=k1,proto3" json:"k1,omitempty"`
+	B     float64                `protobuf:"fixed64,2,opt,name=b,proto3" json:"b,omitempty"`
+	// stats, when present, are the statistics the node weighs the query
+	// terms by instead of its own: the sum over the shard leaders of a
+	// replica (GetBM25Stats), so that a search fanned out to several nodes
+	// scores as one node holding every shard.
+	Stats         *BM25Stats `protobuf:"bytes,3,opt,name=stats,proto3" json:"stats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -962,6 +967,177 @@ func (x *BM25) GetB() float64 {
 		return x.B
 	}
 	return 0
+}
+
+func (x *BM25) GetStats() *BM25Stats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+// BM25Stats are a full-text search's statistics over the live rows of the
+// searched field (internal/plan BM25Stats).
+type BM25Stats struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// rows is the number of documents, total_len the sum of their lengths.
+	Rows     int64   `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"`
+	TotalLen float64 `protobuf:"fixed64,2,opt,name=total_len,json=totalLen,proto3" json:"total_len,omitempty"`
+	// terms are the query terms (token hashes), sorted and distinct; df[i]
+	// is the number of documents holding terms[i].
+	Terms         []uint32 `protobuf:"varint,3,rep,packed,name=terms,proto3" json:"terms,omitempty"`
+	Df            []int64  `protobuf:"varint,4,rep,packed,name=df,proto3" json:"df,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BM25Stats) Reset() {
+	*x = BM25Stats{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BM25Stats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BM25Stats) ProtoMessage() {}
+
+func (x *BM25Stats) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BM25Stats.ProtoReflect.Descriptor instead.
+func (*BM25Stats) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *BM25Stats) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *BM25Stats) GetTotalLen() float64 {
+	if x != nil {
+		return x.TotalLen
+	}
+	return 0
+}
+
+func (x *BM25Stats) GetTerms() []uint32 {
+	if x != nil {
+		return x.Terms
+	}
+	return nil
+}
+
+func (x *BM25Stats) GetDf() []int64 {
+	if x != nil {
+		return x.Df
+	}
+	return nil
+}
+
+// GetBM25StatsRequest is the full-text search whose statistics are asked
+// for (its read, field and sparse queries count; the rest is ignored).
+type GetBM25StatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Search        *SearchRequest         `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBM25StatsRequest) Reset() {
+	*x = GetBM25StatsRequest{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBM25StatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBM25StatsRequest) ProtoMessage() {}
+
+func (x *GetBM25StatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBM25StatsRequest.ProtoReflect.Descriptor instead.
+func (*GetBM25StatsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetBM25StatsRequest) GetSearch() *SearchRequest {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
+// GetBM25StatsResponse holds a node's statistics of a full-text search.
+type GetBM25StatsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stats         *BM25Stats             `protobuf:"bytes,1,opt,name=stats,proto3" json:"stats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBM25StatsResponse) Reset() {
+	*x = GetBM25StatsResponse{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBM25StatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBM25StatsResponse) ProtoMessage() {}
+
+func (x *GetBM25StatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBM25StatsResponse.ProtoReflect.Descriptor instead.
+func (*GetBM25StatsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetBM25StatsResponse) GetStats() *BM25Stats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
 }
 
 // SearchRequest is a top-k vector search (internal/plan Search). Exactly
@@ -1014,7 +1190,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1202,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1215,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{16}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SearchRequest) GetRead() *Read {
@@ -1213,7 +1389,7 @@ type Floats struct {
 
 func (x *Floats) Reset() {
 	*x = Floats{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1401,7 @@ func (x *Floats) String() string {
 func (*Floats) ProtoMessage() {}
 
 func (x *Floats) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1414,7 @@ func (x *Floats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Floats.ProtoReflect.Descriptor instead.
 func (*Floats) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{17}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Floats) GetData() []float32 {
@@ -1264,7 +1440,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1276,7 +1452,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1289,7 +1465,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{18}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SearchResponse) GetResult() []byte {
@@ -1314,7 +1490,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1502,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1515,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{19}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *QueryRequest) GetRead() *Read {
@@ -1383,7 +1559,7 @@ type QueryResponse struct {
 
 func (x *QueryResponse) Reset() {
 	*x = QueryResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1571,7 @@ func (x *QueryResponse) String() string {
 func (*QueryResponse) ProtoMessage() {}
 
 func (x *QueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1584,7 @@ func (x *QueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryResponse.ProtoReflect.Descriptor instead.
 func (*QueryResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{20}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *QueryResponse) GetFieldsData() [][]byte {
@@ -1491,10 +1667,20 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x0eTemplatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01B\x10\n" +
-	"\x0e_expire_before\"$\n" +
+	"\x0e_expire_before\"Z\n" +
 	"\x04BM25\x12\x0e\n" +
 	"\x02k1\x18\x01 \x01(\x01R\x02k1\x12\f\n" +
-	"\x01b\x18\x02 \x01(\x01R\x01b\"\xd4\x06\n" +
+	"\x01b\x18\x02 \x01(\x01R\x01b\x124\n" +
+	"\x05stats\x18\x03 \x01(\v2\x1e.strata.querynode.v1.BM25StatsR\x05stats\"b\n" +
+	"\tBM25Stats\x12\x12\n" +
+	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12\x1b\n" +
+	"\ttotal_len\x18\x02 \x01(\x01R\btotalLen\x12\x14\n" +
+	"\x05terms\x18\x03 \x03(\rR\x05terms\x12\x0e\n" +
+	"\x02df\x18\x04 \x03(\x03R\x02df\"Q\n" +
+	"\x13GetBM25StatsRequest\x12:\n" +
+	"\x06search\x18\x01 \x01(\v2\".strata.querynode.v1.SearchRequestR\x06search\"L\n" +
+	"\x14GetBM25StatsResponse\x124\n" +
+	"\x05stats\x18\x01 \x01(\v2\x1e.strata.querynode.v1.BM25StatsR\x05stats\"\xd4\x06\n" +
 	"\rSearchRequest\x12-\n" +
 	"\x04read\x18\x01 \x01(\v2\x19.strata.querynode.v1.ReadR\x04read\x12\x19\n" +
 	"\bfield_id\x18\x02 \x01(\x03R\afieldId\x12\x16\n" +
@@ -1538,7 +1724,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\vfields_data\x18\x01 \x03(\fR\n" +
 	"fieldsData\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count2\xef\x05\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count2\xd4\x06\n" +
 	"\x10QueryNodeService\x12K\n" +
 	"\x04Load\x12 .strata.querynode.v1.LoadRequest\x1a!.strata.querynode.v1.LoadResponse\x12T\n" +
 	"\aRelease\x12#.strata.querynode.v1.ReleaseRequest\x1a$.strata.querynode.v1.ReleaseResponse\x12r\n" +
@@ -1547,7 +1733,8 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\bWaitLoad\x12$.strata.querynode.v1.WaitLoadRequest\x1a%.strata.querynode.v1.WaitLoadResponse\x12c\n" +
 	"\fListSegments\x12(.strata.querynode.v1.ListSegmentsRequest\x1a).strata.querynode.v1.ListSegmentsResponse\x12Q\n" +
 	"\x06Search\x12\".strata.querynode.v1.SearchRequest\x1a#.strata.querynode.v1.SearchResponse\x12N\n" +
-	"\x05Query\x12!.strata.querynode.v1.QueryRequest\x1a\".strata.querynode.v1.QueryResponseB\xe3\x01\n" +
+	"\x05Query\x12!.strata.querynode.v1.QueryRequest\x1a\".strata.querynode.v1.QueryResponse\x12c\n" +
+	"\fGetBM25Stats\x12(.strata.querynode.v1.GetBM25StatsRequest\x1a).strata.querynode.v1.GetBM25StatsResponseB\xe3\x01\n" +
 	"\x17com.strata.querynode.v1B\x0eQuerynodeProtoP\x01ZJgithub.com/strata-db/strata/internal/rpcpb/strata/querynode/v1;querynodev1\xa2\x02\x03SQX\xaa\x02\x13Strata.Querynode.V1\xca\x02\x13Strata\\Querynode\\V1\xe2\x02\x1fStrata\\Querynode\\V1\\GPBMetadata\xea\x02\x15Strata::Querynode::V1b\x06proto3"
 
 var (
@@ -1562,7 +1749,7 @@ func file_strata_querynode_v1_querynode_proto_rawDescGZIP() []byte {
 	return file_strata_querynode_v1_querynode_proto_rawDescData
 }
 
-var file_strata_querynode_v1_querynode_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_strata_querynode_v1_querynode_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_strata_querynode_v1_querynode_proto_goTypes = []any{
 	(*LoadRequest)(nil),               // 0: strata.querynode.v1.LoadRequest
 	(*LoadResponse)(nil),              // 1: strata.querynode.v1.LoadResponse
@@ -1580,43 +1767,51 @@ var file_strata_querynode_v1_querynode_proto_goTypes = []any{
 	(*SegmentInfo)(nil),               // 13: strata.querynode.v1.SegmentInfo
 	(*Read)(nil),                      // 14: strata.querynode.v1.Read
 	(*BM25)(nil),                      // 15: strata.querynode.v1.BM25
-	(*SearchRequest)(nil),             // 16: strata.querynode.v1.SearchRequest
-	(*Floats)(nil),                    // 17: strata.querynode.v1.Floats
-	(*SearchResponse)(nil),            // 18: strata.querynode.v1.SearchResponse
-	(*QueryRequest)(nil),              // 19: strata.querynode.v1.QueryRequest
-	(*QueryResponse)(nil),             // 20: strata.querynode.v1.QueryResponse
-	nil,                               // 21: strata.querynode.v1.Read.TemplatesEntry
+	(*BM25Stats)(nil),                 // 16: strata.querynode.v1.BM25Stats
+	(*GetBM25StatsRequest)(nil),       // 17: strata.querynode.v1.GetBM25StatsRequest
+	(*GetBM25StatsResponse)(nil),      // 18: strata.querynode.v1.GetBM25StatsResponse
+	(*SearchRequest)(nil),             // 19: strata.querynode.v1.SearchRequest
+	(*Floats)(nil),                    // 20: strata.querynode.v1.Floats
+	(*SearchResponse)(nil),            // 21: strata.querynode.v1.SearchResponse
+	(*QueryRequest)(nil),              // 22: strata.querynode.v1.QueryRequest
+	(*QueryResponse)(nil),             // 23: strata.querynode.v1.QueryResponse
+	nil,                               // 24: strata.querynode.v1.Read.TemplatesEntry
 }
 var file_strata_querynode_v1_querynode_proto_depIdxs = []int32{
 	8,  // 0: strata.querynode.v1.GetLoadStateResponse.failure:type_name -> strata.querynode.v1.Status
 	13, // 1: strata.querynode.v1.ListSegmentsResponse.segments:type_name -> strata.querynode.v1.SegmentInfo
-	21, // 2: strata.querynode.v1.Read.templates:type_name -> strata.querynode.v1.Read.TemplatesEntry
-	14, // 3: strata.querynode.v1.SearchRequest.read:type_name -> strata.querynode.v1.Read
-	17, // 4: strata.querynode.v1.SearchRequest.vectors:type_name -> strata.querynode.v1.Floats
-	15, // 5: strata.querynode.v1.SearchRequest.bm25:type_name -> strata.querynode.v1.BM25
-	17, // 6: strata.querynode.v1.SearchRequest.emb_lists:type_name -> strata.querynode.v1.Floats
-	14, // 7: strata.querynode.v1.QueryRequest.read:type_name -> strata.querynode.v1.Read
-	0,  // 8: strata.querynode.v1.QueryNodeService.Load:input_type -> strata.querynode.v1.LoadRequest
-	2,  // 9: strata.querynode.v1.QueryNodeService.Release:input_type -> strata.querynode.v1.ReleaseRequest
-	4,  // 10: strata.querynode.v1.QueryNodeService.ReleasePartitions:input_type -> strata.querynode.v1.ReleasePartitionsRequest
-	6,  // 11: strata.querynode.v1.QueryNodeService.GetLoadState:input_type -> strata.querynode.v1.GetLoadStateRequest
-	9,  // 12: strata.querynode.v1.QueryNodeService.WaitLoad:input_type -> strata.querynode.v1.WaitLoadRequest
-	11, // 13: strata.querynode.v1.QueryNodeService.ListSegments:input_type -> strata.querynode.v1.ListSegmentsRequest
-	16, // 14: strata.querynode.v1.QueryNodeService.Search:input_type -> strata.querynode.v1.SearchRequest
-	19, // 15: strata.querynode.v1.QueryNodeService.Query:input_type -> strata.querynode.v1.QueryRequest
-	1,  // 16: strata.querynode.v1.QueryNodeService.Load:output_type -> strata.querynode.v1.LoadResponse
-	3,  // 17: strata.querynode.v1.QueryNodeService.Release:output_type -> strata.querynode.v1.ReleaseResponse
-	5,  // 18: strata.querynode.v1.QueryNodeService.ReleasePartitions:output_type -> strata.querynode.v1.ReleasePartitionsResponse
-	7,  // 19: strata.querynode.v1.QueryNodeService.GetLoadState:output_type -> strata.querynode.v1.GetLoadStateResponse
-	10, // 20: strata.querynode.v1.QueryNodeService.WaitLoad:output_type -> strata.querynode.v1.WaitLoadResponse
-	12, // 21: strata.querynode.v1.QueryNodeService.ListSegments:output_type -> strata.querynode.v1.ListSegmentsResponse
-	18, // 22: strata.querynode.v1.QueryNodeService.Search:output_type -> strata.querynode.v1.SearchResponse
-	20, // 23: strata.querynode.v1.QueryNodeService.Query:output_type -> strata.querynode.v1.QueryResponse
-	16, // [16:24] is the sub-list for method output_type
-	8,  // [8:16] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	24, // 2: strata.querynode.v1.Read.templates:type_name -> strata.querynode.v1.Read.TemplatesEntry
+	16, // 3: strata.querynode.v1.BM25.stats:type_name -> strata.querynode.v1.BM25Stats
+	19, // 4: strata.querynode.v1.GetBM25StatsRequest.search:type_name -> strata.querynode.v1.SearchRequest
+	16, // 5: strata.querynode.v1.GetBM25StatsResponse.stats:type_name -> strata.querynode.v1.BM25Stats
+	14, // 6: strata.querynode.v1.SearchRequest.read:type_name -> strata.querynode.v1.Read
+	20, // 7: strata.querynode.v1.SearchRequest.vectors:type_name -> strata.querynode.v1.Floats
+	15, // 8: strata.querynode.v1.SearchRequest.bm25:type_name -> strata.querynode.v1.BM25
+	20, // 9: strata.querynode.v1.SearchRequest.emb_lists:type_name -> strata.querynode.v1.Floats
+	14, // 10: strata.querynode.v1.QueryRequest.read:type_name -> strata.querynode.v1.Read
+	0,  // 11: strata.querynode.v1.QueryNodeService.Load:input_type -> strata.querynode.v1.LoadRequest
+	2,  // 12: strata.querynode.v1.QueryNodeService.Release:input_type -> strata.querynode.v1.ReleaseRequest
+	4,  // 13: strata.querynode.v1.QueryNodeService.ReleasePartitions:input_type -> strata.querynode.v1.ReleasePartitionsRequest
+	6,  // 14: strata.querynode.v1.QueryNodeService.GetLoadState:input_type -> strata.querynode.v1.GetLoadStateRequest
+	9,  // 15: strata.querynode.v1.QueryNodeService.WaitLoad:input_type -> strata.querynode.v1.WaitLoadRequest
+	11, // 16: strata.querynode.v1.QueryNodeService.ListSegments:input_type -> strata.querynode.v1.ListSegmentsRequest
+	19, // 17: strata.querynode.v1.QueryNodeService.Search:input_type -> strata.querynode.v1.SearchRequest
+	22, // 18: strata.querynode.v1.QueryNodeService.Query:input_type -> strata.querynode.v1.QueryRequest
+	17, // 19: strata.querynode.v1.QueryNodeService.GetBM25Stats:input_type -> strata.querynode.v1.GetBM25StatsRequest
+	1,  // 20: strata.querynode.v1.QueryNodeService.Load:output_type -> strata.querynode.v1.LoadResponse
+	3,  // 21: strata.querynode.v1.QueryNodeService.Release:output_type -> strata.querynode.v1.ReleaseResponse
+	5,  // 22: strata.querynode.v1.QueryNodeService.ReleasePartitions:output_type -> strata.querynode.v1.ReleasePartitionsResponse
+	7,  // 23: strata.querynode.v1.QueryNodeService.GetLoadState:output_type -> strata.querynode.v1.GetLoadStateResponse
+	10, // 24: strata.querynode.v1.QueryNodeService.WaitLoad:output_type -> strata.querynode.v1.WaitLoadResponse
+	12, // 25: strata.querynode.v1.QueryNodeService.ListSegments:output_type -> strata.querynode.v1.ListSegmentsResponse
+	21, // 26: strata.querynode.v1.QueryNodeService.Search:output_type -> strata.querynode.v1.SearchResponse
+	23, // 27: strata.querynode.v1.QueryNodeService.Query:output_type -> strata.querynode.v1.QueryResponse
+	18, // 28: strata.querynode.v1.QueryNodeService.GetBM25Stats:output_type -> strata.querynode.v1.GetBM25StatsResponse
+	20, // [20:29] is the sub-list for method output_type
+	11, // [11:20] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_strata_querynode_v1_querynode_proto_init() }
@@ -1625,14 +1820,14 @@ func file_strata_querynode_v1_querynode_proto_init() {
 		return
 	}
 	file_strata_querynode_v1_querynode_proto_msgTypes[14].OneofWrappers = []any{}
-	file_strata_querynode_v1_querynode_proto_msgTypes[16].OneofWrappers = []any{}
+	file_strata_querynode_v1_querynode_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_querynode_v1_querynode_proto_rawDesc), len(file_strata_querynode_v1_querynode_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

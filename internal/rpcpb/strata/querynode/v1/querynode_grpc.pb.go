@@ -46,6 +46,7 @@ const (
 	QueryNodeService_ListSegments_FullMethodName      = "/strata.querynode.v1.QueryNodeService/ListSegments"
 	QueryNodeService_Search_FullMethodName            = "/strata.querynode.v1.QueryNodeService/Search"
 	QueryNodeService_Query_FullMethodName             = "/strata.querynode.v1.QueryNodeService/Query"
+	QueryNodeService_GetBM25Stats_FullMethodName      = "/strata.querynode.v1.QueryNodeService/GetBM25Stats"
 )
 
 // QueryNodeServiceClient is the client API for QueryNodeService service.
@@ -74,6 +75,11 @@ type QueryNodeServiceClient interface {
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error)
 	// Query is a filtered retrieval (or count) of a loaded collection.
 	Query(ctx context.Context, in *QueryRequest, opts ...grpc.CallOption) (*QueryResponse, error)
+	// GetBM25Stats returns the statistics of a full-text search (the
+	// request's query terms over the live rows of its field, in the node's
+	// shards of read.vchannels, at the read timestamp), which the query
+	// coordinator sums over a replica's shard leaders (bm25.stats).
+	GetBM25Stats(ctx context.Context, in *GetBM25StatsRequest, opts ...grpc.CallOption) (*GetBM25StatsResponse, error)
 }
 
 type queryNodeServiceClient struct {
@@ -164,6 +170,16 @@ func (c *queryNodeServiceClient) Query(ctx context.Context, in *QueryRequest, op
 	return out, nil
 }
 
+func (c *queryNodeServiceClient) GetBM25Stats(ctx context.Context, in *GetBM25StatsRequest, opts ...grpc.CallOption) (*GetBM25StatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBM25StatsResponse)
+	err := c.cc.Invoke(ctx, QueryNodeService_GetBM25Stats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueryNodeServiceServer is the server API for QueryNodeService service.
 // All implementations must embed UnimplementedQueryNodeServiceServer
 // for forward compatibility.
@@ -190,6 +206,11 @@ type QueryNodeServiceServer interface {
 	Search(context.Context, *SearchRequest) (*SearchResponse, error)
 	// Query is a filtered retrieval (or count) of a loaded collection.
 	Query(context.Context, *QueryRequest) (*QueryResponse, error)
+	// GetBM25Stats returns the statistics of a full-text search (the
+	// request's query terms over the live rows of its field, in the node's
+	// shards of read.vchannels, at the read timestamp), which the query
+	// coordinator sums over a replica's shard leaders (bm25.stats).
+	GetBM25Stats(context.Context, *GetBM25StatsRequest) (*GetBM25StatsResponse, error)
 	mustEmbedUnimplementedQueryNodeServiceServer()
 }
 
@@ -223,6 +244,9 @@ func (UnimplementedQueryNodeServiceServer) Search(context.Context, *SearchReques
 }
 func (UnimplementedQueryNodeServiceServer) Query(context.Context, *QueryRequest) (*QueryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Query not implemented")
+}
+func (UnimplementedQueryNodeServiceServer) GetBM25Stats(context.Context, *GetBM25StatsRequest) (*GetBM25StatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBM25Stats not implemented")
 }
 func (UnimplementedQueryNodeServiceServer) mustEmbedUnimplementedQueryNodeServiceServer() {}
 func (UnimplementedQueryNodeServiceServer) testEmbeddedByValue()                          {}
@@ -389,6 +413,24 @@ func _QueryNodeService_Query_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueryNodeService_GetBM25Stats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBM25StatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryNodeServiceServer).GetBM25Stats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryNodeService_GetBM25Stats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryNodeServiceServer).GetBM25Stats(ctx, req.(*GetBM25StatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueryNodeService_ServiceDesc is the grpc.ServiceDesc for QueryNodeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -427,6 +469,10 @@ var QueryNodeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Query",
 			Handler:    _QueryNodeService_Query_Handler,
+		},
+		{
+			MethodName: "GetBM25Stats",
+			Handler:    _QueryNodeService_GetBM25Stats_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
