@@ -438,7 +438,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), writer, ids, clock, logger)
+	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), proxy.NewLocalDML(writer, data), ids, clock, logger)
 	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
 	if err != nil {
 		return err
