@@ -41,13 +41,13 @@ var _ datacoord.Truncater = keepWAL{}
 // compactions through the observers that meter them, as in process), the
 // root coordinator's collections, the ID allocator and the WAL writer's
 // ticks.
-func registerCoordServices(srv *grpc.Server, data *datacoord.Coordinator, root *rootcoord.Core, ids *tso.Allocator,
+func registerCoordServices(srv *grpc.Server, data *datacoord.Coordinator, root *rootcoord.Core, ids, clock *tso.Allocator,
 	writer *wal.Writer, om *observers,
 ) {
 	coordv1.RegisterDataCoordServiceServer(srv, coordrpc.NewDataCoordServer(data, data, om.dnCoord(data),
 		om.indexBuilds(data), om.compactions(data)))
 	coordv1.RegisterRootCoordServiceServer(srv, coordrpc.NewRootCoordServer(root))
-	coordv1.RegisterClockServiceServer(srv, coordrpc.NewClockServer(ids, writer))
+	coordv1.RegisterClockServiceServer(srv, coordrpc.NewClockServer(ids, clock, writer))
 }
 
 // newChannelBalancer places the vchannels of every collection on the data

@@ -169,8 +169,10 @@ func (c Config) Validate() error {
 		errs = append(errs, c.validateNode())
 	case c.Role == RoleCoordinator:
 		errs = append(errs, c.validateCoordinator())
+	case c.Role == RoleProxy:
+		errs = append(errs, c.validateProxy())
 	case c.Role != RoleStandalone && c.Role != "":
-		errs = append(errs, fmt.Errorf("app: unknown role %q: standalone, %s, %s or %s", c.Role, RoleCoordinator, RoleQueryNode, RoleDataNode))
+		errs = append(errs, fmt.Errorf("app: unknown role %q: standalone, %s, %s, %s or %s", c.Role, RoleCoordinator, RoleProxy, RoleQueryNode, RoleDataNode))
 	}
 	return errors.Join(errs...)
 }
@@ -317,6 +319,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if nodeRole(s.cfg.Role) {
 		return s.runNode(ctx)
 	}
+	if s.cfg.Role == RoleProxy {
+		return s.runProxy(ctx)
+	}
 	cfg, logger := s.cfg, s.logger
 	start := time.Now()
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -438,7 +443,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), proxy.NewLocalDML(writer, data), ids, clock, logger)
+	// In the coordinator role every DDL tells the proxy processes to drop
+	// their metadata caches before it returns.
+	var catalogRoot proxy.RootCoord = root
+	if coordinator {
+		notifier := proxyNotifier(member.reg, pool, logger)
+		catalogRoot = notifyingRoot{RootCoord: root, notify: notifier.Invalidate}
+	}
+	px := proxy.New(cfg.Proxy, proxy.CatalogOf(catalogRoot), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), proxy.NewLocalDML(writer, data), ids, clock, logger)
 	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
 	if err != nil {
 		return err
@@ -486,7 +498,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		if coordinator {
 			// What the node processes ask of the coordinators.
 			register = func(srv *grpc.Server) {
-				registerCoordServices(srv, data, root, ids, writer, om)
+				registerCoordServices(srv, data, root, ids, clock, writer, om)
+				registerProxyServices(srv, catalogRoot, root, data, writer, imp, om.queryNode(qs.server))
 			}
 		}
 		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, register); err != nil {

@@ -231,6 +231,16 @@ func (c *Clock) Allocate(ctx context.Context, n uint32) (uint64, error) {
 	return resp.GetFirst(), nil
 }
 
+// AllocateTimestamps reserves n consecutive hybrid timestamps and returns
+// the first.
+func (c *Clock) AllocateTimestamps(ctx context.Context, n uint32) (uint64, error) {
+	resp, err := c.c.AllocateTimestamps(ctx, &coordv1.AllocateTimestampsRequest{Count: n})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetFirst(), nil
+}
+
 // Tick makes a pchannel emit a time tick now and returns its timestamp.
 func (c *Clock) Tick(ctx context.Context, pchannel string) (uint64, error) {
 	resp, err := c.c.Tick(ctx, &coordv1.TickRequest{Pchannel: pchannel})

@@ -8,7 +8,7 @@
 //
 //	DataCoordService  NewDataCoordServer(segs SegmentMeta, idx IndexMeta, syncs SyncReporter, builds IndexBuilds, compactions Compactions)
 //	RootCoordService  NewRootCoordServer(colls Collections)
-//	ClockService      NewClockServer(ids IDAllocator, ticker Ticker)
+//	ClockService      NewClockServer(ids, timestamps IDAllocator, ticker Ticker)
 //
 // Clients implement exactly the Go interfaces the nodes consume, so a node
 // is built the same way over in-process coordinators or over these:

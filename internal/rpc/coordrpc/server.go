@@ -247,18 +247,32 @@ func (s *RootCoordServer) GetExpireBefore(ctx context.Context, req *coordv1.GetE
 	return &coordv1.GetExpireBeforeResponse{ExpireBefore: cut}, nil
 }
 
-// ClockServer serves ClockService from the ID allocator and the WAL
-// writer's ticks.
+// ClockServer serves ClockService from the ID allocator, the timestamp
+// oracle and the WAL writer's ticks.
 type ClockServer struct {
 	coordv1.UnimplementedClockServiceServer
 	ids    IDAllocator
+	ts     IDAllocator
 	ticker Ticker
 }
 
-// NewClockServer returns a server over the ID allocator (tso) and the
+// NewClockServer returns a server over the ID allocator (tso), the
+// timestamp oracle (the tso the WAL writer stamps appends with) and the
 // ticker (the WAL writer).
-func NewClockServer(ids IDAllocator, ticker Ticker) *ClockServer {
-	return &ClockServer{ids: ids, ticker: ticker}
+func NewClockServer(ids, timestamps IDAllocator, ticker Ticker) *ClockServer {
+	return &ClockServer{ids: ids, ts: timestamps, ticker: ticker}
+}
+
+// AllocateTimestamps implements ClockService.AllocateTimestamps.
+func (s *ClockServer) AllocateTimestamps(ctx context.Context, req *coordv1.AllocateTimestampsRequest) (*coordv1.AllocateTimestampsResponse, error) {
+	if req.GetCount() == 0 {
+		return nil, errcode.Invalid("allocate 0 timestamps")
+	}
+	first, err := s.ts.Allocate(ctx, req.GetCount())
+	if err != nil {
+		return nil, err
+	}
+	return &coordv1.AllocateTimestampsResponse{First: first}, nil
 }
 
 // AllocateIds implements ClockService.AllocateIds.

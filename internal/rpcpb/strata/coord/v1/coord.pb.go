@@ -1296,6 +1296,96 @@ func (x *AllocateIdsResponse) GetFirst() uint64 {
 	return 0
 }
 
+// AllocateTimestampsRequest says how many timestamps.
+type AllocateTimestampsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         uint32                 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocateTimestampsRequest) Reset() {
+	*x = AllocateTimestampsRequest{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocateTimestampsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocateTimestampsRequest) ProtoMessage() {}
+
+func (x *AllocateTimestampsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocateTimestampsRequest.ProtoReflect.Descriptor instead.
+func (*AllocateTimestampsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *AllocateTimestampsRequest) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// AllocateTimestampsResponse holds the first timestamp.
+type AllocateTimestampsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	First         uint64                 `protobuf:"varint,1,opt,name=first,proto3" json:"first,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocateTimestampsResponse) Reset() {
+	*x = AllocateTimestampsResponse{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocateTimestampsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocateTimestampsResponse) ProtoMessage() {}
+
+func (x *AllocateTimestampsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocateTimestampsResponse.ProtoReflect.Descriptor instead.
+func (*AllocateTimestampsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AllocateTimestampsResponse) GetFirst() uint64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
 // TickRequest names the pchannel.
 type TickRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1306,7 +1396,7 @@ type TickRequest struct {
 
 func (x *TickRequest) Reset() {
 	*x = TickRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1408,7 @@ func (x *TickRequest) String() string {
 func (*TickRequest) ProtoMessage() {}
 
 func (x *TickRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1421,7 @@ func (x *TickRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TickRequest.ProtoReflect.Descriptor instead.
 func (*TickRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{26}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TickRequest) GetPchannel() string {
@@ -1351,7 +1441,7 @@ type TickResponse struct {
 
 func (x *TickResponse) Reset() {
 	*x = TickResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1453,7 @@ func (x *TickResponse) String() string {
 func (*TickResponse) ProtoMessage() {}
 
 func (x *TickResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1466,7 @@ func (x *TickResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TickResponse.ProtoReflect.Descriptor instead.
 func (*TickResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{27}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TickResponse) GetTimestamp() uint64 {
@@ -1457,6 +1547,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x12AllocateIdsRequest\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\rR\x05count\"+\n" +
 	"\x13AllocateIdsResponse\x12\x14\n" +
+	"\x05first\x18\x01 \x01(\x04R\x05first\"1\n" +
+	"\x19AllocateTimestampsRequest\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\rR\x05count\"2\n" +
+	"\x1aAllocateTimestampsResponse\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\")\n" +
 	"\vTickRequest\x12\x1a\n" +
 	"\bpchannel\x18\x01 \x01(\tR\bpchannel\",\n" +
@@ -1477,9 +1571,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x10RootCoordService\x12^\n" +
 	"\rGetCollection\x12%.strata.coord.v1.GetCollectionRequest\x1a&.strata.coord.v1.GetCollectionResponse\x12d\n" +
 	"\x0fListCollections\x12'.strata.coord.v1.ListCollectionsRequest\x1a(.strata.coord.v1.ListCollectionsResponse\x12d\n" +
-	"\x0fGetExpireBefore\x12'.strata.coord.v1.GetExpireBeforeRequest\x1a(.strata.coord.v1.GetExpireBeforeResponse2\xad\x01\n" +
+	"\x0fGetExpireBefore\x12'.strata.coord.v1.GetExpireBeforeRequest\x1a(.strata.coord.v1.GetExpireBeforeResponse2\x9c\x02\n" +
 	"\fClockService\x12X\n" +
-	"\vAllocateIds\x12#.strata.coord.v1.AllocateIdsRequest\x1a$.strata.coord.v1.AllocateIdsResponse\x12C\n" +
+	"\vAllocateIds\x12#.strata.coord.v1.AllocateIdsRequest\x1a$.strata.coord.v1.AllocateIdsResponse\x12m\n" +
+	"\x12AllocateTimestamps\x12*.strata.coord.v1.AllocateTimestampsRequest\x1a+.strata.coord.v1.AllocateTimestampsResponse\x12C\n" +
 	"\x04Tick\x12\x1c.strata.coord.v1.TickRequest\x1a\x1d.strata.coord.v1.TickResponseB\xc3\x01\n" +
 	"\x13com.strata.coord.v1B\n" +
 	"CoordProtoP\x01ZBgithub.com/strata-db/strata/internal/rpcpb/strata/coord/v1;coordv1\xa2\x02\x03SCX\xaa\x02\x0fStrata.Coord.V1\xca\x02\x0fStrata\\Coord\\V1\xe2\x02\x1bStrata\\Coord\\V1\\GPBMetadata\xea\x02\x11Strata::Coord::V1b\x06proto3"
@@ -1496,7 +1591,7 @@ func file_strata_coord_v1_coord_proto_rawDescGZIP() []byte {
 	return file_strata_coord_v1_coord_proto_rawDescData
 }
 
-var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetRecoveryRequest)(nil),         // 0: strata.coord.v1.GetRecoveryRequest
 	(*GetRecoveryResponse)(nil),        // 1: strata.coord.v1.GetRecoveryResponse
@@ -1524,8 +1619,10 @@ var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetExpireBeforeResponse)(nil),    // 23: strata.coord.v1.GetExpireBeforeResponse
 	(*AllocateIdsRequest)(nil),         // 24: strata.coord.v1.AllocateIdsRequest
 	(*AllocateIdsResponse)(nil),        // 25: strata.coord.v1.AllocateIdsResponse
-	(*TickRequest)(nil),                // 26: strata.coord.v1.TickRequest
-	(*TickResponse)(nil),               // 27: strata.coord.v1.TickResponse
+	(*AllocateTimestampsRequest)(nil),  // 26: strata.coord.v1.AllocateTimestampsRequest
+	(*AllocateTimestampsResponse)(nil), // 27: strata.coord.v1.AllocateTimestampsResponse
+	(*TickRequest)(nil),                // 28: strata.coord.v1.TickRequest
+	(*TickResponse)(nil),               // 29: strata.coord.v1.TickResponse
 }
 var file_strata_coord_v1_coord_proto_depIdxs = []int32{
 	0,  // 0: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
@@ -1541,23 +1638,25 @@ var file_strata_coord_v1_coord_proto_depIdxs = []int32{
 	20, // 10: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
 	22, // 11: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
 	24, // 12: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
-	26, // 13: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
-	1,  // 14: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
-	3,  // 15: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
-	5,  // 16: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
-	7,  // 17: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
-	9,  // 18: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
-	11, // 19: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
-	13, // 20: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
-	15, // 21: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
-	17, // 22: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
-	19, // 23: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
-	21, // 24: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
-	23, // 25: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
-	25, // 26: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
-	27, // 27: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
-	14, // [14:28] is the sub-list for method output_type
-	0,  // [0:14] is the sub-list for method input_type
+	26, // 13: strata.coord.v1.ClockService.AllocateTimestamps:input_type -> strata.coord.v1.AllocateTimestampsRequest
+	28, // 14: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
+	1,  // 15: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
+	3,  // 16: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
+	5,  // 17: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
+	7,  // 18: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
+	9,  // 19: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
+	11, // 20: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
+	13, // 21: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
+	15, // 22: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
+	17, // 23: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
+	19, // 24: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
+	21, // 25: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
+	23, // 26: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
+	25, // 27: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
+	27, // 28: strata.coord.v1.ClockService.AllocateTimestamps:output_type -> strata.coord.v1.AllocateTimestampsResponse
+	29, // 29: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
+	15, // [15:30] is the sub-list for method output_type
+	0,  // [0:15] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -1576,7 +1675,7 @@ func file_strata_coord_v1_coord_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_coord_v1_coord_proto_rawDesc), len(file_strata_coord_v1_coord_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
