@@ -57,6 +57,7 @@ import (
 	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/rpc"
+	"github.com/strata-db/strata/internal/rpc/proxyrpc"
 	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/sysinfo"
 	"github.com/strata-db/strata/internal/tso"
@@ -448,7 +449,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	var catalogRoot proxy.RootCoord = root
 	if coordinator {
 		notifier := proxyNotifier(member.reg, pool, logger)
-		catalogRoot = notifyingRoot{RootCoord: root, notify: notifier.Invalidate}
+		catalogRoot = proxyrpc.Notifying(root, notifier.Invalidate)
 	}
 	px := proxy.New(cfg.Proxy, proxy.CatalogOf(catalogRoot), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), proxy.NewLocalDML(writer, data), ids, clock, logger)
 	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
