@@ -179,3 +179,55 @@ func TestClusterProxies(t *testing.T) {
 	require.EqualValues(t, distinct, cnt, "duplicated rows")
 	t.Logf("acknowledged rows: %d, in flight when A died: %d, stored: %d", acked, unknown, n)
 }
+
+// TestClusterProxiesRBAC runs authorization on a coordinator and two
+// proxies: users, roles and grants are changed through the coordinator
+// (a change through a proxy is refused) and every proxy enforces them at
+// once (the coordinator tells each to reload before the change returns).
+func TestClusterProxiesRBAC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Kafka, an S3 server and three processes")
+	}
+	e := startRealEngines(t)
+	bin := buildBinary(t)
+	cfg := e.config(t, map[string]any{
+		"cluster":  map[string]any{"membership": map[string]any{"sessionTTL": "3s"}},
+		"security": map[string]any{"authorizationEnabled": true},
+	})
+	coord := startRole(t, bin, "coordinator", cfg, false)
+	pa := startRole(t, bin, "proxy", cfg, false)
+	pb := startRole(t, bin, "proxy", cfg, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	login := func(p *roleProc, user, pw string) (*milvusclient.Client, error) {
+		c, err := milvusclient.New(ctx, &milvusclient.ClientConfig{Address: p.addr, Username: user, Password: pw})
+		if err == nil {
+			t.Cleanup(func() { _ = c.Close(context.Background()) })
+		}
+		return c, err
+	}
+	root, err := login(coord, "root", "Milvus")
+	require.NoError(t, err)
+	rootA, err := login(pa, "root", "Milvus")
+	require.NoError(t, err)
+	_, err = login(pb, "root", "wrong")
+	require.ErrorContains(t, err, "auth check failure")
+
+	// A change through a proxy is refused; through the coordinator it is
+	// enforced by both proxies at once.
+	require.ErrorContains(t, rootA.CreateUser(ctx, milvusclient.NewCreateUserOption("alice", "alice-pw")), "coordinator")
+	require.NoError(t, root.CreateUser(ctx, milvusclient.NewCreateUserOption("alice", "alice-pw")))
+	require.NoError(t, root.CreateCollection(ctx, milvusclient.NewCreateCollectionOption("c1", moviesSchema("c1"))))
+	aliceB, err := login(pb, "alice", "alice-pw")
+	require.NoError(t, err, "a user created on the coordinator logs in through proxy B")
+	_, err = aliceB.GetCollectionStats(ctx, milvusclient.NewGetCollectionStatsOption("c1"))
+	require.ErrorContains(t, err, "permission deny")
+	require.NoError(t, root.CreateRole(ctx, milvusclient.NewCreateRoleOption("analyst")))
+	require.NoError(t, root.GrantRole(ctx, milvusclient.NewGrantRoleOption("alice", "analyst")))
+	require.NoError(t, root.GrantPrivilege(ctx, milvusclient.NewGrantPrivilegeOption("analyst", "Collection", "GetStatistics", "c1")))
+	_, err = aliceB.GetCollectionStats(ctx, milvusclient.NewGetCollectionStatsOption("c1"))
+	require.NoError(t, err, "a grant made on the coordinator holds on proxy B at once")
+	require.NoError(t, root.DropUser(ctx, milvusclient.NewDropUserOption("alice")))
+	_, err = login(pa, "alice", "alice-pw")
+	require.ErrorContains(t, err, "auth check failure", "a dropped user no longer logs in through proxy A")
+}

@@ -116,8 +116,7 @@ func TestDefaultsDocumentRoundTrip(t *testing.T) {
 }
 
 // TestProxyRoleNeeds: a proxy process needs etcd, an internal address and
-// cluster.enabled, and refuses authorization (not served by proxies yet);
-// it needs no Kafka or S3.
+// cluster.enabled; it needs no Kafka or S3.
 func TestProxyRoleNeeds(t *testing.T) {
 	cfg := Defaults()
 	cfg.Role, cfg.Cluster.Enabled = RoleProxy, false
@@ -128,6 +127,4 @@ func TestProxyRoleNeeds(t *testing.T) {
 	cfg.Engines.Meta.Type, cfg.Engines.Meta.Etcd.Endpoints = EngineEtcd, []string{"127.0.0.1:2379"}
 	cfg.InternalAddr, cfg.Cluster.Enabled = "127.0.0.1:0", true
 	require.NoError(t, cfg.Validate())
-	cfg.Security.AuthorizationEnabled = true
-	require.ErrorContains(t, cfg.Validate(), "not supported by proxy processes yet")
 }

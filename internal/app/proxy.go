@@ -19,6 +19,7 @@ import (
 	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metastore/etcd"
 	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/proxy"
@@ -46,9 +47,8 @@ const proxyIDBlock = 10000
 // validateProxy checks what a proxy process needs: the etcd meta store
 // (membership: its session and the coordinator's election), an internal
 // address for the coordinator's cache invalidations and cluster.enabled.
-// It reads nothing else from the engines. Authorization is not served by
-// proxy processes yet (their RBAC would have to follow the coordinator's
-// writes): a configuration that turns it on is refused.
+// It reads nothing else from the engines but the users, roles and grants,
+// which it reloads when the coordinator says they changed.
 func (c Config) validateProxy() error {
 	var errs []error
 	if c.Engines.Meta.Type != EngineEtcd {
@@ -59,9 +59,6 @@ func (c Config) validateProxy() error {
 	}
 	if !c.Cluster.Enabled {
 		errs = append(errs, errors.New("app: a proxy process needs cluster.enabled: the coordinator finds it through its session"))
-	}
-	if c.Security.AuthorizationEnabled {
-		errs = append(errs, errors.New("app: security.authorizationEnabled is not supported by proxy processes yet: serve authenticated clients from the coordinator"))
 	}
 	return errors.Join(errs...)
 }
@@ -117,7 +114,19 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 	}
 	px.SetQuotas(quotas)
 	px.SetImporter(proxyrpc.NewImportClient(coord, logger.With("client", "import")))
-	guard := auth.NewGuard(nil, false)
+	// Users, roles and grants: read from the meta store, written only by
+	// the coordinator (a change through this proxy is refused), reloaded
+	// when the coordinator tells the proxies something changed.
+	rbac, err := auth.Open(ctx, readOnlyKV{KV: meta}, cfg.Security, logger)
+	if err != nil {
+		return err
+	}
+	guard := auth.NewGuard(rbac, cfg.Security.AuthorizationEnabled)
+	guard.SetAliases(func(db, alias string) (string, bool) {
+		name, err := cat.DescribeAlias(db, alias)
+		return name, err == nil
+	})
+	px.SetAuth(guard)
 
 	reg2.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg2)
@@ -129,14 +138,19 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 	metrics.RegisterBuildInfo(reg2, build.Version, build.BuildTime, build.GitCommit)
 	svc := service{Proxy: px, info: sysinfo.New(sysinfo.Config{Build: build, Started: start, DataDir: cfg.DataDir}, sources...)}
 
+	caches := proxyCaches{cat: cat, rbac: rbac, logger: logger}
 	internal, err := newInternalServer(s.internalLis, cfg.RPC, logger, func(srv *grpc.Server) {
-		proxyv1.RegisterProxyServiceServer(srv, proxyrpc.NewProxyServer(cat, logger))
+		proxyv1.RegisterProxyServiceServer(srv, proxyrpc.NewProxyServer(caches, logger))
 	})
 	if err != nil {
 		return err
 	}
 	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
-	srv := grpc.NewServer(api.ServerOptions(obs)...)
+	opts := api.ServerOptions(obs)
+	if guard.Enabled() {
+		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
+	}
+	srv := grpc.NewServer(opts...)
 	milvuspb.RegisterMilvusServiceServer(srv, svc)
 	restAPI := rest.New(guard.Wrap(svc), logger)
 	restAPI.SetImports(px, importAuthorizer(guard))
@@ -177,9 +191,9 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 		stop()
 		return errors.Join(err, g.Wait())
 	}
-	// DDL applied before the session existed was not announced here:
-	// start from an empty cache.
-	cat.Invalidate()
+	// DDL and RBAC changes made before the session existed were not
+	// announced here: start from an empty cache and reload RBAC.
+	caches.Invalidate()
 	s.node.Store(&membershipNode{member: member})
 	g.Go(func() error {
 		select {
@@ -203,6 +217,53 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 	})
 	err = g.Wait()
 	return errors.Join(err, member.Close())
+}
+
+// proxyCaches is what a proxy process drops or reloads when the
+// coordinator says the catalog or RBAC changed: the metadata cache, and
+// the users, roles and grants.
+type proxyCaches struct {
+	cat    *proxyrpc.Catalog
+	rbac   *auth.Store
+	logger *slog.Logger
+}
+
+// Invalidate implements proxyrpc.Invalidator.
+func (c proxyCaches) Invalidate() {
+	c.cat.Invalidate()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.rbac.Reload(ctx); err != nil {
+		c.logger.Warn("reloading users, roles and grants failed", "err", err)
+	}
+}
+
+// errRBACOnCoordinator refuses an RBAC change made through a proxy.
+var errRBACOnCoordinator = errors.New("app: users, roles and grants are changed through the coordinator's API, not a proxy's")
+
+// readOnlyKV is the meta store as a proxy's RBAC store sees it: reads
+// pass, writes are refused (the coordinator makes them and tells the
+// proxies to reload).
+type readOnlyKV struct{ metastore.KV }
+
+// Txn implements metastore.KV: refused.
+func (readOnlyKV) Txn(context.Context, ...metastore.Op) error { return errRBACOnCoordinator }
+
+// notifyingKV is the meta store as the coordinator's RBAC store writes
+// it: after each write that succeeded, every proxy process is told to
+// reload (before the RBAC call returns).
+type notifyingKV struct {
+	metastore.KV
+	notify func(ctx context.Context, db, coll, ddl string)
+}
+
+// Txn implements metastore.KV.
+func (k notifyingKV) Txn(ctx context.Context, ops ...metastore.Op) error {
+	if err := k.KV.Txn(ctx, ops...); err != nil {
+		return err
+	}
+	k.notify(ctx, "", "", "RBAC")
+	return nil
 }
 
 // coordinatorSource reports a problem while no coordinator leads (the

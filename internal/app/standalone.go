@@ -48,6 +48,7 @@ import (
 	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/importer"
 	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/placement"
@@ -446,13 +447,17 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	// In the coordinator role every DDL tells the proxy processes to drop
 	// their metadata caches before it returns.
-	var catalogRoot proxy.RootCoord = root
+	var (
+		catalogRoot proxy.RootCoord = root
+		rbacKV      metastore.KV    = meta
+	)
 	if coordinator {
 		notifier := proxyNotifier(member.reg, pool, logger)
 		catalogRoot = proxyrpc.Notifying(root, notifier.Invalidate)
+		rbacKV = notifyingKV{KV: meta, notify: notifier.Invalidate} // RBAC changes: the proxies reload
 	}
 	px := proxy.New(cfg.Proxy, proxy.CatalogOf(catalogRoot), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), proxy.NewLocalDML(writer, data), ids, clock, logger)
-	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
+	rbac, err := auth.Open(ctx, rbacKV, cfg.Security, logger)
 	if err != nil {
 		return err
 	}

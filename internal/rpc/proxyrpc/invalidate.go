@@ -11,7 +11,8 @@ import (
 	proxyv1 "github.com/strata-db/strata/internal/rpcpb/strata/proxy/v1"
 )
 
-// Invalidator drops a proxy's metadata cache (Catalog.Invalidate).
+// Invalidator drops a proxy's metadata cache (Catalog.Invalidate; the app
+// also reloads the proxy's users, roles and grants).
 type Invalidator interface {
 	Invalidate()
 }
@@ -45,7 +46,8 @@ type NotifierConfig struct {
 
 // Notifier tells every live proxy to drop its metadata cache: the
 // coordinator calls Invalidate after every DDL that changed collections,
-// databases, aliases or load records, before the DDL returns (Milvus's
+// databases, aliases or load records (and every RBAC change), before the
+// call returns (Milvus's
 // InvalidateCollectionMetaCache). The proxies are called in parallel, each
 // within Bound; one that fails or is too slow is logged and skipped (a
 // proxy that lost its session drops its cache by itself).

@@ -4179,7 +4179,7 @@ type InvalidateMetaCacheRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Db         string                 `protobuf:"bytes,1,opt,name=db,proto3" json:"db,omitempty"`
 	Collection string                 `protobuf:"bytes,2,opt,name=collection,proto3" json:"collection,omitempty"`
-	// ddl names the change ("DropCollection", ...).
+	// ddl names the change ("DropCollection", "RBAC", ...).
 	Ddl           string `protobuf:"bytes,3,opt,name=ddl,proto3" json:"ddl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -2029,8 +2029,8 @@ const (
 // ProxyService is a proxy as the coordinator calls it.
 type ProxyServiceClient interface {
 	// InvalidateMetaCache drops the proxy's cached collections, databases
-	// and aliases; the coordinator calls it on every live proxy before a
-	// DDL that changed them returns.
+	// and aliases and reloads its users, roles and grants; the coordinator
+	// calls it on every live proxy before a DDL or an RBAC change returns.
 	InvalidateMetaCache(ctx context.Context, in *InvalidateMetaCacheRequest, opts ...grpc.CallOption) (*InvalidateMetaCacheResponse, error)
 }
 
@@ -2059,8 +2059,8 @@ func (c *proxyServiceClient) InvalidateMetaCache(ctx context.Context, in *Invali
 // ProxyService is a proxy as the coordinator calls it.
 type ProxyServiceServer interface {
 	// InvalidateMetaCache drops the proxy's cached collections, databases
-	// and aliases; the coordinator calls it on every live proxy before a
-	// DDL that changed them returns.
+	// and aliases and reloads its users, roles and grants; the coordinator
+	// calls it on every live proxy before a DDL or an RBAC change returns.
 	InvalidateMetaCache(context.Context, *InvalidateMetaCacheRequest) (*InvalidateMetaCacheResponse, error)
 	mustEmbedUnimplementedProxyServiceServer()
 }
