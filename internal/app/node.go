@@ -142,17 +142,11 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeData()) }()
-	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger.With("client", "coordinator"))
+	coord, closeCoord, err := dialCoordinator(ctx, reg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, pool.Close()) }()
-	fctx, stopFollowing := context.WithCancel(ctx)
-	defer stopFollowing()
-	coord, err := followLeader(fctx, reg, ElectionCoordinator, pool)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, closeCoord()) }()
 	build, err := buildNode(cfg.Role)
 	if err != nil {
 		return err
@@ -184,13 +178,7 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	g.Go(func() error { return comp.run(gctx) })
 	var hsrv *http.Server
 	if s.httpLis != nil {
-		hsrv = &http.Server{Handler: s.metricsMux(reg2), ReadHeaderTimeout: 5 * time.Second}
-		g.Go(func() error {
-			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("app: http: %w", err)
-			}
-			return nil
-		})
+		hsrv = serveHTTP(g, s.httpLis, s.metricsMux(reg2))
 	}
 	// The session is written last: once the coordinator sees it, the
 	// node's services answer.
@@ -229,6 +217,18 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	// The session goes after the components stopped: the coordinator moves
 	// the node's work as soon as it is gone.
 	return errors.Join(err, member.Close())
+}
+
+// serveHTTP serves h on lis in g until the returned server is shut down.
+func serveHTTP(g *errgroup.Group, lis net.Listener, h http.Handler) *http.Server {
+	hsrv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	g.Go(func() error {
+		if err := hsrv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("app: http: %w", err)
+		}
+		return nil
+	})
+	return hsrv
 }
 
 // stopNode stops a node's servers.

@@ -84,17 +84,11 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger.With("client", "coordinator"))
+	coord, closeCoord, err := dialCoordinator(ctx, reg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, pool.Close()) }()
-	fctx, stopFollowing := context.WithCancel(ctx)
-	defer stopFollowing()
-	coord, err := followLeader(fctx, reg, ElectionCoordinator, pool)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, closeCoord()) }()
 
 	cat := proxyrpc.NewCatalog(coord, logger.With("client", "catalog"))
 	data := proxyrpc.NewData(coord, logger.With("client", "datacoord"))
@@ -162,13 +156,7 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 	g.Go(func() error { return engines.run(gctx) })
 	var hsrv *http.Server
 	if s.httpLis != nil {
-		hsrv = &http.Server{Handler: s.metricsMux(reg2), ReadHeaderTimeout: 5 * time.Second}
-		g.Go(func() error {
-			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("app: http: %w", err)
-			}
-			return nil
-		})
+		hsrv = serveHTTP(g, s.httpLis, s.metricsMux(reg2))
 	}
 	stop := func() {
 		s.ready.Store(false)

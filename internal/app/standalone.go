@@ -596,13 +596,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			var h http.Handler = mux
 			front.next.Store(&h) // already serving since before the election
 		} else {
-			hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-			g.Go(func() error {
-				if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					return fmt.Errorf("app: http: %w", err)
-				}
-				return nil
-			})
+			hsrv = serveHTTP(g, s.httpLis, mux)
 		}
 	}
 	s.ready.Store(true)

@@ -267,9 +267,7 @@ func run() error {
 				if err != nil {
 					return err
 				}
-				res.round = r + 1
-				results = append(results, res)
-				fmt.Print(res.row())
+				results = keep(results, res, r+1)
 			}
 		}
 	}
@@ -337,9 +335,7 @@ func run() error {
 				if err != nil {
 					return err
 				}
-				res.round = r + 1
-				results2 = append(results2, res)
-				fmt.Print(res.row())
+				results2 = keep(results2, res, r+1)
 			}
 		}
 	}
@@ -621,6 +617,13 @@ const resultHeader = "| deployment | threads | round | queries | QPS | p50 ms | 
 func (r result) row() string {
 	return fmt.Sprintf("| %s | %d | %d | %d | %.0f | %.2f | %.2f | %.3f | %.3f |\n", r.deployment, r.threads, r.round, r.queries,
 		r.qps, ms(r.p50), ms(r.p99), r.cpuMsPerQ, r.netMsPerQ)
+}
+
+// keep numbers res as round's run, prints its row and appends it.
+func keep(results []result, res result, round int) []result {
+	res.round = round
+	fmt.Print(res.row())
+	return append(results, res)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

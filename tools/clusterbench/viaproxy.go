@@ -106,9 +106,7 @@ func runViaProxy(o options, etcd, kafka, s3 *enginelaunch.Process) error {
 					if err != nil {
 						return err
 					}
-					res.round = r + 1
-					results = append(results, res)
-					fmt.Print(res.row())
+					results = keep(results, res, r+1)
 				}
 			}
 		}

@@ -88,7 +88,7 @@ func (s *DataCoordServer) GetRecovery(ctx context.Context, req *coordv1.GetRecov
 	if err != nil {
 		return nil, err
 	}
-	b, err := encode("recovery info", ri)
+	b, err := EncodeRecord("recovery info", ri)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *DataCoordServer) GetSegment(ctx context.Context, req *coordv1.GetSegmen
 	if err != nil || !ok {
 		return &coordv1.GetSegmentResponse{}, err
 	}
-	b, err := encode("segment", info)
+	b, err := EncodeRecord("segment", info)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (s *DataCoordServer) ListSegmentIndexes(ctx context.Context, req *coordv1.L
 	if err != nil {
 		return nil, err
 	}
-	bs, err := encodeAll("index task", tasks)
+	bs, err := EncodeRecords("index task", tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (s *DataCoordServer) ListIndexes(ctx context.Context, req *coordv1.ListInde
 	if err != nil {
 		return nil, err
 	}
-	bs, err := encodeAll("index", idxs)
+	bs, err := EncodeRecords("index", idxs)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (s *DataCoordServer) ListIndexes(ctx context.Context, req *coordv1.ListInde
 
 // ReportSync implements DataCoordService.ReportSync.
 func (s *DataCoordServer) ReportSync(ctx context.Context, req *coordv1.ReportSyncRequest) (*coordv1.ReportSyncResponse, error) {
-	r, err := decode[catalog.SyncReport]("sync report", req.GetReport())
+	r, err := DecodeRecord[catalog.SyncReport]("sync report", req.GetReport())
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -152,11 +152,11 @@ func (s *DataCoordServer) ClaimIndexTask(ctx context.Context, req *coordv1.Claim
 	if err != nil || !ok {
 		return &coordv1.ClaimIndexTaskResponse{}, err
 	}
-	tb, err := encode("index task", task)
+	tb, err := EncodeRecord("index task", task)
 	if err != nil {
 		return nil, err
 	}
-	ib, err := encode("index", idx)
+	ib, err := EncodeRecord("index", idx)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (s *DataCoordServer) ClaimCompaction(ctx context.Context, req *coordv1.Clai
 	if err != nil || !ok {
 		return &coordv1.ClaimCompactionResponse{}, err
 	}
-	b, err := encode("compaction plan", p)
+	b, err := EncodeRecord("compaction plan", p)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (s *DataCoordServer) ClaimCompaction(ctx context.Context, req *coordv1.Clai
 
 // CompleteCompaction implements DataCoordService.CompleteCompaction.
 func (s *DataCoordServer) CompleteCompaction(ctx context.Context, req *coordv1.CompleteCompactionRequest) (*coordv1.CompleteCompactionResponse, error) {
-	res, err := decode[catalog.CompactionResult]("compaction result", req.GetResult())
+	res, err := DecodeRecord[catalog.CompactionResult]("compaction result", req.GetResult())
 	if err != nil {
 		return nil, invalid(err)
 	}

@@ -61,37 +61,38 @@ func (c *Catalog) Cached() (collections, databases int) {
 	return len(c.colls), len(c.dbs)
 }
 
-// generation returns the cache's generation.
-func (c *Catalog) generation() uint64 {
+// cached returns m[key], or what fetch reads, which it stores in m unless
+// Invalidate ran meanwhile.
+func cached[K comparable, V any](c *Catalog, m func() map[K]V, key K, fetch func() (V, error)) (V, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
+	v, ok := m()[key]
+	gen := c.gen
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := fetch()
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if c.gen == gen {
+		m()[key] = v
+	}
+	c.mu.Unlock()
+	return v, nil
 }
 
 // Collection implements proxy.CollectionResolver, from the cache.
 func (c *Catalog) Collection(db, name string) (*catalog.Collection, error) {
-	key := [2]string{db, name}
-	c.mu.Lock()
-	col, ok := c.colls[key]
-	gen := c.gen
-	c.mu.Unlock()
-	if ok {
-		return col, nil
-	}
-	resp, err := c.c.GetCollection(context.Background(), &proxyv1.GetCollectionRequest{Db: db, Name: name})
-	if err != nil {
-		return nil, err
-	}
-	col, err = coordrpc.DecodeCollection(resp.GetCollection())
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if c.gen == gen {
-		c.colls[key] = col
-	}
-	c.mu.Unlock()
-	return col, nil
+	return cached(c, func() map[[2]string]*catalog.Collection { return c.colls }, [2]string{db, name},
+		func() (*catalog.Collection, error) {
+			resp, err := c.c.GetCollection(context.Background(), &proxyv1.GetCollectionRequest{Db: db, Name: name})
+			if err != nil {
+				return nil, err
+			}
+			return coordrpc.DecodeCollection(resp.GetCollection())
+		})
 }
 
 // Collections implements proxy.CollectionResolver (not cached). The role
@@ -196,27 +197,18 @@ func (c *Catalog) SetLoaded(ctx context.Context, db, coll string, loaded bool, p
 
 // Database implements proxy.DatabaseCatalog, from the cache.
 func (c *Catalog) Database(name string) (*catalog.DatabaseInfo, error) {
-	c.mu.Lock()
-	db, ok := c.dbs[name]
-	gen := c.gen
-	c.mu.Unlock()
-	if ok {
-		return db, nil
-	}
-	resp, err := c.c.GetDatabase(context.Background(), &proxyv1.GetDatabaseRequest{Name: name})
-	if err != nil {
-		return nil, err
-	}
-	info, err := decode[catalog.DatabaseInfo]("database", resp.GetDatabase())
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if c.gen == gen {
-		c.dbs[name] = &info
-	}
-	c.mu.Unlock()
-	return &info, nil
+	return cached(c, func() map[string]*catalog.DatabaseInfo { return c.dbs }, name,
+		func() (*catalog.DatabaseInfo, error) {
+			resp, err := c.c.GetDatabase(context.Background(), &proxyv1.GetDatabaseRequest{Name: name})
+			if err != nil {
+				return nil, err
+			}
+			info, err := coordrpc.DecodeRecord[catalog.DatabaseInfo]("database", resp.GetDatabase())
+			if err != nil {
+				return nil, err
+			}
+			return &info, nil
+		})
 }
 
 // Databases implements proxy.DatabaseCatalog (not cached). The role has
@@ -226,7 +218,7 @@ func (c *Catalog) Databases() []*catalog.DatabaseInfo {
 	resp, err := c.c.ListDatabases(context.Background(), &proxyv1.ListDatabasesRequest{})
 	if err == nil {
 		var dbs []catalog.DatabaseInfo
-		if dbs, err = decodeAll[catalog.DatabaseInfo]("database", resp.GetDatabases()); err == nil {
+		if dbs, err = coordrpc.DecodeRecords[catalog.DatabaseInfo]("database", resp.GetDatabases()); err == nil {
 			out := make([]*catalog.DatabaseInfo, len(dbs))
 			for i := range dbs {
 				out[i] = &dbs[i]

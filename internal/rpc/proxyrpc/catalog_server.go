@@ -181,7 +181,7 @@ func (s *CatalogServer) GetDatabase(_ context.Context, req *proxyv1.GetDatabaseR
 	if err != nil {
 		return nil, err
 	}
-	b, err := encode("database", db)
+	b, err := coordrpc.EncodeRecord("database", db)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *CatalogServer) GetDatabase(_ context.Context, req *proxyv1.GetDatabaseR
 
 // ListDatabases implements CatalogService.ListDatabases.
 func (s *CatalogServer) ListDatabases(context.Context, *proxyv1.ListDatabasesRequest) (*proxyv1.ListDatabasesResponse, error) {
-	bs, err := encodeAll("database", s.root.Databases())
+	bs, err := coordrpc.EncodeRecords("database", s.root.Databases())
 	if err != nil {
 		return nil, err
 	}

@@ -11,50 +11,6 @@ import (
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
 )
 
-// encode marshals a catalog record into its catalog JSON.
-func encode[T any](what string, v T) ([]byte, error) {
-	b, err := catalog.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("proxyrpc: encode %s: %w", what, err)
-	}
-	return b, nil
-}
-
-// decode unmarshals a catalog record from its catalog JSON.
-func decode[T any](what string, b []byte) (T, error) {
-	var v T
-	if err := catalog.Unmarshal(b, &v); err != nil {
-		return v, fmt.Errorf("proxyrpc: decode %s: %w", what, err)
-	}
-	return v, nil
-}
-
-// encodeAll marshals records one by one.
-func encodeAll[T any](what string, vs []T) ([][]byte, error) {
-	out := make([][]byte, len(vs))
-	for i, v := range vs {
-		b, err := encode(what, v)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
-}
-
-// decodeAll unmarshals records one by one.
-func decodeAll[T any](what string, bs [][]byte) ([]T, error) {
-	out := make([]T, len(bs))
-	for i, b := range bs {
-		v, err := decode[T](what, b)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
 // encodeJSON marshals an importer record into its JSON.
 func encodeJSON(what string, v any) ([]byte, error) {
 	b, err := json.Marshal(v)

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/rpc/coordrpc"
 	proxyv1 "github.com/strata-db/strata/internal/rpcpb/strata/proxy/v1"
 )
 
@@ -60,7 +61,7 @@ func (s *DataServer) GetRowCount(_ context.Context, req *proxyv1.GetRowCountRequ
 
 // ListSegments implements DataService.ListSegments.
 func (s *DataServer) ListSegments(_ context.Context, req *proxyv1.ListSegmentsRequest) (*proxyv1.ListSegmentsResponse, error) {
-	bs, err := encodeAll("segment", s.data.Segments(req.GetCollectionId()))
+	bs, err := coordrpc.EncodeRecords("segment", s.data.Segments(req.GetCollectionId()))
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (s *DataServer) Truncate(ctx context.Context, req *proxyv1.TruncateRequest)
 
 // CreateIndex implements DataService.CreateIndex.
 func (s *DataServer) CreateIndex(ctx context.Context, req *proxyv1.CreateIndexRequest) (*proxyv1.CreateIndexResponse, error) {
-	idx, err := decode[catalog.IndexInfo]("index", req.GetIndex())
+	idx, err := coordrpc.DecodeRecord[catalog.IndexInfo]("index", req.GetIndex())
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -109,7 +110,7 @@ func (s *DataServer) ListIndexes(ctx context.Context, req *proxyv1.ListIndexesRe
 	if err != nil {
 		return nil, err
 	}
-	bs, err := encodeAll("index", idxs)
+	bs, err := coordrpc.EncodeRecords("index", idxs)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (s *DataServer) ListIndexes(ctx context.Context, req *proxyv1.ListIndexesRe
 
 // GetIndexProgress implements DataService.GetIndexProgress.
 func (s *DataServer) GetIndexProgress(_ context.Context, req *proxyv1.GetIndexProgressRequest) (*proxyv1.GetIndexProgressResponse, error) {
-	b, err := encode("index progress", s.data.IndexProgress(req.GetIndexId()))
+	b, err := coordrpc.EncodeRecord("index progress", s.data.IndexProgress(req.GetIndexId()))
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func (s *DataServer) ManualCompaction(ctx context.Context, req *proxyv1.ManualCo
 // GetCompactionState implements DataService.GetCompactionState.
 func (s *DataServer) GetCompactionState(_ context.Context, req *proxyv1.GetCompactionStateRequest) (*proxyv1.GetCompactionStateResponse, error) {
 	ex, done, failed, plans := s.data.CompactionState(req.GetTriggerId())
-	bs, err := encodeAll("compaction plan", plans)
+	bs, err := coordrpc.EncodeRecords("compaction plan", plans)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +217,7 @@ func (d *Data) Segments(collectionID int64) []catalog.SegmentInfo {
 	resp, err := d.c.ListSegments(context.Background(), &proxyv1.ListSegmentsRequest{CollectionId: collectionID})
 	if err == nil {
 		var segs []catalog.SegmentInfo
-		if segs, err = decodeAll[catalog.SegmentInfo]("segment", resp.GetSegments()); err == nil {
+		if segs, err = coordrpc.DecodeRecords[catalog.SegmentInfo]("segment", resp.GetSegments()); err == nil {
 			return segs
 		}
 	}
@@ -244,7 +245,7 @@ func (d *Data) Truncate(ctx context.Context, collectionID int64) error {
 
 // CreateIndex implements proxy.IndexCoord.
 func (d *Data) CreateIndex(ctx context.Context, idx catalog.IndexInfo) error {
-	b, err := encode("index", idx)
+	b, err := coordrpc.EncodeRecord("index", idx)
 	if err != nil {
 		return err
 	}
@@ -258,7 +259,7 @@ func (d *Data) Indexes(ctx context.Context, collectionID int64) ([]catalog.Index
 	if err != nil {
 		return nil, err
 	}
-	return decodeAll[catalog.IndexInfo]("index", resp.GetIndexes())
+	return coordrpc.DecodeRecords[catalog.IndexInfo]("index", resp.GetIndexes())
 }
 
 // IndexProgress implements proxy.IndexCoord.
@@ -266,7 +267,7 @@ func (d *Data) IndexProgress(indexID int64) catalog.IndexProgress {
 	resp, err := d.c.GetIndexProgress(context.Background(), &proxyv1.GetIndexProgressRequest{IndexId: indexID})
 	if err == nil {
 		var p catalog.IndexProgress
-		if p, err = decode[catalog.IndexProgress]("index progress", resp.GetProgress()); err == nil {
+		if p, err = coordrpc.DecodeRecord[catalog.IndexProgress]("index progress", resp.GetProgress()); err == nil {
 			return p
 		}
 	}
@@ -299,7 +300,7 @@ func (d *Data) ManualCompaction(ctx context.Context, collectionID, targetSize in
 func (d *Data) CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan) {
 	resp, err := d.c.GetCompactionState(context.Background(), &proxyv1.GetCompactionStateRequest{TriggerId: triggerID})
 	if err == nil {
-		if plans, err = decodeAll[catalog.CompactionPlan]("compaction plan", resp.GetPlans()); err == nil {
+		if plans, err = coordrpc.DecodeRecords[catalog.CompactionPlan]("compaction plan", resp.GetPlans()); err == nil {
 			return int(resp.GetExecuting()), int(resp.GetCompleted()), int(resp.GetFailed()), plans
 		}
 	}
