@@ -124,19 +124,11 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	meta, err := openMeta(ctx, cfg, logger)
+	store, reg, err := openMembership(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, meta.Close()) }()
-	store, ok := meta.(*etcd.Store)
-	if !ok {
-		return fmt.Errorf("app: a %s process needs the etcd meta store, not %T", cfg.Role, meta)
-	}
-	reg, err := membership.New(store.Client(), cfg.Cluster.Membership, logger)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, store.Close()) }()
 	objects, log, closeData, err := openData(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -229,6 +221,24 @@ func serveHTTP(g *errgroup.Group, lis net.Listener, h http.Handler) *http.Server
 		return nil
 	})
 	return hsrv
+}
+
+// openMembership opens the etcd meta store of a node or proxy process and
+// its membership registry; the caller closes the store.
+func openMembership(ctx context.Context, cfg Config, logger *slog.Logger) (*etcd.Store, *membership.Registry, error) {
+	meta, err := openMeta(ctx, cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, ok := meta.(*etcd.Store)
+	if !ok {
+		return nil, nil, errors.Join(fmt.Errorf("app: a %s process needs the etcd meta store, not %T", cfg.Role, meta), meta.Close())
+	}
+	reg, err := membership.New(store.Client(), cfg.Cluster.Membership, logger)
+	if err != nil {
+		return nil, nil, errors.Join(err, store.Close())
+	}
+	return store, reg, nil
 }
 
 // stopNode stops a node's servers.

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
@@ -20,11 +19,9 @@ import (
 	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/metastore"
-	"github.com/strata-db/strata/internal/metastore/etcd"
 	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/quota"
-	"github.com/strata-db/strata/internal/rest"
 	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
 	"github.com/strata-db/strata/internal/rpc/proxyrpc"
@@ -71,19 +68,12 @@ func (c Config) validateProxy() error {
 func (s *Server) runProxy(ctx context.Context) (err error) {
 	cfg, logger := s.cfg, s.logger
 	start := time.Now()
-	meta, err := openMeta(ctx, cfg, logger)
+	store, reg, err := openMembership(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, meta.Close()) }()
-	store, ok := meta.(*etcd.Store)
-	if !ok {
-		return fmt.Errorf("app: a proxy process needs the etcd meta store, not %T", meta)
-	}
-	reg, err := membership.New(store.Client(), cfg.Cluster.Membership, logger)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	meta := metastore.KV(store)
 	coord, closeCoord, err := dialCoordinator(ctx, reg, logger)
 	if err != nil {
 		return err
@@ -139,16 +129,7 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
-	opts := api.ServerOptions(obs)
-	if guard.Enabled() {
-		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
-	}
-	srv := grpc.NewServer(opts...)
-	milvuspb.RegisterMilvusServiceServer(srv, svc)
-	restAPI := rest.New(guard.Wrap(svc), logger)
-	restAPI.SetImports(px, importAuthorizer(guard))
-	apiSrv := newAPIServer(s.grpcLis, srv, obs.RESTHandler(restAPI))
+	apiSrv, _ := newMilvusAPI(s.grpcLis, apiMetrics, cfg.Proxy.SlowQuerySpan, guard, svc, logger)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(internal.serve)

@@ -569,17 +569,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		close(s.reloaded)
 	}()
 
-	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
-	opts := api.ServerOptions(obs)
-	if guard.Enabled() {
-		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
-	}
-	srv := grpc.NewServer(opts...)
-	milvuspb.RegisterMilvusServiceServer(srv, svc)
-	restAPI := rest.New(guard.Wrap(svc), logger)
-	restAPI.SetImports(px, importAuthorizer(guard))
-	restHandler := obs.RESTHandler(restAPI)
-	api := newAPIServer(apiLis, srv, restHandler)
+	api, restHandler := newMilvusAPI(apiLis, apiMetrics, cfg.Proxy.SlowQuerySpan, guard, svc, logger)
 	g.Go(api.serve)
 	if internal != nil {
 		g.Go(internal.serve)
@@ -617,6 +607,26 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return nil
 	})
 	return g.Wait()
+}
+
+// newMilvusAPI is the Milvus API over svc on lis: gRPC with the
+// observer's metrics and the guard's interceptors (when authorization is
+// on), and REST v2 (with bulk import) on the same port. It returns the
+// server and the REST handler (the console serves it too).
+func newMilvusAPI(lis net.Listener, m *api.Metrics, slow time.Duration, guard *auth.Guard, svc service,
+	logger *slog.Logger,
+) (*apiServer, http.Handler) {
+	obs := api.NewObserver(m, logger, slow)
+	opts := api.ServerOptions(obs)
+	if guard.Enabled() {
+		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
+	}
+	srv := grpc.NewServer(opts...)
+	milvuspb.RegisterMilvusServiceServer(srv, svc)
+	restAPI := rest.New(guard.Wrap(svc), logger)
+	restAPI.SetImports(svc.Proxy, importAuthorizer(guard))
+	restHandler := obs.RESTHandler(restAPI)
+	return newAPIServer(lis, srv, restHandler), restHandler
 }
 
 // metricsMux serves the metrics port's common endpoints: /metrics from

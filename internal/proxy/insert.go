@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -545,14 +547,9 @@ func (p *Proxy) deleteMessages(col *catalog.Collection, partID int64, pks column
 // write appends deletes (first) and inserts at one timestamp through the
 // DML role, and returns the timestamp.
 func (p *Proxy) write(ctx context.Context, col *catalog.Collection, deletes map[int]*msgpb.DeleteRequest, inserts []shardInsert) (uint64, error) {
-	shards := make([]int, 0, len(deletes))
-	for s := range deletes {
-		shards = append(shards, s)
-	}
-	sort.Ints(shards)
-	dels := make([]*msgpb.DeleteRequest, len(shards))
-	for i, s := range shards {
-		dels[i] = deletes[s]
+	var dels []*msgpb.DeleteRequest
+	for _, shard := range slices.Sorted(maps.Keys(deletes)) {
+		dels = append(dels, deletes[shard])
 	}
 	ins := make([]*msgpb.InsertRequest, len(inserts))
 	rowBytes := make([]int64, len(inserts))

@@ -255,21 +255,11 @@ func run() error {
 	// 1. The hop.
 	fmt.Printf("\n## 1. The extra hop: standalone vs coordinator + query node + data node\n\n")
 	fmt.Print(resultHeader)
-	var results []result
-	for r := 0; r < o.rounds; r++ {
-		for _, th := range o.threads {
-			order := []*deployment{standalone, cluster}
-			if r%2 == 1 {
-				order = []*deployment{cluster, standalone}
-			}
-			for _, d := range order {
-				res, err := measure(ctx, d, th, o, data.queries, qn1)
-				if err != nil {
-					return err
-				}
-				results = keep(results, res, r+1)
-			}
-		}
+	results, err := alternate(o, standalone, cluster, func(d *deployment, th int) (result, error) {
+		return measure(ctx, d, th, o, data.queries, qn1)
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Printf("\nMedians over the rounds, and cluster / standalone:\n\n")
 	fmt.Print(summaryHeader)
@@ -617,6 +607,28 @@ const resultHeader = "| deployment | threads | round | queries | QPS | p50 ms | 
 func (r result) row() string {
 	return fmt.Sprintf("| %s | %d | %d | %d | %.0f | %.2f | %.2f | %.3f | %.3f |\n", r.deployment, r.threads, r.round, r.queries,
 		r.qps, ms(r.p50), ms(r.p99), r.cpuMsPerQ, r.netMsPerQ)
+}
+
+// alternate runs a and b at each thread count of o, o.rounds times, a
+// first in odd rounds and b first in even ones, printing each run's row.
+func alternate(o options, a, b *deployment, run func(d *deployment, threads int) (result, error)) ([]result, error) {
+	var results []result
+	for r := 0; r < o.rounds; r++ {
+		for _, th := range o.threads {
+			order := []*deployment{a, b}
+			if r%2 == 1 {
+				order = []*deployment{b, a}
+			}
+			for _, d := range order {
+				res, err := run(d, th)
+				if err != nil {
+					return nil, err
+				}
+				results = keep(results, res, r+1)
+			}
+		}
+	}
+	return results, nil
 }
 
 // keep numbers res as round's run, prints its row and appends it.

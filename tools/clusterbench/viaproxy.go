@@ -88,27 +88,14 @@ func runViaProxy(o options, etcd, kafka, s3 *enginelaunch.Process) error {
 	for _, what := range []string{"search", "insert"} {
 		fmt.Printf("## %s: coordinator API vs via a proxy\n\n", what)
 		fmt.Print(resultHeader)
-		var results []result
-		for r := 0; r < o.rounds; r++ {
-			for _, th := range o.threads {
-				order := []*deployment{direct, viaProxy}
-				if r%2 == 1 {
-					order = []*deployment{viaProxy, direct}
-				}
-				for _, d := range order {
-					var res result
-					var err error
-					if what == "insert" {
-						res, err = measureOp(ctx, d, th, o.duration, what, insert, nil)
-					} else {
-						res, err = measure(ctx, d, th, o, data.queries, nil)
-					}
-					if err != nil {
-						return err
-					}
-					results = keep(results, res, r+1)
-				}
+		results, err := alternate(o, direct, viaProxy, func(d *deployment, th int) (result, error) {
+			if what == "insert" {
+				return measureOp(ctx, d, th, o.duration, what, insert, nil)
 			}
+			return measure(ctx, d, th, o, data.queries, nil)
+		})
+		if err != nil {
+			return err
 		}
 		fmt.Printf("\nMedians over the rounds, and via proxy / coordinator API:\n\n")
 		fmt.Print(summaryHeader)
