@@ -28,8 +28,9 @@ import (
 // The roles a process runs (Config.Role; `strata run ROLE`).
 const (
 	// RoleCoordinator runs the root, data and query coordinators (Milvus
-	// 2.6's mixcoord) and, until proxies run apart, the Milvus API: the
-	// data and query nodes are other processes.
+	// 2.6's mixcoord), the WAL writer and a Milvus API of its own: the
+	// data and query nodes and the proxies (RoleProxy) are other
+	// processes.
 	RoleCoordinator = "coordinator"
 	// RoleQueryNode serves reads of the vchannels and segments the query
 	// coordinator places on it.

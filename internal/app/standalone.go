@@ -72,8 +72,8 @@ import (
 // app, not by the document.
 type Config struct {
 	// Role is what the process runs (`strata run ROLE`): RoleStandalone
-	// (every role; "" means it too), RoleCoordinator, RoleQueryNode or
-	// RoleDataNode (docs/design/cluster.md).
+	// (every role; "" means it too), RoleCoordinator, RoleProxy,
+	// RoleQueryNode or RoleDataNode (docs/design/cluster.md).
 	Role string `json:"-"`
 	// DataDir holds the meta store, the WAL and the object storage of the
 	// embedded engines.
