@@ -27,7 +27,8 @@ type roleProc struct {
 
 // startRole starts `strata run role` on the engines' configuration and
 // waits until its /healthz answers ok (or, with standby, until it
-// answers at all). Coordinators serve the Milvus API on a free port.
+// answers at all). Coordinators and proxies serve the Milvus API on a
+// free port.
 func startRole(t *testing.T, bin, role, cfg string, standby bool) *roleProc {
 	t.Helper()
 	p := &proc{stderr: &lockedBuffer{}, done: make(chan struct{})}
@@ -37,7 +38,7 @@ func startRole(t *testing.T, bin, role, cfg string, standby bool) *roleProc {
 		"run", role, "--config", cfg, "--data-dir", t.TempDir(), "--log-level", "info",
 		"--metrics-addr", p.metrics, "--internal-addr", internal,
 	}
-	if role == "coordinator" {
+	if role == "coordinator" || role == "proxy" {
 		p.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		args = append(args, "--addr", p.addr)
 	}

@@ -286,7 +286,7 @@ func binlog(args []string, stdout, stderr io.Writer) error {
 }
 
 // runUsage is the usage line of `strata run`.
-const runUsage = "usage: strata run coordinator|querynode|datanode --config FILE [flags]"
+const runUsage = "usage: strata run coordinator|proxy|querynode|datanode --config FILE [flags]"
 
 // runRole is `strata run ROLE [flags]`: one cluster role as its own process.
 func runRole(args []string, stderr io.Writer) error {
@@ -299,9 +299,9 @@ func runRole(args []string, stderr io.Writer) error {
 	}
 	role := args[0]
 	switch role {
-	case app.RoleCoordinator, app.RoleQueryNode, app.RoleDataNode:
+	case app.RoleCoordinator, app.RoleProxy, app.RoleQueryNode, app.RoleDataNode:
 	default:
-		return fmt.Errorf("run: unknown role %q (coordinator, querynode or datanode)", role)
+		return fmt.Errorf("run: unknown role %q (coordinator, proxy, querynode or datanode)", role)
 	}
 	cfg, proc, level, err := serverConfig(role, "usage: strata run "+role+" [flags]\n\nruns the "+role+
 		" role of a cluster on etcd + Kafka + S3 (docs/design/cluster.md) until SIGTERM or Ctrl-C", args[1:], stderr)

@@ -23,7 +23,7 @@ func TestHelpExitsZero(t *testing.T) {
 		}
 	}
 	for cmd, flagName := range map[string]string{
-		"standalone": "-data-dir", "run": "coordinator|querynode|datanode", "config": "-config", "binlog": "-max-rows", "bench": "-index",
+		"standalone": "-data-dir", "run": "coordinator|proxy|querynode|datanode", "config": "-config", "binlog": "-max-rows", "bench": "-index",
 		"check": "-data-dir", "repair": "-drop-segment", "version": "usage: strata version",
 	} {
 		// strata help CMD prints CMD's usage on stdout.

@@ -114,3 +114,17 @@ func TestDefaultsDocumentRoundTrip(t *testing.T) {
 	require.Equal(t, want, got)
 	require.NotContains(t, string(doc), `"version"`, "the proxy's version is not a setting")
 }
+
+// TestProxyRoleNeeds: a proxy process needs etcd, an internal address and
+// cluster.enabled; it needs no Kafka or S3.
+func TestProxyRoleNeeds(t *testing.T) {
+	cfg := Defaults()
+	cfg.Role, cfg.Cluster.Enabled = RoleProxy, false
+	err := cfg.Validate()
+	for _, want := range []string{"engines.meta must be etcd", "needs internalAddr", "needs cluster.enabled"} {
+		require.ErrorContains(t, err, want)
+	}
+	cfg.Engines.Meta.Type, cfg.Engines.Meta.Etcd.Endpoints = EngineEtcd, []string{"127.0.0.1:2379"}
+	cfg.InternalAddr, cfg.Cluster.Enabled = "127.0.0.1:0", true
+	require.NoError(t, cfg.Validate())
+}

@@ -42,13 +42,13 @@ var _ datacoord.Truncater = keepWAL{}
 // root coordinator's collections, the ID allocator and the WAL writer's
 // ticks; and what a proxy process asks of the query coordinator
 // (leaders: the shard leaders of loaded collections).
-func registerCoordServices(srv *grpc.Server, data *datacoord.Coordinator, root *rootcoord.Core, ids *tso.Allocator,
+func registerCoordServices(srv *grpc.Server, data *datacoord.Coordinator, root *rootcoord.Core, ids, clock *tso.Allocator,
 	writer *wal.Writer, om *observers, leaders coordrpc.ShardLeaders,
 ) {
 	coordv1.RegisterDataCoordServiceServer(srv, coordrpc.NewDataCoordServer(data, data, om.dnCoord(data),
 		om.indexBuilds(data), om.compactions(data)))
 	coordv1.RegisterRootCoordServiceServer(srv, coordrpc.NewRootCoordServer(root))
-	coordv1.RegisterClockServiceServer(srv, coordrpc.NewClockServer(ids, writer))
+	coordv1.RegisterClockServiceServer(srv, coordrpc.NewClockServer(ids, clock, writer))
 	coordv1.RegisterQueryCoordServiceServer(srv, coordrpc.NewQueryCoordServer(leaders))
 }
 

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -54,6 +56,23 @@ func followLeader(ctx context.Context, reg *membership.Registry, name string, po
 	case <-ctx.Done():
 	}
 	return c, nil
+}
+
+// dialCoordinator follows the elected coordinator over a pool of its own:
+// what node and proxy processes call the coordinator through. close stops
+// following and closes the pool.
+func dialCoordinator(ctx context.Context, reg *membership.Registry, logger *slog.Logger) (*leaderConn, func() error, error) {
+	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger.With("client", "coordinator"))
+	if err != nil {
+		return nil, nil, err
+	}
+	fctx, stop := context.WithCancel(ctx)
+	coord, err := followLeader(fctx, reg, ElectionCoordinator, pool)
+	if err != nil {
+		stop()
+		return nil, nil, errors.Join(err, pool.Close())
+	}
+	return coord, func() error { stop(); return pool.Close() }, nil
 }
 
 // conn is the leader's connection, or an Unavailable status when nobody

@@ -28,8 +28,9 @@ import (
 // The roles a process runs (Config.Role; `strata run ROLE`).
 const (
 	// RoleCoordinator runs the root, data and query coordinators (Milvus
-	// 2.6's mixcoord) and, until proxies run apart, the Milvus API: the
-	// data and query nodes are other processes.
+	// 2.6's mixcoord), the WAL writer and a Milvus API of its own: the
+	// data and query nodes and the proxies (RoleProxy) are other
+	// processes.
 	RoleCoordinator = "coordinator"
 	// RoleQueryNode serves reads of the vchannels and segments the query
 	// coordinator places on it.
@@ -124,35 +125,21 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	meta, err := openMeta(ctx, cfg, logger)
+	store, reg, err := openMembership(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, meta.Close()) }()
-	store, ok := meta.(*etcd.Store)
-	if !ok {
-		return fmt.Errorf("app: a %s process needs the etcd meta store, not %T", cfg.Role, meta)
-	}
-	reg, err := membership.New(store.Client(), cfg.Cluster.Membership, logger)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, store.Close()) }()
 	objects, log, closeData, err := openData(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeData()) }()
-	pool, err := rpc.NewPool(rpc.ClientDefaults(), logger.With("client", "coordinator"))
+	coord, closeCoord, err := dialCoordinator(ctx, reg, logger)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, pool.Close()) }()
-	fctx, stopFollowing := context.WithCancel(ctx)
-	defer stopFollowing()
-	coord, err := followLeader(fctx, reg, ElectionCoordinator, pool)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, closeCoord()) }()
 	build, err := buildNode(cfg.Role)
 	if err != nil {
 		return err
@@ -184,13 +171,7 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	g.Go(func() error { return comp.run(gctx) })
 	var hsrv *http.Server
 	if s.httpLis != nil {
-		hsrv = &http.Server{Handler: s.metricsMux(reg2), ReadHeaderTimeout: 5 * time.Second}
-		g.Go(func() error {
-			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("app: http: %w", err)
-			}
-			return nil
-		})
+		hsrv = serveHTTP(g, s.httpLis, s.metricsMux(reg2))
 	}
 	// The session is written last: once the coordinator sees it, the
 	// node's services answer.
@@ -229,6 +210,36 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 	// The session goes after the components stopped: the coordinator moves
 	// the node's work as soon as it is gone.
 	return errors.Join(err, member.Close())
+}
+
+// serveHTTP serves h on lis in g until the returned server is shut down.
+func serveHTTP(g *errgroup.Group, lis net.Listener, h http.Handler) *http.Server {
+	hsrv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	g.Go(func() error {
+		if err := hsrv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("app: http: %w", err)
+		}
+		return nil
+	})
+	return hsrv
+}
+
+// openMembership opens the etcd meta store of a node or proxy process and
+// its membership registry; the caller closes the store.
+func openMembership(ctx context.Context, cfg Config, logger *slog.Logger) (*etcd.Store, *membership.Registry, error) {
+	meta, err := openMeta(ctx, cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, ok := meta.(*etcd.Store)
+	if !ok {
+		return nil, nil, errors.Join(fmt.Errorf("app: a %s process needs the etcd meta store, not %T", cfg.Role, meta), meta.Close())
+	}
+	reg, err := membership.New(store.Client(), cfg.Cluster.Membership, logger)
+	if err != nil {
+		return nil, nil, errors.Join(err, store.Close())
+	}
+	return store, reg, nil
 }
 
 // stopNode stops a node's servers.

@@ -48,6 +48,7 @@ import (
 	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/importer"
 	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metrics"
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/placement"
@@ -58,6 +59,7 @@ import (
 	"github.com/strata-db/strata/internal/rgroup"
 	"github.com/strata-db/strata/internal/rootcoord"
 	"github.com/strata-db/strata/internal/rpc"
+	"github.com/strata-db/strata/internal/rpc/proxyrpc"
 	"github.com/strata-db/strata/internal/storage"
 	"github.com/strata-db/strata/internal/sysinfo"
 	"github.com/strata-db/strata/internal/tso"
@@ -71,8 +73,8 @@ import (
 // app, not by the document.
 type Config struct {
 	// Role is what the process runs (`strata run ROLE`): RoleStandalone
-	// (every role; "" means it too), RoleCoordinator, RoleQueryNode or
-	// RoleDataNode (docs/design/cluster.md).
+	// (every role; "" means it too), RoleCoordinator, RoleProxy,
+	// RoleQueryNode or RoleDataNode (docs/design/cluster.md).
 	Role string `json:"-"`
 	// DataDir holds the meta store, the WAL and the object storage of the
 	// embedded engines.
@@ -170,8 +172,10 @@ func (c Config) Validate() error {
 		errs = append(errs, c.validateNode())
 	case c.Role == RoleCoordinator:
 		errs = append(errs, c.validateCoordinator())
+	case c.Role == RoleProxy:
+		errs = append(errs, c.validateProxy())
 	case c.Role != RoleStandalone && c.Role != "":
-		errs = append(errs, fmt.Errorf("app: unknown role %q: standalone, %s, %s or %s", c.Role, RoleCoordinator, RoleQueryNode, RoleDataNode))
+		errs = append(errs, fmt.Errorf("app: unknown role %q: standalone, %s, %s, %s or %s", c.Role, RoleCoordinator, RoleProxy, RoleQueryNode, RoleDataNode))
 	}
 	return errors.Join(errs...)
 }
@@ -318,6 +322,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if nodeRole(s.cfg.Role) {
 		return s.runNode(ctx)
 	}
+	if s.cfg.Role == RoleProxy {
+		return s.runProxy(ctx)
+	}
 	cfg, logger := s.cfg, s.logger
 	start := time.Now()
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -447,8 +454,19 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	px := proxy.New(cfg.Proxy, proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), writer, ids, clock, logger)
-	rbac, err := auth.Open(ctx, meta, cfg.Security, logger)
+	// In the coordinator role every DDL tells the proxy processes to drop
+	// their metadata caches before it returns.
+	var (
+		catalogRoot proxy.RootCoord = root
+		rbacKV      metastore.KV    = meta
+	)
+	if coordinator {
+		notifier := proxyNotifier(member.reg, pool, logger)
+		catalogRoot = proxyrpc.Notifying(root, notifier.Invalidate)
+		rbacKV = notifyingKV{KV: meta, notify: notifier.Invalidate} // RBAC changes: the proxies reload
+	}
+	px := proxy.New(cfg.Proxy, proxy.CatalogOf(catalogRoot), proxy.DataCoordOf(data), proxy.QueryNodeOf(om.queryNode(qs.server)), proxy.NewLocalDML(writer, data), ids, clock, logger)
+	rbac, err := auth.Open(ctx, rbacKV, cfg.Security, logger)
 	if err != nil {
 		return err
 	}
@@ -496,7 +514,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		if coordinator {
 			// What the node processes ask of the coordinators.
 			register = func(srv *grpc.Server) {
-				registerCoordServices(srv, data, root, ids, writer, om, qs.leaders)
+				registerCoordServices(srv, data, root, ids, clock, writer, om, qs.leaders)
+				registerProxyServices(srv, catalogRoot, root, data, writer, imp, om.queryNode(qs.server))
 			}
 		}
 		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, register); err != nil {
@@ -560,17 +579,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		close(s.reloaded)
 	}()
 
-	obs := api.NewObserver(apiMetrics, logger, cfg.Proxy.SlowQuerySpan)
-	opts := api.ServerOptions(obs)
-	if guard.Enabled() {
-		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
-	}
-	srv := grpc.NewServer(opts...)
-	milvuspb.RegisterMilvusServiceServer(srv, svc)
-	restAPI := rest.New(guard.Wrap(svc), logger)
-	restAPI.SetImports(px, importAuthorizer(guard))
-	restHandler := obs.RESTHandler(restAPI)
-	api := newAPIServer(apiLis, srv, restHandler)
+	api, restHandler := newMilvusAPI(apiLis, apiMetrics, cfg.Proxy.SlowQuerySpan, guard, svc, logger)
 	g.Go(api.serve)
 	if internal != nil {
 		g.Go(internal.serve)
@@ -587,13 +596,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			var h http.Handler = mux
 			front.next.Store(&h) // already serving since before the election
 		} else {
-			hsrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-			g.Go(func() error {
-				if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					return fmt.Errorf("app: http: %w", err)
-				}
-				return nil
-			})
+			hsrv = serveHTTP(g, s.httpLis, mux)
 		}
 	}
 	s.ready.Store(true)
@@ -614,6 +617,26 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return nil
 	})
 	return g.Wait()
+}
+
+// newMilvusAPI is the Milvus API over svc on lis: gRPC with the
+// observer's metrics and the guard's interceptors (when authorization is
+// on), and REST v2 (with bulk import) on the same port. It returns the
+// server and the REST handler (the console serves it too).
+func newMilvusAPI(lis net.Listener, m *api.Metrics, slow time.Duration, guard *auth.Guard, svc service,
+	logger *slog.Logger,
+) (*apiServer, http.Handler) {
+	obs := api.NewObserver(m, logger, slow)
+	opts := api.ServerOptions(obs)
+	if guard.Enabled() {
+		opts = append(opts, grpc.ChainUnaryInterceptor(guard.UnaryInterceptor()), grpc.ChainStreamInterceptor(guard.StreamInterceptor()))
+	}
+	srv := grpc.NewServer(opts...)
+	milvuspb.RegisterMilvusServiceServer(srv, svc)
+	restAPI := rest.New(guard.Wrap(svc), logger)
+	restAPI.SetImports(svc.Proxy, importAuthorizer(guard))
+	restHandler := obs.RESTHandler(restAPI)
+	return newAPIServer(lis, srv, restHandler), restHandler
 }
 
 // metricsMux serves the metrics port's common endpoints: /metrics from

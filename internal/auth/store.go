@@ -169,6 +169,12 @@ func grantValue(g Grant) []byte {
 	return b
 }
 
+// Reload replaces the in-memory users, roles, grants and privilege groups
+// with the meta store's: a store whose meta store other processes write
+// (a proxy process's, whose coordinator makes the changes) reloads when it
+// is told they changed.
+func (s *Store) Reload(ctx context.Context) error { return s.load(ctx) }
+
 // load replaces the in-memory state with the meta store's.
 func (s *Store) load(ctx context.Context) error {
 	s.mu.Lock()

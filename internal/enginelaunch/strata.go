@@ -95,7 +95,7 @@ func StartStrata(bin, role string, o StrataOptions) (*Strata, error) {
 		return nil, err
 	}
 	args = append(args, "--config", o.Config, "--data-dir", o.DataDir, "--metrics-addr", s.Metrics, "--log-level", "warn")
-	if role == "standalone" || role == "coordinator" {
+	if role == "standalone" || role == "coordinator" || role == "proxy" {
 		if err := free(&s.API); err != nil {
 			return nil, err
 		}

@@ -145,11 +145,17 @@ func LegacyCode(code int32) commonpb.ErrorCode {
 	}
 }
 
-// Status converts err into a Milvus Status (success for nil).
+// serviceUnavailable is merr ErrServiceUnavailable (rpc.CodeServiceUnavailable):
+// a peer process (the coordinator, a query node) could not be reached. As
+// in Milvus, it is retriable.
+const serviceUnavailable int32 = 2
+
+// Status converts err into a Milvus Status (success for nil); a rate limit
+// and an unreachable peer are marked retriable.
 func Status(err error) *commonpb.Status {
 	if err == nil {
 		return &commonpb.Status{}
 	}
 	code := CodeOf(err)
-	return &commonpb.Status{Code: code, ErrorCode: LegacyCode(code), Reason: err.Error(), Retriable: code == RateLimit}
+	return &commonpb.Status{Code: code, ErrorCode: LegacyCode(code), Reason: err.Error(), Retriable: code == RateLimit || code == serviceUnavailable}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -19,7 +21,6 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
-	"github.com/strata-db/strata/internal/wal"
 )
 
 // MaxJSONBytes is the largest JSON value a row may hold.
@@ -543,52 +544,20 @@ func (p *Proxy) deleteMessages(col *catalog.Collection, partID int64, pks column
 	return out
 }
 
-// write appends deletes (first) and inserts at one timestamp, assigning
-// segments under the pchannel locks, and returns the timestamp.
+// write appends deletes (first) and inserts at one timestamp through the
+// DML role, and returns the timestamp.
 func (p *Proxy) write(ctx context.Context, col *catalog.Collection, deletes map[int]*msgpb.DeleteRequest, inserts []shardInsert) (uint64, error) {
-	pchs := map[string]bool{}
-	for shard := range deletes {
-		pchs[col.PChannels[shard]] = true
+	var dels []*msgpb.DeleteRequest
+	for _, shard := range slices.Sorted(maps.Keys(deletes)) {
+		dels = append(dels, deletes[shard])
 	}
-	for _, in := range inserts {
-		pchs[col.PChannels[in.shard]] = true
+	ins := make([]*msgpb.InsertRequest, len(inserts))
+	rowBytes := make([]int64, len(inserts))
+	for i, in := range inserts {
+		ins[i] = in.req
+		rowBytes[i] = in.bytes / int64(len(in.rows))
 	}
-	var list []string
-	for p := range pchs {
-		list = append(list, p)
-	}
-	sort.Strings(list)
-	return p.wal.AppendBuild(ctx, list, func(uint64) (map[string][]wal.Message, error) {
-		batch := map[string][]wal.Message{}
-		shards := make([]int, 0, len(deletes))
-		for s := range deletes {
-			shards = append(shards, s)
-		}
-		sort.Ints(shards)
-		for _, shard := range shards {
-			b, err := proto.Marshal(deletes[shard])
-			if err != nil {
-				return nil, err
-			}
-			pch := col.PChannels[shard]
-			batch[pch] = append(batch[pch], wal.Message{Type: wal.TypeDelete, VChannel: col.VChannels[shard], Payload: b})
-		}
-		for _, in := range inserts {
-			rowSize := in.bytes / int64(len(in.rows))
-			seg, err := p.data.AssignSegment(ctx, col.ID, in.req.GetPartitionID(), col.VChannels[in.shard], int64(len(in.rows)), rowSize)
-			if err != nil {
-				return nil, err
-			}
-			in.req.SegmentID = seg
-			b, err := proto.Marshal(in.req)
-			if err != nil {
-				return nil, err
-			}
-			pch := col.PChannels[in.shard]
-			batch[pch] = append(batch[pch], wal.Message{Type: wal.TypeInsert, VChannel: col.VChannels[in.shard], Payload: b})
-		}
-		return batch, nil
-	})
+	return p.dml.AppendDML(ctx, col, dels, ins, rowBytes)
 }
 
 func idsOf(pk column.Column) *schemapb.IDs {

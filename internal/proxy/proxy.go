@@ -21,7 +21,8 @@ import (
 	"github.com/strata-db/strata/internal/wal"
 )
 
-// WAL appends messages built under the pchannel locks, with one timestamp.
+// WAL appends messages built under the pchannel locks, with one timestamp
+// (the WAL writer; LocalDML appends through it).
 type WAL interface {
 	AppendBuild(ctx context.Context, pchannels []string, build func(ts uint64) (map[string][]wal.Message, error)) (uint64, error)
 }
@@ -75,7 +76,7 @@ type Proxy struct {
 	meta   Catalog
 	data   DataCoord
 	query  QueryNode
-	wal    WAL
+	dml    DML
 	ids    Allocator
 	tso    Allocator
 	logger *slog.Logger
@@ -88,8 +89,8 @@ type Proxy struct {
 }
 
 // New returns a proxy over its dependencies.
-func New(cfg Config, meta Catalog, data DataCoord, query QueryNode, w WAL, ids, tso Allocator, logger *slog.Logger) *Proxy {
-	p := &Proxy{cfg: cfg, meta: meta, data: data, query: query, wal: w, ids: ids, tso: tso, logger: logger}
+func New(cfg Config, meta Catalog, data DataCoord, query QueryNode, dml DML, ids, tso Allocator, logger *slog.Logger) *Proxy {
+	p := &Proxy{cfg: cfg, meta: meta, data: data, query: query, dml: dml, ids: ids, tso: tso, logger: logger}
 	p.connID.Store(time.Now().UnixMilli())
 	return p
 }

@@ -18,7 +18,7 @@ func (p *Proxy) SetResourceGroups(g ResourceGroups) { p.groups = g }
 // resourceGroups returns the groups' keeper, or an error when none is set.
 func (p *Proxy) resourceGroups() (ResourceGroups, error) {
 	if p.groups == nil {
-		return nil, errcode.New(errcode.ServiceNotReady, "resource groups are not served here")
+		return nil, errcode.New(errcode.ServiceNotReady, "resource groups are managed through the coordinator's Milvus API: this proxy process does not serve them yet")
 	}
 	return p.groups, nil
 }

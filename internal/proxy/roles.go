@@ -98,7 +98,8 @@ func CatalogOf(c RootCoord) Catalog {
 }
 
 // SegmentAllocator assigns inserted rows to a growing segment of a
-// vchannel (data coordinator), returning the segment's ID.
+// vchannel (data coordinator), returning the segment's ID; LocalDML calls
+// it under the pchannel locks.
 type SegmentAllocator interface {
 	AssignSegment(ctx context.Context, collectionID, partitionID int64, vchannel string, rows, rowSize int64) (int64, error)
 }
@@ -146,9 +147,9 @@ type CompactionCoord interface {
 }
 
 // DataCoord is the data coordinator as the proxy uses it, one field per
-// role.
+// role. Its segment allocator is the DML role's (LocalDML), not the
+// proxy's.
 type DataCoord struct {
-	SegmentAllocator
 	Flusher
 	SegmentLister
 	DataDropper
@@ -159,7 +160,6 @@ type DataCoord struct {
 // DataCoordinator is every role of DataCoord in one object, as the
 // in-process data coordinator implements them.
 type DataCoordinator interface {
-	SegmentAllocator
 	Flusher
 	SegmentLister
 	DataDropper
@@ -169,7 +169,7 @@ type DataCoordinator interface {
 
 // DataCoordOf returns a DataCoord whose every role is d.
 func DataCoordOf(d DataCoordinator) DataCoord {
-	return DataCoord{SegmentAllocator: d, Flusher: d, SegmentLister: d, DataDropper: d, IndexCoord: d, CompactionCoord: d}
+	return DataCoord{Flusher: d, SegmentLister: d, DataDropper: d, IndexCoord: d, CompactionCoord: d}
 }
 
 // Loader loads and releases collections and partitions on the query side

@@ -215,7 +215,7 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 	for i := range rcfg.PChannels {
 		s.DataNodeConfig.PChannels = append(s.DataNodeConfig.PChannels, wal.PChannelName(rcfg.ChannelPrefix, i))
 	}
-	s.Proxy = proxy.New(proxy.Defaults(), proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(s.QueryNode), writer, ids, clock, logger)
+	s.Proxy = proxy.New(proxy.Defaults(), proxy.CatalogOf(root), proxy.DataCoordOf(data), proxy.QueryNodeOf(s.QueryNode), proxy.NewLocalDML(writer, data), ids, clock, logger)
 	return s
 }
 
@@ -237,7 +237,7 @@ func (s *Stack) NewQueryNode() *querynode.Node {
 // and clocks, configured as Proxy is, that reads through q instead of the
 // in-process query node (a remote client of it, say).
 func (s *Stack) NewProxy(q proxy.QueryNode) *proxy.Proxy {
-	return proxy.New(proxy.Defaults(), proxy.CatalogOf(s.Root), proxy.DataCoordOf(s.Data), q, s.writer, s.IDs, s.clock, slog.New(slog.DiscardHandler))
+	return proxy.New(proxy.Defaults(), proxy.CatalogOf(s.Root), proxy.DataCoordOf(s.Data), q, proxy.NewLocalDML(s.writer, s.Data), s.IDs, s.clock, slog.New(slog.DiscardHandler))
 }
 
 // NewDataNode returns a fresh data node: a restarted one starts from the

@@ -1,11 +1,13 @@
 // Command cluster runs a development Strata cluster on loopback, every part
 // a process of its own: etcd, an Apache Kafka 4 broker and Versity S3
 // Gateway (internal/enginelaunch; install them with `.ci/engines.sh` and
-// `.ci/engines.sh etcd`), then the coordinators, query nodes and data nodes
-// (`strata run ROLE`). It prints the Milvus API address and runs until
-// Ctrl-C or SIGTERM, then stops everything (the data stays under --dir).
+// `.ci/engines.sh etcd`), then the coordinators, data nodes, query nodes
+// and proxies (`strata run ROLE`). It prints the Milvus API addresses (the
+// first coordinator's and every proxy's; any of them serves clients) and
+// runs until Ctrl-C or SIGTERM, then stops everything (the data stays
+// under --dir).
 //
-//	go run ./tools/cluster --dir /tmp/strata-cluster [--coordinators 2] [--querynodes 2] [--datanodes 2]
+//	go run ./tools/cluster --dir /tmp/strata-cluster [--coordinators 2] [--querynodes 2] [--datanodes 2] [--proxies 2]
 //	                       [--addr HOST:PORT] [--metrics-addr HOST:PORT] [--strata BINARY]
 package main
 
@@ -35,6 +37,7 @@ func run() error {
 	coords := flag.Int("coordinators", 1, "coordinator processes (the first leads, the others stand by)")
 	qns := flag.Int("querynodes", 2, "query node processes")
 	dns := flag.Int("datanodes", 2, "data node processes")
+	proxies := flag.Int("proxies", 2, "proxy processes (each serves the Milvus API on a port of its own)")
 	apiAddr := flag.String("addr", "", "the first coordinator's Milvus API address (default: a free loopback port)")
 	metricsAddr := flag.String("metrics-addr", "", "the first coordinator's metrics address (default: a free loopback port)")
 	flag.Parse()
@@ -87,7 +90,7 @@ func run() error {
 	for _, r := range []struct {
 		role string
 		n    int
-	}{{"coordinator", *coords}, {"datanode", *dns}, {"querynode", *qns}} {
+	}{{"coordinator", *coords}, {"datanode", *dns}, {"querynode", *qns}, {"proxy", *proxies}} {
 		for i := 1; i <= r.n; i++ {
 			name := fmt.Sprintf("%s-%d", r.role, i)
 			o := enginelaunch.StrataOptions{
@@ -106,7 +109,13 @@ func run() error {
 				map[bool]string{true: ", Milvus API " + p.API}[p.API != ""], o.Log)
 		}
 	}
-	fmt.Printf("ready: connect Milvus clients to %s (Ctrl-C stops the cluster; data stays in %s)\n", procs[0].API, *dir)
+	apis := []string{procs[0].API}
+	for _, p := range procs {
+		if p.Role == "proxy" {
+			apis = append(apis, p.API)
+		}
+	}
+	fmt.Printf("ready: connect Milvus clients to any of %v (Ctrl-C stops the cluster; data stays in %s)\n", apis, *dir)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

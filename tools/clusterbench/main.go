@@ -19,7 +19,12 @@
 // CPU is the utime+stime of every Strata process (/proc/PID/stat) before and
 // after a run; the engines' CPU is not counted. It prints Markdown tables.
 //
-//	go run ./tools/clusterbench --dir /tmp/clusterbench [--rows 100000] [--duration 10s] [--rounds 3]
+// With --via-proxy it measures only the proxy hop instead: one cluster
+// with a proxy process (`strata run proxy`), inserts and searches sent
+// alternately to the coordinator's own API and to the proxy's
+// (viaproxy.go).
+//
+//	go run ./tools/clusterbench --dir /tmp/clusterbench [--rows 100000] [--duration 10s] [--rounds 3] [--via-proxy]
 package main
 
 import (
@@ -70,6 +75,8 @@ type options struct {
 	skipReplicas    bool
 	efConstruction  int
 	ef, topK, shard int
+	viaProxy        bool
+	insertBatch     int
 }
 
 func parseFlags() (options, error) {
@@ -90,6 +97,8 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.ef, "ef", 64, "HNSW search ef")
 	flag.IntVar(&o.topK, "topk", 10, "top K")
 	flag.IntVar(&o.shard, "shards", 1, "shards (vchannels) of the collection")
+	flag.BoolVar(&o.viaProxy, "via-proxy", false, "measure only the proxy hop: a cluster's inserts and searches through a proxy process vs through the coordinator's own API")
+	flag.IntVar(&o.insertBatch, "insert-batch", 100, "rows per insert of the --via-proxy insert runs")
 	flag.Parse()
 	var err error
 	if o.threads, err = parseInts(threads); err != nil {
@@ -155,6 +164,9 @@ func run() error {
 	defer s3.Stop()
 	logf("engines: %s, %s, %s", etcd, kafka, s3)
 
+	if o.viaProxy {
+		return runViaProxy(o, etcd, kafka, s3)
+	}
 	saCfg, err := writeConfig(o.dir, "standalone", etcd, kafka, s3)
 	if err != nil {
 		return err
@@ -243,23 +255,11 @@ func run() error {
 	// 1. The hop.
 	fmt.Printf("\n## 1. The extra hop: standalone vs coordinator + query node + data node\n\n")
 	fmt.Print(resultHeader)
-	var results []result
-	for r := 0; r < o.rounds; r++ {
-		for _, th := range o.threads {
-			order := []*deployment{standalone, cluster}
-			if r%2 == 1 {
-				order = []*deployment{cluster, standalone}
-			}
-			for _, d := range order {
-				res, err := measure(ctx, d, th, o, data.queries, qn1)
-				if err != nil {
-					return err
-				}
-				res.round = r + 1
-				results = append(results, res)
-				fmt.Print(res.row())
-			}
-		}
+	results, err := alternate(o, standalone, cluster, func(d *deployment, th int) (result, error) {
+		return measure(ctx, d, th, o, data.queries, qn1)
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Printf("\nMedians over the rounds, and cluster / standalone:\n\n")
 	fmt.Print(summaryHeader)
@@ -325,9 +325,7 @@ func run() error {
 				if err != nil {
 					return err
 				}
-				res.round = r + 1
-				results2 = append(results2, res)
-				fmt.Print(res.row())
+				results2 = keep(results2, res, r+1)
 			}
 		}
 	}
@@ -611,10 +609,51 @@ func (r result) row() string {
 		r.qps, ms(r.p50), ms(r.p99), r.cpuMsPerQ, r.netMsPerQ)
 }
 
+// alternate runs a and b at each thread count of o, o.rounds times, a
+// first in odd rounds and b first in even ones, printing each run's row.
+func alternate(o options, a, b *deployment, run func(d *deployment, threads int) (result, error)) ([]result, error) {
+	var results []result
+	for r := 0; r < o.rounds; r++ {
+		for _, th := range o.threads {
+			order := []*deployment{a, b}
+			if r%2 == 1 {
+				order = []*deployment{b, a}
+			}
+			for _, d := range order {
+				res, err := run(d, th)
+				if err != nil {
+					return nil, err
+				}
+				results = keep(results, res, r+1)
+			}
+		}
+	}
+	return results, nil
+}
+
+// keep numbers res as round's run, prints its row and appends it.
+func keep(results []result, res result, round int) []result {
+	res.round = round
+	fmt.Print(res.row())
+	return append(results, res)
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // measure runs threads clients searching d for o.duration.
 func measure(ctx context.Context, d *deployment, threads int, o options, queries [][]float32, hop *proc) (result, error) {
+	search := func(ctx context.Context, c *milvusclient.Client, i int) error {
+		_, err := c.Search(ctx, searchOption(o, queries[i%len(queries)]))
+		return err
+	}
+	return measureOp(ctx, d, threads, o.duration, "search", search, hop)
+}
+
+// measureOp runs threads clients calling op (i: the call's index) on d
+// for duration.
+func measureOp(ctx context.Context, d *deployment, threads int, duration time.Duration, what string,
+	op func(ctx context.Context, c *milvusclient.Client, i int) error, hop *proc,
+) (result, error) {
 	c0, err := d.cpu()
 	if err != nil {
 		return result{}, err
@@ -628,17 +667,16 @@ func measure(ctx context.Context, d *deployment, threads int, o options, queries
 	lat := make([][]time.Duration, threads)
 	errs := make([]error, threads)
 	start := time.Now()
-	stop := start.Add(o.duration)
+	stop := start.Add(duration)
 	var wg sync.WaitGroup
 	for t := 0; t < threads; t++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := t * 97; time.Now().Before(stop); i++ {
-				q := queries[i%len(queries)]
 				t0 := time.Now()
-				if _, err := d.client.Search(ctx, searchOption(o, q)); err != nil {
-					errs[t] = fmt.Errorf("%s: search: %w", d.name, err)
+				if err := op(ctx, d.client, i); err != nil {
+					errs[t] = fmt.Errorf("%s: %s: %w", d.name, what, err)
 					return
 				}
 				lat[t] = append(lat[t], time.Since(t0))
@@ -658,7 +696,7 @@ func measure(ctx context.Context, d *deployment, threads int, o options, queries
 	slices.Sort(all)
 	n := len(all)
 	if n == 0 {
-		return result{}, fmt.Errorf("%s: no search completed in %v", d.name, o.duration)
+		return result{}, fmt.Errorf("%s: no %s completed in %v", d.name, what, duration)
 	}
 	cpuMs := float64(c1-c0) * msPerTick
 	r := result{

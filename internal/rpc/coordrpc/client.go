@@ -65,7 +65,7 @@ func (d *DataCoord) Recovery(ctx context.Context, vchannel string) (catalog.Reco
 	if err != nil {
 		return catalog.RecoveryInfo{}, err
 	}
-	return decode[catalog.RecoveryInfo]("recovery info", resp.GetRecovery())
+	return DecodeRecord[catalog.RecoveryInfo]("recovery info", resp.GetRecovery())
 }
 
 // Segment returns a segment's record (false when the coordinator has none).
@@ -77,7 +77,7 @@ func (d *DataCoord) Segment(ctx context.Context, id int64) (catalog.SegmentInfo,
 	if !resp.GetFound() {
 		return catalog.SegmentInfo{}, false, nil
 	}
-	info, err := decode[catalog.SegmentInfo]("segment", resp.GetSegment())
+	info, err := DecodeRecord[catalog.SegmentInfo]("segment", resp.GetSegment())
 	if err != nil {
 		return catalog.SegmentInfo{}, false, err
 	}
@@ -90,7 +90,7 @@ func (d *DataCoord) SegmentIndexes(ctx context.Context, segmentID int64) ([]cata
 	if err != nil {
 		return nil, err
 	}
-	return decodeAll[catalog.IndexTask]("index task", resp.GetTasks())
+	return DecodeRecords[catalog.IndexTask]("index task", resp.GetTasks())
 }
 
 // Indexes returns the live indexes of a collection, by ID.
@@ -99,13 +99,13 @@ func (d *DataCoord) Indexes(ctx context.Context, collectionID int64) ([]catalog.
 	if err != nil {
 		return nil, err
 	}
-	return decodeAll[catalog.IndexInfo]("index", resp.GetIndexes())
+	return DecodeRecords[catalog.IndexInfo]("index", resp.GetIndexes())
 }
 
 // Synced reports a sync. It is sent once (rpc.NoRetry): the coordinator
 // applies a report every time it receives it.
 func (d *DataCoord) Synced(ctx context.Context, r catalog.SyncReport) error {
-	b, err := encode("sync report", r)
+	b, err := EncodeRecord("sync report", r)
 	if err != nil {
 		return err
 	}
@@ -121,11 +121,11 @@ func (d *DataCoord) ClaimIndexTask(ctx context.Context, builder string, wait tim
 	if err != nil || !resp.GetClaimed() {
 		return catalog.IndexTask{}, catalog.IndexInfo{}, false, err
 	}
-	task, err := decode[catalog.IndexTask]("index task", resp.GetTask())
+	task, err := DecodeRecord[catalog.IndexTask]("index task", resp.GetTask())
 	if err != nil {
 		return catalog.IndexTask{}, catalog.IndexInfo{}, false, err
 	}
-	idx, err := decode[catalog.IndexInfo]("index", resp.GetIndex())
+	idx, err := DecodeRecord[catalog.IndexInfo]("index", resp.GetIndex())
 	if err != nil {
 		return catalog.IndexTask{}, catalog.IndexInfo{}, false, err
 	}
@@ -149,7 +149,7 @@ func (d *DataCoord) ClaimCompaction(ctx context.Context, wait time.Duration) (ca
 	if err != nil || !resp.GetClaimed() {
 		return catalog.CompactionPlan{}, false, err
 	}
-	p, err := decode[catalog.CompactionPlan]("compaction plan", resp.GetPlan())
+	p, err := DecodeRecord[catalog.CompactionPlan]("compaction plan", resp.GetPlan())
 	if err != nil {
 		return catalog.CompactionPlan{}, false, err
 	}
@@ -159,7 +159,7 @@ func (d *DataCoord) ClaimCompaction(ctx context.Context, wait time.Duration) (ca
 // CompleteCompaction commits a plan's result (execErr travels as its
 // message).
 func (d *DataCoord) CompleteCompaction(ctx context.Context, res catalog.CompactionResult, execErr error) error {
-	b, err := encode("compaction result", res)
+	b, err := EncodeRecord("compaction result", res)
 	if err != nil {
 		return err
 	}
@@ -226,6 +226,16 @@ func NewClock(conn grpc.ClientConnInterface) *Clock {
 // Allocate reserves n consecutive IDs and returns the first.
 func (c *Clock) Allocate(ctx context.Context, n uint32) (uint64, error) {
 	resp, err := c.c.AllocateIds(ctx, &coordv1.AllocateIdsRequest{Count: n})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetFirst(), nil
+}
+
+// AllocateTimestamps reserves n consecutive hybrid timestamps and returns
+// the first.
+func (c *Clock) AllocateTimestamps(ctx context.Context, n uint32) (uint64, error) {
+	resp, err := c.c.AllocateTimestamps(ctx, &coordv1.AllocateTimestampsRequest{Count: n})
 	if err != nil {
 		return 0, err
 	}

@@ -13,8 +13,9 @@ import (
 	coordv1 "github.com/strata-db/strata/internal/rpcpb/strata/coord/v1"
 )
 
-// encode marshals a catalog record into its catalog JSON.
-func encode[T any](what string, v T) ([]byte, error) {
+// EncodeRecord marshals a catalog record into its catalog JSON, as the
+// internal services carry catalog records (coordrpc, proxyrpc).
+func EncodeRecord[T any](what string, v T) ([]byte, error) {
 	b, err := catalog.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("coordrpc: encode %s: %w", what, err)
@@ -22,8 +23,8 @@ func encode[T any](what string, v T) ([]byte, error) {
 	return b, nil
 }
 
-// decode unmarshals a catalog record from its catalog JSON.
-func decode[T any](what string, b []byte) (T, error) {
+// DecodeRecord unmarshals a catalog record from its catalog JSON.
+func DecodeRecord[T any](what string, b []byte) (T, error) {
 	var v T
 	if err := catalog.Unmarshal(b, &v); err != nil {
 		return v, fmt.Errorf("coordrpc: decode %s: %w", what, err)
@@ -31,14 +32,14 @@ func decode[T any](what string, b []byte) (T, error) {
 	return v, nil
 }
 
-// encodeAll marshals records one by one.
-func encodeAll[T any](what string, vs []T) ([][]byte, error) {
+// EncodeRecords marshals records one by one (nil for nil).
+func EncodeRecords[T any](what string, vs []T) ([][]byte, error) {
 	if vs == nil {
 		return nil, nil
 	}
 	out := make([][]byte, len(vs))
 	for i, v := range vs {
-		b, err := encode(what, v)
+		b, err := EncodeRecord(what, v)
 		if err != nil {
 			return nil, err
 		}
@@ -47,14 +48,14 @@ func encodeAll[T any](what string, vs []T) ([][]byte, error) {
 	return out, nil
 }
 
-// decodeAll unmarshals records one by one.
-func decodeAll[T any](what string, bs [][]byte) ([]T, error) {
+// DecodeRecords unmarshals records one by one (nil for none).
+func DecodeRecords[T any](what string, bs [][]byte) ([]T, error) {
 	if len(bs) == 0 {
 		return nil, nil
 	}
 	out := make([]T, len(bs))
 	for i, b := range bs {
-		v, err := decode[T](what, b)
+		v, err := DecodeRecord[T](what, b)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +79,7 @@ func EncodeCollection(c *catalog.Collection) ([]byte, error) {
 		}
 		info.Schema = b
 	}
-	return encode("collection", info)
+	return EncodeRecord("collection", info)
 }
 
 // DecodeCollection unmarshals a collection EncodeCollection encoded.

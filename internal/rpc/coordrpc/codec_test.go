@@ -218,7 +218,7 @@ func serveCoord(t *testing.T, cfg rpc.ClientConfig, dc *coordrpc.DataCoordServer
 // serveRecords serves r as the data and root coordinator (and no clock).
 func serveRecords(t *testing.T, cfg rpc.ClientConfig, r *records) (clients, *grpc.ClientConn) {
 	t.Helper()
-	return serveCoord(t, cfg, coordrpc.NewDataCoordServer(r, r, r, r, r), coordrpc.NewRootCoordServer(r), coordrpc.NewClockServer(nil, nil))
+	return serveCoord(t, cfg, coordrpc.NewDataCoordServer(r, r, r, r, r), coordrpc.NewRootCoordServer(r), coordrpc.NewClockServer(nil, nil, nil))
 }
 
 // dial returns the clients of the coordinator at addr.

@@ -9,7 +9,7 @@
 //
 //	DataCoordService  NewDataCoordServer(segs SegmentMeta, idx IndexMeta, syncs SyncReporter, builds IndexBuilds, compactions Compactions)
 //	RootCoordService  NewRootCoordServer(colls Collections)
-//	ClockService      NewClockServer(ids IDAllocator, ticker Ticker)
+//	ClockService      NewClockServer(ids, timestamps IDAllocator, ticker Ticker)
 //	QueryCoordService NewQueryCoordServer(leaders ShardLeaders)
 //
 // Clients implement exactly the Go interfaces the nodes consume, so a node

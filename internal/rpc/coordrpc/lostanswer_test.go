@@ -89,7 +89,7 @@ func TestReportSyncAnswerLost(t *testing.T) {
 	c, _ := serveCoord(t, rpc.ClientDefaults(),
 		coordrpc.NewDataCoordServer(s.Data, s.Data, s.Data, s.Data, s.Data),
 		coordrpc.NewRootCoordServer(s.Root),
-		coordrpc.NewClockServer(s.IDs, s.Writer()),
+		coordrpc.NewClockServer(s.IDs, s.IDs, s.Writer()),
 		grpc.ChainUnaryInterceptor(loser.intercept))
 	ctx := context.Background()
 

@@ -38,7 +38,7 @@ func serveStack(t *testing.T, s *stacktest.Stack) clients {
 	c, _ := serveCoord(t, rpc.ClientDefaults(),
 		coordrpc.NewDataCoordServer(s.Data, s.Data, s.Data, s.Data, s.Data),
 		coordrpc.NewRootCoordServer(s.Root),
-		coordrpc.NewClockServer(s.IDs, s.Writer()))
+		coordrpc.NewClockServer(s.IDs, s.IDs, s.Writer()))
 	return c
 }
 

@@ -89,7 +89,7 @@ func (s *DataCoordServer) GetRecovery(ctx context.Context, req *coordv1.GetRecov
 	if err != nil {
 		return nil, err
 	}
-	b, err := encode("recovery info", ri)
+	b, err := EncodeRecord("recovery info", ri)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *DataCoordServer) GetSegment(ctx context.Context, req *coordv1.GetSegmen
 	if err != nil || !ok {
 		return &coordv1.GetSegmentResponse{}, err
 	}
-	b, err := encode("segment", info)
+	b, err := EncodeRecord("segment", info)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (s *DataCoordServer) ListSegmentIndexes(ctx context.Context, req *coordv1.L
 	if err != nil {
 		return nil, err
 	}
-	bs, err := encodeAll("index task", tasks)
+	bs, err := EncodeRecords("index task", tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (s *DataCoordServer) ListIndexes(ctx context.Context, req *coordv1.ListInde
 	if err != nil {
 		return nil, err
 	}
-	bs, err := encodeAll("index", idxs)
+	bs, err := EncodeRecords("index", idxs)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (s *DataCoordServer) ListIndexes(ctx context.Context, req *coordv1.ListInde
 
 // ReportSync implements DataCoordService.ReportSync.
 func (s *DataCoordServer) ReportSync(ctx context.Context, req *coordv1.ReportSyncRequest) (*coordv1.ReportSyncResponse, error) {
-	r, err := decode[catalog.SyncReport]("sync report", req.GetReport())
+	r, err := DecodeRecord[catalog.SyncReport]("sync report", req.GetReport())
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -153,11 +153,11 @@ func (s *DataCoordServer) ClaimIndexTask(ctx context.Context, req *coordv1.Claim
 	if err != nil || !ok {
 		return &coordv1.ClaimIndexTaskResponse{}, err
 	}
-	tb, err := encode("index task", task)
+	tb, err := EncodeRecord("index task", task)
 	if err != nil {
 		return nil, err
 	}
-	ib, err := encode("index", idx)
+	ib, err := EncodeRecord("index", idx)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (s *DataCoordServer) ClaimCompaction(ctx context.Context, req *coordv1.Clai
 	if err != nil || !ok {
 		return &coordv1.ClaimCompactionResponse{}, err
 	}
-	b, err := encode("compaction plan", p)
+	b, err := EncodeRecord("compaction plan", p)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (s *DataCoordServer) ClaimCompaction(ctx context.Context, req *coordv1.Clai
 
 // CompleteCompaction implements DataCoordService.CompleteCompaction.
 func (s *DataCoordServer) CompleteCompaction(ctx context.Context, req *coordv1.CompleteCompactionRequest) (*coordv1.CompleteCompactionResponse, error) {
-	res, err := decode[catalog.CompactionResult]("compaction result", req.GetResult())
+	res, err := DecodeRecord[catalog.CompactionResult]("compaction result", req.GetResult())
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -248,18 +248,32 @@ func (s *RootCoordServer) GetExpireBefore(ctx context.Context, req *coordv1.GetE
 	return &coordv1.GetExpireBeforeResponse{ExpireBefore: cut}, nil
 }
 
-// ClockServer serves ClockService from the ID allocator and the WAL
-// writer's ticks.
+// ClockServer serves ClockService from the ID allocator, the timestamp
+// oracle and the WAL writer's ticks.
 type ClockServer struct {
 	coordv1.UnimplementedClockServiceServer
 	ids    IDAllocator
+	ts     IDAllocator
 	ticker Ticker
 }
 
-// NewClockServer returns a server over the ID allocator (tso) and the
+// NewClockServer returns a server over the ID allocator (tso), the
+// timestamp oracle (the tso the WAL writer stamps appends with) and the
 // ticker (the WAL writer).
-func NewClockServer(ids IDAllocator, ticker Ticker) *ClockServer {
-	return &ClockServer{ids: ids, ticker: ticker}
+func NewClockServer(ids, timestamps IDAllocator, ticker Ticker) *ClockServer {
+	return &ClockServer{ids: ids, ts: timestamps, ticker: ticker}
+}
+
+// AllocateTimestamps implements ClockService.AllocateTimestamps.
+func (s *ClockServer) AllocateTimestamps(ctx context.Context, req *coordv1.AllocateTimestampsRequest) (*coordv1.AllocateTimestampsResponse, error) {
+	if req.GetCount() == 0 {
+		return nil, errcode.Invalid("allocate 0 timestamps")
+	}
+	first, err := s.ts.Allocate(ctx, req.GetCount())
+	if err != nil {
+		return nil, err
+	}
+	return &coordv1.AllocateTimestampsResponse{First: first}, nil
 }
 
 // AllocateIds implements ClockService.AllocateIds.

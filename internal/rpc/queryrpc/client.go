@@ -62,13 +62,15 @@ func (c *Client) loadContext(ctx context.Context) (context.Context, context.Canc
 	return context.WithTimeout(ctx, c.cfg.LoadTimeout)
 }
 
-// Load loads a collection (or more of its partitions) on the node. A node
-// is one replica in one resource group: resourceGroups is not sent.
-func (c *Client) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int, _ []string) error {
+// Load loads a collection (or more of its partitions) on the node (or on
+// the replicas of the query coordinator served behind the same contract,
+// in resourceGroups).
+func (c *Client) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int, resourceGroups []string) error {
 	ctx, cancel := c.loadContext(ctx)
 	defer cancel()
 	_, err := c.c.Load(ctx, &querynodev1.LoadRequest{
 		CollectionId: collectionID, PartitionIds: partitions, ReplicaNumber: int32(min(max(replicaNumber, 0), math.MaxInt32)),
+		ResourceGroups: resourceGroups,
 	})
 	return err
 }

@@ -80,7 +80,7 @@ func (s *Server) Load(ctx context.Context, req *querynodev1.LoadRequest) (*query
 	if len(req.GetVchannels()) > 0 {
 		err = s.loader.LoadVChannels(ctx, req.GetCollectionId(), req.GetPartitionIds(), req.GetVchannels())
 	} else {
-		err = s.loader.Load(ctx, req.GetCollectionId(), req.GetPartitionIds(), int(req.GetReplicaNumber()), nil)
+		err = s.loader.Load(ctx, req.GetCollectionId(), req.GetPartitionIds(), int(req.GetReplicaNumber()), req.GetResourceGroups())
 	}
 	if err != nil {
 		return nil, err

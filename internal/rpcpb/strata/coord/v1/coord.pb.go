@@ -1297,6 +1297,96 @@ func (x *AllocateIdsResponse) GetFirst() uint64 {
 	return 0
 }
 
+// AllocateTimestampsRequest says how many timestamps.
+type AllocateTimestampsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         uint32                 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocateTimestampsRequest) Reset() {
+	*x = AllocateTimestampsRequest{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocateTimestampsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocateTimestampsRequest) ProtoMessage() {}
+
+func (x *AllocateTimestampsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocateTimestampsRequest.ProtoReflect.Descriptor instead.
+func (*AllocateTimestampsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *AllocateTimestampsRequest) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// AllocateTimestampsResponse holds the first timestamp.
+type AllocateTimestampsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	First         uint64                 `protobuf:"varint,1,opt,name=first,proto3" json:"first,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocateTimestampsResponse) Reset() {
+	*x = AllocateTimestampsResponse{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocateTimestampsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocateTimestampsResponse) ProtoMessage() {}
+
+func (x *AllocateTimestampsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocateTimestampsResponse.ProtoReflect.Descriptor instead.
+func (*AllocateTimestampsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AllocateTimestampsResponse) GetFirst() uint64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
 // TickRequest names the pchannel.
 type TickRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1307,7 +1397,7 @@ type TickRequest struct {
 
 func (x *TickRequest) Reset() {
 	*x = TickRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1409,7 @@ func (x *TickRequest) String() string {
 func (*TickRequest) ProtoMessage() {}
 
 func (x *TickRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1422,7 @@ func (x *TickRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TickRequest.ProtoReflect.Descriptor instead.
 func (*TickRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{26}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TickRequest) GetPchannel() string {
@@ -1352,7 +1442,7 @@ type TickResponse struct {
 
 func (x *TickResponse) Reset() {
 	*x = TickResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1454,7 @@ func (x *TickResponse) String() string {
 func (*TickResponse) ProtoMessage() {}
 
 func (x *TickResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1467,7 @@ func (x *TickResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TickResponse.ProtoReflect.Descriptor instead.
 func (*TickResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{27}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TickResponse) GetTimestamp() uint64 {
@@ -1397,7 +1487,7 @@ type GetShardLeadersRequest struct {
 
 func (x *GetShardLeadersRequest) Reset() {
 	*x = GetShardLeadersRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1499,7 @@ func (x *GetShardLeadersRequest) String() string {
 func (*GetShardLeadersRequest) ProtoMessage() {}
 
 func (x *GetShardLeadersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1512,7 @@ func (x *GetShardLeadersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShardLeadersRequest.ProtoReflect.Descriptor instead.
 func (*GetShardLeadersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{28}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetShardLeadersRequest) GetCollectionId() int64 {
@@ -1458,7 +1548,7 @@ type GetShardLeadersResponse struct {
 
 func (x *GetShardLeadersResponse) Reset() {
 	*x = GetShardLeadersResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1560,7 @@ func (x *GetShardLeadersResponse) String() string {
 func (*GetShardLeadersResponse) ProtoMessage() {}
 
 func (x *GetShardLeadersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1573,7 @@ func (x *GetShardLeadersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShardLeadersResponse.ProtoReflect.Descriptor instead.
 func (*GetShardLeadersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{29}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetShardLeadersResponse) GetCollectionId() int64 {
@@ -1545,7 +1635,7 @@ type ShardReplica struct {
 
 func (x *ShardReplica) Reset() {
 	*x = ShardReplica{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1647,7 @@ func (x *ShardReplica) String() string {
 func (*ShardReplica) ProtoMessage() {}
 
 func (x *ShardReplica) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1660,7 @@ func (x *ShardReplica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardReplica.ProtoReflect.Descriptor instead.
 func (*ShardReplica) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{30}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ShardReplica) GetReplicaId() int64 {
@@ -1615,7 +1705,7 @@ type ShardLeader struct {
 
 func (x *ShardLeader) Reset() {
 	*x = ShardLeader{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1717,7 @@ func (x *ShardLeader) String() string {
 func (*ShardLeader) ProtoMessage() {}
 
 func (x *ShardLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1730,7 @@ func (x *ShardLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardLeader.ProtoReflect.Descriptor instead.
 func (*ShardLeader) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{31}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ShardLeader) GetVchannel() string {
@@ -1735,6 +1825,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x12AllocateIdsRequest\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\rR\x05count\"+\n" +
 	"\x13AllocateIdsResponse\x12\x14\n" +
+	"\x05first\x18\x01 \x01(\x04R\x05first\"1\n" +
+	"\x19AllocateTimestampsRequest\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\rR\x05count\"2\n" +
+	"\x1aAllocateTimestampsResponse\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\")\n" +
 	"\vTickRequest\x12\x1a\n" +
 	"\bpchannel\x18\x01 \x01(\tR\bpchannel\",\n" +
@@ -1774,9 +1868,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x10RootCoordService\x12^\n" +
 	"\rGetCollection\x12%.strata.coord.v1.GetCollectionRequest\x1a&.strata.coord.v1.GetCollectionResponse\x12d\n" +
 	"\x0fListCollections\x12'.strata.coord.v1.ListCollectionsRequest\x1a(.strata.coord.v1.ListCollectionsResponse\x12d\n" +
-	"\x0fGetExpireBefore\x12'.strata.coord.v1.GetExpireBeforeRequest\x1a(.strata.coord.v1.GetExpireBeforeResponse2\xad\x01\n" +
+	"\x0fGetExpireBefore\x12'.strata.coord.v1.GetExpireBeforeRequest\x1a(.strata.coord.v1.GetExpireBeforeResponse2\x9c\x02\n" +
 	"\fClockService\x12X\n" +
-	"\vAllocateIds\x12#.strata.coord.v1.AllocateIdsRequest\x1a$.strata.coord.v1.AllocateIdsResponse\x12C\n" +
+	"\vAllocateIds\x12#.strata.coord.v1.AllocateIdsRequest\x1a$.strata.coord.v1.AllocateIdsResponse\x12m\n" +
+	"\x12AllocateTimestamps\x12*.strata.coord.v1.AllocateTimestampsRequest\x1a+.strata.coord.v1.AllocateTimestampsResponse\x12C\n" +
 	"\x04Tick\x12\x1c.strata.coord.v1.TickRequest\x1a\x1d.strata.coord.v1.TickResponse2y\n" +
 	"\x11QueryCoordService\x12d\n" +
 	"\x0fGetShardLeaders\x12'.strata.coord.v1.GetShardLeadersRequest\x1a(.strata.coord.v1.GetShardLeadersResponseB\xc3\x01\n" +
@@ -1795,7 +1890,7 @@ func file_strata_coord_v1_coord_proto_rawDescGZIP() []byte {
 	return file_strata_coord_v1_coord_proto_rawDescData
 }
 
-var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetRecoveryRequest)(nil),         // 0: strata.coord.v1.GetRecoveryRequest
 	(*GetRecoveryResponse)(nil),        // 1: strata.coord.v1.GetRecoveryResponse
@@ -1823,16 +1918,18 @@ var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetExpireBeforeResponse)(nil),    // 23: strata.coord.v1.GetExpireBeforeResponse
 	(*AllocateIdsRequest)(nil),         // 24: strata.coord.v1.AllocateIdsRequest
 	(*AllocateIdsResponse)(nil),        // 25: strata.coord.v1.AllocateIdsResponse
-	(*TickRequest)(nil),                // 26: strata.coord.v1.TickRequest
-	(*TickResponse)(nil),               // 27: strata.coord.v1.TickResponse
-	(*GetShardLeadersRequest)(nil),     // 28: strata.coord.v1.GetShardLeadersRequest
-	(*GetShardLeadersResponse)(nil),    // 29: strata.coord.v1.GetShardLeadersResponse
-	(*ShardReplica)(nil),               // 30: strata.coord.v1.ShardReplica
-	(*ShardLeader)(nil),                // 31: strata.coord.v1.ShardLeader
+	(*AllocateTimestampsRequest)(nil),  // 26: strata.coord.v1.AllocateTimestampsRequest
+	(*AllocateTimestampsResponse)(nil), // 27: strata.coord.v1.AllocateTimestampsResponse
+	(*TickRequest)(nil),                // 28: strata.coord.v1.TickRequest
+	(*TickResponse)(nil),               // 29: strata.coord.v1.TickResponse
+	(*GetShardLeadersRequest)(nil),     // 30: strata.coord.v1.GetShardLeadersRequest
+	(*GetShardLeadersResponse)(nil),    // 31: strata.coord.v1.GetShardLeadersResponse
+	(*ShardReplica)(nil),               // 32: strata.coord.v1.ShardReplica
+	(*ShardLeader)(nil),                // 33: strata.coord.v1.ShardLeader
 }
 var file_strata_coord_v1_coord_proto_depIdxs = []int32{
-	30, // 0: strata.coord.v1.GetShardLeadersResponse.replicas:type_name -> strata.coord.v1.ShardReplica
-	31, // 1: strata.coord.v1.ShardReplica.leaders:type_name -> strata.coord.v1.ShardLeader
+	32, // 0: strata.coord.v1.GetShardLeadersResponse.replicas:type_name -> strata.coord.v1.ShardReplica
+	33, // 1: strata.coord.v1.ShardReplica.leaders:type_name -> strata.coord.v1.ShardLeader
 	0,  // 2: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
 	2,  // 3: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
 	4,  // 4: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
@@ -1846,25 +1943,27 @@ var file_strata_coord_v1_coord_proto_depIdxs = []int32{
 	20, // 12: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
 	22, // 13: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
 	24, // 14: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
-	26, // 15: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
-	28, // 16: strata.coord.v1.QueryCoordService.GetShardLeaders:input_type -> strata.coord.v1.GetShardLeadersRequest
-	1,  // 17: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
-	3,  // 18: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
-	5,  // 19: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
-	7,  // 20: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
-	9,  // 21: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
-	11, // 22: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
-	13, // 23: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
-	15, // 24: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
-	17, // 25: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
-	19, // 26: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
-	21, // 27: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
-	23, // 28: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
-	25, // 29: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
-	27, // 30: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
-	29, // 31: strata.coord.v1.QueryCoordService.GetShardLeaders:output_type -> strata.coord.v1.GetShardLeadersResponse
-	17, // [17:32] is the sub-list for method output_type
-	2,  // [2:17] is the sub-list for method input_type
+	26, // 15: strata.coord.v1.ClockService.AllocateTimestamps:input_type -> strata.coord.v1.AllocateTimestampsRequest
+	28, // 16: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
+	30, // 17: strata.coord.v1.QueryCoordService.GetShardLeaders:input_type -> strata.coord.v1.GetShardLeadersRequest
+	1,  // 18: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
+	3,  // 19: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
+	5,  // 20: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
+	7,  // 21: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
+	9,  // 22: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
+	11, // 23: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
+	13, // 24: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
+	15, // 25: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
+	17, // 26: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
+	19, // 27: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
+	21, // 28: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
+	23, // 29: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
+	25, // 30: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
+	27, // 31: strata.coord.v1.ClockService.AllocateTimestamps:output_type -> strata.coord.v1.AllocateTimestampsResponse
+	29, // 32: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
+	31, // 33: strata.coord.v1.QueryCoordService.GetShardLeaders:output_type -> strata.coord.v1.GetShardLeadersResponse
+	18, // [18:34] is the sub-list for method output_type
+	2,  // [2:18] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
 	2,  // [2:2] is the sub-list for extension extendee
 	0,  // [0:2] is the sub-list for field type_name
@@ -1883,7 +1982,7 @@ func file_strata_coord_v1_coord_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_coord_v1_coord_proto_rawDesc), len(file_strata_coord_v1_coord_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

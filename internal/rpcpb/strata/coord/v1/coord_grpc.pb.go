@@ -681,8 +681,9 @@ var RootCoordService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	ClockService_AllocateIds_FullMethodName = "/strata.coord.v1.ClockService/AllocateIds"
-	ClockService_Tick_FullMethodName        = "/strata.coord.v1.ClockService/Tick"
+	ClockService_AllocateIds_FullMethodName        = "/strata.coord.v1.ClockService/AllocateIds"
+	ClockService_AllocateTimestamps_FullMethodName = "/strata.coord.v1.ClockService/AllocateTimestamps"
+	ClockService_Tick_FullMethodName               = "/strata.coord.v1.ClockService/Tick"
 )
 
 // ClockServiceClient is the client API for ClockService service.
@@ -694,6 +695,10 @@ type ClockServiceClient interface {
 	// AllocateIds reserves count consecutive TSO-shaped IDs and returns the
 	// first.
 	AllocateIds(ctx context.Context, in *AllocateIdsRequest, opts ...grpc.CallOption) (*AllocateIdsResponse, error)
+	// AllocateTimestamps reserves count consecutive hybrid timestamps from
+	// the timestamp oracle (the one the WAL writer stamps appends with) and
+	// returns the first; a proxy serves its timestamps from these ranges.
+	AllocateTimestamps(ctx context.Context, in *AllocateTimestampsRequest, opts ...grpc.CallOption) (*AllocateTimestampsResponse, error)
 	// Tick makes a pchannel emit a time tick now and returns its timestamp.
 	Tick(ctx context.Context, in *TickRequest, opts ...grpc.CallOption) (*TickResponse, error)
 }
@@ -710,6 +715,16 @@ func (c *clockServiceClient) AllocateIds(ctx context.Context, in *AllocateIdsReq
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AllocateIdsResponse)
 	err := c.cc.Invoke(ctx, ClockService_AllocateIds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clockServiceClient) AllocateTimestamps(ctx context.Context, in *AllocateTimestampsRequest, opts ...grpc.CallOption) (*AllocateTimestampsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AllocateTimestampsResponse)
+	err := c.cc.Invoke(ctx, ClockService_AllocateTimestamps_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -735,6 +750,10 @@ type ClockServiceServer interface {
 	// AllocateIds reserves count consecutive TSO-shaped IDs and returns the
 	// first.
 	AllocateIds(context.Context, *AllocateIdsRequest) (*AllocateIdsResponse, error)
+	// AllocateTimestamps reserves count consecutive hybrid timestamps from
+	// the timestamp oracle (the one the WAL writer stamps appends with) and
+	// returns the first; a proxy serves its timestamps from these ranges.
+	AllocateTimestamps(context.Context, *AllocateTimestampsRequest) (*AllocateTimestampsResponse, error)
 	// Tick makes a pchannel emit a time tick now and returns its timestamp.
 	Tick(context.Context, *TickRequest) (*TickResponse, error)
 	mustEmbedUnimplementedClockServiceServer()
@@ -749,6 +768,9 @@ type UnimplementedClockServiceServer struct{}
 
 func (UnimplementedClockServiceServer) AllocateIds(context.Context, *AllocateIdsRequest) (*AllocateIdsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AllocateIds not implemented")
+}
+func (UnimplementedClockServiceServer) AllocateTimestamps(context.Context, *AllocateTimestampsRequest) (*AllocateTimestampsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AllocateTimestamps not implemented")
 }
 func (UnimplementedClockServiceServer) Tick(context.Context, *TickRequest) (*TickResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Tick not implemented")
@@ -792,6 +814,24 @@ func _ClockService_AllocateIds_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClockService_AllocateTimestamps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AllocateTimestampsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClockServiceServer).AllocateTimestamps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClockService_AllocateTimestamps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClockServiceServer).AllocateTimestamps(ctx, req.(*AllocateTimestampsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClockService_Tick_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(TickRequest)
 	if err := dec(in); err != nil {
@@ -820,6 +860,10 @@ var ClockService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AllocateIds",
 			Handler:    _ClockService_AllocateIds_Handler,
+		},
+		{
+			MethodName: "AllocateTimestamps",
+			Handler:    _ClockService_AllocateTimestamps_Handler,
 		},
 		{
 			MethodName: "Tick",

@@ -54,9 +54,13 @@ type LoadRequest struct {
 	// node serving another set of the collection builds this one beside it
 	// and swaps them at once (the old set serves until then, and on when the
 	// load fails).
-	Vchannels     []string `protobuf:"bytes,4,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Vchannels []string `protobuf:"bytes,4,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
+	// resource_groups is the client's resource_groups (none: the default
+	// group). A query node ignores it; a query coordinator served behind
+	// the same contract places the replicas in them.
+	ResourceGroups []string `protobuf:"bytes,5,rep,name=resource_groups,json=resourceGroups,proto3" json:"resource_groups,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LoadRequest) Reset() {
@@ -113,6 +117,13 @@ func (x *LoadRequest) GetReplicaNumber() int32 {
 func (x *LoadRequest) GetVchannels() []string {
 	if x != nil {
 		return x.Vchannels
+	}
+	return nil
+}
+
+func (x *LoadRequest) GetResourceGroups() []string {
+	if x != nil {
+		return x.ResourceGroups
 	}
 	return nil
 }
@@ -1612,12 +1623,13 @@ var File_strata_querynode_v1_querynode_proto protoreflect.FileDescriptor
 
 const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\n" +
-	"#strata/querynode/v1/querynode.proto\x12\x13strata.querynode.v1\"\x9c\x01\n" +
+	"#strata/querynode/v1/querynode.proto\x12\x13strata.querynode.v1\"\xc5\x01\n" +
 	"\vLoadRequest\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12%\n" +
 	"\x0ereplica_number\x18\x03 \x01(\x05R\rreplicaNumber\x12\x1c\n" +
-	"\tvchannels\x18\x04 \x03(\tR\tvchannels\"\x0e\n" +
+	"\tvchannels\x18\x04 \x03(\tR\tvchannels\x12'\n" +
+	"\x0fresource_groups\x18\x05 \x03(\tR\x0eresourceGroups\"\x0e\n" +
 	"\fLoadResponse\"5\n" +
 	"\x0eReleaseRequest\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\"\x11\n" +

@@ -1,0 +1,63 @@
+// Package proxyrpc puts the proxy apart from the coordinator (`strata run
+// proxy`): servers of strata.proxy.v1 (proto/strata/proxy/v1) that adapt
+// the coordinator's in-process components, and clients that implement
+// exactly the proxy's role interfaces over them, so that a proxy process
+// is built the same way over in-process coordinators or over these
+// (internal/app runProxy). A remote failure is returned as the error,
+// never read as an answer.
+//
+//	CatalogService  NewCatalogServer(RootCoord)          Catalog: every role of proxy.Catalog, cached
+//	DataService     NewDataServer(DataCoord)             Data: proxy.DataCoord
+//	DmlService      NewDMLServer(DML, CollectionByID)    DMLClient: proxy.DML
+//	ImportService   NewImportServer(Importer)            ImportClient: proxy.Importer
+//	ProxyService    NewProxyServer(Invalidator)          Notifier (the coordinator's side)
+//
+// The query side is the coordinator's query coordinator served as a
+// strata.querynode.v1.QueryNodeService (queryrpc.Client is the proxy's
+// Loader and Reader; a proxy-side reader going to the shard leaders can
+// replace the Reader alone). IDs and timestamps come from
+// strata.coord.v1.ClockService through IDs and Timestamps.
+//
+// # Writes
+//
+// The proxy validates and routes rows as in process and builds the WAL
+// messages; the coordinator, the WAL writer's owner (as Milvus 2.6's
+// streaming node), appends them with one timestamp, assigning segments
+// under the pchannel locks (proxy.LocalDML). AppendDml is sent once
+// (rpc.NoRetry): a retry after the coordinator applied it would store the
+// rows twice. A failed append is never acknowledged; as with any failed
+// write it may or may not have landed.
+//
+// # The metadata cache
+//
+// Catalog caches collections (by database and name or alias) and
+// databases. The coordinator wraps its root coordinator with Notifying:
+// every DDL that changes collections, databases, aliases or load records
+// calls Notifier.Invalidate before it returns, which lists the live
+// "proxy" sessions and calls ProxyService.InvalidateMetaCache on each in
+// parallel, within NotifierConfig.Bound; a proxy that does not answer in
+// time is taken for dead and skipped. Invalidate drops the whole cache
+// and bumps a generation, so that a lookup in flight during the
+// invalidation does not store what it read. "Not found" is never cached.
+// A proxy whose session is lost drops its cache and stops (app). DDL
+// itself is ordered by the root coordinator's queue, whichever proxy it
+// came through.
+//
+// # IDs and timestamps
+//
+// IDs are served from blocks the proxy fetches (IDs). Timestamps are
+// never fetched ahead, since a read's guarantee timestamp must follow
+// every write acknowledged before it: concurrent requests are coalesced
+// into one AllocateTimestamps call (Timestamps), one call at a time, so
+// they only grow; a coordinator failover keeps them growing (the new
+// oracle starts beyond what the old one persisted, internal/tso).
+//
+// # Status methods without errors
+//
+// Some role methods have no error result, as the in-process components
+// answer them from memory (Collections, Databases, AliasesOf, FlushState,
+// RowCount, Segments, IndexProgress, CompactionState, an import Job):
+// when the call fails the error is logged and the answer is the empty one,
+// as queryrpc does for the Loader's status methods. Giving them errors is
+// the next step.
+package proxyrpc
