@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	"github.com/strata-db/strata/internal/datanode"
 	"github.com/strata-db/strata/internal/health"
+	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
 	"github.com/strata-db/strata/internal/rpc/datanoderpc"
@@ -39,15 +41,28 @@ func (r *queryNodeRole) register(srv *grpc.Server) {
 func (r *queryNodeRole) run(ctx context.Context) error { return r.qn.Run(ctx) }
 func (r *queryNodeRole) sources() []health.Source      { return []health.Source{r.qn} }
 func (r *queryNodeRole) loading() []string             { return r.qn.LoadingCollections() }
+func (r *queryNodeRole) joined(membership.Node)        {}
 
 // dataNodeRole is a data node process's component: a data node in its
 // watched mode (it consumes the vchannels the coordinator's channel
 // balancer gives it, DataNodeService), reporting and claiming index
-// builds and compactions through coordrpc.
+// builds and compactions through coordrpc. It claims only once its
+// session is registered, under its executorName, so that the coordinator
+// can take its claims back when the session ends.
 type dataNodeRole struct {
 	dn   *datanode.Node
 	data *coordrpc.DataCoord
-	name string
+	// session receives the node's session once registered (joined).
+	session chan membership.Node
+}
+
+// executorName is the builder and compaction executor name of a data node
+// process: its membership node ID (never reused, so a restarted process
+// holds none of its previous life's claims) and its address. The
+// coordinator role derives the same name from the session of a node that
+// died (releaseDeadExecutors).
+func executorName(n membership.Node) string {
+	return fmt.Sprintf("datanode-%d@%s", n.ID, n.Address)
 }
 
 // newDataNodeRole builds a watched data node over the coordinator's
@@ -64,7 +79,7 @@ func newDataNodeRole(d nodeDeps) (nodeComponent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dataNodeRole{dn: dn, data: data, name: "datanode@" + d.cfg.InternalAddr}, nil
+	return &dataNodeRole{dn: dn, data: data, session: make(chan membership.Node, 1)}, nil
 }
 
 func (r *dataNodeRole) register(srv *grpc.Server) {
@@ -74,9 +89,26 @@ func (r *dataNodeRole) register(srv *grpc.Server) {
 func (r *dataNodeRole) run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return r.dn.Run(gctx) })
-	g.Go(func() error { return r.dn.RunIndexBuilder(gctx, r.data, r.name) })
-	g.Go(func() error { return r.dn.RunCompactor(gctx, r.data) })
+	g.Go(func() error {
+		var name string
+		select {
+		case <-gctx.Done():
+			return nil
+		case n := <-r.session:
+			name = executorName(n)
+		}
+		g.Go(func() error { return r.dn.RunCompactor(gctx, r.data, name) })
+		return r.dn.RunIndexBuilder(gctx, r.data, name)
+	})
 	return g.Wait()
 }
 func (r *dataNodeRole) sources() []health.Source { return []health.Source{r.dn} }
 func (r *dataNodeRole) loading() []string        { return []string{} }
+
+// joined starts the claims under the session's executorName.
+func (r *dataNodeRole) joined(n membership.Node) {
+	select {
+	case r.session <- n:
+	default: // joined once per process
+	}
+}

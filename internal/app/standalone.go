@@ -510,10 +510,17 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			}
 			return bal.Run(gctx, w)
 		})
+		// The index builds and compactions of a data node that dies
+		// move at once (docs/design/cluster.md, "What happens on each
+		// failure").
+		released := metrics.NewTaskRelease(reg)
+		g.Go(func() error {
+			return releaseDeadExecutors(gctx, member.reg, data, released, logger.With("component", "claims"))
+		})
 	} else {
 		g.Go(func() error { return dn.Run(gctx) })
 		g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
-		g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
+		g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data), "standalone") })
 	}
 	g.Go(func() error { return qs.run(gctx) })
 	g.Go(func() error { return imp.Run(gctx) })

@@ -116,6 +116,10 @@ type Coordinator struct {
 	// plans (CreateIndex and the periodic loop) never both create the same
 	// missing build.
 	indexPlanMu sync.Mutex
+	// claimMu serialises the read-modify-writes of claimed index tasks
+	// (ClaimIndexTask, FinishIndexTask, ReleaseExecutor), so that a
+	// release never overwrites the report it raced with, nor the reverse.
+	claimMu sync.Mutex
 
 	compaction compactionState
 	gc         gcState     // garbage collection (gc.go)

@@ -550,7 +550,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 	_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+	plan, ok, err := e.c.ClaimCompaction(e.ctx, "executor", time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
 	id, err := e.ids.Allocate(e.ctx, 2)
@@ -562,7 +562,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		Level: catalog.LevelL1, NumRows: 20, Binlogs: map[int64][]catalog.Binlog{testVec: {{LogID: logID, Entries: 20, Size: e.put(key)}}},
 	}
 	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{
-		PlanID:  plan.ID,
+		PlanID: plan.ID, Attempt: plan.Attempt,
 		Outputs: []catalog.SegmentInfo{output},
 	}, nil))
 	info, ok := segmentOf(t, e.c, a)

@@ -512,8 +512,9 @@ func (*ReportSyncResponse) Descriptor() ([]byte, []int) {
 
 // ClaimIndexTaskRequest names the builder and how long to wait.
 type ClaimIndexTaskRequest struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Builder string                 `protobuf:"bytes,1,opt,name=builder,proto3" json:"builder,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// builder is the claiming builder's unique name (catalog.IndexTask.Builder).
+	Builder string `protobuf:"bytes,1,opt,name=builder,proto3" json:"builder,omitempty"`
 	// wait_ms is how long the coordinator waits for a task, in milliseconds.
 	WaitMs        int64 `protobuf:"varint,2,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -632,7 +633,8 @@ func (x *ClaimIndexTaskResponse) GetIndex() []byte {
 type FinishIndexTaskRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	BuildId int64                  `protobuf:"varint,1,opt,name=build_id,json=buildId,proto3" json:"build_id,omitempty"`
-	// version is the claim's task version; a stale one is ignored.
+	// version is the claim's task version; a stale one changes nothing and
+	// fails (datacoord.ErrStaleClaim).
 	Version int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
 	// files and size_bytes are what a successful build wrote.
 	Files     []string `protobuf:"bytes,3,rep,name=files,proto3" json:"files,omitempty"`
@@ -745,11 +747,14 @@ func (*FinishIndexTaskResponse) Descriptor() ([]byte, []int) {
 	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{13}
 }
 
-// ClaimCompactionRequest says how long to wait.
+// ClaimCompactionRequest names the executor and says how long to wait.
 type ClaimCompactionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// wait_ms is how long the coordinator waits for a plan, in milliseconds.
-	WaitMs        int64 `protobuf:"varint,1,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	WaitMs int64 `protobuf:"varint,1,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	// executor is the claiming executor's unique name
+	// (catalog.CompactionPlan.Executor).
+	Executor      string `protobuf:"bytes,2,opt,name=executor,proto3" json:"executor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -789,6 +794,13 @@ func (x *ClaimCompactionRequest) GetWaitMs() int64 {
 		return x.WaitMs
 	}
 	return 0
+}
+
+func (x *ClaimCompactionRequest) GetExecutor() string {
+	if x != nil {
+		return x.Executor
+	}
+	return ""
 }
 
 // ClaimCompactionResponse holds the claimed plan.
@@ -1429,9 +1441,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\vbuild_error\x18\x05 \x01(\tH\x00R\n" +
 	"buildError\x88\x01\x01B\x0e\n" +
 	"\f_build_error\"\x19\n" +
-	"\x17FinishIndexTaskResponse\"1\n" +
+	"\x17FinishIndexTaskResponse\"M\n" +
 	"\x16ClaimCompactionRequest\x12\x17\n" +
-	"\await_ms\x18\x01 \x01(\x03R\x06waitMs\"G\n" +
+	"\await_ms\x18\x01 \x01(\x03R\x06waitMs\x12\x1a\n" +
+	"\bexecutor\x18\x02 \x01(\tR\bexecutor\"G\n" +
 	"\x17ClaimCompactionResponse\x12\x18\n" +
 	"\aclaimed\x18\x01 \x01(\bR\aclaimed\x12\x12\n" +
 	"\x04plan\x18\x02 \x01(\fR\x04plan\"f\n" +
