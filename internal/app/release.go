@@ -17,6 +17,10 @@ type executorReleaser interface {
 	ReleaseExecutor(ctx context.Context, executor string) (datacoord.Released, error)
 }
 
+// standaloneExecutor is the builder and compaction executor name of a
+// standalone process's data node.
+const standaloneExecutor = "standalone"
+
 // releaseRetry spaces the attempts of a release the meta store refused.
 const releaseRetry = time.Second
 
@@ -58,16 +62,18 @@ func releaseDeadExecutors(ctx context.Context, reg *membership.Registry, data ex
 
 // release releases one executor's claims, retrying until the meta store
 // takes the change or ctx ends (a coordinator that lost its term stops for
-// that reason anyway).
+// that reason anyway); m may be nil (no metrics).
 func release(ctx context.Context, data executorReleaser, name string, nodeID int64, m *metrics.TaskRelease,
 	logger *slog.Logger,
 ) {
 	for {
 		r, err := data.ReleaseExecutor(ctx, name)
-		m.ObserveRelease(metrics.ReleasedIndex, r.IndexTasks)
-		m.ObserveRelease(metrics.ReleasedCompaction, r.Compactions)
+		if m != nil {
+			m.ObserveRelease(metrics.ReleasedIndex, r.IndexTasks)
+			m.ObserveRelease(metrics.ReleasedCompaction, r.Compactions)
+		}
 		if r.IndexTasks+r.Compactions > 0 || err != nil {
-			logger.Info("released the claims of a dead data node", "executor", name, "node_id", nodeID,
+			logger.Info("released the claims of a builder that is gone", "executor", name, "node_id", nodeID,
 				"index_builds", r.IndexTasks, "compactions", r.Compactions, "err", err)
 		}
 		if err == nil {

@@ -519,8 +519,17 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		})
 	} else {
 		g.Go(func() error { return dn.Run(gctx) })
-		g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
-		g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data), "standalone") })
+		g.Go(func() error {
+			// Claims of other builders (data node processes, when this
+			// meta store served a cluster before) have nobody to finish them.
+			for _, name := range data.Claimants() {
+				if name != standaloneExecutor {
+					release(gctx, data, name, 0, nil, logger)
+				}
+			}
+			return dn.RunIndexBuilder(gctx, om.indexBuilds(data), standaloneExecutor)
+		})
+		g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data), standaloneExecutor) })
 	}
 	g.Go(func() error { return qs.run(gctx) })
 	g.Go(func() error { return imp.Run(gctx) })

@@ -185,3 +185,22 @@ func TestLostCompactionClaimIsHandedBack(t *testing.T) {
 	err = e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: lost.ID, Attempt: lost.Attempt}, nil)
 	require.ErrorIs(t, err, ErrStaleClaim)
 }
+
+// TestClaimSurvivesCoordinatorRestart: a build claimed by a data node
+// stays its own through a coordinator restart (a failover: the node may
+// still be building), so no other builder takes it until it is released,
+// and the node's report after the restart is taken.
+func TestClaimSurvivesCoordinatorRestart(t *testing.T) {
+	e := indexedEnv(t)
+	held, _, ok, err := e.c.ClaimIndexTask(e.ctx, "datanode-1@a", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	e.open()
+	require.Equal(t, []string{"datanode-1@a"}, e.c.Claimants())
+	_, _, ok, err = e.c.ClaimIndexTask(e.ctx, "datanode-2@b", 0)
+	require.NoError(t, err)
+	require.False(t, ok, "still leased to a builder that may be alive")
+	require.NoError(t, e.c.FinishIndexTask(e.ctx, held.BuildID, held.Version, []string{"f"}, 1, nil),
+		"the builder's report goes through after the restart")
+	require.Equal(t, catalog.IndexFinished, e.c.IndexTasks(1)[0].State)
+}

@@ -16,7 +16,9 @@ import (
 const MaxIndexAttempts = 3
 
 // IndexLease is how long a builder holds an InProgress task before it may be
-// handed to another builder (the first one is presumed dead).
+// handed to another builder (the first one is presumed dead). A builder
+// known to be dead (its session ended) is released at once instead
+// (ReleaseExecutor); the lease is the backstop for one alive but stuck.
 const IndexLease = 10 * time.Minute
 
 // taskWant is one index build the planner wants to exist.
