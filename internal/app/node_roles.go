@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
@@ -16,32 +18,85 @@ import (
 	"github.com/strata-db/strata/internal/rpc/queryrpc"
 	datanodev1 "github.com/strata-db/strata/internal/rpcpb/strata/datanode/v1"
 	querynodev1 "github.com/strata-db/strata/internal/rpcpb/strata/querynode/v1"
+	"github.com/strata-db/strata/internal/wal"
 )
 
 // queryNodeRole is a query node process's component: a query node reading
 // the coordinator's metadata through coordrpc and serving
-// QueryNodeService to the query coordinator.
-type queryNodeRole struct{ qn *querynode.Node }
+// QueryNodeService to the query coordinator. Its delegators pin the WAL
+// they still have to replay in a local wal.Pins, which it reports to the
+// coordinator every pinReportInterval once its session is registered
+// (wal.RemotePins): the coordinator truncates behind them.
+type queryNodeRole struct {
+	qn     *querynode.Node
+	pins   *wal.Pins
+	report *coordrpc.WALPins
+	logger *slog.Logger
+	// session receives the node's session once registered (joined).
+	session chan membership.Node
+}
 
-// newQueryNodeRole builds a query node over the coordinator's clients. It
-// pins no WAL offsets (pins nil): the coordinator does not truncate the
-// WAL while query nodes run apart (Config.validateCoordinator).
+// newQueryNodeRole builds a query node over the coordinator's clients.
 func newQueryNodeRole(d nodeDeps) (nodeComponent, error) {
 	data, err := coordrpc.NewDataCoord(d.coord, coordrpc.Defaults())
 	if err != nil {
 		return nil, err
 	}
 	root, clock := coordrpc.NewRootCoord(d.coord), coordrpc.NewClock(d.coord)
-	return &queryNodeRole{qn: querynode.New(d.cfg.queryNode(), d.log, d.objects, data, root, clock, nil, d.logger)}, nil
+	// The pins only hold: this process truncates nothing (nil log).
+	pins := wal.NewPins(nil)
+	return &queryNodeRole{
+		qn:   querynode.New(d.cfg.queryNode(), d.log, d.objects, data, root, clock, pins, d.logger),
+		pins: pins, report: coordrpc.NewWALPins(d.coord), logger: d.logger, session: make(chan membership.Node, 1),
+	}, nil
 }
 
 func (r *queryNodeRole) register(srv *grpc.Server) {
 	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(r.qn, r.qn))
 }
-func (r *queryNodeRole) run(ctx context.Context) error { return r.qn.Run(ctx) }
-func (r *queryNodeRole) sources() []health.Source      { return []health.Source{r.qn} }
-func (r *queryNodeRole) loading() []string             { return r.qn.LoadingCollections() }
-func (r *queryNodeRole) joined(membership.Node)        {}
+
+func (r *queryNodeRole) run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return r.qn.Run(gctx) })
+	g.Go(func() error { return r.reportPins(gctx) })
+	return g.Wait()
+}
+
+// reportPins reports the node's pins every pinReportInterval from the
+// registration of its session until ctx ends. A failed report is retried
+// at the next tick; meanwhile the coordinator holds the last one.
+func (r *queryNodeRole) reportPins(ctx context.Context) error {
+	var id int64
+	select {
+	case <-ctx.Done():
+		return nil
+	case n := <-r.session:
+		id = n.ID
+	}
+	t := time.NewTicker(pinReportInterval)
+	defer t.Stop()
+	for {
+		if err := r.report.Report(ctx, id, r.pins.Floors()); err != nil && ctx.Err() == nil {
+			r.logger.Warn("querynode: report WAL pins failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (r *queryNodeRole) sources() []health.Source { return []health.Source{r.qn} }
+func (r *queryNodeRole) loading() []string        { return r.qn.LoadingCollections() }
+
+// joined starts the pin reports under the session's node ID.
+func (r *queryNodeRole) joined(n membership.Node) {
+	select {
+	case r.session <- n:
+	default: // joined once per process
+	}
+}
 
 // dataNodeRole is a data node process's component: a data node in its
 // watched mode (it consumes the vchannels the coordinator's channel

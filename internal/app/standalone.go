@@ -403,13 +403,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	coordinator := cfg.role() == RoleCoordinator
 	// Query nodes pin the WAL they still have to replay; truncation behind
-	// the checkpoints goes through the pins. The coordinator role keeps
-	// the WAL whole: its query nodes run in other processes and cannot
-	// pin it (keepWAL).
+	// the checkpoints goes through the pins. In the coordinator role the
+	// query nodes run in other processes and report their pins
+	// (wal.RemotePins, coordinator.go).
 	pins := wal.NewPins(log)
 	var trunc datacoord.Truncater = pins
+	var remotePins *wal.RemotePins
 	if coordinator {
-		trunc = keepWAL{}
+		remotePins = wal.NewRemotePins(pins, pinGrace)
+		trunc = remotePins
 	}
 	data, err := datacoord.New(ctx, cfg.dataCoord(), meta, ids, writer, trunc, root, objects, logger)
 	if err != nil {
@@ -486,7 +488,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		if coordinator {
 			// What the node processes ask of the coordinators.
 			register = func(srv *grpc.Server) {
-				registerCoordServices(srv, data, root, ids, writer, om)
+				registerCoordServices(srv, data, root, ids, writer, remotePins, om)
 			}
 		}
 		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, register); err != nil {
@@ -513,6 +515,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		// The index builds and compactions of a data node that dies
 		// move at once (docs/design/cluster.md, "What happens on each
 		// failure").
+		g.Go(func() error { return followQueryNodes(gctx, member.reg, remotePins) })
 		released := metrics.NewTaskRelease(reg)
 		g.Go(func() error {
 			return releaseDeadExecutors(gctx, member.reg, data, released, logger.With("component", "claims"))

@@ -2,13 +2,14 @@
 // RPC (proto/strata/coord/v1): what a query node or a data node running in
 // its own process asks of the coordinator process.
 //
-// Servers adapt in-process components to the three services; they declare
+// Servers adapt in-process components to the four services; they declare
 // the role interfaces they serve and never import a component (the app
 // hands them the coordinators):
 //
 //	DataCoordService  NewDataCoordServer(segs SegmentMeta, idx IndexMeta, syncs SyncReporter, builds IndexBuilds, compactions Compactions)
 //	RootCoordService  NewRootCoordServer(colls Collections)
 //	ClockService      NewClockServer(ids IDAllocator, ticker Ticker)
+//	WALPinService     NewWALPinServer(pins PinReports)
 //
 // Clients implement exactly the Go interfaces the nodes consume, so a node
 // is built the same way over in-process coordinators or over these:
@@ -16,6 +17,7 @@
 //	DataCoord  querynode.Segments, datanode.Coord, datanode.IndexCoord, datanode.CompactionCoord
 //	RootCoord  querynode.Collections, datanode.Collections
 //	Clock      datanode.Allocator, querynode.Ticker
+//	WALPins    the query node process's WAL pin reports (wal.RemotePins at the coordinator)
 //
 // Their connection comes from rpc.Pool (or any connection made with
 // rpc.DialOptions), which gives every call its deadline, retries and

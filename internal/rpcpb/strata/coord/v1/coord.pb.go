@@ -1398,6 +1398,152 @@ func (x *TickResponse) GetTimestamp() uint64 {
 	return 0
 }
 
+// ReportPinsRequest is a node's pins.
+type ReportPinsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// node_id is the reporting node's membership node ID.
+	NodeId int64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// pins are the pchannels the node reads and the lowest offset it still
+	// needs in each; a pchannel not named, it does not read.
+	Pins          []*WALPin `protobuf:"bytes,2,rep,name=pins,proto3" json:"pins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPinsRequest) Reset() {
+	*x = ReportPinsRequest{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPinsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPinsRequest) ProtoMessage() {}
+
+func (x *ReportPinsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPinsRequest.ProtoReflect.Descriptor instead.
+func (*ReportPinsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ReportPinsRequest) GetNodeId() int64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *ReportPinsRequest) GetPins() []*WALPin {
+	if x != nil {
+		return x.Pins
+	}
+	return nil
+}
+
+// WALPin is one pchannel's lowest needed offset.
+type WALPin struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pchannel      string                 `protobuf:"bytes,1,opt,name=pchannel,proto3" json:"pchannel,omitempty"`
+	Offset        int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WALPin) Reset() {
+	*x = WALPin{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WALPin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WALPin) ProtoMessage() {}
+
+func (x *WALPin) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WALPin.ProtoReflect.Descriptor instead.
+func (*WALPin) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *WALPin) GetPchannel() string {
+	if x != nil {
+		return x.Pchannel
+	}
+	return ""
+}
+
+func (x *WALPin) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ReportPinsResponse is empty.
+type ReportPinsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPinsResponse) Reset() {
+	*x = ReportPinsResponse{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPinsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPinsResponse) ProtoMessage() {}
+
+func (x *ReportPinsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPinsResponse.ProtoReflect.Descriptor instead.
+func (*ReportPinsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{30}
+}
+
 var File_strata_coord_v1_coord_proto protoreflect.FileDescriptor
 
 const file_strata_coord_v1_coord_proto_rawDesc = "" +
@@ -1474,7 +1620,14 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\vTickRequest\x12\x1a\n" +
 	"\bpchannel\x18\x01 \x01(\tR\bpchannel\",\n" +
 	"\fTickResponse\x12\x1c\n" +
-	"\ttimestamp\x18\x01 \x01(\x04R\ttimestamp2\x81\a\n" +
+	"\ttimestamp\x18\x01 \x01(\x04R\ttimestamp\"Y\n" +
+	"\x11ReportPinsRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x03R\x06nodeId\x12+\n" +
+	"\x04pins\x18\x02 \x03(\v2\x17.strata.coord.v1.WALPinR\x04pins\"<\n" +
+	"\x06WALPin\x12\x1a\n" +
+	"\bpchannel\x18\x01 \x01(\tR\bpchannel\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\x14\n" +
+	"\x12ReportPinsResponse2\x81\a\n" +
 	"\x10DataCoordService\x12X\n" +
 	"\vGetRecovery\x12#.strata.coord.v1.GetRecoveryRequest\x1a$.strata.coord.v1.GetRecoveryResponse\x12U\n" +
 	"\n" +
@@ -1493,7 +1646,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x0fGetExpireBefore\x12'.strata.coord.v1.GetExpireBeforeRequest\x1a(.strata.coord.v1.GetExpireBeforeResponse2\xad\x01\n" +
 	"\fClockService\x12X\n" +
 	"\vAllocateIds\x12#.strata.coord.v1.AllocateIdsRequest\x1a$.strata.coord.v1.AllocateIdsResponse\x12C\n" +
-	"\x04Tick\x12\x1c.strata.coord.v1.TickRequest\x1a\x1d.strata.coord.v1.TickResponseB\xc3\x01\n" +
+	"\x04Tick\x12\x1c.strata.coord.v1.TickRequest\x1a\x1d.strata.coord.v1.TickResponse2f\n" +
+	"\rWALPinService\x12U\n" +
+	"\n" +
+	"ReportPins\x12\".strata.coord.v1.ReportPinsRequest\x1a#.strata.coord.v1.ReportPinsResponseB\xc3\x01\n" +
 	"\x13com.strata.coord.v1B\n" +
 	"CoordProtoP\x01ZBgithub.com/strata-db/strata/internal/rpcpb/strata/coord/v1;coordv1\xa2\x02\x03SCX\xaa\x02\x0fStrata.Coord.V1\xca\x02\x0fStrata\\Coord\\V1\xe2\x02\x1bStrata\\Coord\\V1\\GPBMetadata\xea\x02\x11Strata::Coord::V1b\x06proto3"
 
@@ -1509,7 +1665,7 @@ func file_strata_coord_v1_coord_proto_rawDescGZIP() []byte {
 	return file_strata_coord_v1_coord_proto_rawDescData
 }
 
-var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetRecoveryRequest)(nil),         // 0: strata.coord.v1.GetRecoveryRequest
 	(*GetRecoveryResponse)(nil),        // 1: strata.coord.v1.GetRecoveryResponse
@@ -1539,41 +1695,47 @@ var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*AllocateIdsResponse)(nil),        // 25: strata.coord.v1.AllocateIdsResponse
 	(*TickRequest)(nil),                // 26: strata.coord.v1.TickRequest
 	(*TickResponse)(nil),               // 27: strata.coord.v1.TickResponse
+	(*ReportPinsRequest)(nil),          // 28: strata.coord.v1.ReportPinsRequest
+	(*WALPin)(nil),                     // 29: strata.coord.v1.WALPin
+	(*ReportPinsResponse)(nil),         // 30: strata.coord.v1.ReportPinsResponse
 }
 var file_strata_coord_v1_coord_proto_depIdxs = []int32{
-	0,  // 0: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
-	2,  // 1: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
-	4,  // 2: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
-	6,  // 3: strata.coord.v1.DataCoordService.ListIndexes:input_type -> strata.coord.v1.ListIndexesRequest
-	8,  // 4: strata.coord.v1.DataCoordService.ReportSync:input_type -> strata.coord.v1.ReportSyncRequest
-	10, // 5: strata.coord.v1.DataCoordService.ClaimIndexTask:input_type -> strata.coord.v1.ClaimIndexTaskRequest
-	12, // 6: strata.coord.v1.DataCoordService.FinishIndexTask:input_type -> strata.coord.v1.FinishIndexTaskRequest
-	14, // 7: strata.coord.v1.DataCoordService.ClaimCompaction:input_type -> strata.coord.v1.ClaimCompactionRequest
-	16, // 8: strata.coord.v1.DataCoordService.CompleteCompaction:input_type -> strata.coord.v1.CompleteCompactionRequest
-	18, // 9: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
-	20, // 10: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
-	22, // 11: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
-	24, // 12: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
-	26, // 13: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
-	1,  // 14: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
-	3,  // 15: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
-	5,  // 16: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
-	7,  // 17: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
-	9,  // 18: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
-	11, // 19: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
-	13, // 20: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
-	15, // 21: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
-	17, // 22: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
-	19, // 23: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
-	21, // 24: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
-	23, // 25: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
-	25, // 26: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
-	27, // 27: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
-	14, // [14:28] is the sub-list for method output_type
-	0,  // [0:14] is the sub-list for method input_type
-	0,  // [0:0] is the sub-list for extension type_name
-	0,  // [0:0] is the sub-list for extension extendee
-	0,  // [0:0] is the sub-list for field type_name
+	29, // 0: strata.coord.v1.ReportPinsRequest.pins:type_name -> strata.coord.v1.WALPin
+	0,  // 1: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
+	2,  // 2: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
+	4,  // 3: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
+	6,  // 4: strata.coord.v1.DataCoordService.ListIndexes:input_type -> strata.coord.v1.ListIndexesRequest
+	8,  // 5: strata.coord.v1.DataCoordService.ReportSync:input_type -> strata.coord.v1.ReportSyncRequest
+	10, // 6: strata.coord.v1.DataCoordService.ClaimIndexTask:input_type -> strata.coord.v1.ClaimIndexTaskRequest
+	12, // 7: strata.coord.v1.DataCoordService.FinishIndexTask:input_type -> strata.coord.v1.FinishIndexTaskRequest
+	14, // 8: strata.coord.v1.DataCoordService.ClaimCompaction:input_type -> strata.coord.v1.ClaimCompactionRequest
+	16, // 9: strata.coord.v1.DataCoordService.CompleteCompaction:input_type -> strata.coord.v1.CompleteCompactionRequest
+	18, // 10: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
+	20, // 11: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
+	22, // 12: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
+	24, // 13: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
+	26, // 14: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
+	28, // 15: strata.coord.v1.WALPinService.ReportPins:input_type -> strata.coord.v1.ReportPinsRequest
+	1,  // 16: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
+	3,  // 17: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
+	5,  // 18: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
+	7,  // 19: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
+	9,  // 20: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
+	11, // 21: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
+	13, // 22: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
+	15, // 23: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
+	17, // 24: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
+	19, // 25: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
+	21, // 26: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
+	23, // 27: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
+	25, // 28: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
+	27, // 29: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
+	30, // 30: strata.coord.v1.WALPinService.ReportPins:output_type -> strata.coord.v1.ReportPinsResponse
+	16, // [16:31] is the sub-list for method output_type
+	1,  // [1:16] is the sub-list for method input_type
+	1,  // [1:1] is the sub-list for extension type_name
+	1,  // [1:1] is the sub-list for extension extendee
+	0,  // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_strata_coord_v1_coord_proto_init() }
@@ -1589,9 +1751,9 @@ func file_strata_coord_v1_coord_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_coord_v1_coord_proto_rawDesc), len(file_strata_coord_v1_coord_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   31,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_strata_coord_v1_coord_proto_goTypes,
 		DependencyIndexes: file_strata_coord_v1_coord_proto_depIdxs,
