@@ -25,6 +25,37 @@ const (
 	movesRows = 20000
 )
 
+// createRandomVectors creates coll with one shard (an int64 key "id" and
+// a dim-wide float vector "vec"), inserts n random vectors (seeded) in
+// batches of 5,000 and flushes them.
+func createRandomVectors(ctx context.Context, t *testing.T, c *milvusclient.Client, coll string, dim, n int, seed uint64) {
+	t.Helper()
+	schema := entity.NewSchema().WithName(coll).
+		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
+		WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(int64(dim)))
+	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(coll, schema).WithShardNum(1)))
+	rng := rand.New(rand.NewPCG(seed, seed))
+	const batch = 5000
+	for lo := 0; lo < n; lo += batch {
+		hi := min(lo+batch, n)
+		ids := make([]int64, 0, hi-lo)
+		vecs := make([][]float32, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			v := make([]float32, dim)
+			for j := range v {
+				v[j] = rng.Float32()
+			}
+			ids, vecs = append(ids, int64(i)), append(vecs, v)
+		}
+		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(coll).
+			WithInt64Column("id", ids).WithFloatVectorColumn("vec", dim, vecs))
+		require.NoError(t, err)
+	}
+	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+	require.NoError(t, err)
+	require.NoError(t, ft.Await(ctx))
+}
+
 // logField returns the value of key in a slog text line ("" when absent).
 func logField(line, key string) string {
 	for _, f := range strings.Fields(line) {
@@ -51,9 +82,7 @@ func TestClusterIndexBuildMovesOffDeadNode(t *testing.T) {
 	const sessionTTL = 3 * time.Second
 	e := startRealEngines(t)
 	bin := buildBinary(t)
-	cfg := e.config(t, map[string]any{
-		"cluster": map[string]any{"membership": map[string]any{"sessionTTL": sessionTTL.String()}},
-	})
+	cfg := e.clusterConfig(t, sessionTTL)
 	coord := startRole(t, bin, "coordinator", cfg, false)
 	dns := []*roleProc{startRole(t, bin, "datanode", cfg, false), startRole(t, bin, "datanode", cfg, false)}
 	startRole(t, bin, "querynode", cfg, false)
@@ -61,30 +90,8 @@ func TestClusterIndexBuildMovesOffDeadNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	c := coord.client(t)
-	schema := entity.NewSchema().WithName(movesColl).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
-		WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(movesDim))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(movesColl, schema).WithShardNum(1)))
-	rng := rand.New(rand.NewPCG(31, 32))
-	const batch = 5000
-	for lo := 0; lo < movesRows; lo += batch {
-		ids := make([]int64, 0, batch)
-		vecs := make([][]float32, 0, batch)
-		for i := lo; i < lo+batch; i++ {
-			v := make([]float32, movesDim)
-			for j := range v {
-				v[j] = rng.Float32()
-			}
-			ids, vecs = append(ids, int64(i)), append(vecs, v)
-		}
-		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(movesColl).
-			WithInt64Column("id", ids).WithFloatVectorColumn("vec", movesDim, vecs))
-		require.NoError(t, err)
-	}
-	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(movesColl))
-	require.NoError(t, err)
-	require.NoError(t, ft.Await(ctx))
-	_, err = c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(movesColl, "vec", index.NewHNSWIndex(entity.L2, 16, 100)))
+	createRandomVectors(ctx, t, c, movesColl, movesDim, movesRows, 31)
+	_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(movesColl, "vec", index.NewHNSWIndex(entity.L2, 16, 100)))
 	require.NoError(t, err)
 
 	describe := func() milvusclient.IndexDescription {

@@ -31,9 +31,7 @@ func TestClusterWALTruncatedBehindQueryNodes(t *testing.T) {
 	}
 	e := startRealEngines(t)
 	bin := buildBinary(t)
-	cfg := e.config(t, map[string]any{
-		"cluster": map[string]any{"membership": map[string]any{"sessionTTL": "3s"}},
-	})
+	cfg := e.clusterConfig(t, 3*time.Second)
 	coord := startRole(t, bin, "coordinator", cfg, false)
 	startRole(t, bin, "datanode", cfg, false)
 	qn := startRole(t, bin, "querynode", cfg, false)

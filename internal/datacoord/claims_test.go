@@ -11,6 +11,27 @@ import (
 	"github.com/strata-db/strata/internal/wal"
 )
 
+// The collection and partition of mergeEnv.
+const mergeColl, mergePart = 7, 1
+
+// mergeEnv is a coordinator with two small flushed segments a and b on
+// vchannel vch of collection mergeColl, partition mergePart, and the one
+// mix compaction that merges them planned (trigger), unclaimed.
+func mergeEnv(t *testing.T) (e *gcEnv, vch string, a, b, trigger int64) {
+	t.Helper()
+	e = newGCEnv(t)
+	e.cfg.Compaction.MinSmallSegments = 2
+	e.open()
+	vch = wal.VChannelName(wal.PChannelName("by-dev", 0), mergeColl, 0)
+	a, b = e.id(), e.id()
+	e.sync(mergeColl, mergePart, a, vch, true)
+	e.sync(mergeColl, mergePart, b, vch, true)
+	trigger, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	return e, vch, a, b, trigger
+}
+
 // TestReleaseExecutorMovesIndexBuild: the index build of a builder whose
 // session ended goes back to Unissued with a new version at once (not when
 // its lease ends), another builder claims it, the dead builder's late
@@ -94,17 +115,8 @@ func TestRestartedBuilderHoldsNoOldClaim(t *testing.T) {
 // before or after that commit, is refused and changes nothing, so the
 // inputs are dropped and the output added exactly once.
 func TestReleasedCompactionCommitsOnce(t *testing.T) {
-	e := newGCEnv(t)
-	e.cfg.Compaction.MinSmallSegments = 2
-	e.open()
-	const coll, part = 7, 1
-	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), coll, 0)
-	a, b := e.id(), e.id()
-	e.sync(coll, part, a, vch, true)
-	e.sync(coll, part, b, vch, true)
-	trigger, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	const coll, part = mergeColl, mergePart
+	e, vch, a, b, trigger := mergeEnv(t)
 	first, ok, err := e.c.ClaimCompaction(e.ctx, "datanode-1@a", time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -165,15 +177,7 @@ func TestReleasedCompactionCommitsOnce(t *testing.T) {
 // that claims again is one whose claim it never received: it comes back
 // to it as a new attempt, and the lost attempt's result is stale.
 func TestLostCompactionClaimIsHandedBack(t *testing.T) {
-	e := newGCEnv(t)
-	e.cfg.Compaction.MinSmallSegments = 2
-	e.open()
-	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), 7, 0)
-	e.sync(7, 1, e.id(), vch, true)
-	e.sync(7, 1, e.id(), vch, true)
-	_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	e, _, _, _, _ := mergeEnv(t)
 	lost, ok, err := e.c.ClaimCompaction(e.ctx, "x", 0)
 	require.NoError(t, err)
 	require.True(t, ok)

@@ -539,17 +539,8 @@ func TestSegmentFilesKeys(t *testing.T) {
 // Its report (no rows, Flushed) must not bring the segment back, neither
 // while the Dropped record is kept nor after it is gone.
 func TestReplayedFlushOfCompactedSegment(t *testing.T) {
-	e := newGCEnv(t)
-	e.cfg.Compaction.MinSmallSegments = 2
-	e.open()
-	const coll, part = 7, 1
-	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), coll, 0)
-	a, b := e.id(), e.id()
-	e.sync(coll, part, a, vch, true)
-	e.sync(coll, part, b, vch, true)
-	_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	const coll, part = mergeColl, mergePart
+	e, vch, a, _, _ := mergeEnv(t)
 	plan, ok, err := e.c.ClaimCompaction(e.ctx, "executor", time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
