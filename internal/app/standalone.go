@@ -512,10 +512,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			}
 			return bal.Run(gctx, w)
 		})
+		// The WAL pins of a query node count while its session lives.
+		g.Go(func() error { return followQueryNodes(gctx, member.reg, remotePins) })
 		// The index builds and compactions of a data node that dies
 		// move at once (docs/design/cluster.md, "What happens on each
 		// failure").
-		g.Go(func() error { return followQueryNodes(gctx, member.reg, remotePins) })
 		released := metrics.NewTaskRelease(reg)
 		g.Go(func() error {
 			return releaseDeadExecutors(gctx, member.reg, data, released, logger.With("component", "claims"))
