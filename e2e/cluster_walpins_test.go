@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,17 +22,20 @@ import (
 // the WAL offsets its delegator still needs (WALPinService); the
 // coordinator truncates the collection's pchannel behind them and the
 // channel checkpoints (the Kafka log start moves past offset 0, where the
-// coordinator role kept everything before). The query node is then killed
-// -9 and a new one loads the collection after the truncation: it reads the
-// flushed rows from object storage and the rest from what the WAL kept,
-// and counts every row.
+// coordinator role kept everything before). The query node is then stopped
+// (SIGSTOP, its session alive) while rows are inserted and flushed: the WAL
+// it has not read yet is kept, and once it runs again it counts every row.
+// Finally it is killed -9 and a new one loads the collection after the
+// truncation: it reads the flushed rows from object storage and the rest
+// from what the WAL kept, and counts every row.
 func TestClusterWALTruncatedBehindQueryNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Kafka, an S3 server and four processes")
 	}
 	e := startRealEngines(t)
 	bin := buildBinary(t)
-	cfg := e.clusterConfig(t, 3*time.Second)
+	// Sessions outlive the query node's 12-second stop below.
+	cfg := e.clusterConfig(t, 20*time.Second)
 	coord := startRole(t, bin, "coordinator", cfg, false)
 	startRole(t, bin, "datanode", cfg, false)
 	qn := startRole(t, bin, "querynode", cfg, false)
@@ -75,10 +79,10 @@ func TestClusterWALTruncatedBehindQueryNodes(t *testing.T) {
 	log, err := walkafka.Open(kcfg, nil)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, log.Close()) }()
-	truncated := func() bool {
+	truncatedAt := func(off int64) bool {
 		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
 		defer rcancel()
-		r, err := log.Read(rctx, pchannel, 0)
+		r, err := log.Read(rctx, pchannel, off)
 		require.NoError(t, err)
 		defer func() { _ = r.Close() }()
 		_, err = r.Next(rctx)
@@ -86,7 +90,7 @@ func TestClusterWALTruncatedBehindQueryNodes(t *testing.T) {
 	}
 	start := time.Now()
 	require.Eventually(t, func() bool {
-		if truncated() {
+		if truncatedAt(0) {
 			return true
 		}
 		insert(10, true) // the checkpoints move with every flush
@@ -96,6 +100,43 @@ func TestClusterWALTruncatedBehindQueryNodes(t *testing.T) {
 	n, err := countStrong(ctx, c, coll)
 	require.NoError(t, err)
 	require.EqualValues(t, rows, n)
+
+	// The query node falls behind (stopped, its session alive): the WAL
+	// moves on and the checkpoints with it, but the truncation stops at
+	// the pin it reported; once it runs again it replays every row, and
+	// the truncation passes that point.
+	behind, err := log.End(ctx, pchannel)
+	require.NoError(t, err)
+	require.NoError(t, qn.cmd.Process.Signal(syscall.SIGSTOP))
+	paused := time.Now()
+	for time.Since(paused) < 12*time.Second {
+		insert(50, true)
+		time.Sleep(500 * time.Millisecond)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	r, err := log.Read(rctx, pchannel, behind)
+	require.NoError(t, err)
+	_, err = r.Next(rctx)
+	require.NoError(t, err, "truncated under a live query node that is behind")
+	require.NoError(t, r.Close())
+	rcancel()
+	require.NoError(t, qn.cmd.Process.Signal(syscall.SIGCONT))
+	require.Eventually(t, func() bool {
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer rcancel()
+		n, err := countStrong(rctx, c, coll)
+		return err == nil && n == int64(rows)
+	}, time.Minute, 200*time.Millisecond, "the query node that was behind does not count every row")
+	t.Logf("a query node stopped for %v (its pin at offset ≤ %d) kept the WAL it needed and counts all %d rows once running again",
+		time.Since(paused).Round(time.Second), behind, rows)
+	// Caught up, it lets the truncation pass where it was held.
+	require.Eventually(t, func() bool {
+		if truncatedAt(behind) {
+			return true
+		}
+		insert(10, true)
+		return false
+	}, time.Minute, time.Second, "the truncation stays held after the query node caught up")
 
 	// Rows only in the WAL, then the query node dies and a new one loads.
 	insert(300, false)
