@@ -57,6 +57,15 @@ func startRole(t *testing.T, bin, role, cfg string, standby bool) *roleProc {
 	return &roleProc{proc: p, role: role, internal: internal}
 }
 
+// clusterConfig is the engines' configuration with membership sessions of
+// ttl: short, so that a killed process is noticed within seconds.
+func (e *realEngines) clusterConfig(t *testing.T, ttl time.Duration) string {
+	t.Helper()
+	return e.config(t, map[string]any{
+		"cluster": map[string]any{"membership": map[string]any{"sessionTTL": ttl.String()}},
+	})
+}
+
 // waitAnswers waits until /healthz answers anything (a standby's 503).
 func (p *proc) waitAnswers(limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
@@ -98,10 +107,7 @@ func TestClusterProcesses(t *testing.T) {
 	}
 	e := startRealEngines(t)
 	bin := buildBinary(t)
-	cfg := e.config(t, map[string]any{
-		// Short sessions so that a killed process is noticed within seconds.
-		"cluster": map[string]any{"membership": map[string]any{"sessionTTL": "3s"}},
-	})
+	cfg := e.clusterConfig(t, 3*time.Second)
 	coord := startRole(t, bin, "coordinator", cfg, false)
 	standby := startRole(t, bin, "coordinator", cfg, true)
 	dn1 := startRole(t, bin, "datanode", cfg, false)
@@ -282,9 +288,7 @@ func TestClusterQueryNodeRecovery(t *testing.T) {
 	const sessionTTL = 3 * time.Second
 	e := startRealEngines(t)
 	bin := buildBinary(t)
-	cfg := e.config(t, map[string]any{
-		"cluster": map[string]any{"membership": map[string]any{"sessionTTL": sessionTTL.String()}},
-	})
+	cfg := e.clusterConfig(t, sessionTTL)
 	coord := startRole(t, bin, "coordinator", cfg, false)
 	startRole(t, bin, "datanode", cfg, false)
 	qn1 := startRole(t, bin, "querynode", cfg, false)

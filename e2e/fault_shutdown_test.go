@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -29,36 +28,6 @@ const (
 	shutdownDeadline = 5 * time.Second
 )
 
-// insertShutdownRows inserts n random vectors in batches and flushes them
-// into sealed segments.
-func insertShutdownRows(ctx context.Context, t *testing.T, c *milvusclient.Client, n int) {
-	t.Helper()
-	schema := entity.NewSchema().WithName(shutdownColl).
-		WithField(entity.NewField().WithName("id").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true)).
-		WithField(entity.NewField().WithName("vec").WithDataType(entity.FieldTypeFloatVector).WithDim(shutdownDim))
-	require.NoError(t, c.CreateCollection(ctx, milvusclient.NewCreateCollectionOption(shutdownColl, schema).WithShardNum(1)))
-	rng := rand.New(rand.NewPCG(17, 17))
-	const batch = 5000
-	for lo := 0; lo < n; lo += batch {
-		hi := min(lo+batch, n)
-		ids := make([]int64, 0, hi-lo)
-		vecs := make([][]float32, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			v := make([]float32, shutdownDim)
-			for j := range v {
-				v[j] = rng.Float32()
-			}
-			ids, vecs = append(ids, int64(i)), append(vecs, v)
-		}
-		_, err := c.Insert(ctx, milvusclient.NewColumnBasedInsertOption(shutdownColl).
-			WithInt64Column("id", ids).WithFloatVectorColumn("vec", shutdownDim, vecs))
-		require.NoError(t, err)
-	}
-	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(shutdownColl))
-	require.NoError(t, err)
-	require.NoError(t, ft.Await(ctx))
-}
-
 // describeVecIndex returns the state of the collection's vector index.
 func describeVecIndex(ctx context.Context, t *testing.T, c *milvusclient.Client) milvusclient.IndexDescription {
 	t.Helper()
@@ -79,7 +48,7 @@ func TestFaultShutdownDuringIndexBuild(t *testing.T) {
 
 	p := startProc(t, bin, dir)
 	c := p.client(t)
-	insertShutdownRows(ctx, t, c, shutdownRows)
+	createRandomVectors(ctx, t, c, shutdownColl, shutdownDim, shutdownRows, 17)
 	_, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(shutdownColl, "vec",
 		index.NewHNSWIndex(entity.L2, 16, 500)))
 	require.NoError(t, err)

@@ -59,6 +59,9 @@ type nodeComponent interface {
 	sources() []health.Source
 	// loading lists what it is still loading (/healthz/detail "loading").
 	loading() []string
+	// joined tells it the node's session, once registered (after run
+	// started: the session is written last).
+	joined(node membership.Node)
 }
 
 // nodeDeps is what a node role is built from.
@@ -186,6 +189,7 @@ func (s *Server) runNode(ctx context.Context) (err error) {
 		return errors.Join(err, g.Wait())
 	}
 	s.node.Store(&membershipNode{member: member})
+	comp.joined(member.Node())
 	g.Go(func() error {
 		select {
 		case <-gctx.Done():

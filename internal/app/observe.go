@@ -148,12 +148,11 @@ func fileKind(key string) string {
 	return ""
 }
 
-// meteredIndexBuilds logs each index build's start and records its end
+// meteredIndexBuilds records each index build's end
 // (milvus_indexnode_index_task_count and build_index_latency).
 type meteredIndexBuilds struct {
 	datanode.IndexCoord
 	m      *metrics.IndexNode
-	logger *slog.Logger
 	mu     sync.Mutex
 	starts map[int64]time.Time // by build ID
 }
@@ -165,8 +164,7 @@ func (b *meteredIndexBuilds) ClaimIndexTask(ctx context.Context, builder string,
 		b.mu.Lock()
 		b.starts[task.BuildID] = time.Now()
 		b.mu.Unlock()
-		b.logger.Info("index build started", "build", task.BuildID, "index", idx.Name, "collection", task.CollectionID,
-			"segment", task.SegmentID, "rows", task.Rows, "attempt", task.Version)
+		// The builder logs the start ("index build started"), in every role.
 	}
 	return task, idx, ok, err
 }
@@ -199,14 +197,14 @@ type compactionStart struct {
 }
 
 // ClaimCompaction implements datanode.CompactionCoord.
-func (c *meteredCompactions) ClaimCompaction(ctx context.Context, wait time.Duration) (catalog.CompactionPlan, bool, error) {
-	p, ok, err := c.CompactionCoord.ClaimCompaction(ctx, wait)
+func (c *meteredCompactions) ClaimCompaction(ctx context.Context, executor string, wait time.Duration) (catalog.CompactionPlan, bool, error) {
+	p, ok, err := c.CompactionCoord.ClaimCompaction(ctx, executor, wait)
 	if ok && err == nil {
 		c.mu.Lock()
 		c.starts[p.ID] = compactionStart{at: time.Now(), typ: datacoord.MilvusCompactionType(p.Type)}
 		c.mu.Unlock()
 		c.logger.Info("compaction started", "plan", p.ID, "type", p.Type.String(), "collection", p.CollectionID,
-			"vchannel", p.VChannel, "inputs", len(p.Inputs))
+			"vchannel", p.VChannel, "inputs", len(p.Inputs), "attempt", p.Attempt, "executor", executor)
 	}
 	return p, ok, err
 }
@@ -260,7 +258,7 @@ func (o *observers) dnObjects(obj datanode.Objects) datanode.Objects {
 }
 
 func (o *observers) indexBuilds(c datanode.IndexCoord) datanode.IndexCoord {
-	return &meteredIndexBuilds{IndexCoord: c, m: o.index, logger: o.logger, starts: map[int64]time.Time{}}
+	return &meteredIndexBuilds{IndexCoord: c, m: o.index, starts: map[int64]time.Time{}}
 }
 
 func (o *observers) compactions(c datanode.CompactionCoord) datanode.CompactionCoord {

@@ -411,13 +411,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	coordinator := cfg.role() == RoleCoordinator
 	// Query nodes pin the WAL they still have to replay; truncation behind
-	// the checkpoints goes through the pins. The coordinator role keeps
-	// the WAL whole: its query nodes run in other processes and cannot
-	// pin it (keepWAL).
+	// the checkpoints goes through the pins. In the coordinator role the
+	// query nodes run in other processes and report their pins
+	// (wal.RemotePins, coordinator.go).
 	pins := wal.NewPins(log)
 	var trunc datacoord.Truncater = pins
+	var remotePins *wal.RemotePins
 	if coordinator {
-		trunc = keepWAL{}
+		remotePins = wal.NewRemotePins(pins, pinGrace)
+		trunc = remotePins
 	}
 	data, err := datacoord.New(ctx, cfg.dataCoord(), meta, ids, writer, trunc, root, objects, logger)
 	if err != nil {
@@ -514,7 +516,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		if coordinator {
 			// What the node processes ask of the coordinators.
 			register = func(srv *grpc.Server) {
-				registerCoordServices(srv, data, root, ids, clock, writer, om, qs.leaders)
+				registerCoordServices(srv, data, root, ids, clock, writer, remotePins, om, qs.leaders)
 				registerProxyServices(srv, catalogRoot, root, data, writer, imp, om.queryNode(qs.server))
 			}
 		}
@@ -539,10 +541,28 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			}
 			return bal.Run(gctx, w)
 		})
+		// The WAL pins of a query node count while its session lives.
+		g.Go(func() error { return followQueryNodes(gctx, member.reg, remotePins) })
+		// The index builds and compactions of a data node that dies
+		// move at once (docs/design/cluster.md, "What happens on each
+		// failure").
+		released := metrics.NewTaskRelease(reg)
+		g.Go(func() error {
+			return releaseDeadExecutors(gctx, member.reg, data, released, logger.With("component", "claims"))
+		})
 	} else {
 		g.Go(func() error { return dn.Run(gctx) })
-		g.Go(func() error { return dn.RunIndexBuilder(gctx, om.indexBuilds(data), "standalone") })
-		g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data)) })
+		g.Go(func() error {
+			// Claims of other builders (data node processes, when this
+			// meta store served a cluster before) have nobody to finish them.
+			for _, name := range data.Claimants() {
+				if name != standaloneExecutor {
+					release(gctx, data, name, 0, nil, logger)
+				}
+			}
+			return dn.RunIndexBuilder(gctx, om.indexBuilds(data), standaloneExecutor)
+		})
+		g.Go(func() error { return dn.RunCompactor(gctx, om.compactions(data), standaloneExecutor) })
 	}
 	g.Go(func() error { return qs.run(gctx) })
 	g.Go(func() error { return imp.Run(gctx) })

@@ -484,7 +484,15 @@ type IndexTask struct {
 	// Files are the index file keys (under the object-storage root) of the finished build.
 	Files     []string `json:"files,omitempty"`
 	SizeBytes int64    `json:"size,omitempty"`
-	Builder   string   `json:"builder,omitempty"`
+	// Builder names the builder holding an InProgress task (empty
+	// otherwise): "standalone" for a standalone process's builder,
+	// "datanode-{nodeID}@{address}" for a data node process, whose
+	// membership node ID is never reused, so a restarted node holds none
+	// of its previous life's claims. The coordinator role releases every
+	// task of a data node whose session ends (back to Unissued with a new
+	// Version), and at start every task held by a builder that is not a
+	// live data node.
+	Builder string `json:"builder,omitempty"`
 	// LeaseUntil (unix ms) is when an InProgress task may be handed to another builder.
 	LeaseUntil int64 `json:"lease_until,omitempty"`
 	Deleted    bool  `json:"deleted,omitempty"`
@@ -566,11 +574,24 @@ type CompactionPlan struct {
 	// ClusteringField and MaxRows shape a Clustering compaction's outputs.
 	ClusteringField int64 `json:"clustering_field,omitempty"`
 	MaxRows         int64 `json:"max_rows,omitempty"`
+	// Executor names the executor holding the plan's current attempt (as
+	// IndexTask.Builder names a builder), set by the claim. Plans live in
+	// the coordinator's memory only, so neither field outlives it: a new
+	// coordinator plans again from the inputs, and a result for a plan it
+	// does not know is refused.
+	Executor string `json:"executor,omitempty"`
+	// Attempt grows with every claim and release of the plan. A result must
+	// carry the attempt it executed: one of an older attempt (its executor
+	// was declared dead and the plan handed to another) is refused.
+	Attempt int64 `json:"attempt,omitempty"`
 }
 
 // CompactionResult is what an executor produced for a plan.
 type CompactionResult struct {
 	PlanID int64
+	// Attempt is the plan's CompactionPlan.Attempt the result was made
+	// under; the coordinator refuses a result of an older attempt.
+	Attempt int64
 	// Outputs are the new segments of a Mix (at most one) or Clustering
 	// compaction; empty when every row was removed.
 	Outputs []SegmentInfo

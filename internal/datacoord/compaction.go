@@ -609,8 +609,13 @@ func (c *Coordinator) CompactionState(triggerID int64) (executing, completed, fa
 	return executing, completed, failed, plans
 }
 
-// ClaimCompaction hands a pending plan to an executor, waiting up to wait.
-func (c *Coordinator) ClaimCompaction(ctx context.Context, wait time.Duration) (catalog.CompactionPlan, bool, error) {
+// ClaimCompaction hands the oldest pending plan to executor as a new
+// attempt (CompactionPlan.Attempt, Executor), waiting up to wait. As with
+// ClaimIndexTask, a plan still executing under the executor that claims is
+// one whose claim it never received (an executor runs one plan at a time):
+// it is handed out again at once as a new attempt. Executor names must
+// therefore be unique.
+func (c *Coordinator) ClaimCompaction(ctx context.Context, executor string, wait time.Duration) (catalog.CompactionPlan, bool, error) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
@@ -622,13 +627,16 @@ func (c *Coordinator) ClaimCompaction(ctx context.Context, wait time.Duration) (
 		c.mu.Lock()
 		var pick *planState
 		for _, p := range c.compaction.plans {
-			if p.state == "pending" && (pick == nil || p.plan.ID < pick.plan.ID) {
+			mine := p.state == "executing" && p.plan.Executor == executor
+			if (p.state == "pending" || mine) && (pick == nil || p.plan.ID < pick.plan.ID) {
 				pick = p
 			}
 		}
 		if pick != nil {
 			pick.state = "executing"
 			pick.claimedAt = c.now()
+			pick.plan.Executor = executor
+			pick.plan.Attempt++
 			plan := pick.plan
 			c.mu.Unlock()
 			return plan, true, nil
@@ -648,12 +656,18 @@ func (c *Coordinator) ClaimCompaction(ctx context.Context, wait time.Duration) (
 // for L0, the targets gain their delta logs and the L0 segments are dropped;
 // for Mix, the inputs are dropped and the output is Flushed. The commit is
 // refused (and the result's files left for garbage collection) when an input
-// changed since the plan was made.
+// changed since the plan was made. A result of an older attempt than the
+// plan's (its executor was released, see ReleaseExecutor, or the plan was
+// handed out again) is refused with ErrStaleClaim and changes nothing.
 func (c *Coordinator) CompleteCompaction(ctx context.Context, res catalog.CompactionResult, execErr error) error {
 	c.metaMu.Lock()
 	defer c.metaMu.Unlock()
 	c.mu.Lock()
 	ps, ok := c.compaction.plans[res.PlanID]
+	if ok && ps.plan.Attempt != res.Attempt {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: compaction plan %d attempt %d (now %d)", ErrStaleClaim, res.PlanID, res.Attempt, ps.plan.Attempt)
+	}
 	if !ok || ps.state != "executing" {
 		c.mu.Unlock()
 		return fmt.Errorf("datacoord: compaction plan %d is not executing", res.PlanID)
@@ -784,7 +798,7 @@ func (c *Coordinator) requeueStale(timeout time.Duration) {
 	defer c.mu.Unlock()
 	for _, p := range c.compaction.plans {
 		if p.state == "executing" && c.now().Sub(p.claimedAt) > timeout {
-			p.state = "pending"
+			p.state, p.plan.Executor = "pending", ""
 		}
 	}
 	// Forget finished plans after an hour, and the failures of segments

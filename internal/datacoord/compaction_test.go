@@ -133,7 +133,7 @@ func TestGCKeepsRunningCompactionOutputs(t *testing.T) {
 	_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+	plan, ok, err := e.c.ClaimCompaction(e.ctx, "executor", time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
 	// The executor writes an output under IDs allocated after the plan's.
@@ -145,7 +145,7 @@ func TestGCKeepsRunningCompactionOutputs(t *testing.T) {
 	e.advance(e.cfg.OrphanRetention + time.Hour)
 	e.gc()
 	require.Contains(t, e.keys(), key, "a running plan's output is kept past the orphan retention")
-	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("executor failed")))
+	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID, Attempt: plan.Attempt}, errors.New("executor failed")))
 	e.gc()
 	require.NotContains(t, e.keys(), key, "once the plan ended, an uncommitted output is an orphan")
 }
@@ -303,11 +303,11 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 		}
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+		plan, ok, err := e.c.ClaimCompaction(e.ctx, "executor", time.Second)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, catalog.CompactionMix, plan.Type)
-		require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("binlog unreadable")))
+		require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{PlanID: plan.ID, Attempt: plan.Attempt}, errors.New("binlog unreadable")))
 	}
 	planned := func() int {
 		t.Helper()
@@ -335,11 +335,11 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 	e2.syncL0(8, v2)
 	_, err := e2.c.ManualCompaction(e2.ctx, 8, 0)
 	require.NoError(t, err)
-	plan, ok, err := e2.c.ClaimCompaction(e2.ctx, time.Second)
+	plan, ok, err := e2.c.ClaimCompaction(e2.ctx, "executor", time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, catalog.CompactionL0, plan.Type)
-	require.NoError(t, e2.c.CompleteCompaction(e2.ctx, catalog.CompactionResult{PlanID: plan.ID}, errors.New("delta log unreadable")))
+	require.NoError(t, e2.c.CompleteCompaction(e2.ctx, catalog.CompactionResult{PlanID: plan.ID, Attempt: plan.Attempt}, errors.New("delta log unreadable")))
 	_, n, err := e2.c.triggerCompaction(e2.ctx, false, 0, 0)
 	require.NoError(t, err)
 	require.Zero(t, n, "the vchannel waits after a failed L0 plan")

@@ -116,6 +116,10 @@ type Coordinator struct {
 	// plans (CreateIndex and the periodic loop) never both create the same
 	// missing build.
 	indexPlanMu sync.Mutex
+	// claimMu serialises the read-modify-writes of claimed index tasks
+	// (ClaimIndexTask, FinishIndexTask, ReleaseExecutor), so that a
+	// release never overwrites the report it raced with, nor the reverse.
+	claimMu sync.Mutex
 
 	compaction compactionState
 	gc         gcState     // garbage collection (gc.go)
@@ -216,9 +220,14 @@ func New(ctx context.Context, cfg Config, kv KV, ids Allocator, appender Appende
 		if err := catalog.Unmarshal(e.Value, &t); err != nil {
 			return nil, fmt.Errorf("datacoord: decode %s: %w", e.Key, err)
 		}
-		// Builders of the previous process are gone: their tasks may be claimed
-		// at once. A late result of theirs carries an old version and is ignored.
-		t.LeaseUntil = 0
+		// An InProgress task keeps its builder and lease: a builder of
+		// another process (a data node, through a coordinator failover)
+		// may still be building it. A builder that claims again under its
+		// name takes its task back at once (ClaimIndexTask), and the
+		// process that runs the builders releases those of builders that
+		// are gone (ReleaseExecutor): the coordinator role those of every
+		// builder that is not a live data node, a standalone process those
+		// of every builder but its own.
 		c.tasks[t.BuildID] = t
 	}
 	return c, nil

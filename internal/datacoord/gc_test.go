@@ -539,18 +539,9 @@ func TestSegmentFilesKeys(t *testing.T) {
 // Its report (no rows, Flushed) must not bring the segment back, neither
 // while the Dropped record is kept nor after it is gone.
 func TestReplayedFlushOfCompactedSegment(t *testing.T) {
-	e := newGCEnv(t)
-	e.cfg.Compaction.MinSmallSegments = 2
-	e.open()
-	const coll, part = 7, 1
-	vch := wal.VChannelName(wal.PChannelName("by-dev", 0), coll, 0)
-	a, b := e.id(), e.id()
-	e.sync(coll, part, a, vch, true)
-	e.sync(coll, part, b, vch, true)
-	_, n, err := e.c.triggerCompaction(e.ctx, false, 0, 0)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	plan, ok, err := e.c.ClaimCompaction(e.ctx, time.Second)
+	const coll, part = mergeColl, mergePart
+	e, vch, a, _, _ := mergeEnv(t)
+	plan, ok, err := e.c.ClaimCompaction(e.ctx, "executor", time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
 	id, err := e.ids.Allocate(e.ctx, 2)
@@ -562,7 +553,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		Level: catalog.LevelL1, NumRows: 20, Binlogs: map[int64][]catalog.Binlog{testVec: {{LogID: logID, Entries: 20, Size: e.put(key)}}},
 	}
 	require.NoError(t, e.c.CompleteCompaction(e.ctx, catalog.CompactionResult{
-		PlanID:  plan.ID,
+		PlanID: plan.ID, Attempt: plan.Attempt,
 		Outputs: []catalog.SegmentInfo{output},
 	}, nil))
 	info, ok := segmentOf(t, e.c, a)

@@ -16,7 +16,9 @@ import (
 const MaxIndexAttempts = 3
 
 // IndexLease is how long a builder holds an InProgress task before it may be
-// handed to another builder (the first one is presumed dead).
+// handed to another builder (the first one is presumed dead). A builder
+// known to be dead (its session ended) is released at once instead
+// (ReleaseExecutor); the lease is the backstop for one alive but stuck.
 const IndexLease = 10 * time.Minute
 
 // taskWant is one index build the planner wants to exist.
@@ -141,6 +143,7 @@ func (c *Coordinator) ClaimIndexTask(ctx context.Context, builder string, wait t
 			return catalog.IndexTask{}, catalog.IndexInfo{}, false, err
 		}
 		now := c.now()
+		c.claimMu.Lock()
 		c.mu.Lock()
 		var pick *catalog.IndexTask
 		ids := make([]int64, 0, len(c.tasks))
@@ -168,11 +171,14 @@ func (c *Coordinator) ClaimIndexTask(ctx context.Context, builder string, wait t
 			pick.Version++
 			pick.Builder = builder
 			pick.LeaseUntil = now.Add(IndexLease).UnixMilli()
-			if err := c.saveTasks(ctx, *pick); err != nil {
+			err := c.saveTasks(ctx, *pick)
+			c.claimMu.Unlock()
+			if err != nil {
 				return catalog.IndexTask{}, catalog.IndexInfo{}, false, err
 			}
 			return *pick, idx, true, nil
 		}
+		c.claimMu.Unlock()
 		select {
 		case <-ctx.Done():
 			return catalog.IndexTask{}, catalog.IndexInfo{}, false, ctx.Err()
@@ -185,12 +191,20 @@ func (c *Coordinator) ClaimIndexTask(ctx context.Context, builder string, wait t
 
 // FinishIndexTask records a build's outcome. A failure goes back to
 // Unissued until MaxIndexAttempts failures, then stays Failed with its reason.
-// Results of a stale attempt (an older version) are ignored.
+// The report of an older version (the task was released or handed to
+// another builder since) changes nothing and fails with ErrStaleClaim; a
+// report of the current version that is not InProgress any more (a retried
+// report whose answer was lost) changes nothing and succeeds.
 func (c *Coordinator) FinishIndexTask(ctx context.Context, buildID, version int64, files []string, size int64, buildErr error) error {
+	c.claimMu.Lock()
+	defer c.claimMu.Unlock()
 	c.mu.Lock()
 	t, ok := c.tasks[buildID]
 	c.mu.Unlock()
-	if !ok || t.Version != version || t.State != catalog.IndexInProgress {
+	if ok && t.Version != version {
+		return fmt.Errorf("%w: index build %d version %d (now %d)", ErrStaleClaim, buildID, version, t.Version)
+	}
+	if !ok || t.State != catalog.IndexInProgress {
 		return nil
 	}
 	t.LeaseUntil = 0

@@ -71,7 +71,7 @@ func TestLostClaimIsHandedBackToItsBuilder(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, lost.BuildID, again.BuildID)
 	require.Equal(t, lost.Version+1, again.Version)
-	require.NoError(t, e.c.FinishIndexTask(e.ctx, lost.BuildID, lost.Version, []string{"stale"}, 1, nil))
+	require.ErrorIs(t, e.c.FinishIndexTask(e.ctx, lost.BuildID, lost.Version, []string{"stale"}, 1, nil), ErrStaleClaim)
 	require.Equal(t, catalog.IndexInProgress, e.c.IndexTasks(1)[0].State, "the lost attempt's result is ignored")
 	require.NoError(t, e.c.FinishIndexTask(e.ctx, again.BuildID, again.Version, []string{"f"}, 1, nil))
 	require.Equal(t, catalog.IndexFinished, e.c.IndexTasks(1)[0].State)
@@ -85,7 +85,7 @@ func TestClaimOfAGoneClaimantClaimsNothing(t *testing.T) {
 	cancel()
 	_, _, _, err := e.c.ClaimIndexTask(gone, "b", time.Second)
 	require.ErrorIs(t, err, context.Canceled)
-	_, _, err = e.c.ClaimCompaction(gone, time.Second)
+	_, _, err = e.c.ClaimCompaction(gone, "executor", time.Second)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, catalog.IndexUnissued, e.c.IndexTasks(1)[0].State)
 }

@@ -13,7 +13,7 @@ import (
 
 // CompactionCoord hands out compaction plans and commits their results.
 type CompactionCoord interface {
-	ClaimCompaction(ctx context.Context, wait time.Duration) (catalog.CompactionPlan, bool, error)
+	ClaimCompaction(ctx context.Context, executor string, wait time.Duration) (catalog.CompactionPlan, bool, error)
 	CompleteCompaction(ctx context.Context, res catalog.CompactionResult, execErr error) error
 }
 
@@ -26,9 +26,14 @@ type CompactionCoord interface {
 // over targets, inputs, fields and output chunks checks ctx) and not
 // reported: the coordinator keeps plans in memory only, so after a restart
 // it plans the same compaction again from the unchanged inputs.
-func (n *Node) RunCompactor(ctx context.Context, coord CompactionCoord) error {
+//
+// name identifies the executor and must be unique among the executors of
+// one coordinator (a claim under a name takes back a plan still executing
+// under it); each result carries the plan's attempt, so one the
+// coordinator released meanwhile (it declared this node dead) is refused.
+func (n *Node) RunCompactor(ctx context.Context, coord CompactionCoord, name string) error {
 	for {
-		plan, ok, err := coord.ClaimCompaction(ctx, time.Second)
+		plan, ok, err := coord.ClaimCompaction(ctx, name, time.Second)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -44,7 +49,7 @@ func (n *Node) RunCompactor(ctx context.Context, coord CompactionCoord) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		res.PlanID = plan.ID
+		res.PlanID, res.Attempt = plan.ID, plan.Attempt
 		if err := coord.CompleteCompaction(ctx, res, execErr); err != nil && ctx.Err() == nil {
 			n.logger.Warn("commit compaction failed", "plan", plan.ID, "err", err)
 			continue

@@ -45,6 +45,8 @@ func (n *Node) RunIndexBuilder(ctx context.Context, coord IndexCoord, name strin
 			continue
 		}
 		start := time.Now()
+		n.logger.Info("index build started", "build", task.BuildID, "index", idx.Name, "collection", task.CollectionID,
+			"segment", task.SegmentID, "rows", task.Rows, "attempt", task.Version, "builder", name)
 		files, size, buildErr := n.buildIndex(ctx, coord, task, idx)
 		if ctx.Err() != nil {
 			return nil // the task goes back to Unissued on the next start

@@ -139,3 +139,33 @@ func (n *IndexNode) ObserveBuild(failed bool, latency time.Duration) {
 		n.latency.WithLabelValues(NodeID).Observe(ms(latency))
 	}
 }
+
+// Kinds of released claims (TaskRelease).
+const (
+	// ReleasedIndex labels index builds released from a dead builder.
+	ReleasedIndex = "index"
+	// ReleasedCompaction labels compaction plans released from a dead executor.
+	ReleasedCompaction = "compaction"
+)
+
+// TaskRelease counts the claims the coordinator role took back from data
+// nodes whose session ended (strata_datacoord_tasks_released_total; a
+// Strata series, Milvus has none).
+type TaskRelease struct {
+	released *prometheus.CounterVec
+}
+
+// NewTaskRelease registers the release series on reg.
+func NewTaskRelease(reg prometheus.Registerer) *TaskRelease {
+	r := &TaskRelease{released: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "strata_datacoord_tasks_released_total",
+		Help: "index builds and compaction plans taken back from data nodes whose session ended",
+	}, []string{"kind"})}
+	reg.MustRegister(r.released)
+	return r
+}
+
+// ObserveRelease records n claims of kind (ReleasedIndex, ReleasedCompaction) released.
+func (r *TaskRelease) ObserveRelease(kind string, n int) {
+	r.released.WithLabelValues(kind).Add(float64(n))
+}

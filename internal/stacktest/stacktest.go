@@ -255,7 +255,7 @@ func (s *Stack) RunDataNode(dn *datanode.Node, done func() bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = dn.Run(ctx) })
-	wg.Go(func() { _ = dn.RunCompactor(ctx, s.Data) })
+	wg.Go(func() { _ = dn.RunCompactor(ctx, s.Data, "stack") })
 	deadline := time.Now().Add(30 * time.Second)
 	for !done() {
 		if time.Now().After(deadline) {

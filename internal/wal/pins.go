@@ -2,6 +2,7 @@ package wal
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -35,7 +36,8 @@ type pin struct {
 	offset   int64
 }
 
-// NewPins wraps log's truncation.
+// NewPins wraps log's truncation; a nil log makes pins that only hold (a
+// reader process that reports them to the truncating one, Floors).
 func NewPins(log Truncater) *Pins {
 	return &Pins{log: log, pins: map[int64]pin{}}
 }
@@ -92,5 +94,23 @@ func (p *Pins) Truncate(ctx context.Context, pchannel string, before int64) erro
 	if before <= 0 {
 		return nil
 	}
+	if p.log == nil {
+		return errors.New("wal: these pins hold no log to truncate (NewPins(nil))")
+	}
 	return p.log.Truncate(ctx, pchannel, before)
+}
+
+// Floors returns the smallest pin of each pinned pchannel: the offsets a
+// reader in another process reports to the process that truncates
+// (RemotePins.Report).
+func (p *Pins) Floors() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int64{}
+	for _, pn := range p.pins {
+		if cur, ok := out[pn.pchannel]; !ok || pn.offset < cur {
+			out[pn.pchannel] = pn.offset
+		}
+	}
+	return out
 }

@@ -141,11 +141,12 @@ func (d *DataCoord) FinishIndexTask(ctx context.Context, buildID, version int64,
 	return err
 }
 
-// ClaimCompaction claims a compaction plan, waiting up to wait for one.
-func (d *DataCoord) ClaimCompaction(ctx context.Context, wait time.Duration) (catalog.CompactionPlan, bool, error) {
+// ClaimCompaction claims a compaction plan for executor, waiting up to
+// wait for one.
+func (d *DataCoord) ClaimCompaction(ctx context.Context, executor string, wait time.Duration) (catalog.CompactionPlan, bool, error) {
 	ctx, cancel := d.claimContext(ctx, wait)
 	defer cancel()
-	resp, err := d.c.ClaimCompaction(ctx, &coordv1.ClaimCompactionRequest{WaitMs: waitMillis(wait)})
+	resp, err := d.c.ClaimCompaction(ctx, &coordv1.ClaimCompactionRequest{Executor: executor, WaitMs: waitMillis(wait)})
 	if err != nil || !resp.GetClaimed() {
 		return catalog.CompactionPlan{}, false, err
 	}

@@ -100,6 +100,7 @@ type records struct {
 	results  []catalog.CompactionResult
 	execErrs []error
 	waits    []time.Duration
+	claimers []string
 }
 
 func (r *records) Recovery(context.Context, string) (catalog.RecoveryInfo, error) {
@@ -149,7 +150,10 @@ func (r *records) FinishIndexTask(_ context.Context, buildID, version int64, fil
 	return nil
 }
 
-func (r *records) ClaimCompaction(_ context.Context, wait time.Duration) (catalog.CompactionPlan, bool, error) {
+func (r *records) ClaimCompaction(_ context.Context, executor string, wait time.Duration) (catalog.CompactionPlan, bool, error) {
+	r.mu.Lock()
+	r.claimers = append(r.claimers, executor)
+	r.mu.Unlock()
 	if wait == 0 {
 		return catalog.CompactionPlan{}, false, nil
 	}
@@ -308,13 +312,14 @@ func TestRecordsSurviveTheWire(t *testing.T) {
 	require.Equal(t, []any{int64(8), int64(4), []string(nil), int64(0)}, failed[:4])
 	require.EqualError(t, failed[4].(error), "build failed: out of memory")
 
-	p, ok, err := c.data.ClaimCompaction(ctx, time.Second)
+	p, ok, err := c.data.ClaimCompaction(ctx, "e1", time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, r.plan, p)
-	_, ok, err = c.data.ClaimCompaction(ctx, 0)
+	_, ok, err = c.data.ClaimCompaction(ctx, "e2", 0)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing to claim")
+	require.Equal(t, []string{"e1", "e2"}, r.claimers, "the executor travels")
 
 	res := populated[catalog.CompactionResult](t, 9)
 	require.NoError(t, c.data.CompleteCompaction(ctx, res, nil))

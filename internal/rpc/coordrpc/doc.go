@@ -11,6 +11,7 @@
 //	RootCoordService  NewRootCoordServer(colls Collections)
 //	ClockService      NewClockServer(ids, timestamps IDAllocator, ticker Ticker)
 //	QueryCoordService NewQueryCoordServer(leaders ShardLeaders)
+//	WALPinService     NewWALPinServer(pins PinReports)
 //
 // Clients implement exactly the Go interfaces the nodes consume, so a node
 // is built the same way over in-process coordinators or over these:
@@ -19,6 +20,7 @@
 //	RootCoord  querynode.Collections, datanode.Collections
 //	Clock      datanode.Allocator, querynode.Ticker
 //	QueryCoord querycoord.LeaderSource (a proxy's querycoord.Router)
+//	WALPins    the query node process's WAL pin reports (wal.RemotePins at the coordinator)
 //
 // Their connection comes from rpc.Pool (or any connection made with
 // rpc.DialOptions), which gives every call its deadline, retries and

@@ -86,7 +86,7 @@ func runDataNode(t *testing.T, s *stacktest.Stack, c clients, done func() bool) 
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = dn.Run(ctx) })
 	wg.Go(func() { _ = dn.RunIndexBuilder(ctx, c.data, "remote") })
-	wg.Go(func() { _ = dn.RunCompactor(ctx, c.data) })
+	wg.Go(func() { _ = dn.RunCompactor(ctx, c.data, "remote") })
 	defer func() {
 		cancel()
 		wg.Wait()
@@ -229,7 +229,7 @@ func TestCoordinatorDown(t *testing.T) {
 		"Synced":          func() error { return c.data.Synced(ctx, catalog.SyncReport{}) },
 		"ClaimIndexTask":  func() error { _, _, _, err := c.data.ClaimIndexTask(ctx, "b", time.Millisecond); return err },
 		"FinishIndexTask": func() error { return c.data.FinishIndexTask(ctx, 1, 1, nil, 0, nil) },
-		"ClaimCompaction": func() error { _, _, err := c.data.ClaimCompaction(ctx, time.Millisecond); return err },
+		"ClaimCompaction": func() error { _, _, err := c.data.ClaimCompaction(ctx, "remote", time.Millisecond); return err },
 		"CompleteCompaction": func() error {
 			return c.data.CompleteCompaction(ctx, catalog.CompactionResult{}, nil)
 		},

@@ -39,7 +39,7 @@ type IndexBuilds interface {
 // Compactions hands out compaction plans and commits their results
 // (datanode.CompactionCoord).
 type Compactions interface {
-	ClaimCompaction(ctx context.Context, wait time.Duration) (catalog.CompactionPlan, bool, error)
+	ClaimCompaction(ctx context.Context, executor string, wait time.Duration) (catalog.CompactionPlan, bool, error)
 	CompleteCompaction(ctx context.Context, res catalog.CompactionResult, execErr error) error
 }
 
@@ -175,7 +175,7 @@ func (s *DataCoordServer) FinishIndexTask(ctx context.Context, req *coordv1.Fini
 
 // ClaimCompaction implements DataCoordService.ClaimCompaction.
 func (s *DataCoordServer) ClaimCompaction(ctx context.Context, req *coordv1.ClaimCompactionRequest) (*coordv1.ClaimCompactionResponse, error) {
-	p, ok, err := s.compactions.ClaimCompaction(ctx, time.Duration(max(req.GetWaitMs(), 0))*time.Millisecond)
+	p, ok, err := s.compactions.ClaimCompaction(ctx, req.GetExecutor(), time.Duration(max(req.GetWaitMs(), 0))*time.Millisecond)
 	if err != nil || !ok {
 		return &coordv1.ClaimCompactionResponse{}, err
 	}

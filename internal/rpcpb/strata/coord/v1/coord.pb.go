@@ -513,8 +513,9 @@ func (*ReportSyncResponse) Descriptor() ([]byte, []int) {
 
 // ClaimIndexTaskRequest names the builder and how long to wait.
 type ClaimIndexTaskRequest struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Builder string                 `protobuf:"bytes,1,opt,name=builder,proto3" json:"builder,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// builder is the claiming builder's unique name (catalog.IndexTask.Builder).
+	Builder string `protobuf:"bytes,1,opt,name=builder,proto3" json:"builder,omitempty"`
 	// wait_ms is how long the coordinator waits for a task, in milliseconds.
 	WaitMs        int64 `protobuf:"varint,2,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -633,7 +634,8 @@ func (x *ClaimIndexTaskResponse) GetIndex() []byte {
 type FinishIndexTaskRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	BuildId int64                  `protobuf:"varint,1,opt,name=build_id,json=buildId,proto3" json:"build_id,omitempty"`
-	// version is the claim's task version; a stale one is ignored.
+	// version is the claim's task version; a stale one changes nothing and
+	// fails (datacoord.ErrStaleClaim).
 	Version int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
 	// files and size_bytes are what a successful build wrote.
 	Files     []string `protobuf:"bytes,3,rep,name=files,proto3" json:"files,omitempty"`
@@ -746,11 +748,14 @@ func (*FinishIndexTaskResponse) Descriptor() ([]byte, []int) {
 	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{13}
 }
 
-// ClaimCompactionRequest says how long to wait.
+// ClaimCompactionRequest names the executor and says how long to wait.
 type ClaimCompactionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// wait_ms is how long the coordinator waits for a plan, in milliseconds.
-	WaitMs        int64 `protobuf:"varint,1,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	WaitMs int64 `protobuf:"varint,1,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	// executor is the claiming executor's unique name
+	// (catalog.CompactionPlan.Executor).
+	Executor      string `protobuf:"bytes,2,opt,name=executor,proto3" json:"executor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -790,6 +795,13 @@ func (x *ClaimCompactionRequest) GetWaitMs() int64 {
 		return x.WaitMs
 	}
 	return 0
+}
+
+func (x *ClaimCompactionRequest) GetExecutor() string {
+	if x != nil {
+		return x.Executor
+	}
+	return ""
 }
 
 // ClaimCompactionResponse holds the claimed plan.
@@ -1754,6 +1766,152 @@ func (x *ShardLeader) GetAddress() string {
 	return ""
 }
 
+// ReportPinsRequest is a node's pins.
+type ReportPinsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// node_id is the reporting node's membership node ID.
+	NodeId int64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// pins are the pchannels the node reads and the lowest offset it still
+	// needs in each; a pchannel not named, it does not read.
+	Pins          []*WALPin `protobuf:"bytes,2,rep,name=pins,proto3" json:"pins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPinsRequest) Reset() {
+	*x = ReportPinsRequest{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPinsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPinsRequest) ProtoMessage() {}
+
+func (x *ReportPinsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPinsRequest.ProtoReflect.Descriptor instead.
+func (*ReportPinsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ReportPinsRequest) GetNodeId() int64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *ReportPinsRequest) GetPins() []*WALPin {
+	if x != nil {
+		return x.Pins
+	}
+	return nil
+}
+
+// WALPin is one pchannel's lowest needed offset.
+type WALPin struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pchannel      string                 `protobuf:"bytes,1,opt,name=pchannel,proto3" json:"pchannel,omitempty"`
+	Offset        int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WALPin) Reset() {
+	*x = WALPin{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WALPin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WALPin) ProtoMessage() {}
+
+func (x *WALPin) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WALPin.ProtoReflect.Descriptor instead.
+func (*WALPin) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *WALPin) GetPchannel() string {
+	if x != nil {
+		return x.Pchannel
+	}
+	return ""
+}
+
+func (x *WALPin) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ReportPinsResponse is empty.
+type ReportPinsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPinsResponse) Reset() {
+	*x = ReportPinsResponse{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPinsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPinsResponse) ProtoMessage() {}
+
+func (x *ReportPinsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPinsResponse.ProtoReflect.Descriptor instead.
+func (*ReportPinsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{36}
+}
+
 var File_strata_coord_v1_coord_proto protoreflect.FileDescriptor
 
 const file_strata_coord_v1_coord_proto_rawDesc = "" +
@@ -1797,9 +1955,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\vbuild_error\x18\x05 \x01(\tH\x00R\n" +
 	"buildError\x88\x01\x01B\x0e\n" +
 	"\f_build_error\"\x19\n" +
-	"\x17FinishIndexTaskResponse\"1\n" +
+	"\x17FinishIndexTaskResponse\"M\n" +
 	"\x16ClaimCompactionRequest\x12\x17\n" +
-	"\await_ms\x18\x01 \x01(\x03R\x06waitMs\"G\n" +
+	"\await_ms\x18\x01 \x01(\x03R\x06waitMs\x12\x1a\n" +
+	"\bexecutor\x18\x02 \x01(\tR\bexecutor\"G\n" +
 	"\x17ClaimCompactionResponse\x12\x18\n" +
 	"\aclaimed\x18\x01 \x01(\bR\aclaimed\x12\x12\n" +
 	"\x04plan\x18\x02 \x01(\fR\x04plan\"f\n" +
@@ -1852,7 +2011,14 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\vShardLeader\x12\x1a\n" +
 	"\bvchannel\x18\x01 \x01(\tR\bvchannel\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x03R\x06nodeId\x12\x18\n" +
-	"\aaddress\x18\x03 \x01(\tR\aaddress2\x81\a\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\"Y\n" +
+	"\x11ReportPinsRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x03R\x06nodeId\x12+\n" +
+	"\x04pins\x18\x02 \x03(\v2\x17.strata.coord.v1.WALPinR\x04pins\"<\n" +
+	"\x06WALPin\x12\x1a\n" +
+	"\bpchannel\x18\x01 \x01(\tR\bpchannel\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\x14\n" +
+	"\x12ReportPinsResponse2\x81\a\n" +
 	"\x10DataCoordService\x12X\n" +
 	"\vGetRecovery\x12#.strata.coord.v1.GetRecoveryRequest\x1a$.strata.coord.v1.GetRecoveryResponse\x12U\n" +
 	"\n" +
@@ -1874,7 +2040,10 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x12AllocateTimestamps\x12*.strata.coord.v1.AllocateTimestampsRequest\x1a+.strata.coord.v1.AllocateTimestampsResponse\x12C\n" +
 	"\x04Tick\x12\x1c.strata.coord.v1.TickRequest\x1a\x1d.strata.coord.v1.TickResponse2y\n" +
 	"\x11QueryCoordService\x12d\n" +
-	"\x0fGetShardLeaders\x12'.strata.coord.v1.GetShardLeadersRequest\x1a(.strata.coord.v1.GetShardLeadersResponseB\xc3\x01\n" +
+	"\x0fGetShardLeaders\x12'.strata.coord.v1.GetShardLeadersRequest\x1a(.strata.coord.v1.GetShardLeadersResponse2f\n" +
+	"\rWALPinService\x12U\n" +
+	"\n" +
+	"ReportPins\x12\".strata.coord.v1.ReportPinsRequest\x1a#.strata.coord.v1.ReportPinsResponseB\xc3\x01\n" +
 	"\x13com.strata.coord.v1B\n" +
 	"CoordProtoP\x01ZBgithub.com/strata-db/strata/internal/rpcpb/strata/coord/v1;coordv1\xa2\x02\x03SCX\xaa\x02\x0fStrata.Coord.V1\xca\x02\x0fStrata\\Coord\\V1\xe2\x02\x1bStrata\\Coord\\V1\\GPBMetadata\xea\x02\x11Strata::Coord::V1b\x06proto3"
 
@@ -1890,7 +2059,7 @@ func file_strata_coord_v1_coord_proto_rawDescGZIP() []byte {
 	return file_strata_coord_v1_coord_proto_rawDescData
 }
 
-var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetRecoveryRequest)(nil),         // 0: strata.coord.v1.GetRecoveryRequest
 	(*GetRecoveryResponse)(nil),        // 1: strata.coord.v1.GetRecoveryResponse
@@ -1926,47 +2095,53 @@ var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetShardLeadersResponse)(nil),    // 31: strata.coord.v1.GetShardLeadersResponse
 	(*ShardReplica)(nil),               // 32: strata.coord.v1.ShardReplica
 	(*ShardLeader)(nil),                // 33: strata.coord.v1.ShardLeader
+	(*ReportPinsRequest)(nil),          // 34: strata.coord.v1.ReportPinsRequest
+	(*WALPin)(nil),                     // 35: strata.coord.v1.WALPin
+	(*ReportPinsResponse)(nil),         // 36: strata.coord.v1.ReportPinsResponse
 }
 var file_strata_coord_v1_coord_proto_depIdxs = []int32{
 	32, // 0: strata.coord.v1.GetShardLeadersResponse.replicas:type_name -> strata.coord.v1.ShardReplica
 	33, // 1: strata.coord.v1.ShardReplica.leaders:type_name -> strata.coord.v1.ShardLeader
-	0,  // 2: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
-	2,  // 3: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
-	4,  // 4: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
-	6,  // 5: strata.coord.v1.DataCoordService.ListIndexes:input_type -> strata.coord.v1.ListIndexesRequest
-	8,  // 6: strata.coord.v1.DataCoordService.ReportSync:input_type -> strata.coord.v1.ReportSyncRequest
-	10, // 7: strata.coord.v1.DataCoordService.ClaimIndexTask:input_type -> strata.coord.v1.ClaimIndexTaskRequest
-	12, // 8: strata.coord.v1.DataCoordService.FinishIndexTask:input_type -> strata.coord.v1.FinishIndexTaskRequest
-	14, // 9: strata.coord.v1.DataCoordService.ClaimCompaction:input_type -> strata.coord.v1.ClaimCompactionRequest
-	16, // 10: strata.coord.v1.DataCoordService.CompleteCompaction:input_type -> strata.coord.v1.CompleteCompactionRequest
-	18, // 11: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
-	20, // 12: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
-	22, // 13: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
-	24, // 14: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
-	26, // 15: strata.coord.v1.ClockService.AllocateTimestamps:input_type -> strata.coord.v1.AllocateTimestampsRequest
-	28, // 16: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
-	30, // 17: strata.coord.v1.QueryCoordService.GetShardLeaders:input_type -> strata.coord.v1.GetShardLeadersRequest
-	1,  // 18: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
-	3,  // 19: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
-	5,  // 20: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
-	7,  // 21: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
-	9,  // 22: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
-	11, // 23: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
-	13, // 24: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
-	15, // 25: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
-	17, // 26: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
-	19, // 27: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
-	21, // 28: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
-	23, // 29: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
-	25, // 30: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
-	27, // 31: strata.coord.v1.ClockService.AllocateTimestamps:output_type -> strata.coord.v1.AllocateTimestampsResponse
-	29, // 32: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
-	31, // 33: strata.coord.v1.QueryCoordService.GetShardLeaders:output_type -> strata.coord.v1.GetShardLeadersResponse
-	18, // [18:34] is the sub-list for method output_type
-	2,  // [2:18] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	35, // 2: strata.coord.v1.ReportPinsRequest.pins:type_name -> strata.coord.v1.WALPin
+	0,  // 3: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
+	2,  // 4: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
+	4,  // 5: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
+	6,  // 6: strata.coord.v1.DataCoordService.ListIndexes:input_type -> strata.coord.v1.ListIndexesRequest
+	8,  // 7: strata.coord.v1.DataCoordService.ReportSync:input_type -> strata.coord.v1.ReportSyncRequest
+	10, // 8: strata.coord.v1.DataCoordService.ClaimIndexTask:input_type -> strata.coord.v1.ClaimIndexTaskRequest
+	12, // 9: strata.coord.v1.DataCoordService.FinishIndexTask:input_type -> strata.coord.v1.FinishIndexTaskRequest
+	14, // 10: strata.coord.v1.DataCoordService.ClaimCompaction:input_type -> strata.coord.v1.ClaimCompactionRequest
+	16, // 11: strata.coord.v1.DataCoordService.CompleteCompaction:input_type -> strata.coord.v1.CompleteCompactionRequest
+	18, // 12: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
+	20, // 13: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
+	22, // 14: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
+	24, // 15: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
+	26, // 16: strata.coord.v1.ClockService.AllocateTimestamps:input_type -> strata.coord.v1.AllocateTimestampsRequest
+	28, // 17: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
+	30, // 18: strata.coord.v1.QueryCoordService.GetShardLeaders:input_type -> strata.coord.v1.GetShardLeadersRequest
+	34, // 19: strata.coord.v1.WALPinService.ReportPins:input_type -> strata.coord.v1.ReportPinsRequest
+	1,  // 20: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
+	3,  // 21: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
+	5,  // 22: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
+	7,  // 23: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
+	9,  // 24: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
+	11, // 25: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
+	13, // 26: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
+	15, // 27: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
+	17, // 28: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
+	19, // 29: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
+	21, // 30: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
+	23, // 31: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
+	25, // 32: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
+	27, // 33: strata.coord.v1.ClockService.AllocateTimestamps:output_type -> strata.coord.v1.AllocateTimestampsResponse
+	29, // 34: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
+	31, // 35: strata.coord.v1.QueryCoordService.GetShardLeaders:output_type -> strata.coord.v1.GetShardLeadersResponse
+	36, // 36: strata.coord.v1.WALPinService.ReportPins:output_type -> strata.coord.v1.ReportPinsResponse
+	20, // [20:37] is the sub-list for method output_type
+	3,  // [3:20] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_strata_coord_v1_coord_proto_init() }
@@ -1982,9 +2157,9 @@ func file_strata_coord_v1_coord_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_coord_v1_coord_proto_rawDesc), len(file_strata_coord_v1_coord_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
-			NumServices:   4,
+			NumServices:   5,
 		},
 		GoTypes:           file_strata_coord_v1_coord_proto_goTypes,
 		DependencyIndexes: file_strata_coord_v1_coord_proto_depIdxs,

@@ -993,3 +993,117 @@ var QueryCoordService_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "strata/coord/v1/coord.proto",
 }
+
+const (
+	WALPinService_ReportPins_FullMethodName = "/strata.coord.v1.WALPinService/ReportPins"
+)
+
+// WALPinServiceClient is the client API for WALPinService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// WALPinService takes the WAL offsets that readers in other processes
+// still need, so that the coordinator truncates the WAL behind them
+// (wal.RemotePins).
+type WALPinServiceClient interface {
+	// ReportPins replaces a node's pins: per pchannel, the lowest offset it
+	// still needs. They count while the node's membership session lives.
+	ReportPins(ctx context.Context, in *ReportPinsRequest, opts ...grpc.CallOption) (*ReportPinsResponse, error)
+}
+
+type wALPinServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewWALPinServiceClient(cc grpc.ClientConnInterface) WALPinServiceClient {
+	return &wALPinServiceClient{cc}
+}
+
+func (c *wALPinServiceClient) ReportPins(ctx context.Context, in *ReportPinsRequest, opts ...grpc.CallOption) (*ReportPinsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportPinsResponse)
+	err := c.cc.Invoke(ctx, WALPinService_ReportPins_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WALPinServiceServer is the server API for WALPinService service.
+// All implementations must embed UnimplementedWALPinServiceServer
+// for forward compatibility.
+//
+// WALPinService takes the WAL offsets that readers in other processes
+// still need, so that the coordinator truncates the WAL behind them
+// (wal.RemotePins).
+type WALPinServiceServer interface {
+	// ReportPins replaces a node's pins: per pchannel, the lowest offset it
+	// still needs. They count while the node's membership session lives.
+	ReportPins(context.Context, *ReportPinsRequest) (*ReportPinsResponse, error)
+	mustEmbedUnimplementedWALPinServiceServer()
+}
+
+// UnimplementedWALPinServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedWALPinServiceServer struct{}
+
+func (UnimplementedWALPinServiceServer) ReportPins(context.Context, *ReportPinsRequest) (*ReportPinsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportPins not implemented")
+}
+func (UnimplementedWALPinServiceServer) mustEmbedUnimplementedWALPinServiceServer() {}
+func (UnimplementedWALPinServiceServer) testEmbeddedByValue()                       {}
+
+// UnsafeWALPinServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to WALPinServiceServer will
+// result in compilation errors.
+type UnsafeWALPinServiceServer interface {
+	mustEmbedUnimplementedWALPinServiceServer()
+}
+
+func RegisterWALPinServiceServer(s grpc.ServiceRegistrar, srv WALPinServiceServer) {
+	// If the following call panics, it indicates UnimplementedWALPinServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&WALPinService_ServiceDesc, srv)
+}
+
+func _WALPinService_ReportPins_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportPinsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WALPinServiceServer).ReportPins(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WALPinService_ReportPins_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WALPinServiceServer).ReportPins(ctx, req.(*ReportPinsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// WALPinService_ServiceDesc is the grpc.ServiceDesc for WALPinService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var WALPinService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "strata.coord.v1.WALPinService",
+	HandlerType: (*WALPinServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ReportPins",
+			Handler:    _WALPinService_ReportPins_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "strata/coord/v1/coord.proto",
+}
