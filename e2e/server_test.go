@@ -56,6 +56,8 @@ type server struct {
 	// internal is the internal RPC address ("" unless a tweak sets
 	// InternalAddr; a cluster's coordinator always has one).
 	internal string
+	// namespace is a cluster's part of the engines ("" for a standalone).
+	namespace string
 	// parts are the app servers: the standalone, or the coordinator and
 	// the nodes.
 	parts []*part
@@ -76,15 +78,17 @@ func startServerLogs(t testing.TB, dir string, logs io.Writer, tweak ...func(*ap
 	cfg.Addr = "127.0.0.1:0"
 	cfg.MetricsAddr = ""
 	cfg.DataCoord.CheckInterval = 200 * time.Millisecond
+	ns := ""
 	if target != nil {
-		target.config(t, &cfg, target.namespace(t, dir))
+		ns = target.namespace(t, dir)
+		target.config(t, &cfg, ns)
 	}
 	for _, f := range tweak {
 		f(&cfg)
 	}
 	logger := testLogger(logs, cfg.LogLevel)
 	if target != nil {
-		return startCluster(t, cfg, logger)
+		return startCluster(t, cfg, ns, logger)
 	}
 	srv, err := app.Listen(cfg, logger)
 	require.NoError(t, err)

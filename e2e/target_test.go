@@ -218,13 +218,13 @@ func runPart(role string, srv *app.Server) *part {
 }
 
 // startCluster starts cfg (the test's configuration, tweaks applied) as a
-// cluster on the namespace of cfg.DataDir: the coordinator over the data
+// cluster on namespace ns (cfg.DataDir's): the coordinator over the data
 // dir, each node over a directory of its own in it. The server's API is the
 // coordinator's.
-func startCluster(t testing.TB, cfg app.Config, logger *slog.Logger) *server {
+func startCluster(t testing.TB, cfg app.Config, ns string, logger *slog.Logger) *server {
 	t.Helper()
 	dir := cfg.DataDir
-	s := &server{t: t, dir: dir}
+	s := &server{t: t, dir: dir, namespace: ns}
 	t.Cleanup(s.stop)
 	listen := func(role string, i int) *app.Server {
 		c := cfg
@@ -280,6 +280,32 @@ func (s *server) waitReloaded(srv *app.Server, p *part) {
 	case <-time.After(60 * time.Second):
 		s.t.Fatal("collections still loading 60 s after the start")
 	}
+}
+
+// storeArgs are the arguments that tell a strata tool (backup) where the
+// server's object store is: its data dir, or a cluster's configuration file.
+func (s *server) storeArgs(t *testing.T) []string {
+	t.Helper()
+	if s.namespace == "" {
+		return []string{"--data-dir", s.dir}
+	}
+	e := target
+	p := filepath.Join(t.TempDir(), "strata.json")
+	require.NoError(t, enginelaunch.WriteConfig(p, enginelaunch.Config(e.etcd.URL, e.kafka.Addr, e.s3.Addr, s.namespace, nil)))
+	return []string{"--config", p}
+}
+
+// storageDir is the directory holding the server's objects at their keys'
+// paths: a standalone's {data-dir}/storage, or a cluster's bucket in the S3
+// gateway's posix backend (enginelaunch.Process.Dir).
+func (s *server) storageDir(t testing.TB) string {
+	t.Helper()
+	if s.namespace == "" {
+		return filepath.Join(s.dir, "storage")
+	}
+	var cfg app.Config
+	target.config(t, &cfg, s.namespace)
+	return filepath.Join(target.s3.Dir(), "data", cfg.Engines.Objects.S3.Bucket)
 }
 
 // testLogger is the servers' logger: discarded, written to logs (when not
