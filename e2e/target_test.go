@@ -233,7 +233,7 @@ func startCluster(t testing.TB, cfg app.Config, ns string, logger *slog.Logger) 
 			c.InternalAddr = "127.0.0.1:0"
 		}
 		if role != app.RoleCoordinator {
-			c.DataDir = filepath.Join(dir, fmt.Sprintf("%s-%d", role, i))
+			c.DataDir = s.nodeDir(role, i)
 			c.MetricsAddr, c.InternalAddr = "", "127.0.0.1:0"
 		}
 		srv, err := app.Listen(c, logger.With("role", role, "node", i))
@@ -306,6 +306,24 @@ func (s *server) storageDir(t testing.TB) string {
 	var cfg app.Config
 	target.config(t, &cfg, s.namespace)
 	return filepath.Join(target.s3.Dir(), "data", cfg.Engines.Objects.S3.Bucket)
+}
+
+// mmapDirs are the query nodes' mmap cache directories: a standalone's
+// {data-dir}/cache/mmap, or each of a cluster's query nodes'.
+func (s *server) mmapDirs() []string {
+	if s.namespace == "" {
+		return []string{filepath.Join(s.dir, "cache", "mmap")}
+	}
+	var out []string
+	for i := range clusterQueryNodes {
+		out = append(out, filepath.Join(s.nodeDir(app.RoleQueryNode, i+1), "cache", "mmap"))
+	}
+	return out
+}
+
+// nodeDir is the data dir of a cluster's i-th node of role.
+func (s *server) nodeDir(role string, i int) string {
+	return filepath.Join(s.dir, fmt.Sprintf("%s-%d", role, i))
 }
 
 // testLogger is the servers' logger: discarded, written to logs (when not
