@@ -195,13 +195,17 @@ func TestBackupRestore(t *testing.T) {
 	// in an uncompressed vector value and parse as another number).
 	bad := append([]byte(nil), orig[:len(orig)/2]...)
 	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
-	_, stderr, code = runTool(t, bin, append([]string{"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
-		"--rename", "src=bad1,auto=bad2"}, s.storeArgs(t)...)...)
+	_, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=bad1,auto=bad2",
+	}, s.storeArgs(t)...)...)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is damaged")
 	require.NoError(t, os.Remove(binlog))
-	_, stderr, code = runTool(t, bin, append([]string{"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
-		"--rename", "src=bad1,auto=bad2"}, s.storeArgs(t)...)...)
+	_, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=bad1,auto=bad2",
+	}, s.storeArgs(t)...)...)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is missing")
 	requireNoCollection(t, c, "bad1", "bad2")
@@ -231,8 +235,10 @@ func TestBackupRestore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(manifestPath, forged, 0o644))
 	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
-	_, stderr, code = runTool(t, bin, append([]string{"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
-		"--rename", "src=bad1,auto=bad2"}, s.storeArgs(t)...)...)
+	_, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=bad1,auto=bad2",
+	}, s.storeArgs(t)...)...)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "import job")
 	requireNoCollection(t, c, "bad1", "bad2")
@@ -245,8 +251,10 @@ func TestBackupRestore(t *testing.T) {
 	require.Contains(t, stderr, `exists already; restore it under another name`)
 
 	start := time.Now()
-	stdout, stderr, code = runTool(t, bin, append([]string{"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
-		"--rename", "src=dst,auto=auto2"}, s.storeArgs(t)...)...)
+	stdout, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=dst,auto=auto2",
+	}, s.storeArgs(t)...)...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	t.Logf("restore: %s (%s)", strings.TrimSpace(stdout), time.Since(start))
 

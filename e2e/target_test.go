@@ -220,7 +220,8 @@ func runPart(role string, srv *app.Server) *part {
 // startCluster starts cfg (the test's configuration, tweaks applied) as a
 // cluster on namespace ns (cfg.DataDir's): the coordinator over the data
 // dir, each node over a directory of its own in it. The server's API is the
-// coordinator's.
+// coordinator's (tests reach it through server.addr only, so a proxy's
+// address can take its place once proxies are a role of their own).
 func startCluster(t testing.TB, cfg app.Config, ns string, logger *slog.Logger) *server {
 	t.Helper()
 	dir := cfg.DataDir
