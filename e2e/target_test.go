@@ -270,16 +270,30 @@ func startCluster(t testing.TB, cfg app.Config, ns string, logger *slog.Logger) 
 	return s
 }
 
-// waitReloaded waits until srv's collections loaded before a restart
-// load again (or its Run fails).
+// waitReloaded waits until srv serves (Ready: its API and metrics port
+// are up, /healthz answers ok) and its collections loaded before a
+// restart load again, or until its Run fails. Reloaded alone may close
+// first when there is nothing to reload.
 func (s *server) waitReloaded(srv *app.Server, p *part) {
 	s.t.Helper()
+	timeout := time.After(60 * time.Second)
 	select {
 	case <-srv.Reloaded():
 	case err := <-p.done:
 		p.done <- err // for stop
-	case <-time.After(60 * time.Second):
+		return
+	case <-timeout:
 		s.t.Fatal("collections still loading 60 s after the start")
+	}
+	for !srv.Ready() {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return
+		case <-timeout:
+			s.t.Fatal("not ready 60 s after the start")
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
