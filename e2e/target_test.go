@@ -25,7 +25,7 @@ import (
 
 // targetEnv selects what startServer starts: "standalone" (or unset) an
 // in-process standalone server per test, "cluster" an in-process cluster
-// per test on engines shared by the whole run (README "Tests"):
+// per test on engines shared by the whole run (README "Tests and benchmarks"):
 //
 //	STRATA_E2E_TARGET=cluster go test ./e2e/ -count=1 -timeout 60m
 const targetEnv = "STRATA_E2E_TARGET"
@@ -40,7 +40,7 @@ const (
 
 // target is where startServer puts a test's server: nil a standalone, else
 // a cluster on these engines. TestMain sets it for the run under
-// STRATA_E2E_TARGET=cluster; TestClusterSubset sets it for its subtests
+// STRATA_E2E_TARGET=cluster; TestSuiteOnCluster sets it for its subtests
 // (the e2e tests run one at a time: none is parallel).
 var target *clusterEngines
 

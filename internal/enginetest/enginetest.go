@@ -20,8 +20,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
-// freeAddr returns an http URL on a currently free loopback port.
-func freeAddr() (url.URL, error) {
+// freeURL returns an http URL on a currently free loopback port.
+func freeURL() (url.URL, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return url.URL{}, err
@@ -84,11 +84,11 @@ func newEtcd(dir string) (*EtcdServer, error) {
 	cfg.Logger = "zap"
 	cfg.LogLevel = "error"
 	cfg.LogOutputs = []string{"stderr"}
-	client, err := freeAddr()
+	client, err := freeURL()
 	if err != nil {
 		return nil, err
 	}
-	peer, err := freeAddr()
+	peer, err := freeURL()
 	if err != nil {
 		return nil, err
 	}
