@@ -159,7 +159,7 @@ func TestBackupRestore(t *testing.T) {
 	require.Len(t, wantAuto, 55)
 
 	bk := filepath.Join(t.TempDir(), "backups")
-	stdout, stderr, code := runTool(t, bin, "backup", "create", "--addr", s.addr, "--data-dir", dir, "--out", bk, "--name", "b1")
+	stdout, stderr, code := runTool(t, bin, append([]string{"backup", "create", "--addr", s.addr, "--out", bk, "--name", "b1"}, s.storeArgs(t)...)...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.Contains(t, stdout, "backup b1: 2 collections")
 
@@ -195,13 +195,17 @@ func TestBackupRestore(t *testing.T) {
 	// in an uncompressed vector value and parse as another number).
 	bad := append([]byte(nil), orig[:len(orig)/2]...)
 	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
-	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
-		"--rename", "src=bad1,auto=bad2")
+	_, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=bad1,auto=bad2",
+	}, s.storeArgs(t)...)...)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is damaged")
 	require.NoError(t, os.Remove(binlog))
-	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
-		"--rename", "src=bad1,auto=bad2")
+	_, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=bad1,auto=bad2",
+	}, s.storeArgs(t)...)...)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is missing")
 	requireNoCollection(t, c, "bad1", "bad2")
@@ -231,8 +235,10 @@ func TestBackupRestore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(manifestPath, forged, 0o644))
 	require.NoError(t, os.WriteFile(binlog, bad, 0o644))
-	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
-		"--rename", "src=bad1,auto=bad2")
+	_, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=bad1,auto=bad2",
+	}, s.storeArgs(t)...)...)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "import job")
 	requireNoCollection(t, c, "bad1", "bad2")
@@ -240,13 +246,15 @@ func TestBackupRestore(t *testing.T) {
 	require.NoError(t, os.WriteFile(binlog, orig, 0o644))
 
 	// Restoring over an existing name is refused.
-	_, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1")
+	_, stderr, code = runTool(t, bin, append([]string{"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1"}, s.storeArgs(t)...)...)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, `exists already; restore it under another name`)
 
 	start := time.Now()
-	stdout, stderr, code = runTool(t, bin, "backup", "restore", "--addr", s.addr, "--data-dir", dir, "--from", bk, "--name", "b1",
-		"--rename", "src=dst,auto=auto2")
+	stdout, stderr, code = runTool(t, bin, append([]string{
+		"backup", "restore", "--addr", s.addr, "--from", bk, "--name", "b1",
+		"--rename", "src=dst,auto=auto2",
+	}, s.storeArgs(t)...)...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	t.Logf("restore: %s (%s)", strings.TrimSpace(stdout), time.Since(start))
 

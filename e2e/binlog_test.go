@@ -23,10 +23,10 @@ import (
 	"github.com/strata-db/strata/internal/storage"
 )
 
-// objectTree lists the object keys under storage/files as path elements.
-func objectTree(t *testing.T, dataDir string) [][]string {
+// objectTree lists the object keys under root/files (root: the server's
+// storageDir) as path elements.
+func objectTree(t *testing.T, root string) [][]string {
 	t.Helper()
-	root := filepath.Join(dataDir, "storage")
 	var out [][]string
 	require.NoError(t, filepath.WalkDir(filepath.Join(root, "files"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -101,8 +101,9 @@ func TestBinlogsInObjectStore(t *testing.T) {
 	insertLogs := map[segKey]map[int64][]string{} // field → files
 	statsLogs := map[segKey][]int64{}
 	var deltaFiles []string
-	for _, p := range objectTree(t, dir) {
-		file := filepath.Join(append([]string{dir, "storage"}, p...)...)
+	root := s.storageDir(t)
+	for _, p := range objectTree(t, root) {
+		file := filepath.Join(append([]string{root}, p...)...)
 		require.Equal(t, "files", p[0])
 		switch p[1] {
 		case "insert_log":
@@ -195,7 +196,7 @@ func TestBinlogsInObjectStore(t *testing.T) {
 		sort.Slice(logs, func(i, j int) bool { return logs[i] < logs[j] })
 		require.Len(t, logs, 2, "segment %d: per-sync stats log and merged 1", k.seg)
 		require.EqualValues(t, 1, logs[0])
-		merged, err := os.ReadFile(filepath.Join(dir, "storage", storage.CompoundStatsLogKey("", collID, k.part, k.seg, 100)))
+		merged, err := os.ReadFile(filepath.Join(root, storage.CompoundStatsLogKey("", collID, k.part, k.seg, 100)))
 		require.NoError(t, err)
 		var arr []json.RawMessage
 		require.NoError(t, json.Unmarshal(merged, &arr), "merged stats log is a JSON array")
@@ -204,7 +205,7 @@ func TestBinlogsInObjectStore(t *testing.T) {
 			storage.CompoundStatsLogKey("", collID, k.part, k.seg, 100),
 			storage.StatsLogKey("", collID, k.part, k.seg, 100, logs[1]),
 		} {
-			data, err := os.ReadFile(filepath.Join(dir, "storage", file))
+			data, err := os.ReadFile(filepath.Join(root, file))
 			require.NoError(t, err)
 			st, err := storage.UnmarshalStats(data)
 			require.NoError(t, err, file)

@@ -129,7 +129,7 @@ func TestCompactionRemovesDeletedRows(t *testing.T) {
 
 	// The merged segment's binlogs hold exactly the live rows.
 	seg := live1[0]
-	pattern := filepath.Join(dir, "storage", "files", "insert_log", "*", "*", itoa(seg.GetSegmentID()), "100", "*")
+	pattern := filepath.Join(s.storageDir(t), "files", "insert_log", "*", "*", itoa(seg.GetSegmentID()), "100", "*")
 	files, err := filepath.Glob(pattern)
 	require.NoError(t, err)
 	require.Len(t, files, 1)

@@ -17,10 +17,9 @@ import (
 	"github.com/strata-db/strata/internal/storage"
 )
 
-// storedKeys parses every object key under the server's storage directory.
-func storedKeys(t *testing.T, dir string) []storage.ObjectKey {
+// storedKeys parses every object key under root, the server's storageDir.
+func storedKeys(t *testing.T, root string) []storage.ObjectKey {
 	t.Helper()
-	root := filepath.Join(dir, "storage")
 	var out []storage.ObjectKey
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -106,7 +105,7 @@ func TestGCFreesDroppedCollectionAndPartition(t *testing.T) {
 	require.NoError(t, err)
 	count := func(coll int64) (logs, delta int, parts map[int64]bool, indexFiles int) {
 		parts = map[int64]bool{}
-		for _, k := range storedKeys(t, dir) {
+		for _, k := range storedKeys(t, s.storageDir(t)) {
 			switch {
 			case k.Kind == storage.KindIndexFile:
 				indexFiles++

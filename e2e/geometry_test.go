@@ -86,7 +86,7 @@ func TestGeometryField(t *testing.T) {
 	_, err = c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "id", index.NewRTreeIndex()).WithIndexName("bad"))
 	require.ErrorContains(t, err, "RTREE index can only be built on geometry field")
 
-	rtrees, err := filepath.Glob(filepath.Join(dir, "storage", "files", "index_files", "*", "*", "*", "*", "RTREE"))
+	rtrees, err := filepath.Glob(filepath.Join(s.storageDir(t), "files", "index_files", "*", "*", "*", "*", "RTREE"))
 	require.NoError(t, err)
 	require.Len(t, rtrees, 2, "one RTREE file per sealed segment")
 
@@ -159,7 +159,7 @@ func TestGeometryField(t *testing.T) {
 			seg = sg.GetSegmentID()
 		}
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "storage", "files", "insert_log", "*", "*", itoa(seg), "101", "*"))
+	files, err := filepath.Glob(filepath.Join(s.storageDir(t), "files", "insert_log", "*", "*", itoa(seg), "101", "*"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	data, err := os.ReadFile(files[0])

@@ -292,7 +292,7 @@ func TestBulkImport(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, lt.Await(ctx))
 
-	store := filepath.Join(dir, "storage")
+	store := s.storageDir(t)
 	writeJSONRows(t, filepath.Join(store, "bulk/rows.json"), 0, 300)
 	writeParquetRows(t, filepath.Join(store, "bulk/rows.parquet"), 300, 700)
 	local := writeNumpyRows(t, filepath.Join(t.TempDir(), "np"), 700, 1000)
@@ -468,8 +468,8 @@ func TestBulkImportAutoIDPartitionKey(t *testing.T) {
 	}
 	b, err := json.Marshal(rows)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "storage", "k"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "storage", "k", "rows.json"), b, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(s.storageDir(t), "k"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(s.storageDir(t), "k", "rows.json"), b, 0o644))
 
 	resp, err := raw.Import(ctx, &milvuspb.ImportRequest{CollectionName: coll, PartitionName: "_default_0", Files: []string{"k/rows.json"}})
 	require.NoError(t, err)

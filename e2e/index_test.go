@@ -43,7 +43,7 @@ func TestHNSWIndexPipeline(t *testing.T) {
 	require.Equal(t, "HNSW", desc.Params()["index_type"])
 
 	var indexFiles []string
-	require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(filepath.Join(s.storageDir(t), "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			indexFiles = append(indexFiles, p)
 		}

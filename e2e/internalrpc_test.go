@@ -20,6 +20,7 @@ import (
 // a proxy process uses) loads and releases the server's collections and
 // reads them, and the Milvus API sees the same query node.
 func TestInternalQueryNodeService(t *testing.T) {
+	standaloneOnly(t, "the standalone's own query node on its internal RPC (TestClusterProcesses covers the cluster's)")
 	s := startServer(t, t.TempDir(), func(c *app.Config) { c.InternalAddr = "127.0.0.1:0" })
 	require.NotEmpty(t, s.internal)
 	ctx := ctxT(t)

@@ -128,7 +128,7 @@ func buildIndexedMovies(ctx context.Context, t *testing.T, name string, idx inde
 	require.Equal(t, name, desc.Params()["index_type"])
 
 	var files []string
-	require.NoError(t, filepath.WalkDir(filepath.Join(m.dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(filepath.Join(m.s.storageDir(t), "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			files = append(files, p)
 		}

@@ -210,6 +210,7 @@ func selects(f *dto.MetricFamily, s selector) bool {
 // labels, and that each selector of the published Milvus dashboard on a
 // claimed series selects data.
 func TestMilvusDashboardSeries(t *testing.T) {
+	standaloneOnly(t, "scrapes every role's series from one process's metrics port")
 	s, metricsAddr := startMetricsServer(t)
 	c := s.client(t)
 	ctx := ctxT(t)

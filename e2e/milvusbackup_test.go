@@ -119,7 +119,7 @@ func TestMilvusBackupLayoutImport(t *testing.T) {
 		partName[id] = parts.GetPartitionNames()[i]
 	}
 
-	store := filepath.Join(dir, "storage")
+	store := s.storageDir(t)
 	coll := desc.ID
 	type job struct {
 		part  string

@@ -36,18 +36,19 @@ func TestMmapFilesCollectedOnDrop(t *testing.T) {
 	c := s.client(t)
 	ctx := ctxT(t)
 	rng := rand.New(rand.NewPCG(3, 26))
-	mmap := filepath.Join(dir, "cache", "mmap")
-
-	// files lists the cache files, relative to the mmap directory.
+	// files lists the cache files, relative to the mmap directories (a
+	// cluster has one per query node).
 	files := func() []string {
 		var out []string
-		_ = filepath.WalkDir(mmap, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				rel, _ := filepath.Rel(mmap, p)
-				out = append(out, filepath.ToSlash(rel))
-			}
-			return nil
-		})
+		for _, mmap := range s.mmapDirs() {
+			_ = filepath.WalkDir(mmap, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(mmap, p)
+					out = append(out, filepath.ToSlash(rel))
+				}
+				return nil
+			})
+		}
 		return out
 	}
 	// owned returns the files of the collection with ID id: its columns
@@ -131,10 +132,13 @@ func TestMmapFilesCollectedOnDrop(t *testing.T) {
 
 	require.NoError(t, c.DropCollection(ctx, milvusclient.NewDropCollectionOption("mmap_gone")))
 	want := append(append([]string{}, keepCols...), keepIdx...)
-	goneDir := filepath.Join(mmap, "columns", fmt.Sprint(ids["mmap_gone"]))
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(goneDir)
-		return len(files()) == len(want) && os.IsNotExist(err)
+		for _, mmap := range s.mmapDirs() {
+			if _, err := os.Stat(filepath.Join(mmap, "columns", fmt.Sprint(ids["mmap_gone"]))); !os.IsNotExist(err) {
+				return false
+			}
+		}
+		return len(files()) == len(want)
 	}, 20*time.Second, 50*time.Millisecond, "the dropped collection's files and directories are removed: %v", files())
 	require.ElementsMatch(t, want, files())
 

@@ -115,12 +115,14 @@ func TestMmapEnabled(t *testing.T) {
 	}
 	cacheFiles := func() int {
 		n := 0
-		_ = filepath.WalkDir(filepath.Join(dir, "cache", "mmap"), func(_ string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				n++
-			}
-			return nil
-		})
+		for _, mmap := range s.mmapDirs() {
+			_ = filepath.WalkDir(mmap, func(_ string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					n++
+				}
+				return nil
+			})
+		}
 		return n
 	}
 

@@ -163,6 +163,7 @@ func (p *proc) waitLoads(limit time.Duration) bool {
 // soon as /healthz answers ok.
 func startProcReady(t *testing.T, bin, dataDir string, extra ...string) *proc {
 	t.Helper()
+	standaloneOnly(t, "runs the standalone binary as a process (kill -9, signals, its data dir)")
 	var last string
 	for attempt := 0; attempt < 3; attempt++ {
 		p := &proc{stderr: &lockedBuffer{}, done: make(chan struct{})}

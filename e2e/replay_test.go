@@ -15,7 +15,9 @@ import (
 
 	"github.com/strata-db/strata/internal/app"
 	"github.com/strata-db/strata/internal/catalog"
+	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/metastore/embedded"
+	"github.com/strata-db/strata/internal/metastore/etcd"
 )
 
 // TestReplayedFlushOfCompactedSegment: a restarted data node replays the
@@ -99,7 +101,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		return true
 	})
 	waitFor(t, "garbage collection removed their files", func() bool {
-		for _, k := range storedKeys(t, dir) {
+		for _, k := range storedKeys(t, s.storageDir(t)) {
 			for _, id := range merged {
 				if k.SegmentID == id {
 					return false
@@ -109,7 +111,7 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		return true
 	})
 	s.stop()
-	before := segmentRecords(t, dir)
+	before := s.segmentRecords(t)
 	for _, id := range merged {
 		require.NotContains(t, before, id, "the merged segments' records are collected")
 	}
@@ -126,18 +128,40 @@ func TestReplayedFlushOfCompactedSegment(t *testing.T) {
 		require.NotContains(t, now, id, "a compacted segment does not come back")
 	}
 	s.stop()
-	after := segmentRecords(t, dir)
+	after := s.segmentRecords(t)
 	for _, id := range merged {
 		require.NotContains(t, after, id, "nor is its record written again")
 	}
 }
 
-// segmentRecords reads the segment records of a stopped server's meta store.
+// segmentRecords reads the segment records of a stopped standalone
+// server's meta store (dir/meta.db).
 func segmentRecords(t *testing.T, dir string) map[int64]catalog.SegmentInfo {
 	t.Helper()
 	meta, err := embedded.Open(filepath.Join(dir, "meta.db"), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, meta.Close()) }()
+	return scanSegments(t, meta)
+}
+
+// segmentRecords reads the segment records of the stopped server's meta
+// store: a standalone's meta.db, or a cluster's etcd root.
+func (s *server) segmentRecords(t *testing.T) map[int64]catalog.SegmentInfo {
+	t.Helper()
+	if s.namespace == "" {
+		return segmentRecords(t, s.dir)
+	}
+	var cfg app.Config
+	target.config(t, &cfg, s.namespace)
+	meta, err := etcd.Open(context.Background(), cfg.Engines.Meta.Etcd, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, meta.Close()) }()
+	return scanSegments(t, meta)
+}
+
+// scanSegments reads the segment records of meta.
+func scanSegments(t *testing.T, meta metastore.KV) map[int64]catalog.SegmentInfo {
+	t.Helper()
 	kvs, err := meta.Scan(context.Background(), catalog.SegmentPrefix)
 	require.NoError(t, err)
 	out := map[int64]catalog.SegmentInfo{}

@@ -139,7 +139,7 @@ func TestScalarIndexesMatchScan(t *testing.T) {
 		require.Zero(t, desc.PendingIndexRows, field)
 	}
 	kinds := map[string]bool{}
-	require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(filepath.Join(s.storageDir(t), "files", "index_files"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			kinds[filepath.Base(p)] = true
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -18,7 +17,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	stopEngines, err := setTarget()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	code := m.Run()
+	stopEngines()
 	removeBinary()
 	if code == 0 {
 		// As goleak.VerifyTestMain, after the shared binary is removed.
@@ -39,7 +44,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server is a Strata standalone server running in this process.
+// server is a Strata server running in this process: a standalone, or
+// in cluster mode (STRATA_E2E_TARGET=cluster) a cluster whose coordinator
+// serves the API.
 type server struct {
 	t    testing.TB
 	dir  string
@@ -47,10 +54,13 @@ type server struct {
 	// metrics is the metrics port's address ("" unless a tweak opens it).
 	metrics string
 	// internal is the internal RPC address ("" unless a tweak sets
-	// InternalAddr).
+	// InternalAddr; a cluster's coordinator always has one).
 	internal string
-	cancel   context.CancelFunc
-	done     chan error
+	// namespace is a cluster's part of the engines ("" for a standalone).
+	namespace string
+	// parts are the app servers: the standalone, or the coordinator and
+	// the nodes.
+	parts []*part
 }
 
 // startServer starts a server on a free port over dir.
@@ -68,49 +78,35 @@ func startServerLogs(t testing.TB, dir string, logs io.Writer, tweak ...func(*ap
 	cfg.Addr = "127.0.0.1:0"
 	cfg.MetricsAddr = ""
 	cfg.DataCoord.CheckInterval = 200 * time.Millisecond
+	ns := ""
+	if target != nil {
+		ns = target.namespace(t, dir)
+		target.config(t, &cfg, ns)
+	}
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	logger := slog.New(slog.DiscardHandler)
-	if os.Getenv("STRATA_TEST_LOG") != "" {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	if logs != nil {
-		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := testLogger(logs, cfg.LogLevel)
+	if target != nil {
+		return startCluster(t, cfg, ns, logger)
 	}
 	srv, err := app.Listen(cfg, logger)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{
-		t: t, dir: dir, addr: srv.Addr(), metrics: srv.MetricsAddr(), internal: srv.InternalAddr(),
-		cancel: cancel, done: make(chan error, 1),
-	}
-	go func() { s.done <- srv.Run(ctx) }()
+	s := &server{t: t, dir: dir, addr: srv.Addr(), metrics: srv.MetricsAddr(), internal: srv.InternalAddr()}
+	s.parts = []*part{runPart(app.RoleStandalone, srv)}
 	t.Cleanup(s.stop)
 	// The collections loaded before a restart load again in the background;
 	// tests read them at once, so wait for that (or for Run to fail).
-	select {
-	case <-srv.Reloaded():
-	case err := <-s.done:
-		s.done <- err // for stop
-	case <-time.After(60 * time.Second):
-		t.Fatal("collections still loading 60 s after the start")
-	}
+	s.waitReloaded(srv, s.parts[0])
 	return s
 }
 
 // stop shuts the server down and waits; it is idempotent.
 func (s *server) stop() {
-	if s.cancel == nil {
-		return
-	}
-	s.cancel()
-	s.cancel = nil
-	select {
-	case err := <-s.done:
-		require.NoError(s.t, err)
-	case <-time.After(20 * time.Second):
-		s.t.Fatal("server did not stop")
+	parts := s.parts
+	s.parts = nil
+	if len(parts) > 0 {
+		stopParts(s.t, parts)
 	}
 }
 

@@ -62,7 +62,7 @@ func TestSpareSegmentsAreInvisible(t *testing.T) {
 	s.stop()
 
 	var spares int
-	for id, info := range segmentRecords(t, dir) {
+	for id, info := range s.segmentRecords(t) {
 		if info.Spare && info.State == catalog.SegmentGrowing && info.NumRows == 0 {
 			spares++
 			require.NotContains(t, before, id, "a spare is never listed")

@@ -225,7 +225,7 @@ func TestSparsePipeline(t *testing.T) {
 		// The index file is keyed by the type built (AUTOINDEX builds
 		// SPARSE_INVERTED_INDEX) and holds the flushed segment's rows.
 		var files []string
-		require.NoError(t, filepath.WalkDir(filepath.Join(dir, "storage", "files", "index_files"), func(p string, e fs.DirEntry, err error) error {
+		require.NoError(t, filepath.WalkDir(filepath.Join(s.storageDir(t), "files", "index_files"), func(p string, e fs.DirEntry, err error) error {
 			if err == nil && !e.IsDir() && strings.HasSuffix(p, "/"+tc.typ) {
 				files = append(files, p)
 			}

@@ -219,12 +219,12 @@ func TestVectorTypes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startServer(t, t.TempDir())
-			runVectorType(t, s.client(t), s.dir, tc)
+			runVectorType(t, s.client(t), s.storageDir(t), tc)
 		})
 	}
 }
 
-func runVectorType(t *testing.T, c *milvusclient.Client, dir string, tc vecCase) {
+func runVectorType(t *testing.T, c *milvusclient.Client, storageDir string, tc vecCase) {
 	ctx := ctxT(t)
 	coll := "vt_" + tc.name
 	schema := entity.NewSchema().WithName(coll).
@@ -347,7 +347,7 @@ func runVectorType(t *testing.T, c *milvusclient.Client, dir string, tc vecCase)
 	require.NoError(t, c.ReleaseCollection(ctx, milvusclient.NewReleaseCollectionOption(coll)))
 	require.NoError(t, c.DropIndex(ctx, milvusclient.NewDropIndexOption(coll, "v")))
 	indexFiles := func() map[string]bool {
-		files, err := filepath.Glob(filepath.Join(dir, "storage", "files", "index_files", "*", "*", "*", "*", tc.fileKey))
+		files, err := filepath.Glob(filepath.Join(storageDir, "files", "index_files", "*", "*", "*", "*", tc.fileKey))
 		require.NoError(t, err)
 		m := map[string]bool{}
 		for _, f := range files {

@@ -39,6 +39,7 @@ func walFiles(t *testing.T, dataDir string) map[string][]string {
 // creation, so loading it must not seek below the WAL's start (it used to
 // seek offset 0, fail with "offset truncated" and hang every read).
 func TestLoadAfterWALTruncation(t *testing.T) {
+	standaloneOnly(t, "watches the local WAL's files be truncated (a coordinator keeps the WAL whole)")
 	dir := t.TempDir()
 	s := startServer(t, dir, func(c *app.Config) {
 		c.WAL.SegmentSize = 64 << 10

@@ -147,6 +147,11 @@ func (p *Process) tail() string {
 	return string(b)
 }
 
+// Dir is the directory the engine's data and log are under (the S3
+// gateway's posix backend is Dir/data, a directory per bucket holding each
+// object at its key's path).
+func (p *Process) Dir() string { return p.dir }
+
 // String names the engine and its address.
 func (p *Process) String() string { return p.Name + " " + p.Addr }
 

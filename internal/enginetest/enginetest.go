@@ -5,6 +5,7 @@
 package enginetest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http/httptest"
@@ -20,17 +21,16 @@ import (
 )
 
 // freeURL returns an http URL on a currently free loopback port.
-func freeURL(t testing.TB) url.URL {
-	t.Helper()
+func freeURL() (url.URL, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return url.URL{}, err
 	}
 	addr := l.Addr().String()
 	if err := l.Close(); err != nil {
-		t.Fatal(err)
+		return url.URL{}, err
 	}
-	return url.URL{Scheme: "http", Host: addr}
+	return url.URL{Scheme: "http", Host: addr}, nil
 }
 
 // Etcd runs a single-member etcd server in-process until the test ends and
@@ -62,40 +62,69 @@ type EtcdServer struct {
 // NewEtcd starts an EtcdServer that runs until the test ends.
 func NewEtcd(t testing.TB) *EtcdServer {
 	t.Helper()
+	s, err := newEtcd(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.t = t
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// LaunchEtcd starts an EtcdServer with its data under dir for a whole test
+// binary (a TestMain, which has no test to tie it to): the caller stops it.
+// Start (a restart after Stop) is for NewEtcd's servers only.
+func LaunchEtcd(dir string) (*EtcdServer, error) { return newEtcd(dir) }
+
+// newEtcd configures a single-member server on free loopback ports with
+// its data under dir and starts it.
+func newEtcd(dir string) (*EtcdServer, error) {
 	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
+	cfg.Dir = dir
 	cfg.Logger = "zap"
 	cfg.LogLevel = "error"
 	cfg.LogOutputs = []string{"stderr"}
-	client, peer := freeURL(t), freeURL(t)
+	client, err := freeURL()
+	if err != nil {
+		return nil, err
+	}
+	peer, err := freeURL()
+	if err != nil {
+		return nil, err
+	}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peer.String())
-	s := &EtcdServer{URL: client.String(), t: t, cfg: cfg}
-	s.Start()
-	t.Cleanup(s.Stop)
-	return s
+	s := &EtcdServer{URL: client.String(), cfg: cfg}
+	return s, s.start()
 }
 
 // Start starts the server (again, after Stop) and waits until it is ready.
 func (s *EtcdServer) Start() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *EtcdServer) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.e != nil {
-		return
+		return nil
 	}
 	e, err := embed.StartEtcd(s.cfg)
 	if err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(30 * time.Second):
 		e.Close()
-		s.t.Fatal("etcd did not become ready")
+		return errors.New("enginetest: etcd did not become ready")
 	}
 	s.e = e
+	return nil
 }
 
 // Stop stops the server; it is idempotent.

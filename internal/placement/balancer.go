@@ -111,7 +111,10 @@ func (b *ChannelBalancer) Owners() map[string]int64 {
 // channel's saved assignment is still the one it delivers, so apply must
 // be idempotent.
 func (b *ChannelBalancer) Run(ctx context.Context, w *membership.Watcher) error {
-	current, err := b.store.Assignments(ctx)
+	current, err := b.assignments(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -165,6 +168,25 @@ func (b *ChannelBalancer) Run(ctx context.Context, w *membership.Watcher) error 
 		case <-tick.C:
 		case <-b.rebalance:
 			rebalance = true
+		}
+	}
+}
+
+// assignments loads the saved assignments, trying again every Interval
+// while the meta store fails (etcd unavailable), as a plan's save is: a
+// coordinator started during an outage waits it out instead of stopping.
+// A fenced store (the term ended) or the end of ctx ends it.
+func (b *ChannelBalancer) assignments(ctx context.Context) (map[string]Assignment, error) {
+	for {
+		current, err := b.store.Assignments(ctx)
+		if err == nil || errors.Is(err, metastore.ErrFenced) || ctx.Err() != nil {
+			return current, err
+		}
+		b.logger.Warn("channel placement not loaded; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(b.cfg.Interval):
 		}
 	}
 }

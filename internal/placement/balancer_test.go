@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/enginetest"
 	"github.com/strata-db/strata/internal/membership"
+	"github.com/strata-db/strata/internal/metastore"
 	"github.com/strata-db/strata/internal/placement"
 )
 
@@ -82,6 +84,39 @@ func runBalancer(t *testing.T, reg *membership.Registry, cfg placement.BalancerC
 		require.NoError(t, <-done)
 	})
 	return b
+}
+
+// unavailableKV is a meta store whose first scans fail, as etcd's do
+// during an outage.
+type unavailableKV struct {
+	metastore.KV
+	failures atomic.Int32 // scans still to fail
+}
+
+func (kv *unavailableKV) Scan(ctx context.Context, prefix string) ([]metastore.KeyValue, error) {
+	if kv.failures.Add(-1) >= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	return kv.KV.Scan(ctx, prefix)
+}
+
+// TestChannelBalancerWaitsOutAnOutage: a balancer that starts while the
+// meta store fails (etcd unavailable) loads the saved placement once it
+// answers and places the channels; it used to stop at once, and the
+// coordinator with it.
+func TestChannelBalancerWaitsOutAnOutage(t *testing.T) {
+	reg := registry(t, "o/")
+	m, err := reg.Register(context.Background(), membership.RoleDataNode, "dn")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	kv := &unavailableKV{KV: openKV(t)}
+	kv.failures.Store(3)
+	cfg := placement.DefaultBalancerConfig()
+	cfg.Interval = 20 * time.Millisecond
+	b := runBalancer(t, reg, cfg, placement.NewStore(kv), func() []string { return []string{"v0"} }, checkpoints{}, nil)
+	require.Eventually(t, func() bool { return maps.Equal(b.Owners(), map[string]int64{"v0": m.ID()}) },
+		30*time.Second, 10*time.Millisecond, "the channel is placed once the meta store answers")
+	require.Negative(t, kv.failures.Load(), "the failed loads were tried again")
 }
 
 // TestChannelBalancerFollowsMembership: the balancer over a real

@@ -369,11 +369,13 @@ func (c *Coordinator) loadMore(ctx context.Context, lc *loadedCollection, partit
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// As a query node's partition set: none named is all of them; named
+	// ones join the loaded set, and make a whole collection's explicit
+	// (the proxy names every partition before releasing one of them).
 	c.mu.Lock()
-	switch {
-	case len(partitions) == 0:
+	if len(partitions) == 0 {
 		lc.partitions = nil
-	case lc.partitions != nil:
+	} else {
 		for _, p := range partitions {
 			if !slices.Contains(lc.partitions, p) {
 				lc.partitions = append(lc.partitions, p)

@@ -494,6 +494,32 @@ func TestCoordinatorPlacesReadsAndHeals(t *testing.T) {
 	require.Equal(t, errcode.CollectionNotLoaded, search.GetStatus().GetCode())
 }
 
+// TestReleaseOnePartitionOfAWholeLoad: releasing one partition of a
+// collection loaded whole leaves the others loaded. The proxy names every
+// partition (a Load of them all), then releases the one; the coordinator
+// used to keep the load as "all partitions", so none was left loaded and
+// the proxy released the whole collection.
+func TestReleaseOnePartitionOfAWholeLoad(t *testing.T) {
+	c := newCluster(t)
+	c.prepare()
+	c.addLocal()
+	ctx := context.Background()
+	st, err := c.s.Proxy.CreatePartition(ctx, &milvuspb.CreatePartitionRequest{CollectionName: coll, PartitionName: "p1"})
+	ok(t, st, err)
+	ok(t, c.load(1), nil)
+	st, err = c.px.ReleasePartitions(ctx, &milvuspb.ReleasePartitionsRequest{CollectionName: coll, PartitionNames: []string{"_default"}})
+	ok(t, st, err)
+	state := func(parts ...string) commonpb.LoadState {
+		t.Helper()
+		resp, err := c.px.GetLoadState(ctx, &milvuspb.GetLoadStateRequest{CollectionName: coll, PartitionNames: parts})
+		ok(t, resp.GetStatus(), err)
+		return resp.GetState()
+	}
+	require.Equal(t, commonpb.LoadState_LoadStateLoaded, state())
+	require.Equal(t, commonpb.LoadState_LoadStateLoaded, state("p1"))
+	require.Equal(t, commonpb.LoadState_LoadStateNotLoad, state("_default"))
+}
+
 // TestTakeOverServesWithTheReplicasLeft: a coordinator that takes over
 // (or restarts) reloads a loaded collection on its stored replicas: a
 // replica whose only node died meanwhile is out of service and the other

@@ -94,7 +94,10 @@ type Store struct {
 
 var _ metastore.KV = (*Store)(nil)
 
-// Open connects to etcd and returns a Store that owns the connection.
+// Open connects to etcd and returns a Store that owns the connection. ctx
+// bounds the open only: the client (and the sessions, leases and watches
+// on it) lives until Close, so an owner that stops on ctx can still write
+// its last state and revoke its session.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -105,7 +108,6 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 		DialTimeout: cfg.DialTimeout,
 		Username:    cfg.Username,
 		Password:    cfg.Password,
-		Context:     ctx,
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {

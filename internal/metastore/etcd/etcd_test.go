@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/goleak"
 
 	"github.com/strata-db/strata/internal/enginetest"
@@ -26,6 +27,36 @@ func TestMain(m *testing.M) {
 
 // startEtcd runs a single-member etcd server in-process until the test ends.
 func startEtcd(t *testing.T) string { return enginetest.Etcd(t) }
+
+// TestClientOutlivesOpenContext: Open's context bounds the open only. A
+// process that stops on that context still has its client: a session on
+// it stays alive, and closing it revokes the lease at once (it used to end
+// with the context, leaving the session to expire a TTL later while other
+// nodes still saw the process).
+func TestClientOutlivesOpenContext(t *testing.T) {
+	endpoint := startEtcd(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := etcd.Open(ctx, etcd.Config{Endpoints: []string{endpoint}, Root: "outlive/"}, nil)
+	require.NoError(t, err)
+	sess, err := concurrency.NewSession(s.Client(), concurrency.WithTTL(30))
+	require.NoError(t, err)
+	cancel()
+	require.NoError(t, s.Client().Ctx().Err(), "the client ended with Open's context")
+	select {
+	case <-sess.Done():
+		t.Fatal("the session ended with Open's context")
+	case <-time.After(300 * time.Millisecond):
+	}
+	_, err = s.Scan(context.Background(), "")
+	require.NoError(t, err, "the store answers after Open's context ended")
+	lease := sess.Lease()
+	require.NoError(t, sess.Close())
+	ttl, err := s.Client().TimeToLive(context.Background(), lease)
+	require.NoError(t, err)
+	require.EqualValues(t, -1, ttl.TTL, "the lease is revoked at once")
+	require.NoError(t, s.Close())
+	require.Error(t, s.Client().Ctx().Err())
+}
 
 func TestConformance(t *testing.T) {
 	endpoint := startEtcd(t)
