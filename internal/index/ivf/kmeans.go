@@ -99,12 +99,13 @@ func sampleRows(n, limit int, rng *rand.Rand) []int {
 
 // assignBlock is the number of rows assign and assignIP score against all
 // the centroids with one distance.Queries.DotMatrix call: the rows are the
-// kernel's queries (64 × 128 dimensions pack into 32 KiB, which stays in L1)
-// and the centroids stream past them once per block, so every centroid
-// value loaded serves several rows, as in the GEMM faiss's k-means calls.
-// Blocks are fixed slices of the rows, so the result does not depend on the
-// number of workers.
-const assignBlock = 64
+// kernel's queries (48 × 128 dimensions pack into 24 KiB, which stays in L1,
+// and 48 is a whole number of the panels of both the AVX2 and the AVX-512
+// panel kernels) and the centroids stream past them once per block, so
+// every centroid value loaded serves several rows, as in the GEMM faiss's
+// k-means calls. Blocks are fixed slices of the rows, so the result does
+// not depend on the number of workers.
+const assignBlock = 48
 
 // blockDots calls fn(lo, hi, dots) for every block of assignBlock rows of
 // data, in parallel, with dots[(i-lo)*k+c] = <row i, centroid c>.
