@@ -2,6 +2,7 @@ package ivf
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -170,25 +171,51 @@ func assign(ctx context.Context, data []float32, dim int, centroids []float32, w
 	return out
 }
 
-// argminL2 returns the first c minimising norms[c] - 2*dots[c]. It keeps
+// argminL2 returns the first c minimising norms[c] - 2*dots[c] with the
+// dispatched kernels (see scanKernels.argmin).
+func argminL2(dots, norms []float32) int { return scanImpl.argmin(dots, norms) }
+
+// argmin returns the first c with the least key norms[c] - 2*dots[c] among
+// the keys below +Inf, or 0 when there is none (a NaN key never wins). The
+// assembly scores sixteen keys per step in two independent chains; the
+// lane minima are merged here, lower index first on ties, and the last
+// len(dots)%16 keys are scanned after them.
+func (k scanKernels) argmin(dots, norms []float32) int {
+	n16 := len(dots) &^ 15
+	if k.argminL2 == nil || n16 == 0 {
+		return argminL2Generic(dots, norms)
+	}
+	norms = norms[:len(dots)]
+	var (
+		vals [16]float32
+		idx  [16]int32
+	)
+	k.argminL2(dots[:n16], norms[:n16], &vals, &idx)
+	best, bd := 0, float32(math.Inf(1))
+	for j, v := range vals {
+		if c := int(idx[j]); v < bd || (v == bd && c < best) {
+			best, bd = c, v
+		}
+	}
+	for c := n16; c < len(dots); c++ {
+		if v := norms[c] - 2*dots[c]; v < bd {
+			best, bd = c, v
+		}
+	}
+	return best
+}
+
+// argminL2Generic is the portable argmin (see scanKernels.argmin). It keeps
 // four independent running minima (c mod 4) so that the compare-and-select
 // of one does not wait for the previous one, then merges them, lower index
 // first on ties.
-func argminL2(dots, norms []float32) int {
+func argminL2Generic(dots, norms []float32) int {
 	k := len(dots)
 	norms = norms[:k]
-	var (
-		bv [4]float32
-		bi [4]int
-	)
-	m := min(k, 4)
-	for j := range m {
-		bv[j], bi[j] = norms[j]-2*dots[j], j
-	}
-	for j := m; j < 4; j++ {
-		bv[j], bi[j] = bv[0], 0
-	}
-	c := 4
+	inf := float32(math.Inf(1))
+	bv := [4]float32{inf, inf, inf, inf}
+	var bi [4]int
+	c := 0
 	for ; c+4 <= k; c += 4 {
 		d, n := dots[c:c+4:c+4], norms[c:c+4:c+4]
 		if v := n[0] - 2*d[0]; v < bv[0] {
