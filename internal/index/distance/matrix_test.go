@@ -245,3 +245,23 @@ func TestFirstL2Below(t *testing.T) {
 	}
 	require.Panics(t, func() { FirstL2Below(make([]float32, 3), make([]float32, 2), 0) })
 }
+
+// TestPrefetch checks that Prefetch leaves its operand unchanged and does
+// not fault on empty slices, slices of every short length and slices that
+// end at a guard page.
+func TestPrefetch(t *testing.T) {
+	Prefetch(nil)
+	for n := range 70 {
+		v := guardedFloats(t, n)
+		for i := range v {
+			v[i] = float32(i)
+		}
+		Prefetch(v)
+		for i := range v {
+			require.Equal(t, float32(i), v[i])
+		}
+		if n > 3 {
+			Prefetch(v[3:])
+		}
+	}
+}

@@ -351,6 +351,9 @@ const seedChunk = 1024
 // 4 (the squared 2) with a margin for rounding.
 const seedSkip = 4 * (1 + 1e-4)
 
+// seedAhead is how many candidate rows ahead seedPlusPlus prefetches.
+const seedAhead = 4
+
 // seedPlusPlus fills cent with k rows of data chosen by D² sampling: the
 // first uniformly, each next one with probability proportional to its
 // squared distance to the nearest centroid chosen so far. It returns
@@ -379,18 +382,34 @@ func seedPlusPlus(ctx context.Context, data []float32, dim, k int, cent []float3
 		cc := cent[c*dim : (c+1)*dim]
 		distance.L2SquaredBatch(cc, cent[:c*dim], cc2[:c])
 		parallelForMin(ctx, chunks, workers, 1, func(clo, chi int) {
+			cand := make([]int32, 0, seedChunk)
 			for ch := clo; ch < chi; ch++ {
 				lo, hi := ch*seedChunk, min((ch+1)*seedChunk, n)
-				var sum float64
+				// The rows that can come closer to c, then their
+				// distances with the rows seedAhead candidates on
+				// prefetched: the candidates are scattered, which
+				// defeats the hardware prefetcher.
+				cand = cand[:0]
 				for i := lo; i < hi; i++ {
-					if c == 0 {
-						minD[i] = distance.L2Squared(data[i*dim:(i+1)*dim], cc)
-					} else if cc2[near[i]] < seedSkip*minD[i] {
-						if d := distance.L2Squared(data[i*dim:(i+1)*dim], cc); d < minD[i] {
-							minD[i], near[i] = d, int32(c)
-						}
+					if c == 0 || cc2[near[i]] < seedSkip*minD[i] {
+						cand = append(cand, int32(i))
 					}
-					sum += float64(minD[i])
+				}
+				for j, i := range cand {
+					if j+seedAhead < len(cand) {
+						p := int(cand[j+seedAhead])
+						distance.Prefetch(data[p*dim : (p+1)*dim])
+					}
+					d := distance.L2Squared(data[int(i)*dim:(int(i)+1)*dim], cc)
+					if c == 0 {
+						minD[i] = d
+					} else if d < minD[i] {
+						minD[i], near[i] = d, int32(c)
+					}
+				}
+				var sum float64
+				for _, d := range minD[lo:hi] {
+					sum += float64(d)
 				}
 				part[ch] = sum
 			}
