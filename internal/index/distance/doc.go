@@ -77,8 +77,14 @@
 // avx512_amd64.s, binary_amd64.s, binary_avx2_amd64.s and half_amd64.s, and
 // dispatch_stub.go the dispatch for noasm builds and other architectures.
 // matrix.go holds Sum, Queries and their references, with its own dispatch
-// in matrix_amd64.go (assembly in matrix_avx512_amd64.s, matrix_avx2_amd64.s,
-// matrix_panel_avx512_amd64.s, matrix_panel_avx2_amd64.s, stream_avx512_amd64.s and stream_avx2_amd64.s) and matrix_stub.go.
+// in matrix_amd64.go (assembly in matrix_avx512_amd64.s,
+// matrix_avx2_amd64.s, matrix_panel_avx512_amd64.s,
+// matrix_panel_avx2_amd64.s, stream_avx512_amd64.s and stream_avx2_amd64.s)
+// and matrix_stub.go. Prefetch (prefetch_amd64.s, a no-op in prefetch_stub.go)
+// hints the CPU to load a slice; the AVX2 batched kernels also prefetch the
+// rows 4 KiB ahead of the ones they score, which the hardware prefetcher
+// alone does not keep up with on a one-query scan of rows far larger than
+// the caches.
 //
 // # Contracts
 //
