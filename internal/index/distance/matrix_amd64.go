@@ -69,6 +69,12 @@ func avx512TileMatrix() matrixKernels {
 	}
 }
 
+// firstBelowL2AVX2 is FirstL2Below over the whole 16-float chunks of dots
+// (see matrixKernels.below), two 8-lane compares per step.
+//
+//go:noescape
+func firstBelowL2AVX2(dots, sq []float32, thr float32) int
+
 // dotPanelAVX2 is the AVX2+FMA panel kernel: four rows, panels of 24
 // queries held in the lanes of three registers, and a prefetch of the next
 // call's rows.
@@ -89,6 +95,7 @@ func avx2Matrix() matrixKernels {
 func avx2TileMatrix() matrixKernels {
 	return matrixKernels{
 		name: "avx2-tile", sum: sumAVX2, fma: fmaLoopAVX2, flops: 12 * 8 * 2, lanes: 8, rows: 3,
+		below: firstBelowL2AVX2,
 		tile: func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, _ []float32) {
 			dotTileAVX2(x, dim, q, groups, out, ostride, tailMasks8[dim%8])
 		},
