@@ -38,7 +38,7 @@
 // AVX2), reduced horizontally at the end. Queries beyond a multiple of four
 // and rows beyond a multiple of a kernel's height go through the batched
 // single-query kernel. FirstL2Below tests sixteen L2 keys (||x||² - 2 x·q)
-// per compare against a top-k threshold.
+// per step (one AVX-512 or two AVX2 compares) against a top-k threshold.
 //
 // Sum streams a slice through eight accumulators; on a slice far larger
 // than the caches it runs at the core's memory read bandwidth, which
