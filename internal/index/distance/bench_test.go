@@ -112,6 +112,12 @@ func benchBatch(b *testing.B, rows, dim int) {
 // shape (60,000 × 784 float32, 188 MB), a memory-bandwidth-bound workload.
 func BenchmarkL2SquaredBatchFashionMNIST(b *testing.B) { benchBatch(b, 60000, 784) }
 
+// BenchmarkL2SquaredBatchStream scans 100,000 × 128 float32 (51 MB, far
+// more than the caches), the one-query FLAT search of the kernel benchmark
+// (docs/bench/kernels.md): it is bound by the core's memory read bandwidth,
+// which BenchmarkSum measures.
+func BenchmarkL2SquaredBatchStream(b *testing.B) { benchBatch(b, 100000, 128) }
+
 // BenchmarkL2SquaredBatchDims scans 1 MB of rows, which stays in the L2
 // cache, at several dimensions: the kernels are compute-bound, which shows
 // the gain of the four-row batch kernels over a loop of single calls.

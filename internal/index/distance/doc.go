@@ -21,22 +21,24 @@
 // remaining rows with the single-vector kernel.
 //
 // Queries.DotMatrix scores many queries against the same rows at once (the
-// many-query FLAT search of package flat). With AVX-512, NewQueries packs
-// whole panels of 48 queries coordinate-major (for each coordinate, the 48
-// queries' values: three zmm registers), and the GEMM-style panel kernel
-// keeps an 8-row × 48-query tile of partial sums in 24 zmm accumulators with
-// the queries in the lanes: per coordinate it loads the three query
-// registers and broadcasts each row's value, 24 FMAs and no horizontal
-// reduction; the finished tile is transposed in registers and stored as
-// eight consecutive products per query. It also prefetches the next call's
-// rows. The remaining queries (and all queries with AVX2) go through the
-// tile kernel: NewQueries packs them in groups of four whose coordinates
-// are interleaved in register-width chunks, and the kernel keeps 6 rows × 4
-// queries in 24 zmm accumulators (3 × 4 in 12 ymm for AVX2), reduced
-// horizontally at the end. Queries beyond a multiple of four and rows
-// beyond a multiple of a kernel's height go through the batched
+// many-query FLAT search of package flat, the k-means assignment of package
+// ivf). NewQueries packs whole panels of queries coordinate-major (for each
+// coordinate, the panel's queries' values), and a GEMM-style panel kernel
+// keeps a tile of partial sums with the queries in the register lanes: per
+// coordinate it loads the panel's query registers and broadcasts each row's
+// value, one FMA per accumulator and no horizontal reduction; the finished
+// tile is transposed in registers and stored as consecutive products per
+// query. With AVX-512 a panel is 48 queries (three zmm registers) and the
+// tile 8 rows × 48 queries in 24 zmm accumulators; with AVX2 a panel is 24
+// queries (three ymm registers) and the tile 4 rows × 24 queries in 12 ymm
+// accumulators. Both prefetch the next call's rows. The remaining queries
+// go through the tile kernel: NewQueries packs them in groups of four whose
+// coordinates are interleaved in register-width chunks, and the kernel
+// keeps 6 rows × 4 queries in 24 zmm accumulators (3 × 4 in 12 ymm for
+// AVX2), reduced horizontally at the end. Queries beyond a multiple of four
+// and rows beyond a multiple of a kernel's height go through the batched
 // single-query kernel. FirstL2Below tests sixteen L2 keys (||x||² - 2 x·q)
-// per compare against a top-k threshold.
+// per step (one AVX-512 or two AVX2 compares) against a top-k threshold.
 //
 // Sum streams a slice through eight accumulators; on a slice far larger
 // than the caches it runs at the core's memory read bandwidth, which
@@ -75,8 +77,14 @@
 // avx512_amd64.s, binary_amd64.s, binary_avx2_amd64.s and half_amd64.s, and
 // dispatch_stub.go the dispatch for noasm builds and other architectures.
 // matrix.go holds Sum, Queries and their references, with its own dispatch
-// in matrix_amd64.go (assembly in matrix_avx512_amd64.s, matrix_avx2_amd64.s,
-// stream_avx512_amd64.s and stream_avx2_amd64.s) and matrix_stub.go.
+// in matrix_amd64.go (assembly in matrix_avx512_amd64.s,
+// matrix_avx2_amd64.s, matrix_panel_avx512_amd64.s,
+// matrix_panel_avx2_amd64.s, stream_avx512_amd64.s and stream_avx2_amd64.s)
+// and matrix_stub.go. Prefetch (prefetch_amd64.s, a no-op in prefetch_stub.go)
+// hints the CPU to load a slice; the AVX2 batched kernels also prefetch the
+// rows 4 KiB ahead of the ones they score, which the hardware prefetcher
+// alone does not keep up with on a one-query scan of rows far larger than
+// the caches.
 //
 // # Contracts
 //

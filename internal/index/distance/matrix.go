@@ -17,23 +17,16 @@ type matrixKernels struct {
 	rows  int         // rows per tile
 	tile  func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, next []float32)
 	// panel, when set, is the GEMM-style kernel preferred for whole panels
-	// of panelQueries queries: it scores panelRows consecutive rows of x
-	// against every query of panels packed panels (see packPanels) and
-	// stores and prefetches like tile; it requires len(x) == panelRows*dim
-	// and dim > 0.
-	panel func(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
+	// of panelQ queries: it scores panelR consecutive rows of x against
+	// every query of panels packed panels (see packPanels) and stores and
+	// prefetches like tile; it requires len(x) == panelR*dim and dim > 0.
+	panel  func(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
+	panelQ int // queries per packed panel: the lanes of the query registers
+	panelR int // rows per panel call
 	// below, when set, is FirstL2Below over the whole 16-float chunks of
 	// dots: it returns len(dots)&^15 when none of them qualifies.
 	below func(dots, sq []float32, thr float32) int
 }
-
-const (
-	// panelQueries is the number of queries in a packed panel: three
-	// 16-lane registers.
-	panelQueries = 48
-	// panelRows is the number of rows the panel kernel scores per call.
-	panelRows = 8
-)
 
 // genericMatrix is the portable implementation: no tile kernel, so every
 // query is scored with the batched single-query kernel.
@@ -93,7 +86,7 @@ func SumGeneric(v []float32) float32 {
 type Queries struct {
 	dim, n int
 	raw    []float32
-	panel  []float32 // the first panels*panelQueries queries, packPanels
+	panel  []float32 // the first panels*k.panelQ queries, packPanels
 	panels int
 	packed []float32 // the next groups*4 queries, packQueries
 	groups int
@@ -113,11 +106,11 @@ func NewQueries(q []float32, dim int) *Queries {
 func newQueries(q []float32, dim int, k matrixKernels) *Queries {
 	qs := &Queries{dim: dim, n: len(q) / dim, raw: q, k: k}
 	if k.panel != nil {
-		qs.panels = qs.n / panelQueries
-		qs.panel = packPanels(q, dim, qs.panels)
+		qs.panels = qs.n / k.panelQ
+		qs.panel = packPanels(q, dim, k.panelQ, qs.panels)
 	}
 	if k.tile != nil {
-		rest := q[qs.panels*panelQueries*dim:]
+		rest := q[qs.panels*k.panelQ*dim:]
 		qs.groups = len(rest) / dim / 4
 		qs.packed = packQueries(rest, dim, k.lanes, qs.groups)
 	}
@@ -150,12 +143,13 @@ func (qs *Queries) DotMatrix(x, out []float32) {
 	// Queries [0, done) go through the panel kernel, the next groups*4
 	// through the tile kernel, the rest through the single-query kernel, as
 	// do the rows past a multiple of each kernel's height.
-	done := qs.panels * panelQueries
+	done := qs.panels * qs.k.panelQ
 	if qs.panels > 0 {
-		full := nx / panelRows * panelRows
-		for j := 0; j < full; j += panelRows {
-			next := x[(j+panelRows)*dim : min(j+2*panelRows, nx)*dim]
-			qs.k.panel(x[j*dim:(j+panelRows)*dim], dim, qs.panel, qs.panels, out[j:], nx, next)
+		pr := qs.k.panelR
+		full := nx / pr * pr
+		for j := 0; j < full; j += pr {
+			next := x[(j+pr)*dim : min(j+2*pr, nx)*dim]
+			qs.k.panel(x[j*dim:(j+pr)*dim], dim, qs.panel, qs.panels, out[j:], nx, next)
 		}
 		qs.rowTail(x, full, 0, done, out)
 	}
@@ -227,17 +221,17 @@ func packQueries(q []float32, dim, lanes, groups int) []float32 {
 	return out
 }
 
-// packPanels copies the first panels*panelQueries queries of q into panels:
-// a panel holds, for every coordinate in turn, that coordinate of each of
-// its panelQueries queries, so it is dim*panelQueries floats.
-func packPanels(q []float32, dim, panels int) []float32 {
-	out := make([]float32, panels*dim*panelQueries)
+// packPanels copies the first panels*width queries of q into panels of
+// width queries: a panel holds, for every coordinate in turn, that
+// coordinate of each of its queries, so it is dim*width floats.
+func packPanels(q []float32, dim, width, panels int) []float32 {
+	out := make([]float32, panels*dim*width)
 	for p := range panels {
-		dst := out[p*dim*panelQueries : (p+1)*dim*panelQueries]
-		for i := range panelQueries {
-			v := q[(p*panelQueries+i)*dim : (p*panelQueries+i+1)*dim]
+		dst := out[p*dim*width : (p+1)*dim*width]
+		for i := range width {
+			v := q[(p*width+i)*dim : (p*width+i+1)*dim]
 			for c, f := range v {
-				dst[c*panelQueries+i] = f
+				dst[c*width+i] = f
 			}
 		}
 	}

@@ -55,7 +55,7 @@ var tailMasks8 = func() (m [8][]int32) {
 // avx512Matrix is the AVX-512F implementation.
 func avx512Matrix() matrixKernels {
 	k := avx512TileMatrix()
-	k.name, k.panel, k.below = "avx512", dotPanelAVX512, firstBelowL2AVX512
+	k.name, k.panel, k.panelQ, k.panelR, k.below = "avx512", dotPanelAVX512, 48, 8, firstBelowL2AVX512
 	return k
 }
 
@@ -69,10 +69,33 @@ func avx512TileMatrix() matrixKernels {
 	}
 }
 
+// firstBelowL2AVX2 is FirstL2Below over the whole 16-float chunks of dots
+// (see matrixKernels.below), two 8-lane compares per step.
+//
+//go:noescape
+func firstBelowL2AVX2(dots, sq []float32, thr float32) int
+
+// dotPanelAVX2 is the AVX2+FMA panel kernel: four rows, panels of 24
+// queries held in the lanes of three registers, and a prefetch of the next
+// call's rows.
+//
+//go:noescape
+func dotPanelAVX2(x []float32, dim int, q []float32, panels int, out []float32, ostride int, next []float32)
+
 // avx2Matrix is the AVX2+FMA implementation.
 func avx2Matrix() matrixKernels {
+	k := avx2TileMatrix()
+	k.name, k.panel, k.panelQ, k.panelR = "avx2", dotPanelAVX2, 24, 4
+	return k
+}
+
+// avx2TileMatrix is the AVX2+FMA implementation without the panel kernel,
+// kept for comparison and so that tests cover the tile kernel on many
+// queries.
+func avx2TileMatrix() matrixKernels {
 	return matrixKernels{
-		name: "avx2", sum: sumAVX2, fma: fmaLoopAVX2, flops: 12 * 8 * 2, lanes: 8, rows: 3,
+		name: "avx2-tile", sum: sumAVX2, fma: fmaLoopAVX2, flops: 12 * 8 * 2, lanes: 8, rows: 3,
+		below: firstBelowL2AVX2,
 		tile: func(x []float32, dim int, q []float32, groups int, out []float32, ostride int, _ []float32) {
 			dotTileAVX2(x, dim, q, groups, out, ostride, tailMasks8[dim%8])
 		},
@@ -90,7 +113,7 @@ func availableMatrix() []matrixKernels {
 		ks = append(ks, avx512Matrix(), avx512TileMatrix())
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, avx2Matrix())
+		ks = append(ks, avx2Matrix(), avx2TileMatrix())
 	}
 	return append(ks, genericMatrix())
 }

@@ -119,3 +119,46 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+// func firstBelowL2AVX2(dots, sq []float32, thr float32) int
+// Scans the whole 16-float chunks of dots for the first j with
+// sq[j] - 2*dots[j] <= thr (ordered: false for NaN) and returns it, or
+// len(dots)&^15 when there is none. len(sq) >= len(dots).
+TEXT ·firstBelowL2AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dots_base+0(FP), SI
+	MOVQ         dots_len+8(FP), CX
+	MOVQ         sq_base+24(FP), DI
+	VBROADCASTSS thr+48(FP), Y1
+	ANDQ         $-16, CX
+	XORQ         AX, AX
+
+below:
+	CMPQ      AX, CX
+	JAE       none
+	VMOVUPS   (SI)(AX*4), Y2
+	VMOVUPS   32(SI)(AX*4), Y4
+	VADDPS    Y2, Y2, Y2
+	VADDPS    Y4, Y4, Y4
+	VMOVUPS   (DI)(AX*4), Y3
+	VMOVUPS   32(DI)(AX*4), Y5
+	VSUBPS    Y2, Y3, Y3
+	VSUBPS    Y4, Y5, Y5
+	VCMPPS    $0x12, Y1, Y3, Y3
+	VCMPPS    $0x12, Y1, Y5, Y5
+	VMOVMSKPS Y3, BX
+	VMOVMSKPS Y5, DX
+	SHLL      $8, DX
+	ORL       DX, BX
+	TESTL     BX, BX
+	JNZ       found
+	ADDQ      $16, AX
+	JMP       below
+
+found:
+	BSFL BX, BX
+	ADDQ BX, AX
+
+none:
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET

@@ -3,6 +3,7 @@ package ivf
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -11,23 +12,41 @@ import (
 	"github.com/strata-db/strata/internal/index/distance"
 )
 
-// TestArgminL2 checks the four-chain argmin against a plain scan, with ties
-// (small integer keys) so that the lowest index must win.
+// TestArgminL2 checks every implementation's argmin against a plain scan,
+// with ties (small integer keys) so that the lowest index must win, on
+// lengths around the 16-key chunks, and with NaN and infinite keys, which
+// never win.
 func TestArgminL2(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 1024} {
-		for range 50 {
-			dots, norms := make([]float32, k), make([]float32, k)
-			for c := range k {
-				dots[c], norms[c] = float32(rng.IntN(4)), float32(rng.IntN(8))
-			}
-			want, wv := 0, norms[0]-2*dots[0]
-			for c := 1; c < k; c++ {
-				if v := norms[c] - 2*dots[c]; v < wv {
-					want, wv = c, v
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, k := range availableScanKernels() {
+		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 100, 1024, 1031} {
+			for trial := range 60 {
+				dots, norms := make([]float32, n), make([]float32, n)
+				for c := range n {
+					dots[c], norms[c] = float32(rng.IntN(4)), float32(rng.IntN(8))
+					if trial%3 == 0 {
+						switch rng.IntN(6) {
+						case 0:
+							dots[c] = nan
+						case 1:
+							norms[c] = inf
+						}
+					}
 				}
+				if trial == 1 { // no key below +Inf
+					for c := range n {
+						norms[c] = inf
+					}
+				}
+				want, wv := 0, inf
+				for c := range n {
+					if v := norms[c] - 2*dots[c]; v < wv {
+						want, wv = c, v
+					}
+				}
+				require.Equal(t, want, k.argmin(dots, norms), "%s n=%d trial=%d", k.name, n, trial)
 			}
-			require.Equal(t, want, argminL2(dots, norms), "k=%d", k)
 		}
 	}
 }

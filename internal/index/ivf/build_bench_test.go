@@ -2,6 +2,7 @@ package ivf
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -28,5 +29,33 @@ func BenchmarkBuildFlat(b *testing.B) {
 	}
 	if end := threadCPUNanos(); start > 0 && end > start {
 		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkAssign times one k-means assignment pass of the IVF build's
+// shape (16,384 Gaussian rows × 128 dimensions against 1,024 centroids,
+// the blocked products and the argmin) on one worker and reports the
+// calling thread's CPU time (cpu-ns/op) and its multiply-add rate.
+func BenchmarkAssign(b *testing.B) {
+	const n, dim, k = 16384, 128, 1024
+	rng := rand.New(rand.NewPCG(7, 8))
+	data, cent := make([]float32, n*dim), make([]float32, k*dim)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	for i := range cent {
+		cent[i] = float32(rng.NormFloat64())
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ResetTimer()
+	start := threadCPUNanos()
+	for range b.N {
+		assign(context.Background(), data, dim, cent, 1)
+	}
+	if end := threadCPUNanos(); start > 0 && end > start {
+		cpu := float64(end-start) / float64(b.N)
+		b.ReportMetric(cpu, "cpu-ns/op")
+		b.ReportMetric(2*n*dim*k/cpu, "cpu-GFLOP/s")
 	}
 }

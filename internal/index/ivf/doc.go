@@ -11,10 +11,13 @@
 // that the triangle inequality shows cannot come closer to the new
 // centroid) or random seeding, then a fixed number of Lloyd iterations. An empty cluster takes over half of a large one (its centroid
 // is copied and the two are nudged apart), as faiss does. The assignment
-// steps are blocked like a matrix product: 64 rows at a time are the
+// steps are blocked like a matrix product: 48 rows at a time are the
 // queries of one distance.Queries.DotMatrix call against every centroid
-// (the rows stay in L1, each centroid value loaded serves 64 rows), and each
-// row takes the centroid with the least ||c||² - 2<x, c>.
+// (the rows stay in L1, each centroid value loaded serves 48 rows), and each
+// row takes the centroid with the least ||c||² - 2<x, c> (an AVX2 argmin,
+// sixteen keys per step, in kernels_amd64.s). k-means++ collects the rows
+// of a chunk that the triangle inequality cannot rule out and prefetches
+// each candidate's vector a few candidates ahead (distance.Prefetch).
 // Every row then joins one list: the centroid nearest by L2, or for IP and
 // COSINE the one with the largest inner product, which is also how Search
 // ranks lists. Rows are grouped by list with a counting sort, keeping row
@@ -88,7 +91,8 @@
 // bit-identical to its Go reference (an AVX-512 gather version measured
 // slower); the per-list table addition is
 // vectorised. The IVF_FLAT scans use the batched kernels of package
-// distance. A filter that admits at
+// distance, and prefetch the first 4 KiB of the next probed list while
+// scanning the current one. A filter that admits at
 // most Len()*Nprobe/Nlist rows makes the search scan every list instead:
 // that costs no more distance computations than an unfiltered search and is
 // exact. If the probed lists still hold fewer than k allowed rows, the next

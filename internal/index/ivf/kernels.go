@@ -41,6 +41,11 @@ type scanKernels struct {
 	// sub-space). The assembly is scalar SSE, two rows at a time with four
 	// partial sums each, bit-identical to the reference.
 	pqScan8 func(tab []float32, codes []byte, m, stride int, out []float32)
+	// argminL2, when set, runs the argmin of the k-means assignment over
+	// the whole 16-float chunks of dots in sixteen lanes: lane l keeps the
+	// least key norms[c] - 2*dots[c] over c = l mod 16 and the first c with
+	// it (+Inf and 0 when no key is below +Inf); see scanKernels.argmin.
+	argminL2 func(dots, norms []float32, vals *[16]float32, idx *[16]int32)
 }
 
 // genericScanKernels is the portable implementation.

@@ -34,6 +34,9 @@ func pqInnerAVX512(a, t, out []float32)
 func pqInnerAVX2(a, t, out []float32)
 
 //go:noescape
+func argminL2AVX2(dots, norms []float32, vals *[16]float32, idx *[16]int32)
+
+//go:noescape
 func pqScan8Asm(tab []float32, codes []byte, m, stride int, out []float32)
 
 // selectScanKernels picks the widest implementation this CPU supports.
@@ -46,13 +49,13 @@ func availableScanKernels() []scanKernels {
 	if cpu.X86.HasAVX512F {
 		ks = append(ks, scanKernels{
 			name: "avx512", sq8L2: sq8L2AVX512, sq8Dot: sq8DotAVX512, add: addAVX512, pqInner: pqInnerAVX512,
-			pqScan8: pqScan8Asm2,
+			pqScan8: pqScan8Asm2, argminL2: argminL2AVX2,
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, scanKernels{
 			name: "avx2", sq8L2: sq8L2AVX2, sq8Dot: sq8DotAVX2, add: addAVX2, pqInner: pqInnerAVX2,
-			pqScan8: pqScan8Asm2,
+			pqScan8: pqScan8Asm2, argminL2: argminL2AVX2,
 		})
 	}
 	return append(ks, genericScanKernels())

@@ -599,3 +599,79 @@ qsum:
 
 qdone:
 	RET
+
+// Lane indices 0..15 of the two argmin chains.
+DATA argminIota<>+0(SB)/4, $0
+DATA argminIota<>+4(SB)/4, $1
+DATA argminIota<>+8(SB)/4, $2
+DATA argminIota<>+12(SB)/4, $3
+DATA argminIota<>+16(SB)/4, $4
+DATA argminIota<>+20(SB)/4, $5
+DATA argminIota<>+24(SB)/4, $6
+DATA argminIota<>+28(SB)/4, $7
+DATA argminIota<>+32(SB)/4, $8
+DATA argminIota<>+36(SB)/4, $9
+DATA argminIota<>+40(SB)/4, $10
+DATA argminIota<>+44(SB)/4, $11
+DATA argminIota<>+48(SB)/4, $12
+DATA argminIota<>+52(SB)/4, $13
+DATA argminIota<>+56(SB)/4, $14
+DATA argminIota<>+60(SB)/4, $15
+GLOBL argminIota<>(SB), RODATA|NOPTR, $64
+
+// func argminL2AVX2(dots, norms []float32, vals *[16]float32, idx *[16]int32)
+// Over the whole 16-float chunks of dots, lane l (0..15) keeps the least
+// key norms[c] - 2*dots[c] of the c = l mod 16 and the first c that has it
+// (ordered compares: a NaN key never wins); a lane with no key below +Inf
+// keeps +Inf and index 0. It stores the sixteen minima at vals and their
+// indices at idx. Two chains of eight lanes (Y4/Y8 and Y5/Y9) hide the
+// compare latency. len(norms) >= len(dots).
+TEXT ·argminL2AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dots_base+0(FP), SI
+	MOVQ         dots_len+8(FP), CX
+	MOVQ         norms_base+24(FP), DI
+	ANDQ         $-16, CX
+	MOVL         $0x7f800000, AX
+	MOVD         AX, X4
+	VPBROADCASTD X4, Y4
+	VMOVDQA      Y4, Y5
+	MOVL         $16, AX
+	MOVD         AX, X10
+	VPBROADCASTD X10, Y10
+	VMOVDQU      argminIota<>+0(SB), Y6
+	VMOVDQU      argminIota<>+32(SB), Y7
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	XORQ         AX, AX
+
+amloop:
+	CMPQ      AX, CX
+	JAE       amdone
+	VMOVUPS   (SI)(AX*4), Y0
+	VMOVUPS   32(SI)(AX*4), Y1
+	VADDPS    Y0, Y0, Y0
+	VADDPS    Y1, Y1, Y1
+	VMOVUPS   (DI)(AX*4), Y2
+	VMOVUPS   32(DI)(AX*4), Y3
+	VSUBPS    Y0, Y2, Y2
+	VSUBPS    Y1, Y3, Y3
+	VCMPPS    $0x11, Y4, Y2, Y11
+	VCMPPS    $0x11, Y5, Y3, Y12
+	VMINPS    Y4, Y2, Y4
+	VMINPS    Y5, Y3, Y5
+	VBLENDVPS Y11, Y6, Y8, Y8
+	VBLENDVPS Y12, Y7, Y9, Y9
+	VPADDD    Y10, Y6, Y6
+	VPADDD    Y10, Y7, Y7
+	ADDQ      $16, AX
+	JMP       amloop
+
+amdone:
+	MOVQ    vals+48(FP), SI
+	MOVQ    idx+56(FP), DI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	VMOVDQU Y8, (DI)
+	VMOVDQU Y9, 32(DI)
+	VZEROUPPER
+	RET

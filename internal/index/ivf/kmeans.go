@@ -2,6 +2,7 @@ package ivf
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -99,12 +100,13 @@ func sampleRows(n, limit int, rng *rand.Rand) []int {
 
 // assignBlock is the number of rows assign and assignIP score against all
 // the centroids with one distance.Queries.DotMatrix call: the rows are the
-// kernel's queries (64 × 128 dimensions pack into 32 KiB, which stays in L1)
-// and the centroids stream past them once per block, so every centroid
-// value loaded serves several rows, as in the GEMM faiss's k-means calls.
-// Blocks are fixed slices of the rows, so the result does not depend on the
-// number of workers.
-const assignBlock = 64
+// kernel's queries (48 × 128 dimensions pack into 24 KiB, which stays in L1,
+// and 48 is a whole number of the panels of both the AVX2 and the AVX-512
+// panel kernels) and the centroids stream past them once per block, so
+// every centroid value loaded serves several rows, as in the GEMM faiss's
+// k-means calls. Blocks are fixed slices of the rows, so the result does
+// not depend on the number of workers.
+const assignBlock = 48
 
 // blockDots calls fn(lo, hi, dots) for every block of assignBlock rows of
 // data, in parallel, with dots[(i-lo)*k+c] = <row i, centroid c>.
@@ -169,25 +171,51 @@ func assign(ctx context.Context, data []float32, dim int, centroids []float32, w
 	return out
 }
 
-// argminL2 returns the first c minimising norms[c] - 2*dots[c]. It keeps
+// argminL2 returns the first c minimising norms[c] - 2*dots[c] with the
+// dispatched kernels (see scanKernels.argmin).
+func argminL2(dots, norms []float32) int { return scanImpl.argmin(dots, norms) }
+
+// argmin returns the first c with the least key norms[c] - 2*dots[c] among
+// the keys below +Inf, or 0 when there is none (a NaN key never wins). The
+// assembly scores sixteen keys per step in two independent chains; the
+// lane minima are merged here, lower index first on ties, and the last
+// len(dots)%16 keys are scanned after them.
+func (k scanKernels) argmin(dots, norms []float32) int {
+	n16 := len(dots) &^ 15
+	if k.argminL2 == nil || n16 == 0 {
+		return argminL2Generic(dots, norms)
+	}
+	norms = norms[:len(dots)]
+	var (
+		vals [16]float32
+		idx  [16]int32
+	)
+	k.argminL2(dots[:n16], norms[:n16], &vals, &idx)
+	best, bd := 0, float32(math.Inf(1))
+	for j, v := range vals {
+		if c := int(idx[j]); v < bd || (v == bd && c < best) {
+			best, bd = c, v
+		}
+	}
+	for c := n16; c < len(dots); c++ {
+		if v := norms[c] - 2*dots[c]; v < bd {
+			best, bd = c, v
+		}
+	}
+	return best
+}
+
+// argminL2Generic is the portable argmin (see scanKernels.argmin). It keeps
 // four independent running minima (c mod 4) so that the compare-and-select
 // of one does not wait for the previous one, then merges them, lower index
 // first on ties.
-func argminL2(dots, norms []float32) int {
+func argminL2Generic(dots, norms []float32) int {
 	k := len(dots)
 	norms = norms[:k]
-	var (
-		bv [4]float32
-		bi [4]int
-	)
-	m := min(k, 4)
-	for j := range m {
-		bv[j], bi[j] = norms[j]-2*dots[j], j
-	}
-	for j := m; j < 4; j++ {
-		bv[j], bi[j] = bv[0], 0
-	}
-	c := 4
+	inf := float32(math.Inf(1))
+	bv := [4]float32{inf, inf, inf, inf}
+	var bi [4]int
+	c := 0
 	for ; c+4 <= k; c += 4 {
 		d, n := dots[c:c+4:c+4], norms[c:c+4:c+4]
 		if v := n[0] - 2*d[0]; v < bv[0] {
@@ -323,6 +351,9 @@ const seedChunk = 1024
 // 4 (the squared 2) with a margin for rounding.
 const seedSkip = 4 * (1 + 1e-4)
 
+// seedAhead is how many candidate rows ahead seedPlusPlus prefetches.
+const seedAhead = 4
+
 // seedPlusPlus fills cent with k rows of data chosen by D² sampling: the
 // first uniformly, each next one with probability proportional to its
 // squared distance to the nearest centroid chosen so far. It returns
@@ -351,18 +382,34 @@ func seedPlusPlus(ctx context.Context, data []float32, dim, k int, cent []float3
 		cc := cent[c*dim : (c+1)*dim]
 		distance.L2SquaredBatch(cc, cent[:c*dim], cc2[:c])
 		parallelForMin(ctx, chunks, workers, 1, func(clo, chi int) {
+			cand := make([]int32, 0, seedChunk)
 			for ch := clo; ch < chi; ch++ {
 				lo, hi := ch*seedChunk, min((ch+1)*seedChunk, n)
-				var sum float64
+				// The rows that can come closer to c, then their
+				// distances with the rows seedAhead candidates on
+				// prefetched: the candidates are scattered, which
+				// defeats the hardware prefetcher.
+				cand = cand[:0]
 				for i := lo; i < hi; i++ {
-					if c == 0 {
-						minD[i] = distance.L2Squared(data[i*dim:(i+1)*dim], cc)
-					} else if cc2[near[i]] < seedSkip*minD[i] {
-						if d := distance.L2Squared(data[i*dim:(i+1)*dim], cc); d < minD[i] {
-							minD[i], near[i] = d, int32(c)
-						}
+					if c == 0 || cc2[near[i]] < seedSkip*minD[i] {
+						cand = append(cand, int32(i))
 					}
-					sum += float64(minD[i])
+				}
+				for j, i := range cand {
+					if j+seedAhead < len(cand) {
+						p := int(cand[j+seedAhead])
+						distance.Prefetch(data[p*dim : (p+1)*dim])
+					}
+					d := distance.L2Squared(data[int(i)*dim:(int(i)+1)*dim], cc)
+					if c == 0 {
+						minD[i] = d
+					} else if d < minD[i] {
+						minD[i], near[i] = d, int32(c)
+					}
+				}
+				var sum float64
+				for _, d := range minD[lo:hi] {
+					sum += float64(d)
 				}
 				part[ch] = sum
 			}

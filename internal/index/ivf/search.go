@@ -92,7 +92,10 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 		s.probe.Offer(topk.Item{D: d, ID: int32(l)})
 	}
 	probed := s.probe.Sorted()
-	for _, p := range probed {
+	for i, p := range probed {
+		if i+1 < len(probed) {
+			x.prefetchList(int(probed[i+1].ID))
+		}
 		x.scan(q, int(p.ID), allowed, s)
 	}
 	if !s.res.Full() && nprobe < nlist {
@@ -213,6 +216,22 @@ func (x *Index) scan(q []float32, l int, allowed []bool, s *scratch) {
 		s.res.OfferAll(d, x.rows[p:end])
 		p = end
 	}
+}
+
+// prefetchHead is how many bytes at the head of the next probed list of an
+// IVF_FLAT index a search prefetches while it scans the current one; past
+// them the batched distance kernels prefetch ahead themselves.
+const prefetchHead = 4 << 10
+
+// prefetchList asks the CPU to start loading the head of list l's vectors
+// (IVF_FLAT only): the lists are scattered, so the hardware prefetcher
+// cannot know where the next scan starts.
+func (x *Index) prefetchList(l int) {
+	if x.cfg.Kind != Flat {
+		return
+	}
+	lo, hi := int(x.offsets[l])*x.dim, int(x.offsets[l+1])*x.dim
+	distance.Prefetch(x.vecs[lo:min(hi, lo+prefetchHead/4)])
 }
 
 // prepareList readies the per-list state of a scan and returns the
