@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -38,9 +39,16 @@ func run() error {
 	qns := flag.Int("querynodes", 2, "query node processes")
 	dns := flag.Int("datanodes", 2, "data node processes")
 	proxies := flag.Int("proxies", 2, "proxy processes (each serves the Milvus API on a port of its own)")
-	apiAddr := flag.String("addr", "", "the first coordinator's Milvus API address (default: a free loopback port)")
-	metricsAddr := flag.String("metrics-addr", "", "the first coordinator's metrics address (default: a free loopback port)")
+	apiAddr := flag.String("addr", "", "the front process's Milvus API address (default: a free loopback port)")
+	metricsAddr := flag.String("metrics-addr", "", "the front process's metrics address (default: a free loopback port)")
+	front := flag.String("front", "coordinator", "the process --addr and --metrics-addr are given to: the first coordinator or the first proxy")
 	flag.Parse()
+	if *front != "coordinator" && *front != "proxy" {
+		return fmt.Errorf("--front %q: want coordinator or proxy", *front)
+	}
+	if *front == "proxy" && *proxies < 1 {
+		return errors.New("--front proxy needs --proxies ≥ 1")
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
@@ -97,7 +105,7 @@ func run() error {
 				Config: cfgPath, DataDir: filepath.Join(*dir, name), Log: filepath.Join(*dir, name+".log"),
 				Standby: r.role == "coordinator" && i > 1, // the later ones wait as standbys (503)
 			}
-			if first {
+			if first && r.role == *front {
 				o.API, o.Metrics, first = *apiAddr, *metricsAddr, false
 			}
 			p, err := enginelaunch.StartStrata(*bin, r.role, o)
