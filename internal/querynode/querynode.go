@@ -158,11 +158,26 @@ type Config struct {
 	// Mmap is Milvus's queryNode.mmap.*: which loaded data is served from
 	// memory-mapped local cache files by default.
 	Mmap MmapConfig `json:"mmap"`
+	// GrowingReserve is the address space, in bytes, reserved outside the
+	// Go heap for each fixed-width column (and the timestamps) of a
+	// growing segment (segment.NewGrowing): memory is committed page by
+	// page as rows arrive, so it bounds the rows a column holds off the
+	// heap, not what it costs. 0 keeps growing rows on the Go heap.
+	GrowingReserve int64 `json:"growingReserve"`
 }
+
+// DefaultGrowingReserve is Config.GrowingReserve's default: 1 GiB a
+// column, several times what a growing segment holds before the data
+// coordinator seals it (segmentMaxSize × sealProportion, ~123 MiB by
+// default).
+const DefaultGrowingReserve = 1 << 30
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{RootPath: storage.DefaultRootPath, Mmap: MmapConfig{CollectInterval: DefaultCollectInterval}}
+	return Config{
+		RootPath: storage.DefaultRootPath, Mmap: MmapConfig{CollectInterval: DefaultCollectInterval},
+		GrowingReserve: DefaultGrowingReserve,
+	}
 }
 
 // Validate checks the configuration.
@@ -170,8 +185,14 @@ func (c Config) Validate() error {
 	if c.RootPath == "" || objstore.ValidateKey(c.RootPath) != nil {
 		return fmt.Errorf("querynode: root path %q is not a valid object key", c.RootPath)
 	}
+	if c.GrowingReserve < 0 || c.GrowingReserve > maxGrowingReserve {
+		return fmt.Errorf("querynode: growing reserve %d is not in [0, %d]", c.GrowingReserve, int64(maxGrowingReserve))
+	}
 	return nil
 }
+
+// maxGrowingReserve bounds GrowingReserve (64 GiB a column).
+const maxGrowingReserve = 64 << 30
 
 // Node is a query node.
 type Node struct {

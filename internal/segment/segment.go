@@ -44,6 +44,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/offheap"
 )
 
 // Info identifies a segment.
@@ -96,6 +97,9 @@ type Segment struct {
 	freeMu sync.Mutex
 	onFree []func() error
 	freed  bool
+	// regions back the columns and timestamps of a segment made by
+	// NewGrowing (offheap.go); unmapped when it is freed.
+	regions []*offheap.Region
 }
 
 // SetIndex attaches an index over a field's rows (the query node decides
@@ -194,8 +198,12 @@ func New(info Info, schema *schemapb.CollectionSchema) (*Segment, error) {
 func (s *Segment) PKField() int64 { return s.pkField }
 
 // Append adds rows. cols must hold one column per user field (keyed by field
-// ID) with len(tss) rows each.
+// ID) with len(tss) rows each. The caller holds the segment (its owner's
+// hold or one Acquired): a freed segment refuses rows with ErrFreed.
 func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
+	if s.refs.Load() <= 0 {
+		return fmt.Errorf("segment %d: append: %w", s.ID, ErrFreed)
+	}
 	n := len(tss)
 	for id := range s.cols {
 		c, ok := cols[id]
@@ -213,7 +221,15 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 		column.AppendAll(dst, cols[id])
 	}
 	s.tss = append(s.tss, tss...)
-	s.delTs = append(s.delTs, make([]uint64, n)...)
+	if d := len(s.delTs); d+n <= cap(s.delTs) {
+		// delTs only grows, so its spare capacity was never written and is
+		// zero (a region's pages, or what append allocated past the
+		// length); extending it writes nothing, and a region's pages are
+		// committed only when a delete marks a row on them.
+		s.delTs = s.delTs[:d+n]
+	} else {
+		s.delTs = append(s.delTs, make([]uint64, n)...)
+	}
 	if base == 0 && n > 0 {
 		s.minTs = tss[0]
 	}
