@@ -24,7 +24,9 @@ import (
 // that cannot be read or decoded does not fail the load: the field is read
 // from its binlogs, the segment is searched exactly, and the error is
 // logged. With mmap on for a field (MmapConfig.mmapField), its column is
-// read from a mapped column file (loadColumn) instead of the heap.
+// read from a mapped column file (loadColumn) instead of the heap; with
+// Config.SealedOffHeap the other fixed-width columns are copied out of the
+// heap once loaded (segment.MoveOffHeap).
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
 	si := segment.Info{
 		ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
@@ -126,6 +128,17 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	}
 	for id, c := range shared {
 		if err := seg.ShareColumn(id, c); err != nil {
+			return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
+		}
+	}
+	if d.node.cfg.SealedOffHeap {
+		mapped := map[int64]bool{}
+		for i, m := range maps {
+			if m != nil {
+				mapped[fields[i].GetFieldID()] = true
+			}
+		}
+		if err := seg.MoveOffHeap(mapped); err != nil {
 			return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
 		}
 	}

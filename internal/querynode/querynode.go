@@ -164,6 +164,11 @@ type Config struct {
 	// page as rows arrive, so it bounds the rows a column holds off the
 	// heap, not what it costs. 0 keeps growing rows on the Go heap.
 	GrowingReserve int64 `json:"growingReserve"`
+	// SealedOffHeap copies the fixed-width columns, timestamps and key
+	// permutation of a segment loaded from its binlogs into memory outside
+	// the Go heap, of their exact size (segment.MoveOffHeap); mapped and
+	// index-shared columns stay as they are. false keeps them on the heap.
+	SealedOffHeap bool `json:"sealedOffHeap"`
 }
 
 // DefaultGrowingReserve is Config.GrowingReserve's default: 1 GiB a
@@ -176,7 +181,7 @@ const DefaultGrowingReserve = 1 << 30
 func Defaults() Config {
 	return Config{
 		RootPath: storage.DefaultRootPath, Mmap: MmapConfig{CollectInterval: DefaultCollectInterval},
-		GrowingReserve: DefaultGrowingReserve,
+		GrowingReserve: DefaultGrowingReserve, SealedOffHeap: true,
 	}
 }
 

@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
@@ -97,4 +98,84 @@ func (s *Segment) closeRegions() error {
 		return fmt.Errorf("segment %d: %w", s.ID, err)
 	}
 	return nil
+}
+
+// MoveOffHeap copies a loaded (sealed) segment's rows into regions of
+// their exact size, taking them out of the Go collector's heap goal: the
+// fixed-width columns the segment owns (not shared ones, not those of
+// fields in keep, whose data lives elsewhere already, such as a mapped
+// column file), the insert timestamps, the key permutation and the delete
+// marks (only the rows marked are written, so a region's pages are
+// committed where deletes land). The heap copies become garbage. Whatever
+// cannot be reserved stays on the heap. The segment must be held; readers
+// see the move under the write lock, and the regions are unmapped when
+// the segment is freed.
+func (s *Segment) MoveOffHeap(keep map[int64]bool) error {
+	if s.refs.Load() <= 0 {
+		return fmt.Errorf("segment %d: move off heap: %w", s.ID, ErrFreed)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	had := len(s.regions)
+	for id, c := range s.cols {
+		if s.shared[id] || keep[id] {
+			continue
+		}
+		switch c := c.(type) {
+		case *column.Ints:
+			c.Data = moveSlice(s, c.Data)
+		case *column.Floats:
+			c.Data = moveSlice(s, c.Data)
+		case *column.Bools:
+			c.Data = moveSlice(s, c.Data)
+		case *column.FloatVectors:
+			c.Data = moveSlice(s, c.Data)
+		case *column.ByteVectors:
+			c.Data = moveSlice(s, c.Data)
+		}
+	}
+	s.tss = moveSlice(s, s.tss)
+	s.sorted = moveSlice(s, s.sorted)
+	if len(s.delTs) > 0 {
+		if r, err := offheap.Reserve(8 * len(s.delTs)); err == nil {
+			if d, err := offheap.Slice[uint64](r); err == nil {
+				d = d[:len(s.delTs)]
+				for i, v := range s.delTs {
+					if v != 0 {
+						d[i] = v
+					}
+				}
+				s.delTs = d
+				s.regions = append(s.regions, r)
+			} else {
+				_ = r.Close()
+			}
+		}
+	}
+	if had == 0 && len(s.regions) > 0 {
+		if err := s.OnFree(s.closeRegions); err != nil {
+			return errors.Join(err, s.closeRegions())
+		}
+	}
+	return nil
+}
+
+// moveSlice copies data into a region of its exact size and returns the
+// copy, or data itself when it is empty or no region can be reserved.
+func moveSlice[T offheap.Plain](s *Segment, data []T) []T {
+	if len(data) == 0 {
+		return data
+	}
+	var zero T
+	r, err := offheap.Reserve(len(data) * int(unsafe.Sizeof(zero)))
+	if err != nil {
+		return data
+	}
+	out, err := offheap.Slice[T](r)
+	if err != nil {
+		_ = r.Close()
+		return data
+	}
+	s.regions = append(s.regions, r)
+	return append(out, data...)
 }

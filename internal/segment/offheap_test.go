@@ -192,3 +192,41 @@ func TestNewGrowingConcurrentReads(t *testing.T) {
 	wg.Wait()
 	require.Nil(t, s.regions)
 }
+
+// TestMoveOffHeap: a loaded segment's fixed-width columns (but not those
+// kept, nor variable-width ones), timestamps, key permutation and delete
+// marks move to regions of their exact size; every row, key lookup and
+// delete mark reads as before, and the regions go when it is freed.
+func TestMoveOffHeap(t *testing.T) {
+	s, err := New(Info{ID: 1}, growingSchema)
+	require.NoError(t, err)
+	cols, tss := growingBatch(0, 3000)
+	require.NoError(t, s.Load(cols, tss))
+	require.Equal(t, 1, s.Delete(&column.Ints{T: schemapb.DataType_Int64, Data: []int64{17}}, []uint64{1 << 20}))
+
+	require.NoError(t, s.MoveOffHeap(map[int64]bool{105: true}))
+	require.NoError(t, s.Read(func(v *View) error {
+		checkRows(t, v)
+		require.True(t, inRegion(s, v.Column(100).(*column.Ints).Data))
+		require.True(t, inRegion(s, v.Column(104).(*column.FloatVectors).Data))
+		require.False(t, inRegion(s, v.Column(105).(*column.ByteVectors).Data), "kept")
+		require.False(t, inRegion(s, v.Column(103).(*column.Strings).Data))
+		require.True(t, inRegion(s, s.tss))
+		require.True(t, inRegion(s, s.sorted))
+		require.True(t, inRegion(s, s.delTs))
+		mask, count := v.VisibleAt(1<<21, 0)
+		require.Equal(t, 2999, count)
+		require.False(t, mask[17])
+		return nil
+	}))
+	// Key lookups (the permutation) and new delete marks work on the moved rows.
+	require.Equal(t, 2, s.Delete(&column.Ints{T: schemapb.DataType_Int64, Data: []int64{2999, 0, 17}}, []uint64{1 << 20, 1 << 20, 1 << 21}))
+	require.NoError(t, s.Read(func(v *View) error {
+		_, count := v.VisibleAt(1<<22, 0)
+		require.Equal(t, 2997, count)
+		return nil
+	}))
+	require.NoError(t, s.Release())
+	require.Nil(t, s.regions)
+	require.ErrorIs(t, s.MoveOffHeap(nil), ErrFreed)
+}
