@@ -12,6 +12,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/mmapcache"
+	"github.com/strata-db/strata/internal/offheap"
 	"github.com/strata-db/strata/internal/segment"
 	"github.com/strata-db/strata/internal/storage"
 )
@@ -25,8 +26,11 @@ import (
 // from its binlogs, the segment is searched exactly, and the error is
 // logged. With mmap on for a field (MmapConfig.mmapField), its column is
 // read from a mapped column file (loadColumn) instead of the heap; with
-// Config.SealedOffHeap the other fixed-width columns are copied out of the
-// heap once loaded (segment.MoveOffHeap).
+// Config.SealedOffHeap the other fixed-width fields are read into regions
+// outside the heap binlog by binlog (loadFieldOffHeap), and what is left
+// of the segment's fixed-width data (timestamps, key permutation, fields
+// that had to be read into the heap) is copied there once loaded
+// (segment.MoveOffHeap).
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
 	si := segment.Info{
 		ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
@@ -73,16 +77,25 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	}
 	loaded := make([]column.Column, len(fields))
 	maps := make([]*mmapcache.Mapping, len(fields))
+	regions := make([]*offheap.Region, len(fields))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, f := range fields {
 		g.Go(func() error {
-			c, m, err := d.loadColumn(gctx, info, f)
-			loaded[i], maps[i] = c, m
+			c, m, r, err := d.loadColumn(gctx, info, f)
+			loaded[i], maps[i], regions[i] = c, m, r
 			return err
 		})
 	}
 	err = g.Wait()
+	for _, r := range regions {
+		if r == nil {
+			continue
+		}
+		if herr := seg.OnFree(r.Close); herr != nil {
+			err = errors.Join(err, herr, r.Close())
+		}
+	}
 	var colKeys []string
 	for i, m := range maps {
 		if m == nil {
@@ -132,13 +145,13 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 		}
 	}
 	if d.node.cfg.SealedOffHeap {
-		mapped := map[int64]bool{}
-		for i, m := range maps {
-			if m != nil {
-				mapped[fields[i].GetFieldID()] = true
+		keep := map[int64]bool{} // mapped, or read into a region already
+		for i := range fields {
+			if maps[i] != nil || regions[i] != nil {
+				keep[fields[i].GetFieldID()] = true
 			}
 		}
-		if err := seg.MoveOffHeap(mapped); err != nil {
+		if err := seg.MoveOffHeap(keep); err != nil {
 			return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
 		}
 	}
