@@ -32,6 +32,14 @@
 // (output fields, exact and range search, iterators, group-by) reads the
 // column as before; only the memory is the index's. MemoryBytes counts
 // the columns the segment owns, not shared ones.
+//
+// # Rows outside the Go heap
+//
+// A segment made by NewGrowing keeps the fixed-width columns and the
+// timestamps of the rows appended to it in offheap regions, filled in
+// place; MoveOffHeap copies a loaded segment's there at their exact size.
+// The regions are unmapped when the segment is freed (refs.go), so
+// appending, like reading, requires a hold. See offheap.go.
 package segment
 
 import (
