@@ -86,6 +86,38 @@ func (r *Region) Close() error {
 	return nil
 }
 
+// Discard gives the region's pages back to the kernel (madvise
+// MADV_DONTNEED) but keeps the mapping: the memory no longer counts as
+// resident, and reads see zeros, never a fault. An owner that replaced the
+// data uses it when a reader might still hold a slice into the region. It
+// is a no-op on a closed region.
+func (r *Region) Discard() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		return nil
+	}
+	if err := unix.Madvise(r.mem, unix.MADV_DONTNEED); err != nil {
+		return fmt.Errorf("offheap: discard %d bytes: %w", len(r.mem), err)
+	}
+	return nil
+}
+
+// Holds reports whether data's first element lies in the region.
+func Holds[T any](r *Region, data []T) bool {
+	if cap(data) == 0 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.mem)))
+	return p >= base && p < base+uintptr(len(r.mem))
+}
+
 // Plain lists the element types a Region may hold: fixed-width values
 // without pointers, which the Go collector need not scan.
 type Plain interface {

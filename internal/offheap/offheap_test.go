@@ -73,3 +73,29 @@ func TestReserveBadSize(t *testing.T) {
 		require.Error(t, err)
 	}
 }
+
+// TestDiscard: a discarded region reads as zeros and stays mapped; Holds
+// tells slices into it from others.
+func TestDiscard(t *testing.T) {
+	r, err := Reserve(1 << 16)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close()) }()
+	s, err := Slice[int64](r)
+	require.NoError(t, err)
+	for i := range 100 {
+		s = append(s, int64(i+1))
+	}
+	require.True(t, Holds(r, s))
+	require.True(t, Holds(r, s[50:]))
+	require.False(t, Holds(r, make([]int64, 3)))
+	require.False(t, Holds(r, []int64(nil)))
+	require.NoError(t, r.Discard())
+	for _, v := range s {
+		require.Zero(t, v)
+	}
+	s = append(s, 7)
+	require.Equal(t, int64(7), s[100])
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Discard())
+	require.False(t, Holds(r, s))
+}

@@ -92,7 +92,7 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 		if r == nil {
 			continue
 		}
-		if herr := seg.OnFree(r.Close); herr != nil {
+		if herr := seg.OwnRegion(r); herr != nil {
 			err = errors.Join(err, herr, r.Close())
 		}
 	}

@@ -24,8 +24,8 @@ var errNotPlain = errors.New("querynode: binlog part does not fit the region")
 // column twice (its parts, then their concatenation). ok is false, with
 // nothing reserved, for any other field and when the binlogs do not hold
 // exactly the segment's rows (a field added after the segment was
-// written): the caller reads it into the heap. The caller owns the region
-// and closes it when the segment is freed.
+// written): the caller reads it into the heap. The caller gives the
+// region to the segment (segment.OwnRegion).
 func (d *delegator) loadFieldOffHeap(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (c column.Column, r *offheap.Region, ok bool, err error) {
 	rows := int(info.FieldLogRows())
 	if f.GetFieldID() < 100 || f.GetNullable() || rows <= 0 {

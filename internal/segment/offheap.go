@@ -46,12 +46,59 @@ func NewGrowing(info Info, schema *schemapb.CollectionSchema, reserve int) (*Seg
 	}
 	s.tss = reserveSlice[uint64](s, reserve)
 	s.delTs = reserveSlice[uint64](s, reserve)
-	if len(s.regions) > 0 {
+	return s, nil
+}
+
+// OwnRegion makes the segment own r, which backs one of its columns (the
+// query node reads loaded fields into regions): it is unmapped when the
+// segment is freed, and its pages are given back when ShareColumn
+// replaces the column. It fails with ErrFreed, r left to the caller, on a
+// freed segment.
+func (s *Segment) OwnRegion(r *offheap.Region) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addRegion(r)
+}
+
+// addRegion adds a region to those unmapped when the segment is freed
+// (registering that, once). The caller holds s.mu or has the segment to
+// itself.
+func (s *Segment) addRegion(r *offheap.Region) error {
+	s.freeMu.Lock()
+	freed := s.freed
+	s.freeMu.Unlock()
+	if freed {
+		return fmt.Errorf("segment %d: %w", s.ID, ErrFreed)
+	}
+	if !s.regionsOnFree {
 		if err := s.OnFree(s.closeRegions); err != nil {
-			return nil, errors.Join(err, s.closeRegions())
+			return err
+		}
+		s.regionsOnFree = true
+	}
+	s.regions = append(s.regions, r)
+	return nil
+}
+
+// discardRegionOf gives back the pages of the region holding a replaced
+// column's data, if the segment owns one: the mapping stays until the
+// segment is freed, so a reader still holding the old column reads zeros
+// rather than faulting.
+func (s *Segment) discardRegionOf(c column.Column) error {
+	var err error
+	for _, r := range s.regions {
+		switch c := c.(type) {
+		case *column.FloatVectors:
+			if offheap.Holds(r, c.Data) {
+				err = r.Discard()
+			}
+		case *column.ByteVectors:
+			if offheap.Holds(r, c.Data) {
+				err = r.Discard()
+			}
 		}
 	}
-	return s, nil
+	return err
 }
 
 // reserveColumn gives an empty fixed-width column a region as its backing
@@ -79,11 +126,13 @@ func reserveSlice[T offheap.Plain](s *Segment, reserve int) []T {
 		return nil
 	}
 	out, err := offheap.Slice[T](r)
+	if err == nil {
+		err = s.addRegion(r)
+	}
 	if err != nil {
 		_ = r.Close()
 		return nil
 	}
-	s.regions = append(s.regions, r)
 	return out
 }
 
@@ -116,7 +165,6 @@ func (s *Segment) MoveOffHeap(keep map[int64]bool) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	had := len(s.regions)
 	for id, c := range s.cols {
 		if s.shared[id] || keep[id] {
 			continue
@@ -138,7 +186,13 @@ func (s *Segment) MoveOffHeap(keep map[int64]bool) error {
 	s.sorted = moveSlice(s, s.sorted)
 	if len(s.delTs) > 0 {
 		if r, err := offheap.Reserve(8 * len(s.delTs)); err == nil {
-			if d, err := offheap.Slice[uint64](r); err == nil {
+			d, err := offheap.Slice[uint64](r)
+			if err == nil {
+				err = s.addRegion(r)
+			}
+			if err != nil {
+				_ = r.Close()
+			} else {
 				d = d[:len(s.delTs)]
 				for i, v := range s.delTs {
 					if v != 0 {
@@ -146,15 +200,7 @@ func (s *Segment) MoveOffHeap(keep map[int64]bool) error {
 					}
 				}
 				s.delTs = d
-				s.regions = append(s.regions, r)
-			} else {
-				_ = r.Close()
 			}
-		}
-	}
-	if had == 0 && len(s.regions) > 0 {
-		if err := s.OnFree(s.closeRegions); err != nil {
-			return errors.Join(err, s.closeRegions())
 		}
 	}
 	return nil
@@ -172,10 +218,12 @@ func moveSlice[T offheap.Plain](s *Segment, data []T) []T {
 		return data
 	}
 	out, err := offheap.Slice[T](r)
+	if err == nil {
+		err = s.addRegion(r)
+	}
 	if err != nil {
 		_ = r.Close()
 		return data
 	}
-	s.regions = append(s.regions, r)
 	return append(out, data...)
 }

@@ -230,3 +230,34 @@ func TestMoveOffHeap(t *testing.T) {
 	require.Nil(t, s.regions)
 	require.ErrorIs(t, s.MoveOffHeap(nil), ErrFreed)
 }
+
+// TestShareColumnDiscards: a vector column in a region the segment owns
+// (OwnRegion) gives its pages back when ShareColumn replaces it; the
+// region stays mapped until the segment is freed.
+func TestShareColumnDiscards(t *testing.T) {
+	s, err := New(Info{ID: 1}, growingSchema)
+	require.NoError(t, err)
+	cols, tss := growingBatch(0, 1000)
+	r, err := offheap.Reserve(1000 * 4 * 4)
+	require.NoError(t, err)
+	require.NoError(t, s.OwnRegion(r))
+	in, err := offheap.Slice[float32](r)
+	require.NoError(t, err)
+	vec := cols[104].(*column.FloatVectors)
+	vec.Data = append(in, vec.Data...)
+	require.NoError(t, s.Load(cols, tss))
+	old := vec.Data
+
+	shared := &column.FloatVectors{Dim: 4, Data: append([]float32(nil), old...)}
+	require.NoError(t, s.ShareColumn(104, shared))
+	require.NoError(t, s.Read(func(v *View) error { checkRows(t, v); return nil }))
+	require.Zero(t, old[4*999+3], "the replaced column's pages were given back")
+	require.True(t, offheap.Holds(r, old), "still mapped")
+
+	require.NoError(t, s.Release())
+	require.False(t, offheap.Holds(r, old), "unmapped once freed")
+	r2, err := offheap.Reserve(4096)
+	require.NoError(t, err)
+	require.ErrorIs(t, s.OwnRegion(r2), ErrFreed)
+	require.NoError(t, r2.Close())
+}

@@ -107,7 +107,8 @@ type Segment struct {
 	freed  bool
 	// regions back the columns and timestamps of a segment made by
 	// NewGrowing (offheap.go); unmapped when it is freed.
-	regions []*offheap.Region
+	regions       []*offheap.Region
+	regionsOnFree bool // closeRegions is registered with OnFree
 }
 
 // SetIndex attaches an index over a field's rows (the query node decides
@@ -125,7 +126,8 @@ func (s *Segment) SetIndex(fieldID int64, idx any) {
 // type and rows whose data another structure owns (the stored vectors of
 // the field's index), so that the segment holds that data once. c must
 // equal the column it replaces row for row (the caller checks); it is
-// never modified, and MemoryBytes no longer counts it.
+// never modified, and MemoryBytes no longer counts it. A replaced vector
+// column in a region the segment owns gives its pages back.
 func (s *Segment) ShareColumn(fieldID int64, c column.Column) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -137,6 +139,9 @@ func (s *Segment) ShareColumn(fieldID int64, c column.Column) error {
 		return fmt.Errorf("segment %d: field %d is a %T, the shared column a %T", s.ID, fieldID, old, c)
 	case c.Len() != len(s.tss):
 		return fmt.Errorf("segment %d: shared column of field %d has %d rows, the segment %d", s.ID, fieldID, c.Len(), len(s.tss))
+	}
+	if err := s.discardRegionOf(old); err != nil {
+		return fmt.Errorf("segment %d: field %d: %w", s.ID, fieldID, err)
 	}
 	s.cols[fieldID] = c
 	if s.shared == nil {
