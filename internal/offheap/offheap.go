@@ -86,19 +86,34 @@ func (r *Region) Close() error {
 	return nil
 }
 
-// Discard gives the region's pages back to the kernel (madvise
-// MADV_DONTNEED) but keeps the mapping: the memory no longer counts as
-// resident, and reads see zeros, never a fault. An owner that replaced the
-// data uses it when a reader might still hold a slice into the region. It
-// is a no-op on a closed region.
-func (r *Region) Discard() error {
+// Discard gives back to the kernel (madvise MADV_DONTNEED) the pages of
+// the region that lie wholly inside data's capacity, keeping the mapping:
+// they no longer count as resident, and reads see zeros, never a fault.
+// An owner that replaced data uses it when a reader might still hold a
+// slice of it. Slices from SliceAt start on a page, so their pages go
+// without touching their neighbours'. It does nothing for data outside
+// the region or a closed region.
+func Discard[T Plain](r *Region, data []T) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.mem == nil {
+	if r.mem == nil || cap(data) == 0 {
 		return nil
 	}
-	if err := unix.Madvise(r.mem, unix.MADV_DONTNEED); err != nil {
-		return fmt.Errorf("offheap: discard %d bytes: %w", len(r.mem), err)
+	var zero T
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.mem)))
+	from := uintptr(unsafe.Pointer(unsafe.SliceData(data))) - base
+	if from >= uintptr(len(r.mem)) {
+		return nil // not in the region (a lower address wraps around)
+	}
+	to := min(from+uintptr(cap(data))*unsafe.Sizeof(zero), uintptr(len(r.mem)))
+	page := uintptr(unix.Getpagesize())
+	from = (from + page - 1) / page * page
+	to = to / page * page
+	if from >= to {
+		return nil
+	}
+	if err := unix.Madvise(r.mem[from:to], unix.MADV_DONTNEED); err != nil {
+		return fmt.Errorf("offheap: discard %d bytes: %w", to-from, err)
 	}
 	return nil
 }
@@ -123,6 +138,28 @@ func Holds[T any](r *Region, data []T) bool {
 type Plain interface {
 	~bool | ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
 }
+
+// SliceAt returns an empty slice of T over size bytes of the region from
+// offset off, both multiples of the page size, so that one region holds
+// several slices that each grow in place (a growing segment's columns) and
+// each can be discarded alone.
+func SliceAt[T Plain](r *Region, off, size int) ([]T, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		return nil, ErrClosed
+	}
+	page := unix.Getpagesize()
+	if off < 0 || size <= 0 || off%page != 0 || size%page != 0 || off+size > len(r.mem) {
+		return nil, fmt.Errorf("offheap: slice of %d bytes at %d: not whole pages of the region's %d", size, off, len(r.mem))
+	}
+	var zero T
+	mem := r.mem[off : off+size]
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(mem))), size/int(unsafe.Sizeof(zero)))[:0], nil
+}
+
+// PageSize is the size of the pages regions are made of.
+func PageSize() int { return unix.Getpagesize() }
 
 // Slice returns an empty slice of T whose capacity is the whole region
 // (Size / sizeof(T) elements): appending to it fills the region in place

@@ -74,28 +74,43 @@ func TestReserveBadSize(t *testing.T) {
 	}
 }
 
-// TestDiscard: a discarded region reads as zeros and stays mapped; Holds
-// tells slices into it from others.
+// TestDiscard: slices carved from one region grow in place side by side;
+// discarding one gives its pages back (it reads as zeros) and leaves its
+// neighbours alone; Holds tells slices in the region from others.
 func TestDiscard(t *testing.T) {
-	r, err := Reserve(1 << 16)
+	page := PageSize()
+	r, err := Reserve(4 * page)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, r.Close()) }()
-	s, err := Slice[int64](r)
+	a, err := SliceAt[int64](r, 0, 2*page)
 	require.NoError(t, err)
-	for i := range 100 {
-		s = append(s, int64(i+1))
+	b, err := SliceAt[int64](r, 2*page, 2*page)
+	require.NoError(t, err)
+	require.Equal(t, 2*page/8, cap(a))
+	for i := range cap(a) {
+		a, b = append(a, int64(i+1)), append(b, int64(-i-1))
 	}
-	require.True(t, Holds(r, s))
-	require.True(t, Holds(r, s[50:]))
+	require.True(t, Holds(r, a))
+	require.True(t, Holds(r, b[50:]))
 	require.False(t, Holds(r, make([]int64, 3)))
 	require.False(t, Holds(r, []int64(nil)))
-	require.NoError(t, r.Discard())
-	for _, v := range s {
+
+	require.NoError(t, Discard(r, b))
+	for i, v := range a {
+		require.Equal(t, int64(i+1), v, "the neighbour keeps its pages")
+	}
+	for _, v := range b {
 		require.Zero(t, v)
 	}
-	s = append(s, 7)
-	require.Equal(t, int64(7), s[100])
+	require.NoError(t, Discard(r, make([]int64, 10)), "not in the region: nothing")
+
+	for _, c := range [][2]int{{1, page}, {0, page + 1}, {0, 0}, {3 * page, 2 * page}, {-page, page}} {
+		_, err := SliceAt[byte](r, c[0], c[1])
+		require.Error(t, err, "%v", c)
+	}
 	require.NoError(t, r.Close())
-	require.NoError(t, r.Discard())
-	require.False(t, Holds(r, s))
+	require.NoError(t, Discard(r, a))
+	require.False(t, Holds(r, a))
+	_, err = SliceAt[byte](r, 0, page)
+	require.ErrorIs(t, err, ErrClosed)
 }

@@ -13,9 +13,9 @@ import (
 
 // Growing rows off the Go heap. A segment made by NewGrowing keeps the
 // rows Append adds to its fixed-width columns (integers, floats, booleans,
-// fixed-width vectors), and the insert and delete timestamps, in
-// offheap.Regions: address space reserved once per column and committed
-// page by page as rows arrive. Appending fills the reservation in place,
+// fixed-width vectors), and the insert and delete timestamps, in an
+// offheap.Region: address space reserved once, a slot of the same size
+// per column, committed page by page as rows arrive. Appending fills the reservation in place,
 // so a growing column is never copied and holds no slack beyond a page,
 // and none of it counts towards the Go collector's heap goal (with GOGC
 // 100 the heap may reach twice its live size before a collection, which
@@ -25,27 +25,64 @@ import (
 // reader (filters, search kernels, output fields) reads them as before.
 // Variable-width columns (strings, JSON, arrays, sparse vectors), null
 // masks and the primary-key map stay on the Go heap. A column that
-// outgrows its reservation moves to the Go heap by the usual append copy;
-// its region stays mapped, unused, until the segment is freed.
+// outgrows its slot moves to the Go heap by the usual append copy; the
+// slot stays mapped, unused, until the segment is freed.
 //
 // The regions are unmapped when the segment is freed: after its owner and
 // every reader that Acquired it have Released it (refs.go). Appending
 // requires a hold as reading does.
 
 // NewGrowing returns an empty segment, like New, whose appended rows are
-// kept off the Go heap in regions of reserve bytes per column (see above).
-// A column whose region cannot be reserved (the kernel refused the
-// mapping) stays on the Go heap. reserve ≤ 0 keeps every column there.
+// kept off the Go heap, reserve bytes per column (see above), in one
+// region for the segment (one mapping). When the region cannot be
+// reserved (the kernel refused the mapping) the rows stay on the Go heap.
+// reserve ≤ 0 keeps them there too.
 func NewGrowing(info Info, schema *schemapb.CollectionSchema, reserve int) (*Segment, error) {
 	s, err := New(info, schema)
 	if err != nil || reserve <= 0 {
 		return s, err
 	}
+	var fixed []column.Column
 	for _, f := range s.fields {
-		s.reserveColumn(s.cols[f.GetFieldID()], reserve)
+		switch c := s.cols[f.GetFieldID()]; c.(type) {
+		case *column.Ints, *column.Floats, *column.Bools, *column.FloatVectors, *column.ByteVectors:
+			fixed = append(fixed, c)
+		}
 	}
-	s.tss = reserveSlice[uint64](s, reserve)
-	s.delTs = reserveSlice[uint64](s, reserve)
+	page := offheap.PageSize()
+	slot := (reserve + page - 1) / page * page
+	r, err := offheap.Reserve(slot * (len(fixed) + 2))
+	if err != nil {
+		return s, nil // no region (the error says why): the rows stay on the heap
+	}
+	if err := s.addRegion(r); err != nil {
+		return nil, errors.Join(err, r.Close())
+	}
+	off := 0
+	next := func() int { off += slot; return off - slot }
+	for _, c := range fixed {
+		switch c := c.(type) {
+		case *column.Ints:
+			c.Data, err = offheap.SliceAt[int64](r, next(), slot)
+		case *column.Floats:
+			c.Data, err = offheap.SliceAt[float64](r, next(), slot)
+		case *column.Bools:
+			c.Data, err = offheap.SliceAt[bool](r, next(), slot)
+		case *column.FloatVectors:
+			c.Data, err = offheap.SliceAt[float32](r, next(), slot)
+		case *column.ByteVectors:
+			c.Data, err = offheap.SliceAt[byte](r, next(), slot)
+		}
+		if err != nil {
+			return nil, errors.Join(err, s.Release())
+		}
+	}
+	if s.tss, err = offheap.SliceAt[uint64](r, next(), slot); err != nil {
+		return nil, errors.Join(err, s.Release())
+	}
+	if s.delTs, err = offheap.SliceAt[uint64](r, next(), slot); err != nil {
+		return nil, errors.Join(err, s.Release())
+	}
 	return s, nil
 }
 
@@ -85,55 +122,16 @@ func (s *Segment) addRegion(r *offheap.Region) error {
 // segment is freed, so a reader still holding the old column reads zeros
 // rather than faulting.
 func (s *Segment) discardRegionOf(c column.Column) error {
-	var err error
+	var errs []error
 	for _, r := range s.regions {
 		switch c := c.(type) {
 		case *column.FloatVectors:
-			if offheap.Holds(r, c.Data) {
-				err = r.Discard()
-			}
+			errs = append(errs, offheap.Discard(r, c.Data))
 		case *column.ByteVectors:
-			if offheap.Holds(r, c.Data) {
-				err = r.Discard()
-			}
+			errs = append(errs, offheap.Discard(r, c.Data))
 		}
 	}
-	return err
-}
-
-// reserveColumn gives an empty fixed-width column a region as its backing
-// array; other columns are left as they are.
-func (s *Segment) reserveColumn(c column.Column, reserve int) {
-	switch c := c.(type) {
-	case *column.Ints:
-		c.Data = reserveSlice[int64](s, reserve)
-	case *column.Floats:
-		c.Data = reserveSlice[float64](s, reserve)
-	case *column.Bools:
-		c.Data = reserveSlice[bool](s, reserve)
-	case *column.FloatVectors:
-		c.Data = reserveSlice[float32](s, reserve)
-	case *column.ByteVectors:
-		c.Data = reserveSlice[byte](s, reserve)
-	}
-}
-
-// reserveSlice reserves a region for the segment and returns an empty
-// slice over it, or nil (a Go heap slice to be) when it cannot.
-func reserveSlice[T offheap.Plain](s *Segment, reserve int) []T {
-	r, err := offheap.Reserve(reserve)
-	if err != nil {
-		return nil
-	}
-	out, err := offheap.Slice[T](r)
-	if err == nil {
-		err = s.addRegion(r)
-	}
-	if err != nil {
-		_ = r.Close()
-		return nil
-	}
-	return out
+	return errors.Join(errs...)
 }
 
 // closeRegions unmaps the segment's regions (run once it is freed).
@@ -149,81 +147,112 @@ func (s *Segment) closeRegions() error {
 	return nil
 }
 
-// MoveOffHeap copies a loaded (sealed) segment's rows into regions of
-// their exact size, taking them out of the Go collector's heap goal: the
-// fixed-width columns the segment owns (not shared ones, not those of
-// fields in keep, whose data lives elsewhere already, such as a mapped
-// column file), the insert timestamps, the key permutation and the delete
-// marks (only the rows marked are written, so a region's pages are
-// committed where deletes land). The heap copies become garbage. Whatever
-// cannot be reserved stays on the heap. The segment must be held; readers
-// see the move under the write lock, and the regions are unmapped when
-// the segment is freed.
+// MoveOffHeap copies a loaded (sealed) segment's rows into one region,
+// taking them out of the Go collector's heap goal: the fixed-width columns
+// the segment owns (not shared ones, not those of fields in keep, whose
+// data lives elsewhere already, such as a mapped column file or a region
+// the segment owns), the insert timestamps, the key permutation and the
+// delete marks (only the rows marked are written, so their pages are
+// committed where deletes land). Each gets whole pages of the region, at
+// its exact size rounded up to a page. The heap copies become garbage.
+// When the region cannot be reserved everything stays on the heap. The
+// segment must be held; readers see the move under the write lock, and
+// the region is unmapped when the segment is freed.
 func (s *Segment) MoveOffHeap(keep map[int64]bool) error {
 	if s.refs.Load() <= 0 {
 		return fmt.Errorf("segment %d: move off heap: %w", s.ID, ErrFreed)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var moves []move
 	for id, c := range s.cols {
 		if s.shared[id] || keep[id] {
 			continue
 		}
 		switch c := c.(type) {
 		case *column.Ints:
-			c.Data = moveSlice(s, c.Data)
+			moves = append(moves, planMove(&c.Data))
 		case *column.Floats:
-			c.Data = moveSlice(s, c.Data)
+			moves = append(moves, planMove(&c.Data))
 		case *column.Bools:
-			c.Data = moveSlice(s, c.Data)
+			moves = append(moves, planMove(&c.Data))
 		case *column.FloatVectors:
-			c.Data = moveSlice(s, c.Data)
+			moves = append(moves, planMove(&c.Data))
 		case *column.ByteVectors:
-			c.Data = moveSlice(s, c.Data)
+			moves = append(moves, planMove(&c.Data))
 		}
 	}
-	s.tss = moveSlice(s, s.tss)
-	s.sorted = moveSlice(s, s.sorted)
-	if len(s.delTs) > 0 {
-		if r, err := offheap.Reserve(8 * len(s.delTs)); err == nil {
-			d, err := offheap.Slice[uint64](r)
-			if err == nil {
-				err = s.addRegion(r)
-			}
-			if err != nil {
-				_ = r.Close()
-			} else {
-				d = d[:len(s.delTs)]
-				for i, v := range s.delTs {
-					if v != 0 {
-						d[i] = v
-					}
-				}
-				s.delTs = d
-			}
+	moves = append(moves, planMove(&s.tss), planMove(&s.sorted), planMarks(&s.delTs))
+	total := 0
+	for _, m := range moves {
+		total += m.size
+	}
+	if total == 0 {
+		return nil
+	}
+	r, err := offheap.Reserve(total)
+	if err != nil {
+		return nil // no region (the error says why): the rows stay on the heap
+	}
+	if err := s.addRegion(r); err != nil {
+		return errors.Join(err, r.Close())
+	}
+	off := 0
+	for _, m := range moves {
+		if m.size == 0 {
+			continue
 		}
+		if err := m.place(r, off); err != nil {
+			return err // the slices placed so far are in the region, the rest on the heap: all valid
+		}
+		off += m.size
 	}
 	return nil
 }
 
-// moveSlice copies data into a region of its exact size and returns the
-// copy, or data itself when it is empty or no region can be reserved.
-func moveSlice[T offheap.Plain](s *Segment, data []T) []T {
-	if len(data) == 0 {
-		return data
-	}
+// move is one slice MoveOffHeap copies: its size in the region (whole
+// pages; 0 for an empty slice) and how it goes there.
+type move struct {
+	size  int
+	place func(r *offheap.Region, off int) error
+}
+
+// pageBytes rounds n up to whole pages.
+func pageBytes(n int) int {
+	page := offheap.PageSize()
+	return (n + page - 1) / page * page
+}
+
+// planMove plans copying *p into the region.
+func planMove[T offheap.Plain](p *[]T) move {
 	var zero T
-	r, err := offheap.Reserve(len(data) * int(unsafe.Sizeof(zero)))
-	if err != nil {
-		return data
-	}
-	out, err := offheap.Slice[T](r)
-	if err == nil {
-		err = s.addRegion(r)
-	}
-	if err != nil {
-		_ = r.Close()
-		return data
-	}
-	return append(out, data...)
+	size := pageBytes(len(*p) * int(unsafe.Sizeof(zero)))
+	return move{size: size, place: func(r *offheap.Region, off int) error {
+		out, err := offheap.SliceAt[T](r, off, size)
+		if err != nil {
+			return err
+		}
+		*p = append(out, *p...)
+		return nil
+	}}
+}
+
+// planMarks plans moving the delete marks: only the non-zero ones are
+// written, the region's pages being zero.
+func planMarks(p *[]uint64) move {
+	size := pageBytes(8 * len(*p))
+	return move{size: size, place: func(r *offheap.Region, off int) error {
+		out, err := offheap.SliceAt[uint64](r, off, size)
+		if err != nil {
+			return err
+		}
+		out = out[:len(*p)]
+		for i, v := range *p {
+			if v != 0 {
+				out[i] = v
+			}
+		}
+		*p = out
+		return nil
+	}}
 }
