@@ -15,11 +15,12 @@ import (
 // rows Append adds to its fixed-width columns (integers, floats, booleans,
 // fixed-width vectors), and the insert and delete timestamps, in an
 // offheap.Region: address space reserved once, a slot of the same size
-// per column, committed page by page as rows arrive. Appending fills the reservation in place,
-// so a growing column is never copied and holds no slack beyond a page,
-// and none of it counts towards the Go collector's heap goal (with GOGC
-// 100 the heap may reach twice its live size before a collection, which
-// is what made a growing row cost several times its bytes in RSS).
+// per column, committed page by page as rows arrive. Appending fills a
+// slot in place, so a growing column is never copied and holds no slack
+// beyond a page, and none of it counts towards the Go collector's heap
+// goal (with GOGC 100 the heap may reach twice its live size before a
+// collection, which is what made a growing row cost several times its
+// bytes in RSS).
 //
 // The columns stay ordinary column types over contiguous slices, so every
 // reader (filters, search kernels, output fields) reads them as before.
