@@ -159,10 +159,11 @@ type Config struct {
 	// memory-mapped local cache files by default.
 	Mmap MmapConfig `json:"mmap"`
 	// GrowingReserve is the address space, in bytes, reserved outside the
-	// Go heap for each fixed-width column (and the timestamps) of a
-	// growing segment (segment.NewGrowing): memory is committed page by
-	// page as rows arrive, so it bounds the rows a column holds off the
-	// heap, not what it costs. 0 keeps growing rows on the Go heap.
+	// Go heap for each growing segment's fixed-width columns and
+	// timestamps (segment.NewGrowing), one slot per column for the same
+	// number of rows: memory is committed page by page as rows arrive, so
+	// it bounds the rows a segment keeps off the heap, not what they cost.
+	// 0 keeps growing rows on the Go heap.
 	GrowingReserve int64 `json:"growingReserve"`
 	// SealedOffHeap copies the fixed-width columns, timestamps and key
 	// permutation of a segment loaded from its binlogs into memory outside
@@ -172,7 +173,7 @@ type Config struct {
 }
 
 // DefaultGrowingReserve is Config.GrowingReserve's default: 1 GiB a
-// column, several times what a growing segment holds before the data
+// segment, several times what a growing segment holds before the data
 // coordinator seals it (segmentMaxSize × sealProportion, ~123 MiB by
 // default).
 const DefaultGrowingReserve = 1 << 30
@@ -196,7 +197,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// maxGrowingReserve bounds GrowingReserve (64 GiB a column).
+// maxGrowingReserve bounds GrowingReserve (64 GiB a segment).
 const maxGrowingReserve = 64 << 30
 
 // Node is a query node.

@@ -14,8 +14,8 @@ import (
 // Growing rows off the Go heap. A segment made by NewGrowing keeps the
 // rows Append adds to its fixed-width columns (integers, floats, booleans,
 // fixed-width vectors), and the insert and delete timestamps, in an
-// offheap.Region: address space reserved once, a slot of the same size
-// per column, committed page by page as rows arrive. Appending fills a
+// offheap.Region: address space reserved once, a slot per column for the
+// same number of rows, committed page by page as rows arrive. Appending fills a
 // slot in place, so a growing column is never copied and holds no slack
 // beyond a page, and none of it counts towards the Go collector's heap
 // goal (with GOGC 100 the heap may reach twice its live size before a
@@ -34,25 +34,32 @@ import (
 // requires a hold as reading does.
 
 // NewGrowing returns an empty segment, like New, whose appended rows are
-// kept off the Go heap, reserve bytes per column (see above), in one
-// region for the segment (one mapping). When the region cannot be
-// reserved (the kernel refused the mapping) the rows stay on the Go heap.
-// reserve ≤ 0 keeps them there too.
+// kept off the Go heap (see above) in one region of about reserve bytes
+// (one mapping): each column's slot holds the same number of rows, reserve
+// divided by the bytes of a row's fixed-width values and timestamps,
+// rounded up to whole pages. When the region cannot be reserved (the
+// kernel refused the mapping) the rows stay on the Go heap; reserve ≤ 0
+// keeps them there too.
 func NewGrowing(info Info, schema *schemapb.CollectionSchema, reserve int) (*Segment, error) {
 	s, err := New(info, schema)
 	if err != nil || reserve <= 0 {
 		return s, err
 	}
 	var fixed []column.Column
+	rowBytes := 16 // insert and delete timestamps
 	for _, f := range s.fields {
-		switch c := s.cols[f.GetFieldID()]; c.(type) {
-		case *column.Ints, *column.Floats, *column.Bools, *column.FloatVectors, *column.ByteVectors:
+		c := s.cols[f.GetFieldID()]
+		if w := fixedWidth(c); w > 0 {
 			fixed = append(fixed, c)
+			rowBytes += w
 		}
 	}
-	page := offheap.PageSize()
-	slot := (reserve + page - 1) / page * page
-	r, err := offheap.Reserve(slot * (len(fixed) + 2))
+	rows := max(reserve/rowBytes, 1)
+	total := 2 * pageBytes(8*rows)
+	for _, c := range fixed {
+		total += pageBytes(rows * fixedWidth(c))
+	}
+	r, err := offheap.Reserve(total)
 	if err != nil {
 		return s, nil // no region (the error says why): the rows stay on the heap
 	}
@@ -60,31 +67,54 @@ func NewGrowing(info Info, schema *schemapb.CollectionSchema, reserve int) (*Seg
 		return nil, errors.Join(err, r.Close())
 	}
 	off := 0
-	next := func() int { off += slot; return off - slot }
+	next := func(width int) (int, int) {
+		size := pageBytes(rows * width)
+		off += size
+		return off - size, size
+	}
 	for _, c := range fixed {
+		o, n := next(fixedWidth(c))
 		switch c := c.(type) {
 		case *column.Ints:
-			c.Data, err = offheap.SliceAt[int64](r, next(), slot)
+			c.Data, err = offheap.SliceAt[int64](r, o, n)
 		case *column.Floats:
-			c.Data, err = offheap.SliceAt[float64](r, next(), slot)
+			c.Data, err = offheap.SliceAt[float64](r, o, n)
 		case *column.Bools:
-			c.Data, err = offheap.SliceAt[bool](r, next(), slot)
+			c.Data, err = offheap.SliceAt[bool](r, o, n)
 		case *column.FloatVectors:
-			c.Data, err = offheap.SliceAt[float32](r, next(), slot)
+			c.Data, err = offheap.SliceAt[float32](r, o, n)
 		case *column.ByteVectors:
-			c.Data, err = offheap.SliceAt[byte](r, next(), slot)
+			c.Data, err = offheap.SliceAt[byte](r, o, n)
 		}
 		if err != nil {
 			return nil, errors.Join(err, s.Release())
 		}
 	}
-	if s.tss, err = offheap.SliceAt[uint64](r, next(), slot); err != nil {
+	o, n := next(8)
+	if s.tss, err = offheap.SliceAt[uint64](r, o, n); err != nil {
 		return nil, errors.Join(err, s.Release())
 	}
-	if s.delTs, err = offheap.SliceAt[uint64](r, next(), slot); err != nil {
+	o, n = next(8)
+	if s.delTs, err = offheap.SliceAt[uint64](r, o, n); err != nil {
 		return nil, errors.Join(err, s.Release())
 	}
 	return s, nil
+}
+
+// fixedWidth is the bytes a row takes in a fixed-width column kept off the
+// heap, 0 for the other columns.
+func fixedWidth(c column.Column) int {
+	switch c := c.(type) {
+	case *column.Ints, *column.Floats:
+		return 8 // Ints and Floats hold int64 and float64 values
+	case *column.Bools:
+		return 1
+	case *column.FloatVectors:
+		return 4 * c.Dim
+	case *column.ByteVectors:
+		return c.Width
+	}
+	return 0
 }
 
 // OwnRegion makes the segment own r, which backs one of its columns (the

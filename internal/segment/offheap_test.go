@@ -127,7 +127,7 @@ func TestNewGrowing(t *testing.T) {
 // heap (append's copy) with every row intact; the region stays mapped
 // until the segment is freed.
 func TestNewGrowingOutgrows(t *testing.T) {
-	s, err := NewGrowing(Info{ID: 1}, growingSchema, 4096) // slots of a page: 256 float vector rows
+	s, err := NewGrowing(Info{ID: 1}, growingSchema, 4096) // 80 rows, rounded up to a page a slot: 256 vectors, 2048 binary ones
 	require.NoError(t, err)
 	for from := 0; from < 1000; from += 100 {
 		cols, tss := growingBatch(from, 100)
