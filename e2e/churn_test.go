@@ -51,6 +51,7 @@ var (
 	churnSettle   = flag.Duration("churn.settle", 90*time.Second, "how long automatic compaction and GC run after the writers stop")
 	churnWriters  = flag.Int("churn.writers", 4, "concurrent writers")
 	churnConfig   = flag.String("churn.config", "", "server --config file (default: built in, defaults with short GC retention)")
+	churnProfile  = flag.String("churn.heapprofile", "", "write the server's heap profile (after a forced GC) at the end of the churn to this file")
 )
 
 const (
@@ -225,6 +226,19 @@ func churnSegments(ctx context.Context, t *testing.T, svc milvuspb.MilvusService
 		s.rows += info.GetNumRows()
 	}
 	return s
+}
+
+// saveHeapProfile writes the server's heap profile, taken after a forced
+// GC, to path (for go tool pprof).
+func saveHeapProfile(t *testing.T, p *proc, path string) {
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Get("http://" + p.metrics + "/debug/pprof/heap?gc=1")
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, body, 0o644))
+	t.Logf("heap profile at the end of the churn: %s", path)
 }
 
 // procMemory returns the server's resident set (VmRSS) and the Go heap in
@@ -505,6 +519,9 @@ func TestChurn(t *testing.T) {
 	}
 	rate := float64(ops) / churnDuration.Seconds()
 	end := sample("end of churn", fmt.Sprintf("%.1f requests/s", rate))
+	if *churnProfile != "" {
+		saveHeapProfile(t, p, *churnProfile)
+	}
 	recallBefore := churnRecall(ctx, t, c, ws, queries)
 	t.Logf("recall@%d vs brute force at the end of churn: %.4f", churnTopK, recallBefore)
 	require.Equal(t, end.live, churnCount(ctx, t, c), "count(*) equals the live rows")

@@ -347,7 +347,15 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 	d.mu.RLock()
 	skip := d.flushed[req.GetSegmentID()]
 	seg := d.growing[req.GetSegmentID()]
+	if seg != nil && !seg.Acquire() {
+		seg = nil // dropped meanwhile: flushed is set, checked below
+	}
 	d.mu.RUnlock()
+	if seg != nil {
+		// Held while appending: a handoff may drop the segment meanwhile,
+		// and its memory is freed only once no one holds it.
+		defer func() { _ = seg.Release() }()
+	}
 	if skip {
 		return nil
 	}
@@ -363,10 +371,10 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 	}
 	n := int(req.GetNumRows())
 	if seg == nil {
-		seg, err = segment.New(segment.Info{
+		seg, err = segment.NewGrowing(segment.Info{
 			ID: req.GetSegmentID(), CollectionID: d.info.ID,
 			PartitionID: req.GetPartitionID(), VChannel: d.vchannel, Level: int(catalog.LevelL1),
-		}, d.info.Schema)
+		}, d.info.Schema, int(d.node.cfg.GrowingReserve))
 		if err != nil {
 			return err
 		}
@@ -374,8 +382,11 @@ func (d *delegator) applyInsert(ctx context.Context, m wal.Message) error {
 		if d.flushed[req.GetSegmentID()] {
 			// Replaced by a compaction's output since the check above.
 			d.mu.Unlock()
+			_ = seg.Release() // never read: an unmap error leaves the address space as it was
 			return nil
 		}
+		_ = seg.Acquire() // a new segment: always held; released after appending, as above
+		defer func() { _ = seg.Release() }()
 		d.growing[req.GetSegmentID()] = seg
 		d.since[req.GetSegmentID()] = m.TimeTick
 		d.mu.Unlock()
@@ -553,8 +564,15 @@ func (d *delegator) kickHandoff() {
 	}
 }
 
-// dropGrowing forgets a growing segment. The caller holds d.mu.
+// dropGrowing forgets a growing segment and drops the delegator's hold
+// on it: its memory is freed once no read or append holds it. The caller
+// holds d.mu.
 func (d *delegator) dropGrowing(id int64) {
+	if s, ok := d.growing[id]; ok {
+		if err := s.Release(); err != nil {
+			d.node.logger.Warn("releasing a growing segment failed", "segment", id, "err", err)
+		}
+	}
 	delete(d.growing, id)
 	delete(d.since, id)
 }
@@ -703,14 +721,17 @@ func (d *delegator) releaseLocked(s *segment.Segment, drop bool) {
 	}
 }
 
-// releaseSealed releases every sealed segment of a delegator that stopped
-// serving (idempotent).
-func (d *delegator) releaseSealed() {
+// releaseAll releases every sealed and growing segment of a delegator
+// that stopped serving (idempotent).
+func (d *delegator) releaseAll() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for id, s := range d.sealed {
 		d.releaseLocked(s, false)
 		delete(d.sealed, id)
+	}
+	for id := range d.growing {
+		d.dropGrowing(id)
 	}
 }
 

@@ -333,7 +333,7 @@ func (n *Node) serve(ctx context.Context, c *collection, d *delegator) {
 	err := d.run(ctx)
 	d.stopped(err)
 	d.unpin()
-	d.releaseSealed()
+	d.releaseAll()
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, wal.ErrClosed) {
 		n.fail(c, d, fmt.Errorf("querynode: vchannel %s: %w", d.vchannel, err))
 	}
@@ -398,7 +398,7 @@ func (c *collection) stop() {
 	c.wg.Wait()
 	for _, d := range c.delegators {
 		d.unpin()
-		d.releaseSealed()
+		d.releaseAll()
 	}
 }
 

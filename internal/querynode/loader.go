@@ -12,6 +12,7 @@ import (
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/mmapcache"
+	"github.com/strata-db/strata/internal/offheap"
 	"github.com/strata-db/strata/internal/segment"
 	"github.com/strata-db/strata/internal/storage"
 )
@@ -24,7 +25,12 @@ import (
 // that cannot be read or decoded does not fail the load: the field is read
 // from its binlogs, the segment is searched exactly, and the error is
 // logged. With mmap on for a field (MmapConfig.mmapField), its column is
-// read from a mapped column file (loadColumn) instead of the heap.
+// read from a mapped column file (loadColumn) instead of the heap; with
+// Config.SealedOffHeap the other fixed-width fields are read into regions
+// outside the heap binlog by binlog (loadFieldOffHeap), and what is left
+// of the segment's fixed-width data (timestamps, key permutation, fields
+// that had to be read into the heap) is copied there once loaded
+// (segment.MoveOffHeap).
 func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*segment.Segment, error) {
 	si := segment.Info{
 		ID: info.ID, CollectionID: info.CollectionID, PartitionID: info.PartitionID, VChannel: info.VChannel,
@@ -71,16 +77,25 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	}
 	loaded := make([]column.Column, len(fields))
 	maps := make([]*mmapcache.Mapping, len(fields))
+	regions := make([]*offheap.Region, len(fields))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, f := range fields {
 		g.Go(func() error {
-			c, m, err := d.loadColumn(gctx, info, f)
-			loaded[i], maps[i] = c, m
+			c, m, r, err := d.loadColumn(gctx, info, f)
+			loaded[i], maps[i], regions[i] = c, m, r
 			return err
 		})
 	}
 	err = g.Wait()
+	for _, r := range regions {
+		if r == nil {
+			continue
+		}
+		if herr := seg.OwnRegion(r); herr != nil {
+			err = errors.Join(err, herr, r.Close())
+		}
+	}
 	var colKeys []string
 	for i, m := range maps {
 		if m == nil {
@@ -126,6 +141,17 @@ func (d *delegator) loadSealed(ctx context.Context, info catalog.SegmentInfo) (*
 	}
 	for id, c := range shared {
 		if err := seg.ShareColumn(id, c); err != nil {
+			return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
+		}
+	}
+	if d.node.cfg.SealedOffHeap {
+		keep := map[int64]bool{} // mapped, or read into a region already
+		for i := range fields {
+			if maps[i] != nil || regions[i] != nil {
+				keep[fields[i].GetFieldID()] = true
+			}
+		}
+		if err := seg.MoveOffHeap(keep); err != nil {
 			return nil, fmt.Errorf("load segment %d: %w", info.ID, err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-db/strata/internal/index/indexfile"
 	"github.com/strata-db/strata/internal/index/registry"
 	"github.com/strata-db/strata/internal/mmapcache"
+	"github.com/strata-db/strata/internal/offheap"
 	"github.com/strata-db/strata/internal/storage"
 )
 
@@ -214,16 +215,22 @@ func columnKey(info catalog.SegmentInfo, fieldID int64) string {
 // the column points into (nil: heap); the caller makes the segment own it.
 // A column that cannot be mapped (no cache directory, a full disk) is
 // decoded into the heap instead, with a warning.
-func (d *delegator) loadColumn(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (c column.Column, m *mmapcache.Mapping, err error) {
+func (d *delegator) loadColumn(ctx context.Context, info catalog.SegmentInfo, f *schemapb.FieldSchema) (c column.Column, m *mmapcache.Mapping, r *offheap.Region, err error) {
 	if mappableField(f) && d.node.cfg.Mmap.mmapField(d.info, f) {
 		c, m, err := d.mapColumn(ctx, info, f)
 		if err == nil || ctx.Err() != nil {
-			return c, m, err
+			return c, m, nil, err
 		}
 		d.node.logger.Warn("mapping a column failed; reading it into memory", "segment", info.ID, "field", f.GetFieldID(), "err", err)
 	}
+	if d.node.cfg.SealedOffHeap {
+		c, r, ok, err := d.loadFieldOffHeap(ctx, info, f)
+		if ok || err != nil {
+			return c, nil, r, err
+		}
+	}
 	c, err = d.loadField(ctx, info, f)
-	return c, nil, err
+	return c, nil, nil, err
 }
 
 // mapColumn maps the column file of a segment's field, writing it from

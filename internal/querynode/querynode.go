@@ -158,11 +158,32 @@ type Config struct {
 	// Mmap is Milvus's queryNode.mmap.*: which loaded data is served from
 	// memory-mapped local cache files by default.
 	Mmap MmapConfig `json:"mmap"`
+	// GrowingReserve is the address space, in bytes, reserved outside the
+	// Go heap for each growing segment's fixed-width columns and
+	// timestamps (segment.NewGrowing), one slot per column for the same
+	// number of rows: memory is committed page by page as rows arrive, so
+	// it bounds the rows a segment keeps off the heap, not what they cost.
+	// 0 keeps growing rows on the Go heap.
+	GrowingReserve int64 `json:"growingReserve"`
+	// SealedOffHeap copies the fixed-width columns, timestamps and key
+	// permutation of a segment loaded from its binlogs into memory outside
+	// the Go heap, of their exact size (segment.MoveOffHeap); mapped and
+	// index-shared columns stay as they are. false keeps them on the heap.
+	SealedOffHeap bool `json:"sealedOffHeap"`
 }
+
+// DefaultGrowingReserve is Config.GrowingReserve's default: 1 GiB a
+// segment, several times what a growing segment holds before the data
+// coordinator seals it (segmentMaxSize × sealProportion, ~123 MiB by
+// default).
+const DefaultGrowingReserve = 1 << 30
 
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{RootPath: storage.DefaultRootPath, Mmap: MmapConfig{CollectInterval: DefaultCollectInterval}}
+	return Config{
+		RootPath: storage.DefaultRootPath, Mmap: MmapConfig{CollectInterval: DefaultCollectInterval},
+		GrowingReserve: DefaultGrowingReserve, SealedOffHeap: true,
+	}
 }
 
 // Validate checks the configuration.
@@ -170,8 +191,14 @@ func (c Config) Validate() error {
 	if c.RootPath == "" || objstore.ValidateKey(c.RootPath) != nil {
 		return fmt.Errorf("querynode: root path %q is not a valid object key", c.RootPath)
 	}
+	if c.GrowingReserve < 0 || c.GrowingReserve > maxGrowingReserve {
+		return fmt.Errorf("querynode: growing reserve %d is not in [0, %d]", c.GrowingReserve, int64(maxGrowingReserve))
+	}
 	return nil
 }
+
+// maxGrowingReserve bounds GrowingReserve (64 GiB a segment).
+const maxGrowingReserve = 64 << 30
 
 // Node is a query node.
 type Node struct {

@@ -35,8 +35,10 @@ func NewWatcher(cfg MemProtection) *Watcher {
 // Limit returns the memory limit in bytes (0: unknown).
 func (w *Watcher) Limit() int64 { return w.limit }
 
-// read returns the process's memory at now: what the Go runtime has mapped
-// from the OS and not returned, re-read once the interval has passed.
+// read returns the process's memory at now, re-read once the interval has
+// passed: what the Go runtime has mapped from the OS and not returned, or
+// the resident anonymous memory when that is more (segment rows kept
+// outside the Go heap, package offheap, count as much as heap rows).
 func (w *Watcher) read(now time.Time) uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -44,6 +46,9 @@ func (w *Watcher) read(now time.Time) uint64 {
 		metrics.Read(w.samples)
 		total, released := w.samples[0].Value.Uint64(), w.samples[1].Value.Uint64()
 		w.used = total - min(released, total)
+		if anon, ok := anonResident(); ok {
+			w.used = max(w.used, anon)
+		}
 		w.next = now.Add(w.cfg.CheckInterval)
 	}
 	return w.used

@@ -28,3 +28,23 @@ func SystemMemory() int64 {
 	}
 	return total
 }
+
+// anonResident returns the process's resident anonymous memory (RssAnon of
+// /proc/self/status): the Go heap's pages and memory mapped outside it
+// (package offheap's regions); false when unknown.
+func anonResident() (uint64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			return kb << 10, true
+		}
+	}
+	return 0, false
+}

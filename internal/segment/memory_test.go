@@ -1,7 +1,11 @@
 package segment_test
 
 import (
+	"os"
 	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
@@ -78,42 +82,78 @@ func BenchmarkSealedMemory(b *testing.B) {
 
 // BenchmarkGrowingMemory appends rows of the churn schema to growing
 // segments in batches of 1,000 (every fifth key appended again, as upserts
-// do) and reports the Go heap they hold per row: heap-B/row, and
-// overhead-B/row beyond the raw 136 bytes.
+// do) and reports what they hold per row: heap-B/row (the Go heap after a
+// forced GC), anon-B/row (resident anonymous memory, Go heap and offheap
+// regions together, after the runtime returned what it could) and
+// overhead-B/row (anon beyond the raw 136 bytes). heap keeps the rows on
+// the Go heap (segment.New), offheap in regions (segment.NewGrowing, as
+// the query node does).
 //
 //	go test -run '^$' -bench GrowingMemory -benchtime 1x ./internal/segment/
 func BenchmarkGrowingMemory(b *testing.B) {
 	const segs, perSeg, batch = 4, 250_000, 1000
-	for range b.N {
-		before := heapInUse()
-		held := make([]*segment.Segment, 0, segs)
-		for si := range segs {
-			s, err := segment.New(segment.Info{ID: int64(si)}, churnSchema)
-			require.NoError(b, err)
-			for from := 0; from < perSeg; from += batch {
-				pks := make([]int64, batch)
-				for i := range pks {
-					n := si*perSeg + from + i
-					if i%5 == 4 {
-						n -= batch // an upsert of a key of the previous batch
+	for _, c := range []struct {
+		name    string
+		reserve int
+	}{{"heap", 0}, {"offheap", 1 << 30}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				heapBefore, anonBefore := heapInUse(), anonResident(b)
+				held := make([]*segment.Segment, 0, segs)
+				for si := range segs {
+					s, err := segment.NewGrowing(segment.Info{ID: int64(si)}, churnSchema, c.reserve)
+					require.NoError(b, err)
+					for from := 0; from < perSeg; from += batch {
+						pks := make([]int64, batch)
+						for i := range pks {
+							n := si*perSeg + from + i
+							if i%5 == 4 {
+								n -= batch // an upsert of a key of the previous batch
+							}
+							pks[i] = int64(n%4)<<40 + int64(n/4)
+						}
+						tss := make([]uint64, batch)
+						for i := range tss {
+							tss[i] = uint64(1000 + from)
+						}
+						vecs := &column.FloatVectors{Dim: 32, Data: make([]float32, 32*batch)}
+						for i := range vecs.Data {
+							vecs.Data[i] = float32(i + 1) // non-zero: the pages are written, as real vectors write them
+						}
+						require.NoError(b, s.Append(map[int64]column.Column{100: &column.Ints{T: schemapb.DataType_Int64, Data: pks}, 101: vecs}, tss))
 					}
-					pks[i] = int64(n%4)<<40 + int64(n/4)
+					held = append(held, s)
 				}
-				tss := make([]uint64, batch)
-				for i := range tss {
-					tss[i] = uint64(1000 + from)
+				heapAfter, anonAfter := heapInUse(), anonResident(b)
+				rows := float64(segs * perSeg)
+				b.ReportMetric(float64(heapAfter-heapBefore)/rows, "heap-B/row")
+				anon := float64(int64(anonAfter)-int64(anonBefore)) / rows
+				b.ReportMetric(anon, "anon-B/row")
+				b.ReportMetric(anon-churnRawRow, "overhead-B/row")
+				for _, s := range held {
+					require.NoError(b, s.Release())
 				}
-				vecs := &column.FloatVectors{Dim: 32, Data: make([]float32, 32*batch)}
-				require.NoError(b, s.Append(map[int64]column.Column{100: &column.Ints{T: schemapb.DataType_Int64, Data: pks}, 101: vecs}, tss))
 			}
-			held = append(held, s)
-		}
-		after := heapInUse()
-		perRow := float64(after-before) / float64(segs*perSeg)
-		b.ReportMetric(perRow, "heap-B/row")
-		b.ReportMetric(perRow-churnRawRow, "overhead-B/row")
-		runtime.KeepAlive(held)
+		})
 	}
+}
+
+// anonResident returns the process's resident anonymous memory (RssAnon)
+// after a forced GC and returning freed memory to the OS.
+func anonResident(b *testing.B) uint64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	data, err := os.ReadFile("/proc/self/status")
+	require.NoError(b, err)
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			require.NoError(b, err)
+			return kb << 10
+		}
+	}
+	b.Fatal("no RssAnon in /proc/self/status")
+	return 0
 }
 
 // BenchmarkDeleteLoaded applies delete batches of 300 keys (a third of them

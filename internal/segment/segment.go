@@ -32,6 +32,14 @@
 // (output fields, exact and range search, iterators, group-by) reads the
 // column as before; only the memory is the index's. MemoryBytes counts
 // the columns the segment owns, not shared ones.
+//
+// # Rows outside the Go heap
+//
+// A segment made by NewGrowing keeps the fixed-width columns and the
+// timestamps of the rows appended to it in offheap regions, filled in
+// place; MoveOffHeap copies a loaded segment's there at their exact size.
+// The regions are unmapped when the segment is freed (refs.go), so
+// appending, like reading, requires a hold. See offheap.go.
 package segment
 
 import (
@@ -44,6 +52,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/offheap"
 )
 
 // Info identifies a segment.
@@ -96,6 +105,10 @@ type Segment struct {
 	freeMu sync.Mutex
 	onFree []func() error
 	freed  bool
+	// regions back the columns and timestamps of a segment made by
+	// NewGrowing (offheap.go); unmapped when it is freed.
+	regions       []*offheap.Region
+	regionsOnFree bool // closeRegions is registered with OnFree
 }
 
 // SetIndex attaches an index over a field's rows (the query node decides
@@ -113,7 +126,8 @@ func (s *Segment) SetIndex(fieldID int64, idx any) {
 // type and rows whose data another structure owns (the stored vectors of
 // the field's index), so that the segment holds that data once. c must
 // equal the column it replaces row for row (the caller checks); it is
-// never modified, and MemoryBytes no longer counts it.
+// never modified, and MemoryBytes no longer counts it. A replaced vector
+// column in a region the segment owns gives its pages back.
 func (s *Segment) ShareColumn(fieldID int64, c column.Column) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,6 +139,9 @@ func (s *Segment) ShareColumn(fieldID int64, c column.Column) error {
 		return fmt.Errorf("segment %d: field %d is a %T, the shared column a %T", s.ID, fieldID, old, c)
 	case c.Len() != len(s.tss):
 		return fmt.Errorf("segment %d: shared column of field %d has %d rows, the segment %d", s.ID, fieldID, c.Len(), len(s.tss))
+	}
+	if err := s.discardRegionOf(old); err != nil {
+		return fmt.Errorf("segment %d: field %d: %w", s.ID, fieldID, err)
 	}
 	s.cols[fieldID] = c
 	if s.shared == nil {
@@ -194,8 +211,12 @@ func New(info Info, schema *schemapb.CollectionSchema) (*Segment, error) {
 func (s *Segment) PKField() int64 { return s.pkField }
 
 // Append adds rows. cols must hold one column per user field (keyed by field
-// ID) with len(tss) rows each.
+// ID) with len(tss) rows each. The caller holds the segment (its owner's
+// hold or one Acquired): a freed segment refuses rows with ErrFreed.
 func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
+	if s.refs.Load() <= 0 {
+		return fmt.Errorf("segment %d: append: %w", s.ID, ErrFreed)
+	}
 	n := len(tss)
 	for id := range s.cols {
 		c, ok := cols[id]
@@ -213,7 +234,15 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 		column.AppendAll(dst, cols[id])
 	}
 	s.tss = append(s.tss, tss...)
-	s.delTs = append(s.delTs, make([]uint64, n)...)
+	if d := len(s.delTs); d+n <= cap(s.delTs) {
+		// delTs only grows, so its spare capacity was never written and is
+		// zero (a region's pages, or what append allocated past the
+		// length); extending it writes nothing, and a region's pages are
+		// committed only when a delete marks a row on them.
+		s.delTs = s.delTs[:d+n]
+	} else {
+		s.delTs = append(s.delTs, make([]uint64, n)...)
+	}
 	if base == 0 && n > 0 {
 		s.minTs = tss[0]
 	}

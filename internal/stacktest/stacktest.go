@@ -176,6 +176,9 @@ func open(t *testing.T, dir string, opts Options) *Stack {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	qcfg := opts.QueryNode
+	if qcfg == (querynode.Config{}) {
+		qcfg = querynode.Defaults()
+	}
 	if qcfg.RootPath == "" {
 		qcfg.RootPath = querynode.Defaults().RootPath
 	}

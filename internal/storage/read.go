@@ -32,17 +32,11 @@ type FieldLogs struct {
 func ReadField(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb.FieldSchema) (column.Column, error) {
 	id := f.GetFieldID()
 	parts := make([]column.Column, 0, len(loc.LogIDs))
-	for _, logID := range loc.LogIDs {
-		key := InsertLogKey(loc.Root, loc.Collection, loc.Partition, loc.ID, id, logID)
-		data, err := get.Get(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("storage: read segment %d field %d: %w", loc.ID, id, err)
-		}
-		bl, err := DecodeBinlog(data, WithElementType(f.GetElementType()))
-		if err != nil {
-			return nil, fmt.Errorf("storage: decode %s: %w", key, err)
-		}
-		parts = append(parts, bl.Column())
+	if err := ReadFieldParts(ctx, get, loc, f, func(c column.Column) error {
+		parts = append(parts, c)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	// A field added after some of the segment's syncs has binlogs only for
 	// the later ones: the earlier rows, always the first, read as Fill's.
@@ -63,4 +57,28 @@ func ReadField(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb
 	// One allocation at the final size: loaded columns live as long as the
 	// segment, so spare capacity from growing them would be kept for good.
 	return column.Concat(parts), nil
+}
+
+// ReadFieldParts reads a field's insert binlogs one at a time and gives
+// each one's column to fn, in row order, so that a caller copying the rows
+// elsewhere holds one binlog's rows at a time. It neither fills the rows
+// of a field added after the segment was written (FieldLogs.Rows) nor
+// fails when there are no binlogs: fn is then not called.
+func ReadFieldParts(ctx context.Context, get ObjectGetter, loc FieldLogs, f *schemapb.FieldSchema, fn func(column.Column) error) error {
+	id := f.GetFieldID()
+	for _, logID := range loc.LogIDs {
+		key := InsertLogKey(loc.Root, loc.Collection, loc.Partition, loc.ID, id, logID)
+		data, err := get.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("storage: read segment %d field %d: %w", loc.ID, id, err)
+		}
+		bl, err := DecodeBinlog(data, WithElementType(f.GetElementType()))
+		if err != nil {
+			return fmt.Errorf("storage: decode %s: %w", key, err)
+		}
+		if err := fn(bl.Column()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
