@@ -220,14 +220,6 @@ func (x *Index) dist(a, b []float32) float32 {
 	return distance.L2Squared(a, b)
 }
 
-// score converts an internal distance into the score Milvus reports.
-func (x *Index) score(d float32) float32 {
-	if x.ip {
-		return -d
-	}
-	return d
-}
-
 // Len returns the number of indexed rows.
 func (x *Index) Len() int { return x.n }
 

@@ -138,8 +138,10 @@ func (x *Index) Search(q []float32, k int, params index.SearchParams, allowed []
 	if err != nil {
 		return nil, err
 	}
-	for i := range s.hits {
-		s.hits[i].Score = x.score(s.hits[i].Score)
+	if x.ip { // internal distances are negated inner products
+		for i := range s.hits {
+			s.hits[i].Score = -s.hits[i].Score
+		}
 	}
 	index.SortHits(s.hits, x.metric)
 	return slices.Clone(s.hits[:min(k, len(s.hits))]), nil
