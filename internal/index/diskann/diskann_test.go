@@ -3,9 +3,12 @@ package diskann
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -264,4 +267,42 @@ func TestMarshalGolden(t *testing.T) {
 // of a file fails its load with ErrCorrupt, never a panic.
 func TestCorruptRejected(t *testing.T) {
 	indextest.RequireRejects(t, indextest.Bytes(t, goldenIndex(t)), ErrCorrupt, load)
+}
+
+// TestConcurrentSearch runs searches from several goroutines on one
+// loaded index (run it with -race): each gets what a lone search gets.
+func TestConcurrentSearch(t *testing.T) {
+	const n, dim = 2000, 16
+	data := clustered(9, n, dim, 8)
+	built, err := Build(context.Background(), data, dim, index.Cosine, Defaults())
+	require.NoError(t, err)
+	x, err := load(indextest.Bytes(t, built))
+	require.NoError(t, err)
+	qs := clustered(9, 16, dim, 8)
+	want := make([][]index.Hit, 16)
+	for i := range want {
+		want[i], err = x.Search(qs[i*dim:(i+1)*dim], 10, index.SearchParams{Ef: 40}, nil)
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			for i := range want {
+				got, err := x.Search(qs[i*dim:(i+1)*dim], 10, index.SearchParams{Ef: 40}, nil)
+				if err == nil && !reflect.DeepEqual(got, want[i]) {
+					err = fmt.Errorf("query %d: %v, alone %v", i, got, want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 }
