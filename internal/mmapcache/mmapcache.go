@@ -135,27 +135,35 @@ func (c *Cache) lock(ctx context.Context, key string) (func(), error) {
 // warning in the log). Map does not check the content: its reader does,
 // and calls Rebuild when it is damaged.
 func (c *Cache) Map(ctx context.Context, key string, fill Filler) (*Mapping, error) {
+	return obtain(ctx, c, key, fill, mapFile)
+}
+
+// obtain opens the cache file key with open, writing it first through
+// fill when it is missing or malformed (with a warning), under the key's
+// lock: Map and OpenFile.
+func obtain[T any](ctx context.Context, c *Cache, key string, fill Filler, open func(path string) (T, error)) (T, error) {
+	var zero T
 	if err := objstore.ValidateKey(key); err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
+		return zero, fmt.Errorf("mmapcache: %w", err)
 	}
 	unlock, err := c.lock(ctx, key)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer unlock()
-	m, err := mapFile(c.Path(key))
+	x, err := open(c.Path(key))
 	switch {
 	case err == nil:
-		return m, nil
+		return x, nil
 	case errors.Is(err, ErrMalformed):
 		c.logger.Warn("mmap cache file damaged; rebuilding it from object storage", "key", key, "path", c.Path(key), "err", err)
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
+		return zero, err
 	}
 	if err := c.write(ctx, key, fill, 0); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return mapFile(c.Path(key))
+	return open(c.Path(key))
 }
 
 // Rebuild replaces the cache file key with a fresh one from fill and
@@ -164,25 +172,33 @@ func (c *Cache) Map(ctx context.Context, key string, fill Filler) (*Mapping, err
 // many bytes further from old's position (alignment, see Layout). old,
 // the mapping that was found wanting, is not closed: the caller closes it.
 func (c *Cache) Rebuild(ctx context.Context, key string, fill Filler, old *Mapping, shift int, damaged error) (*Mapping, error) {
-	if err := objstore.ValidateKey(key); err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
-	}
-	unlock, err := c.lock(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	pad := 0
 	if old != nil {
 		pad = (old.pad + shift) % 4
 	}
+	return refill(ctx, c, key, fill, pad, damaged, mapFile)
+}
+
+// refill writes the cache file key again through fill with pad bytes of
+// pad, logging damaged when set, and opens it with open, under the key's
+// lock: Rebuild and RefillFile.
+func refill[T any](ctx context.Context, c *Cache, key string, fill Filler, pad int, damaged error, open func(path string) (T, error)) (T, error) {
+	var zero T
+	if err := objstore.ValidateKey(key); err != nil {
+		return zero, fmt.Errorf("mmapcache: %w", err)
+	}
+	unlock, err := c.lock(ctx, key)
+	if err != nil {
+		return zero, err
+	}
+	defer unlock()
 	if damaged != nil {
 		c.logger.Warn("mmap cache file damaged; rebuilt from object storage", "key", key, "path", c.Path(key), "err", damaged)
 	}
 	if err := c.write(ctx, key, fill, pad); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return mapFile(c.Path(key))
+	return open(c.Path(key))
 }
 
 // Remove deletes the cached copy of key, if any. Mappings of it stay
@@ -470,27 +486,7 @@ func (f *File) Close() error {
 // malformed, as Map does. The reader checks the content and calls
 // RefillFile when it is damaged.
 func (c *Cache) OpenFile(ctx context.Context, key string, fill Filler) (*File, error) {
-	if err := objstore.ValidateKey(key); err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
-	}
-	unlock, err := c.lock(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	f, err := openFile(c.Path(key))
-	switch {
-	case err == nil:
-		return f, nil
-	case errors.Is(err, ErrMalformed):
-		c.logger.Warn("cache file damaged; rebuilding it from object storage", "key", key, "path", c.Path(key), "err", err)
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
-	}
-	if err := c.write(ctx, key, fill, 0); err != nil {
-		return nil, err
-	}
-	return openFile(c.Path(key))
+	return obtain(ctx, c, key, fill, openFile)
 }
 
 // RefillFile replaces the cache file key with a fresh one from fill,
@@ -498,19 +494,7 @@ func (c *Cache) OpenFile(ctx context.Context, key string, fill Filler) (*File, e
 // and opens it for reads. Files opened earlier keep reading the old copy
 // until closed.
 func (c *Cache) RefillFile(ctx context.Context, key string, fill Filler, damaged error) (*File, error) {
-	if err := objstore.ValidateKey(key); err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
-	}
-	unlock, err := c.lock(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	c.logger.Warn("cache file damaged; rebuilt from object storage", "key", key, "path", c.Path(key), "err", damaged)
-	if err := c.write(ctx, key, fill, 0); err != nil {
-		return nil, err
-	}
-	return openFile(c.Path(key))
+	return refill(ctx, c, key, fill, 0, damaged, openFile)
 }
 
 // Data is the object's bytes, read-only. It must not be used after Close.
