@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
@@ -284,25 +284,20 @@ func TestConcurrentSearch(t *testing.T) {
 		want[i], err = x.Search(qs[i*dim:(i+1)*dim], 10, index.SearchParams{Ef: 40}, nil)
 		require.NoError(t, err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
+	var g errgroup.Group
 	for range 4 {
-		wg.Go(func() {
+		g.Go(func() error {
 			for i := range want {
 				got, err := x.Search(qs[i*dim:(i+1)*dim], 10, index.SearchParams{Ef: 40}, nil)
-				if err == nil && !reflect.DeepEqual(got, want[i]) {
-					err = fmt.Errorf("query %d: %v, alone %v", i, got, want[i])
-				}
 				if err != nil {
-					errs <- err
-					return
+					return err
+				}
+				if !reflect.DeepEqual(got, want[i]) {
+					return fmt.Errorf("query %d: %v, alone %v", i, got, want[i])
 				}
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, g.Wait())
 }
