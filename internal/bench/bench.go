@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/strata-db/strata/internal/cputime"
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/diskann"
 	"github.com/strata-db/strata/internal/index/flat"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
@@ -21,11 +23,11 @@ import (
 )
 
 // Index types the benchmark builds. FLAT is the exact scan of package flat.
-var IndexTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "IVF_RABITQ", "FLAT"}
+var IndexTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "IVF_RABITQ", "DISKANN", "FLAT"}
 
 // graphTypes are the index types searched by ef: HNSW and its quantized
-// forms.
-var graphTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ"}
+// forms, and DISKANN (its search_list).
+var graphTypes = []string{"HNSW", "HNSW_SQ", "HNSW_PQ", "DISKANN"}
 
 // Config describes one benchmark run.
 type Config struct {
@@ -217,6 +219,10 @@ func (c Config) Params(dim int) string {
 		return s
 	case "FLAT":
 		return "exact scan"
+	case "DISKANN":
+		d := diskann.Defaults()
+		return fmt.Sprintf("max_degree=%d search_list_size=%d pq_code_budget_gb_ratio=%g (m=%d)",
+			d.MaxDegree, d.SearchListSize, d.PQCodeBudgetRatio, diskann.PQSubspaces(dim, d.PQCodeBudgetRatio))
 	case "IVF_RABITQ":
 		s := fmt.Sprintf("nlist=%d", c.Nlist)
 		if c.RefineType != "" {
@@ -345,6 +351,13 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 			return nil, err
 		}
 		x, param = r, func(v int) index.SearchParams { return index.SearchParams{Nprobe: v, RefineK: cfg.RefineK} }
+	case "DISKANN":
+		d, closeFile, err := diskannFromFile(ctx, ds, cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer closeFile()
+		x, param = d, func(v int) index.SearchParams { return index.SearchParams{Ef: max(v, cfg.K)} }
 	case "FLAT":
 		f, err := flat.New(ds.Base, ds.Dim, cfg.Metric)
 		if err != nil {
@@ -385,7 +398,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		}
 	}
 
-	if cfg.Python != "" && (cfg.Index == "HNSW_SQ" || cfg.Index == "HNSW_PQ" || cfg.Index == "IVF_RABITQ") {
+	if cfg.Python != "" && (cfg.Index == "HNSW_SQ" || cfg.Index == "HNSW_PQ" || cfg.Index == "IVF_RABITQ" || cfg.Index == "DISKANN") {
 		res.CompareNote = "no reference library is run for " + cfg.Index
 	} else if cfg.Python != "" {
 		cmp, note, err := compare(ctx, cfg, ds, truth, sweep, threads, logf)
@@ -397,6 +410,37 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, logf func(format string, 
 		res.CompareNote = "comparison disabled"
 	}
 	return res, nil
+}
+
+// diskannFromFile builds a DISKANN index at Milvus's defaults, writes it
+// to a temporary file and loads it back as a query node does: the index
+// measured holds its PQ codes in memory and reads node records from the
+// file (the file is unlinked at once; closeFile closes it).
+func diskannFromFile(ctx context.Context, ds *Dataset, cfg Config) (x *diskann.Index, closeFile func(), err error) {
+	dc := diskann.Defaults()
+	dc.Workers = cfg.HNSW.Workers
+	built, err := diskann.Build(ctx, ds.Base, ds.Dim, cfg.Metric, dc)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.CreateTemp("", "strata-bench-diskann-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: %w", err)
+	}
+	_ = os.Remove(f.Name()) // the open file stays readable
+	if err := built.Marshal(f); err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("bench: write DISKANN index: %w", err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		x, err = diskann.Open(f, st.Size())
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("bench: load DISKANN index: %w", err)
+	}
+	return x, func() { _ = f.Close() }, nil
 }
 
 // searcher is the part of an index the benchmark measures.

@@ -67,4 +67,15 @@
 // mappings when the last reader of the segment releases it). Reading a
 // mapping whose file was truncated underneath it by another process raises
 // SIGBUS; Strata never truncates a cache file it has mapped.
+//
+// # Files read by position
+//
+// OpenFile gives a cache file's content as a File read with pread
+// instead of a mapping, for an index that keeps most of its file on disk
+// and reads a few records a search (DISKANN): the pages it reads are page
+// cache, not the process's resident memory. OpenFile writes a missing or
+// malformed copy as Map does and RefillFile replaces a damaged one as
+// Rebuild does (always with pad 0: a File has no alignment to keep). A
+// File stays valid until Close; like a mapping, it keeps reading the copy
+// it opened when that copy is replaced or removed.
 package mmapcache

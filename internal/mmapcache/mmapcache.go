@@ -135,27 +135,35 @@ func (c *Cache) lock(ctx context.Context, key string) (func(), error) {
 // warning in the log). Map does not check the content: its reader does,
 // and calls Rebuild when it is damaged.
 func (c *Cache) Map(ctx context.Context, key string, fill Filler) (*Mapping, error) {
+	return obtain(ctx, c, key, fill, mapFile)
+}
+
+// obtain opens the cache file key with open, writing it first through
+// fill when it is missing or malformed (with a warning), under the key's
+// lock: Map and OpenFile.
+func obtain[T any](ctx context.Context, c *Cache, key string, fill Filler, open func(path string) (T, error)) (T, error) {
+	var zero T
 	if err := objstore.ValidateKey(key); err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
+		return zero, fmt.Errorf("mmapcache: %w", err)
 	}
 	unlock, err := c.lock(ctx, key)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer unlock()
-	m, err := mapFile(c.Path(key))
+	x, err := open(c.Path(key))
 	switch {
 	case err == nil:
-		return m, nil
+		return x, nil
 	case errors.Is(err, ErrMalformed):
 		c.logger.Warn("mmap cache file damaged; rebuilding it from object storage", "key", key, "path", c.Path(key), "err", err)
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
+		return zero, err
 	}
 	if err := c.write(ctx, key, fill, 0); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return mapFile(c.Path(key))
+	return open(c.Path(key))
 }
 
 // Rebuild replaces the cache file key with a fresh one from fill and
@@ -164,25 +172,33 @@ func (c *Cache) Map(ctx context.Context, key string, fill Filler) (*Mapping, err
 // many bytes further from old's position (alignment, see Layout). old,
 // the mapping that was found wanting, is not closed: the caller closes it.
 func (c *Cache) Rebuild(ctx context.Context, key string, fill Filler, old *Mapping, shift int, damaged error) (*Mapping, error) {
-	if err := objstore.ValidateKey(key); err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
-	}
-	unlock, err := c.lock(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	pad := 0
 	if old != nil {
 		pad = (old.pad + shift) % 4
 	}
+	return refill(ctx, c, key, fill, pad, damaged, mapFile)
+}
+
+// refill writes the cache file key again through fill with pad bytes of
+// pad, logging damaged when set, and opens it with open, under the key's
+// lock: Rebuild and RefillFile.
+func refill[T any](ctx context.Context, c *Cache, key string, fill Filler, pad int, damaged error, open func(path string) (T, error)) (T, error) {
+	var zero T
+	if err := objstore.ValidateKey(key); err != nil {
+		return zero, fmt.Errorf("mmapcache: %w", err)
+	}
+	unlock, err := c.lock(ctx, key)
+	if err != nil {
+		return zero, err
+	}
+	defer unlock()
 	if damaged != nil {
 		c.logger.Warn("mmap cache file damaged; rebuilt from object storage", "key", key, "path", c.Path(key), "err", damaged)
 	}
 	if err := c.write(ctx, key, fill, pad); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return mapFile(c.Path(key))
+	return open(c.Path(key))
 }
 
 // Remove deletes the cached copy of key, if any. Mappings of it stay
@@ -358,38 +374,127 @@ type Mapping struct {
 // mapFile maps the cache file at path after checking its header and
 // length (ErrMalformed otherwise).
 func mapFile(path string) (*Mapping, error) {
-	f, err := os.Open(path)
+	f, st, pad, err := openChecked(path)
 	if err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
+		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read-only; the mapping outlives it
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("mmapcache: %w", err)
-	}
-	var h [28]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil {
-		return nil, fmt.Errorf("%w: %s: header: %w", ErrMalformed, path, err)
-	}
-	le := binary.LittleEndian
-	pad, n := int64(le.Uint32(h[12:])), le.Uint64(h[16:])
-	switch {
-	case string(h[:8]) != magic:
-		return nil, fmt.Errorf("%w: %s: bad magic %q", ErrMalformed, path, h[:8])
-	case le.Uint32(h[24:]) != crc32.Checksum(h[:24], castagnoli):
-		return nil, fmt.Errorf("%w: %s: header checksum", ErrMalformed, path)
-	case le.Uint32(h[8:]) != version:
-		return nil, fmt.Errorf("%w: %s: version %d", ErrMalformed, path, le.Uint32(h[8:]))
-	case pad > maxPad:
-		return nil, fmt.Errorf("%w: %s: pad %d", ErrMalformed, path, pad)
-	case n > uint64(st.Size()) || st.Size() != headerSize+pad+int64(n):
-		return nil, fmt.Errorf("%w: %s: %d bytes, the header implies %d", ErrMalformed, path, st.Size(), headerSize+pad+int64(n))
-	}
 	all, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mmapcache: map %s: %w", path, err)
 	}
 	return &Mapping{path: path, all: all, data: all[headerSize+pad:], pad: int(pad)}, nil
+}
+
+// openChecked opens the cache file at path and checks its header and
+// length (ErrMalformed otherwise); it returns the open file, its size and
+// the pad.
+func openChecked(path string) (_ *os.File, _ os.FileInfo, _ int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("mmapcache: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+		}
+	}()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("mmapcache: %w", err)
+	}
+	var h [28]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return nil, nil, 0, fmt.Errorf("%w: %s: header: %w", ErrMalformed, path, err)
+	}
+	le := binary.LittleEndian
+	pad, n := int64(le.Uint32(h[12:])), le.Uint64(h[16:])
+	switch {
+	case string(h[:8]) != magic:
+		return nil, nil, 0, fmt.Errorf("%w: %s: bad magic %q", ErrMalformed, path, h[:8])
+	case le.Uint32(h[24:]) != crc32.Checksum(h[:24], castagnoli):
+		return nil, nil, 0, fmt.Errorf("%w: %s: header checksum", ErrMalformed, path)
+	case le.Uint32(h[8:]) != version:
+		return nil, nil, 0, fmt.Errorf("%w: %s: version %d", ErrMalformed, path, le.Uint32(h[8:]))
+	case pad > maxPad:
+		return nil, nil, 0, fmt.Errorf("%w: %s: pad %d", ErrMalformed, path, pad)
+	case n > uint64(st.Size()) || st.Size() != headerSize+pad+int64(n):
+		return nil, nil, 0, fmt.Errorf("%w: %s: %d bytes, the header implies %d", ErrMalformed, path, st.Size(), headerSize+pad+int64(n))
+	}
+	return f, st, pad, nil
+}
+
+// File is a cache file opened for positioned reads (pread) of its
+// content, not mapped: what a reader reads passes through the page cache,
+// which the kernel may drop under memory pressure, and never counts
+// towards the process's resident memory as a mapping's pages do. Its
+// methods are safe for concurrent use.
+type File struct {
+	path string
+	f    *os.File
+	base int64 // the content's offset in the file
+	n    int64 // the content's length
+
+	once sync.Once
+	err  error
+}
+
+// openFile opens the cache file at path for reads after checking its
+// header and length (ErrMalformed otherwise).
+func openFile(path string) (*File, error) {
+	f, st, pad, err := openChecked(path)
+	if err != nil {
+		return nil, err
+	}
+	return &File{path: path, f: f, base: headerSize + pad, n: st.Size() - headerSize - pad}, nil
+}
+
+// ReadAt reads len(p) bytes of the content from offset off (io.ReaderAt).
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > f.n {
+		return 0, fmt.Errorf("mmapcache: read at %d of a %d-byte file", off, f.n)
+	}
+	want := len(p)
+	if rest := f.n - off; int64(want) > rest {
+		p = p[:rest]
+	}
+	n, err := f.f.ReadAt(p, f.base+off)
+	if err == nil && n < want {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// Size is the content's length.
+func (f *File) Size() int64 { return f.n }
+
+// Path is the cache file read.
+func (f *File) Path() string { return f.path }
+
+// Close closes the file. It is idempotent.
+func (f *File) Close() error {
+	f.once.Do(func() {
+		if err := f.f.Close(); err != nil {
+			f.err = fmt.Errorf("mmapcache: close %s: %w", f.path, err)
+		}
+	})
+	return f.err
+}
+
+// OpenFile opens the cache file key for positioned reads (File), writing
+// it first through fill when it is missing or its header or length is
+// malformed, as Map does. The reader checks the content and calls
+// RefillFile when it is damaged.
+func (c *Cache) OpenFile(ctx context.Context, key string, fill Filler) (*File, error) {
+	return obtain(ctx, c, key, fill, openFile)
+}
+
+// RefillFile replaces the cache file key with a fresh one from fill,
+// logging damaged (the reason the old content failed its reader's check),
+// and opens it for reads. Files opened earlier keep reading the old copy
+// until closed.
+func (c *Cache) RefillFile(ctx context.Context, key string, fill Filler, damaged error) (*File, error) {
+	return refill(ctx, c, key, fill, 0, damaged, openFile)
 }
 
 // Data is the object's bytes, read-only. It must not be used after Close.

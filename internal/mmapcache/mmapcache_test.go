@@ -243,3 +243,50 @@ func TestCollectWaitsForAWriter(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{key}, removed)
 }
+
+// TestOpenFile: OpenFile writes a missing copy once and reads its content
+// by position; a later OpenFile reuses it; a truncated copy is rewritten;
+// RefillFile replaces a copy whose content was found damaged, while a File
+// opened before keeps reading the old copy.
+func TestOpenFile(t *testing.T) {
+	c, logs := newCache(t)
+	key := "files/index_files/1/2/3/DISKANN"
+	obj := &objects{data: map[string][]byte{key: []byte("0123456789abcdef")}}
+	f, err := c.OpenFile(t.Context(), key, obj.opener(key))
+	require.NoError(t, err)
+	require.Equal(t, int64(16), f.Size())
+	buf := make([]byte, 4)
+	n, err := f.ReadAt(buf, 10)
+	require.NoError(t, err)
+	require.Equal(t, "abcd", string(buf[:n]))
+	n, err = f.ReadAt(buf, 14)
+	require.ErrorIs(t, err, io.EOF, "a read past the content's end")
+	require.Equal(t, "ef", string(buf[:n]))
+	_, err = f.ReadAt(buf, 17)
+	require.Error(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, f.Close(), "Close is idempotent")
+
+	f, err = c.OpenFile(t.Context(), key, obj.opener(key))
+	require.NoError(t, err)
+	require.Equal(t, 1, obj.opens, "the second open reads the cache file only")
+
+	obj.data[key] = []byte("fresh copy")
+	g, err := c.RefillFile(t.Context(), key, obj.opener(key), errors.New("checksum"))
+	require.NoError(t, err)
+	require.Contains(t, logs.String(), "rebuilt from object storage")
+	n, err = f.ReadAt(buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, "0123", string(buf[:n]), "the old file reads the old copy")
+	n, err = g.ReadAt(buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, "fres", string(buf[:n]))
+	require.NoError(t, errors.Join(f.Close(), g.Close()))
+
+	require.NoError(t, os.Truncate(c.Path(key), 4096+3))
+	f, err = c.OpenFile(t.Context(), key, obj.opener(key))
+	require.NoError(t, err)
+	require.Equal(t, int64(10), f.Size())
+	require.Equal(t, 3, obj.opens)
+	require.NoError(t, f.Close())
+}

@@ -141,7 +141,7 @@ func toNumber(v any) (float64, bool) {
 
 // parseIndexSearchParams reads the index search parameters of the
 // "params" JSON object (decodeSearchParams) into sreq: ef (at least k, the
-// hits asked for), nprobe, refine_k, rbq_bits_query, the sparse index's,
+// hits asked for), DISKANN's search_list (the same, carried as ef), nprobe, refine_k, rbq_bits_query, the sparse index's,
 // and a range search's radius and range_filter (not on embedding lists).
 // Every index-specific search parameter is read here, whatever the index
 // type of field; indexType only picks the code of a refusal
@@ -155,6 +155,16 @@ func parseIndexSearchParams(m map[string]any, field *schemapb.FieldSchema, index
 		}
 		if int(n) < k {
 			return errcode.New(code, "ef(%d) should be larger than k(%d)", n, k)
+		}
+		sreq.Ef = int(n)
+	}
+	if v, found := m["search_list"]; found && strings.EqualFold(indexType, "DISKANN") {
+		n, err := intSearchParam(code, "search_list", v, 1, math.MaxInt32)
+		if err != nil {
+			return err
+		}
+		if int(n) < k {
+			return errcode.New(code, "search_list(%d) should be larger than k(%d)", n, k)
 		}
 		sreq.Ef = int(n)
 	}

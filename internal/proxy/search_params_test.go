@@ -74,6 +74,10 @@ func TestParseSearchIndexParamsRefused(t *testing.T) {
 		{"rabitq refine_k -1.0", "IVF_RABITQ", `{"refine_k": -1.0}`, topk10, 999, "Out of range in json: param 'refine_k' (-1.0) should be in range [1.000000, " + maxF32 + "]"},
 		{"rabitq refine_k bool", "IVF_RABITQ", `{"refine_k": true}`, topk10, 999, "Type conflict in json: param 'refine_k' (true) should be a number"},
 		{"rabitq refine_k null", "IVF_RABITQ", `{"refine_k": null}`, topk10, 999, "Type conflict in json: param 'refine_k' (null) should be a number"},
+		// DISKANN's search_list, checked as ef is.
+		{"diskann search_list below k", "DISKANN", `{"search_list": 5}`, topk10, 999, "search_list(5) should be larger than k(10)"},
+		{"diskann search_list float", "DISKANN", `{"search_list": 32.0}`, topk10, 999, "Type conflict in json: param 'search_list' (32.0) should be integer"},
+		{"diskann search_list zero", "DISKANN", `{"search_list": 0}`, topk10, 999, "Out of range in json: param 'search_list' (0) should be in range [1, 2147483647]"},
 		// Not the index's parameters: still Strata's 1100 wording.
 		{"radius not a number", "HNSW", `{"radius": "far"}`, topk10, errcode.IllegalArgument, "radius far is not a number"},
 		{"params with trailing data", "HNSW", `{"ef": 64} x`, topk10, errcode.IllegalArgument, `search params "{\"ef\": 64} x" are not a JSON object`},
@@ -96,6 +100,8 @@ func TestParseSearchIndexParamsAccepted(t *testing.T) {
 		check               func(t *testing.T, sp *searchPlan)
 	}{
 		{"ef equal to k", "HNSW_SQ", `{"ef": 10}`, func(t *testing.T, sp *searchPlan) { require.Equal(t, 10, sp.sreq.Ef) }},
+		{"diskann search_list", "DISKANN", `{"search_list": 150}`, func(t *testing.T, sp *searchPlan) { require.Equal(t, 150, sp.sreq.Ef) }},
+		{"search_list ignored off DISKANN", "HNSW", `{"search_list": 5}`, func(t *testing.T, sp *searchPlan) { require.Zero(t, sp.sreq.Ef) }},
 		{"ef as a string", "HNSW_SQ", `{"ef": "32"}`, func(t *testing.T, sp *searchPlan) { require.Equal(t, 32, sp.sreq.Ef) }},
 		{"ef large", "HNSW_SQ", `{"ef": 10000}`, func(t *testing.T, sp *searchPlan) { require.Equal(t, 10000, sp.sreq.Ef) }},
 		{"refine_k fraction", "HNSW_SQ", `{"refine_k": 2.5}`, func(t *testing.T, sp *searchPlan) { require.InDelta(t, 2.5, sp.sreq.RefineK, 0) }},

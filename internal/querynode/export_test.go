@@ -89,3 +89,16 @@ func AttachedIndexData(seg *segment.Segment, fieldID int64) (addr unsafe.Pointer
 
 // CollectCache runs one round of the mmap cache collector. Test-only.
 func CollectCache(ctx context.Context, n *Node) error { return n.collectCache(ctx) }
+
+// AttachedIndex returns the vector index attached to a sealed segment's
+// field, or nil. Test-only.
+func AttachedIndex(seg *segment.Segment, fieldID int64) index.Index {
+	var out index.Index
+	_ = seg.Read(func(v *segment.View) error {
+		if ai, ok := v.Index(fieldID).(*attachedIndex); ok {
+			out = ai.idx
+		}
+		return nil
+	})
+	return out
+}

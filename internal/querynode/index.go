@@ -64,6 +64,10 @@ type indexFile struct {
 	// mapping is the read-only mapping x points into (mmap.enabled), or
 	// nil when x is on the heap; hold gives it to the segment.
 	mapping *mmapcache.Mapping
+	// local is the local copy x reads by position (an index type that
+	// keeps its file on disk, DISKANN), or nil; hold gives it to the
+	// segment.
+	local *mmapcache.File
 }
 
 // readIndexes reads the finished index builds of seg that are not attached
@@ -91,7 +95,7 @@ func (d *delegator) readIndexes(ctx context.Context, seg *segment.Segment) ([]in
 				params = idx.Params
 			}
 		}
-		x, m, err := d.readIndex(ctx, t.FieldID, t.Files[0], params)
+		x, m, lf, err := d.readIndex(ctx, t.FieldID, t.Files[0], params)
 		if err != nil {
 			if ctx.Err() != nil {
 				closeMappings(out)
@@ -100,27 +104,34 @@ func (d *delegator) readIndexes(ctx context.Context, seg *segment.Segment) ([]in
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, indexFile{fieldID: t.FieldID, file: t.Files[0], buildID: t.BuildID, metric: params["metric_type"], x: x, mapping: m})
+		out = append(out, indexFile{fieldID: t.FieldID, file: t.Files[0], buildID: t.BuildID, metric: params["metric_type"], x: x, mapping: m, local: lf})
 	}
 	return out, errors.Join(errs...)
 }
 
-// readIndex reads the index file key of a field: mapped from its local
-// cache copy when mmap is on for it (MmapConfig.mmapIndex) and its type
-// can be mapped, else decoded into the heap as it streams. A file that
-// cannot be mapped (no cache directory, a full disk) is read into the heap
-// instead, with a warning.
-func (d *delegator) readIndex(ctx context.Context, fieldID int64, key string, params map[string]string) (registry.Built, *mmapcache.Mapping, error) {
-	f := fieldSchema(d.info.Schema.GetFields(), fieldID)
-	if f != nil && registry.Mappable(path.Base(key)) && d.node.cfg.Mmap.mmapIndex(d.info, f, params) {
+// readIndex reads the index file key of a field: read by position from
+// its local cache copy when its type keeps its file on disk
+// (registry.OnDisk: DISKANN), mapped from that copy when mmap is on for it
+// (MmapConfig.mmapIndex) and its type can be mapped, else decoded into the
+// heap as it streams. A file that cannot be kept locally or mapped (no
+// cache directory, a full disk) is read into the heap instead, with a
+// warning.
+func (d *delegator) readIndex(ctx context.Context, fieldID int64, key string, params map[string]string) (registry.Built, *mmapcache.Mapping, *mmapcache.File, error) {
+	if registry.OnDisk(path.Base(key)) {
+		x, lf, err := d.node.openDiskIndex(ctx, key)
+		if err == nil || ctx.Err() != nil {
+			return x, nil, lf, err
+		}
+		d.node.logger.Warn("reading an on-disk index file from a local copy failed; reading it into memory", "file", key, "err", err)
+	} else if f := fieldSchema(d.info.Schema.GetFields(), fieldID); f != nil && registry.Mappable(path.Base(key)) && d.node.cfg.Mmap.mmapIndex(d.info, f, params) {
 		x, m, err := d.node.mapIndexFile(ctx, key)
 		if err == nil || ctx.Err() != nil {
-			return x, m, err
+			return x, m, nil, err
 		}
 		d.node.logger.Warn("mapping an index file failed; reading it into memory", "file", key, "err", err)
 	}
 	x, err := d.node.readIndexFile(ctx, key)
-	return x, nil, err
+	return x, nil, nil, err
 }
 
 // fieldSchema returns the field with ID id, or nil.
@@ -139,31 +150,43 @@ func fieldSchema(fields []*schemapb.FieldSchema, id int64) *schemapb.FieldSchema
 // not attach files then.
 func hold(seg *segment.Segment, files []indexFile) error {
 	for i, fi := range files {
-		if fi.mapping == nil {
-			continue
-		}
-		if err := seg.OnFree(fi.mapping.Close); err != nil {
-			closeMappings(files[i:])
-			return err
+		for _, c := range fi.closers() {
+			if err := seg.OnFree(c); err != nil {
+				closeMappings(files[i:])
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// closeMappings closes the mappings of files.
+// closers returns the Close methods of the cache files fi holds.
+func (fi indexFile) closers() []func() error {
+	var out []func() error
+	if fi.mapping != nil {
+		out = append(out, fi.mapping.Close)
+	}
+	if fi.local != nil {
+		out = append(out, fi.local.Close)
+	}
+	return out
+}
+
+// closeMappings closes the mappings and local files of files.
 func closeMappings(files []indexFile) {
 	for _, fi := range files {
-		if fi.mapping != nil {
-			_ = fi.mapping.Close() // an unmap error leaves the address space as it was
+		for _, c := range fi.closers() {
+			_ = c() // an unmap or close error leaves nothing to undo
 		}
 	}
 }
 
-// mappedKeys returns the keys of the mapped files among files.
+// mappedKeys returns the keys of the files among files that have a cache
+// copy (mapped or read by position).
 func mappedKeys(files []indexFile) []string {
 	var out []string
 	for _, fi := range files {
-		if fi.mapping != nil {
+		if fi.mapping != nil || fi.local != nil {
 			out = append(out, fi.file)
 		}
 	}

@@ -185,6 +185,42 @@ func (n *Node) mapIndexFile(ctx context.Context, key string) (registry.Built, *m
 	}
 }
 
+// openDiskIndex loads an index file whose type keeps it on disk
+// (registry.OnDisk: DISKANN) from its local cache copy, opened for reads
+// by position: the index keeps only what its format loads into memory and
+// reads the rest from the file, which the caller must close once the
+// index is dropped. A copy that fails the decoder's checks is written
+// again from object storage and the rebuild logged.
+func (n *Node) openDiskIndex(ctx context.Context, key string) (registry.Built, *mmapcache.File, error) {
+	cache, err := n.mmapCache()
+	if err != nil {
+		return nil, nil, err
+	}
+	open := mmapcache.FromObject(key, func(ctx context.Context) (io.ReadCloser, int64, error) { return n.objects.Open(ctx, key) })
+	f, err := cache.OpenFile(ctx, key, open)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open index %s: %w", key, err)
+	}
+	name := path.Base(key)
+	x, err := registry.LoadFile(name, f, f.Size())
+	if err == nil {
+		return x, f, nil
+	}
+	_ = f.Close() // read-only; the index that failed holds nothing of it
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
+	f, rerr := cache.RefillFile(ctx, key, open, err)
+	if rerr != nil {
+		return nil, nil, fmt.Errorf("open index %s: %w", key, rerr)
+	}
+	if x, err = registry.LoadFile(name, f, f.Size()); err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("decode index %s: %w", key, err)
+	}
+	return x, f, nil
+}
+
 // mappableField reports whether the raw data of field f can be served
 // from a mapped column file (package colfile): a Bool, integer,
 // floating-point or fixed-width vector field without nulls. Timestamps

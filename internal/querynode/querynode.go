@@ -74,6 +74,18 @@
 // dropped, or whose index build is no longer a finished one of an
 // existing index, is removed; a mapping a read still holds stays valid
 // and its blocks are freed when it is unmapped.
+//
+// # Indexes kept on disk (DISKANN)
+//
+// An index type that keeps its file on disk (registry.OnDisk) is always
+// loaded from a local cache copy of its file, whatever mmap.enabled says:
+// the copy is opened for reads by position (mmapcache.File, pread, not a
+// mapping) and the index holds only what its format loads (DISKANN: PQ
+// codebooks and codes) and reads node records from the file per search.
+// The segment owns the open file as it owns mappings, a damaged copy is
+// rewritten and logged, and the files are collected like mapped ones.
+// Without a cache directory the file is read into the heap, with a
+// warning.
 package querynode
 
 import (

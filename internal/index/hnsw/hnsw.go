@@ -394,3 +394,13 @@ func normalize(v []float32) {
 		v[i] *= inv
 	}
 }
+
+// Neighbors appends the bottom-layer (layer 0) neighbours of node id to
+// dst and returns it: the links a single-layer graph index (DISKANN) takes
+// from an HNSW build. id must be below Len().
+func (x *Index) Neighbors(dst []uint32, id uint32) []uint32 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	b := x.block(id, 0)
+	return append(dst, b[1:1+b[0]]...)
+}

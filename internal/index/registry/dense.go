@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/index"
+	"github.com/strata-db/strata/internal/index/diskann"
 	"github.com/strata-db/strata/internal/index/hnsw"
 	"github.com/strata-db/strata/internal/index/ivf"
 	"github.com/strata-db/strata/internal/index/rabitq"
@@ -62,9 +64,10 @@ func quantHNSWType(name string, fields []schemapb.DataType, parse func(params ma
 }
 
 // denseTypes are the index types of float (and half-precision and int8)
-// vectors. FLAT, DISKANN and SCANN are accepted and served by
-// exact search. HNSW_SQ and HNSW_PQ build quantized HNSW graphs,
-// IVF_RABITQ inverted lists of RaBitQ codes.
+// vectors. FLAT and SCANN are accepted and served by exact search.
+// HNSW_SQ and HNSW_PQ build quantized HNSW graphs, IVF_RABITQ inverted
+// lists of RaBitQ codes, DISKANN a graph kept on local disk with PQ codes
+// in memory (OnDisk).
 func denseTypes() []*Type {
 	ivfType := func(name string, fields []schemapb.DataType) *Type {
 		return &Type{
@@ -108,7 +111,7 @@ func denseTypes() []*Type {
 			return hnsw.ParseSQParams(params)
 		}),
 		quantHNSWType("HNSW_PQ", denseFields, hnsw.ParsePQParams),
-		{Name: "DISKANN", Family: Dense, Fields: embListFields, Metrics: denseMetrics},
+		diskannType(),
 		{Name: "SCANN", Family: Dense, Fields: denseFields, Metrics: denseMetrics},
 		{
 			Name: "IVF_RABITQ", Family: Dense, Fields: denseFields, Metrics: denseMetrics,
@@ -132,6 +135,41 @@ func denseTypes() []*Type {
 			Load:    func(r io.Reader) (Built, error) { return unwrap(rabitq.Unmarshal(r)) },
 		},
 		{Name: "EMB_LIST_HNSW", Family: Dense, Fields: []schemapb.DataType{schemapb.DataType_ArrayOfVector}},
+	}
+}
+
+// DiskANNFileKey is the file key of a DISKANN index file. It is durable.
+const DiskANNFileKey = "DISKANN"
+
+// diskannType is DISKANN: Milvus's build parameters max_degree,
+// search_list_size and pq_code_budget_gb_ratio, its search parameter
+// search_list. Its files are read from a local copy by position
+// (LoadFile); Load, for a stream, holds the whole file in memory.
+func diskannType() *Type {
+	return &Type{
+		Name: "DISKANN", Family: Dense, Fields: embListFields, Metrics: denseMetrics, SearchParams: []string{"search_list"},
+		ParseParams: func(_ *schemapb.FieldSchema, params map[string]string) error {
+			_, err := diskann.ParseParams(params)
+			return err
+		},
+		Build: func(ctx context.Context, c column.Column, params map[string]string) (Built, error) {
+			cfg, err := diskann.ParseParams(params)
+			if err != nil {
+				return nil, err
+			}
+			return buildDense(c, params, func(vecs *column.FloatVectors, metric index.Metric) (Built, error) {
+				return diskann.Build(ctx, vecs.Data, vecs.Dim, metric, cfg)
+			})
+		},
+		FileKey: DiskANNFileKey,
+		Load: func(r io.Reader) (Built, error) {
+			data, err := io.ReadAll(r)
+			if err != nil {
+				return nil, fmt.Errorf("read DISKANN index file: %w", err)
+			}
+			return unwrap(diskann.Open(bytes.NewReader(data), int64(len(data))))
+		},
+		LoadFile: func(r io.ReaderAt, size int64) (Built, error) { return unwrap(diskann.Open(r, size)) },
 	}
 }
 

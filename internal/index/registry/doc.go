@@ -18,9 +18,17 @@
 // must keep loading. They are the names of the types built: HNSW (also what
 // AUTOINDEX builds on dense vectors; see HNSWFileKey), HNSW_SQ, HNSW_PQ
 // (hnsw's quantized format), IVF_RABITQ, IVF_FLAT, IVF_SQ8,
-// IVF_PQ, BIN_IVF_FLAT, SPARSE_INVERTED_INDEX, SPARSE_WAND, INVERTED,
-// STL_SORT, BITMAP, Trie and RTREE. docs/format/binlog.md lists them with
-// their formats.
+// IVF_PQ, DISKANN, BIN_IVF_FLAT, SPARSE_INVERTED_INDEX, SPARSE_WAND,
+// INVERTED, STL_SORT, BITMAP, Trie and RTREE. docs/format/binlog.md lists
+// them with their formats (DISKANN's is in internal/index/diskann/doc.go).
+//
+// # Indexes kept on disk
+//
+// A type with LoadFile (DISKANN) keeps most of its file on local disk:
+// the query node loads it from the file's local cache copy through
+// LoadFile (OnDisk), and the index reads parts of the file by position
+// while it lives. Load still decodes such a file from a stream, holding it
+// all in memory.
 //
 // # Aliases
 //

@@ -80,6 +80,13 @@ type Type struct {
 	// vector indexes decode it straight into their final structures,
 	// holding no copy of the whole file (see indexfile, Streaming reads).
 	Load func(r io.Reader) (Built, error)
+	// LoadFile, when set, decodes an index file that stays on local disk
+	// (DISKANN): the index keeps r, which reads the file's size bytes, and
+	// reads parts of it by position while it lives; r must stay open and
+	// unchanged until the index is dropped. A query node loads such a
+	// type from a local copy of the file (OnDisk); Load stays the way to
+	// decode a stream.
+	LoadFile func(r io.ReaderAt, size int64) (Built, error)
 	// Mappable says that Load, given an *indexfile.Mapped, keeps slices of
 	// it in place of copies and never writes them, so a query node may
 	// serve the index from a read-only memory mapping (mmap.enabled).
@@ -157,6 +164,23 @@ func Load(key string, r io.Reader) (Built, error) {
 func Mappable(key string) bool {
 	t, ok := ByFileKey(key)
 	return ok && t.Mappable
+}
+
+// OnDisk reports whether the index files written under file key key are
+// read from a local file by position (Type.LoadFile).
+func OnDisk(key string) bool {
+	t, ok := ByFileKey(key)
+	return ok && t.LoadFile != nil
+}
+
+// LoadFile decodes the index file written under file key key that r
+// reads (size bytes), for a type that is OnDisk; see Type.LoadFile.
+func LoadFile(key string, r io.ReaderAt, size int64) (Built, error) {
+	t, ok := ByFileKey(key)
+	if !ok || t.LoadFile == nil {
+		return nil, fmt.Errorf("index file key %q is not read from disk", key)
+	}
+	return t.LoadFile(r, size)
 }
 
 // Names returns the names of the index types that may index fields of

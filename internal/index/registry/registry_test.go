@@ -209,6 +209,10 @@ func TestParseParams(t *testing.T) {
 		{"IVF_PQ", f32, map[string]string{"m": "4", "nbits": "8"}, ""},
 		{"IVF_PQ", f32, map[string]string{"m": "3"}, "not a multiple of m(3)"},
 		{"FLAT", f32, map[string]string{"anything": "goes"}, ""},
+		{"DISKANN", f32, map[string]string{"max_degree": "56", "search_list_size": "100", "pq_code_budget_gb_ratio": "0.125"}, ""},
+		{"DISKANN", f32, map[string]string{"max_degree": "0"}, "param 'max_degree' (0) should be in range [1, 512]"},
+		{"DISKANN", f32, map[string]string{"search_list_size": "x"}, "invalid integer value, key: 'search_list_size', value: 'x'"},
+		{"DISKANN", f32, map[string]string{"pq_code_budget_gb_ratio": "0.5"}, "param 'pq_code_budget_gb_ratio' (0.5) should be in range (0, 0.25]"},
 		{"BIN_IVF_FLAT", bin, map[string]string{"nlist": "32"}, ""},
 		{"BIN_IVF_FLAT", bin, map[string]string{"nlist": "0"}, "nlist(0)"},
 		{"SPARSE_INVERTED_INDEX", sp, map[string]string{"drop_ratio_build": "0.2"}, ""},
@@ -350,6 +354,38 @@ func TestBuildMarshalLoadSearch(t *testing.T) {
 	require.ErrorContains(t, err, `unknown index file key "NOPE"`)
 }
 
+// TestLoadFileOnDisk builds a DISKANN index, writes it to a local file and
+// loads it by position (LoadFile): the loaded index reads its records from
+// the file and answers as the one loaded from a stream.
+func TestLoadFileOnDisk(t *testing.T) {
+	fx := newFixture(t)
+	tp, ok := Lookup("DISKANN")
+	require.True(t, ok)
+	require.True(t, OnDisk(DiskANNFileKey))
+	require.False(t, OnDisk(HNSWFileKey))
+	x, err := tp.Build(t.Context(), fx.floats, map[string]string{"index_type": "DISKANN", "metric_type": "COSINE", "max_degree": "16"})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "DISKANN")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, x.Marshal(f))
+	st, err := f.Stat()
+	require.NoError(t, err)
+	back, err := LoadFile(DiskANNFileKey, f, st.Size())
+	require.NoError(t, err)
+	fx.checkSearch(t, tp, back)
+	q := fx.floats.Row(5)
+	onDisk, err := back.(index.Index).Search(q, 10, index.SearchParams{}, nil)
+	require.NoError(t, err)
+	built, err := x.(index.Index).Search(q, 10, index.SearchParams{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, built, onDisk)
+	require.NoError(t, f.Close())
+	_, err = LoadFile(HNSWFileKey, f, st.Size())
+	require.ErrorContains(t, err, `index file key "HNSW" is not read from disk`)
+	require.Less(t, back.(index.Index).MemoryBytes(), int64(len(fx.floats.Data)*4), "the records stay on disk")
+}
+
 // checkSearch runs one query through a loaded index: a row's own vector
 // finds that row first (dense and binary; IVF_PQ and IVF_RABITQ, 1-bit
 // codes without refine, within their top 10), the
@@ -437,6 +473,8 @@ func TestParseParamsAgreesWithBuild(t *testing.T) {
 		{"IVF_RABITQ", f32, fx.floats, map[string]string{"nlist": "4", "refine": "true", "refine_type": "BF16"}},
 		{"IVF_RABITQ", f16, fx.f16, map[string]string{"nlist": "0"}},
 		{"IVF_FLAT", f32, fx.floats, map[string]string{"nlist": `"8"`}},
+		{"DISKANN", f16, fx.f16, map[string]string{"max_degree": `"24"`, "search_list_size": "40"}},
+		{"DISKANN", f32, fx.floats, map[string]string{"pq_code_budget_gb_ratio": "0"}},
 		{"IVF_SQ8", f16, fx.f16, map[string]string{"nlist": "0"}},
 		{"IVF_PQ", f32, fx.floats, map[string]string{"nlist": "4", "m": `"2"`}},
 		{"IVF_PQ", f32, fx.floats, map[string]string{"nlist": "4", "m": "3"}},
@@ -494,6 +532,7 @@ func TestDurableFileKeys(t *testing.T) {
 		{"STL_SORT", "scalar/testdata/floats.golden"},
 		{"BITMAP", "scalar/testdata/bools.golden"},
 		{"Trie", "scalar/testdata/strings.golden"},
+		{"DISKANN", "diskann/testdata/l2.golden"},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("..", tc.file))
@@ -511,7 +550,7 @@ func TestDurableFileKeys(t *testing.T) {
 	}
 	slices.Sort(keys)
 	require.Equal(t, []string{
-		"BIN_IVF_FLAT", "BITMAP", "HNSW", "HNSW_PQ", "HNSW_SQ", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_RABITQ", "IVF_SQ8", "RTREE",
+		"BIN_IVF_FLAT", "BITMAP", "DISKANN", "HNSW", "HNSW_PQ", "HNSW_SQ", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_RABITQ", "IVF_SQ8", "RTREE",
 		"SPARSE_INVERTED_INDEX", "SPARSE_WAND", "STL_SORT", "Trie",
 	}, keys, "file keys are durable: add, never rename")
 }
