@@ -118,9 +118,11 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 	}
 	px.SetQuotas(quotas)
 	px.SetImporter(proxyrpc.NewImportClient(coord, logger.With("client", "import")))
-	// Users, roles and grants: read from the meta store, written only by
-	// the coordinator (a change through this proxy is refused), reloaded
-	// when the coordinator tells the proxies something changed.
+	px.SetResourceGroups(proxyrpc.NewResourceGroupClient(coord))
+	// Users, roles and grants: read from the meta store, reloaded when the
+	// coordinator tells the proxies something changed; a change through
+	// this proxy is checked here and made by the coordinator, which owns
+	// them (RBACService) and tells every proxy to reload before it returns.
 	rbac, err := auth.Open(ctx, readOnlyKV{KV: meta}, cfg.Security, logger)
 	if err != nil {
 		return err
@@ -131,6 +133,7 @@ func (s *Server) runProxy(ctx context.Context) (err error) {
 		return name, err == nil
 	})
 	px.SetAuth(guard)
+	px.SetRBACWriter(proxyrpc.NewRBAC(coord))
 
 	reg2.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	apiMetrics := api.NewMetrics(reg2)
@@ -227,8 +230,9 @@ func (c proxyCaches) Invalidate() {
 	}
 }
 
-// errRBACOnCoordinator refuses an RBAC change made through a proxy.
-var errRBACOnCoordinator = errors.New("app: users, roles and grants are changed through the coordinator's API, not a proxy's")
+// errRBACOnCoordinator refuses a write of a proxy's own RBAC store: the
+// proxy sends its changes to the coordinator (proxy.SetRBACWriter).
+var errRBACOnCoordinator = errors.New("app: users, roles and grants are written by the coordinator, not a proxy's store")
 
 // readOnlyKV is the meta store as a proxy's RBAC store sees it: reads
 // pass, writes are refused (the coordinator makes them and tells the

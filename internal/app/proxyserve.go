@@ -30,18 +30,32 @@ func (coordQuery) LoadVChannels(context.Context, int64, []int64, []string) error
 	return errcode.Invalid("LoadVChannels is served by query nodes, not by the coordinator")
 }
 
-// registerProxyServices serves what the proxy processes ask of the
-// coordinator: the root coordinator (root, whose DDL notifies them), the
-// data coordinator, the DML append over the WAL writer (the WAL owner),
-// the import jobs, and the query coordinator (query, metered) as a
-// QueryNodeService.
-func registerProxyServices(srv *grpc.Server, root proxy.RootCoord, core *rootcoord.Core, data *datacoord.Coordinator,
-	writer *wal.Writer, imp proxyrpc.Importer, query proxy.QueryServer,
-) {
-	proxyv1.RegisterCatalogServiceServer(srv, proxyrpc.NewCatalogServer(root))
-	proxyv1.RegisterDataServiceServer(srv, proxyrpc.NewDataServer(data))
-	proxyv1.RegisterDmlServiceServer(srv, proxyrpc.NewDMLServer(proxy.NewLocalDML(writer, data), core))
-	proxyv1.RegisterImportServiceServer(srv, proxyrpc.NewImportServer(imp))
-	q := coordQuery{query}
+// proxyServices is what the coordinator serves the proxy processes: the
+// root coordinator (root, whose DDL notifies them; core, the same one
+// unwrapped), the data coordinator, the DML append over the WAL writer
+// (the WAL owner), the import jobs, the query coordinator (query,
+// metered), the RBAC store (whose writes notify them) and the resource
+// groups.
+type proxyServices struct {
+	root   proxy.RootCoord
+	core   *rootcoord.Core
+	data   *datacoord.Coordinator
+	writer *wal.Writer
+	imp    proxyrpc.Importer
+	query  proxy.QueryServer
+	rbac   proxyrpc.RBACWriter
+	groups proxy.ResourceGroups
+}
+
+// registerProxyServices serves ps to the proxy processes: strata.proxy.v1
+// and the query coordinator as a QueryNodeService.
+func registerProxyServices(srv *grpc.Server, ps proxyServices) {
+	proxyv1.RegisterCatalogServiceServer(srv, proxyrpc.NewCatalogServer(ps.root))
+	proxyv1.RegisterDataServiceServer(srv, proxyrpc.NewDataServer(ps.data))
+	proxyv1.RegisterDmlServiceServer(srv, proxyrpc.NewDMLServer(proxy.NewLocalDML(ps.writer, ps.data), ps.core))
+	proxyv1.RegisterImportServiceServer(srv, proxyrpc.NewImportServer(ps.imp))
+	proxyv1.RegisterRBACServiceServer(srv, proxyrpc.NewRBACServer(ps.rbac))
+	proxyv1.RegisterResourceGroupServiceServer(srv, proxyrpc.NewResourceGroupServer(ps.groups))
+	q := coordQuery{ps.query}
 	querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(q, q))
 }

@@ -114,13 +114,13 @@ func (n groupedNode) Release(collectionID int64) {
 }
 
 // Replicas implements proxy.Loader: the node's one replica, in its group.
-func (n groupedNode) Replicas(collectionID int64) []plan.Replica {
+func (n groupedNode) Replicas(_ context.Context, collectionID int64) ([]plan.Replica, error) {
 	if loaded, _ := n.Loaded(collectionID); !loaded {
-		return nil
+		return nil, nil
 	}
 	col, err := n.groups.colls.CollectionByID(collectionID)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	leaders := make(map[string]int64, len(col.VChannels))
 	for _, ch := range col.VChannels {
@@ -132,7 +132,7 @@ func (n groupedNode) Replicas(collectionID int64) []plan.Replica {
 		ID: 1, Nodes: []int64{proxy.StandaloneNodeID}, Leaders: leaders,
 		Addresses:     map[int64]string{proxy.StandaloneNodeID: n.groups.address},
 		ResourceGroup: n.groups.groupOf(collectionID),
-	}}
+	}}, nil
 }
 
 // CreateResourceGroup implements proxy.ResourceGroups.

@@ -517,7 +517,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			// What the node processes ask of the coordinators.
 			register = func(srv *grpc.Server) {
 				registerCoordServices(srv, data, root, ids, clock, writer, remotePins, om, qs.leaders)
-				registerProxyServices(srv, catalogRoot, root, data, writer, imp, om.queryNode(qs.server))
+				registerProxyServices(srv, proxyServices{
+					root: catalogRoot, core: root, data: data, writer: writer, imp: imp, query: om.queryNode(qs.server),
+					rbac: rbac, groups: qs.groups,
+				})
 			}
 		}
 		if internal, err = newInternalServer(s.internalLis, cfg.RPC, logger, register); err != nil {

@@ -29,7 +29,7 @@ func TestAssignmentClaimsSpareWithoutMetaStore(t *testing.T) {
 	require.NoError(t, c.makeSpares(ctx))
 	require.Equal(t, []int64{a}, ids(c.Segments(100)), "the spare is not listed")
 	require.Equal(t, []int64{a}, ids(recoveryOf(t, c, vch0).Segments), "nor recovered")
-	require.EqualValues(t, 10, c.RowCount(100, nil))
+	require.EqualValues(t, 10, c.rowCount(100, nil))
 
 	kv.fail = true
 	b, err := c.AssignSegment(ctx, 100, 2, vch0, 3, 20)

@@ -162,7 +162,7 @@ func TestReleasedCompactionCommitsOnce(t *testing.T) {
 	require.NoError(t, e.c.CompleteCompaction(e.ctx, good, nil))
 	require.ErrorIs(t, e.c.CompleteCompaction(e.ctx, stale, nil), ErrStaleClaim, "committed: still stale")
 
-	executing, completed, failed, _ := e.c.CompactionState(trigger)
+	executing, completed, failed, _ := e.c.compactionState(trigger)
 	require.Equal(t, [3]int{0, 1, 0}, [3]int{executing, completed, failed})
 	var live []int64
 	for _, s := range e.c.Segments(coll) {

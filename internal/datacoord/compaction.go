@@ -582,8 +582,17 @@ func (c *Coordinator) ManualCompaction(ctx context.Context, collectionID, target
 }
 
 // CompactionState reports a trigger's plans: how many are executing,
-// completed and failed, and the plans themselves.
-func (c *Coordinator) CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan) {
+// completed and failed, and the plans themselves. The error is always nil
+// in process (proxy.CompactionCoord's signature).
+func (c *Coordinator) CompactionState(_ context.Context, triggerID int64) (executing, completed, failed int,
+	plans []catalog.CompactionPlan, err error,
+) {
+	executing, completed, failed, plans = c.compactionState(triggerID)
+	return executing, completed, failed, plans, nil
+}
+
+// compactionState is CompactionState's answer.
+func (c *Coordinator) compactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.compaction.plans {

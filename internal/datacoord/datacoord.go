@@ -404,8 +404,15 @@ func (c *Coordinator) Flush(ctx context.Context, collectionID int64, vchannels [
 }
 
 // FlushState reports whether every listed segment is Flushed (or Dropped or
-// gone) and every vchannel's checkpoint has passed flushTS.
-func (c *Coordinator) FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool {
+// gone) and every vchannel's checkpoint has passed flushTS. The error is
+// always nil in process; the signature is the proxy's role (proxy.Flusher),
+// which a remote data coordinator implements too.
+func (c *Coordinator) FlushState(_ context.Context, segIDs []int64, vchannels []string, flushTS uint64) (bool, error) {
+	return c.flushState(segIDs, vchannels, flushTS), nil
+}
+
+// flushState is FlushState's answer.
+func (c *Coordinator) flushState(segIDs []int64, vchannels []string, flushTS uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range segIDs {
@@ -637,8 +644,14 @@ func (c *Coordinator) Segments(collectionID int64) []catalog.SegmentInfo {
 // RowCount is the number of rows in the collection's live L1 segments
 // (partitions nil = all), counting rows assigned to growing segments that
 // are not synced yet. Deleted rows are counted until compaction removes them,
-// as in Milvus.
-func (c *Coordinator) RowCount(collectionID int64, partitions []int64) int64 {
+// as in Milvus. The error is always nil in process (proxy.SegmentLister's
+// signature).
+func (c *Coordinator) RowCount(_ context.Context, collectionID int64, partitions []int64) (int64, error) {
+	return c.rowCount(collectionID, partitions), nil
+}
+
+// rowCount is RowCount's answer.
+func (c *Coordinator) rowCount(collectionID int64, partitions []int64) int64 {
 	var want map[int64]bool
 	if len(partitions) > 0 {
 		want = map[int64]bool{}

@@ -238,8 +238,8 @@ func TestAssignSegment(t *testing.T) {
 	info, _ = segmentOf(t, c, big)
 	require.EqualValues(t, 10, info.MaxRows, "an empty segment takes a batch larger than its size")
 	require.NotEqual(t, big, assign(3, vch0, 1), "but is then full")
-	require.EqualValues(t, 4+4+4+2+1+1+50+1, c.RowCount(100, nil), "assigned rows count before any sync")
-	require.EqualValues(t, 51, c.RowCount(100, []int64{3}))
+	require.EqualValues(t, 4+4+4+2+1+1+50+1, c.rowCount(100, nil), "assigned rows count before any sync")
+	require.EqualValues(t, 51, c.rowCount(100, []int64{3}))
 
 	// After a flush, the sealed segments get no more rows.
 	sealed, _, err := c.Flush(ctx, 100, []string{vch0})
@@ -298,7 +298,7 @@ func TestFlushAndFlushState(t *testing.T) {
 		require.Equal(t, flushTS, info.FlushTS)
 	}
 	vchs := []string{vch0, vch1}
-	require.False(t, c.FlushState(sealed, vchs, flushTS))
+	require.False(t, c.flushState(sealed, vchs, flushTS))
 
 	// A flush with nothing growing still announces itself on every vchannel.
 	again, ts2, err := c.Flush(ctx, 100, []string{vch0})
@@ -323,13 +323,13 @@ func TestFlushAndFlushState(t *testing.T) {
 		}))
 	}
 	sync(vch0, s0, 3, flushTS)
-	require.False(t, c.FlushState(sealed, vchs, flushTS), "vch1 is not done")
-	require.True(t, c.FlushState([]int64{s0}, []string{vch0}, flushTS))
-	require.False(t, c.FlushState([]int64{s0}, []string{vch0}, flushTS+1), "checkpoint below the flush ts")
+	require.False(t, c.flushState(sealed, vchs, flushTS), "vch1 is not done")
+	require.True(t, c.flushState([]int64{s0}, []string{vch0}, flushTS))
+	require.False(t, c.flushState([]int64{s0}, []string{vch0}, flushTS+1), "checkpoint below the flush ts")
 	sync(vch1, s1, 2, flushTS)
-	require.True(t, c.FlushState(sealed, vchs, flushTS))
-	require.True(t, c.FlushState([]int64{12345}, nil, 0), "unknown segments count as flushed")
-	require.EqualValues(t, 5, c.RowCount(100, nil))
+	require.True(t, c.flushState(sealed, vchs, flushTS))
+	require.True(t, c.flushState([]int64{12345}, nil, 0), "unknown segments count as flushed")
+	require.EqualValues(t, 5, c.rowCount(100, nil))
 
 	// A segment cannot be flushed twice: a flush past the one applied is
 	// refused; the same one again (its answer was lost) changes nothing.
@@ -340,7 +340,7 @@ func TestFlushAndFlushState(t *testing.T) {
 	})
 	require.ErrorContains(t, err, "Flushed")
 	sync(vch0, s0, 3, flushTS)
-	require.EqualValues(t, 5, c.RowCount(100, nil), "the repeated flush added nothing")
+	require.EqualValues(t, 5, c.rowCount(100, nil), "the repeated flush added nothing")
 }
 
 func TestSynced(t *testing.T) {
@@ -370,7 +370,7 @@ func TestSynced(t *testing.T) {
 	require.Equal(t, &catalog.Position{Offset: 3, TimeTick: 7}, info.StartPosition)
 	require.EqualValues(t, 3, info.SyncedOffset)
 	require.Equal(t, t0.Add(time.Minute).UnixMilli(), info.LastSyncAt)
-	require.EqualValues(t, 10, c.RowCount(100, nil), "assigned rows count until synced")
+	require.EqualValues(t, 10, c.rowCount(100, nil), "assigned rows count until synced")
 
 	l0 := &catalog.SegmentInfo{
 		ID: 999, CollectionID: 100, PartitionID: 1, VChannel: vch0, State: catalog.SegmentFlushed,
@@ -387,7 +387,7 @@ func TestSynced(t *testing.T) {
 	got, ok := segmentOf(t, c, 999)
 	require.True(t, ok)
 	require.Equal(t, catalog.LevelL0, got.Level)
-	require.EqualValues(t, 10, c.RowCount(100, nil), "L0 segments hold no rows")
+	require.EqualValues(t, 10, c.rowCount(100, nil), "L0 segments hold no rows")
 	cp, ok := c.Checkpoint(vch0)
 	require.True(t, ok)
 	require.EqualValues(t, 9, cp.Position.Offset)

@@ -29,7 +29,7 @@ func TestCommitImport(t *testing.T) {
 	}
 	require.NoError(t, e.c.CommitImport(e.ctx, []catalog.SegmentInfo{seg(500), seg(510)}, metastore.Put("import/jobs/9", []byte(`{"id":9}`))))
 	require.Len(t, e.c.Segments(coll), 2)
-	require.EqualValues(t, 10, e.c.RowCount(coll, nil))
+	require.EqualValues(t, 10, e.c.rowCount(coll, nil))
 	kvs, err := e.meta.Scan(e.ctx, "import/jobs/9")
 	require.NoError(t, err)
 	require.Len(t, kvs, 1)

@@ -252,8 +252,14 @@ func (c *Coordinator) SegmentIndexes(_ context.Context, segmentID int64) ([]cata
 	return out, nil
 }
 
-// IndexProgress reports how far an index's builds are.
-func (c *Coordinator) IndexProgress(indexID int64) catalog.IndexProgress {
+// IndexProgress reports how far an index's builds are. The error is
+// always nil in process (proxy.IndexCoord's signature).
+func (c *Coordinator) IndexProgress(_ context.Context, indexID int64) (catalog.IndexProgress, error) {
+	return c.indexProgress(indexID), nil
+}
+
+// indexProgress is IndexProgress's answer.
+func (c *Coordinator) indexProgress(indexID int64) catalog.IndexProgress {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	idx := c.indexes[indexID]

@@ -54,7 +54,7 @@ func TestPoisonMessagesAreQuarantined(t *testing.T) {
 
 	dn := s.NewDataNode()
 	ids, flushTS := s.Seal()
-	s.RunDataNode(dn, func() bool { return s.Data.FlushState(ids, s.VChannels, flushTS) })
+	s.RunDataNode(dn, func() bool { return s.FlushState(ids, s.VChannels, flushTS) })
 	require.EqualValues(t, 2, dn.Quarantined())
 	problems := dn.Problems()
 	require.Len(t, problems, 2, "%v", problems)

@@ -144,7 +144,7 @@ func TestStartPositionReportedOnFirstInsert(t *testing.T) {
 
 	id, err := s.Data.ManualCompaction(context.Background(), s.CollectionID, 0)
 	require.NoError(t, err)
-	_, _, _, plans := s.Data.CompactionState(id)
+	_, _, _, plans := s.CompactionState(id)
 	var types []string
 	for _, p := range plans {
 		types = append(types, p.Type.String())

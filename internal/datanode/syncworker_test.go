@@ -96,7 +96,7 @@ func TestSlowStoreStallsOnlyItsVChannel(t *testing.T) {
 		t.Fatal("the first collection's flush never wrote")
 	}
 	waitFor(t, "the second collection is flushed while the first one's write is held", func() bool {
-		return s.Data.FlushState(idsB, vchB, tsB)
+		return s.FlushState(idsB, vchB, tsB)
 	})
 	require.Equal(t, catalog.SegmentSealed.String(), s.State(segA), "the held flush has not completed")
 	info, ok := s.Segment(segA)
@@ -111,7 +111,7 @@ func TestSlowStoreStallsOnlyItsVChannel(t *testing.T) {
 	kill()
 	wg.Wait()
 	require.Equal(t, catalog.SegmentSealed.String(), s.State(segA))
-	s.RunDataNode(s.NewDataNode(), func() bool { return s.Data.FlushState(idsA, s.VChannels, tsA) })
+	s.RunDataNode(s.NewDataNode(), func() bool { return s.FlushState(idsA, s.VChannels, tsA) })
 	for _, seg := range []int64{segA, segB} {
 		keys := storedKeys(t, s, seg)
 		slices.Sort(keys)

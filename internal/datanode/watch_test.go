@@ -129,7 +129,7 @@ func (c *cluster) flush() {
 	for _, col := range c.cols {
 		ids, ts, err := c.s.Data.Flush(context.Background(), col.ID, col.VChannels)
 		require.NoError(c.t, err)
-		require.Eventually(c.t, func() bool { return c.s.Data.FlushState(ids, col.VChannels, ts) },
+		require.Eventually(c.t, func() bool { return c.s.FlushState(ids, col.VChannels, ts) },
 			30*time.Second, 5*time.Millisecond, "the segments of %s are flushed", col.Name)
 	}
 }

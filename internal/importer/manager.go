@@ -271,20 +271,23 @@ func (m *Manager) checkPath(p string) error {
 	return nil
 }
 
-// Job returns a copy of job id's record.
-func (m *Manager) Job(id int64) (Job, bool) {
+// Job returns a copy of job id's record (false when there is none). The
+// error is always nil in process; the signature is the proxy's
+// (proxy.Importer), which a remote importer implements too.
+func (m *Manager) Job(_ context.Context, id int64) (Job, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
 	if !ok {
-		return Job{}, false
+		return Job{}, false, nil
 	}
-	return cloneJob(j), true
+	return cloneJob(j), true, nil
 }
 
 // Jobs returns the jobs of a database (every database when db is "") and,
-// when collectionID is not 0, of one collection, oldest first.
-func (m *Manager) Jobs(db string, collectionID int64) []Job {
+// when collectionID is not 0, of one collection, oldest first. The error
+// is always nil in process (proxy.Importer's signature).
+func (m *Manager) Jobs(_ context.Context, db string, collectionID int64) ([]Job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Job
@@ -294,7 +297,7 @@ func (m *Manager) Jobs(db string, collectionID int64) []Job {
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
-	return out
+	return out, nil
 }
 
 func cloneJob(j *Job) Job {

@@ -129,7 +129,7 @@ func TestBalancerMovesChannelsBetweenDataNodes(t *testing.T) {
 		for _, col := range cols {
 			ids, ts, err := s.Data.Flush(context.Background(), col.ID, col.VChannels)
 			require.NoError(t, err)
-			require.Eventually(t, func() bool { return s.Data.FlushState(ids, col.VChannels, ts) }, 30*time.Second,
+			require.Eventually(t, func() bool { return s.FlushState(ids, col.VChannels, ts) }, 30*time.Second,
 				5*time.Millisecond, "%s flushed", col.Name)
 			var got []int64
 			for _, seg := range s.Data.Segments(col.ID) {

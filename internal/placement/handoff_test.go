@@ -72,7 +72,7 @@ func TestHandoffLosesAndDuplicatesNothing(t *testing.T) {
 	s.Insert(100, 150) // acknowledged while the channel moves
 	ids, ts := s.Seal()
 	node2 := s.NewDataNode() // starts the channel from the recovery info handed over
-	s.RunDataNode(node2, func() bool { return s.Data.FlushState(ids, s.VChannels, ts) })
+	s.RunDataNode(node2, func() bool { return s.FlushState(ids, s.VChannels, ts) })
 
 	xk := storedKeys(t, s, x)
 	slices.Sort(xk)

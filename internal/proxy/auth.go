@@ -14,8 +14,15 @@ import (
 )
 
 // SetAuth gives the proxy the users, roles and grants its credential and
-// RBAC RPCs serve; it must be called before the proxy serves.
+// RBAC RPCs serve; it must be called before the proxy serves. Changes go
+// to the guard's store unless SetRBACWriter names another writer.
 func (p *Proxy) SetAuth(g *auth.Guard) { p.rbac = g }
+
+// SetRBACWriter sends the changes of users, roles, grants and privilege
+// groups to w (a proxy process: the coordinator, which owns them and tells
+// every proxy to reload before a change returns) instead of the guard's
+// store; the reads stay on the guard's store. Call it before serving.
+func (p *Proxy) SetRBACWriter(w RBACWriter) { p.rbacW = w }
 
 var errNoRBAC = errcode.New(errcode.Unexpected, "RBAC is not configured on this server")
 
@@ -25,6 +32,19 @@ func (p *Proxy) store() (*auth.Store, error) {
 		return nil, errNoRBAC
 	}
 	return p.rbac.Store(), nil
+}
+
+// writer returns what RBAC changes go to: the writer SetRBACWriter set,
+// else the guard's store.
+func (p *Proxy) writer() (RBACWriter, error) {
+	if p.rbacW != nil {
+		return p.rbacW, nil
+	}
+	s, err := p.store()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // decodePassword decodes a base64 password field (SDKs send passwords so).
@@ -38,7 +58,7 @@ func decodePassword(v, what string) (string, error) {
 
 // CreateCredential creates a user.
 func (p *Proxy) CreateCredential(ctx context.Context, req *milvuspb.CreateCredentialRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -51,7 +71,7 @@ func (p *Proxy) CreateCredential(ctx context.Context, req *milvuspb.CreateCreden
 
 // UpdateCredential changes a user's password; the old one must be right.
 func (p *Proxy) UpdateCredential(ctx context.Context, req *milvuspb.UpdateCredentialRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -68,7 +88,7 @@ func (p *Proxy) UpdateCredential(ctx context.Context, req *milvuspb.UpdateCreden
 
 // DeleteCredential deletes a user (never root).
 func (p *Proxy) DeleteCredential(ctx context.Context, req *milvuspb.DeleteCredentialRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -86,7 +106,7 @@ func (p *Proxy) ListCredUsers(context.Context, *milvuspb.ListCredUsersRequest) (
 
 // CreateRole creates a custom role.
 func (p *Proxy) CreateRole(ctx context.Context, req *milvuspb.CreateRoleRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -95,7 +115,7 @@ func (p *Proxy) CreateRole(ctx context.Context, req *milvuspb.CreateRoleRequest)
 
 // DropRole drops a custom role.
 func (p *Proxy) DropRole(ctx context.Context, req *milvuspb.DropRoleRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -104,7 +124,7 @@ func (p *Proxy) DropRole(ctx context.Context, req *milvuspb.DropRoleRequest) (*c
 
 // OperateUserRole binds a role to a user or unbinds it.
 func (p *Proxy) OperateUserRole(ctx context.Context, req *milvuspb.OperateUserRoleRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -169,7 +189,7 @@ func (p *Proxy) SelectUser(_ context.Context, req *milvuspb.SelectUserRequest) (
 
 // operateGrants applies g (Load and Flush carry their watching privileges
 // with them: auth's impliedBy).
-func operateGrants(ctx context.Context, s *auth.Store, g auth.Grant, add bool) error {
+func operateGrants(ctx context.Context, s RBACWriter, g auth.Grant, add bool) error {
 	return s.OperateGrant(ctx, g, add)
 }
 
@@ -183,7 +203,7 @@ func grantor(ctx context.Context) string {
 
 // OperatePrivilege grants or revokes a privilege on an object (RBAC v1).
 func (p *Proxy) OperatePrivilege(ctx context.Context, req *milvuspb.OperatePrivilegeRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -217,7 +237,7 @@ func (p *Proxy) OperatePrivilege(ctx context.Context, req *milvuspb.OperatePrivi
 // OperatePrivilegeV2 grants or revokes a privilege or group by database and
 // collection (RBAC v2): the object type follows the privilege's level.
 func (p *Proxy) OperatePrivilegeV2(ctx context.Context, req *milvuspb.OperatePrivilegeV2Request) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -337,7 +357,7 @@ func grantEntity(g auth.Grant) *milvuspb.GrantEntity {
 
 // CreatePrivilegeGroup creates an empty custom privilege group.
 func (p *Proxy) CreatePrivilegeGroup(ctx context.Context, req *milvuspb.CreatePrivilegeGroupRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -346,7 +366,7 @@ func (p *Proxy) CreatePrivilegeGroup(ctx context.Context, req *milvuspb.CreatePr
 
 // DropPrivilegeGroup drops a custom privilege group no grant uses.
 func (p *Proxy) DropPrivilegeGroup(ctx context.Context, req *milvuspb.DropPrivilegeGroupRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -376,7 +396,7 @@ func groupInfo(name string, privs []string) *milvuspb.PrivilegeGroupInfo {
 
 // OperatePrivilegeGroup adds privileges to a custom group or removes them.
 func (p *Proxy) OperatePrivilegeGroup(ctx context.Context, req *milvuspb.OperatePrivilegeGroupRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}
@@ -418,7 +438,7 @@ func (p *Proxy) BackupRBAC(context.Context, *milvuspb.BackupRBACMetaRequest) (*m
 
 // RestoreRBAC adds a backup's users, roles, grants and groups, all or none.
 func (p *Proxy) RestoreRBAC(ctx context.Context, req *milvuspb.RestoreRBACMetaRequest) (*commonpb.Status, error) {
-	s, err := p.store()
+	s, err := p.writer()
 	if err != nil {
 		return errcode.Status(err), nil
 	}

@@ -55,8 +55,11 @@ func (p *Proxy) DropDatabase(ctx context.Context, req *milvuspb.DropDatabaseRequ
 
 // ListDatabases lists the databases.
 func (p *Proxy) ListDatabases(ctx context.Context, _ *milvuspb.ListDatabasesRequest) (*milvuspb.ListDatabasesResponse, error) {
+	dbs, err := p.meta.Databases(ctx)
+	if err != nil {
+		return &milvuspb.ListDatabasesResponse{Status: errcode.Status(err)}, nil
+	}
 	resp := &milvuspb.ListDatabasesResponse{Status: ok()}
-	dbs := p.meta.Databases()
 	var names []string
 	for _, db := range dbs {
 		names = append(names, db.Name)

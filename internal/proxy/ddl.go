@@ -116,13 +116,17 @@ func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectio
 	if _, err := p.meta.Database(dbName(ctx, req.GetDbName())); err != nil {
 		return &milvuspb.ShowCollectionsResponse{Status: errcode.Status(err)}, nil
 	}
+	cols, err := p.meta.Collections(ctx, dbName(ctx, req.GetDbName()))
+	if err != nil {
+		return &milvuspb.ShowCollectionsResponse{Status: errcode.Status(err)}, nil
+	}
 	resp := &milvuspb.ShowCollectionsResponse{Status: ok()}
 	want := map[string]bool{}
 	for _, n := range req.GetCollectionNames() {
 		want[n] = true
 	}
 	visible := p.collectionFilter(ctx, dbName(ctx, req.GetDbName()))
-	for _, col := range p.meta.Collections(dbName(ctx, req.GetDbName())) {
+	for _, col := range cols {
 		if len(want) > 0 && !want[col.Name] || !visible(col.Name) {
 			continue
 		}
@@ -150,7 +154,10 @@ func (p *Proxy) GetCollectionStatistics(ctx context.Context, req *milvuspb.GetCo
 	if err != nil {
 		return &milvuspb.GetCollectionStatisticsResponse{Status: errcode.Status(err)}, nil
 	}
-	n := p.data.RowCount(col.ID, nil)
+	n, err := p.data.RowCount(ctx, col.ID, nil)
+	if err != nil {
+		return &milvuspb.GetCollectionStatisticsResponse{Status: errcode.Status(err)}, nil
+	}
 	return &milvuspb.GetCollectionStatisticsResponse{
 		Status: ok(),
 		Stats:  []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}},
@@ -259,7 +266,10 @@ func (p *Proxy) GetPartitionStatistics(ctx context.Context, req *milvuspb.GetPar
 	if !found {
 		return &milvuspb.GetPartitionStatisticsResponse{Status: errcode.Status(errcode.New(errcode.PartitionNotFound, "partition not found[partition=%s]", req.GetPartitionName()))}, nil
 	}
-	n := p.data.RowCount(col.ID, []int64{part.ID})
+	n, err := p.data.RowCount(ctx, col.ID, []int64{part.ID})
+	if err != nil {
+		return &milvuspb.GetPartitionStatisticsResponse{Status: errcode.Status(err)}, nil
+	}
 	return &milvuspb.GetPartitionStatisticsResponse{
 		Status: ok(),
 		Stats:  []*commonpb.KeyValuePair{{Key: "row_count", Value: strconv.FormatInt(n, 10)}},
@@ -364,7 +374,11 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 		for _, part := range col.Partitions {
 			parts = append(parts, part.ID)
 		}
-		if err := p.query.Load(ctx, col.ID, parts, len(p.query.Replicas(col.ID)), nil); err != nil {
+		replicas, err := p.query.Replicas(ctx, col.ID)
+		if err != nil {
+			return errcode.Status(err), nil
+		}
+		if err := p.query.Load(ctx, col.ID, parts, len(replicas), nil); err != nil {
 			return errcode.Status(err), nil
 		}
 	}
@@ -502,7 +516,10 @@ func (p *Proxy) GetFlushState(ctx context.Context, req *milvuspb.GetFlushStateRe
 		}
 		vchannels = col.VChannels
 	}
-	flushed := p.data.FlushState(req.GetSegmentIDs(), vchannels, req.GetFlushTs())
+	flushed, err := p.data.FlushState(ctx, req.GetSegmentIDs(), vchannels, req.GetFlushTs())
+	if err != nil {
+		return &milvuspb.GetFlushStateResponse{Status: errcode.Status(err)}, nil
+	}
 	return &milvuspb.GetFlushStateResponse{Status: ok(), Flushed: flushed}, nil
 }
 
@@ -655,7 +672,10 @@ func (p *Proxy) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRe
 		for _, k := range sortedKeys(idx.Params) {
 			params = append(params, &commonpb.KeyValuePair{Key: k, Value: idx.Params[k]})
 		}
-		pr := p.data.IndexProgress(idx.ID)
+		pr, err := p.data.IndexProgress(ctx, idx.ID)
+		if err != nil {
+			return &milvuspb.DescribeIndexResponse{Status: errcode.Status(err)}, nil
+		}
 		resp.IndexDescriptions = append(resp.IndexDescriptions, &milvuspb.IndexDescription{
 			IndexName: idx.Name, IndexID: idx.ID, Params: params, FieldName: fname,
 			IndexedRows: pr.IndexedRows, TotalRows: pr.TotalRows, PendingIndexRows: pr.PendingRows,

@@ -20,7 +20,11 @@ func (p *Proxy) flushAllScope(ctx context.Context, db string, targets []*milvusp
 			return err
 		}
 		if len(names) == 0 {
-			out[db] = append(out[db], p.meta.Collections(db)...)
+			cols, err := p.meta.Collections(ctx, db)
+			if err != nil {
+				return err
+			}
+			out[db] = append(out[db], cols...)
 			return nil
 		}
 		for _, n := range names {
@@ -44,7 +48,11 @@ func (p *Proxy) flushAllScope(ctx context.Context, db string, targets []*milvusp
 			return nil, err
 		}
 	default:
-		for _, d := range p.meta.Databases() {
+		dbs, err := p.meta.Databases(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dbs {
 			if err := add(d.Name, nil); err != nil {
 				return nil, err
 			}
@@ -104,7 +112,10 @@ func (p *Proxy) GetFlushAllState(ctx context.Context, req *milvuspb.GetFlushAllS
 	for db, cols := range scope {
 		st := &milvuspb.FlushAllState{DbName: db, CollectionFlushStates: map[string]bool{}}
 		for _, col := range cols {
-			flushed := p.flushedBefore(col, ts)
+			flushed, err := p.flushedBefore(ctx, col, ts)
+			if err != nil {
+				return &milvuspb.GetFlushAllStateResponse{Status: errcode.Status(err)}, nil
+			}
 			st.CollectionFlushStates[col.Name] = flushed
 			resp.Flushed = resp.Flushed && flushed
 		}
@@ -114,7 +125,7 @@ func (p *Proxy) GetFlushAllState(ctx context.Context, req *milvuspb.GetFlushAllS
 }
 
 // flushedBefore reports whether the collection's rows written before ts are flushed.
-func (p *Proxy) flushedBefore(col *catalog.Collection, ts uint64) bool {
+func (p *Proxy) flushedBefore(ctx context.Context, col *catalog.Collection, ts uint64) (bool, error) {
 	var pending []int64
 	for _, s := range p.data.Segments(col.ID) {
 		if (s.State == catalog.SegmentGrowing || s.State == catalog.SegmentSealed) &&
@@ -122,7 +133,10 @@ func (p *Proxy) flushedBefore(col *catalog.Collection, ts uint64) bool {
 			pending = append(pending, s.ID)
 		}
 	}
-	return len(pending) == 0 && p.data.FlushState(nil, col.VChannels, ts)
+	if len(pending) > 0 {
+		return false, nil
+	}
+	return p.data.FlushState(ctx, nil, col.VChannels, ts)
 }
 
 // startedBefore reports whether a segment holds rows written at or before

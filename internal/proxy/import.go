@@ -16,11 +16,12 @@ import (
 	"github.com/strata-db/strata/internal/importer"
 )
 
-// Importer runs bulk-import jobs (importer.Manager).
+// Importer runs bulk-import jobs (importer.Manager). Job reports false
+// when there is no such job; an error is a failure to find out.
 type Importer interface {
 	Submit(ctx context.Context, req importer.Request) (int64, error)
-	Job(id int64) (importer.Job, bool)
-	Jobs(db string, collectionID int64) []importer.Job
+	Job(ctx context.Context, id int64) (importer.Job, bool, error)
+	Jobs(ctx context.Context, db string, collectionID int64) ([]importer.Job, error)
 }
 
 // SetImporter gives the proxy the import job runner; call it before serving.
@@ -135,7 +136,10 @@ func (p *Proxy) ImportJob(ctx context.Context, db string, id int64) (importer.Jo
 	if p.imp == nil {
 		return importer.Job{}, errNoImporter
 	}
-	j, ok := p.imp.Job(id)
+	j, ok, err := p.imp.Job(ctx, id)
+	if err != nil {
+		return importer.Job{}, err
+	}
 	if !ok || (db != "" && j.DB != dbName(ctx, db)) {
 		return importer.Job{}, importer.Failed("import job does not exist, jobID=%d", id)
 	}
@@ -155,7 +159,7 @@ func (p *Proxy) ImportJobs(ctx context.Context, db, collection string) ([]import
 		}
 		id = col.ID
 	}
-	return p.imp.Jobs(dbName(ctx, db), id), nil
+	return p.imp.Jobs(ctx, dbName(ctx, db), id)
 }
 
 // Import implements the v1 import RPC (pymilvus utility.do_bulk_insert) as

@@ -23,7 +23,10 @@ func (p *Proxy) ManualCompaction(ctx context.Context, req *milvuspb.ManualCompac
 	if err != nil {
 		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
 	}
-	_, _, _, plans := p.data.CompactionState(id)
+	_, _, _, plans, err := p.data.CompactionState(ctx, id)
+	if err != nil {
+		return &milvuspb.ManualCompactionResponse{Status: errcode.Status(err)}, nil
+	}
 	return &milvuspb.ManualCompactionResponse{Status: ok(), CompactionID: id, CompactionPlanCount: int32(len(plans))}, nil
 }
 
@@ -46,12 +49,16 @@ func (p *Proxy) collectionByNameOrID(ctx context.Context, db, name string, id in
 	if name != "" {
 		return p.collection(ctx, db, name)
 	}
-	return p.collectionByID(id)
+	return p.collectionByID(ctx, id)
 }
 
-func (p *Proxy) collectionByID(id int64) (*catalog.Collection, error) {
+func (p *Proxy) collectionByID(ctx context.Context, id int64) (*catalog.Collection, error) {
 	for _, db := range []string{"default"} {
-		for _, c := range p.meta.Collections(db) {
+		cols, err := p.meta.Collections(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cols {
 			if c.ID == id {
 				return c, nil
 			}
@@ -68,8 +75,11 @@ func compactionState(executing int) commonpb.CompactionState {
 }
 
 // GetCompactionState reports a manual compaction's progress.
-func (p *Proxy) GetCompactionState(_ context.Context, req *milvuspb.GetCompactionStateRequest) (*milvuspb.GetCompactionStateResponse, error) {
-	executing, completed, failed, _ := p.data.CompactionState(req.GetCompactionID())
+func (p *Proxy) GetCompactionState(ctx context.Context, req *milvuspb.GetCompactionStateRequest) (*milvuspb.GetCompactionStateResponse, error) {
+	executing, completed, failed, _, err := p.data.CompactionState(ctx, req.GetCompactionID())
+	if err != nil {
+		return &milvuspb.GetCompactionStateResponse{Status: errcode.Status(err)}, nil
+	}
 	return &milvuspb.GetCompactionStateResponse{
 		Status: ok(), State: compactionState(executing),
 		ExecutingPlanNo: int64(executing), CompletedPlanNo: int64(completed), FailedPlanNo: int64(failed),
@@ -77,8 +87,11 @@ func (p *Proxy) GetCompactionState(_ context.Context, req *milvuspb.GetCompactio
 }
 
 // GetCompactionStateWithPlans reports a manual compaction's plans.
-func (p *Proxy) GetCompactionStateWithPlans(_ context.Context, req *milvuspb.GetCompactionPlansRequest) (*milvuspb.GetCompactionPlansResponse, error) {
-	executing, _, _, plans := p.data.CompactionState(req.GetCompactionID())
+func (p *Proxy) GetCompactionStateWithPlans(ctx context.Context, req *milvuspb.GetCompactionPlansRequest) (*milvuspb.GetCompactionPlansResponse, error) {
+	executing, _, _, plans, err := p.data.CompactionState(ctx, req.GetCompactionID())
+	if err != nil {
+		return &milvuspb.GetCompactionPlansResponse{Status: errcode.Status(err)}, nil
+	}
 	resp := &milvuspb.GetCompactionPlansResponse{Status: ok(), State: compactionState(executing)}
 	for _, pl := range plans {
 		mi := &milvuspb.CompactionMergeInfo{}
@@ -154,6 +167,12 @@ func (p *Proxy) GetReplicas(ctx context.Context, req *milvuspb.GetReplicasReques
 	if err != nil {
 		return &milvuspb.GetReplicasResponse{Status: errcode.Status(err)}, nil
 	}
+	// Replicas first: its error says the query side could not be reached,
+	// which Loaded (no error) would read as "not loaded".
+	replicas, err := p.query.Replicas(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.GetReplicasResponse{Status: errcode.Status(err)}, nil
+	}
 	loaded, parts := p.query.Loaded(col.ID)
 	if !loaded {
 		return &milvuspb.GetReplicasResponse{Status: errcode.Status(
@@ -164,7 +183,6 @@ func (p *Proxy) GetReplicas(ctx context.Context, req *milvuspb.GetReplicasReques
 			parts = append(parts, part.ID)
 		}
 	}
-	replicas := p.query.Replicas(col.ID)
 	if replicas == nil {
 		leaders := map[string]int64{}
 		for _, ch := range col.VChannels {

@@ -82,6 +82,7 @@ type Proxy struct {
 	logger *slog.Logger
 	connID atomic.Int64
 	rbac   *auth.Guard // users, roles and grants (auth.go); nil until SetAuth
+	rbacW  RBACWriter  // where RBAC changes go (auth.go); nil: rbac's store
 
 	quotas *quota.Quotas  // rate limits and write protection (quota.go); nil: none
 	imp    Importer       // bulk import jobs (import.go); nil until SetImporter

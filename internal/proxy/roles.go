@@ -6,6 +6,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
+	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/rgroup"
@@ -15,13 +16,16 @@ import (
 // is a contract that cluster mode puts on the network as it stands; the
 // standalone server passes one object for all the roles of a coordinator
 // (CatalogOf, DataCoordOf, QueryNodeOf), cluster mode may pass a different
-// client per role.
+// client per role. Every method that may have to cross the network has an
+// error result, even where the in-process component answers from memory:
+// a remote failure must never read as an empty answer (no collections, no
+// rows, not flushed, no replicas).
 
 // CollectionResolver resolves collections by database and name (aliases
 // included) from the root coordinator's catalog.
 type CollectionResolver interface {
 	Collection(db, name string) (*catalog.Collection, error)
-	Collections(db string) []*catalog.Collection
+	Collections(ctx context.Context, db string) ([]*catalog.Collection, error)
 }
 
 // CollectionDDL creates, drops, renames and alters collections and their
@@ -53,7 +57,7 @@ type LoadRecorder interface {
 // DatabaseCatalog owns databases (root coordinator).
 type DatabaseCatalog interface {
 	Database(name string) (*catalog.DatabaseInfo, error)
-	Databases() []*catalog.DatabaseInfo
+	Databases(ctx context.Context) ([]*catalog.DatabaseInfo, error)
 	CreateDatabase(ctx context.Context, name string, props map[string]string) error
 	AlterDatabase(ctx context.Context, name string, set map[string]string, deleteKeys []string) error
 	DropDatabase(ctx context.Context, name string) error
@@ -109,13 +113,13 @@ type SegmentAllocator interface {
 // flush timestamp, FlushState whether all of them are flushed.
 type Flusher interface {
 	Flush(ctx context.Context, collectionID int64, vchannels []string) ([]int64, uint64, error)
-	FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool
+	FlushState(ctx context.Context, segIDs []int64, vchannels []string, flushTS uint64) (bool, error)
 }
 
 // SegmentLister reports a collection's segments and row count (data
 // coordinator).
 type SegmentLister interface {
-	RowCount(collectionID int64, partitions []int64) int64
+	RowCount(ctx context.Context, collectionID int64, partitions []int64) (int64, error)
 	Segments(collectionID int64) []catalog.SegmentInfo
 }
 
@@ -132,7 +136,7 @@ type DataDropper interface {
 type IndexCoord interface {
 	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
 	Indexes(ctx context.Context, collectionID int64) ([]catalog.IndexInfo, error)
-	IndexProgress(indexID int64) catalog.IndexProgress
+	IndexProgress(ctx context.Context, indexID int64) (catalog.IndexProgress, error)
 	DropIndex(ctx context.Context, collectionID int64, name string) error
 	AlterIndex(ctx context.Context, collectionID int64, name string, set map[string]string, deleteKeys []string) error
 }
@@ -143,7 +147,7 @@ type CompactionCoord interface {
 	// ManualCompaction plans every compaction possible now; targetSize > 0
 	// (bytes) is a force merge of each partition's L1 segments.
 	ManualCompaction(ctx context.Context, collectionID, targetSize int64) (int64, error)
-	CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan)
+	CompactionState(ctx context.Context, triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan, err error)
 }
 
 // DataCoord is the data coordinator as the proxy uses it, one field per
@@ -200,7 +204,7 @@ type Loader interface {
 	Segments(collectionID int64) []plan.SegmentInfo
 	// Replicas is where the collection's replicas run; nil when the query
 	// side is a single query node (one replica on it).
-	Replicas(collectionID int64) []plan.Replica
+	Replicas(ctx context.Context, collectionID int64) ([]plan.Replica, error)
 }
 
 // Reader serves searches and queries of loaded collections.
@@ -235,4 +239,23 @@ type ResourceGroups interface {
 	TransferReplica(ctx context.Context, source, target string, collectionID int64, n int) error
 	ListResourceGroups(ctx context.Context) ([]string, error)
 	DescribeResourceGroup(ctx context.Context, name string) (rgroup.Info, error)
+}
+
+// RBACWriter changes users, roles, grants and privilege groups: the RBAC
+// store (auth.Store) in process, the coordinator that owns it from a
+// proxy process. The proxy checks the caller and resolves the request
+// (passwords decoded, a grant's object, database and grantor) before it
+// calls the writer; the proxy's reads use its own auth.Guard's store.
+type RBACWriter interface {
+	CreateUser(ctx context.Context, name, password string) error
+	UpdatePassword(ctx context.Context, name, oldPassword, newPassword string) error
+	DeleteUser(ctx context.Context, name string) error
+	CreateRole(ctx context.Context, role string) error
+	DropRole(ctx context.Context, role string, force bool) error
+	OperateUserRole(ctx context.Context, user, role string, add bool) error
+	OperateGrant(ctx context.Context, g auth.Grant, add bool) error
+	CreateGroup(ctx context.Context, name string) error
+	DropGroup(ctx context.Context, name string) error
+	OperateGroup(ctx context.Context, name string, privs []string, add bool) error
+	Restore(ctx context.Context, snap auth.Snapshot) error
 }

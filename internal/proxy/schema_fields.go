@@ -45,9 +45,12 @@ func (p *Proxy) reloadSchema(ctx context.Context, col *catalog.Collection) error
 	if !loaded {
 		return nil
 	}
-	replicas := len(p.query.Replicas(col.ID)) // loaded again as many times
+	replicas, err := p.query.Replicas(ctx, col.ID) // loaded again as many times
+	if err != nil {
+		return err
+	}
 	p.query.Release(col.ID)
-	return p.query.Load(ctx, col.ID, parts, replicas, nil)
+	return p.query.Load(ctx, col.ID, parts, len(replicas), nil)
 }
 
 // AlterCollectionField sets or deletes properties of one field (Milvus

@@ -21,7 +21,10 @@ func (p *Proxy) TruncateCollection(ctx context.Context, req *milvuspb.TruncateCo
 		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil
 	}
 	loaded, parts := p.query.Loaded(col.ID)
-	replicas := len(p.query.Replicas(col.ID))
+	replicas, err := p.query.Replicas(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil
+	}
 	if loaded {
 		p.query.Release(col.ID)
 	}
@@ -29,7 +32,7 @@ func (p *Proxy) TruncateCollection(ctx context.Context, req *milvuspb.TruncateCo
 	if loaded {
 		// Loaded again whatever the truncate did: a failed one left the
 		// data as it was, and the collection must stay readable.
-		if lerr := p.query.Load(ctx, col.ID, parts, replicas, nil); err == nil {
+		if lerr := p.query.Load(ctx, col.ID, parts, len(replicas), nil); err == nil {
 			err = lerr
 		}
 	}

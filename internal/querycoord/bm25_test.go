@@ -77,7 +77,7 @@ func TestFullTextScoresAcrossNodes(t *testing.T) {
 	require.NoError(t, err)
 	ids, ts, err := c.s.Data.Flush(ctx, col.ID, col.VChannels)
 	require.NoError(t, err)
-	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.Data.FlushState(ids, col.VChannels, ts) })
+	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.FlushState(ids, col.VChannels, ts) })
 	insert(150, 230) // growing
 	del, err := c.s.Proxy.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: docs, Expr: "id in [3, 7, 160]"})
 	ok(t, del.GetStatus(), err)
@@ -92,7 +92,7 @@ func TestFullTextScoresAcrossNodes(t *testing.T) {
 	a, b := c.addLocal(), c.addRemote()
 	st, err = c.px.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: docs})
 	ok(t, st, err)
-	leaders := c.coord.Replicas(col.ID)[0].Leaders
+	leaders := c.placed(col.ID)[0].Leaders
 	require.ElementsMatch(t, []int64{a, b}, []int64{leaders[col.VChannels[0]], leaders[col.VChannels[1]]}, "one shard per node")
 	src, _ := c.serveLeaders()
 	_, rpx := c.newRouter(src, querycoord.RouterDefaults())

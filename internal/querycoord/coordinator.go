@@ -541,8 +541,15 @@ func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
 }
 
 // Replicas is where a loaded collection's replicas run: their nodes,
-// shard leaders and the nodes' addresses.
-func (c *Coordinator) Replicas(collectionID int64) []plan.Replica {
+// shard leaders, the nodes' addresses and resource groups. The error is
+// always nil in process; the signature is the proxy's Loader role, which
+// a remote query coordinator implements too.
+func (c *Coordinator) Replicas(_ context.Context, collectionID int64) ([]plan.Replica, error) {
+	return c.replicas(collectionID), nil
+}
+
+// replicas is Replicas's answer.
+func (c *Coordinator) replicas(collectionID int64) []plan.Replica {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	lc, ok := c.loaded[collectionID]

@@ -70,6 +70,14 @@ type cluster struct {
 	nodes map[int64]*qnode           // every node by membership ID
 }
 
+// placed is where the coordinator places the collection's replicas.
+func (c *cluster) placed(collectionID int64) []plan.Replica {
+	c.t.Helper()
+	reps, err := c.coord.Replicas(context.Background(), collectionID)
+	require.NoError(c.t, err)
+	return reps
+}
+
 // qnode is one query node of the cluster.
 type qnode struct {
 	node   *querynode.Node
@@ -275,7 +283,7 @@ func (c *cluster) prepare() {
 	require.Len(t, col.VChannels, 2)
 	ids, ts, err := c.s.Data.Flush(ctx, col.ID, col.VChannels)
 	require.NoError(t, err)
-	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.Data.FlushState(ids, col.VChannels, ts) })
+	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.FlushState(ids, col.VChannels, ts) })
 	insert(120, 200)
 	del, err := c.s.Proxy.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: coll, Expr: "id in [2, 4, 130]"})
 	ok(t, del.GetStatus(), err)
@@ -538,7 +546,7 @@ func TestTakeOverServesWithTheReplicasLeft(t *testing.T) {
 	col, err := c.s.Root.Collection("", coll)
 	require.NoError(t, err)
 	require.NoError(t, c.coord.Load(context.Background(), col.ID, nil, 0, nil), "a reload serves with the replicas left")
-	reps := c.coord.Replicas(col.ID)
+	reps := c.placed(col.ID)
 	require.Len(t, reps, 2)
 	var nodes [][]int64
 	for _, r := range reps {
@@ -551,7 +559,7 @@ func TestTakeOverServesWithTheReplicasLeft(t *testing.T) {
 	// A new node joins: the waiting replica gets it and serves again.
 	d := c.addLocal()
 	require.Eventually(t, func() bool {
-		for _, r := range c.coord.Replicas(col.ID) {
+		for _, r := range c.placed(col.ID) {
 			if slices.Equal(r.Nodes, []int64{d}) && len(r.Leaders) == 2 {
 				return true
 			}
@@ -631,7 +639,7 @@ func TestRebalanceOntoAJoiningNode(t *testing.T) {
 	ok(t, c.load(1), nil)
 	col, err := c.s.Root.Collection("", coll)
 	require.NoError(t, err)
-	leaders := func() map[string]int64 { return c.coord.Replicas(col.ID)[0].Leaders }
+	leaders := func() map[string]int64 { return c.placed(col.ID)[0].Leaders }
 	require.Equal(t, map[string]int64{col.VChannels[0]: a, col.VChannels[1]: a}, leaders())
 	c.same()
 
@@ -709,7 +717,7 @@ func TestRebalanceOntoAJoiningNode(t *testing.T) {
 	require.Positive(t, n)
 	t.Logf("%d reads before, during and after the move, all exact", n)
 
-	reps := c.coord.Replicas(col.ID)
+	reps := c.placed(col.ID)
 	require.Len(t, reps, 1)
 	require.Equal(t, []int64{a, b}, reps[0].Nodes, "the free node joined the replica")
 	moved, kept := slices.Min(col.VChannels), slices.Max(col.VChannels) // the lowest name moves
@@ -727,6 +735,6 @@ func TestRebalanceOntoAJoiningNode(t *testing.T) {
 
 	// Balanced: an explicit rebalance moves nothing.
 	require.NoError(t, c.coord.Rebalance(ctx))
-	require.Equal(t, reps, c.coord.Replicas(col.ID))
+	require.Equal(t, reps, c.placed(col.ID))
 	c.same()
 }

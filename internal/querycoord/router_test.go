@@ -111,7 +111,7 @@ func TestRouterReadsAsTheCoordinator(t *testing.T) {
 	local := c.addLocal()
 	ok(t, c.load(1), nil)
 	id := c.collectionID()
-	leaders := c.coord.Replicas(id)[0].Leaders
+	leaders := c.placed(id)[0].Leaders
 	require.ElementsMatch(t, []int64{remote, local}, []int64{leaders[c.vchannel(0)], leaders[c.vchannel(1)]}, "one shard per node")
 
 	src, _ := c.serveLeaders()
@@ -160,7 +160,7 @@ func TestRouterFailsOverWhenANodeDies(t *testing.T) {
 	c.prepare()
 	a, b := c.addRemote(), c.addRemote()
 	ok(t, c.load(2), nil)
-	reps := c.coord.Replicas(c.collectionID())
+	reps := c.placed(c.collectionID())
 	require.ElementsMatch(t, []int64{a, b}, []int64{reps[0].Nodes[0], reps[1].Nodes[0]})
 	src, _ := c.serveLeaders()
 	cfg := querycoord.RouterDefaults()
@@ -194,7 +194,7 @@ func TestRouterFailsOverWhenANodeDies(t *testing.T) {
 	router.Invalidate(c.collectionID())
 	ok(t, c.load(1), nil)
 	c.sameAs(rpx)
-	leaders := c.coord.Replicas(c.collectionID())[0].Leaders
+	leaders := c.placed(c.collectionID())[0].Leaders
 	dead := leaders[c.vchannel(0)]
 	c.stopServing(dead)
 	c.kill(dead)
@@ -227,7 +227,7 @@ func TestRouterReadsThroughARebalance(t *testing.T) {
 	_, rpx := c.newRouter(src, querycoord.RouterDefaults())
 	c.sameAs(rpx)
 	id := c.collectionID()
-	before := c.coord.Replicas(id)[0].Leaders
+	before := c.placed(id)[0].Leaders
 
 	ctx := context.Background()
 	search, count := searches(t)["top-k"], queries()["count"]
@@ -281,7 +281,7 @@ func TestRouterReadsThroughARebalance(t *testing.T) {
 	c.addRemote()
 	require.Eventually(t, func() bool {
 		check()
-		l := c.coord.Replicas(id)[0].Leaders
+		l := c.placed(id)[0].Leaders
 		return l[c.vchannel(0)] != l[c.vchannel(1)]
 	}, 30*time.Second, time.Millisecond, "a shard moves to the joining node")
 	// The old leader drops the shard it handed off, under the router's
@@ -292,7 +292,7 @@ func TestRouterReadsThroughARebalance(t *testing.T) {
 	for err := range failed {
 		require.NoError(t, err)
 	}
-	require.NotEqual(t, before, c.coord.Replicas(id)[0].Leaders)
+	require.NotEqual(t, before, c.placed(id)[0].Leaders)
 	t.Logf("%d reads through the router before, during and after the move, all exact", done.Load())
 	c.sameAs(rpx)
 }

@@ -32,7 +32,7 @@ func second(t *testing.T, s *stacktest.Stack, rows int64) (int64, []int64) {
 	ids, ts, err := s.Data.Flush(ctx, col.ID, col.VChannels)
 	require.NoError(t, err)
 	require.NotEmpty(t, ids)
-	s.RunDataNode(s.NewDataNode(), func() bool { return s.Data.FlushState(ids, col.VChannels, ts) })
+	s.RunDataNode(s.NewDataNode(), func() bool { return s.FlushState(ids, col.VChannels, ts) })
 	return col.ID, ids
 }
 

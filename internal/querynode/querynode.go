@@ -572,7 +572,7 @@ func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
 
 // Replicas implements the proxy's Loader role: a single query node is the
 // collection's one replica, which the proxy reports itself, so it is nil.
-func (n *Node) Replicas(int64) []plan.Replica { return nil }
+func (n *Node) Replicas(context.Context, int64) ([]plan.Replica, error) { return nil, nil }
 
 // VChannels lists the vchannels the node serves for a loaded collection
 // (nil when it is not loaded).

@@ -42,7 +42,7 @@ func TestShardsBeyondPChannels(t *testing.T) {
 	ids, ts, err := s.Data.Flush(ctx, col.ID, col.VChannels)
 	require.NoError(t, err)
 	require.Len(t, ids, 2, "a segment per shard")
-	s.RunDataNode(s.NewDataNode(), func() bool { return s.Data.FlushState(ids, col.VChannels, ts) })
+	s.RunDataNode(s.NewDataNode(), func() bool { return s.FlushState(ids, col.VChannels, ts) })
 
 	check := func() {
 		t.Helper()

@@ -74,8 +74,9 @@ func (c *Core) Database(name string) (*catalog.DatabaseInfo, error) {
 	return &cp, nil
 }
 
-// Databases lists the databases, sorted by name.
-func (c *Core) Databases() []*catalog.DatabaseInfo {
+// Databases lists the databases, sorted by name. The error is always nil
+// in process (proxy.DatabaseCatalog's signature).
+func (c *Core) Databases(context.Context) ([]*catalog.DatabaseInfo, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]*catalog.DatabaseInfo, 0, len(c.dbs))
@@ -84,7 +85,7 @@ func (c *Core) Databases() []*catalog.DatabaseInfo {
 		out = append(out, &cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return out, nil
 }
 
 // CreateDatabase creates an empty database.
@@ -171,7 +172,7 @@ func (c *Core) DropDatabase(ctx context.Context, name string) error {
 	if !exists {
 		return nil
 	}
-	if cols := c.Collections(name); len(cols) > 0 {
+	if cols := c.collections(name); len(cols) > 0 {
 		return errcode.Invalid("database:%s not empty, must drop all collections before drop database", name)
 	}
 	if err := c.kv.Txn(ctx, metastore.Delete(catalog.DatabaseKey(name))); err != nil {

@@ -77,7 +77,9 @@ func TestDatabasesAndAliasesPersist(t *testing.T) {
 
 	names := func() []string {
 		var out []string
-		for _, db := range core.Databases() {
+		dbs, err := core.Databases(context.Background())
+		require.NoError(t, err)
+		for _, db := range dbs {
 			out = append(out, db.Name)
 		}
 		return out

@@ -392,8 +392,15 @@ func (c *Core) CollectionByID(id int64) (*catalog.Collection, error) {
 	return col, nil
 }
 
-// Collections lists the collections of database db, sorted by name.
-func (c *Core) Collections(db string) []*catalog.Collection {
+// Collections lists the collections of database db, sorted by name. The
+// error is always nil in process; the signature is the proxy's role
+// (proxy.CollectionResolver), which a remote catalog implements too.
+func (c *Core) Collections(_ context.Context, db string) ([]*catalog.Collection, error) {
+	return c.collections(db), nil
+}
+
+// collections lists the collections of database db, sorted by name.
+func (c *Core) collections(db string) []*catalog.Collection {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out []*catalog.Collection

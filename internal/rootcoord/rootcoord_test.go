@@ -124,7 +124,7 @@ func TestCreateCollection(t *testing.T) {
 	// Idempotent with the identical schema: nothing new is announced.
 	require.NoError(t, c.CreateCollection(ctx, "default", schemaNamed("a", "4"), 2, commonpb.ConsistencyLevel_Bounded, nil))
 	require.Len(t, e.messages(t, col.PChannels[0]), 1)
-	require.Len(t, c.Collections(""), 1)
+	require.Len(t, collections(t, c, ""), 1)
 	// A different schema under the same name is refused.
 	err = c.CreateCollection(ctx, "", schemaNamed("a", "8"), 2, commonpb.ConsistencyLevel_Bounded, nil)
 	require.Equal(t, errcode.IllegalArgument, errcode.CodeOf(err))
@@ -156,8 +156,8 @@ func TestCreateCollection(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, b.Shards, "shards ≤ 0 means one")
 	require.NotEqual(t, col.ID, b.ID)
-	require.Equal(t, []string{"a", "b"}, names(c.Collections("default")))
-	require.Empty(t, c.Collections("other"))
+	require.Equal(t, []string{"a", "b"}, names(collections(t, c, "default")))
+	require.Empty(t, collections(t, c, "other"))
 	require.ElementsMatch(t, append(append([]string(nil), col.VChannels...), b.VChannels...), c.LiveVChannels())
 
 	_, err = c.Collection("", "missing")
@@ -363,4 +363,12 @@ func TestCreateCollectionPartitionKey(t *testing.T) {
 			require.Equal(t, want, names)
 		})
 	}
+}
+
+// collections lists db's collections (Core.Collections).
+func collections(t *testing.T, c *Core, db string) []*catalog.Collection {
+	t.Helper()
+	cols, err := c.Collections(context.Background(), db)
+	require.NoError(t, err)
+	return cols
 }

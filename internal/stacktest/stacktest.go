@@ -376,8 +376,27 @@ func (s *Stack) Seal() ([]int64, uint64) {
 func (s *Stack) Flush() []int64 {
 	s.T.Helper()
 	ids, ts := s.Seal()
-	s.RunDataNode(s.NewDataNode(), func() bool { return s.Data.FlushState(ids, s.VChannels, ts) })
+	s.RunDataNode(s.NewDataNode(), func() bool { return s.FlushState(ids, s.VChannels, ts) })
 	return ids
+}
+
+// FlushState reports whether the segments are flushed and the vchannels'
+// checkpoints have passed ts (datacoord.Coordinator.FlushState, whose
+// error is nil in process).
+func (s *Stack) FlushState(ids []int64, vchannels []string, ts uint64) bool {
+	s.T.Helper()
+	flushed, err := s.Data.FlushState(context.Background(), ids, vchannels, ts)
+	require.NoError(s.T, err)
+	return flushed
+}
+
+// CompactionState reports a compaction trigger's plans
+// (datacoord.Coordinator.CompactionState, whose error is nil in process).
+func (s *Stack) CompactionState(id int64) (executing, completed, failed int, plans []catalog.CompactionPlan) {
+	s.T.Helper()
+	executing, completed, failed, plans, err := s.Data.CompactionState(context.Background(), id)
+	require.NoError(s.T, err)
+	return executing, completed, failed, plans
 }
 
 // Compact runs a manual compaction to completion (a fresh data node executes it).
@@ -386,7 +405,7 @@ func (s *Stack) Compact() {
 	id, err := s.Data.ManualCompaction(context.Background(), s.CollectionID, 0)
 	require.NoError(s.T, err)
 	s.RunDataNode(s.NewDataNode(), func() bool {
-		executing, completed, failed, _ := s.Data.CompactionState(id)
+		executing, completed, failed, _ := s.CompactionState(id)
 		require.Zero(s.T, failed, "failed compaction plans")
 		return executing == 0 && completed > 0
 	})

@@ -106,7 +106,7 @@ func TestReportSyncAnswerLost(t *testing.T) {
 	s.DataNodeConfig.SegmentBufferSize = 16 << 20
 	s.Insert(60, 100)
 	ids, ts := s.Seal()
-	runDataNode(t, s, c, func() bool { return s.Data.FlushState(ids, s.VChannels, ts) && loser.retries() >= 2 })
+	runDataNode(t, s, c, func() bool { return s.FlushState(ids, s.VChannels, ts) && loser.retries() >= 2 })
 	require.Len(t, loser.reports(), 2, "a sync's answer and a flush's were lost")
 	require.EqualValues(t, 40, loser.reports()[1].Segments[0].Rows, "the flush wrote rows")
 
@@ -138,7 +138,9 @@ func TestReportSyncAnswerLost(t *testing.T) {
 		rows += seg.NumRows
 	}
 	require.EqualValues(t, 100, rows)
-	require.EqualValues(t, 100, s.Data.RowCount(s.CollectionID, nil))
+	rows, err := s.Data.RowCount(context.Background(), s.CollectionID, nil)
+	require.NoError(t, err)
+	require.EqualValues(t, 100, rows)
 
 	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1, nil))
 	require.NoError(t, s.QueryNode.WaitLoad(ctx, s.CollectionID))

@@ -141,7 +141,7 @@ func TestNodesThroughRemoteCoordinator(t *testing.T) {
 
 	s.Insert(0, 100)
 	ids, ts := s.Seal()
-	runDataNode(t, s, c, func() bool { return s.Data.FlushState(ids, s.VChannels, ts) })
+	runDataNode(t, s, c, func() bool { return s.FlushState(ids, s.VChannels, ts) })
 	for _, id := range ids {
 		require.Equal(t, "Flushed", s.State(id))
 	}

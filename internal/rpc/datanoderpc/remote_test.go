@@ -116,7 +116,7 @@ func TestRemoteChannelOwnership(t *testing.T) {
 
 	s.Insert(100, 150)
 	ids, ts := s.Seal()
-	require.Eventually(t, func() bool { return s.Data.FlushState(ids, s.VChannels, ts) }, 30*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return s.FlushState(ids, s.VChannels, ts) }, 30*time.Second, 5*time.Millisecond)
 	info, _, _ = s.Data.Segment(context.Background(), x)
 	require.EqualValues(t, 150, info.NumRows, "every row once")
 }

@@ -95,19 +95,13 @@ func (c *Catalog) Collection(db, name string) (*catalog.Collection, error) {
 		})
 }
 
-// Collections implements proxy.CollectionResolver (not cached). The role
-// has no error: when the call fails the error is logged and the answer is
-// empty.
-func (c *Catalog) Collections(db string) []*catalog.Collection {
-	resp, err := c.c.ListCollections(context.Background(), &proxyv1.ListCollectionsRequest{Db: db})
-	if err == nil {
-		var cols []*catalog.Collection
-		if cols, err = decodeCollections(resp.GetCollections()); err == nil {
-			return cols
-		}
+// Collections implements proxy.CollectionResolver (not cached).
+func (c *Catalog) Collections(ctx context.Context, db string) ([]*catalog.Collection, error) {
+	resp, err := c.c.ListCollections(ctx, &proxyv1.ListCollectionsRequest{Db: db})
+	if err != nil {
+		return nil, err
 	}
-	c.logger.Warn("listing collections failed", "db", db, "err", err)
-	return nil
+	return decodeCollections(resp.GetCollections())
 }
 
 // CreateCollectionPartitions implements proxy.CollectionDDL.
@@ -211,23 +205,21 @@ func (c *Catalog) Database(name string) (*catalog.DatabaseInfo, error) {
 		})
 }
 
-// Databases implements proxy.DatabaseCatalog (not cached). The role has
-// no error: when the call fails the error is logged and the answer is
-// empty.
-func (c *Catalog) Databases() []*catalog.DatabaseInfo {
-	resp, err := c.c.ListDatabases(context.Background(), &proxyv1.ListDatabasesRequest{})
-	if err == nil {
-		var dbs []catalog.DatabaseInfo
-		if dbs, err = coordrpc.DecodeRecords[catalog.DatabaseInfo]("database", resp.GetDatabases()); err == nil {
-			out := make([]*catalog.DatabaseInfo, len(dbs))
-			for i := range dbs {
-				out[i] = &dbs[i]
-			}
-			return out
-		}
+// Databases implements proxy.DatabaseCatalog (not cached).
+func (c *Catalog) Databases(ctx context.Context) ([]*catalog.DatabaseInfo, error) {
+	resp, err := c.c.ListDatabases(ctx, &proxyv1.ListDatabasesRequest{})
+	if err != nil {
+		return nil, err
 	}
-	c.logger.Warn("listing databases failed", "err", err)
-	return nil
+	dbs, err := coordrpc.DecodeRecords[catalog.DatabaseInfo]("database", resp.GetDatabases())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*catalog.DatabaseInfo, len(dbs))
+	for i := range dbs {
+		out[i] = &dbs[i]
+	}
+	return out, nil
 }
 
 // CreateDatabase implements proxy.DatabaseCatalog.

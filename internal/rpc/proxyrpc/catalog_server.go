@@ -17,7 +17,7 @@ import (
 // states.
 type RootCoord interface {
 	Collection(db, name string) (*catalog.Collection, error)
-	Collections(db string) []*catalog.Collection
+	Collections(ctx context.Context, db string) ([]*catalog.Collection, error)
 	CreateCollectionPartitions(ctx context.Context, db string, schema *schemapb.CollectionSchema, shards int,
 		level commonpb.ConsistencyLevel, props map[string]string, numPartitions int) error
 	DropCollection(ctx context.Context, db, name string) (*catalog.Collection, error)
@@ -30,7 +30,7 @@ type RootCoord interface {
 	DropPartition(ctx context.Context, db, coll, part string) (int64, error)
 	SetLoaded(ctx context.Context, db, coll string, loaded bool, parts []int64) error
 	Database(name string) (*catalog.DatabaseInfo, error)
-	Databases() []*catalog.DatabaseInfo
+	Databases(ctx context.Context) ([]*catalog.DatabaseInfo, error)
 	CreateDatabase(ctx context.Context, name string, props map[string]string) error
 	AlterDatabase(ctx context.Context, name string, set map[string]string, deleteKeys []string) error
 	DropDatabase(ctx context.Context, name string) error
@@ -72,8 +72,12 @@ func (s *CatalogServer) GetCollection(_ context.Context, req *proxyv1.GetCollect
 }
 
 // ListCollections implements CatalogService.ListCollections.
-func (s *CatalogServer) ListCollections(_ context.Context, req *proxyv1.ListCollectionsRequest) (*proxyv1.ListCollectionsResponse, error) {
-	bs, err := encodeCollections(s.root.Collections(req.GetDb()))
+func (s *CatalogServer) ListCollections(ctx context.Context, req *proxyv1.ListCollectionsRequest) (*proxyv1.ListCollectionsResponse, error) {
+	cols, err := s.root.Collections(ctx, req.GetDb())
+	if err != nil {
+		return nil, err
+	}
+	bs, err := encodeCollections(cols)
 	if err != nil {
 		return nil, err
 	}
@@ -189,8 +193,12 @@ func (s *CatalogServer) GetDatabase(_ context.Context, req *proxyv1.GetDatabaseR
 }
 
 // ListDatabases implements CatalogService.ListDatabases.
-func (s *CatalogServer) ListDatabases(context.Context, *proxyv1.ListDatabasesRequest) (*proxyv1.ListDatabasesResponse, error) {
-	bs, err := coordrpc.EncodeRecords("database", s.root.Databases())
+func (s *CatalogServer) ListDatabases(ctx context.Context, _ *proxyv1.ListDatabasesRequest) (*proxyv1.ListDatabasesResponse, error) {
+	dbs, err := s.root.Databases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := coordrpc.EncodeRecords("database", dbs)
 	if err != nil {
 		return nil, err
 	}

@@ -16,19 +16,19 @@ import (
 // where the WAL is (DmlService).
 type DataCoord interface {
 	Flush(ctx context.Context, collectionID int64, vchannels []string) ([]int64, uint64, error)
-	FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool
-	RowCount(collectionID int64, partitions []int64) int64
+	FlushState(ctx context.Context, segIDs []int64, vchannels []string, flushTS uint64) (bool, error)
+	RowCount(ctx context.Context, collectionID int64, partitions []int64) (int64, error)
 	Segments(collectionID int64) []catalog.SegmentInfo
 	DropCollection(ctx context.Context, collectionID int64, vchannels []string) error
 	DropPartition(ctx context.Context, collectionID, partitionID int64) error
 	Truncate(ctx context.Context, collectionID int64) error
 	CreateIndex(ctx context.Context, idx catalog.IndexInfo) error
 	Indexes(ctx context.Context, collectionID int64) ([]catalog.IndexInfo, error)
-	IndexProgress(indexID int64) catalog.IndexProgress
+	IndexProgress(ctx context.Context, indexID int64) (catalog.IndexProgress, error)
 	DropIndex(ctx context.Context, collectionID int64, name string) error
 	AlterIndex(ctx context.Context, collectionID int64, name string, set map[string]string, deleteKeys []string) error
 	ManualCompaction(ctx context.Context, collectionID, targetSize int64) (int64, error)
-	CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan)
+	CompactionState(ctx context.Context, triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan, err error)
 }
 
 // DataServer serves DataService from the data coordinator.
@@ -50,13 +50,21 @@ func (s *DataServer) Flush(ctx context.Context, req *proxyv1.FlushRequest) (*pro
 }
 
 // GetFlushState implements DataService.GetFlushState.
-func (s *DataServer) GetFlushState(_ context.Context, req *proxyv1.GetFlushStateRequest) (*proxyv1.GetFlushStateResponse, error) {
-	return &proxyv1.GetFlushStateResponse{Flushed: s.data.FlushState(req.GetSegmentIds(), req.GetVchannels(), req.GetFlushTs())}, nil
+func (s *DataServer) GetFlushState(ctx context.Context, req *proxyv1.GetFlushStateRequest) (*proxyv1.GetFlushStateResponse, error) {
+	flushed, err := s.data.FlushState(ctx, req.GetSegmentIds(), req.GetVchannels(), req.GetFlushTs())
+	if err != nil {
+		return nil, err
+	}
+	return &proxyv1.GetFlushStateResponse{Flushed: flushed}, nil
 }
 
 // GetRowCount implements DataService.GetRowCount.
-func (s *DataServer) GetRowCount(_ context.Context, req *proxyv1.GetRowCountRequest) (*proxyv1.GetRowCountResponse, error) {
-	return &proxyv1.GetRowCountResponse{RowCount: s.data.RowCount(req.GetCollectionId(), req.GetPartitionIds())}, nil
+func (s *DataServer) GetRowCount(ctx context.Context, req *proxyv1.GetRowCountRequest) (*proxyv1.GetRowCountResponse, error) {
+	n, err := s.data.RowCount(ctx, req.GetCollectionId(), req.GetPartitionIds())
+	if err != nil {
+		return nil, err
+	}
+	return &proxyv1.GetRowCountResponse{RowCount: n}, nil
 }
 
 // ListSegments implements DataService.ListSegments.
@@ -118,8 +126,12 @@ func (s *DataServer) ListIndexes(ctx context.Context, req *proxyv1.ListIndexesRe
 }
 
 // GetIndexProgress implements DataService.GetIndexProgress.
-func (s *DataServer) GetIndexProgress(_ context.Context, req *proxyv1.GetIndexProgressRequest) (*proxyv1.GetIndexProgressResponse, error) {
-	b, err := coordrpc.EncodeRecord("index progress", s.data.IndexProgress(req.GetIndexId()))
+func (s *DataServer) GetIndexProgress(ctx context.Context, req *proxyv1.GetIndexProgressRequest) (*proxyv1.GetIndexProgressResponse, error) {
+	p, err := s.data.IndexProgress(ctx, req.GetIndexId())
+	if err != nil {
+		return nil, err
+	}
+	b, err := coordrpc.EncodeRecord("index progress", p)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +164,11 @@ func (s *DataServer) ManualCompaction(ctx context.Context, req *proxyv1.ManualCo
 }
 
 // GetCompactionState implements DataService.GetCompactionState.
-func (s *DataServer) GetCompactionState(_ context.Context, req *proxyv1.GetCompactionStateRequest) (*proxyv1.GetCompactionStateResponse, error) {
-	ex, done, failed, plans := s.data.CompactionState(req.GetTriggerId())
+func (s *DataServer) GetCompactionState(ctx context.Context, req *proxyv1.GetCompactionStateRequest) (*proxyv1.GetCompactionStateResponse, error) {
+	ex, done, failed, plans, err := s.data.CompactionState(ctx, req.GetTriggerId())
+	if err != nil {
+		return nil, err
+	}
 	bs, err := coordrpc.EncodeRecords("compaction plan", plans)
 	if err != nil {
 		return nil, err
@@ -163,12 +178,10 @@ func (s *DataServer) GetCompactionState(_ context.Context, req *proxyv1.GetCompa
 
 // Data is a remote data coordinator as the proxy uses it: the roles of
 // proxy.DataCoord but SegmentAllocator (the DML append assigns segments on
-// the coordinator). The roles' status methods (FlushState, RowCount,
-// Segments, IndexProgress, CompactionState) have no error, as the
-// in-process coordinator answers them from memory: when the call fails
-// the error is logged and the answer is the empty one (not flushed, no
-// rows, no segments, no progress, no plans), which the API reports as
-// work not done yet, never as done.
+// the coordinator). A failed call is the method's error, never an empty
+// answer; Segments alone has no error (the role's in-process callers
+// read it from memory): when the call fails the error is logged and the
+// answer is no segments.
 type Data struct {
 	c      proxyv1.DataServiceClient
 	logger *slog.Logger
@@ -193,23 +206,21 @@ func (d *Data) Flush(ctx context.Context, collectionID int64, vchannels []string
 }
 
 // FlushState implements proxy.Flusher.
-func (d *Data) FlushState(segIDs []int64, vchannels []string, flushTS uint64) bool {
-	resp, err := d.c.GetFlushState(context.Background(), &proxyv1.GetFlushStateRequest{SegmentIds: segIDs, Vchannels: vchannels, FlushTs: flushTS})
+func (d *Data) FlushState(ctx context.Context, segIDs []int64, vchannels []string, flushTS uint64) (bool, error) {
+	resp, err := d.c.GetFlushState(ctx, &proxyv1.GetFlushStateRequest{SegmentIds: segIDs, Vchannels: vchannels, FlushTs: flushTS})
 	if err != nil {
-		d.failed("GetFlushState", err)
-		return false
+		return false, err
 	}
-	return resp.GetFlushed()
+	return resp.GetFlushed(), nil
 }
 
 // RowCount implements proxy.SegmentLister.
-func (d *Data) RowCount(collectionID int64, partitions []int64) int64 {
-	resp, err := d.c.GetRowCount(context.Background(), &proxyv1.GetRowCountRequest{CollectionId: collectionID, PartitionIds: partitions})
+func (d *Data) RowCount(ctx context.Context, collectionID int64, partitions []int64) (int64, error) {
+	resp, err := d.c.GetRowCount(ctx, &proxyv1.GetRowCountRequest{CollectionId: collectionID, PartitionIds: partitions})
 	if err != nil {
-		d.failed("GetRowCount", err)
-		return 0
+		return 0, err
 	}
-	return resp.GetRowCount()
+	return resp.GetRowCount(), nil
 }
 
 // Segments implements proxy.SegmentLister.
@@ -263,16 +274,12 @@ func (d *Data) Indexes(ctx context.Context, collectionID int64) ([]catalog.Index
 }
 
 // IndexProgress implements proxy.IndexCoord.
-func (d *Data) IndexProgress(indexID int64) catalog.IndexProgress {
-	resp, err := d.c.GetIndexProgress(context.Background(), &proxyv1.GetIndexProgressRequest{IndexId: indexID})
-	if err == nil {
-		var p catalog.IndexProgress
-		if p, err = coordrpc.DecodeRecord[catalog.IndexProgress]("index progress", resp.GetProgress()); err == nil {
-			return p
-		}
+func (d *Data) IndexProgress(ctx context.Context, indexID int64) (catalog.IndexProgress, error) {
+	resp, err := d.c.GetIndexProgress(ctx, &proxyv1.GetIndexProgressRequest{IndexId: indexID})
+	if err != nil {
+		return catalog.IndexProgress{}, err
 	}
-	d.failed("GetIndexProgress", err)
-	return catalog.IndexProgress{}
+	return coordrpc.DecodeRecord[catalog.IndexProgress]("index progress", resp.GetProgress())
 }
 
 // DropIndex implements proxy.IndexCoord.
@@ -297,13 +304,15 @@ func (d *Data) ManualCompaction(ctx context.Context, collectionID, targetSize in
 }
 
 // CompactionState implements proxy.CompactionCoord.
-func (d *Data) CompactionState(triggerID int64) (executing, completed, failed int, plans []catalog.CompactionPlan) {
-	resp, err := d.c.GetCompactionState(context.Background(), &proxyv1.GetCompactionStateRequest{TriggerId: triggerID})
-	if err == nil {
-		if plans, err = coordrpc.DecodeRecords[catalog.CompactionPlan]("compaction plan", resp.GetPlans()); err == nil {
-			return int(resp.GetExecuting()), int(resp.GetCompleted()), int(resp.GetFailed()), plans
-		}
+func (d *Data) CompactionState(ctx context.Context, triggerID int64) (executing, completed, failed int,
+	plans []catalog.CompactionPlan, err error,
+) {
+	resp, err := d.c.GetCompactionState(ctx, &proxyv1.GetCompactionStateRequest{TriggerId: triggerID})
+	if err != nil {
+		return 0, 0, 0, nil, err
 	}
-	d.failed("GetCompactionState", err)
-	return 0, 0, 0, nil
+	if plans, err = coordrpc.DecodeRecords[catalog.CompactionPlan]("compaction plan", resp.GetPlans()); err != nil {
+		return 0, 0, 0, nil, err
+	}
+	return int(resp.GetExecuting()), int(resp.GetCompleted()), int(resp.GetFailed()), plans, nil
 }

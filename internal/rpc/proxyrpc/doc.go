@@ -10,6 +10,8 @@
 //	DataService     NewDataServer(DataCoord)             Data: proxy.DataCoord
 //	DmlService      NewDMLServer(DML, CollectionByID)    DMLClient: proxy.DML
 //	ImportService   NewImportServer(Importer)            ImportClient: proxy.Importer
+//	RBACService     NewRBACServer(RBACWriter)            RBAC: proxy.RBACWriter
+//	ResourceGroupService NewResourceGroupServer(ResourceGroups) ResourceGroupClient: proxy.ResourceGroups
 //	ProxyService    NewProxyServer(Invalidator)          Notifier (the coordinator's side)
 //
 // The query side is the coordinator's query coordinator served as a
@@ -52,12 +54,22 @@
 // they only grow; a coordinator failover keeps them growing (the new
 // oracle starts beyond what the old one persisted, internal/tso).
 //
-// # Status methods without errors
+// # Status methods
 //
-// Some role methods have no error result, as the in-process components
-// answer them from memory (Collections, Databases, AliasesOf, FlushState,
-// RowCount, Segments, IndexProgress, CompactionState, an import Job):
-// when the call fails the error is logged and the answer is the empty one,
-// as queryrpc does for the Loader's status methods. Giving them errors is
-// the next step.
+// The roles' status methods have error results although the in-process
+// components answer them from memory (Collections, Databases, FlushState,
+// RowCount, IndexProgress, CompactionState, an import Job and Jobs): a
+// failed call is the error (code 2, retriable, when the coordinator cannot
+// be reached), never an empty answer. Two still have none, AliasesOf and
+// the data side's Segments: when the call fails the error is logged and
+// the answer is the empty one, as queryrpc does for the Loader's status
+// methods.
+//
+// # RBAC and resource groups
+//
+// A proxy checks the caller of an RBAC change and resolves the request,
+// then the coordinator's RBAC store makes it (RBACService; the store's
+// writes tell every proxy to reload before the call returns). Resource
+// groups are the coordinator's query coordinator's (ResourceGroupService);
+// TransferNode and TransferReplica are sent once (rpc.NoRetry).
 package proxyrpc

@@ -14,8 +14,8 @@ import (
 // Importer runs bulk-import jobs (proxy.Importer; importer.Manager).
 type Importer interface {
 	Submit(ctx context.Context, req importer.Request) (int64, error)
-	Job(id int64) (importer.Job, bool)
-	Jobs(db string, collectionID int64) []importer.Job
+	Job(ctx context.Context, id int64) (importer.Job, bool, error)
+	Jobs(ctx context.Context, db string, collectionID int64) ([]importer.Job, error)
 }
 
 // ImportServer serves ImportService from the coordinator's import jobs.
@@ -41,8 +41,11 @@ func (s *ImportServer) SubmitImport(ctx context.Context, req *proxyv1.SubmitImpo
 }
 
 // GetImportJob implements ImportService.GetImportJob.
-func (s *ImportServer) GetImportJob(_ context.Context, req *proxyv1.GetImportJobRequest) (*proxyv1.GetImportJobResponse, error) {
-	j, ok := s.imp.Job(req.GetJobId())
+func (s *ImportServer) GetImportJob(ctx context.Context, req *proxyv1.GetImportJobRequest) (*proxyv1.GetImportJobResponse, error) {
+	j, ok, err := s.imp.Job(ctx, req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return &proxyv1.GetImportJobResponse{}, nil
 	}
@@ -54,8 +57,11 @@ func (s *ImportServer) GetImportJob(_ context.Context, req *proxyv1.GetImportJob
 }
 
 // ListImportJobs implements ImportService.ListImportJobs.
-func (s *ImportServer) ListImportJobs(_ context.Context, req *proxyv1.ListImportJobsRequest) (*proxyv1.ListImportJobsResponse, error) {
-	jobs := s.imp.Jobs(req.GetDb(), req.GetCollectionId())
+func (s *ImportServer) ListImportJobs(ctx context.Context, req *proxyv1.ListImportJobsRequest) (*proxyv1.ListImportJobsResponse, error) {
+	jobs, err := s.imp.Jobs(ctx, req.GetDb(), req.GetCollectionId())
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]byte, len(jobs))
 	for i, j := range jobs {
 		b, err := encodeJSON("import job", j)
@@ -69,8 +75,8 @@ func (s *ImportServer) ListImportJobs(_ context.Context, req *proxyv1.ListImport
 
 // ImportClient is the coordinator's import jobs over ImportService
 // (proxy.Importer). Submit is sent once (rpc.NoRetry): a retried submit
-// could start the job twice. Job and Jobs have no error: when the call
-// fails the error is logged and the answer is "no such job" / none.
+// could start the job twice. A failed Job or Jobs call is its error, never
+// "no such job" or none.
 type ImportClient struct {
 	c      proxyv1.ImportServiceClient
 	logger *slog.Logger
@@ -95,35 +101,32 @@ func (c *ImportClient) Submit(ctx context.Context, req importer.Request) (int64,
 }
 
 // Job implements proxy.Importer.
-func (c *ImportClient) Job(id int64) (importer.Job, bool) {
-	resp, err := c.c.GetImportJob(context.Background(), &proxyv1.GetImportJobRequest{JobId: id})
-	if err == nil {
-		if !resp.GetFound() {
-			return importer.Job{}, false
-		}
-		var j importer.Job
-		if j, err = decodeJSON[importer.Job]("import job", resp.GetJob()); err == nil {
-			return j, true
-		}
+func (c *ImportClient) Job(ctx context.Context, id int64) (importer.Job, bool, error) {
+	resp, err := c.c.GetImportJob(ctx, &proxyv1.GetImportJobRequest{JobId: id})
+	if err != nil {
+		return importer.Job{}, false, err
 	}
-	c.logger.Warn("reading an import job failed", "job_id", id, "err", err)
-	return importer.Job{}, false
+	if !resp.GetFound() {
+		return importer.Job{}, false, nil
+	}
+	j, err := decodeJSON[importer.Job]("import job", resp.GetJob())
+	if err != nil {
+		return importer.Job{}, false, err
+	}
+	return j, true, nil
 }
 
 // Jobs implements proxy.Importer.
-func (c *ImportClient) Jobs(db string, collectionID int64) []importer.Job {
-	resp, err := c.c.ListImportJobs(context.Background(), &proxyv1.ListImportJobsRequest{Db: db, CollectionId: collectionID})
-	if err == nil {
-		out := make([]importer.Job, len(resp.GetJobs()))
-		for i, b := range resp.GetJobs() {
-			if out[i], err = decodeJSON[importer.Job]("import job", b); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			return out
+func (c *ImportClient) Jobs(ctx context.Context, db string, collectionID int64) ([]importer.Job, error) {
+	resp, err := c.c.ListImportJobs(ctx, &proxyv1.ListImportJobsRequest{Db: db, CollectionId: collectionID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]importer.Job, len(resp.GetJobs()))
+	for i, b := range resp.GetJobs() {
+		if out[i], err = decodeJSON[importer.Job]("import job", b); err != nil {
+			return nil, err
 		}
 	}
-	c.logger.Warn("listing import jobs failed", "db", db, "collection_id", collectionID, "err", err)
-	return nil
+	return out, nil
 }

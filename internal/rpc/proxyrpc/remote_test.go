@@ -2,10 +2,13 @@ package proxyrpc_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +21,9 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/strata-db/strata/internal/auth"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/metastore/embedded"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
@@ -56,8 +61,9 @@ func newNetwork(t *testing.T, cfg rpc.ClientConfig) *network {
 	return n
 }
 
-// serve serves the services register adds at addr until the test ends.
-func (n *network) serve(t *testing.T, addr string, register func(*grpc.Server)) {
+// serve serves the services register adds at addr until the test ends
+// or stop is called.
+func (n *network) serve(t *testing.T, addr string, register func(*grpc.Server)) (stop func()) {
 	t.Helper()
 	l := bufconn.Listen(1 << 20)
 	srv, err := rpc.NewServer(rpc.ServerDefaults(), slog.New(slog.DiscardHandler))
@@ -68,10 +74,15 @@ func (n *network) serve(t *testing.T, addr string, register func(*grpc.Server)) 
 	n.mu.Unlock()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Stop()
-		require.NoError(t, <-served)
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			srv.Stop()
+			require.NoError(t, <-served)
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func (n *network) conn(t *testing.T, addr string) grpc.ClientConnInterface {
@@ -100,6 +111,7 @@ func newRemoteProxy(t *testing.T, n *network, coord, addr string) remoteProxy {
 	px := proxy.New(proxy.Defaults(), proxy.CatalogOf(cat), proxy.DataCoordOf(proxyrpc.NewData(conn, logger)),
 		proxy.QueryNode{Loader: query, Reader: query}, proxyrpc.NewDMLClient(conn),
 		proxyrpc.NewIDs(clock.Allocate, 100), proxyrpc.NewTimestamps(clock.AllocateTimestamps), logger)
+	px.SetImporter(proxyrpc.NewImportClient(conn, logger))
 	n.serve(t, addr, func(srv *grpc.Server) {
 		proxyv1.RegisterProxyServiceServer(srv, proxyrpc.NewProxyServer(cat, logger))
 	})
@@ -110,6 +122,8 @@ func newRemoteProxy(t *testing.T, n *network, coord, addr string) remoteProxy {
 type cluster struct {
 	s    *stacktest.Stack
 	a, b remoteProxy
+	// stopCoord stops serving the coordinator's services.
+	stopCoord func()
 }
 
 func newCluster(t *testing.T) cluster {
@@ -121,14 +135,14 @@ func newCluster(t *testing.T) cluster {
 		func(context.Context) ([]string, error) { return []string{"proxy-a", "proxy-b", "proxy-dead"}, nil },
 		func(addr string) (grpc.ClientConnInterface, error) { return n.pool.Conn(addr) }, logger)
 	root := proxyrpc.Notifying(s.Root, notifier.Invalidate)
-	n.serve(t, "coord", func(srv *grpc.Server) {
+	stop := n.serve(t, "coord", func(srv *grpc.Server) {
 		proxyv1.RegisterCatalogServiceServer(srv, proxyrpc.NewCatalogServer(root))
 		proxyv1.RegisterDataServiceServer(srv, proxyrpc.NewDataServer(s.Data))
 		proxyv1.RegisterDmlServiceServer(srv, proxyrpc.NewDMLServer(proxy.NewLocalDML(s.Writer(), s.Data), s.Root))
 		querynodev1.RegisterQueryNodeServiceServer(srv, queryrpc.NewServer(s.QueryNode, s.QueryNode))
 		coordv1.RegisterClockServiceServer(srv, coordrpc.NewClockServer(s.IDs, s.IDs, s.Writer()))
 	})
-	return cluster{s: s, a: newRemoteProxy(t, n, "coord", "proxy-a"), b: newRemoteProxy(t, n, "coord", "proxy-b")}
+	return cluster{s: s, a: newRemoteProxy(t, n, "coord", "proxy-a"), b: newRemoteProxy(t, n, "coord", "proxy-b"), stopCoord: stop}
 }
 
 func schemaBytes(t *testing.T, name string) []byte {
@@ -313,4 +327,181 @@ func TestCoordinatorUnreachableFailsFast(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, rpc.CodeServiceUnavailable, ts.GetStatus().GetCode())
 	require.Less(t, time.Since(start), 10*time.Second)
+}
+
+// The proxy's status calls whose role methods once answered empty when the
+// coordinator could not be reached (Collections, Databases, RowCount,
+// FlushState, IndexProgress, CompactionState, import jobs, Replicas) fail
+// with the retriable code 2 once it stops, though the proxy still has the
+// collection cached: none answers as if there were nothing.
+func TestCoordinatorStoppedStatusCallsFail(t *testing.T) {
+	c := newCluster(t)
+	ctx := context.Background()
+	st, err := c.a.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: "w", Schema: schemaBytes(t, "w")})
+	requireOK(t, st, err)
+	resp, err := c.a.Insert(ctx, insertRows("w", 0, 10))
+	requireOK(t, resp.GetStatus(), err)
+	st, err = c.a.CreateIndex(ctx, &milvuspb.CreateIndexRequest{CollectionName: "w", FieldName: "vec", ExtraParams: []*commonpb.KeyValuePair{
+		{Key: "index_type", Value: "FLAT"}, {Key: "metric_type", Value: "L2"},
+	}})
+	requireOK(t, st, err)
+	compaction, err := c.a.ManualCompaction(ctx, &milvuspb.ManualCompactionRequest{CollectionName: "w"})
+	requireOK(t, compaction.GetStatus(), err)
+	flush, err := c.a.Flush(ctx, &milvuspb.FlushRequest{CollectionNames: []string{"w"}})
+	requireOK(t, flush.GetStatus(), err)
+
+	calls := map[string]func() (*commonpb.Status, error){
+		"show_collections": func() (*commonpb.Status, error) {
+			r, err := c.a.ShowCollections(ctx, &milvuspb.ShowCollectionsRequest{})
+			return r.GetStatus(), err
+		},
+		"list_databases": func() (*commonpb.Status, error) {
+			r, err := c.a.ListDatabases(ctx, &milvuspb.ListDatabasesRequest{})
+			return r.GetStatus(), err
+		},
+		"get_collection_statistics": func() (*commonpb.Status, error) {
+			r, err := c.a.GetCollectionStatistics(ctx, &milvuspb.GetCollectionStatisticsRequest{CollectionName: "w"})
+			return r.GetStatus(), err
+		},
+		"get_partition_statistics": func() (*commonpb.Status, error) {
+			r, err := c.a.GetPartitionStatistics(ctx, &milvuspb.GetPartitionStatisticsRequest{CollectionName: "w", PartitionName: "_default"})
+			return r.GetStatus(), err
+		},
+		"get_flush_state": func() (*commonpb.Status, error) {
+			r, err := c.a.GetFlushState(ctx, &milvuspb.GetFlushStateRequest{CollectionName: "w", FlushTs: flush.GetCollFlushTs()["w"]})
+			return r.GetStatus(), err
+		},
+		"get_flush_all_state": func() (*commonpb.Status, error) {
+			r, err := c.a.GetFlushAllState(ctx, &milvuspb.GetFlushAllStateRequest{FlushAllTs: 1})
+			return r.GetStatus(), err
+		},
+		"describe_index": func() (*commonpb.Status, error) {
+			r, err := c.a.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{CollectionName: "w"})
+			return r.GetStatus(), err
+		},
+		"get_compaction_state": func() (*commonpb.Status, error) {
+			r, err := c.a.GetCompactionState(ctx, &milvuspb.GetCompactionStateRequest{CompactionID: compaction.GetCompactionID()})
+			return r.GetStatus(), err
+		},
+		"get_compaction_plans": func() (*commonpb.Status, error) {
+			r, err := c.a.GetCompactionStateWithPlans(ctx, &milvuspb.GetCompactionPlansRequest{CompactionID: compaction.GetCompactionID()})
+			return r.GetStatus(), err
+		},
+		"get_replicas": func() (*commonpb.Status, error) {
+			r, err := c.a.GetReplicas(ctx, &milvuspb.GetReplicasRequest{CollectionName: "w"})
+			return r.GetStatus(), err
+		},
+		"import_job": func() (*commonpb.Status, error) {
+			_, err := c.a.ImportJob(ctx, "", 1)
+			return errcode.Status(err), nil
+		},
+		"import_jobs": func() (*commonpb.Status, error) {
+			_, err := c.a.ImportJobs(ctx, "", "")
+			return errcode.Status(err), nil
+		},
+	}
+	// Up: the calls answer (import jobs: the coordinator here serves no
+	// ImportService, so those fail either way and are checked below only).
+	for name, call := range calls {
+		if name == "import_job" || name == "import_jobs" || name == "get_replicas" {
+			continue
+		}
+		st, err := call()
+		requireOK(t, st, err)
+	}
+	c.stopCoord()
+	for name, call := range calls {
+		st, err := call()
+		require.NoError(t, err, name)
+		require.Equal(t, rpc.CodeServiceUnavailable, st.GetCode(), "%s: %s", name, st.GetReason())
+		require.True(t, st.GetRetriable(), name)
+	}
+}
+
+// RBAC changes through a proxy are made by the coordinator's store, with
+// the caller resolved on the proxy (the grantor) and the coordinator's
+// Milvus codes carried back.
+func TestRBACChangesThroughProxy(t *testing.T) {
+	n := newNetwork(t, rpc.ClientDefaults())
+	logger := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	open := func() *auth.Store {
+		kv, err := embedded.Open(filepath.Join(t.TempDir(), "meta.db"), logger)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, kv.Close()) })
+		st, err := auth.Open(ctx, kv, auth.Defaults(), logger)
+		require.NoError(t, err)
+		return st
+	}
+	coord, local := open(), open()
+	n.serve(t, "rbac", func(srv *grpc.Server) { proxyv1.RegisterRBACServiceServer(srv, proxyrpc.NewRBACServer(coord)) })
+	px := newCluster(t).a.Proxy // its catalog resolves aliases in grants
+	px.SetAuth(auth.NewGuard(local, true))
+	px.SetRBACWriter(proxyrpc.NewRBAC(n.conn(t, "rbac")))
+	pw := base64.StdEncoding.EncodeToString([]byte("alice-pw"))
+	asRoot := auth.WithUser(ctx, auth.RootUser)
+
+	st, err := px.CreateCredential(asRoot, &milvuspb.CreateCredentialRequest{Username: "alice", Password: pw})
+	requireOK(t, st, err)
+	require.True(t, coord.UserExists("alice"), "made on the coordinator")
+	require.False(t, local.UserExists("alice"), "not on the proxy's own store (it reloads when told)")
+	st, err = px.CreateCredential(asRoot, &milvuspb.CreateCredentialRequest{Username: "alice", Password: pw})
+	require.NoError(t, err)
+	require.Equal(t, auth.CodeLegacy, st.GetCode(), "the coordinator's code crosses the hop")
+	require.Contains(t, st.GetReason(), "user already exists")
+
+	st, err = px.CreateRole(asRoot, &milvuspb.CreateRoleRequest{Entity: &milvuspb.RoleEntity{Name: "analyst"}})
+	requireOK(t, st, err)
+	st, err = px.OperateUserRole(asRoot, &milvuspb.OperateUserRoleRequest{Username: "alice", RoleName: "analyst"})
+	requireOK(t, st, err)
+	require.Equal(t, []string{"analyst"}, coord.UserRoles("alice"))
+	st, err = px.OperatePrivilegeV2(asRoot, &milvuspb.OperatePrivilegeV2Request{
+		Role: &milvuspb.RoleEntity{Name: "analyst"}, Grantor: &milvuspb.GrantorEntity{Privilege: &milvuspb.PrivilegeEntity{Name: "Query"}},
+		Type: milvuspb.OperatePrivilegeType_Grant, DbName: "default", CollectionName: "c1",
+	})
+	requireOK(t, st, err)
+	require.Equal(t, []auth.Grant{{
+		Role: "analyst", ObjectType: auth.ObjectCollection, ObjectName: "c1", DB: "default", Privilege: "Query", Grantor: auth.RootUser,
+	}}, coord.Grants("analyst", "", "", ""))
+	st, err = px.CreatePrivilegeGroup(asRoot, &milvuspb.CreatePrivilegeGroupRequest{GroupName: "readers"})
+	requireOK(t, st, err)
+	st, err = px.OperatePrivilegeGroup(asRoot, &milvuspb.OperatePrivilegeGroupRequest{
+		GroupName: "readers", Privileges: []*milvuspb.PrivilegeEntity{{Name: "Query"}, {Name: "Search"}},
+		Type: milvuspb.OperatePrivilegeGroupType_AddPrivilegesToGroup,
+	})
+	requireOK(t, st, err)
+	st, err = px.UpdateCredential(asRoot, &milvuspb.UpdateCredentialRequest{
+		Username: "alice", OldPassword: base64.StdEncoding.EncodeToString([]byte("wrong-pw")), NewPassword: pw,
+	})
+	require.NoError(t, err)
+	require.Equal(t, auth.CodeNotAuthenticated, st.GetCode(), st.GetReason())
+
+	// A backup of the coordinator (read through a proxy whose store is
+	// the coordinator's) restored through the proxy into a fresh
+	// coordinator store comes back whole, root aside.
+	px.SetAuth(auth.NewGuard(coord, true))
+	backup, err := px.BackupRBAC(asRoot, &milvuspb.BackupRBACMetaRequest{})
+	requireOK(t, backup.GetStatus(), err)
+	meta := backup.GetRBACMeta()
+	meta.Users = slices.DeleteFunc(meta.Users, func(u *milvuspb.UserInfo) bool { return u.GetUser() == auth.RootUser })
+	snap := coord.Backup()
+	fresh := open()
+	n.serve(t, "rbac2", func(srv *grpc.Server) { proxyv1.RegisterRBACServiceServer(srv, proxyrpc.NewRBACServer(fresh)) })
+	px.SetRBACWriter(proxyrpc.NewRBAC(n.conn(t, "rbac2")))
+	withoutRoot := func(s auth.Snapshot) auth.Snapshot {
+		s.Users = slices.DeleteFunc(s.Users, func(u auth.SnapshotUser) bool { return u.Name == auth.RootUser })
+		return s
+	}
+	snap = withoutRoot(snap) // the fresh store has its own root
+	st, err = px.RestoreRBAC(asRoot, &milvuspb.RestoreRBACMetaRequest{RBACMeta: meta})
+	requireOK(t, st, err)
+	require.Equal(t, snap, withoutRoot(fresh.Backup()))
+	require.Len(t, snap.Groups, 1)
+
+	st, err = px.DropRole(asRoot, &milvuspb.DropRoleRequest{RoleName: "analyst"})
+	require.NoError(t, err)
+	require.NotZero(t, st.GetCode(), "a role with grants is not dropped without force")
+	st, err = px.DeleteCredential(asRoot, &milvuspb.DeleteCredentialRequest{Username: "alice"})
+	requireOK(t, st, err)
+	require.False(t, fresh.UserExists("alice"))
 }

@@ -84,9 +84,16 @@ func (c *Client) LoadVChannels(ctx context.Context, collectionID int64, partitio
 	return err
 }
 
-// Replicas is nil: the client reaches one query node, the collection's one
-// replica.
-func (c *Client) Replicas(int64) []plan.Replica { return nil }
+// Replicas is where the collection's replicas run: nil from a query node
+// (one replica by itself), the placed replicas from the coordinator's
+// query coordinator. A failed call is the error, never "no replicas".
+func (c *Client) Replicas(ctx context.Context, collectionID int64) ([]plan.Replica, error) {
+	resp, err := c.c.GetReplicas(ctx, &querynodev1.GetReplicasRequest{CollectionId: collectionID})
+	if err != nil {
+		return nil, err
+	}
+	return decodeReplicas(resp.GetReplicas()), nil
+}
 
 // Release releases a collection; a failure is logged (see the package
 // doc, "The status methods").

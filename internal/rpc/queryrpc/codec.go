@@ -400,7 +400,10 @@ func DecodeQueryResult(m *querynodev1.QueryResponse) (*plan.QueryResult, error) 
 func encodeSegments(segs []plan.SegmentInfo) []*querynodev1.SegmentInfo {
 	out := make([]*querynodev1.SegmentInfo, len(segs))
 	for i, s := range segs {
-		out[i] = &querynodev1.SegmentInfo{Id: s.ID, PartitionId: s.PartitionID, Rows: s.Rows, Growing: s.Growing, Indexed: s.Indexed, Level: int32(s.Level)}
+		out[i] = &querynodev1.SegmentInfo{
+			Id: s.ID, PartitionId: s.PartitionID, Rows: s.Rows, Growing: s.Growing, Indexed: s.Indexed, Level: int32(s.Level),
+			NodeIds: s.NodeIDs,
+		}
 	}
 	return out
 }
@@ -412,7 +415,37 @@ func decodeSegments(ms []*querynodev1.SegmentInfo) []plan.SegmentInfo {
 	}
 	out := make([]plan.SegmentInfo, len(ms))
 	for i, m := range ms {
-		out[i] = plan.SegmentInfo{ID: m.GetId(), PartitionID: m.GetPartitionId(), Rows: m.GetRows(), Growing: m.GetGrowing(), Indexed: m.GetIndexed(), Level: int(m.GetLevel())}
+		out[i] = plan.SegmentInfo{
+			ID: m.GetId(), PartitionID: m.GetPartitionId(), Rows: m.GetRows(), Growing: m.GetGrowing(), Indexed: m.GetIndexed(),
+			Level: int(m.GetLevel()), NodeIDs: m.GetNodeIds(),
+		}
+	}
+	return out
+}
+
+// encodeReplicas converts replicas into their messages.
+func encodeReplicas(reps []plan.Replica) []*querynodev1.Replica {
+	out := make([]*querynodev1.Replica, len(reps))
+	for i, r := range reps {
+		out[i] = &querynodev1.Replica{
+			Id: r.ID, NodeIds: r.Nodes, Leaders: r.Leaders, Addresses: r.Addresses, ResourceGroup: r.ResourceGroup,
+		}
+	}
+	return out
+}
+
+// decodeReplicas converts replica messages back into plan.Replica (nil
+// when there are none, as a query node answers).
+func decodeReplicas(ms []*querynodev1.Replica) []plan.Replica {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]plan.Replica, len(ms))
+	for i, m := range ms {
+		out[i] = plan.Replica{
+			ID: m.GetId(), Nodes: m.GetNodeIds(), Leaders: m.GetLeaders(), Addresses: m.GetAddresses(),
+			ResourceGroup: m.GetResourceGroup(),
+		}
 	}
 	return out
 }

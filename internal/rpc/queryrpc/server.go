@@ -23,6 +23,9 @@ type Loader interface {
 	LoadProgress(collectionID int64) int64
 	LoadFailure(collectionID int64) error
 	Segments(collectionID int64) []plan.SegmentInfo
+	// Replicas is where the collection's replicas run (nil from a query
+	// node, which is one replica by itself).
+	Replicas(ctx context.Context, collectionID int64) ([]plan.Replica, error)
 }
 
 // Reader is the query node's read side as the server serves it.
@@ -125,6 +128,15 @@ func (s *Server) WaitLoad(ctx context.Context, req *querynodev1.WaitLoadRequest)
 // ListSegments implements QueryNodeService.ListSegments.
 func (s *Server) ListSegments(_ context.Context, req *querynodev1.ListSegmentsRequest) (*querynodev1.ListSegmentsResponse, error) {
 	return &querynodev1.ListSegmentsResponse{Segments: encodeSegments(s.loader.Segments(req.GetCollectionId()))}, nil
+}
+
+// GetReplicas implements QueryNodeService.GetReplicas.
+func (s *Server) GetReplicas(ctx context.Context, req *querynodev1.GetReplicasRequest) (*querynodev1.GetReplicasResponse, error) {
+	reps, err := s.loader.Replicas(ctx, req.GetCollectionId())
+	if err != nil {
+		return nil, err
+	}
+	return &querynodev1.GetReplicasResponse{Replicas: encodeReplicas(reps)}, nil
 }
 
 // Search implements QueryNodeService.Search.

@@ -1,6 +1,7 @@
 // The proxy's services, version 1: what a proxy running in its own process
 // (`strata run proxy`) asks of the elected coordinator (CatalogService,
-// DataService, DmlService, ImportService; the query side is the
+// DataService, DmlService, ImportService, RBACService,
+// ResourceGroupService; the query side is the
 // coordinator's strata.querynode.v1.QueryNodeService, its ID and timestamp
 // ranges strata.coord.v1.ClockService), and what the coordinator asks of
 // every proxy (ProxyService: drop the metadata cache after a DDL).
@@ -4173,6 +4174,2036 @@ func (x *ListImportJobsResponse) GetJobs() [][]byte {
 	return nil
 }
 
+// CreateUserRequest names the user and its password.
+type CreateUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Password      string                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateUserRequest) Reset() {
+	*x = CreateUserRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateUserRequest) ProtoMessage() {}
+
+func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
+func (*CreateUserRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *CreateUserRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateUserRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+// CreateUserResponse is empty.
+type CreateUserResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateUserResponse) Reset() {
+	*x = CreateUserResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateUserResponse) ProtoMessage() {}
+
+func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
+func (*CreateUserResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{85}
+}
+
+// UpdatePasswordRequest names the user, its old and new passwords.
+type UpdatePasswordRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	OldPassword   string                 `protobuf:"bytes,2,opt,name=old_password,json=oldPassword,proto3" json:"old_password,omitempty"`
+	NewPassword   string                 `protobuf:"bytes,3,opt,name=new_password,json=newPassword,proto3" json:"new_password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePasswordRequest) Reset() {
+	*x = UpdatePasswordRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePasswordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePasswordRequest) ProtoMessage() {}
+
+func (x *UpdatePasswordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePasswordRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePasswordRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *UpdatePasswordRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UpdatePasswordRequest) GetOldPassword() string {
+	if x != nil {
+		return x.OldPassword
+	}
+	return ""
+}
+
+func (x *UpdatePasswordRequest) GetNewPassword() string {
+	if x != nil {
+		return x.NewPassword
+	}
+	return ""
+}
+
+// UpdatePasswordResponse is empty.
+type UpdatePasswordResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePasswordResponse) Reset() {
+	*x = UpdatePasswordResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePasswordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePasswordResponse) ProtoMessage() {}
+
+func (x *UpdatePasswordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePasswordResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePasswordResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{87}
+}
+
+// DeleteUserRequest names the user.
+type DeleteUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteUserRequest) Reset() {
+	*x = DeleteUserRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteUserRequest) ProtoMessage() {}
+
+func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
+func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *DeleteUserRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// DeleteUserResponse is empty.
+type DeleteUserResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteUserResponse) Reset() {
+	*x = DeleteUserResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteUserResponse) ProtoMessage() {}
+
+func (x *DeleteUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteUserResponse.ProtoReflect.Descriptor instead.
+func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{89}
+}
+
+// CreateRoleRequest names the role.
+type CreateRoleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateRoleRequest) Reset() {
+	*x = CreateRoleRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateRoleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateRoleRequest) ProtoMessage() {}
+
+func (x *CreateRoleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateRoleRequest.ProtoReflect.Descriptor instead.
+func (*CreateRoleRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *CreateRoleRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+// CreateRoleResponse is empty.
+type CreateRoleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateRoleResponse) Reset() {
+	*x = CreateRoleResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateRoleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateRoleResponse) ProtoMessage() {}
+
+func (x *CreateRoleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateRoleResponse.ProtoReflect.Descriptor instead.
+func (*CreateRoleResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{91}
+}
+
+// DropRoleRequest names the role.
+type DropRoleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Role  string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	// force drops the role's grants with it.
+	Force         bool `protobuf:"varint,2,opt,name=force,proto3" json:"force,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropRoleRequest) Reset() {
+	*x = DropRoleRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropRoleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropRoleRequest) ProtoMessage() {}
+
+func (x *DropRoleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropRoleRequest.ProtoReflect.Descriptor instead.
+func (*DropRoleRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *DropRoleRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *DropRoleRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
+// DropRoleResponse is empty.
+type DropRoleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropRoleResponse) Reset() {
+	*x = DropRoleResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropRoleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropRoleResponse) ProtoMessage() {}
+
+func (x *DropRoleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropRoleResponse.ProtoReflect.Descriptor instead.
+func (*DropRoleResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{93}
+}
+
+// OperateUserRoleRequest binds or unbinds a role.
+type OperateUserRoleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	User  string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	Role  string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// add binds; false unbinds.
+	Add           bool `protobuf:"varint,3,opt,name=add,proto3" json:"add,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperateUserRoleRequest) Reset() {
+	*x = OperateUserRoleRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperateUserRoleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperateUserRoleRequest) ProtoMessage() {}
+
+func (x *OperateUserRoleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperateUserRoleRequest.ProtoReflect.Descriptor instead.
+func (*OperateUserRoleRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *OperateUserRoleRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *OperateUserRoleRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *OperateUserRoleRequest) GetAdd() bool {
+	if x != nil {
+		return x.Add
+	}
+	return false
+}
+
+// OperateUserRoleResponse is empty.
+type OperateUserRoleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperateUserRoleResponse) Reset() {
+	*x = OperateUserRoleResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperateUserRoleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperateUserRoleResponse) ProtoMessage() {}
+
+func (x *OperateUserRoleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperateUserRoleResponse.ProtoReflect.Descriptor instead.
+func (*OperateUserRoleResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{95}
+}
+
+// Grant is one privilege granted to a role (auth.Grant).
+type Grant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// role is the grantee.
+	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	// object_type is "Global", "Collection" or "User".
+	ObjectType string `protobuf:"bytes,2,opt,name=object_type,json=objectType,proto3" json:"object_type,omitempty"`
+	// object_name is the object's name or "*".
+	ObjectName string `protobuf:"bytes,3,opt,name=object_name,json=objectName,proto3" json:"object_name,omitempty"`
+	// db is the database the grant is scoped to, or "*".
+	Db string `protobuf:"bytes,4,opt,name=db,proto3" json:"db,omitempty"`
+	// privilege is the privilege or privilege group, in API spelling.
+	Privilege string `protobuf:"bytes,5,opt,name=privilege,proto3" json:"privilege,omitempty"`
+	// grantor is the user who granted it.
+	Grantor       string `protobuf:"bytes,6,opt,name=grantor,proto3" json:"grantor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Grant) Reset() {
+	*x = Grant{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Grant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Grant) ProtoMessage() {}
+
+func (x *Grant) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Grant.ProtoReflect.Descriptor instead.
+func (*Grant) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *Grant) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *Grant) GetObjectType() string {
+	if x != nil {
+		return x.ObjectType
+	}
+	return ""
+}
+
+func (x *Grant) GetObjectName() string {
+	if x != nil {
+		return x.ObjectName
+	}
+	return ""
+}
+
+func (x *Grant) GetDb() string {
+	if x != nil {
+		return x.Db
+	}
+	return ""
+}
+
+func (x *Grant) GetPrivilege() string {
+	if x != nil {
+		return x.Privilege
+	}
+	return ""
+}
+
+func (x *Grant) GetGrantor() string {
+	if x != nil {
+		return x.Grantor
+	}
+	return ""
+}
+
+// OperateGrantRequest grants or revokes one grant.
+type OperateGrantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Grant *Grant                 `protobuf:"bytes,1,opt,name=grant,proto3" json:"grant,omitempty"`
+	// add grants; false revokes.
+	Add           bool `protobuf:"varint,2,opt,name=add,proto3" json:"add,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperateGrantRequest) Reset() {
+	*x = OperateGrantRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperateGrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperateGrantRequest) ProtoMessage() {}
+
+func (x *OperateGrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperateGrantRequest.ProtoReflect.Descriptor instead.
+func (*OperateGrantRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{97}
+}
+
+func (x *OperateGrantRequest) GetGrant() *Grant {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
+}
+
+func (x *OperateGrantRequest) GetAdd() bool {
+	if x != nil {
+		return x.Add
+	}
+	return false
+}
+
+// OperateGrantResponse is empty.
+type OperateGrantResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperateGrantResponse) Reset() {
+	*x = OperateGrantResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperateGrantResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperateGrantResponse) ProtoMessage() {}
+
+func (x *OperateGrantResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperateGrantResponse.ProtoReflect.Descriptor instead.
+func (*OperateGrantResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{98}
+}
+
+// CreatePrivilegeGroupRequest names the group.
+type CreatePrivilegeGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePrivilegeGroupRequest) Reset() {
+	*x = CreatePrivilegeGroupRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePrivilegeGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePrivilegeGroupRequest) ProtoMessage() {}
+
+func (x *CreatePrivilegeGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePrivilegeGroupRequest.ProtoReflect.Descriptor instead.
+func (*CreatePrivilegeGroupRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *CreatePrivilegeGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// CreatePrivilegeGroupResponse is empty.
+type CreatePrivilegeGroupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePrivilegeGroupResponse) Reset() {
+	*x = CreatePrivilegeGroupResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePrivilegeGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePrivilegeGroupResponse) ProtoMessage() {}
+
+func (x *CreatePrivilegeGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePrivilegeGroupResponse.ProtoReflect.Descriptor instead.
+func (*CreatePrivilegeGroupResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{100}
+}
+
+// DropPrivilegeGroupRequest names the group.
+type DropPrivilegeGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropPrivilegeGroupRequest) Reset() {
+	*x = DropPrivilegeGroupRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropPrivilegeGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropPrivilegeGroupRequest) ProtoMessage() {}
+
+func (x *DropPrivilegeGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropPrivilegeGroupRequest.ProtoReflect.Descriptor instead.
+func (*DropPrivilegeGroupRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{101}
+}
+
+func (x *DropPrivilegeGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// DropPrivilegeGroupResponse is empty.
+type DropPrivilegeGroupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropPrivilegeGroupResponse) Reset() {
+	*x = DropPrivilegeGroupResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropPrivilegeGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropPrivilegeGroupResponse) ProtoMessage() {}
+
+func (x *DropPrivilegeGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropPrivilegeGroupResponse.ProtoReflect.Descriptor instead.
+func (*DropPrivilegeGroupResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{102}
+}
+
+// OperatePrivilegeGroupRequest adds privileges to a group or removes them.
+type OperatePrivilegeGroupRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Privileges []string               `protobuf:"bytes,2,rep,name=privileges,proto3" json:"privileges,omitempty"`
+	// add adds; false removes.
+	Add           bool `protobuf:"varint,3,opt,name=add,proto3" json:"add,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatePrivilegeGroupRequest) Reset() {
+	*x = OperatePrivilegeGroupRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatePrivilegeGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatePrivilegeGroupRequest) ProtoMessage() {}
+
+func (x *OperatePrivilegeGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatePrivilegeGroupRequest.ProtoReflect.Descriptor instead.
+func (*OperatePrivilegeGroupRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *OperatePrivilegeGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OperatePrivilegeGroupRequest) GetPrivileges() []string {
+	if x != nil {
+		return x.Privileges
+	}
+	return nil
+}
+
+func (x *OperatePrivilegeGroupRequest) GetAdd() bool {
+	if x != nil {
+		return x.Add
+	}
+	return false
+}
+
+// OperatePrivilegeGroupResponse is empty.
+type OperatePrivilegeGroupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatePrivilegeGroupResponse) Reset() {
+	*x = OperatePrivilegeGroupResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatePrivilegeGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatePrivilegeGroupResponse) ProtoMessage() {}
+
+func (x *OperatePrivilegeGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatePrivilegeGroupResponse.ProtoReflect.Descriptor instead.
+func (*OperatePrivilegeGroupResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{104}
+}
+
+// RestoreRBACRequest is a backup to restore (auth.Snapshot).
+type RestoreRBACRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Users []*RestoredUser        `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	// roles are the custom roles.
+	Roles         []string          `protobuf:"bytes,2,rep,name=roles,proto3" json:"roles,omitempty"`
+	Grants        []*Grant          `protobuf:"bytes,3,rep,name=grants,proto3" json:"grants,omitempty"`
+	Groups        []*PrivilegeGroup `protobuf:"bytes,4,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreRBACRequest) Reset() {
+	*x = RestoreRBACRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreRBACRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreRBACRequest) ProtoMessage() {}
+
+func (x *RestoreRBACRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreRBACRequest.ProtoReflect.Descriptor instead.
+func (*RestoreRBACRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *RestoreRBACRequest) GetUsers() []*RestoredUser {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *RestoreRBACRequest) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *RestoreRBACRequest) GetGrants() []*Grant {
+	if x != nil {
+		return x.Grants
+	}
+	return nil
+}
+
+func (x *RestoreRBACRequest) GetGroups() []*PrivilegeGroup {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+// RestoredUser is one user of a backup, with its bcrypt password hash.
+type RestoredUser struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	PasswordHash  string                 `protobuf:"bytes,2,opt,name=password_hash,json=passwordHash,proto3" json:"password_hash,omitempty"`
+	Roles         []string               `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoredUser) Reset() {
+	*x = RestoredUser{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoredUser) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoredUser) ProtoMessage() {}
+
+func (x *RestoredUser) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoredUser.ProtoReflect.Descriptor instead.
+func (*RestoredUser) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *RestoredUser) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RestoredUser) GetPasswordHash() string {
+	if x != nil {
+		return x.PasswordHash
+	}
+	return ""
+}
+
+func (x *RestoredUser) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+// PrivilegeGroup is a custom privilege group.
+type PrivilegeGroup struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Privileges    []string               `protobuf:"bytes,2,rep,name=privileges,proto3" json:"privileges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrivilegeGroup) Reset() {
+	*x = PrivilegeGroup{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrivilegeGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrivilegeGroup) ProtoMessage() {}
+
+func (x *PrivilegeGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrivilegeGroup.ProtoReflect.Descriptor instead.
+func (*PrivilegeGroup) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *PrivilegeGroup) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PrivilegeGroup) GetPrivileges() []string {
+	if x != nil {
+		return x.Privileges
+	}
+	return nil
+}
+
+// RestoreRBACResponse is empty.
+type RestoreRBACResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreRBACResponse) Reset() {
+	*x = RestoreRBACResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreRBACResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreRBACResponse) ProtoMessage() {}
+
+func (x *RestoreRBACResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreRBACResponse.ProtoReflect.Descriptor instead.
+func (*RestoreRBACResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{108}
+}
+
+// ResourceGroupConfig is a group's configuration (rgroup.Config).
+type ResourceGroupConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// requests is the number of query nodes the group should hold at least.
+	Requests int32 `protobuf:"varint,1,opt,name=requests,proto3" json:"requests,omitempty"`
+	// limits is the number of query nodes it may hold at most.
+	Limits int32 `protobuf:"varint,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	// transfer_from names the groups it prefers to take nodes from.
+	TransferFrom []string `protobuf:"bytes,3,rep,name=transfer_from,json=transferFrom,proto3" json:"transfer_from,omitempty"`
+	// transfer_to names the groups it prefers to give nodes to.
+	TransferTo    []string `protobuf:"bytes,4,rep,name=transfer_to,json=transferTo,proto3" json:"transfer_to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceGroupConfig) Reset() {
+	*x = ResourceGroupConfig{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceGroupConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceGroupConfig) ProtoMessage() {}
+
+func (x *ResourceGroupConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceGroupConfig.ProtoReflect.Descriptor instead.
+func (*ResourceGroupConfig) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *ResourceGroupConfig) GetRequests() int32 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *ResourceGroupConfig) GetLimits() int32 {
+	if x != nil {
+		return x.Limits
+	}
+	return 0
+}
+
+func (x *ResourceGroupConfig) GetTransferFrom() []string {
+	if x != nil {
+		return x.TransferFrom
+	}
+	return nil
+}
+
+func (x *ResourceGroupConfig) GetTransferTo() []string {
+	if x != nil {
+		return x.TransferTo
+	}
+	return nil
+}
+
+// CreateResourceGroupRequest names the group; config is absent when the
+// request gave none.
+type CreateResourceGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Config        *ResourceGroupConfig   `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateResourceGroupRequest) Reset() {
+	*x = CreateResourceGroupRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateResourceGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateResourceGroupRequest) ProtoMessage() {}
+
+func (x *CreateResourceGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateResourceGroupRequest.ProtoReflect.Descriptor instead.
+func (*CreateResourceGroupRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *CreateResourceGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateResourceGroupRequest) GetConfig() *ResourceGroupConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+// CreateResourceGroupResponse is empty.
+type CreateResourceGroupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateResourceGroupResponse) Reset() {
+	*x = CreateResourceGroupResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateResourceGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateResourceGroupResponse) ProtoMessage() {}
+
+func (x *CreateResourceGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateResourceGroupResponse.ProtoReflect.Descriptor instead.
+func (*CreateResourceGroupResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{111}
+}
+
+// UpdateResourceGroupsRequest holds the new configurations, by group.
+type UpdateResourceGroupsRequest struct {
+	state         protoimpl.MessageState          `protogen:"open.v1"`
+	Configs       map[string]*ResourceGroupConfig `protobuf:"bytes,1,rep,name=configs,proto3" json:"configs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateResourceGroupsRequest) Reset() {
+	*x = UpdateResourceGroupsRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateResourceGroupsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateResourceGroupsRequest) ProtoMessage() {}
+
+func (x *UpdateResourceGroupsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateResourceGroupsRequest.ProtoReflect.Descriptor instead.
+func (*UpdateResourceGroupsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{112}
+}
+
+func (x *UpdateResourceGroupsRequest) GetConfigs() map[string]*ResourceGroupConfig {
+	if x != nil {
+		return x.Configs
+	}
+	return nil
+}
+
+// UpdateResourceGroupsResponse is empty.
+type UpdateResourceGroupsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateResourceGroupsResponse) Reset() {
+	*x = UpdateResourceGroupsResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[113]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateResourceGroupsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateResourceGroupsResponse) ProtoMessage() {}
+
+func (x *UpdateResourceGroupsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[113]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateResourceGroupsResponse.ProtoReflect.Descriptor instead.
+func (*UpdateResourceGroupsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{113}
+}
+
+// DropResourceGroupRequest names the group.
+type DropResourceGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropResourceGroupRequest) Reset() {
+	*x = DropResourceGroupRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[114]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropResourceGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropResourceGroupRequest) ProtoMessage() {}
+
+func (x *DropResourceGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[114]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropResourceGroupRequest.ProtoReflect.Descriptor instead.
+func (*DropResourceGroupRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{114}
+}
+
+func (x *DropResourceGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// DropResourceGroupResponse is empty.
+type DropResourceGroupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropResourceGroupResponse) Reset() {
+	*x = DropResourceGroupResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[115]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropResourceGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropResourceGroupResponse) ProtoMessage() {}
+
+func (x *DropResourceGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[115]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropResourceGroupResponse.ProtoReflect.Descriptor instead.
+func (*DropResourceGroupResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{115}
+}
+
+// TransferNodeRequest moves count nodes from source to target.
+type TransferNodeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Target        string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	Count         int64                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferNodeRequest) Reset() {
+	*x = TransferNodeRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[116]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferNodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferNodeRequest) ProtoMessage() {}
+
+func (x *TransferNodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[116]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferNodeRequest.ProtoReflect.Descriptor instead.
+func (*TransferNodeRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{116}
+}
+
+func (x *TransferNodeRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *TransferNodeRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *TransferNodeRequest) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// TransferNodeResponse is empty.
+type TransferNodeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferNodeResponse) Reset() {
+	*x = TransferNodeResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[117]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferNodeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferNodeResponse) ProtoMessage() {}
+
+func (x *TransferNodeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[117]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferNodeResponse.ProtoReflect.Descriptor instead.
+func (*TransferNodeResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{117}
+}
+
+// TransferReplicaRequest moves count replicas of a collection from source
+// to target.
+type TransferReplicaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Target        string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	CollectionId  int64                  `protobuf:"varint,3,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	Count         int64                  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferReplicaRequest) Reset() {
+	*x = TransferReplicaRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[118]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferReplicaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferReplicaRequest) ProtoMessage() {}
+
+func (x *TransferReplicaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[118]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferReplicaRequest.ProtoReflect.Descriptor instead.
+func (*TransferReplicaRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{118}
+}
+
+func (x *TransferReplicaRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *TransferReplicaRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *TransferReplicaRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+func (x *TransferReplicaRequest) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// TransferReplicaResponse is empty.
+type TransferReplicaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferReplicaResponse) Reset() {
+	*x = TransferReplicaResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[119]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferReplicaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferReplicaResponse) ProtoMessage() {}
+
+func (x *TransferReplicaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[119]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferReplicaResponse.ProtoReflect.Descriptor instead.
+func (*TransferReplicaResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{119}
+}
+
+// ListResourceGroupsRequest is empty.
+type ListResourceGroupsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResourceGroupsRequest) Reset() {
+	*x = ListResourceGroupsRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[120]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResourceGroupsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResourceGroupsRequest) ProtoMessage() {}
+
+func (x *ListResourceGroupsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[120]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResourceGroupsRequest.ProtoReflect.Descriptor instead.
+func (*ListResourceGroupsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{120}
+}
+
+// ListResourceGroupsResponse lists the groups' names.
+type ListResourceGroupsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResourceGroupsResponse) Reset() {
+	*x = ListResourceGroupsResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[121]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResourceGroupsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResourceGroupsResponse) ProtoMessage() {}
+
+func (x *ListResourceGroupsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[121]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResourceGroupsResponse.ProtoReflect.Descriptor instead.
+func (*ListResourceGroupsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{121}
+}
+
+func (x *ListResourceGroupsResponse) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+// DescribeResourceGroupRequest names the group.
+type DescribeResourceGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeResourceGroupRequest) Reset() {
+	*x = DescribeResourceGroupRequest{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[122]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeResourceGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeResourceGroupRequest) ProtoMessage() {}
+
+func (x *DescribeResourceGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[122]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeResourceGroupRequest.ProtoReflect.Descriptor instead.
+func (*DescribeResourceGroupRequest) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{122}
+}
+
+func (x *DescribeResourceGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// DescribeResourceGroupResponse describes a group (rgroup.Info).
+type DescribeResourceGroupResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Config *ResourceGroupConfig   `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	// node_ids are the live query nodes it holds, sorted.
+	NodeIds []int64 `protobuf:"varint,3,rep,packed,name=node_ids,json=nodeIds,proto3" json:"node_ids,omitempty"`
+	// loaded_replicas counts, by collection name, the replicas loaded in it.
+	LoadedReplicas map[string]int32 `protobuf:"bytes,4,rep,name=loaded_replicas,json=loadedReplicas,proto3" json:"loaded_replicas,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// outgoing counts, by collection name, the nodes of other groups that
+	// still serve replicas loaded in it.
+	Outgoing map[string]int32 `protobuf:"bytes,5,rep,name=outgoing,proto3" json:"outgoing,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// incoming counts, by collection name, its nodes that still serve
+	// replicas loaded in other groups.
+	Incoming map[string]int32 `protobuf:"bytes,6,rep,name=incoming,proto3" json:"incoming,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// nodes describe its nodes.
+	Nodes         []*ResourceGroupNode `protobuf:"bytes,7,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeResourceGroupResponse) Reset() {
+	*x = DescribeResourceGroupResponse{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[123]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeResourceGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeResourceGroupResponse) ProtoMessage() {}
+
+func (x *DescribeResourceGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[123]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeResourceGroupResponse.ProtoReflect.Descriptor instead.
+func (*DescribeResourceGroupResponse) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{123}
+}
+
+func (x *DescribeResourceGroupResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DescribeResourceGroupResponse) GetConfig() *ResourceGroupConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *DescribeResourceGroupResponse) GetNodeIds() []int64 {
+	if x != nil {
+		return x.NodeIds
+	}
+	return nil
+}
+
+func (x *DescribeResourceGroupResponse) GetLoadedReplicas() map[string]int32 {
+	if x != nil {
+		return x.LoadedReplicas
+	}
+	return nil
+}
+
+func (x *DescribeResourceGroupResponse) GetOutgoing() map[string]int32 {
+	if x != nil {
+		return x.Outgoing
+	}
+	return nil
+}
+
+func (x *DescribeResourceGroupResponse) GetIncoming() map[string]int32 {
+	if x != nil {
+		return x.Incoming
+	}
+	return nil
+}
+
+func (x *DescribeResourceGroupResponse) GetNodes() []*ResourceGroupNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+// ResourceGroupNode is one node of a group (rgroup.NodeInfo).
+type ResourceGroupNode struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// address is its internal RPC address, hostname the host part of it.
+	Address       string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	Hostname      string `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceGroupNode) Reset() {
+	*x = ResourceGroupNode{}
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[124]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceGroupNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceGroupNode) ProtoMessage() {}
+
+func (x *ResourceGroupNode) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[124]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceGroupNode.ProtoReflect.Descriptor instead.
+func (*ResourceGroupNode) Descriptor() ([]byte, []int) {
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{124}
+}
+
+func (x *ResourceGroupNode) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ResourceGroupNode) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *ResourceGroupNode) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
 // InvalidateMetaCacheRequest says what changed (for the log: the proxy
 // drops its whole cache).
 type InvalidateMetaCacheRequest struct {
@@ -4187,7 +6218,7 @@ type InvalidateMetaCacheRequest struct {
 
 func (x *InvalidateMetaCacheRequest) Reset() {
 	*x = InvalidateMetaCacheRequest{}
-	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[84]
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4199,7 +6230,7 @@ func (x *InvalidateMetaCacheRequest) String() string {
 func (*InvalidateMetaCacheRequest) ProtoMessage() {}
 
 func (x *InvalidateMetaCacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[84]
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4212,7 +6243,7 @@ func (x *InvalidateMetaCacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateMetaCacheRequest.ProtoReflect.Descriptor instead.
 func (*InvalidateMetaCacheRequest) Descriptor() ([]byte, []int) {
-	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{84}
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *InvalidateMetaCacheRequest) GetDb() string {
@@ -4245,7 +6276,7 @@ type InvalidateMetaCacheResponse struct {
 
 func (x *InvalidateMetaCacheResponse) Reset() {
 	*x = InvalidateMetaCacheResponse{}
-	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[85]
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4257,7 +6288,7 @@ func (x *InvalidateMetaCacheResponse) String() string {
 func (*InvalidateMetaCacheResponse) ProtoMessage() {}
 
 func (x *InvalidateMetaCacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[85]
+	mi := &file_strata_proxy_v1_proxy_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4270,7 +6301,7 @@ func (x *InvalidateMetaCacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateMetaCacheResponse.ProtoReflect.Descriptor instead.
 func (*InvalidateMetaCacheResponse) Descriptor() ([]byte, []int) {
-	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{85}
+	return file_strata_proxy_v1_proxy_proto_rawDescGZIP(), []int{126}
 }
 
 var File_strata_proxy_v1_proxy_proto protoreflect.FileDescriptor
@@ -4545,7 +6576,128 @@ const file_strata_proxy_v1_proxy_proto_rawDesc = "" +
 	"\x02db\x18\x01 \x01(\tR\x02db\x12#\n" +
 	"\rcollection_id\x18\x02 \x01(\x03R\fcollectionId\",\n" +
 	"\x16ListImportJobsResponse\x12\x12\n" +
-	"\x04jobs\x18\x01 \x03(\fR\x04jobs\"^\n" +
+	"\x04jobs\x18\x01 \x03(\fR\x04jobs\"C\n" +
+	"\x11CreateUserRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"\x14\n" +
+	"\x12CreateUserResponse\"q\n" +
+	"\x15UpdatePasswordRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fold_password\x18\x02 \x01(\tR\voldPassword\x12!\n" +
+	"\fnew_password\x18\x03 \x01(\tR\vnewPassword\"\x18\n" +
+	"\x16UpdatePasswordResponse\"'\n" +
+	"\x11DeleteUserRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x14\n" +
+	"\x12DeleteUserResponse\"'\n" +
+	"\x11CreateRoleRequest\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\"\x14\n" +
+	"\x12CreateRoleResponse\";\n" +
+	"\x0fDropRoleRequest\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12\x14\n" +
+	"\x05force\x18\x02 \x01(\bR\x05force\"\x12\n" +
+	"\x10DropRoleResponse\"R\n" +
+	"\x16OperateUserRoleRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x10\n" +
+	"\x03add\x18\x03 \x01(\bR\x03add\"\x19\n" +
+	"\x17OperateUserRoleResponse\"\xa5\x01\n" +
+	"\x05Grant\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1f\n" +
+	"\vobject_type\x18\x02 \x01(\tR\n" +
+	"objectType\x12\x1f\n" +
+	"\vobject_name\x18\x03 \x01(\tR\n" +
+	"objectName\x12\x0e\n" +
+	"\x02db\x18\x04 \x01(\tR\x02db\x12\x1c\n" +
+	"\tprivilege\x18\x05 \x01(\tR\tprivilege\x12\x18\n" +
+	"\agrantor\x18\x06 \x01(\tR\agrantor\"U\n" +
+	"\x13OperateGrantRequest\x12,\n" +
+	"\x05grant\x18\x01 \x01(\v2\x16.strata.proxy.v1.GrantR\x05grant\x12\x10\n" +
+	"\x03add\x18\x02 \x01(\bR\x03add\"\x16\n" +
+	"\x14OperateGrantResponse\"1\n" +
+	"\x1bCreatePrivilegeGroupRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x1e\n" +
+	"\x1cCreatePrivilegeGroupResponse\"/\n" +
+	"\x19DropPrivilegeGroupRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x1c\n" +
+	"\x1aDropPrivilegeGroupResponse\"d\n" +
+	"\x1cOperatePrivilegeGroupRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"privileges\x18\x02 \x03(\tR\n" +
+	"privileges\x12\x10\n" +
+	"\x03add\x18\x03 \x01(\bR\x03add\"\x1f\n" +
+	"\x1dOperatePrivilegeGroupResponse\"\xc8\x01\n" +
+	"\x12RestoreRBACRequest\x123\n" +
+	"\x05users\x18\x01 \x03(\v2\x1d.strata.proxy.v1.RestoredUserR\x05users\x12\x14\n" +
+	"\x05roles\x18\x02 \x03(\tR\x05roles\x12.\n" +
+	"\x06grants\x18\x03 \x03(\v2\x16.strata.proxy.v1.GrantR\x06grants\x127\n" +
+	"\x06groups\x18\x04 \x03(\v2\x1f.strata.proxy.v1.PrivilegeGroupR\x06groups\"]\n" +
+	"\fRestoredUser\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rpassword_hash\x18\x02 \x01(\tR\fpasswordHash\x12\x14\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles\"D\n" +
+	"\x0ePrivilegeGroup\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"privileges\x18\x02 \x03(\tR\n" +
+	"privileges\"\x15\n" +
+	"\x13RestoreRBACResponse\"\x8f\x01\n" +
+	"\x13ResourceGroupConfig\x12\x1a\n" +
+	"\brequests\x18\x01 \x01(\x05R\brequests\x12\x16\n" +
+	"\x06limits\x18\x02 \x01(\x05R\x06limits\x12#\n" +
+	"\rtransfer_from\x18\x03 \x03(\tR\ftransferFrom\x12\x1f\n" +
+	"\vtransfer_to\x18\x04 \x03(\tR\n" +
+	"transferTo\"n\n" +
+	"\x1aCreateResourceGroupRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12<\n" +
+	"\x06config\x18\x02 \x01(\v2$.strata.proxy.v1.ResourceGroupConfigR\x06config\"\x1d\n" +
+	"\x1bCreateResourceGroupResponse\"\xd4\x01\n" +
+	"\x1bUpdateResourceGroupsRequest\x12S\n" +
+	"\aconfigs\x18\x01 \x03(\v29.strata.proxy.v1.UpdateResourceGroupsRequest.ConfigsEntryR\aconfigs\x1a`\n" +
+	"\fConfigsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12:\n" +
+	"\x05value\x18\x02 \x01(\v2$.strata.proxy.v1.ResourceGroupConfigR\x05value:\x028\x01\"\x1e\n" +
+	"\x1cUpdateResourceGroupsResponse\".\n" +
+	"\x18DropResourceGroupRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x1b\n" +
+	"\x19DropResourceGroupResponse\"[\n" +
+	"\x13TransferNodeRequest\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\x16\n" +
+	"\x14TransferNodeResponse\"\x83\x01\n" +
+	"\x16TransferReplicaRequest\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\x12#\n" +
+	"\rcollection_id\x18\x03 \x01(\x03R\fcollectionId\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x03R\x05count\"\x19\n" +
+	"\x17TransferReplicaResponse\"\x1b\n" +
+	"\x19ListResourceGroupsRequest\"2\n" +
+	"\x1aListResourceGroupsResponse\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"2\n" +
+	"\x1cDescribeResourceGroupRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xa4\x05\n" +
+	"\x1dDescribeResourceGroupResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12<\n" +
+	"\x06config\x18\x02 \x01(\v2$.strata.proxy.v1.ResourceGroupConfigR\x06config\x12\x19\n" +
+	"\bnode_ids\x18\x03 \x03(\x03R\anodeIds\x12k\n" +
+	"\x0floaded_replicas\x18\x04 \x03(\v2B.strata.proxy.v1.DescribeResourceGroupResponse.LoadedReplicasEntryR\x0eloadedReplicas\x12X\n" +
+	"\boutgoing\x18\x05 \x03(\v2<.strata.proxy.v1.DescribeResourceGroupResponse.OutgoingEntryR\boutgoing\x12X\n" +
+	"\bincoming\x18\x06 \x03(\v2<.strata.proxy.v1.DescribeResourceGroupResponse.IncomingEntryR\bincoming\x128\n" +
+	"\x05nodes\x18\a \x03(\v2\".strata.proxy.v1.ResourceGroupNodeR\x05nodes\x1aA\n" +
+	"\x13LoadedReplicasEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a;\n" +
+	"\rOutgoingEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a;\n" +
+	"\rIncomingEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"Y\n" +
+	"\x11ResourceGroupNode\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x1a\n" +
+	"\bhostname\x18\x03 \x01(\tR\bhostname\"^\n" +
 	"\x1aInvalidateMetaCacheRequest\x12\x0e\n" +
 	"\x02db\x18\x01 \x01(\tR\x02db\x12\x1e\n" +
 	"\n" +
@@ -4603,7 +6755,30 @@ const file_strata_proxy_v1_proxy_proto_rawDesc = "" +
 	"\rImportService\x12[\n" +
 	"\fSubmitImport\x12$.strata.proxy.v1.SubmitImportRequest\x1a%.strata.proxy.v1.SubmitImportResponse\x12[\n" +
 	"\fGetImportJob\x12$.strata.proxy.v1.GetImportJobRequest\x1a%.strata.proxy.v1.GetImportJobResponse\x12a\n" +
-	"\x0eListImportJobs\x12&.strata.proxy.v1.ListImportJobsRequest\x1a'.strata.proxy.v1.ListImportJobsResponse2\x80\x01\n" +
+	"\x0eListImportJobs\x12&.strata.proxy.v1.ListImportJobsRequest\x1a'.strata.proxy.v1.ListImportJobsResponse2\xbf\b\n" +
+	"\vRBACService\x12U\n" +
+	"\n" +
+	"CreateUser\x12\".strata.proxy.v1.CreateUserRequest\x1a#.strata.proxy.v1.CreateUserResponse\x12a\n" +
+	"\x0eUpdatePassword\x12&.strata.proxy.v1.UpdatePasswordRequest\x1a'.strata.proxy.v1.UpdatePasswordResponse\x12U\n" +
+	"\n" +
+	"DeleteUser\x12\".strata.proxy.v1.DeleteUserRequest\x1a#.strata.proxy.v1.DeleteUserResponse\x12U\n" +
+	"\n" +
+	"CreateRole\x12\".strata.proxy.v1.CreateRoleRequest\x1a#.strata.proxy.v1.CreateRoleResponse\x12O\n" +
+	"\bDropRole\x12 .strata.proxy.v1.DropRoleRequest\x1a!.strata.proxy.v1.DropRoleResponse\x12d\n" +
+	"\x0fOperateUserRole\x12'.strata.proxy.v1.OperateUserRoleRequest\x1a(.strata.proxy.v1.OperateUserRoleResponse\x12[\n" +
+	"\fOperateGrant\x12$.strata.proxy.v1.OperateGrantRequest\x1a%.strata.proxy.v1.OperateGrantResponse\x12s\n" +
+	"\x14CreatePrivilegeGroup\x12,.strata.proxy.v1.CreatePrivilegeGroupRequest\x1a-.strata.proxy.v1.CreatePrivilegeGroupResponse\x12m\n" +
+	"\x12DropPrivilegeGroup\x12*.strata.proxy.v1.DropPrivilegeGroupRequest\x1a+.strata.proxy.v1.DropPrivilegeGroupResponse\x12v\n" +
+	"\x15OperatePrivilegeGroup\x12-.strata.proxy.v1.OperatePrivilegeGroupRequest\x1a..strata.proxy.v1.OperatePrivilegeGroupResponse\x12X\n" +
+	"\vRestoreRBAC\x12#.strata.proxy.v1.RestoreRBACRequest\x1a$.strata.proxy.v1.RestoreRBACResponse2\x93\x06\n" +
+	"\x14ResourceGroupService\x12p\n" +
+	"\x13CreateResourceGroup\x12+.strata.proxy.v1.CreateResourceGroupRequest\x1a,.strata.proxy.v1.CreateResourceGroupResponse\x12s\n" +
+	"\x14UpdateResourceGroups\x12,.strata.proxy.v1.UpdateResourceGroupsRequest\x1a-.strata.proxy.v1.UpdateResourceGroupsResponse\x12j\n" +
+	"\x11DropResourceGroup\x12).strata.proxy.v1.DropResourceGroupRequest\x1a*.strata.proxy.v1.DropResourceGroupResponse\x12[\n" +
+	"\fTransferNode\x12$.strata.proxy.v1.TransferNodeRequest\x1a%.strata.proxy.v1.TransferNodeResponse\x12d\n" +
+	"\x0fTransferReplica\x12'.strata.proxy.v1.TransferReplicaRequest\x1a(.strata.proxy.v1.TransferReplicaResponse\x12m\n" +
+	"\x12ListResourceGroups\x12*.strata.proxy.v1.ListResourceGroupsRequest\x1a+.strata.proxy.v1.ListResourceGroupsResponse\x12v\n" +
+	"\x15DescribeResourceGroup\x12-.strata.proxy.v1.DescribeResourceGroupRequest\x1a..strata.proxy.v1.DescribeResourceGroupResponse2\x80\x01\n" +
 	"\fProxyService\x12p\n" +
 	"\x13InvalidateMetaCache\x12+.strata.proxy.v1.InvalidateMetaCacheRequest\x1a,.strata.proxy.v1.InvalidateMetaCacheResponseB\xc3\x01\n" +
 	"\x13com.strata.proxy.v1B\n" +
@@ -4621,7 +6796,7 @@ func file_strata_proxy_v1_proxy_proto_rawDescGZIP() []byte {
 	return file_strata_proxy_v1_proxy_proto_rawDescData
 }
 
-var file_strata_proxy_v1_proxy_proto_msgTypes = make([]protoimpl.MessageInfo, 92)
+var file_strata_proxy_v1_proxy_proto_msgTypes = make([]protoimpl.MessageInfo, 137)
 var file_strata_proxy_v1_proxy_proto_goTypes = []any{
 	(*GetCollectionRequest)(nil),              // 0: strata.proxy.v1.GetCollectionRequest
 	(*GetCollectionResponse)(nil),             // 1: strata.proxy.v1.GetCollectionResponse
@@ -4707,113 +6882,206 @@ var file_strata_proxy_v1_proxy_proto_goTypes = []any{
 	(*GetImportJobResponse)(nil),              // 81: strata.proxy.v1.GetImportJobResponse
 	(*ListImportJobsRequest)(nil),             // 82: strata.proxy.v1.ListImportJobsRequest
 	(*ListImportJobsResponse)(nil),            // 83: strata.proxy.v1.ListImportJobsResponse
-	(*InvalidateMetaCacheRequest)(nil),        // 84: strata.proxy.v1.InvalidateMetaCacheRequest
-	(*InvalidateMetaCacheResponse)(nil),       // 85: strata.proxy.v1.InvalidateMetaCacheResponse
-	nil,                                       // 86: strata.proxy.v1.CreateCollectionRequest.PropertiesEntry
-	nil,                                       // 87: strata.proxy.v1.AlterCollectionPropertiesRequest.SetEntry
-	nil,                                       // 88: strata.proxy.v1.AlterFieldRequest.SetEntry
-	nil,                                       // 89: strata.proxy.v1.CreateDatabaseRequest.PropertiesEntry
-	nil,                                       // 90: strata.proxy.v1.AlterDatabaseRequest.SetEntry
-	nil,                                       // 91: strata.proxy.v1.AlterIndexRequest.SetEntry
+	(*CreateUserRequest)(nil),                 // 84: strata.proxy.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),                // 85: strata.proxy.v1.CreateUserResponse
+	(*UpdatePasswordRequest)(nil),             // 86: strata.proxy.v1.UpdatePasswordRequest
+	(*UpdatePasswordResponse)(nil),            // 87: strata.proxy.v1.UpdatePasswordResponse
+	(*DeleteUserRequest)(nil),                 // 88: strata.proxy.v1.DeleteUserRequest
+	(*DeleteUserResponse)(nil),                // 89: strata.proxy.v1.DeleteUserResponse
+	(*CreateRoleRequest)(nil),                 // 90: strata.proxy.v1.CreateRoleRequest
+	(*CreateRoleResponse)(nil),                // 91: strata.proxy.v1.CreateRoleResponse
+	(*DropRoleRequest)(nil),                   // 92: strata.proxy.v1.DropRoleRequest
+	(*DropRoleResponse)(nil),                  // 93: strata.proxy.v1.DropRoleResponse
+	(*OperateUserRoleRequest)(nil),            // 94: strata.proxy.v1.OperateUserRoleRequest
+	(*OperateUserRoleResponse)(nil),           // 95: strata.proxy.v1.OperateUserRoleResponse
+	(*Grant)(nil),                             // 96: strata.proxy.v1.Grant
+	(*OperateGrantRequest)(nil),               // 97: strata.proxy.v1.OperateGrantRequest
+	(*OperateGrantResponse)(nil),              // 98: strata.proxy.v1.OperateGrantResponse
+	(*CreatePrivilegeGroupRequest)(nil),       // 99: strata.proxy.v1.CreatePrivilegeGroupRequest
+	(*CreatePrivilegeGroupResponse)(nil),      // 100: strata.proxy.v1.CreatePrivilegeGroupResponse
+	(*DropPrivilegeGroupRequest)(nil),         // 101: strata.proxy.v1.DropPrivilegeGroupRequest
+	(*DropPrivilegeGroupResponse)(nil),        // 102: strata.proxy.v1.DropPrivilegeGroupResponse
+	(*OperatePrivilegeGroupRequest)(nil),      // 103: strata.proxy.v1.OperatePrivilegeGroupRequest
+	(*OperatePrivilegeGroupResponse)(nil),     // 104: strata.proxy.v1.OperatePrivilegeGroupResponse
+	(*RestoreRBACRequest)(nil),                // 105: strata.proxy.v1.RestoreRBACRequest
+	(*RestoredUser)(nil),                      // 106: strata.proxy.v1.RestoredUser
+	(*PrivilegeGroup)(nil),                    // 107: strata.proxy.v1.PrivilegeGroup
+	(*RestoreRBACResponse)(nil),               // 108: strata.proxy.v1.RestoreRBACResponse
+	(*ResourceGroupConfig)(nil),               // 109: strata.proxy.v1.ResourceGroupConfig
+	(*CreateResourceGroupRequest)(nil),        // 110: strata.proxy.v1.CreateResourceGroupRequest
+	(*CreateResourceGroupResponse)(nil),       // 111: strata.proxy.v1.CreateResourceGroupResponse
+	(*UpdateResourceGroupsRequest)(nil),       // 112: strata.proxy.v1.UpdateResourceGroupsRequest
+	(*UpdateResourceGroupsResponse)(nil),      // 113: strata.proxy.v1.UpdateResourceGroupsResponse
+	(*DropResourceGroupRequest)(nil),          // 114: strata.proxy.v1.DropResourceGroupRequest
+	(*DropResourceGroupResponse)(nil),         // 115: strata.proxy.v1.DropResourceGroupResponse
+	(*TransferNodeRequest)(nil),               // 116: strata.proxy.v1.TransferNodeRequest
+	(*TransferNodeResponse)(nil),              // 117: strata.proxy.v1.TransferNodeResponse
+	(*TransferReplicaRequest)(nil),            // 118: strata.proxy.v1.TransferReplicaRequest
+	(*TransferReplicaResponse)(nil),           // 119: strata.proxy.v1.TransferReplicaResponse
+	(*ListResourceGroupsRequest)(nil),         // 120: strata.proxy.v1.ListResourceGroupsRequest
+	(*ListResourceGroupsResponse)(nil),        // 121: strata.proxy.v1.ListResourceGroupsResponse
+	(*DescribeResourceGroupRequest)(nil),      // 122: strata.proxy.v1.DescribeResourceGroupRequest
+	(*DescribeResourceGroupResponse)(nil),     // 123: strata.proxy.v1.DescribeResourceGroupResponse
+	(*ResourceGroupNode)(nil),                 // 124: strata.proxy.v1.ResourceGroupNode
+	(*InvalidateMetaCacheRequest)(nil),        // 125: strata.proxy.v1.InvalidateMetaCacheRequest
+	(*InvalidateMetaCacheResponse)(nil),       // 126: strata.proxy.v1.InvalidateMetaCacheResponse
+	nil,                                       // 127: strata.proxy.v1.CreateCollectionRequest.PropertiesEntry
+	nil,                                       // 128: strata.proxy.v1.AlterCollectionPropertiesRequest.SetEntry
+	nil,                                       // 129: strata.proxy.v1.AlterFieldRequest.SetEntry
+	nil,                                       // 130: strata.proxy.v1.CreateDatabaseRequest.PropertiesEntry
+	nil,                                       // 131: strata.proxy.v1.AlterDatabaseRequest.SetEntry
+	nil,                                       // 132: strata.proxy.v1.AlterIndexRequest.SetEntry
+	nil,                                       // 133: strata.proxy.v1.UpdateResourceGroupsRequest.ConfigsEntry
+	nil,                                       // 134: strata.proxy.v1.DescribeResourceGroupResponse.LoadedReplicasEntry
+	nil,                                       // 135: strata.proxy.v1.DescribeResourceGroupResponse.OutgoingEntry
+	nil,                                       // 136: strata.proxy.v1.DescribeResourceGroupResponse.IncomingEntry
 }
 var file_strata_proxy_v1_proxy_proto_depIdxs = []int32{
-	86, // 0: strata.proxy.v1.CreateCollectionRequest.properties:type_name -> strata.proxy.v1.CreateCollectionRequest.PropertiesEntry
-	87, // 1: strata.proxy.v1.AlterCollectionPropertiesRequest.set:type_name -> strata.proxy.v1.AlterCollectionPropertiesRequest.SetEntry
-	88, // 2: strata.proxy.v1.AlterFieldRequest.set:type_name -> strata.proxy.v1.AlterFieldRequest.SetEntry
-	89, // 3: strata.proxy.v1.CreateDatabaseRequest.properties:type_name -> strata.proxy.v1.CreateDatabaseRequest.PropertiesEntry
-	90, // 4: strata.proxy.v1.AlterDatabaseRequest.set:type_name -> strata.proxy.v1.AlterDatabaseRequest.SetEntry
-	91, // 5: strata.proxy.v1.AlterIndexRequest.set:type_name -> strata.proxy.v1.AlterIndexRequest.SetEntry
-	0,  // 6: strata.proxy.v1.CatalogService.GetCollection:input_type -> strata.proxy.v1.GetCollectionRequest
-	2,  // 7: strata.proxy.v1.CatalogService.ListCollections:input_type -> strata.proxy.v1.ListCollectionsRequest
-	4,  // 8: strata.proxy.v1.CatalogService.CreateCollection:input_type -> strata.proxy.v1.CreateCollectionRequest
-	6,  // 9: strata.proxy.v1.CatalogService.DropCollection:input_type -> strata.proxy.v1.DropCollectionRequest
-	8,  // 10: strata.proxy.v1.CatalogService.RenameCollection:input_type -> strata.proxy.v1.RenameCollectionRequest
-	10, // 11: strata.proxy.v1.CatalogService.AlterCollectionProperties:input_type -> strata.proxy.v1.AlterCollectionPropertiesRequest
-	12, // 12: strata.proxy.v1.CatalogService.AddField:input_type -> strata.proxy.v1.AddFieldRequest
-	14, // 13: strata.proxy.v1.CatalogService.AlterField:input_type -> strata.proxy.v1.AlterFieldRequest
-	16, // 14: strata.proxy.v1.CatalogService.EnableDynamicField:input_type -> strata.proxy.v1.EnableDynamicFieldRequest
-	18, // 15: strata.proxy.v1.CatalogService.CreatePartition:input_type -> strata.proxy.v1.CreatePartitionRequest
-	20, // 16: strata.proxy.v1.CatalogService.DropPartition:input_type -> strata.proxy.v1.DropPartitionRequest
-	22, // 17: strata.proxy.v1.CatalogService.SetLoaded:input_type -> strata.proxy.v1.SetLoadedRequest
-	24, // 18: strata.proxy.v1.CatalogService.GetDatabase:input_type -> strata.proxy.v1.GetDatabaseRequest
-	26, // 19: strata.proxy.v1.CatalogService.ListDatabases:input_type -> strata.proxy.v1.ListDatabasesRequest
-	28, // 20: strata.proxy.v1.CatalogService.CreateDatabase:input_type -> strata.proxy.v1.CreateDatabaseRequest
-	30, // 21: strata.proxy.v1.CatalogService.AlterDatabase:input_type -> strata.proxy.v1.AlterDatabaseRequest
-	32, // 22: strata.proxy.v1.CatalogService.DropDatabase:input_type -> strata.proxy.v1.DropDatabaseRequest
-	34, // 23: strata.proxy.v1.CatalogService.CreateAlias:input_type -> strata.proxy.v1.CreateAliasRequest
-	36, // 24: strata.proxy.v1.CatalogService.AlterAlias:input_type -> strata.proxy.v1.AlterAliasRequest
-	38, // 25: strata.proxy.v1.CatalogService.DropAlias:input_type -> strata.proxy.v1.DropAliasRequest
-	40, // 26: strata.proxy.v1.CatalogService.DescribeAlias:input_type -> strata.proxy.v1.DescribeAliasRequest
-	42, // 27: strata.proxy.v1.CatalogService.ListAliases:input_type -> strata.proxy.v1.ListAliasesRequest
-	44, // 28: strata.proxy.v1.CatalogService.ListAliasesOf:input_type -> strata.proxy.v1.ListAliasesOfRequest
-	46, // 29: strata.proxy.v1.CatalogService.CheckDropCollection:input_type -> strata.proxy.v1.CheckDropCollectionRequest
-	48, // 30: strata.proxy.v1.DataService.Flush:input_type -> strata.proxy.v1.FlushRequest
-	50, // 31: strata.proxy.v1.DataService.GetFlushState:input_type -> strata.proxy.v1.GetFlushStateRequest
-	52, // 32: strata.proxy.v1.DataService.GetRowCount:input_type -> strata.proxy.v1.GetRowCountRequest
-	54, // 33: strata.proxy.v1.DataService.ListSegments:input_type -> strata.proxy.v1.ListSegmentsRequest
-	56, // 34: strata.proxy.v1.DataService.DropCollectionData:input_type -> strata.proxy.v1.DropCollectionDataRequest
-	58, // 35: strata.proxy.v1.DataService.DropPartitionData:input_type -> strata.proxy.v1.DropPartitionDataRequest
-	60, // 36: strata.proxy.v1.DataService.Truncate:input_type -> strata.proxy.v1.TruncateRequest
-	62, // 37: strata.proxy.v1.DataService.CreateIndex:input_type -> strata.proxy.v1.CreateIndexRequest
-	64, // 38: strata.proxy.v1.DataService.ListIndexes:input_type -> strata.proxy.v1.ListIndexesRequest
-	66, // 39: strata.proxy.v1.DataService.GetIndexProgress:input_type -> strata.proxy.v1.GetIndexProgressRequest
-	68, // 40: strata.proxy.v1.DataService.DropIndex:input_type -> strata.proxy.v1.DropIndexRequest
-	70, // 41: strata.proxy.v1.DataService.AlterIndex:input_type -> strata.proxy.v1.AlterIndexRequest
-	72, // 42: strata.proxy.v1.DataService.ManualCompaction:input_type -> strata.proxy.v1.ManualCompactionRequest
-	74, // 43: strata.proxy.v1.DataService.GetCompactionState:input_type -> strata.proxy.v1.GetCompactionStateRequest
-	76, // 44: strata.proxy.v1.DmlService.AppendDml:input_type -> strata.proxy.v1.AppendDmlRequest
-	78, // 45: strata.proxy.v1.ImportService.SubmitImport:input_type -> strata.proxy.v1.SubmitImportRequest
-	80, // 46: strata.proxy.v1.ImportService.GetImportJob:input_type -> strata.proxy.v1.GetImportJobRequest
-	82, // 47: strata.proxy.v1.ImportService.ListImportJobs:input_type -> strata.proxy.v1.ListImportJobsRequest
-	84, // 48: strata.proxy.v1.ProxyService.InvalidateMetaCache:input_type -> strata.proxy.v1.InvalidateMetaCacheRequest
-	1,  // 49: strata.proxy.v1.CatalogService.GetCollection:output_type -> strata.proxy.v1.GetCollectionResponse
-	3,  // 50: strata.proxy.v1.CatalogService.ListCollections:output_type -> strata.proxy.v1.ListCollectionsResponse
-	5,  // 51: strata.proxy.v1.CatalogService.CreateCollection:output_type -> strata.proxy.v1.CreateCollectionResponse
-	7,  // 52: strata.proxy.v1.CatalogService.DropCollection:output_type -> strata.proxy.v1.DropCollectionResponse
-	9,  // 53: strata.proxy.v1.CatalogService.RenameCollection:output_type -> strata.proxy.v1.RenameCollectionResponse
-	11, // 54: strata.proxy.v1.CatalogService.AlterCollectionProperties:output_type -> strata.proxy.v1.AlterCollectionPropertiesResponse
-	13, // 55: strata.proxy.v1.CatalogService.AddField:output_type -> strata.proxy.v1.AddFieldResponse
-	15, // 56: strata.proxy.v1.CatalogService.AlterField:output_type -> strata.proxy.v1.AlterFieldResponse
-	17, // 57: strata.proxy.v1.CatalogService.EnableDynamicField:output_type -> strata.proxy.v1.EnableDynamicFieldResponse
-	19, // 58: strata.proxy.v1.CatalogService.CreatePartition:output_type -> strata.proxy.v1.CreatePartitionResponse
-	21, // 59: strata.proxy.v1.CatalogService.DropPartition:output_type -> strata.proxy.v1.DropPartitionResponse
-	23, // 60: strata.proxy.v1.CatalogService.SetLoaded:output_type -> strata.proxy.v1.SetLoadedResponse
-	25, // 61: strata.proxy.v1.CatalogService.GetDatabase:output_type -> strata.proxy.v1.GetDatabaseResponse
-	27, // 62: strata.proxy.v1.CatalogService.ListDatabases:output_type -> strata.proxy.v1.ListDatabasesResponse
-	29, // 63: strata.proxy.v1.CatalogService.CreateDatabase:output_type -> strata.proxy.v1.CreateDatabaseResponse
-	31, // 64: strata.proxy.v1.CatalogService.AlterDatabase:output_type -> strata.proxy.v1.AlterDatabaseResponse
-	33, // 65: strata.proxy.v1.CatalogService.DropDatabase:output_type -> strata.proxy.v1.DropDatabaseResponse
-	35, // 66: strata.proxy.v1.CatalogService.CreateAlias:output_type -> strata.proxy.v1.CreateAliasResponse
-	37, // 67: strata.proxy.v1.CatalogService.AlterAlias:output_type -> strata.proxy.v1.AlterAliasResponse
-	39, // 68: strata.proxy.v1.CatalogService.DropAlias:output_type -> strata.proxy.v1.DropAliasResponse
-	41, // 69: strata.proxy.v1.CatalogService.DescribeAlias:output_type -> strata.proxy.v1.DescribeAliasResponse
-	43, // 70: strata.proxy.v1.CatalogService.ListAliases:output_type -> strata.proxy.v1.ListAliasesResponse
-	45, // 71: strata.proxy.v1.CatalogService.ListAliasesOf:output_type -> strata.proxy.v1.ListAliasesOfResponse
-	47, // 72: strata.proxy.v1.CatalogService.CheckDropCollection:output_type -> strata.proxy.v1.CheckDropCollectionResponse
-	49, // 73: strata.proxy.v1.DataService.Flush:output_type -> strata.proxy.v1.FlushResponse
-	51, // 74: strata.proxy.v1.DataService.GetFlushState:output_type -> strata.proxy.v1.GetFlushStateResponse
-	53, // 75: strata.proxy.v1.DataService.GetRowCount:output_type -> strata.proxy.v1.GetRowCountResponse
-	55, // 76: strata.proxy.v1.DataService.ListSegments:output_type -> strata.proxy.v1.ListSegmentsResponse
-	57, // 77: strata.proxy.v1.DataService.DropCollectionData:output_type -> strata.proxy.v1.DropCollectionDataResponse
-	59, // 78: strata.proxy.v1.DataService.DropPartitionData:output_type -> strata.proxy.v1.DropPartitionDataResponse
-	61, // 79: strata.proxy.v1.DataService.Truncate:output_type -> strata.proxy.v1.TruncateResponse
-	63, // 80: strata.proxy.v1.DataService.CreateIndex:output_type -> strata.proxy.v1.CreateIndexResponse
-	65, // 81: strata.proxy.v1.DataService.ListIndexes:output_type -> strata.proxy.v1.ListIndexesResponse
-	67, // 82: strata.proxy.v1.DataService.GetIndexProgress:output_type -> strata.proxy.v1.GetIndexProgressResponse
-	69, // 83: strata.proxy.v1.DataService.DropIndex:output_type -> strata.proxy.v1.DropIndexResponse
-	71, // 84: strata.proxy.v1.DataService.AlterIndex:output_type -> strata.proxy.v1.AlterIndexResponse
-	73, // 85: strata.proxy.v1.DataService.ManualCompaction:output_type -> strata.proxy.v1.ManualCompactionResponse
-	75, // 86: strata.proxy.v1.DataService.GetCompactionState:output_type -> strata.proxy.v1.GetCompactionStateResponse
-	77, // 87: strata.proxy.v1.DmlService.AppendDml:output_type -> strata.proxy.v1.AppendDmlResponse
-	79, // 88: strata.proxy.v1.ImportService.SubmitImport:output_type -> strata.proxy.v1.SubmitImportResponse
-	81, // 89: strata.proxy.v1.ImportService.GetImportJob:output_type -> strata.proxy.v1.GetImportJobResponse
-	83, // 90: strata.proxy.v1.ImportService.ListImportJobs:output_type -> strata.proxy.v1.ListImportJobsResponse
-	85, // 91: strata.proxy.v1.ProxyService.InvalidateMetaCache:output_type -> strata.proxy.v1.InvalidateMetaCacheResponse
-	49, // [49:92] is the sub-list for method output_type
-	6,  // [6:49] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	127, // 0: strata.proxy.v1.CreateCollectionRequest.properties:type_name -> strata.proxy.v1.CreateCollectionRequest.PropertiesEntry
+	128, // 1: strata.proxy.v1.AlterCollectionPropertiesRequest.set:type_name -> strata.proxy.v1.AlterCollectionPropertiesRequest.SetEntry
+	129, // 2: strata.proxy.v1.AlterFieldRequest.set:type_name -> strata.proxy.v1.AlterFieldRequest.SetEntry
+	130, // 3: strata.proxy.v1.CreateDatabaseRequest.properties:type_name -> strata.proxy.v1.CreateDatabaseRequest.PropertiesEntry
+	131, // 4: strata.proxy.v1.AlterDatabaseRequest.set:type_name -> strata.proxy.v1.AlterDatabaseRequest.SetEntry
+	132, // 5: strata.proxy.v1.AlterIndexRequest.set:type_name -> strata.proxy.v1.AlterIndexRequest.SetEntry
+	96,  // 6: strata.proxy.v1.OperateGrantRequest.grant:type_name -> strata.proxy.v1.Grant
+	106, // 7: strata.proxy.v1.RestoreRBACRequest.users:type_name -> strata.proxy.v1.RestoredUser
+	96,  // 8: strata.proxy.v1.RestoreRBACRequest.grants:type_name -> strata.proxy.v1.Grant
+	107, // 9: strata.proxy.v1.RestoreRBACRequest.groups:type_name -> strata.proxy.v1.PrivilegeGroup
+	109, // 10: strata.proxy.v1.CreateResourceGroupRequest.config:type_name -> strata.proxy.v1.ResourceGroupConfig
+	133, // 11: strata.proxy.v1.UpdateResourceGroupsRequest.configs:type_name -> strata.proxy.v1.UpdateResourceGroupsRequest.ConfigsEntry
+	109, // 12: strata.proxy.v1.DescribeResourceGroupResponse.config:type_name -> strata.proxy.v1.ResourceGroupConfig
+	134, // 13: strata.proxy.v1.DescribeResourceGroupResponse.loaded_replicas:type_name -> strata.proxy.v1.DescribeResourceGroupResponse.LoadedReplicasEntry
+	135, // 14: strata.proxy.v1.DescribeResourceGroupResponse.outgoing:type_name -> strata.proxy.v1.DescribeResourceGroupResponse.OutgoingEntry
+	136, // 15: strata.proxy.v1.DescribeResourceGroupResponse.incoming:type_name -> strata.proxy.v1.DescribeResourceGroupResponse.IncomingEntry
+	124, // 16: strata.proxy.v1.DescribeResourceGroupResponse.nodes:type_name -> strata.proxy.v1.ResourceGroupNode
+	109, // 17: strata.proxy.v1.UpdateResourceGroupsRequest.ConfigsEntry.value:type_name -> strata.proxy.v1.ResourceGroupConfig
+	0,   // 18: strata.proxy.v1.CatalogService.GetCollection:input_type -> strata.proxy.v1.GetCollectionRequest
+	2,   // 19: strata.proxy.v1.CatalogService.ListCollections:input_type -> strata.proxy.v1.ListCollectionsRequest
+	4,   // 20: strata.proxy.v1.CatalogService.CreateCollection:input_type -> strata.proxy.v1.CreateCollectionRequest
+	6,   // 21: strata.proxy.v1.CatalogService.DropCollection:input_type -> strata.proxy.v1.DropCollectionRequest
+	8,   // 22: strata.proxy.v1.CatalogService.RenameCollection:input_type -> strata.proxy.v1.RenameCollectionRequest
+	10,  // 23: strata.proxy.v1.CatalogService.AlterCollectionProperties:input_type -> strata.proxy.v1.AlterCollectionPropertiesRequest
+	12,  // 24: strata.proxy.v1.CatalogService.AddField:input_type -> strata.proxy.v1.AddFieldRequest
+	14,  // 25: strata.proxy.v1.CatalogService.AlterField:input_type -> strata.proxy.v1.AlterFieldRequest
+	16,  // 26: strata.proxy.v1.CatalogService.EnableDynamicField:input_type -> strata.proxy.v1.EnableDynamicFieldRequest
+	18,  // 27: strata.proxy.v1.CatalogService.CreatePartition:input_type -> strata.proxy.v1.CreatePartitionRequest
+	20,  // 28: strata.proxy.v1.CatalogService.DropPartition:input_type -> strata.proxy.v1.DropPartitionRequest
+	22,  // 29: strata.proxy.v1.CatalogService.SetLoaded:input_type -> strata.proxy.v1.SetLoadedRequest
+	24,  // 30: strata.proxy.v1.CatalogService.GetDatabase:input_type -> strata.proxy.v1.GetDatabaseRequest
+	26,  // 31: strata.proxy.v1.CatalogService.ListDatabases:input_type -> strata.proxy.v1.ListDatabasesRequest
+	28,  // 32: strata.proxy.v1.CatalogService.CreateDatabase:input_type -> strata.proxy.v1.CreateDatabaseRequest
+	30,  // 33: strata.proxy.v1.CatalogService.AlterDatabase:input_type -> strata.proxy.v1.AlterDatabaseRequest
+	32,  // 34: strata.proxy.v1.CatalogService.DropDatabase:input_type -> strata.proxy.v1.DropDatabaseRequest
+	34,  // 35: strata.proxy.v1.CatalogService.CreateAlias:input_type -> strata.proxy.v1.CreateAliasRequest
+	36,  // 36: strata.proxy.v1.CatalogService.AlterAlias:input_type -> strata.proxy.v1.AlterAliasRequest
+	38,  // 37: strata.proxy.v1.CatalogService.DropAlias:input_type -> strata.proxy.v1.DropAliasRequest
+	40,  // 38: strata.proxy.v1.CatalogService.DescribeAlias:input_type -> strata.proxy.v1.DescribeAliasRequest
+	42,  // 39: strata.proxy.v1.CatalogService.ListAliases:input_type -> strata.proxy.v1.ListAliasesRequest
+	44,  // 40: strata.proxy.v1.CatalogService.ListAliasesOf:input_type -> strata.proxy.v1.ListAliasesOfRequest
+	46,  // 41: strata.proxy.v1.CatalogService.CheckDropCollection:input_type -> strata.proxy.v1.CheckDropCollectionRequest
+	48,  // 42: strata.proxy.v1.DataService.Flush:input_type -> strata.proxy.v1.FlushRequest
+	50,  // 43: strata.proxy.v1.DataService.GetFlushState:input_type -> strata.proxy.v1.GetFlushStateRequest
+	52,  // 44: strata.proxy.v1.DataService.GetRowCount:input_type -> strata.proxy.v1.GetRowCountRequest
+	54,  // 45: strata.proxy.v1.DataService.ListSegments:input_type -> strata.proxy.v1.ListSegmentsRequest
+	56,  // 46: strata.proxy.v1.DataService.DropCollectionData:input_type -> strata.proxy.v1.DropCollectionDataRequest
+	58,  // 47: strata.proxy.v1.DataService.DropPartitionData:input_type -> strata.proxy.v1.DropPartitionDataRequest
+	60,  // 48: strata.proxy.v1.DataService.Truncate:input_type -> strata.proxy.v1.TruncateRequest
+	62,  // 49: strata.proxy.v1.DataService.CreateIndex:input_type -> strata.proxy.v1.CreateIndexRequest
+	64,  // 50: strata.proxy.v1.DataService.ListIndexes:input_type -> strata.proxy.v1.ListIndexesRequest
+	66,  // 51: strata.proxy.v1.DataService.GetIndexProgress:input_type -> strata.proxy.v1.GetIndexProgressRequest
+	68,  // 52: strata.proxy.v1.DataService.DropIndex:input_type -> strata.proxy.v1.DropIndexRequest
+	70,  // 53: strata.proxy.v1.DataService.AlterIndex:input_type -> strata.proxy.v1.AlterIndexRequest
+	72,  // 54: strata.proxy.v1.DataService.ManualCompaction:input_type -> strata.proxy.v1.ManualCompactionRequest
+	74,  // 55: strata.proxy.v1.DataService.GetCompactionState:input_type -> strata.proxy.v1.GetCompactionStateRequest
+	76,  // 56: strata.proxy.v1.DmlService.AppendDml:input_type -> strata.proxy.v1.AppendDmlRequest
+	78,  // 57: strata.proxy.v1.ImportService.SubmitImport:input_type -> strata.proxy.v1.SubmitImportRequest
+	80,  // 58: strata.proxy.v1.ImportService.GetImportJob:input_type -> strata.proxy.v1.GetImportJobRequest
+	82,  // 59: strata.proxy.v1.ImportService.ListImportJobs:input_type -> strata.proxy.v1.ListImportJobsRequest
+	84,  // 60: strata.proxy.v1.RBACService.CreateUser:input_type -> strata.proxy.v1.CreateUserRequest
+	86,  // 61: strata.proxy.v1.RBACService.UpdatePassword:input_type -> strata.proxy.v1.UpdatePasswordRequest
+	88,  // 62: strata.proxy.v1.RBACService.DeleteUser:input_type -> strata.proxy.v1.DeleteUserRequest
+	90,  // 63: strata.proxy.v1.RBACService.CreateRole:input_type -> strata.proxy.v1.CreateRoleRequest
+	92,  // 64: strata.proxy.v1.RBACService.DropRole:input_type -> strata.proxy.v1.DropRoleRequest
+	94,  // 65: strata.proxy.v1.RBACService.OperateUserRole:input_type -> strata.proxy.v1.OperateUserRoleRequest
+	97,  // 66: strata.proxy.v1.RBACService.OperateGrant:input_type -> strata.proxy.v1.OperateGrantRequest
+	99,  // 67: strata.proxy.v1.RBACService.CreatePrivilegeGroup:input_type -> strata.proxy.v1.CreatePrivilegeGroupRequest
+	101, // 68: strata.proxy.v1.RBACService.DropPrivilegeGroup:input_type -> strata.proxy.v1.DropPrivilegeGroupRequest
+	103, // 69: strata.proxy.v1.RBACService.OperatePrivilegeGroup:input_type -> strata.proxy.v1.OperatePrivilegeGroupRequest
+	105, // 70: strata.proxy.v1.RBACService.RestoreRBAC:input_type -> strata.proxy.v1.RestoreRBACRequest
+	110, // 71: strata.proxy.v1.ResourceGroupService.CreateResourceGroup:input_type -> strata.proxy.v1.CreateResourceGroupRequest
+	112, // 72: strata.proxy.v1.ResourceGroupService.UpdateResourceGroups:input_type -> strata.proxy.v1.UpdateResourceGroupsRequest
+	114, // 73: strata.proxy.v1.ResourceGroupService.DropResourceGroup:input_type -> strata.proxy.v1.DropResourceGroupRequest
+	116, // 74: strata.proxy.v1.ResourceGroupService.TransferNode:input_type -> strata.proxy.v1.TransferNodeRequest
+	118, // 75: strata.proxy.v1.ResourceGroupService.TransferReplica:input_type -> strata.proxy.v1.TransferReplicaRequest
+	120, // 76: strata.proxy.v1.ResourceGroupService.ListResourceGroups:input_type -> strata.proxy.v1.ListResourceGroupsRequest
+	122, // 77: strata.proxy.v1.ResourceGroupService.DescribeResourceGroup:input_type -> strata.proxy.v1.DescribeResourceGroupRequest
+	125, // 78: strata.proxy.v1.ProxyService.InvalidateMetaCache:input_type -> strata.proxy.v1.InvalidateMetaCacheRequest
+	1,   // 79: strata.proxy.v1.CatalogService.GetCollection:output_type -> strata.proxy.v1.GetCollectionResponse
+	3,   // 80: strata.proxy.v1.CatalogService.ListCollections:output_type -> strata.proxy.v1.ListCollectionsResponse
+	5,   // 81: strata.proxy.v1.CatalogService.CreateCollection:output_type -> strata.proxy.v1.CreateCollectionResponse
+	7,   // 82: strata.proxy.v1.CatalogService.DropCollection:output_type -> strata.proxy.v1.DropCollectionResponse
+	9,   // 83: strata.proxy.v1.CatalogService.RenameCollection:output_type -> strata.proxy.v1.RenameCollectionResponse
+	11,  // 84: strata.proxy.v1.CatalogService.AlterCollectionProperties:output_type -> strata.proxy.v1.AlterCollectionPropertiesResponse
+	13,  // 85: strata.proxy.v1.CatalogService.AddField:output_type -> strata.proxy.v1.AddFieldResponse
+	15,  // 86: strata.proxy.v1.CatalogService.AlterField:output_type -> strata.proxy.v1.AlterFieldResponse
+	17,  // 87: strata.proxy.v1.CatalogService.EnableDynamicField:output_type -> strata.proxy.v1.EnableDynamicFieldResponse
+	19,  // 88: strata.proxy.v1.CatalogService.CreatePartition:output_type -> strata.proxy.v1.CreatePartitionResponse
+	21,  // 89: strata.proxy.v1.CatalogService.DropPartition:output_type -> strata.proxy.v1.DropPartitionResponse
+	23,  // 90: strata.proxy.v1.CatalogService.SetLoaded:output_type -> strata.proxy.v1.SetLoadedResponse
+	25,  // 91: strata.proxy.v1.CatalogService.GetDatabase:output_type -> strata.proxy.v1.GetDatabaseResponse
+	27,  // 92: strata.proxy.v1.CatalogService.ListDatabases:output_type -> strata.proxy.v1.ListDatabasesResponse
+	29,  // 93: strata.proxy.v1.CatalogService.CreateDatabase:output_type -> strata.proxy.v1.CreateDatabaseResponse
+	31,  // 94: strata.proxy.v1.CatalogService.AlterDatabase:output_type -> strata.proxy.v1.AlterDatabaseResponse
+	33,  // 95: strata.proxy.v1.CatalogService.DropDatabase:output_type -> strata.proxy.v1.DropDatabaseResponse
+	35,  // 96: strata.proxy.v1.CatalogService.CreateAlias:output_type -> strata.proxy.v1.CreateAliasResponse
+	37,  // 97: strata.proxy.v1.CatalogService.AlterAlias:output_type -> strata.proxy.v1.AlterAliasResponse
+	39,  // 98: strata.proxy.v1.CatalogService.DropAlias:output_type -> strata.proxy.v1.DropAliasResponse
+	41,  // 99: strata.proxy.v1.CatalogService.DescribeAlias:output_type -> strata.proxy.v1.DescribeAliasResponse
+	43,  // 100: strata.proxy.v1.CatalogService.ListAliases:output_type -> strata.proxy.v1.ListAliasesResponse
+	45,  // 101: strata.proxy.v1.CatalogService.ListAliasesOf:output_type -> strata.proxy.v1.ListAliasesOfResponse
+	47,  // 102: strata.proxy.v1.CatalogService.CheckDropCollection:output_type -> strata.proxy.v1.CheckDropCollectionResponse
+	49,  // 103: strata.proxy.v1.DataService.Flush:output_type -> strata.proxy.v1.FlushResponse
+	51,  // 104: strata.proxy.v1.DataService.GetFlushState:output_type -> strata.proxy.v1.GetFlushStateResponse
+	53,  // 105: strata.proxy.v1.DataService.GetRowCount:output_type -> strata.proxy.v1.GetRowCountResponse
+	55,  // 106: strata.proxy.v1.DataService.ListSegments:output_type -> strata.proxy.v1.ListSegmentsResponse
+	57,  // 107: strata.proxy.v1.DataService.DropCollectionData:output_type -> strata.proxy.v1.DropCollectionDataResponse
+	59,  // 108: strata.proxy.v1.DataService.DropPartitionData:output_type -> strata.proxy.v1.DropPartitionDataResponse
+	61,  // 109: strata.proxy.v1.DataService.Truncate:output_type -> strata.proxy.v1.TruncateResponse
+	63,  // 110: strata.proxy.v1.DataService.CreateIndex:output_type -> strata.proxy.v1.CreateIndexResponse
+	65,  // 111: strata.proxy.v1.DataService.ListIndexes:output_type -> strata.proxy.v1.ListIndexesResponse
+	67,  // 112: strata.proxy.v1.DataService.GetIndexProgress:output_type -> strata.proxy.v1.GetIndexProgressResponse
+	69,  // 113: strata.proxy.v1.DataService.DropIndex:output_type -> strata.proxy.v1.DropIndexResponse
+	71,  // 114: strata.proxy.v1.DataService.AlterIndex:output_type -> strata.proxy.v1.AlterIndexResponse
+	73,  // 115: strata.proxy.v1.DataService.ManualCompaction:output_type -> strata.proxy.v1.ManualCompactionResponse
+	75,  // 116: strata.proxy.v1.DataService.GetCompactionState:output_type -> strata.proxy.v1.GetCompactionStateResponse
+	77,  // 117: strata.proxy.v1.DmlService.AppendDml:output_type -> strata.proxy.v1.AppendDmlResponse
+	79,  // 118: strata.proxy.v1.ImportService.SubmitImport:output_type -> strata.proxy.v1.SubmitImportResponse
+	81,  // 119: strata.proxy.v1.ImportService.GetImportJob:output_type -> strata.proxy.v1.GetImportJobResponse
+	83,  // 120: strata.proxy.v1.ImportService.ListImportJobs:output_type -> strata.proxy.v1.ListImportJobsResponse
+	85,  // 121: strata.proxy.v1.RBACService.CreateUser:output_type -> strata.proxy.v1.CreateUserResponse
+	87,  // 122: strata.proxy.v1.RBACService.UpdatePassword:output_type -> strata.proxy.v1.UpdatePasswordResponse
+	89,  // 123: strata.proxy.v1.RBACService.DeleteUser:output_type -> strata.proxy.v1.DeleteUserResponse
+	91,  // 124: strata.proxy.v1.RBACService.CreateRole:output_type -> strata.proxy.v1.CreateRoleResponse
+	93,  // 125: strata.proxy.v1.RBACService.DropRole:output_type -> strata.proxy.v1.DropRoleResponse
+	95,  // 126: strata.proxy.v1.RBACService.OperateUserRole:output_type -> strata.proxy.v1.OperateUserRoleResponse
+	98,  // 127: strata.proxy.v1.RBACService.OperateGrant:output_type -> strata.proxy.v1.OperateGrantResponse
+	100, // 128: strata.proxy.v1.RBACService.CreatePrivilegeGroup:output_type -> strata.proxy.v1.CreatePrivilegeGroupResponse
+	102, // 129: strata.proxy.v1.RBACService.DropPrivilegeGroup:output_type -> strata.proxy.v1.DropPrivilegeGroupResponse
+	104, // 130: strata.proxy.v1.RBACService.OperatePrivilegeGroup:output_type -> strata.proxy.v1.OperatePrivilegeGroupResponse
+	108, // 131: strata.proxy.v1.RBACService.RestoreRBAC:output_type -> strata.proxy.v1.RestoreRBACResponse
+	111, // 132: strata.proxy.v1.ResourceGroupService.CreateResourceGroup:output_type -> strata.proxy.v1.CreateResourceGroupResponse
+	113, // 133: strata.proxy.v1.ResourceGroupService.UpdateResourceGroups:output_type -> strata.proxy.v1.UpdateResourceGroupsResponse
+	115, // 134: strata.proxy.v1.ResourceGroupService.DropResourceGroup:output_type -> strata.proxy.v1.DropResourceGroupResponse
+	117, // 135: strata.proxy.v1.ResourceGroupService.TransferNode:output_type -> strata.proxy.v1.TransferNodeResponse
+	119, // 136: strata.proxy.v1.ResourceGroupService.TransferReplica:output_type -> strata.proxy.v1.TransferReplicaResponse
+	121, // 137: strata.proxy.v1.ResourceGroupService.ListResourceGroups:output_type -> strata.proxy.v1.ListResourceGroupsResponse
+	123, // 138: strata.proxy.v1.ResourceGroupService.DescribeResourceGroup:output_type -> strata.proxy.v1.DescribeResourceGroupResponse
+	126, // 139: strata.proxy.v1.ProxyService.InvalidateMetaCache:output_type -> strata.proxy.v1.InvalidateMetaCacheResponse
+	79,  // [79:140] is the sub-list for method output_type
+	18,  // [18:79] is the sub-list for method input_type
+	18,  // [18:18] is the sub-list for extension type_name
+	18,  // [18:18] is the sub-list for extension extendee
+	0,   // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_strata_proxy_v1_proxy_proto_init() }
@@ -4827,9 +7095,9 @@ func file_strata_proxy_v1_proxy_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_proxy_v1_proxy_proto_rawDesc), len(file_strata_proxy_v1_proxy_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   92,
+			NumMessages:   137,
 			NumExtensions: 0,
-			NumServices:   5,
+			NumServices:   7,
 		},
 		GoTypes:           file_strata_proxy_v1_proxy_proto_goTypes,
 		DependencyIndexes: file_strata_proxy_v1_proxy_proto_depIdxs,

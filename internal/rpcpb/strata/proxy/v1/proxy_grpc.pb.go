@@ -1,6 +1,7 @@
 // The proxy's services, version 1: what a proxy running in its own process
 // (`strata run proxy`) asks of the elected coordinator (CatalogService,
-// DataService, DmlService, ImportService; the query side is the
+// DataService, DmlService, ImportService, RBACService,
+// ResourceGroupService; the query side is the
 // coordinator's strata.querynode.v1.QueryNodeService, its ID and timestamp
 // ranges strata.coord.v1.ClockService), and what the coordinator asks of
 // every proxy (ProxyService: drop the metadata cache after a DDL).
@@ -2012,6 +2013,902 @@ var ImportService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListImportJobs",
 			Handler:    _ImportService_ListImportJobs_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "strata/proxy/v1/proxy.proto",
+}
+
+const (
+	RBACService_CreateUser_FullMethodName            = "/strata.proxy.v1.RBACService/CreateUser"
+	RBACService_UpdatePassword_FullMethodName        = "/strata.proxy.v1.RBACService/UpdatePassword"
+	RBACService_DeleteUser_FullMethodName            = "/strata.proxy.v1.RBACService/DeleteUser"
+	RBACService_CreateRole_FullMethodName            = "/strata.proxy.v1.RBACService/CreateRole"
+	RBACService_DropRole_FullMethodName              = "/strata.proxy.v1.RBACService/DropRole"
+	RBACService_OperateUserRole_FullMethodName       = "/strata.proxy.v1.RBACService/OperateUserRole"
+	RBACService_OperateGrant_FullMethodName          = "/strata.proxy.v1.RBACService/OperateGrant"
+	RBACService_CreatePrivilegeGroup_FullMethodName  = "/strata.proxy.v1.RBACService/CreatePrivilegeGroup"
+	RBACService_DropPrivilegeGroup_FullMethodName    = "/strata.proxy.v1.RBACService/DropPrivilegeGroup"
+	RBACService_OperatePrivilegeGroup_FullMethodName = "/strata.proxy.v1.RBACService/OperatePrivilegeGroup"
+	RBACService_RestoreRBAC_FullMethodName           = "/strata.proxy.v1.RBACService/RestoreRBAC"
+)
+
+// RBACServiceClient is the client API for RBACService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// RBACService changes users, roles, grants and privilege groups on the
+// coordinator, which owns them: a proxy checks the caller (authentication
+// and the privilege the Milvus call needs) as for any call, then forwards
+// the change, and the coordinator tells every proxy to reload before the
+// call returns (ProxyService.InvalidateMetaCache), so a change made
+// through one proxy holds on all of them once it is acknowledged. The
+// reads (list users, roles, grants, groups, a backup) are served from
+// the proxy's own copy, reloaded so. Retried as DDL is: a change retried
+// after it applied fails as a repeated change does in process (for
+// instance "user already exists") or changes nothing. Passwords travel
+// in the clear, as the Milvus API receives them: the internal RPC's TLS
+// (rpc.tls) protects them.
+type RBACServiceClient interface {
+	// CreateUser adds a user with a password.
+	CreateUser(ctx context.Context, in *CreateUserRequest, opts ...grpc.CallOption) (*CreateUserResponse, error)
+	// UpdatePassword changes a user's password after checking the old one.
+	UpdatePassword(ctx context.Context, in *UpdatePasswordRequest, opts ...grpc.CallOption) (*UpdatePasswordResponse, error)
+	// DeleteUser removes a user and its role bindings.
+	DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*DeleteUserResponse, error)
+	// CreateRole adds a custom role.
+	CreateRole(ctx context.Context, in *CreateRoleRequest, opts ...grpc.CallOption) (*CreateRoleResponse, error)
+	// DropRole drops a custom role (force: with its grants).
+	DropRole(ctx context.Context, in *DropRoleRequest, opts ...grpc.CallOption) (*DropRoleResponse, error)
+	// OperateUserRole binds a role to a user (add) or unbinds it.
+	OperateUserRole(ctx context.Context, in *OperateUserRoleRequest, opts ...grpc.CallOption) (*OperateUserRoleResponse, error)
+	// OperateGrant grants (add) or revokes a privilege, as the proxy
+	// resolved it (object, database, aliases, the grantor).
+	OperateGrant(ctx context.Context, in *OperateGrantRequest, opts ...grpc.CallOption) (*OperateGrantResponse, error)
+	// CreatePrivilegeGroup adds an empty custom privilege group.
+	CreatePrivilegeGroup(ctx context.Context, in *CreatePrivilegeGroupRequest, opts ...grpc.CallOption) (*CreatePrivilegeGroupResponse, error)
+	// DropPrivilegeGroup drops a custom privilege group no grant uses.
+	DropPrivilegeGroup(ctx context.Context, in *DropPrivilegeGroupRequest, opts ...grpc.CallOption) (*DropPrivilegeGroupResponse, error)
+	// OperatePrivilegeGroup adds privileges to a group (add) or removes them.
+	OperatePrivilegeGroup(ctx context.Context, in *OperatePrivilegeGroupRequest, opts ...grpc.CallOption) (*OperatePrivilegeGroupResponse, error)
+	// RestoreRBAC adds a backup's users, roles, grants and groups, all or
+	// none.
+	RestoreRBAC(ctx context.Context, in *RestoreRBACRequest, opts ...grpc.CallOption) (*RestoreRBACResponse, error)
+}
+
+type rBACServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewRBACServiceClient(cc grpc.ClientConnInterface) RBACServiceClient {
+	return &rBACServiceClient{cc}
+}
+
+func (c *rBACServiceClient) CreateUser(ctx context.Context, in *CreateUserRequest, opts ...grpc.CallOption) (*CreateUserResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateUserResponse)
+	err := c.cc.Invoke(ctx, RBACService_CreateUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) UpdatePassword(ctx context.Context, in *UpdatePasswordRequest, opts ...grpc.CallOption) (*UpdatePasswordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdatePasswordResponse)
+	err := c.cc.Invoke(ctx, RBACService_UpdatePassword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*DeleteUserResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteUserResponse)
+	err := c.cc.Invoke(ctx, RBACService_DeleteUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) CreateRole(ctx context.Context, in *CreateRoleRequest, opts ...grpc.CallOption) (*CreateRoleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateRoleResponse)
+	err := c.cc.Invoke(ctx, RBACService_CreateRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) DropRole(ctx context.Context, in *DropRoleRequest, opts ...grpc.CallOption) (*DropRoleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DropRoleResponse)
+	err := c.cc.Invoke(ctx, RBACService_DropRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) OperateUserRole(ctx context.Context, in *OperateUserRoleRequest, opts ...grpc.CallOption) (*OperateUserRoleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OperateUserRoleResponse)
+	err := c.cc.Invoke(ctx, RBACService_OperateUserRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) OperateGrant(ctx context.Context, in *OperateGrantRequest, opts ...grpc.CallOption) (*OperateGrantResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OperateGrantResponse)
+	err := c.cc.Invoke(ctx, RBACService_OperateGrant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) CreatePrivilegeGroup(ctx context.Context, in *CreatePrivilegeGroupRequest, opts ...grpc.CallOption) (*CreatePrivilegeGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatePrivilegeGroupResponse)
+	err := c.cc.Invoke(ctx, RBACService_CreatePrivilegeGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) DropPrivilegeGroup(ctx context.Context, in *DropPrivilegeGroupRequest, opts ...grpc.CallOption) (*DropPrivilegeGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DropPrivilegeGroupResponse)
+	err := c.cc.Invoke(ctx, RBACService_DropPrivilegeGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) OperatePrivilegeGroup(ctx context.Context, in *OperatePrivilegeGroupRequest, opts ...grpc.CallOption) (*OperatePrivilegeGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OperatePrivilegeGroupResponse)
+	err := c.cc.Invoke(ctx, RBACService_OperatePrivilegeGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *rBACServiceClient) RestoreRBAC(ctx context.Context, in *RestoreRBACRequest, opts ...grpc.CallOption) (*RestoreRBACResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestoreRBACResponse)
+	err := c.cc.Invoke(ctx, RBACService_RestoreRBAC_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RBACServiceServer is the server API for RBACService service.
+// All implementations must embed UnimplementedRBACServiceServer
+// for forward compatibility.
+//
+// RBACService changes users, roles, grants and privilege groups on the
+// coordinator, which owns them: a proxy checks the caller (authentication
+// and the privilege the Milvus call needs) as for any call, then forwards
+// the change, and the coordinator tells every proxy to reload before the
+// call returns (ProxyService.InvalidateMetaCache), so a change made
+// through one proxy holds on all of them once it is acknowledged. The
+// reads (list users, roles, grants, groups, a backup) are served from
+// the proxy's own copy, reloaded so. Retried as DDL is: a change retried
+// after it applied fails as a repeated change does in process (for
+// instance "user already exists") or changes nothing. Passwords travel
+// in the clear, as the Milvus API receives them: the internal RPC's TLS
+// (rpc.tls) protects them.
+type RBACServiceServer interface {
+	// CreateUser adds a user with a password.
+	CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error)
+	// UpdatePassword changes a user's password after checking the old one.
+	UpdatePassword(context.Context, *UpdatePasswordRequest) (*UpdatePasswordResponse, error)
+	// DeleteUser removes a user and its role bindings.
+	DeleteUser(context.Context, *DeleteUserRequest) (*DeleteUserResponse, error)
+	// CreateRole adds a custom role.
+	CreateRole(context.Context, *CreateRoleRequest) (*CreateRoleResponse, error)
+	// DropRole drops a custom role (force: with its grants).
+	DropRole(context.Context, *DropRoleRequest) (*DropRoleResponse, error)
+	// OperateUserRole binds a role to a user (add) or unbinds it.
+	OperateUserRole(context.Context, *OperateUserRoleRequest) (*OperateUserRoleResponse, error)
+	// OperateGrant grants (add) or revokes a privilege, as the proxy
+	// resolved it (object, database, aliases, the grantor).
+	OperateGrant(context.Context, *OperateGrantRequest) (*OperateGrantResponse, error)
+	// CreatePrivilegeGroup adds an empty custom privilege group.
+	CreatePrivilegeGroup(context.Context, *CreatePrivilegeGroupRequest) (*CreatePrivilegeGroupResponse, error)
+	// DropPrivilegeGroup drops a custom privilege group no grant uses.
+	DropPrivilegeGroup(context.Context, *DropPrivilegeGroupRequest) (*DropPrivilegeGroupResponse, error)
+	// OperatePrivilegeGroup adds privileges to a group (add) or removes them.
+	OperatePrivilegeGroup(context.Context, *OperatePrivilegeGroupRequest) (*OperatePrivilegeGroupResponse, error)
+	// RestoreRBAC adds a backup's users, roles, grants and groups, all or
+	// none.
+	RestoreRBAC(context.Context, *RestoreRBACRequest) (*RestoreRBACResponse, error)
+	mustEmbedUnimplementedRBACServiceServer()
+}
+
+// UnimplementedRBACServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedRBACServiceServer struct{}
+
+func (UnimplementedRBACServiceServer) CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateUser not implemented")
+}
+func (UnimplementedRBACServiceServer) UpdatePassword(context.Context, *UpdatePasswordRequest) (*UpdatePasswordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdatePassword not implemented")
+}
+func (UnimplementedRBACServiceServer) DeleteUser(context.Context, *DeleteUserRequest) (*DeleteUserResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteUser not implemented")
+}
+func (UnimplementedRBACServiceServer) CreateRole(context.Context, *CreateRoleRequest) (*CreateRoleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateRole not implemented")
+}
+func (UnimplementedRBACServiceServer) DropRole(context.Context, *DropRoleRequest) (*DropRoleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DropRole not implemented")
+}
+func (UnimplementedRBACServiceServer) OperateUserRole(context.Context, *OperateUserRoleRequest) (*OperateUserRoleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OperateUserRole not implemented")
+}
+func (UnimplementedRBACServiceServer) OperateGrant(context.Context, *OperateGrantRequest) (*OperateGrantResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OperateGrant not implemented")
+}
+func (UnimplementedRBACServiceServer) CreatePrivilegeGroup(context.Context, *CreatePrivilegeGroupRequest) (*CreatePrivilegeGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePrivilegeGroup not implemented")
+}
+func (UnimplementedRBACServiceServer) DropPrivilegeGroup(context.Context, *DropPrivilegeGroupRequest) (*DropPrivilegeGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DropPrivilegeGroup not implemented")
+}
+func (UnimplementedRBACServiceServer) OperatePrivilegeGroup(context.Context, *OperatePrivilegeGroupRequest) (*OperatePrivilegeGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OperatePrivilegeGroup not implemented")
+}
+func (UnimplementedRBACServiceServer) RestoreRBAC(context.Context, *RestoreRBACRequest) (*RestoreRBACResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestoreRBAC not implemented")
+}
+func (UnimplementedRBACServiceServer) mustEmbedUnimplementedRBACServiceServer() {}
+func (UnimplementedRBACServiceServer) testEmbeddedByValue()                     {}
+
+// UnsafeRBACServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to RBACServiceServer will
+// result in compilation errors.
+type UnsafeRBACServiceServer interface {
+	mustEmbedUnimplementedRBACServiceServer()
+}
+
+func RegisterRBACServiceServer(s grpc.ServiceRegistrar, srv RBACServiceServer) {
+	// If the following call panics, it indicates UnimplementedRBACServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&RBACService_ServiceDesc, srv)
+}
+
+func _RBACService_CreateUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).CreateUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_CreateUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).CreateUser(ctx, req.(*CreateUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_UpdatePassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdatePasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).UpdatePassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_UpdatePassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).UpdatePassword(ctx, req.(*UpdatePasswordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_DeleteUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).DeleteUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_DeleteUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).DeleteUser(ctx, req.(*DeleteUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_CreateRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).CreateRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_CreateRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).CreateRole(ctx, req.(*CreateRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_DropRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DropRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).DropRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_DropRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).DropRole(ctx, req.(*DropRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_OperateUserRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OperateUserRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).OperateUserRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_OperateUserRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).OperateUserRole(ctx, req.(*OperateUserRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_OperateGrant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OperateGrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).OperateGrant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_OperateGrant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).OperateGrant(ctx, req.(*OperateGrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_CreatePrivilegeGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePrivilegeGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).CreatePrivilegeGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_CreatePrivilegeGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).CreatePrivilegeGroup(ctx, req.(*CreatePrivilegeGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_DropPrivilegeGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DropPrivilegeGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).DropPrivilegeGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_DropPrivilegeGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).DropPrivilegeGroup(ctx, req.(*DropPrivilegeGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_OperatePrivilegeGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OperatePrivilegeGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).OperatePrivilegeGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_OperatePrivilegeGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).OperatePrivilegeGroup(ctx, req.(*OperatePrivilegeGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RBACService_RestoreRBAC_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestoreRBACRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RBACServiceServer).RestoreRBAC(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RBACService_RestoreRBAC_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RBACServiceServer).RestoreRBAC(ctx, req.(*RestoreRBACRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// RBACService_ServiceDesc is the grpc.ServiceDesc for RBACService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var RBACService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "strata.proxy.v1.RBACService",
+	HandlerType: (*RBACServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreateUser",
+			Handler:    _RBACService_CreateUser_Handler,
+		},
+		{
+			MethodName: "UpdatePassword",
+			Handler:    _RBACService_UpdatePassword_Handler,
+		},
+		{
+			MethodName: "DeleteUser",
+			Handler:    _RBACService_DeleteUser_Handler,
+		},
+		{
+			MethodName: "CreateRole",
+			Handler:    _RBACService_CreateRole_Handler,
+		},
+		{
+			MethodName: "DropRole",
+			Handler:    _RBACService_DropRole_Handler,
+		},
+		{
+			MethodName: "OperateUserRole",
+			Handler:    _RBACService_OperateUserRole_Handler,
+		},
+		{
+			MethodName: "OperateGrant",
+			Handler:    _RBACService_OperateGrant_Handler,
+		},
+		{
+			MethodName: "CreatePrivilegeGroup",
+			Handler:    _RBACService_CreatePrivilegeGroup_Handler,
+		},
+		{
+			MethodName: "DropPrivilegeGroup",
+			Handler:    _RBACService_DropPrivilegeGroup_Handler,
+		},
+		{
+			MethodName: "OperatePrivilegeGroup",
+			Handler:    _RBACService_OperatePrivilegeGroup_Handler,
+		},
+		{
+			MethodName: "RestoreRBAC",
+			Handler:    _RBACService_RestoreRBAC_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "strata/proxy/v1/proxy.proto",
+}
+
+const (
+	ResourceGroupService_CreateResourceGroup_FullMethodName   = "/strata.proxy.v1.ResourceGroupService/CreateResourceGroup"
+	ResourceGroupService_UpdateResourceGroups_FullMethodName  = "/strata.proxy.v1.ResourceGroupService/UpdateResourceGroups"
+	ResourceGroupService_DropResourceGroup_FullMethodName     = "/strata.proxy.v1.ResourceGroupService/DropResourceGroup"
+	ResourceGroupService_TransferNode_FullMethodName          = "/strata.proxy.v1.ResourceGroupService/TransferNode"
+	ResourceGroupService_TransferReplica_FullMethodName       = "/strata.proxy.v1.ResourceGroupService/TransferReplica"
+	ResourceGroupService_ListResourceGroups_FullMethodName    = "/strata.proxy.v1.ResourceGroupService/ListResourceGroups"
+	ResourceGroupService_DescribeResourceGroup_FullMethodName = "/strata.proxy.v1.ResourceGroupService/DescribeResourceGroup"
+)
+
+// ResourceGroupServiceClient is the client API for ResourceGroupService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// ResourceGroupService is the query coordinator's resource groups as a
+// proxy changes and reads them (Milvus's resource group API). Creating,
+// updating and dropping a group are retried as DDL is; TransferNode and
+// TransferReplica are not idempotent (a retry after one applied would
+// move more), so the client sends them once, without transport retries.
+type ResourceGroupServiceClient interface {
+	// CreateResourceGroup creates a group (no config: requests and limits
+	// of 0 nodes).
+	CreateResourceGroup(ctx context.Context, in *CreateResourceGroupRequest, opts ...grpc.CallOption) (*CreateResourceGroupResponse, error)
+	// UpdateResourceGroups replaces the configurations of groups.
+	UpdateResourceGroups(ctx context.Context, in *UpdateResourceGroupsRequest, opts ...grpc.CallOption) (*UpdateResourceGroupsResponse, error)
+	// DropResourceGroup drops a group that holds no node and no replica.
+	DropResourceGroup(ctx context.Context, in *DropResourceGroupRequest, opts ...grpc.CallOption) (*DropResourceGroupResponse, error)
+	// TransferNode moves query nodes from one group to another. Sent once.
+	TransferNode(ctx context.Context, in *TransferNodeRequest, opts ...grpc.CallOption) (*TransferNodeResponse, error)
+	// TransferReplica moves replicas of a collection from one group to
+	// another. Sent once.
+	TransferReplica(ctx context.Context, in *TransferReplicaRequest, opts ...grpc.CallOption) (*TransferReplicaResponse, error)
+	// ListResourceGroups lists the groups' names.
+	ListResourceGroups(ctx context.Context, in *ListResourceGroupsRequest, opts ...grpc.CallOption) (*ListResourceGroupsResponse, error)
+	// DescribeResourceGroup describes a group: its configuration, nodes and
+	// the replicas loaded in it.
+	DescribeResourceGroup(ctx context.Context, in *DescribeResourceGroupRequest, opts ...grpc.CallOption) (*DescribeResourceGroupResponse, error)
+}
+
+type resourceGroupServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewResourceGroupServiceClient(cc grpc.ClientConnInterface) ResourceGroupServiceClient {
+	return &resourceGroupServiceClient{cc}
+}
+
+func (c *resourceGroupServiceClient) CreateResourceGroup(ctx context.Context, in *CreateResourceGroupRequest, opts ...grpc.CallOption) (*CreateResourceGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateResourceGroupResponse)
+	err := c.cc.Invoke(ctx, ResourceGroupService_CreateResourceGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceGroupServiceClient) UpdateResourceGroups(ctx context.Context, in *UpdateResourceGroupsRequest, opts ...grpc.CallOption) (*UpdateResourceGroupsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateResourceGroupsResponse)
+	err := c.cc.Invoke(ctx, ResourceGroupService_UpdateResourceGroups_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceGroupServiceClient) DropResourceGroup(ctx context.Context, in *DropResourceGroupRequest, opts ...grpc.CallOption) (*DropResourceGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DropResourceGroupResponse)
+	err := c.cc.Invoke(ctx, ResourceGroupService_DropResourceGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceGroupServiceClient) TransferNode(ctx context.Context, in *TransferNodeRequest, opts ...grpc.CallOption) (*TransferNodeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TransferNodeResponse)
+	err := c.cc.Invoke(ctx, ResourceGroupService_TransferNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceGroupServiceClient) TransferReplica(ctx context.Context, in *TransferReplicaRequest, opts ...grpc.CallOption) (*TransferReplicaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TransferReplicaResponse)
+	err := c.cc.Invoke(ctx, ResourceGroupService_TransferReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceGroupServiceClient) ListResourceGroups(ctx context.Context, in *ListResourceGroupsRequest, opts ...grpc.CallOption) (*ListResourceGroupsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResourceGroupsResponse)
+	err := c.cc.Invoke(ctx, ResourceGroupService_ListResourceGroups_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceGroupServiceClient) DescribeResourceGroup(ctx context.Context, in *DescribeResourceGroupRequest, opts ...grpc.CallOption) (*DescribeResourceGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DescribeResourceGroupResponse)
+	err := c.cc.Invoke(ctx, ResourceGroupService_DescribeResourceGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ResourceGroupServiceServer is the server API for ResourceGroupService service.
+// All implementations must embed UnimplementedResourceGroupServiceServer
+// for forward compatibility.
+//
+// ResourceGroupService is the query coordinator's resource groups as a
+// proxy changes and reads them (Milvus's resource group API). Creating,
+// updating and dropping a group are retried as DDL is; TransferNode and
+// TransferReplica are not idempotent (a retry after one applied would
+// move more), so the client sends them once, without transport retries.
+type ResourceGroupServiceServer interface {
+	// CreateResourceGroup creates a group (no config: requests and limits
+	// of 0 nodes).
+	CreateResourceGroup(context.Context, *CreateResourceGroupRequest) (*CreateResourceGroupResponse, error)
+	// UpdateResourceGroups replaces the configurations of groups.
+	UpdateResourceGroups(context.Context, *UpdateResourceGroupsRequest) (*UpdateResourceGroupsResponse, error)
+	// DropResourceGroup drops a group that holds no node and no replica.
+	DropResourceGroup(context.Context, *DropResourceGroupRequest) (*DropResourceGroupResponse, error)
+	// TransferNode moves query nodes from one group to another. Sent once.
+	TransferNode(context.Context, *TransferNodeRequest) (*TransferNodeResponse, error)
+	// TransferReplica moves replicas of a collection from one group to
+	// another. Sent once.
+	TransferReplica(context.Context, *TransferReplicaRequest) (*TransferReplicaResponse, error)
+	// ListResourceGroups lists the groups' names.
+	ListResourceGroups(context.Context, *ListResourceGroupsRequest) (*ListResourceGroupsResponse, error)
+	// DescribeResourceGroup describes a group: its configuration, nodes and
+	// the replicas loaded in it.
+	DescribeResourceGroup(context.Context, *DescribeResourceGroupRequest) (*DescribeResourceGroupResponse, error)
+	mustEmbedUnimplementedResourceGroupServiceServer()
+}
+
+// UnimplementedResourceGroupServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedResourceGroupServiceServer struct{}
+
+func (UnimplementedResourceGroupServiceServer) CreateResourceGroup(context.Context, *CreateResourceGroupRequest) (*CreateResourceGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateResourceGroup not implemented")
+}
+func (UnimplementedResourceGroupServiceServer) UpdateResourceGroups(context.Context, *UpdateResourceGroupsRequest) (*UpdateResourceGroupsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateResourceGroups not implemented")
+}
+func (UnimplementedResourceGroupServiceServer) DropResourceGroup(context.Context, *DropResourceGroupRequest) (*DropResourceGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DropResourceGroup not implemented")
+}
+func (UnimplementedResourceGroupServiceServer) TransferNode(context.Context, *TransferNodeRequest) (*TransferNodeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TransferNode not implemented")
+}
+func (UnimplementedResourceGroupServiceServer) TransferReplica(context.Context, *TransferReplicaRequest) (*TransferReplicaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TransferReplica not implemented")
+}
+func (UnimplementedResourceGroupServiceServer) ListResourceGroups(context.Context, *ListResourceGroupsRequest) (*ListResourceGroupsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListResourceGroups not implemented")
+}
+func (UnimplementedResourceGroupServiceServer) DescribeResourceGroup(context.Context, *DescribeResourceGroupRequest) (*DescribeResourceGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeResourceGroup not implemented")
+}
+func (UnimplementedResourceGroupServiceServer) mustEmbedUnimplementedResourceGroupServiceServer() {}
+func (UnimplementedResourceGroupServiceServer) testEmbeddedByValue()                              {}
+
+// UnsafeResourceGroupServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ResourceGroupServiceServer will
+// result in compilation errors.
+type UnsafeResourceGroupServiceServer interface {
+	mustEmbedUnimplementedResourceGroupServiceServer()
+}
+
+func RegisterResourceGroupServiceServer(s grpc.ServiceRegistrar, srv ResourceGroupServiceServer) {
+	// If the following call panics, it indicates UnimplementedResourceGroupServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&ResourceGroupService_ServiceDesc, srv)
+}
+
+func _ResourceGroupService_CreateResourceGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateResourceGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceGroupServiceServer).CreateResourceGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceGroupService_CreateResourceGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceGroupServiceServer).CreateResourceGroup(ctx, req.(*CreateResourceGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResourceGroupService_UpdateResourceGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateResourceGroupsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceGroupServiceServer).UpdateResourceGroups(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceGroupService_UpdateResourceGroups_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceGroupServiceServer).UpdateResourceGroups(ctx, req.(*UpdateResourceGroupsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResourceGroupService_DropResourceGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DropResourceGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceGroupServiceServer).DropResourceGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceGroupService_DropResourceGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceGroupServiceServer).DropResourceGroup(ctx, req.(*DropResourceGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResourceGroupService_TransferNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TransferNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceGroupServiceServer).TransferNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceGroupService_TransferNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceGroupServiceServer).TransferNode(ctx, req.(*TransferNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResourceGroupService_TransferReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TransferReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceGroupServiceServer).TransferReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceGroupService_TransferReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceGroupServiceServer).TransferReplica(ctx, req.(*TransferReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResourceGroupService_ListResourceGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListResourceGroupsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceGroupServiceServer).ListResourceGroups(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceGroupService_ListResourceGroups_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceGroupServiceServer).ListResourceGroups(ctx, req.(*ListResourceGroupsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResourceGroupService_DescribeResourceGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeResourceGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceGroupServiceServer).DescribeResourceGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceGroupService_DescribeResourceGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceGroupServiceServer).DescribeResourceGroup(ctx, req.(*DescribeResourceGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// ResourceGroupService_ServiceDesc is the grpc.ServiceDesc for ResourceGroupService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var ResourceGroupService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "strata.proxy.v1.ResourceGroupService",
+	HandlerType: (*ResourceGroupServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreateResourceGroup",
+			Handler:    _ResourceGroupService_CreateResourceGroup_Handler,
+		},
+		{
+			MethodName: "UpdateResourceGroups",
+			Handler:    _ResourceGroupService_UpdateResourceGroups_Handler,
+		},
+		{
+			MethodName: "DropResourceGroup",
+			Handler:    _ResourceGroupService_DropResourceGroup_Handler,
+		},
+		{
+			MethodName: "TransferNode",
+			Handler:    _ResourceGroupService_TransferNode_Handler,
+		},
+		{
+			MethodName: "TransferReplica",
+			Handler:    _ResourceGroupService_TransferReplica_Handler,
+		},
+		{
+			MethodName: "ListResourceGroups",
+			Handler:    _ResourceGroupService_ListResourceGroups_Handler,
+		},
+		{
+			MethodName: "DescribeResourceGroup",
+			Handler:    _ResourceGroupService_DescribeResourceGroup_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -700,7 +700,10 @@ type SegmentInfo struct {
 	Growing     bool                   `protobuf:"varint,4,opt,name=growing,proto3" json:"growing,omitempty"`
 	Indexed     bool                   `protobuf:"varint,5,opt,name=indexed,proto3" json:"indexed,omitempty"`
 	// level is the compaction level (catalog.SegmentLevel numbering).
-	Level         int32 `protobuf:"varint,6,opt,name=level,proto3" json:"level,omitempty"`
+	Level int32 `protobuf:"varint,6,opt,name=level,proto3" json:"level,omitempty"`
+	// node_ids are the query nodes serving the segment (a query
+	// coordinator's answer); empty from a query node, which serves it itself.
+	NodeIds       []int64 `protobuf:"varint,7,rep,packed,name=node_ids,json=nodeIds,proto3" json:"node_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -777,6 +780,187 @@ func (x *SegmentInfo) GetLevel() int32 {
 	return 0
 }
 
+func (x *SegmentInfo) GetNodeIds() []int64 {
+	if x != nil {
+		return x.NodeIds
+	}
+	return nil
+}
+
+// GetReplicasRequest names the collection.
+type GetReplicasRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId  int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetReplicasRequest) Reset() {
+	*x = GetReplicasRequest{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetReplicasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetReplicasRequest) ProtoMessage() {}
+
+func (x *GetReplicasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetReplicasRequest.ProtoReflect.Descriptor instead.
+func (*GetReplicasRequest) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GetReplicasRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+// GetReplicasResponse lists a collection's replicas, by ID (none when it
+// is not loaded, or from a query node).
+type GetReplicasResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Replicas      []*Replica             `protobuf:"bytes,1,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetReplicasResponse) Reset() {
+	*x = GetReplicasResponse{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetReplicasResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetReplicasResponse) ProtoMessage() {}
+
+func (x *GetReplicasResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetReplicasResponse.ProtoReflect.Descriptor instead.
+func (*GetReplicasResponse) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetReplicasResponse) GetReplicas() []*Replica {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+// Replica is one replica of a loaded collection (internal/plan Replica).
+type Replica struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id numbers the replica within its collection, from 1.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// node_ids are the replica's query nodes, sorted.
+	NodeIds []int64 `protobuf:"varint,2,rep,packed,name=node_ids,json=nodeIds,proto3" json:"node_ids,omitempty"`
+	// leaders maps each vchannel (shard) to the node leading it.
+	Leaders map[string]int64 `protobuf:"bytes,3,rep,name=leaders,proto3" json:"leaders,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// addresses maps each node of the replica to its internal RPC address
+	// (a node that left the membership has none).
+	Addresses map[int64]string `protobuf:"bytes,4,rep,name=addresses,proto3" json:"addresses,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// resource_group is the resource group the replica is loaded in.
+	ResourceGroup string `protobuf:"bytes,5,opt,name=resource_group,json=resourceGroup,proto3" json:"resource_group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Replica) Reset() {
+	*x = Replica{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Replica) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Replica) ProtoMessage() {}
+
+func (x *Replica) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Replica.ProtoReflect.Descriptor instead.
+func (*Replica) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Replica) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Replica) GetNodeIds() []int64 {
+	if x != nil {
+		return x.NodeIds
+	}
+	return nil
+}
+
+func (x *Replica) GetLeaders() map[string]int64 {
+	if x != nil {
+		return x.Leaders
+	}
+	return nil
+}
+
+func (x *Replica) GetAddresses() map[int64]string {
+	if x != nil {
+		return x.Addresses
+	}
+	return nil
+}
+
+func (x *Replica) GetResourceGroup() string {
+	if x != nil {
+		return x.ResourceGroup
+	}
+	return ""
+}
+
 // Read is what search and query have in common (internal/plan Read).
 type Read struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -817,7 +1001,7 @@ type Read struct {
 
 func (x *Read) Reset() {
 	*x = Read{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +1013,7 @@ func (x *Read) String() string {
 func (*Read) ProtoMessage() {}
 
 func (x *Read) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +1026,7 @@ func (x *Read) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read.ProtoReflect.Descriptor instead.
 func (*Read) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{14}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Read) GetCollectionId() int64 {
@@ -938,7 +1122,7 @@ type BM25 struct {
 
 func (x *BM25) Reset() {
 	*x = BM25{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1134,7 @@ func (x *BM25) String() string {
 func (*BM25) ProtoMessage() {}
 
 func (x *BM25) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1147,7 @@ func (x *BM25) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BM25.ProtoReflect.Descriptor instead.
 func (*BM25) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{15}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BM25) GetK1() float64 {
@@ -1004,7 +1188,7 @@ type BM25Stats struct {
 
 func (x *BM25Stats) Reset() {
 	*x = BM25Stats{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1200,7 @@ func (x *BM25Stats) String() string {
 func (*BM25Stats) ProtoMessage() {}
 
 func (x *BM25Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1213,7 @@ func (x *BM25Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BM25Stats.ProtoReflect.Descriptor instead.
 func (*BM25Stats) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{16}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BM25Stats) GetRows() int64 {
@@ -1071,7 +1255,7 @@ type GetBM25StatsRequest struct {
 
 func (x *GetBM25StatsRequest) Reset() {
 	*x = GetBM25StatsRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1267,7 @@ func (x *GetBM25StatsRequest) String() string {
 func (*GetBM25StatsRequest) ProtoMessage() {}
 
 func (x *GetBM25StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1280,7 @@ func (x *GetBM25StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBM25StatsRequest.ProtoReflect.Descriptor instead.
 func (*GetBM25StatsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{17}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetBM25StatsRequest) GetSearch() *SearchRequest {
@@ -1116,7 +1300,7 @@ type GetBM25StatsResponse struct {
 
 func (x *GetBM25StatsResponse) Reset() {
 	*x = GetBM25StatsResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1312,7 @@ func (x *GetBM25StatsResponse) String() string {
 func (*GetBM25StatsResponse) ProtoMessage() {}
 
 func (x *GetBM25StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1325,7 @@ func (x *GetBM25StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBM25StatsResponse.ProtoReflect.Descriptor instead.
 func (*GetBM25StatsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{18}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetBM25StatsResponse) GetStats() *BM25Stats {
@@ -1201,7 +1385,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1213,7 +1397,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1226,7 +1410,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{19}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SearchRequest) GetRead() *Read {
@@ -1400,7 +1584,7 @@ type Floats struct {
 
 func (x *Floats) Reset() {
 	*x = Floats{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1596,7 @@ func (x *Floats) String() string {
 func (*Floats) ProtoMessage() {}
 
 func (x *Floats) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1609,7 @@ func (x *Floats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Floats.ProtoReflect.Descriptor instead.
 func (*Floats) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{20}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Floats) GetData() []float32 {
@@ -1451,7 +1635,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1647,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1660,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{21}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SearchResponse) GetResult() []byte {
@@ -1501,7 +1685,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1697,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1710,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{22}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *QueryRequest) GetRead() *Read {
@@ -1570,7 +1754,7 @@ type QueryResponse struct {
 
 func (x *QueryResponse) Reset() {
 	*x = QueryResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1766,7 @@ func (x *QueryResponse) String() string {
 func (*QueryResponse) ProtoMessage() {}
 
 func (x *QueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1779,7 @@ func (x *QueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryResponse.ProtoReflect.Descriptor instead.
 func (*QueryResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{23}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *QueryResponse) GetFieldsData() [][]byte {
@@ -1655,14 +1839,31 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x13ListSegmentsRequest\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\"T\n" +
 	"\x14ListSegmentsResponse\x12<\n" +
-	"\bsegments\x18\x01 \x03(\v2 .strata.querynode.v1.SegmentInfoR\bsegments\"\x9e\x01\n" +
+	"\bsegments\x18\x01 \x03(\v2 .strata.querynode.v1.SegmentInfoR\bsegments\"\xb9\x01\n" +
 	"\vSegmentInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12!\n" +
 	"\fpartition_id\x18\x02 \x01(\x03R\vpartitionId\x12\x12\n" +
 	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x18\n" +
 	"\agrowing\x18\x04 \x01(\bR\agrowing\x12\x18\n" +
 	"\aindexed\x18\x05 \x01(\bR\aindexed\x12\x14\n" +
-	"\x05level\x18\x06 \x01(\x05R\x05level\"\xf0\x03\n" +
+	"\x05level\x18\x06 \x01(\x05R\x05level\x12\x19\n" +
+	"\bnode_ids\x18\a \x03(\x03R\anodeIds\"9\n" +
+	"\x12GetReplicasRequest\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\"O\n" +
+	"\x13GetReplicasResponse\x128\n" +
+	"\breplicas\x18\x01 \x03(\v2\x1c.strata.querynode.v1.ReplicaR\breplicas\"\xe5\x02\n" +
+	"\aReplica\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
+	"\bnode_ids\x18\x02 \x03(\x03R\anodeIds\x12C\n" +
+	"\aleaders\x18\x03 \x03(\v2).strata.querynode.v1.Replica.LeadersEntryR\aleaders\x12I\n" +
+	"\taddresses\x18\x04 \x03(\v2+.strata.querynode.v1.Replica.AddressesEntryR\taddresses\x12%\n" +
+	"\x0eresource_group\x18\x05 \x01(\tR\rresourceGroup\x1a:\n" +
+	"\fLeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a<\n" +
+	"\x0eAddressesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf0\x03\n" +
 	"\x04Read\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12\x16\n" +
@@ -1736,14 +1937,15 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\vfields_data\x18\x01 \x03(\fR\n" +
 	"fieldsData\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count2\xd4\x06\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count2\xb6\a\n" +
 	"\x10QueryNodeService\x12K\n" +
 	"\x04Load\x12 .strata.querynode.v1.LoadRequest\x1a!.strata.querynode.v1.LoadResponse\x12T\n" +
 	"\aRelease\x12#.strata.querynode.v1.ReleaseRequest\x1a$.strata.querynode.v1.ReleaseResponse\x12r\n" +
 	"\x11ReleasePartitions\x12-.strata.querynode.v1.ReleasePartitionsRequest\x1a..strata.querynode.v1.ReleasePartitionsResponse\x12c\n" +
 	"\fGetLoadState\x12(.strata.querynode.v1.GetLoadStateRequest\x1a).strata.querynode.v1.GetLoadStateResponse\x12W\n" +
 	"\bWaitLoad\x12$.strata.querynode.v1.WaitLoadRequest\x1a%.strata.querynode.v1.WaitLoadResponse\x12c\n" +
-	"\fListSegments\x12(.strata.querynode.v1.ListSegmentsRequest\x1a).strata.querynode.v1.ListSegmentsResponse\x12Q\n" +
+	"\fListSegments\x12(.strata.querynode.v1.ListSegmentsRequest\x1a).strata.querynode.v1.ListSegmentsResponse\x12`\n" +
+	"\vGetReplicas\x12'.strata.querynode.v1.GetReplicasRequest\x1a(.strata.querynode.v1.GetReplicasResponse\x12Q\n" +
 	"\x06Search\x12\".strata.querynode.v1.SearchRequest\x1a#.strata.querynode.v1.SearchResponse\x12N\n" +
 	"\x05Query\x12!.strata.querynode.v1.QueryRequest\x1a\".strata.querynode.v1.QueryResponse\x12c\n" +
 	"\fGetBM25Stats\x12(.strata.querynode.v1.GetBM25StatsRequest\x1a).strata.querynode.v1.GetBM25StatsResponseB\xe3\x01\n" +
@@ -1761,7 +1963,7 @@ func file_strata_querynode_v1_querynode_proto_rawDescGZIP() []byte {
 	return file_strata_querynode_v1_querynode_proto_rawDescData
 }
 
-var file_strata_querynode_v1_querynode_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_strata_querynode_v1_querynode_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_strata_querynode_v1_querynode_proto_goTypes = []any{
 	(*LoadRequest)(nil),               // 0: strata.querynode.v1.LoadRequest
 	(*LoadResponse)(nil),              // 1: strata.querynode.v1.LoadResponse
@@ -1777,53 +1979,63 @@ var file_strata_querynode_v1_querynode_proto_goTypes = []any{
 	(*ListSegmentsRequest)(nil),       // 11: strata.querynode.v1.ListSegmentsRequest
 	(*ListSegmentsResponse)(nil),      // 12: strata.querynode.v1.ListSegmentsResponse
 	(*SegmentInfo)(nil),               // 13: strata.querynode.v1.SegmentInfo
-	(*Read)(nil),                      // 14: strata.querynode.v1.Read
-	(*BM25)(nil),                      // 15: strata.querynode.v1.BM25
-	(*BM25Stats)(nil),                 // 16: strata.querynode.v1.BM25Stats
-	(*GetBM25StatsRequest)(nil),       // 17: strata.querynode.v1.GetBM25StatsRequest
-	(*GetBM25StatsResponse)(nil),      // 18: strata.querynode.v1.GetBM25StatsResponse
-	(*SearchRequest)(nil),             // 19: strata.querynode.v1.SearchRequest
-	(*Floats)(nil),                    // 20: strata.querynode.v1.Floats
-	(*SearchResponse)(nil),            // 21: strata.querynode.v1.SearchResponse
-	(*QueryRequest)(nil),              // 22: strata.querynode.v1.QueryRequest
-	(*QueryResponse)(nil),             // 23: strata.querynode.v1.QueryResponse
-	nil,                               // 24: strata.querynode.v1.Read.TemplatesEntry
+	(*GetReplicasRequest)(nil),        // 14: strata.querynode.v1.GetReplicasRequest
+	(*GetReplicasResponse)(nil),       // 15: strata.querynode.v1.GetReplicasResponse
+	(*Replica)(nil),                   // 16: strata.querynode.v1.Replica
+	(*Read)(nil),                      // 17: strata.querynode.v1.Read
+	(*BM25)(nil),                      // 18: strata.querynode.v1.BM25
+	(*BM25Stats)(nil),                 // 19: strata.querynode.v1.BM25Stats
+	(*GetBM25StatsRequest)(nil),       // 20: strata.querynode.v1.GetBM25StatsRequest
+	(*GetBM25StatsResponse)(nil),      // 21: strata.querynode.v1.GetBM25StatsResponse
+	(*SearchRequest)(nil),             // 22: strata.querynode.v1.SearchRequest
+	(*Floats)(nil),                    // 23: strata.querynode.v1.Floats
+	(*SearchResponse)(nil),            // 24: strata.querynode.v1.SearchResponse
+	(*QueryRequest)(nil),              // 25: strata.querynode.v1.QueryRequest
+	(*QueryResponse)(nil),             // 26: strata.querynode.v1.QueryResponse
+	nil,                               // 27: strata.querynode.v1.Replica.LeadersEntry
+	nil,                               // 28: strata.querynode.v1.Replica.AddressesEntry
+	nil,                               // 29: strata.querynode.v1.Read.TemplatesEntry
 }
 var file_strata_querynode_v1_querynode_proto_depIdxs = []int32{
 	8,  // 0: strata.querynode.v1.GetLoadStateResponse.failure:type_name -> strata.querynode.v1.Status
 	13, // 1: strata.querynode.v1.ListSegmentsResponse.segments:type_name -> strata.querynode.v1.SegmentInfo
-	24, // 2: strata.querynode.v1.Read.templates:type_name -> strata.querynode.v1.Read.TemplatesEntry
-	16, // 3: strata.querynode.v1.BM25.stats:type_name -> strata.querynode.v1.BM25Stats
-	19, // 4: strata.querynode.v1.GetBM25StatsRequest.search:type_name -> strata.querynode.v1.SearchRequest
-	16, // 5: strata.querynode.v1.GetBM25StatsResponse.stats:type_name -> strata.querynode.v1.BM25Stats
-	14, // 6: strata.querynode.v1.SearchRequest.read:type_name -> strata.querynode.v1.Read
-	20, // 7: strata.querynode.v1.SearchRequest.vectors:type_name -> strata.querynode.v1.Floats
-	15, // 8: strata.querynode.v1.SearchRequest.bm25:type_name -> strata.querynode.v1.BM25
-	20, // 9: strata.querynode.v1.SearchRequest.emb_lists:type_name -> strata.querynode.v1.Floats
-	14, // 10: strata.querynode.v1.QueryRequest.read:type_name -> strata.querynode.v1.Read
-	0,  // 11: strata.querynode.v1.QueryNodeService.Load:input_type -> strata.querynode.v1.LoadRequest
-	2,  // 12: strata.querynode.v1.QueryNodeService.Release:input_type -> strata.querynode.v1.ReleaseRequest
-	4,  // 13: strata.querynode.v1.QueryNodeService.ReleasePartitions:input_type -> strata.querynode.v1.ReleasePartitionsRequest
-	6,  // 14: strata.querynode.v1.QueryNodeService.GetLoadState:input_type -> strata.querynode.v1.GetLoadStateRequest
-	9,  // 15: strata.querynode.v1.QueryNodeService.WaitLoad:input_type -> strata.querynode.v1.WaitLoadRequest
-	11, // 16: strata.querynode.v1.QueryNodeService.ListSegments:input_type -> strata.querynode.v1.ListSegmentsRequest
-	19, // 17: strata.querynode.v1.QueryNodeService.Search:input_type -> strata.querynode.v1.SearchRequest
-	22, // 18: strata.querynode.v1.QueryNodeService.Query:input_type -> strata.querynode.v1.QueryRequest
-	17, // 19: strata.querynode.v1.QueryNodeService.GetBM25Stats:input_type -> strata.querynode.v1.GetBM25StatsRequest
-	1,  // 20: strata.querynode.v1.QueryNodeService.Load:output_type -> strata.querynode.v1.LoadResponse
-	3,  // 21: strata.querynode.v1.QueryNodeService.Release:output_type -> strata.querynode.v1.ReleaseResponse
-	5,  // 22: strata.querynode.v1.QueryNodeService.ReleasePartitions:output_type -> strata.querynode.v1.ReleasePartitionsResponse
-	7,  // 23: strata.querynode.v1.QueryNodeService.GetLoadState:output_type -> strata.querynode.v1.GetLoadStateResponse
-	10, // 24: strata.querynode.v1.QueryNodeService.WaitLoad:output_type -> strata.querynode.v1.WaitLoadResponse
-	12, // 25: strata.querynode.v1.QueryNodeService.ListSegments:output_type -> strata.querynode.v1.ListSegmentsResponse
-	21, // 26: strata.querynode.v1.QueryNodeService.Search:output_type -> strata.querynode.v1.SearchResponse
-	23, // 27: strata.querynode.v1.QueryNodeService.Query:output_type -> strata.querynode.v1.QueryResponse
-	18, // 28: strata.querynode.v1.QueryNodeService.GetBM25Stats:output_type -> strata.querynode.v1.GetBM25StatsResponse
-	20, // [20:29] is the sub-list for method output_type
-	11, // [11:20] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	16, // 2: strata.querynode.v1.GetReplicasResponse.replicas:type_name -> strata.querynode.v1.Replica
+	27, // 3: strata.querynode.v1.Replica.leaders:type_name -> strata.querynode.v1.Replica.LeadersEntry
+	28, // 4: strata.querynode.v1.Replica.addresses:type_name -> strata.querynode.v1.Replica.AddressesEntry
+	29, // 5: strata.querynode.v1.Read.templates:type_name -> strata.querynode.v1.Read.TemplatesEntry
+	19, // 6: strata.querynode.v1.BM25.stats:type_name -> strata.querynode.v1.BM25Stats
+	22, // 7: strata.querynode.v1.GetBM25StatsRequest.search:type_name -> strata.querynode.v1.SearchRequest
+	19, // 8: strata.querynode.v1.GetBM25StatsResponse.stats:type_name -> strata.querynode.v1.BM25Stats
+	17, // 9: strata.querynode.v1.SearchRequest.read:type_name -> strata.querynode.v1.Read
+	23, // 10: strata.querynode.v1.SearchRequest.vectors:type_name -> strata.querynode.v1.Floats
+	18, // 11: strata.querynode.v1.SearchRequest.bm25:type_name -> strata.querynode.v1.BM25
+	23, // 12: strata.querynode.v1.SearchRequest.emb_lists:type_name -> strata.querynode.v1.Floats
+	17, // 13: strata.querynode.v1.QueryRequest.read:type_name -> strata.querynode.v1.Read
+	0,  // 14: strata.querynode.v1.QueryNodeService.Load:input_type -> strata.querynode.v1.LoadRequest
+	2,  // 15: strata.querynode.v1.QueryNodeService.Release:input_type -> strata.querynode.v1.ReleaseRequest
+	4,  // 16: strata.querynode.v1.QueryNodeService.ReleasePartitions:input_type -> strata.querynode.v1.ReleasePartitionsRequest
+	6,  // 17: strata.querynode.v1.QueryNodeService.GetLoadState:input_type -> strata.querynode.v1.GetLoadStateRequest
+	9,  // 18: strata.querynode.v1.QueryNodeService.WaitLoad:input_type -> strata.querynode.v1.WaitLoadRequest
+	11, // 19: strata.querynode.v1.QueryNodeService.ListSegments:input_type -> strata.querynode.v1.ListSegmentsRequest
+	14, // 20: strata.querynode.v1.QueryNodeService.GetReplicas:input_type -> strata.querynode.v1.GetReplicasRequest
+	22, // 21: strata.querynode.v1.QueryNodeService.Search:input_type -> strata.querynode.v1.SearchRequest
+	25, // 22: strata.querynode.v1.QueryNodeService.Query:input_type -> strata.querynode.v1.QueryRequest
+	20, // 23: strata.querynode.v1.QueryNodeService.GetBM25Stats:input_type -> strata.querynode.v1.GetBM25StatsRequest
+	1,  // 24: strata.querynode.v1.QueryNodeService.Load:output_type -> strata.querynode.v1.LoadResponse
+	3,  // 25: strata.querynode.v1.QueryNodeService.Release:output_type -> strata.querynode.v1.ReleaseResponse
+	5,  // 26: strata.querynode.v1.QueryNodeService.ReleasePartitions:output_type -> strata.querynode.v1.ReleasePartitionsResponse
+	7,  // 27: strata.querynode.v1.QueryNodeService.GetLoadState:output_type -> strata.querynode.v1.GetLoadStateResponse
+	10, // 28: strata.querynode.v1.QueryNodeService.WaitLoad:output_type -> strata.querynode.v1.WaitLoadResponse
+	12, // 29: strata.querynode.v1.QueryNodeService.ListSegments:output_type -> strata.querynode.v1.ListSegmentsResponse
+	15, // 30: strata.querynode.v1.QueryNodeService.GetReplicas:output_type -> strata.querynode.v1.GetReplicasResponse
+	24, // 31: strata.querynode.v1.QueryNodeService.Search:output_type -> strata.querynode.v1.SearchResponse
+	26, // 32: strata.querynode.v1.QueryNodeService.Query:output_type -> strata.querynode.v1.QueryResponse
+	21, // 33: strata.querynode.v1.QueryNodeService.GetBM25Stats:output_type -> strata.querynode.v1.GetBM25StatsResponse
+	24, // [24:34] is the sub-list for method output_type
+	14, // [14:24] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_strata_querynode_v1_querynode_proto_init() }
@@ -1831,15 +2043,15 @@ func file_strata_querynode_v1_querynode_proto_init() {
 	if File_strata_querynode_v1_querynode_proto != nil {
 		return
 	}
-	file_strata_querynode_v1_querynode_proto_msgTypes[14].OneofWrappers = []any{}
-	file_strata_querynode_v1_querynode_proto_msgTypes[19].OneofWrappers = []any{}
+	file_strata_querynode_v1_querynode_proto_msgTypes[17].OneofWrappers = []any{}
+	file_strata_querynode_v1_querynode_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_querynode_v1_querynode_proto_rawDesc), len(file_strata_querynode_v1_querynode_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -44,6 +44,7 @@ const (
 	QueryNodeService_GetLoadState_FullMethodName      = "/strata.querynode.v1.QueryNodeService/GetLoadState"
 	QueryNodeService_WaitLoad_FullMethodName          = "/strata.querynode.v1.QueryNodeService/WaitLoad"
 	QueryNodeService_ListSegments_FullMethodName      = "/strata.querynode.v1.QueryNodeService/ListSegments"
+	QueryNodeService_GetReplicas_FullMethodName       = "/strata.querynode.v1.QueryNodeService/GetReplicas"
 	QueryNodeService_Search_FullMethodName            = "/strata.querynode.v1.QueryNodeService/Search"
 	QueryNodeService_Query_FullMethodName             = "/strata.querynode.v1.QueryNodeService/Query"
 	QueryNodeService_GetBM25Stats_FullMethodName      = "/strata.querynode.v1.QueryNodeService/GetBM25Stats"
@@ -71,6 +72,11 @@ type QueryNodeServiceClient interface {
 	WaitLoad(ctx context.Context, in *WaitLoadRequest, opts ...grpc.CallOption) (*WaitLoadResponse, error)
 	// ListSegments lists the segments the node serves for a collection.
 	ListSegments(ctx context.Context, in *ListSegmentsRequest, opts ...grpc.CallOption) (*ListSegmentsResponse, error)
+	// GetReplicas is where a loaded collection's replicas run: none from a
+	// query node (it is one replica by itself, which the proxy reports),
+	// the placed replicas from a query coordinator served behind the same
+	// contract.
+	GetReplicas(ctx context.Context, in *GetReplicasRequest, opts ...grpc.CallOption) (*GetReplicasResponse, error)
 	// Search is a top-k vector search of a loaded collection.
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error)
 	// Query is a filtered retrieval (or count) of a loaded collection.
@@ -150,6 +156,16 @@ func (c *queryNodeServiceClient) ListSegments(ctx context.Context, in *ListSegme
 	return out, nil
 }
 
+func (c *queryNodeServiceClient) GetReplicas(ctx context.Context, in *GetReplicasRequest, opts ...grpc.CallOption) (*GetReplicasResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetReplicasResponse)
+	err := c.cc.Invoke(ctx, QueryNodeService_GetReplicas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *queryNodeServiceClient) Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SearchResponse)
@@ -202,6 +218,11 @@ type QueryNodeServiceServer interface {
 	WaitLoad(context.Context, *WaitLoadRequest) (*WaitLoadResponse, error)
 	// ListSegments lists the segments the node serves for a collection.
 	ListSegments(context.Context, *ListSegmentsRequest) (*ListSegmentsResponse, error)
+	// GetReplicas is where a loaded collection's replicas run: none from a
+	// query node (it is one replica by itself, which the proxy reports),
+	// the placed replicas from a query coordinator served behind the same
+	// contract.
+	GetReplicas(context.Context, *GetReplicasRequest) (*GetReplicasResponse, error)
 	// Search is a top-k vector search of a loaded collection.
 	Search(context.Context, *SearchRequest) (*SearchResponse, error)
 	// Query is a filtered retrieval (or count) of a loaded collection.
@@ -238,6 +259,9 @@ func (UnimplementedQueryNodeServiceServer) WaitLoad(context.Context, *WaitLoadRe
 }
 func (UnimplementedQueryNodeServiceServer) ListSegments(context.Context, *ListSegmentsRequest) (*ListSegmentsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSegments not implemented")
+}
+func (UnimplementedQueryNodeServiceServer) GetReplicas(context.Context, *GetReplicasRequest) (*GetReplicasResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetReplicas not implemented")
 }
 func (UnimplementedQueryNodeServiceServer) Search(context.Context, *SearchRequest) (*SearchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Search not implemented")
@@ -377,6 +401,24 @@ func _QueryNodeService_ListSegments_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueryNodeService_GetReplicas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetReplicasRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryNodeServiceServer).GetReplicas(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryNodeService_GetReplicas_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryNodeServiceServer).GetReplicas(ctx, req.(*GetReplicasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _QueryNodeService_Search_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SearchRequest)
 	if err := dec(in); err != nil {
@@ -461,6 +503,10 @@ var QueryNodeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListSegments",
 			Handler:    _QueryNodeService_ListSegments_Handler,
+		},
+		{
+			MethodName: "GetReplicas",
+			Handler:    _QueryNodeService_GetReplicas_Handler,
 		},
 		{
 			MethodName: "Search",
