@@ -101,13 +101,17 @@ func (p *Proxy) DescribeCollection(ctx context.Context, req *milvuspb.DescribeCo
 	for k, v := range col.Properties {
 		props = append(props, &commonpb.KeyValuePair{Key: k, Value: v})
 	}
+	aliases, err := p.meta.AliasesOf(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.DescribeCollectionResponse{Status: errcode.Status(err)}, nil
+	}
 	return &milvuspb.DescribeCollectionResponse{
 		Status: ok(), Schema: userSchema(col), CollectionID: col.ID, CollectionName: col.Name,
 		VirtualChannelNames: col.VChannels, PhysicalChannelNames: col.PChannels,
 		CreatedTimestamp: col.CreatedTS, CreatedUtcTimestamp: col.CreatedTS >> 18,
 		ShardsNum: int32(col.Shards), ConsistencyLevel: commonpb.ConsistencyLevel(col.ConsistencyLevel),
 		Properties: props, DbName: col.DBName, NumPartitions: int64(len(col.Partitions)),
-		UpdateTimestamp: col.SchemaVersionTS, Aliases: p.meta.AliasesOf(col.ID),
+		UpdateTimestamp: col.SchemaVersionTS, Aliases: aliases,
 	}, nil
 }
 

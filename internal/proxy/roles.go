@@ -71,7 +71,7 @@ type AliasCatalog interface {
 	DropAlias(ctx context.Context, db, alias string) error
 	DescribeAlias(db, alias string) (string, error)
 	ListAliases(db, coll string) ([]string, error)
-	AliasesOf(collectionID int64) []string
+	AliasesOf(ctx context.Context, collectionID int64) ([]string, error)
 	CheckDropCollection(db, name string) error
 }
 

@@ -205,8 +205,14 @@ func (c *Core) AliasTarget(db, alias string) (string, bool) {
 	return col.Name, true
 }
 
-// AliasesOf lists the aliases of a collection, sorted.
-func (c *Core) AliasesOf(collectionID int64) []string {
+// AliasesOf lists the aliases of a collection, sorted. The error is always
+// nil in process (proxy.AliasCatalog's signature).
+func (c *Core) AliasesOf(_ context.Context, collectionID int64) ([]string, error) {
+	return c.aliasesOf(collectionID), nil
+}
+
+// aliasesOf lists the aliases of a collection, sorted.
+func (c *Core) aliasesOf(collectionID int64) []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := []string{}
@@ -355,7 +361,7 @@ func (c *Core) ListAliases(db, coll string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		return c.AliasesOf(col.ID), nil
+		return c.aliasesOf(col.ID), nil
 	}
 	if _, err := c.Database(db); err != nil {
 		return nil, err
@@ -382,7 +388,7 @@ func (c *Core) checkDropCollection(db, name string) error {
 	if err != nil {
 		return nil //nolint:nilerr // a missing collection is the caller's business
 	}
-	if aliases := c.AliasesOf(col.ID); len(aliases) > 0 {
+	if aliases := c.aliasesOf(col.ID); len(aliases) > 0 {
 		return errcode.Invalid("unable to drop the collection [%s] because it has associated aliases %v, please remove all aliases before dropping the collection", name, aliases)
 	}
 	return nil
@@ -419,7 +425,7 @@ func (c *Core) RenameCollection(ctx context.Context, db, oldName, newDB, newName
 	if _, isAlias := c.AliasTarget(newDB, newName); isAlias {
 		return errcode.Invalid("cannot rename collection to an existing alias: %s", newName)
 	}
-	if newDB != db && len(c.AliasesOf(old.ID)) > 0 {
+	if newDB != db && len(c.aliasesOf(old.ID)) > 0 {
 		return errcode.Invalid("cannot move collection %s with aliases to another database, drop its aliases first", oldName)
 	}
 	col := *old

@@ -276,15 +276,13 @@ func (c *Catalog) ListAliases(db, coll string) ([]string, error) {
 	return resp.GetAliases(), nil
 }
 
-// AliasesOf implements proxy.AliasCatalog. The role has no error: when the
-// call fails the error is logged and the answer is empty.
-func (c *Catalog) AliasesOf(collectionID int64) []string {
-	resp, err := c.c.ListAliasesOf(context.Background(), &proxyv1.ListAliasesOfRequest{CollectionId: collectionID})
+// AliasesOf implements proxy.AliasCatalog (not cached).
+func (c *Catalog) AliasesOf(ctx context.Context, collectionID int64) ([]string, error) {
+	resp, err := c.c.ListAliasesOf(ctx, &proxyv1.ListAliasesOfRequest{CollectionId: collectionID})
 	if err != nil {
-		c.logger.Warn("listing aliases failed", "collection_id", collectionID, "err", err)
-		return nil
+		return nil, err
 	}
-	return resp.GetAliases()
+	return resp.GetAliases(), nil
 }
 
 // CheckDropCollection implements proxy.AliasCatalog.

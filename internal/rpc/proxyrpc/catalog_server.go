@@ -39,7 +39,7 @@ type RootCoord interface {
 	DropAlias(ctx context.Context, db, alias string) error
 	DescribeAlias(db, alias string) (string, error)
 	ListAliases(db, coll string) ([]string, error)
-	AliasesOf(collectionID int64) []string
+	AliasesOf(ctx context.Context, collectionID int64) ([]string, error)
 	CheckDropCollection(db, name string) error
 }
 
@@ -272,8 +272,12 @@ func (s *CatalogServer) ListAliases(_ context.Context, req *proxyv1.ListAliasesR
 }
 
 // ListAliasesOf implements CatalogService.ListAliasesOf.
-func (s *CatalogServer) ListAliasesOf(_ context.Context, req *proxyv1.ListAliasesOfRequest) (*proxyv1.ListAliasesOfResponse, error) {
-	return &proxyv1.ListAliasesOfResponse{Aliases: s.root.AliasesOf(req.GetCollectionId())}, nil
+func (s *CatalogServer) ListAliasesOf(ctx context.Context, req *proxyv1.ListAliasesOfRequest) (*proxyv1.ListAliasesOfResponse, error) {
+	aliases, err := s.root.AliasesOf(ctx, req.GetCollectionId())
+	if err != nil {
+		return nil, err
+	}
+	return &proxyv1.ListAliasesOfResponse{Aliases: aliases}, nil
 }
 
 // CheckDropCollection implements CatalogService.CheckDropCollection.

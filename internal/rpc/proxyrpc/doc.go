@@ -57,11 +57,11 @@
 // # Status methods
 //
 // The roles' status methods have error results although the in-process
-// components answer them from memory (Collections, Databases, FlushState,
-// RowCount, IndexProgress, CompactionState, an import Job and Jobs): a
-// failed call is the error (code 2, retriable, when the coordinator cannot
-// be reached), never an empty answer. Two still have none, AliasesOf and
-// the data side's Segments: when the call fails the error is logged and
+// components answer them from memory (Collections, Databases, AliasesOf,
+// FlushState, RowCount, IndexProgress, CompactionState, an import Job and
+// Jobs): a failed call is the error (code 2, retriable, when the
+// coordinator cannot be reached), never an empty answer. The data side's
+// Segments still has none: when the call fails the error is logged and
 // the answer is the empty one, as queryrpc does for the Loader's status
 // methods.
 //

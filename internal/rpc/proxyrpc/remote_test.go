@@ -330,8 +330,9 @@ func TestCoordinatorUnreachableFailsFast(t *testing.T) {
 }
 
 // The proxy's status calls whose role methods once answered empty when the
-// coordinator could not be reached (Collections, Databases, RowCount,
-// FlushState, IndexProgress, CompactionState, import jobs, Replicas) fail
+// coordinator could not be reached (Collections, Databases, AliasesOf,
+// RowCount, FlushState, IndexProgress, CompactionState, import jobs,
+// Replicas) fail
 // with the retriable code 2 once it stops, though the proxy still has the
 // collection cached: none answers as if there were nothing.
 func TestCoordinatorStoppedStatusCallsFail(t *testing.T) {
@@ -353,6 +354,10 @@ func TestCoordinatorStoppedStatusCallsFail(t *testing.T) {
 	calls := map[string]func() (*commonpb.Status, error){
 		"show_collections": func() (*commonpb.Status, error) {
 			r, err := c.a.ShowCollections(ctx, &milvuspb.ShowCollectionsRequest{})
+			return r.GetStatus(), err
+		},
+		"describe_collection": func() (*commonpb.Status, error) { // its aliases
+			r, err := c.a.DescribeCollection(ctx, &milvuspb.DescribeCollectionRequest{CollectionName: "w"})
 			return r.GetStatus(), err
 		},
 		"list_databases": func() (*commonpb.Status, error) {
