@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,9 +213,17 @@ func (c *cluster) register(qn *querynode.Node, addr string, stop func()) int64 {
 	c.mu.Lock()
 	c.nodes[m.ID()] = &qnode{node: qn, member: m, stop: stop}
 	c.mu.Unlock()
+	// Live, and placed in a resource group (a load may use it then).
 	require.Eventually(c.t, func() bool {
-		return slices.ContainsFunc(c.coord.Nodes(), func(n membership.Node) bool { return n.ID == m.ID() })
-	}, 30*time.Second, 10*time.Millisecond, "the coordinator sees node %d", m.ID())
+		groups, err := c.coord.ListResourceGroups(context.Background())
+		require.NoError(c.t, err)
+		for _, g := range groups {
+			if info, err := c.coord.DescribeResourceGroup(context.Background(), g); err == nil && slices.Contains(info.Nodes, m.ID()) {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond, "the coordinator sees node %d in a resource group", m.ID())
 	return m.ID()
 }
 
@@ -643,88 +651,28 @@ func TestRebalanceOntoAJoiningNode(t *testing.T) {
 	require.Equal(t, map[string]int64{col.VChannels[0]: a, col.VChannels[1]: a}, leaders())
 	c.same()
 
-	// The reference answers, from the node holding everything.
 	ctx := context.Background()
-	search, count := searches(t)["top-k"], queries()["count"]
-	wantSearch, err := c.s.Proxy.Search(ctx, search)
-	require.NoError(t, err)
-	wantCount, err := c.s.Proxy.Query(ctx, count)
-	require.NoError(t, err)
-	var stop atomic.Bool
-	var done atomic.Int64 // reads done
-	reads := make(chan int, 1)
-	failed := make(chan error, 1)
-	go func() {
-		n := 0
-		for !stop.Load() {
-			got, err := c.px.Search(ctx, search)
-			if err == nil && got.GetStatus().GetCode() != 0 {
-				err = fmt.Errorf("search: %s", got.GetStatus().GetReason())
-			}
-			if err == nil && !proto.Equal(wantSearch.GetResults(), got.GetResults()) {
-				err = fmt.Errorf("search %d: %v, want %v", n, got.GetResults(), wantSearch.GetResults())
-			}
-			if err == nil {
-				var q *milvuspb.QueryResults
-				q, err = c.px.Query(ctx, count)
-				if err == nil && q.GetStatus().GetCode() != 0 {
-					err = fmt.Errorf("count: %s", q.GetStatus().GetReason())
-				}
-				if err == nil && !proto.Equal(wantCount.GetFieldsData()[0], q.GetFieldsData()[0]) {
-					err = fmt.Errorf("count %d: %v, want %v", n, q.GetFieldsData(), wantCount.GetFieldsData())
-				}
-			}
-			if err != nil {
-				failed <- err
-				reads <- n
-				return
-			}
-			n++
-			done.Add(1)
-		}
-		reads <- n
-	}()
-	readsDone := func(min int64) func() bool {
-		return func() bool {
-			select {
-			case err := <-failed:
-				require.NoError(t, err)
-			default:
-			}
-			return done.Load() >= min
-		}
-	}
-	require.Eventually(t, readsDone(3), 30*time.Second, time.Millisecond, "reads before the move")
-
+	reads := c.startReads(c.px)
+	reads.more(3)
 	b := c.addRemote()
-	require.Eventually(t, func() bool {
-		select {
-		case err := <-failed:
-			require.NoError(t, err)
-		default:
-		}
+	reads.until(func() bool {
 		l := leaders()
 		return l[col.VChannels[0]] != l[col.VChannels[1]]
-	}, 30*time.Second, time.Millisecond, "a shard moves to the joining node")
-	require.Eventually(t, readsDone(done.Load()+3), 30*time.Second, time.Millisecond, "reads after the move")
-	stop.Store(true)
-	n := <-reads
-	select {
-	case err := <-failed:
-		require.NoError(t, err)
-	default:
-	}
-	require.Positive(t, n)
-	t.Logf("%d reads before, during and after the move, all exact", n)
+	}, "a shard moves to the joining node")
+	reads.more(3)
+	t.Logf("%d reads before, during and after the move, all exact", reads.end())
 
 	reps := c.placed(col.ID)
 	require.Len(t, reps, 1)
 	require.Equal(t, []int64{a, b}, reps[0].Nodes, "the free node joined the replica")
 	moved, kept := slices.Min(col.VChannels), slices.Max(col.VChannels) // the lowest name moves
 	require.Equal(t, map[string]int64{moved: b, kept: a}, reps[0].Leaders)
-	stored, err := c.store.Replicas(ctx, col.ID)
-	require.NoError(t, err)
-	require.Equal(t, reps[0].Leaders, stored[0].Leaders, "the move is saved")
+	// Saved once reads switched (Rebalance's step 2).
+	require.Eventually(t, func() bool {
+		stored, err := c.store.Replicas(ctx, col.ID)
+		require.NoError(t, err)
+		return maps.Equal(reps[0].Leaders, stored[0].Leaders)
+	}, 30*time.Second, 10*time.Millisecond, "the move is saved")
 	// The old leader dropped the shard it handed off; the new one holds it only.
 	c.mu.Lock()
 	qa, qb := c.nodes[a].node, c.nodes[b].node

@@ -23,10 +23,12 @@ import (
 //     each leader is asked for the shards it leads only (plan.Read
 //     VChannels), so the old leader, which still holds the shard, does not
 //     answer for it too;
-//  3. the old leader drops the shard (it loads the shards it keeps, or
-//     releases the collection when it keeps none); its reads in progress
-//     end first. When that fails it serves the shard on, unasked, and
-//     resync drops it later.
+//  3. the old leader drops the shard: it loads the shards it keeps (its
+//     reads in progress end first), or releases the collection when it
+//     keeps none (its reads in progress fail with 101 and are tried again,
+//     see read; a query node never answers from a stopped delegator).
+//     When that fails it serves the shard on, unasked, and resync drops
+//     it later.
 //
 // The replicas are saved after each move. A read that failed on a shard
 // moved under it is tried again on the new placement (read). It returns

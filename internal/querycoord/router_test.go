@@ -229,71 +229,19 @@ func TestRouterReadsThroughARebalance(t *testing.T) {
 	id := c.collectionID()
 	before := c.placed(id)[0].Leaders
 
-	ctx := context.Background()
-	search, count := searches(t)["top-k"], queries()["count"]
-	wantSearch, err := c.s.Proxy.Search(ctx, search)
-	require.NoError(t, err)
-	wantCount, err := c.s.Proxy.Query(ctx, count)
-	require.NoError(t, err)
-	readOnce := func() error {
-		got, err := rpx.Search(ctx, search)
-		if err == nil && got.GetStatus().GetCode() != 0 {
-			err = fmt.Errorf("search: %s", got.GetStatus().GetReason())
-		}
-		if err == nil && !proto.Equal(wantSearch.GetResults(), got.GetResults()) {
-			err = fmt.Errorf("search: %v, want %v", got.GetResults(), wantSearch.GetResults())
-		}
-		if err != nil {
-			return err
-		}
-		q, err := rpx.Query(ctx, count)
-		if err == nil && q.GetStatus().GetCode() != 0 {
-			err = fmt.Errorf("count: %s", q.GetStatus().GetReason())
-		}
-		if err == nil && !proto.Equal(wantCount.GetFieldsData()[0], q.GetFieldsData()[0]) {
-			err = fmt.Errorf("count: %v, want %v", q.GetFieldsData(), wantCount.GetFieldsData())
-		}
-		return err
-	}
-	var stop atomic.Bool
-	var done atomic.Int64
-	failed := make(chan error, 1)
-	go func() {
-		defer close(failed)
-		for !stop.Load() {
-			if err := readOnce(); err != nil {
-				failed <- err
-				return
-			}
-			done.Add(1)
-		}
-	}()
-	check := func() {
-		select {
-		case err, open := <-failed:
-			if open {
-				require.NoError(t, err)
-			}
-		default:
-		}
-	}
-	require.Eventually(t, func() bool { check(); return done.Load() >= 3 }, 30*time.Second, time.Millisecond)
+	reads := c.startReads(rpx)
+	reads.more(3)
 	c.addRemote()
-	require.Eventually(t, func() bool {
-		check()
+	reads.until(func() bool {
 		l := c.placed(id)[0].Leaders
 		return l[c.vchannel(0)] != l[c.vchannel(1)]
-	}, 30*time.Second, time.Millisecond, "a shard moves to the joining node")
+	}, "a shard moves to the joining node")
 	// The old leader drops the shard it handed off, under the router's
 	// cached placement.
-	after := done.Load()
-	require.Eventually(t, func() bool { check(); return done.Load() >= after+5 }, 30*time.Second, time.Millisecond)
-	stop.Store(true)
-	for err := range failed {
-		require.NoError(t, err)
-	}
+	reads.more(5)
+	n := reads.end()
 	require.NotEqual(t, before, c.placed(id)[0].Leaders)
-	t.Logf("%d reads through the router before, during and after the move, all exact", done.Load())
+	t.Logf("%d reads through the router before, during and after the move, all exact", n)
 	c.sameAs(rpx)
 }
 

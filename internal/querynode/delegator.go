@@ -661,10 +661,20 @@ func (d *delegator) waitCaughtUp(ctx context.Context) error {
 // and the growing ones unless growing is false (ignore_growing). Each is
 // acquired (segment Holders): the caller releases them with
 // releaseSegments once done, so that no mapping they read is unmapped
-// under it.
-func (d *delegator) snapshot(growing bool) []*segment.Segment {
+// under it. A delegator that has stopped (its collection released or
+// replaced, or it failed) drops its segments (releaseAll), so a read of it
+// would see part of the vchannel or none of it: snapshot then acquires
+// nothing and returns why it stopped (stoppedErr, a code the query
+// coordinator retries on the current placement). The check is made under
+// d.mu, which releaseAll takes only after done is closed.
+func (d *delegator) snapshot(growing bool) ([]*segment.Segment, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
+	select {
+	case <-d.done:
+		return nil, d.stoppedErr()
+	default:
+	}
 	out := make([]*segment.Segment, 0, len(d.growing)+len(d.sealed))
 	for _, s := range d.sealed {
 		if s.Acquire() {
@@ -672,14 +682,14 @@ func (d *delegator) snapshot(growing bool) []*segment.Segment {
 		}
 	}
 	if !growing {
-		return out
+		return out, nil
 	}
 	for _, s := range d.growing {
 		if s.Acquire() {
 			out = append(out, s)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // releaseSegments releases segments a snapshot acquired.

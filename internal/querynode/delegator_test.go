@@ -94,7 +94,9 @@ func TestSelectSegmentsPrunesByClusteringKey(t *testing.T) {
 		e, err := expr.Compile(filter, schema, nil)
 		require.NoError(t, err)
 		var got []int64
-		for _, s := range selectSegments(c.delegators, &plan.Read{Filter: filter}, nil, e) {
+		segs, err := selectSegments(c.delegators, &plan.Read{Filter: filter}, nil, e)
+		require.NoError(t, err)
+		for _, s := range segs {
 			got = append(got, s.ID)
 		}
 		slices.Sort(got)

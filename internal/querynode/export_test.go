@@ -42,7 +42,8 @@ func HoldSealed(n *Node, collectionID int64) (segs []*segment.Segment, release f
 	defer n.mu.RUnlock()
 	if c, ok := n.collections[collectionID]; ok {
 		for _, d := range c.delegators {
-			segs = append(segs, d.snapshot(false)...)
+			held, _ := d.snapshot(false) // a stopped delegator holds none
+			segs = append(segs, held...)
 		}
 	}
 	return segs, func() { releaseSegments(segs) }
@@ -101,4 +102,22 @@ func AttachedIndex(seg *segment.Segment, fieldID int64) index.Index {
 		return nil
 	})
 	return out
+}
+
+// WaitTSafe waits until every delegator of a loaded collection has
+// consumed its vchannel up to timestamp ts (a read at ts would not wait).
+// Test-only; false when the collection is not loaded.
+func WaitTSafe(ctx context.Context, n *Node, collectionID int64, ts uint64) (bool, error) {
+	n.mu.RLock()
+	c, ok := n.collections[collectionID]
+	n.mu.RUnlock()
+	if !ok {
+		return false, nil
+	}
+	for _, d := range c.delegators {
+		if _, err := d.waitTSafe(ctx, ts); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }

@@ -334,9 +334,9 @@ func newAttached(x registry.Built) *attachedIndex {
 
 // attachAll tries to attach indexes to every sealed segment lacking one.
 func (d *delegator) attachAll(ctx context.Context) {
-	segs := d.snapshot(false)
+	segs, err := d.snapshot(false)
 	defer releaseSegments(segs)
-	if len(segs) == 0 {
+	if err != nil || len(segs) == 0 { // stopped: nothing to attach to
 		return
 	}
 	idxs, err := d.node.segs.Indexes(ctx, d.info.ID)

@@ -372,7 +372,9 @@ func (n *Node) fail(c *collection, d *delegator, err error) {
 }
 
 // Release unloads a collection, or stops its load in progress; releasing
-// an unloaded one is not an error.
+// an unloaded one is not an error. It does not wait for the reads in
+// progress: those that have not taken their segments yet fail with 101
+// (delegator.snapshot), the others end on the segments they hold.
 func (n *Node) Release(collectionID int64) {
 	n.mu.Lock()
 	c, ok := n.collections[collectionID]

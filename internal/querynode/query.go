@@ -41,7 +41,10 @@ func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, e
 	if err != nil {
 		return nil, err
 	}
-	segs := selectSegments(ds, &req.Read, loaded, e)
+	segs, err := selectSegments(ds, &req.Read, loaded, e)
+	if err != nil {
+		return nil, err
+	}
 	defer releaseSegments(segs)
 	expire, err := n.expireBefore(ctx, &req.Read)
 	if err != nil {

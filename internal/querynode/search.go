@@ -105,8 +105,9 @@ func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 // selectSegments returns the segments of the delegators ds in the read's
 // partitions, skipping L2 segments whose clustering-key range the filter
 // excludes. They are acquired: the caller releases them (releaseSegments)
-// when its read is done.
-func selectSegments(ds []*delegator, r *plan.Read, loaded map[int64]bool, e *expr.Expr) []*segment.Segment {
+// when its read is done. It fails, holding none, when a delegator has
+// stopped (snapshot): the read would miss its vchannel's rows.
+func selectSegments(ds []*delegator, r *plan.Read, loaded map[int64]bool, e *expr.Expr) ([]*segment.Segment, error) {
 	var req map[int64]bool
 	if len(r.PartitionIDs) > 0 {
 		req = map[int64]bool{}
@@ -116,7 +117,12 @@ func selectSegments(ds []*delegator, r *plan.Read, loaded map[int64]bool, e *exp
 	}
 	var out []*segment.Segment
 	for _, d := range ds {
-		for _, s := range d.snapshot(!r.IgnoreGrowing) {
+		segs, err := d.snapshot(!r.IgnoreGrowing)
+		if err != nil {
+			releaseSegments(out)
+			return nil, err
+		}
+		for _, s := range segs {
 			if !partitionSelected(s.PartitionID, req, loaded) {
 				_ = s.Release()
 				continue
@@ -128,7 +134,7 @@ func selectSegments(ds []*delegator, r *plan.Read, loaded map[int64]bool, e *exp
 			out = append(out, s)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Search runs a top-k vector search over every selected segment.
@@ -150,7 +156,10 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	if err != nil {
 		return nil, err
 	}
-	segs := selectSegments(ds, &req.Read, loaded, e)
+	segs, err := selectSegments(ds, &req.Read, loaded, e)
+	if err != nil {
+		return nil, err
+	}
 	defer releaseSegments(segs)
 	expire, err := n.expireBefore(ctx, &req.Read)
 	if err != nil {

@@ -68,7 +68,10 @@ func queryTerms(queries []sparse.Vector) []uint32 {
 // the live rows at ts of the segments of the delegators ds.
 func bm25Stats(ds []*delegator, loaded map[int64]bool, ts, expire uint64, fieldID int64, dims []uint32) (*plan.BM25Stats, error) {
 	st := sparse.Stats{DF: make([]int64, len(dims))}
-	all := selectSegments(ds, &plan.Read{}, loaded, nil)
+	all, err := selectSegments(ds, &plan.Read{}, loaded, nil)
+	if err != nil {
+		return nil, err
+	}
 	defer releaseSegments(all)
 	for _, s := range all {
 		err := s.Read(func(v *segment.View) error {
