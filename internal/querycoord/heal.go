@@ -41,7 +41,14 @@ func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 			}
 			switch e.Type {
 			case membership.Added:
+				// A load (under jobs) must not see the node live before
+				// it is in a resource group: it would count a node its
+				// group does not hold yet and refuse with "node not
+				// enough".
+				c.jobs.Lock()
 				c.join(e.Node)
+				c.syncGroups(ctx)
+				c.jobs.Unlock()
 				rebalance = true
 			case membership.Updated:
 				c.join(e.Node)
