@@ -214,7 +214,9 @@ func leaderChannels(r placement.Replica) map[int64][]string {
 // Load loads a collection (partitions nil = all) on replicaNumber replicas
 // (0: one, or as many as it is loaded with) in resourceGroups (none: the
 // default group; one: all the replicas; else one per replica), or more of
-// its partitions when it is loaded.
+// its partitions when it is loaded. A loaded collection loaded whole with
+// another replica number gets that many replicas (resize); its partitions
+// loaded with another one fail, as in Milvus.
 func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int,
 	resourceGroups []string,
 ) error {
@@ -227,8 +229,20 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 	lc, ok := c.loaded[collectionID]
 	c.mu.RUnlock()
 	if ok {
-		if err := c.loadMore(ctx, lc, partitions, replicaNumber); err != nil || len(resourceGroups) == 0 {
+		if len(partitions) == 0 && replicaNumber > 0 && replicaNumber != len(c.replicasOf(lc)) {
+			// A collection loaded again with another replica number:
+			// Milvus 2.6 alters its load config.
+			if err := c.loadMore(ctx, lc, nil, 0); err != nil {
+				return err
+			}
+			if err := c.resize(ctx, lc, replicaNumber, resourceGroups); err != nil {
+				return err
+			}
+		} else if err := c.loadMore(ctx, lc, partitions, replicaNumber); err != nil {
 			return err
+		}
+		if len(resourceGroups) == 0 {
+			return nil
 		}
 		return c.regroup(ctx, lc, resourceGroups)
 	}
@@ -327,31 +341,7 @@ func (c *Coordinator) plan(ctx context.Context, info *catalog.Collection, replic
 
 // loadReplicas loads every leader node of every replica, in parallel.
 func (c *Coordinator) loadReplicas(ctx context.Context, lc *loadedCollection) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for _, r := range lc.replicas {
-		for id, chans := range leaderChannels(r) {
-			node := c.nodeOf(id)
-			wg.Go(func() {
-				err := errNodeGone(id)
-				if node != nil {
-					err = node.LoadVChannels(ctx, lc.info.ID, lc.partitions, chans)
-				}
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("querycoord: load %s on query node %d: %w", lc.info.Name, id, err))
-					mu.Unlock()
-				}
-			})
-		}
-	}
-	wg.Wait()
-	if len(errs) == 0 {
-		return nil
-	}
-	// The first error keeps its Milvus code for the client.
-	return errs[0]
+	return c.loadOn(ctx, lc, lc.replicas)
 }
 
 func errNodeGone(id int64) error {
@@ -361,8 +351,8 @@ func errNodeGone(id int64) error {
 // loadMore loads more partitions of a loaded collection on its leaders.
 func (c *Coordinator) loadMore(ctx context.Context, lc *loadedCollection, partitions []int64, replicaNumber int) error {
 	if replicaNumber > 0 && replicaNumber != len(lc.replicas) {
-		return errcode.Invalid("can't change the replica number for loaded collection: collection=%s, expected=%d, actual=%d",
-			lc.info.Name, len(lc.replicas), replicaNumber)
+		return errcode.Invalid("can't change the replica number for loaded partitions: invalid parameter[expected=%d][actual=%d]",
+			len(lc.replicas), replicaNumber)
 	}
 	select {
 	case <-lc.loading:
@@ -388,13 +378,7 @@ func (c *Coordinator) loadMore(ctx context.Context, lc *loadedCollection, partit
 
 // releaseNodes releases a collection on every node of its replicas.
 func (c *Coordinator) releaseNodes(lc *loadedCollection) {
-	for _, r := range lc.replicas {
-		for _, id := range r.Nodes {
-			if node := c.nodeOf(id); node != nil {
-				node.Release(lc.info.ID)
-			}
-		}
-	}
+	c.releaseReplicas(lc.info.ID, lc.replicas)
 }
 
 // Release releases a collection on its nodes and drops its replicas.
