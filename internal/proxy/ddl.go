@@ -337,7 +337,20 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	}
 	loaded, parts := p.query.Loaded(col.ID)
 	if loaded && parts == nil {
-		return ok(), nil // the whole collection is loaded already
+		// The whole collection is loaded already; another replica number
+		// is refused as Milvus refuses it for loaded partitions (a single
+		// query node, no replicas listed, ignores the number).
+		if n := int(req.GetReplicaNumber()); n > 0 {
+			reps, err := p.query.Replicas(ctx, col.ID)
+			if err != nil {
+				return errcode.Status(err), nil
+			}
+			if reps != nil && len(reps) != n {
+				return errcode.Status(errcode.Invalid("can't change the replica number for loaded partitions: invalid parameter[expected=%d][actual=%d]",
+					len(reps), n)), nil
+			}
+		}
+		return ok(), nil
 	}
 	if err := p.checkLoadIndexes(ctx, col); err != nil {
 		return errcode.Status(err), nil

@@ -231,12 +231,18 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 	if ok {
 		if len(partitions) == 0 && replicaNumber > 0 && replicaNumber != len(c.replicasOf(lc)) {
 			// A collection loaded again with another replica number:
-			// Milvus 2.6 alters its load config.
-			if err := c.loadMore(ctx, lc, nil, 0); err != nil {
-				return err
-			}
+			// Milvus 2.6 alters its load config. Loaded by partitions
+			// before, it is now loaded whole.
 			if err := c.resize(ctx, lc, replicaNumber, resourceGroups); err != nil {
 				return err
+			}
+			c.mu.RLock()
+			partial := lc.partitions != nil
+			c.mu.RUnlock()
+			if partial {
+				if err := c.loadMore(ctx, lc, nil, 0); err != nil {
+					return err
+				}
 			}
 		} else if err := c.loadMore(ctx, lc, partitions, replicaNumber); err != nil {
 			return err

@@ -490,18 +490,23 @@ func TestCoordinatorPlacesReadsAndHeals(t *testing.T) {
 	}
 	c.same()
 	c.same() // round-robin: the other replica
+	// Loaded again with one replica, then with two: the replica number
+	// follows the load, as in Milvus 2.6 (TestLoadAgainChangesTheReplicaNumber).
+	ok(t, c.load(1), nil)
+	require.Len(t, c.replicas(), 1)
+	c.same()
+	ok(t, c.load(2), nil)
+	require.Len(t, c.replicas(), 2)
+	c.same()
+	c.same()
 	// One replica's node crashes: every read goes to the other one.
 	c.crash(b)
 	c.same()
 	c.same()
 
-	// The replica number of a loaded collection does not change.
-	st := c.load(1)
-	require.Equal(t, errcode.IllegalArgument, st.GetCode(), st.GetReason())
-
 	// More replicas than nodes.
 	c.release()
-	st = c.load(3)
+	st := c.load(3)
 	require.Equal(t, int32(304), st.GetCode())
 	require.Equal(t, "failed to spawn replica for collection: resource group node not enough[rg=__default_resource_group][currentNodeNum=2][expectedNodeNum=3]",
 		st.GetReason())

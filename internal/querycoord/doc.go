@@ -15,7 +15,10 @@
 // spreads no segment to other nodes of the replica. The replicas are saved
 // with placement.Store (the coordinator's fenced meta store in cluster
 // mode) and reused by the next load of the collection (a restart), healed
-// first.
+// first. A loaded collection loaded again with another replica number gets
+// that many replicas (resize.go: new ones on free nodes of their group, or
+// nodes taken from the group's replicas with more than one; extra ones
+// dropped from the placement, then released).
 //
 // # Reads
 //

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
+	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/placement"
 )
 
@@ -14,13 +16,15 @@ import (
 // Milvus 2.6 alters the load config when a loaded collection is loaded
 // again with another replica number. Called under jobs.
 //
-// More replicas: the new ones are spawned in their resource groups on live
-// nodes that no replica of the collection uses (the groups of resourceGroups
-// that the existing replicas do not fill, else the default group), loaded,
-// and only then saved and served, so a read never reaches a replica that is
-// still loading; when too few nodes are free the load fails with Milvus's
-// "resource group node not enough" (code 304) and nothing changes. (Milvus
-// creates such replicas without nodes and serves them when nodes join.)
+// More replicas: the new ones are spawned in their resource groups (the
+// groups of resourceGroups that the existing replicas do not fill, else the
+// default group) on live nodes that no replica of the collection uses,
+// taking nodes from the group's replicas with more than one (takeNodes)
+// when too few are free; they are loaded, and only then saved and served,
+// so a read never reaches a replica that is still loading. When the group
+// cannot give each replica a node the load fails with Milvus's "resource
+// group node not enough" (code 304) and nothing changes. (Milvus creates
+// such replicas without nodes and serves them when nodes join.)
 //
 // Fewer replicas: those with the highest IDs are dropped from the saved and
 // served placement first, then released on their nodes; a read in flight
@@ -100,8 +104,41 @@ func (c *Coordinator) addReplicas(ctx context.Context, lc *loadedCollection, rep
 		nextID = max(nextID, r.ID)
 	}
 	free := slices.DeleteFunc(live, func(id int64) bool { return used[id] })
+	// Each group must hold a node for each of its replicas, old and new:
+	// the nodes no replica uses, then those the replicas of the group with
+	// more than one node give up (their shards move to the replica's other
+	// nodes first).
+	need := map[string]int{}
+	for _, g := range groups {
+		need[g]++
+	}
+	for _, g := range slices.Sorted(maps.Keys(need)) {
+		spare, members, wanted := len(c.groupLive(g, free)), len(c.groupLive(g, live)), need[g]
+		for _, r := range replicas {
+			if r.Group() == g {
+				spare += max(len(r.Nodes)-1, 0)
+				wanted++
+			}
+		}
+		if spare < need[g] {
+			return errcode.New(errcode.ResourceGroupNodeNotEnough,
+				"failed to spawn replica for collection: %s[rg=%s][currentNodeNum=%d][expectedNodeNum=%d]",
+				placement.ErrNodeNotEnough, g, members, wanted)
+		}
+		short := need[g] - len(c.groupLive(g, free))
+		if short <= 0 {
+			continue
+		}
+		taken, err := c.takeNodes(ctx, lc, g, short, load)
+		free = append(free, taken...)
+		if err != nil {
+			c.saveReplicas(ctx, lc)
+			return err
+		}
+	}
 	fresh, err := c.spawn(add, groups, free, load)
 	if err != nil {
+		c.saveReplicas(ctx, lc)
 		return err
 	}
 	for i := range fresh {
@@ -111,9 +148,10 @@ func (c *Coordinator) addReplicas(ctx context.Context, lc *loadedCollection, rep
 	}
 	if err := c.loadOn(ctx, lc, fresh); err != nil {
 		c.releaseReplicas(lc.info.ID, fresh)
+		c.saveReplicas(ctx, lc)
 		return err
 	}
-	all := append(slices.Clone(replicas), fresh...)
+	all := append(c.replicasOf(lc), fresh...)
 	if err := c.store.SaveReplicas(ctx, lc.info.ID, all); err != nil {
 		c.releaseReplicas(lc.info.ID, fresh)
 		return err
@@ -167,5 +205,64 @@ func (c *Coordinator) releaseReplicas(collectionID int64, replicas []placement.R
 				node.Release(collectionID)
 			}
 		}
+	}
+}
+
+// takeNodes frees n nodes of resource group g from the replicas of lc
+// that have more than one there, one at a time, from the replica with the
+// most nodes: the node leading the fewest shards (the highest ID on a tie)
+// hands them to the replica's other nodes (load, switch reads, then
+// release, as a heal moves them), and leaves the replica. It returns the
+// nodes freed, also when it fails part way.
+func (c *Coordinator) takeNodes(ctx context.Context, lc *loadedCollection, g string, n int, load map[int64]int64,
+) ([]int64, error) {
+	var taken []int64
+	for len(taken) < n {
+		_, replicas, partitions := c.snapshot(lc.info.ID)
+		best := -1
+		for i, r := range replicas {
+			if r.Group() == g && len(r.Nodes) > 1 && (best < 0 || len(r.Nodes) > len(replicas[best].Nodes)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return taken, nil
+		}
+		old := replicas[best]
+		leads := map[int64]int{}
+		for _, id := range old.Leaders {
+			leads[id]++
+		}
+		node := old.Nodes[0]
+		for _, id := range old.Nodes[1:] {
+			if leads[id] <= leads[node] {
+				node = id
+			}
+		}
+		r := old
+		r.Nodes = slices.DeleteFunc(slices.Clone(old.Nodes), func(id int64) bool { return id == node })
+		r = placement.Assign(r, lc.info.VChannels, nil, load)
+		if err := c.move(ctx, lc.info.Name, lc.info.ID, partitions, old, r); err != nil {
+			return taken, err
+		}
+		c.mu.Lock()
+		lc.replicas[best] = r
+		lc.version = c.versions.Add(1)
+		c.mu.Unlock()
+		if qn := c.nodeOf(node); qn != nil {
+			qn.Release(lc.info.ID)
+		}
+		c.logger.Info("query node left a replica for a new one", "collection", lc.info.Name, "replica", r.ID,
+			"node_id", node, "resource_group", g)
+		taken = append(taken, node)
+	}
+	return taken, nil
+}
+
+// saveReplicas saves lc's replicas as they are (after a change that
+// stopped part way), logging a failure: the next heal saves them again.
+func (c *Coordinator) saveReplicas(ctx context.Context, lc *loadedCollection) {
+	if err := c.store.SaveReplicas(ctx, lc.info.ID, c.replicasOf(lc)); err != nil {
+		c.logger.Warn("replicas not saved", "collection", lc.info.Name, "err", err)
 	}
 }
