@@ -85,6 +85,12 @@ func TestResourceGroupsStandalone(t *testing.T) {
 	rg1, err = c.DescribeResourceGroup(ctx, milvusclient.NewDescribeResourceGroupOption("rg1"))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, rg1.NumAvailableNode)
+	// ... and the loaded collection's replica stays in its group.
+	require.Equal(t, map[string]int32{"movies": 1}, rg1.NumLoadedReplica)
+	replicas, err = c.DescribeReplica(ctx, milvusclient.NewDescribeReplicaOption("movies"))
+	require.NoError(t, err)
+	require.Len(t, replicas, 1)
+	require.Equal(t, "rg1", replicas[0].ResourceGroupName)
 
 	// The node goes back; rg1 can be dropped once nothing is loaded in it.
 	require.NoError(t, c.UpdateResourceGroup(ctx, milvusclient.NewUpdateResourceGroupOption("rg1", &entity.ResourceGroupConfig{

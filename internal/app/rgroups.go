@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/proxy"
 	"github.com/strata-db/strata/internal/rgroup"
@@ -16,10 +17,13 @@ import (
 // Milvus's groups over its one query node (proxy.StandaloneNodeID), which a
 // standalone Milvus has too. The node belongs to one group at a time
 // (TransferNode moves it), each loaded collection is one replica in the
-// group it was loaded in (the default group after a restart), and a load
-// into a group without the node fails as Milvus's does.
+// group it was loaded in, and a load into a group without the node fails
+// as Milvus's does. A replica's group is saved as cluster mode saves its
+// replicas (placement.Store, placement/replica/{collection}/1), so a
+// restart keeps it.
 type localGroups struct {
 	m       *rgroup.Manager
+	store   *placement.Store
 	colls   collectionLister
 	address string
 	qs      proxy.QueryServer // the query node (set by server)
@@ -36,12 +40,42 @@ type collectionLister interface {
 }
 
 // newLocalGroups keeps the groups of m over the standalone's query node,
-// reported at address.
-func newLocalGroups(ctx context.Context, m *rgroup.Manager, colls collectionLister, address string) (*localGroups, error) {
+// reported at address, and the groups of loaded replicas in store (read
+// back here).
+func newLocalGroups(ctx context.Context, m *rgroup.Manager, store *placement.Store, colls collectionLister, address string,
+) (*localGroups, error) {
 	if err := m.SetLive(ctx, []int64{proxy.StandaloneNodeID}); err != nil {
 		return nil, err
 	}
-	return &localGroups{m: m, colls: colls, address: address, in: map[int64]string{}}, nil
+	g := &localGroups{m: m, store: store, colls: colls, address: address, in: map[int64]string{}}
+	cols, err := colls.AllCollections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, col := range cols {
+		reps, err := store.Replicas(ctx, col.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(reps) > 0 && reps[0].ResourceGroup != "" {
+			g.in[col.ID] = reps[0].ResourceGroup
+		}
+	}
+	return g, nil
+}
+
+// place records the group a collection's replica is loaded in. The caller
+// holds mu.
+func (g *localGroups) place(ctx context.Context, collectionID int64, group string) error {
+	rep := placement.Replica{ID: 1, Nodes: []int64{proxy.StandaloneNodeID}, ResourceGroup: group}
+	if group == rgroup.Default {
+		rep.ResourceGroup = ""
+	}
+	if err := g.store.SaveReplicas(ctx, collectionID, []placement.Replica{rep}); err != nil {
+		return err
+	}
+	g.in[collectionID] = group
+	return nil
 }
 
 // groupOf returns the group a loaded collection's replica is in. The
@@ -96,21 +130,24 @@ func (n groupedNode) Load(ctx context.Context, collectionID int64, partitions []
 	if err != nil {
 		return err
 	}
-	if err := n.QueryServer.Load(ctx, collectionID, partitions, replicaNumber, resourceGroups); err != nil {
+	n.groups.mu.Lock()
+	err = n.groups.place(ctx, collectionID, per[0])
+	n.groups.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	n.groups.mu.Lock()
-	n.groups.in[collectionID] = per[0]
-	n.groups.mu.Unlock()
-	return nil
+	return n.QueryServer.Load(ctx, collectionID, partitions, replicaNumber, resourceGroups)
 }
 
 // Release implements proxy.Loader.
 func (n groupedNode) Release(collectionID int64) {
 	n.QueryServer.Release(collectionID)
 	n.groups.mu.Lock()
+	defer n.groups.mu.Unlock()
 	delete(n.groups.in, collectionID)
-	n.groups.mu.Unlock()
+	// A record left behind (the store failed) names the group of a
+	// collection that is not loaded: only loaded ones are asked for theirs.
+	_ = n.groups.store.DropReplicas(context.Background(), collectionID)
 }
 
 // Replicas implements proxy.Loader: the node's one replica, in its group.
@@ -172,7 +209,7 @@ func (g *localGroups) TransferNode(ctx context.Context, source, target string, n
 
 // TransferReplica implements proxy.ResourceGroups: the one replica moves to
 // target when target holds the node.
-func (g *localGroups) TransferReplica(_ context.Context, source, target string, collectionID int64, n int) error {
+func (g *localGroups) TransferReplica(ctx context.Context, source, target string, collectionID int64, n int) error {
 	for _, rg := range []struct{ role, name string }{{"target", target}, {"source", source}} {
 		if _, err := g.m.Describe(rg.name); err != nil {
 			return errcode.New(errcode.CodeOf(err), "the %s resource group[%s] doesn't exist: %s", rg.role, rg.name, err.Error())
@@ -201,8 +238,7 @@ func (g *localGroups) TransferReplica(_ context.Context, source, target string, 
 		return errcode.New(errcode.Unexpected, "failed to transfer replica between resource group, err=nodes not enough"+
 			"[rg=%s][currentNodeNum=0][expectedNodeNum=1]", target)
 	}
-	g.in[collectionID] = target
-	return nil
+	return g.place(ctx, collectionID, target)
 }
 
 // ListResourceGroups implements proxy.ResourceGroups.

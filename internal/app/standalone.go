@@ -442,7 +442,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			return err
 		}
 	} else {
-		lg, err := newLocalGroups(ctx, groups, root, cfg.Addr)
+		lg, err := newLocalGroups(ctx, groups, placement.NewStore(meta), root, cfg.Addr)
 		if err != nil {
 			return err
 		}
