@@ -112,6 +112,7 @@ type Coordinator struct {
 	// dropped is closed, and replaced, by every drop of segments or
 	// indexes (Dropped); guarded by mu.
 	dropped chan struct{}
+	drops   uint64 // drops signalled so far (WaitDropped's generation)
 	// indexPlanMu serialises scheduleIndexTasks, so that two concurrent
 	// plans (CreateIndex and the periodic loop) never both create the same
 	// missing build.
@@ -800,6 +801,32 @@ func (c *Coordinator) Dropped() <-chan struct{} {
 func (c *Coordinator) signalDropLocked() {
 	close(c.dropped)
 	c.dropped = make(chan struct{})
+	c.drops++
+}
+
+// WaitDropped returns the drop generation (the number of drops signalled
+// since the coordinator started) once it differs from after, or when wait
+// passes or ctx ends: Dropped for a caller in another process, which
+// passes the generation it saw last so that no drop goes unseen between
+// two calls.
+func (c *Coordinator) WaitDropped(ctx context.Context, after uint64, wait time.Duration) (uint64, error) {
+	c.mu.Lock()
+	gen, ch := c.drops, c.dropped
+	c.mu.Unlock()
+	if gen != after || wait <= 0 {
+		return gen, nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drops, nil
 }
 
 // Run applies the seal policy and truncates the WAL behind every checkpoint,

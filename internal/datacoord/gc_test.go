@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/catalog"
@@ -644,4 +645,42 @@ func TestDroppedSignals(t *testing.T) {
 	require.NoError(t, e.c.DropCollection(e.ctx, coll, []string{vch}))
 	require.True(t, closed(ch))
 	require.Empty(t, e.c.Segments(coll))
+}
+
+// TestWaitDropped: WaitDropped answers at once when the drop generation
+// differs from the caller's, waits for the next drop otherwise, gives up
+// after its wait, and ends with its context.
+func TestWaitDropped(t *testing.T) {
+	e := newGCEnv(t)
+	const coll, part = 1, 2
+	e.sync(coll, part, 10, "by-dev-rootcoord-dml_0_1v0", true)
+
+	gen, err := e.c.WaitDropped(e.ctx, 0, 0)
+	require.NoError(t, err)
+	require.Zero(t, gen, "no drop yet")
+	gen, err = e.c.WaitDropped(e.ctx, 0, 10*time.Millisecond)
+	require.NoError(t, err)
+	require.Zero(t, gen, "the wait passed")
+
+	got := make(chan uint64, 1)
+	go func() {
+		g, err := e.c.WaitDropped(e.ctx, 0, time.Minute)
+		assert.NoError(t, err)
+		got <- g
+	}()
+	require.NoError(t, e.c.DropPartition(e.ctx, coll, part))
+	select {
+	case g := <-got:
+		require.EqualValues(t, 1, g)
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitDropped did not answer the drop")
+	}
+	gen, err = e.c.WaitDropped(e.ctx, 0, time.Minute)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, gen, "a generation the caller has not seen answers at once")
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	_, err = e.c.WaitDropped(ctx, 1, time.Minute)
+	require.ErrorIs(t, err, context.Canceled)
 }

@@ -384,13 +384,21 @@ func (n *Node) collectCache(ctx context.Context) error {
 }
 
 // collectLoop runs collectCache at start, after every drop the catalog
-// signals (when Segments is a DropNotifier) and every CollectInterval,
-// until ctx ends. A failed round is logged; the next one tries again.
+// signals (when Segments is a DropNotifier or a DropWaiter) and every
+// CollectInterval, until ctx ends. A failed round is logged; the next one
+// tries again.
 func (n *Node) collectLoop(ctx context.Context) {
 	t := time.NewTicker(n.cfg.Mmap.collectInterval())
 	defer t.Stop()
+	var waited chan struct{} // a DropWaiter's drops
+	if w, ok := n.segs.(DropWaiter); ok {
+		if _, local := n.segs.(DropNotifier); !local {
+			waited = make(chan struct{}, 1)
+			go n.waitDrops(ctx, w, waited)
+		}
+	}
 	for {
-		var dropped <-chan struct{} // nil: no drop signals, the timer only
+		dropped := (<-chan struct{})(waited) // nil: no drop signals, the timer only
 		if d, ok := n.segs.(DropNotifier); ok {
 			dropped = d.Dropped() // before the round: no drop goes unseen
 		}
@@ -403,5 +411,49 @@ func (n *Node) collectLoop(ctx context.Context) {
 		case <-t.C:
 		case <-dropped:
 		}
+	}
+}
+
+// dropWait is how long one WaitDropped call waits for a drop.
+const dropWait = 30 * time.Second
+
+// waitDrops follows a remote catalog's drops until ctx ends: it sends on
+// sig (without blocking: one pending signal is enough) whenever the drop
+// generation changes, and once at its first answer (the baseline). A coordinator
+// that cannot be reached, or does not serve WaitDropped, is asked again
+// after a pause (the timer collects meanwhile).
+func (n *Node) waitDrops(ctx context.Context, w DropWaiter, sig chan<- struct{}) {
+	var gen uint64
+	known := false
+	pause := time.Second
+	for ctx.Err() == nil {
+		wait := dropWait
+		if !known {
+			wait = 0
+		}
+		g, err := w.WaitDropped(ctx, gen, wait)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			n.logger.Debug("waiting for the catalog's drops failed; asking again", "err", err, "pause", pause.String())
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, n.cfg.Mmap.collectInterval())
+			continue
+		}
+		pause = time.Second
+		// The first answer signals too: a drop between collectLoop's
+		// first round and it would go unseen otherwise.
+		if !known || g != gen {
+			select {
+			case sig <- struct{}{}:
+			default:
+			}
+		}
+		gen, known = g, true
 	}
 }

@@ -142,6 +142,14 @@ type DropNotifier interface {
 	Dropped() <-chan struct{}
 }
 
+// DropWaiter is DropNotifier across processes (a remote coordinator's
+// client): WaitDropped returns the catalog's drop generation once it
+// differs from after, or when wait passes. It is optional too; a Segments
+// that implements neither leaves the mmap cache to the timer.
+type DropWaiter interface {
+	WaitDropped(ctx context.Context, after uint64, wait time.Duration) (uint64, error)
+}
+
 // Segments is the data coordinator as the query node uses it: its roles.
 type Segments interface {
 	SegmentMeta

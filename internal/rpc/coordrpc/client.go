@@ -102,6 +102,19 @@ func (d *DataCoord) Indexes(ctx context.Context, collectionID int64) ([]catalog.
 	return DecodeRecords[catalog.IndexInfo]("index", resp.GetIndexes())
 }
 
+// WaitDropped returns the coordinator's drop generation once it differs
+// from after, or when wait passes (querynode.DropWaiter): a query node in
+// another process collects the mmap cache files of dropped data then.
+func (d *DataCoord) WaitDropped(ctx context.Context, after uint64, wait time.Duration) (uint64, error) {
+	ctx, cancel := d.claimContext(ctx, wait)
+	defer cancel()
+	resp, err := d.c.WaitDropped(ctx, &coordv1.WaitDroppedRequest{After: after, WaitMs: waitMillis(wait)})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetGeneration(), nil
+}
+
 // Synced reports a sync. It is sent once (rpc.NoRetry): the coordinator
 // applies a report every time it receives it.
 func (d *DataCoord) Synced(ctx context.Context, r catalog.SyncReport) error {

@@ -14,6 +14,8 @@ import (
 // The clients are the nodes' roles.
 var (
 	_ querynode.Segments       = (*coordrpc.DataCoord)(nil)
+	_ querynode.DropWaiter     = (*coordrpc.DataCoord)(nil)
+	_ coordrpc.DropWatcher     = (*datacoord.Coordinator)(nil)
 	_ datanode.Coord           = (*coordrpc.DataCoord)(nil)
 	_ datanode.IndexCoord      = (*coordrpc.DataCoord)(nil)
 	_ datanode.CompactionCoord = (*coordrpc.DataCoord)(nil)

@@ -3,8 +3,11 @@ package coordrpc_test
 import (
 	"context"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,4 +262,54 @@ func TestCoordinatorDown(t *testing.T) {
 		"the data node reports its pchannel failing")
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// TestRemoteQueryNodeCollectsOnDrop: a query node whose data coordinator
+// is the client collects a dropped index's mmap cache file at the drop
+// (DataCoordService.WaitDropped), not on its hourly timer.
+func TestRemoteQueryNodeCollectsOnDrop(t *testing.T) {
+	s := stacktest.New(t)
+	c := serveStack(t, s)
+	ctx := context.Background()
+	s.Insert(0, 100)
+	ids, ts := s.Seal()
+	runDataNode(t, s, c, func() bool { return s.FlushState(ids, s.VChannels, ts) })
+	createIndex(t, s)
+	runDataNode(t, s, c, func() bool { return built(t, s) })
+
+	cfg := querynode.Defaults()
+	cfg.Mmap.Dir = t.TempDir()
+	cfg.Mmap.VectorIndex = true
+	cfg.Mmap.CollectInterval = time.Hour // only the start and the drops
+	qn := querynode.New(cfg, s.Log, s.Objects, c.data, c.root, c.clock, nil, slog.New(slog.DiscardHandler))
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- qn.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-done)
+		require.NoError(t, qn.Close())
+	})
+	require.NoError(t, qn.Load(ctx, s.CollectionID, nil, 1, nil))
+	require.NoError(t, qn.WaitLoad(ctx, s.CollectionID))
+	qn.Release(s.CollectionID)
+	indexFiles := func() []string {
+		var out []string
+		require.NoError(t, filepath.WalkDir(cfg.Mmap.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, "HNSW") {
+				out = append(out, p)
+			}
+			return err
+		}))
+		return out
+	}
+	require.NotEmpty(t, indexFiles(), "the load mapped the index from the cache")
+	time.Sleep(100 * time.Millisecond) // a released collection keeps its files
+	require.NotEmpty(t, indexFiles())
+
+	st, err := s.Proxy.DropIndex(ctx, &milvuspb.DropIndexRequest{CollectionName: stacktest.Collection, FieldName: "vec"})
+	require.NoError(t, err)
+	require.Zero(t, st.GetCode(), st.GetReason())
+	require.Eventually(t, func() bool { return len(indexFiles()) == 0 }, 20*time.Second, 10*time.Millisecond,
+		"the dropped index's cache file is collected at the drop")
 }

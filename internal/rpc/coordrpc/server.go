@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/strata-db/strata/internal/catalog"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/plan"
@@ -22,6 +25,13 @@ type SegmentMeta interface {
 type IndexMeta interface {
 	SegmentIndexes(ctx context.Context, segmentID int64) ([]catalog.IndexTask, error)
 	Indexes(ctx context.Context, collectionID int64) ([]catalog.IndexInfo, error)
+}
+
+// DropWatcher tells when the catalog drops segments or indexes
+// (datacoord.Coordinator.WaitDropped). DataCoordServer serves WaitDropped
+// when its IndexMeta implements it.
+type DropWatcher interface {
+	WaitDropped(ctx context.Context, after uint64, wait time.Duration) (uint64, error)
 }
 
 // SyncReporter records a data node's syncs (datanode.SyncReporter).
@@ -78,6 +88,19 @@ type DataCoordServer struct {
 // wrappers of it).
 func NewDataCoordServer(segs SegmentMeta, idx IndexMeta, syncs SyncReporter, builds IndexBuilds, compactions Compactions) *DataCoordServer {
 	return &DataCoordServer{segs: segs, idx: idx, syncs: syncs, builds: builds, compactions: compactions}
+}
+
+// WaitDropped implements DataCoordService.WaitDropped.
+func (s *DataCoordServer) WaitDropped(ctx context.Context, req *coordv1.WaitDroppedRequest) (*coordv1.WaitDroppedResponse, error) {
+	w, ok := s.idx.(DropWatcher)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "coordrpc: this coordinator signals no drops")
+	}
+	gen, err := w.WaitDropped(ctx, req.GetAfter(), time.Duration(max(req.GetWaitMs(), 0))*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	return &coordv1.WaitDroppedResponse{Generation: gen}, nil
 }
 
 // invalid is a request that cannot be decoded: code 1100, never retried.

@@ -951,6 +951,107 @@ func (*CompleteCompactionResponse) Descriptor() ([]byte, []int) {
 	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{17}
 }
 
+// WaitDroppedRequest carries the generation the caller saw last and how
+// long to wait for another.
+type WaitDroppedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	After         uint64                 `protobuf:"varint,1,opt,name=after,proto3" json:"after,omitempty"`
+	WaitMs        int64                  `protobuf:"varint,2,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitDroppedRequest) Reset() {
+	*x = WaitDroppedRequest{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitDroppedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitDroppedRequest) ProtoMessage() {}
+
+func (x *WaitDroppedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitDroppedRequest.ProtoReflect.Descriptor instead.
+func (*WaitDroppedRequest) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *WaitDroppedRequest) GetAfter() uint64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+func (x *WaitDroppedRequest) GetWaitMs() int64 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+// WaitDroppedResponse is the drop generation now: the number of drops the
+// coordinator signalled since it started (it starts again at 0 on a new
+// coordinator, so any difference means "something may have been dropped").
+type WaitDroppedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Generation    uint64                 `protobuf:"varint,1,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitDroppedResponse) Reset() {
+	*x = WaitDroppedResponse{}
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitDroppedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitDroppedResponse) ProtoMessage() {}
+
+func (x *WaitDroppedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitDroppedResponse.ProtoReflect.Descriptor instead.
+func (*WaitDroppedResponse) Descriptor() ([]byte, []int) {
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *WaitDroppedResponse) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // GetCollectionRequest names the collection.
 type GetCollectionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -961,7 +1062,7 @@ type GetCollectionRequest struct {
 
 func (x *GetCollectionRequest) Reset() {
 	*x = GetCollectionRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[18]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1074,7 @@ func (x *GetCollectionRequest) String() string {
 func (*GetCollectionRequest) ProtoMessage() {}
 
 func (x *GetCollectionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[18]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1087,7 @@ func (x *GetCollectionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCollectionRequest.ProtoReflect.Descriptor instead.
 func (*GetCollectionRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{18}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetCollectionRequest) GetCollectionId() int64 {
@@ -1009,7 +1110,7 @@ type GetCollectionResponse struct {
 
 func (x *GetCollectionResponse) Reset() {
 	*x = GetCollectionResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[19]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1122,7 @@ func (x *GetCollectionResponse) String() string {
 func (*GetCollectionResponse) ProtoMessage() {}
 
 func (x *GetCollectionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[19]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1135,7 @@ func (x *GetCollectionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCollectionResponse.ProtoReflect.Descriptor instead.
 func (*GetCollectionResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{19}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetCollectionResponse) GetCollection() []byte {
@@ -1053,7 +1154,7 @@ type ListCollectionsRequest struct {
 
 func (x *ListCollectionsRequest) Reset() {
 	*x = ListCollectionsRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[20]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1166,7 @@ func (x *ListCollectionsRequest) String() string {
 func (*ListCollectionsRequest) ProtoMessage() {}
 
 func (x *ListCollectionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[20]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1179,7 @@ func (x *ListCollectionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCollectionsRequest.ProtoReflect.Descriptor instead.
 func (*ListCollectionsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{20}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{22}
 }
 
 // ListCollectionsResponse lists the collections.
@@ -1092,7 +1193,7 @@ type ListCollectionsResponse struct {
 
 func (x *ListCollectionsResponse) Reset() {
 	*x = ListCollectionsResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[21]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1205,7 @@ func (x *ListCollectionsResponse) String() string {
 func (*ListCollectionsResponse) ProtoMessage() {}
 
 func (x *ListCollectionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[21]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1218,7 @@ func (x *ListCollectionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCollectionsResponse.ProtoReflect.Descriptor instead.
 func (*ListCollectionsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{21}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListCollectionsResponse) GetCollections() [][]byte {
@@ -1137,7 +1238,7 @@ type GetExpireBeforeRequest struct {
 
 func (x *GetExpireBeforeRequest) Reset() {
 	*x = GetExpireBeforeRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[22]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1250,7 @@ func (x *GetExpireBeforeRequest) String() string {
 func (*GetExpireBeforeRequest) ProtoMessage() {}
 
 func (x *GetExpireBeforeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[22]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1263,7 @@ func (x *GetExpireBeforeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExpireBeforeRequest.ProtoReflect.Descriptor instead.
 func (*GetExpireBeforeRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{22}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetExpireBeforeRequest) GetCollectionId() int64 {
@@ -1184,7 +1285,7 @@ type GetExpireBeforeResponse struct {
 
 func (x *GetExpireBeforeResponse) Reset() {
 	*x = GetExpireBeforeResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[23]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1196,7 +1297,7 @@ func (x *GetExpireBeforeResponse) String() string {
 func (*GetExpireBeforeResponse) ProtoMessage() {}
 
 func (x *GetExpireBeforeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[23]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1209,7 +1310,7 @@ func (x *GetExpireBeforeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExpireBeforeResponse.ProtoReflect.Descriptor instead.
 func (*GetExpireBeforeResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{23}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetExpireBeforeResponse) GetExpireBefore() uint64 {
@@ -1229,7 +1330,7 @@ type AllocateIdsRequest struct {
 
 func (x *AllocateIdsRequest) Reset() {
 	*x = AllocateIdsRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[24]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1342,7 @@ func (x *AllocateIdsRequest) String() string {
 func (*AllocateIdsRequest) ProtoMessage() {}
 
 func (x *AllocateIdsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[24]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1355,7 @@ func (x *AllocateIdsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateIdsRequest.ProtoReflect.Descriptor instead.
 func (*AllocateIdsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{24}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AllocateIdsRequest) GetCount() uint32 {
@@ -1274,7 +1375,7 @@ type AllocateIdsResponse struct {
 
 func (x *AllocateIdsResponse) Reset() {
 	*x = AllocateIdsResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[25]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1387,7 @@ func (x *AllocateIdsResponse) String() string {
 func (*AllocateIdsResponse) ProtoMessage() {}
 
 func (x *AllocateIdsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[25]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1400,7 @@ func (x *AllocateIdsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateIdsResponse.ProtoReflect.Descriptor instead.
 func (*AllocateIdsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{25}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AllocateIdsResponse) GetFirst() uint64 {
@@ -1319,7 +1420,7 @@ type AllocateTimestampsRequest struct {
 
 func (x *AllocateTimestampsRequest) Reset() {
 	*x = AllocateTimestampsRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1432,7 @@ func (x *AllocateTimestampsRequest) String() string {
 func (*AllocateTimestampsRequest) ProtoMessage() {}
 
 func (x *AllocateTimestampsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[26]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1445,7 @@ func (x *AllocateTimestampsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateTimestampsRequest.ProtoReflect.Descriptor instead.
 func (*AllocateTimestampsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{26}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AllocateTimestampsRequest) GetCount() uint32 {
@@ -1364,7 +1465,7 @@ type AllocateTimestampsResponse struct {
 
 func (x *AllocateTimestampsResponse) Reset() {
 	*x = AllocateTimestampsResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1477,7 @@ func (x *AllocateTimestampsResponse) String() string {
 func (*AllocateTimestampsResponse) ProtoMessage() {}
 
 func (x *AllocateTimestampsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[27]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1389,7 +1490,7 @@ func (x *AllocateTimestampsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateTimestampsResponse.ProtoReflect.Descriptor instead.
 func (*AllocateTimestampsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{27}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AllocateTimestampsResponse) GetFirst() uint64 {
@@ -1409,7 +1510,7 @@ type TickRequest struct {
 
 func (x *TickRequest) Reset() {
 	*x = TickRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1522,7 @@ func (x *TickRequest) String() string {
 func (*TickRequest) ProtoMessage() {}
 
 func (x *TickRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[28]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1535,7 @@ func (x *TickRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TickRequest.ProtoReflect.Descriptor instead.
 func (*TickRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{28}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TickRequest) GetPchannel() string {
@@ -1454,7 +1555,7 @@ type TickResponse struct {
 
 func (x *TickResponse) Reset() {
 	*x = TickResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1466,7 +1567,7 @@ func (x *TickResponse) String() string {
 func (*TickResponse) ProtoMessage() {}
 
 func (x *TickResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[29]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1479,7 +1580,7 @@ func (x *TickResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TickResponse.ProtoReflect.Descriptor instead.
 func (*TickResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{29}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TickResponse) GetTimestamp() uint64 {
@@ -1499,7 +1600,7 @@ type GetShardLeadersRequest struct {
 
 func (x *GetShardLeadersRequest) Reset() {
 	*x = GetShardLeadersRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1511,7 +1612,7 @@ func (x *GetShardLeadersRequest) String() string {
 func (*GetShardLeadersRequest) ProtoMessage() {}
 
 func (x *GetShardLeadersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[30]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1625,7 @@ func (x *GetShardLeadersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShardLeadersRequest.ProtoReflect.Descriptor instead.
 func (*GetShardLeadersRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{30}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetShardLeadersRequest) GetCollectionId() int64 {
@@ -1560,7 +1661,7 @@ type GetShardLeadersResponse struct {
 
 func (x *GetShardLeadersResponse) Reset() {
 	*x = GetShardLeadersResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1572,7 +1673,7 @@ func (x *GetShardLeadersResponse) String() string {
 func (*GetShardLeadersResponse) ProtoMessage() {}
 
 func (x *GetShardLeadersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[31]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1585,7 +1686,7 @@ func (x *GetShardLeadersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShardLeadersResponse.ProtoReflect.Descriptor instead.
 func (*GetShardLeadersResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{31}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetShardLeadersResponse) GetCollectionId() int64 {
@@ -1647,7 +1748,7 @@ type ShardReplica struct {
 
 func (x *ShardReplica) Reset() {
 	*x = ShardReplica{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[32]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1760,7 @@ func (x *ShardReplica) String() string {
 func (*ShardReplica) ProtoMessage() {}
 
 func (x *ShardReplica) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[32]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1773,7 @@ func (x *ShardReplica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardReplica.ProtoReflect.Descriptor instead.
 func (*ShardReplica) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{32}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ShardReplica) GetReplicaId() int64 {
@@ -1717,7 +1818,7 @@ type ShardLeader struct {
 
 func (x *ShardLeader) Reset() {
 	*x = ShardLeader{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[33]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1830,7 @@ func (x *ShardLeader) String() string {
 func (*ShardLeader) ProtoMessage() {}
 
 func (x *ShardLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[33]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1843,7 @@ func (x *ShardLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardLeader.ProtoReflect.Descriptor instead.
 func (*ShardLeader) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{33}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ShardLeader) GetVchannel() string {
@@ -1780,7 +1881,7 @@ type ReportPinsRequest struct {
 
 func (x *ReportPinsRequest) Reset() {
 	*x = ReportPinsRequest{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[34]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1893,7 @@ func (x *ReportPinsRequest) String() string {
 func (*ReportPinsRequest) ProtoMessage() {}
 
 func (x *ReportPinsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[34]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1906,7 @@ func (x *ReportPinsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportPinsRequest.ProtoReflect.Descriptor instead.
 func (*ReportPinsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{34}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReportPinsRequest) GetNodeId() int64 {
@@ -1833,7 +1934,7 @@ type WALPin struct {
 
 func (x *WALPin) Reset() {
 	*x = WALPin{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[35]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +1946,7 @@ func (x *WALPin) String() string {
 func (*WALPin) ProtoMessage() {}
 
 func (x *WALPin) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[35]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +1959,7 @@ func (x *WALPin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WALPin.ProtoReflect.Descriptor instead.
 func (*WALPin) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{35}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WALPin) GetPchannel() string {
@@ -1884,7 +1985,7 @@ type ReportPinsResponse struct {
 
 func (x *ReportPinsResponse) Reset() {
 	*x = ReportPinsResponse{}
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[36]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +1997,7 @@ func (x *ReportPinsResponse) String() string {
 func (*ReportPinsResponse) ProtoMessage() {}
 
 func (x *ReportPinsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_coord_v1_coord_proto_msgTypes[36]
+	mi := &file_strata_coord_v1_coord_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +2010,7 @@ func (x *ReportPinsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportPinsResponse.ProtoReflect.Descriptor instead.
 func (*ReportPinsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{36}
+	return file_strata_coord_v1_coord_proto_rawDescGZIP(), []int{38}
 }
 
 var File_strata_coord_v1_coord_proto protoreflect.FileDescriptor
@@ -1967,7 +2068,14 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\n" +
 	"exec_error\x18\x02 \x01(\tH\x00R\texecError\x88\x01\x01B\r\n" +
 	"\v_exec_error\"\x1c\n" +
-	"\x1aCompleteCompactionResponse\";\n" +
+	"\x1aCompleteCompactionResponse\"C\n" +
+	"\x12WaitDroppedRequest\x12\x14\n" +
+	"\x05after\x18\x01 \x01(\x04R\x05after\x12\x17\n" +
+	"\await_ms\x18\x02 \x01(\x03R\x06waitMs\"5\n" +
+	"\x13WaitDroppedResponse\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x01 \x01(\x04R\n" +
+	"generation\";\n" +
 	"\x14GetCollectionRequest\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\"7\n" +
 	"\x15GetCollectionResponse\x12\x1e\n" +
@@ -2018,7 +2126,7 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x06WALPin\x12\x1a\n" +
 	"\bpchannel\x18\x01 \x01(\tR\bpchannel\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\x14\n" +
-	"\x12ReportPinsResponse2\x81\a\n" +
+	"\x12ReportPinsResponse2\xdb\a\n" +
 	"\x10DataCoordService\x12X\n" +
 	"\vGetRecovery\x12#.strata.coord.v1.GetRecoveryRequest\x1a$.strata.coord.v1.GetRecoveryResponse\x12U\n" +
 	"\n" +
@@ -2030,7 +2138,8 @@ const file_strata_coord_v1_coord_proto_rawDesc = "" +
 	"\x0eClaimIndexTask\x12&.strata.coord.v1.ClaimIndexTaskRequest\x1a'.strata.coord.v1.ClaimIndexTaskResponse\x12d\n" +
 	"\x0fFinishIndexTask\x12'.strata.coord.v1.FinishIndexTaskRequest\x1a(.strata.coord.v1.FinishIndexTaskResponse\x12d\n" +
 	"\x0fClaimCompaction\x12'.strata.coord.v1.ClaimCompactionRequest\x1a(.strata.coord.v1.ClaimCompactionResponse\x12m\n" +
-	"\x12CompleteCompaction\x12*.strata.coord.v1.CompleteCompactionRequest\x1a+.strata.coord.v1.CompleteCompactionResponse2\xbe\x02\n" +
+	"\x12CompleteCompaction\x12*.strata.coord.v1.CompleteCompactionRequest\x1a+.strata.coord.v1.CompleteCompactionResponse\x12X\n" +
+	"\vWaitDropped\x12#.strata.coord.v1.WaitDroppedRequest\x1a$.strata.coord.v1.WaitDroppedResponse2\xbe\x02\n" +
 	"\x10RootCoordService\x12^\n" +
 	"\rGetCollection\x12%.strata.coord.v1.GetCollectionRequest\x1a&.strata.coord.v1.GetCollectionResponse\x12d\n" +
 	"\x0fListCollections\x12'.strata.coord.v1.ListCollectionsRequest\x1a(.strata.coord.v1.ListCollectionsResponse\x12d\n" +
@@ -2059,7 +2168,7 @@ func file_strata_coord_v1_coord_proto_rawDescGZIP() []byte {
 	return file_strata_coord_v1_coord_proto_rawDescData
 }
 
-var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_strata_coord_v1_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*GetRecoveryRequest)(nil),         // 0: strata.coord.v1.GetRecoveryRequest
 	(*GetRecoveryResponse)(nil),        // 1: strata.coord.v1.GetRecoveryResponse
@@ -2079,30 +2188,32 @@ var file_strata_coord_v1_coord_proto_goTypes = []any{
 	(*ClaimCompactionResponse)(nil),    // 15: strata.coord.v1.ClaimCompactionResponse
 	(*CompleteCompactionRequest)(nil),  // 16: strata.coord.v1.CompleteCompactionRequest
 	(*CompleteCompactionResponse)(nil), // 17: strata.coord.v1.CompleteCompactionResponse
-	(*GetCollectionRequest)(nil),       // 18: strata.coord.v1.GetCollectionRequest
-	(*GetCollectionResponse)(nil),      // 19: strata.coord.v1.GetCollectionResponse
-	(*ListCollectionsRequest)(nil),     // 20: strata.coord.v1.ListCollectionsRequest
-	(*ListCollectionsResponse)(nil),    // 21: strata.coord.v1.ListCollectionsResponse
-	(*GetExpireBeforeRequest)(nil),     // 22: strata.coord.v1.GetExpireBeforeRequest
-	(*GetExpireBeforeResponse)(nil),    // 23: strata.coord.v1.GetExpireBeforeResponse
-	(*AllocateIdsRequest)(nil),         // 24: strata.coord.v1.AllocateIdsRequest
-	(*AllocateIdsResponse)(nil),        // 25: strata.coord.v1.AllocateIdsResponse
-	(*AllocateTimestampsRequest)(nil),  // 26: strata.coord.v1.AllocateTimestampsRequest
-	(*AllocateTimestampsResponse)(nil), // 27: strata.coord.v1.AllocateTimestampsResponse
-	(*TickRequest)(nil),                // 28: strata.coord.v1.TickRequest
-	(*TickResponse)(nil),               // 29: strata.coord.v1.TickResponse
-	(*GetShardLeadersRequest)(nil),     // 30: strata.coord.v1.GetShardLeadersRequest
-	(*GetShardLeadersResponse)(nil),    // 31: strata.coord.v1.GetShardLeadersResponse
-	(*ShardReplica)(nil),               // 32: strata.coord.v1.ShardReplica
-	(*ShardLeader)(nil),                // 33: strata.coord.v1.ShardLeader
-	(*ReportPinsRequest)(nil),          // 34: strata.coord.v1.ReportPinsRequest
-	(*WALPin)(nil),                     // 35: strata.coord.v1.WALPin
-	(*ReportPinsResponse)(nil),         // 36: strata.coord.v1.ReportPinsResponse
+	(*WaitDroppedRequest)(nil),         // 18: strata.coord.v1.WaitDroppedRequest
+	(*WaitDroppedResponse)(nil),        // 19: strata.coord.v1.WaitDroppedResponse
+	(*GetCollectionRequest)(nil),       // 20: strata.coord.v1.GetCollectionRequest
+	(*GetCollectionResponse)(nil),      // 21: strata.coord.v1.GetCollectionResponse
+	(*ListCollectionsRequest)(nil),     // 22: strata.coord.v1.ListCollectionsRequest
+	(*ListCollectionsResponse)(nil),    // 23: strata.coord.v1.ListCollectionsResponse
+	(*GetExpireBeforeRequest)(nil),     // 24: strata.coord.v1.GetExpireBeforeRequest
+	(*GetExpireBeforeResponse)(nil),    // 25: strata.coord.v1.GetExpireBeforeResponse
+	(*AllocateIdsRequest)(nil),         // 26: strata.coord.v1.AllocateIdsRequest
+	(*AllocateIdsResponse)(nil),        // 27: strata.coord.v1.AllocateIdsResponse
+	(*AllocateTimestampsRequest)(nil),  // 28: strata.coord.v1.AllocateTimestampsRequest
+	(*AllocateTimestampsResponse)(nil), // 29: strata.coord.v1.AllocateTimestampsResponse
+	(*TickRequest)(nil),                // 30: strata.coord.v1.TickRequest
+	(*TickResponse)(nil),               // 31: strata.coord.v1.TickResponse
+	(*GetShardLeadersRequest)(nil),     // 32: strata.coord.v1.GetShardLeadersRequest
+	(*GetShardLeadersResponse)(nil),    // 33: strata.coord.v1.GetShardLeadersResponse
+	(*ShardReplica)(nil),               // 34: strata.coord.v1.ShardReplica
+	(*ShardLeader)(nil),                // 35: strata.coord.v1.ShardLeader
+	(*ReportPinsRequest)(nil),          // 36: strata.coord.v1.ReportPinsRequest
+	(*WALPin)(nil),                     // 37: strata.coord.v1.WALPin
+	(*ReportPinsResponse)(nil),         // 38: strata.coord.v1.ReportPinsResponse
 }
 var file_strata_coord_v1_coord_proto_depIdxs = []int32{
-	32, // 0: strata.coord.v1.GetShardLeadersResponse.replicas:type_name -> strata.coord.v1.ShardReplica
-	33, // 1: strata.coord.v1.ShardReplica.leaders:type_name -> strata.coord.v1.ShardLeader
-	35, // 2: strata.coord.v1.ReportPinsRequest.pins:type_name -> strata.coord.v1.WALPin
+	34, // 0: strata.coord.v1.GetShardLeadersResponse.replicas:type_name -> strata.coord.v1.ShardReplica
+	35, // 1: strata.coord.v1.ShardReplica.leaders:type_name -> strata.coord.v1.ShardLeader
+	37, // 2: strata.coord.v1.ReportPinsRequest.pins:type_name -> strata.coord.v1.WALPin
 	0,  // 3: strata.coord.v1.DataCoordService.GetRecovery:input_type -> strata.coord.v1.GetRecoveryRequest
 	2,  // 4: strata.coord.v1.DataCoordService.GetSegment:input_type -> strata.coord.v1.GetSegmentRequest
 	4,  // 5: strata.coord.v1.DataCoordService.ListSegmentIndexes:input_type -> strata.coord.v1.ListSegmentIndexesRequest
@@ -2112,33 +2223,35 @@ var file_strata_coord_v1_coord_proto_depIdxs = []int32{
 	12, // 9: strata.coord.v1.DataCoordService.FinishIndexTask:input_type -> strata.coord.v1.FinishIndexTaskRequest
 	14, // 10: strata.coord.v1.DataCoordService.ClaimCompaction:input_type -> strata.coord.v1.ClaimCompactionRequest
 	16, // 11: strata.coord.v1.DataCoordService.CompleteCompaction:input_type -> strata.coord.v1.CompleteCompactionRequest
-	18, // 12: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
-	20, // 13: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
-	22, // 14: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
-	24, // 15: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
-	26, // 16: strata.coord.v1.ClockService.AllocateTimestamps:input_type -> strata.coord.v1.AllocateTimestampsRequest
-	28, // 17: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
-	30, // 18: strata.coord.v1.QueryCoordService.GetShardLeaders:input_type -> strata.coord.v1.GetShardLeadersRequest
-	34, // 19: strata.coord.v1.WALPinService.ReportPins:input_type -> strata.coord.v1.ReportPinsRequest
-	1,  // 20: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
-	3,  // 21: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
-	5,  // 22: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
-	7,  // 23: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
-	9,  // 24: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
-	11, // 25: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
-	13, // 26: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
-	15, // 27: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
-	17, // 28: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
-	19, // 29: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
-	21, // 30: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
-	23, // 31: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
-	25, // 32: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
-	27, // 33: strata.coord.v1.ClockService.AllocateTimestamps:output_type -> strata.coord.v1.AllocateTimestampsResponse
-	29, // 34: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
-	31, // 35: strata.coord.v1.QueryCoordService.GetShardLeaders:output_type -> strata.coord.v1.GetShardLeadersResponse
-	36, // 36: strata.coord.v1.WALPinService.ReportPins:output_type -> strata.coord.v1.ReportPinsResponse
-	20, // [20:37] is the sub-list for method output_type
-	3,  // [3:20] is the sub-list for method input_type
+	18, // 12: strata.coord.v1.DataCoordService.WaitDropped:input_type -> strata.coord.v1.WaitDroppedRequest
+	20, // 13: strata.coord.v1.RootCoordService.GetCollection:input_type -> strata.coord.v1.GetCollectionRequest
+	22, // 14: strata.coord.v1.RootCoordService.ListCollections:input_type -> strata.coord.v1.ListCollectionsRequest
+	24, // 15: strata.coord.v1.RootCoordService.GetExpireBefore:input_type -> strata.coord.v1.GetExpireBeforeRequest
+	26, // 16: strata.coord.v1.ClockService.AllocateIds:input_type -> strata.coord.v1.AllocateIdsRequest
+	28, // 17: strata.coord.v1.ClockService.AllocateTimestamps:input_type -> strata.coord.v1.AllocateTimestampsRequest
+	30, // 18: strata.coord.v1.ClockService.Tick:input_type -> strata.coord.v1.TickRequest
+	32, // 19: strata.coord.v1.QueryCoordService.GetShardLeaders:input_type -> strata.coord.v1.GetShardLeadersRequest
+	36, // 20: strata.coord.v1.WALPinService.ReportPins:input_type -> strata.coord.v1.ReportPinsRequest
+	1,  // 21: strata.coord.v1.DataCoordService.GetRecovery:output_type -> strata.coord.v1.GetRecoveryResponse
+	3,  // 22: strata.coord.v1.DataCoordService.GetSegment:output_type -> strata.coord.v1.GetSegmentResponse
+	5,  // 23: strata.coord.v1.DataCoordService.ListSegmentIndexes:output_type -> strata.coord.v1.ListSegmentIndexesResponse
+	7,  // 24: strata.coord.v1.DataCoordService.ListIndexes:output_type -> strata.coord.v1.ListIndexesResponse
+	9,  // 25: strata.coord.v1.DataCoordService.ReportSync:output_type -> strata.coord.v1.ReportSyncResponse
+	11, // 26: strata.coord.v1.DataCoordService.ClaimIndexTask:output_type -> strata.coord.v1.ClaimIndexTaskResponse
+	13, // 27: strata.coord.v1.DataCoordService.FinishIndexTask:output_type -> strata.coord.v1.FinishIndexTaskResponse
+	15, // 28: strata.coord.v1.DataCoordService.ClaimCompaction:output_type -> strata.coord.v1.ClaimCompactionResponse
+	17, // 29: strata.coord.v1.DataCoordService.CompleteCompaction:output_type -> strata.coord.v1.CompleteCompactionResponse
+	19, // 30: strata.coord.v1.DataCoordService.WaitDropped:output_type -> strata.coord.v1.WaitDroppedResponse
+	21, // 31: strata.coord.v1.RootCoordService.GetCollection:output_type -> strata.coord.v1.GetCollectionResponse
+	23, // 32: strata.coord.v1.RootCoordService.ListCollections:output_type -> strata.coord.v1.ListCollectionsResponse
+	25, // 33: strata.coord.v1.RootCoordService.GetExpireBefore:output_type -> strata.coord.v1.GetExpireBeforeResponse
+	27, // 34: strata.coord.v1.ClockService.AllocateIds:output_type -> strata.coord.v1.AllocateIdsResponse
+	29, // 35: strata.coord.v1.ClockService.AllocateTimestamps:output_type -> strata.coord.v1.AllocateTimestampsResponse
+	31, // 36: strata.coord.v1.ClockService.Tick:output_type -> strata.coord.v1.TickResponse
+	33, // 37: strata.coord.v1.QueryCoordService.GetShardLeaders:output_type -> strata.coord.v1.GetShardLeadersResponse
+	38, // 38: strata.coord.v1.WALPinService.ReportPins:output_type -> strata.coord.v1.ReportPinsResponse
+	21, // [21:39] is the sub-list for method output_type
+	3,  // [3:21] is the sub-list for method input_type
 	3,  // [3:3] is the sub-list for extension type_name
 	3,  // [3:3] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
@@ -2157,7 +2270,7 @@ func file_strata_coord_v1_coord_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_coord_v1_coord_proto_rawDesc), len(file_strata_coord_v1_coord_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   5,
 		},

@@ -62,6 +62,7 @@ const (
 	DataCoordService_FinishIndexTask_FullMethodName    = "/strata.coord.v1.DataCoordService/FinishIndexTask"
 	DataCoordService_ClaimCompaction_FullMethodName    = "/strata.coord.v1.DataCoordService/ClaimCompaction"
 	DataCoordService_CompleteCompaction_FullMethodName = "/strata.coord.v1.DataCoordService/CompleteCompaction"
+	DataCoordService_WaitDropped_FullMethodName        = "/strata.coord.v1.DataCoordService/WaitDropped"
 )
 
 // DataCoordServiceClient is the client API for DataCoordService service.
@@ -93,6 +94,11 @@ type DataCoordServiceClient interface {
 	ClaimCompaction(ctx context.Context, in *ClaimCompactionRequest, opts ...grpc.CallOption) (*ClaimCompactionResponse, error)
 	// CompleteCompaction commits (or fails) a plan's result.
 	CompleteCompaction(ctx context.Context, in *CompleteCompactionRequest, opts ...grpc.CallOption) (*CompleteCompactionResponse, error)
+	// WaitDropped answers once the catalog's drop generation differs from
+	// `after` (segments or indexes were dropped since), or when wait_ms
+	// passes: a query node in another process collects the mmap cache files
+	// of dropped data then.
+	WaitDropped(ctx context.Context, in *WaitDroppedRequest, opts ...grpc.CallOption) (*WaitDroppedResponse, error)
 }
 
 type dataCoordServiceClient struct {
@@ -193,6 +199,16 @@ func (c *dataCoordServiceClient) CompleteCompaction(ctx context.Context, in *Com
 	return out, nil
 }
 
+func (c *dataCoordServiceClient) WaitDropped(ctx context.Context, in *WaitDroppedRequest, opts ...grpc.CallOption) (*WaitDroppedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitDroppedResponse)
+	err := c.cc.Invoke(ctx, DataCoordService_WaitDropped_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DataCoordServiceServer is the server API for DataCoordService service.
 // All implementations must embed UnimplementedDataCoordServiceServer
 // for forward compatibility.
@@ -222,6 +238,11 @@ type DataCoordServiceServer interface {
 	ClaimCompaction(context.Context, *ClaimCompactionRequest) (*ClaimCompactionResponse, error)
 	// CompleteCompaction commits (or fails) a plan's result.
 	CompleteCompaction(context.Context, *CompleteCompactionRequest) (*CompleteCompactionResponse, error)
+	// WaitDropped answers once the catalog's drop generation differs from
+	// `after` (segments or indexes were dropped since), or when wait_ms
+	// passes: a query node in another process collects the mmap cache files
+	// of dropped data then.
+	WaitDropped(context.Context, *WaitDroppedRequest) (*WaitDroppedResponse, error)
 	mustEmbedUnimplementedDataCoordServiceServer()
 }
 
@@ -258,6 +279,9 @@ func (UnimplementedDataCoordServiceServer) ClaimCompaction(context.Context, *Cla
 }
 func (UnimplementedDataCoordServiceServer) CompleteCompaction(context.Context, *CompleteCompactionRequest) (*CompleteCompactionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CompleteCompaction not implemented")
+}
+func (UnimplementedDataCoordServiceServer) WaitDropped(context.Context, *WaitDroppedRequest) (*WaitDroppedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WaitDropped not implemented")
 }
 func (UnimplementedDataCoordServiceServer) mustEmbedUnimplementedDataCoordServiceServer() {}
 func (UnimplementedDataCoordServiceServer) testEmbeddedByValue()                          {}
@@ -442,6 +466,24 @@ func _DataCoordService_CompleteCompaction_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DataCoordService_WaitDropped_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitDroppedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DataCoordServiceServer).WaitDropped(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DataCoordService_WaitDropped_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DataCoordServiceServer).WaitDropped(ctx, req.(*WaitDroppedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DataCoordService_ServiceDesc is the grpc.ServiceDesc for DataCoordService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -484,6 +526,10 @@ var DataCoordService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CompleteCompaction",
 			Handler:    _DataCoordService_CompleteCompaction_Handler,
+		},
+		{
+			MethodName: "WaitDropped",
+			Handler:    _DataCoordService_WaitDropped_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
