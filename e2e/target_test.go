@@ -336,9 +336,12 @@ func (s *server) mmapDirs() []string {
 	return out
 }
 
-// nodeDir is the data dir of a cluster's i-th node of role.
+// nodeDir is the data dir of a cluster's i-th node of role: beside the
+// test's data dir, not in it (a node keeps only caches there; the test's
+// directory stands for what a standalone keeps, which in cluster mode is
+// all on the engines), and under the same test's temporary directory.
 func (s *server) nodeDir(role string, i int) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%s-%d", role, i))
+	return filepath.Join(s.dir+".nodes", fmt.Sprintf("%s-%d", role, i))
 }
 
 // testLogger is the servers' logger: discarded, written to logs (when not
