@@ -40,6 +40,13 @@ type BM25Stater interface {
 	BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error)
 }
 
+// StatsReader is a Reader that also reports BM25 statistics: a query node
+// as a shard leader asks it for its share (querynode.SegmentReader).
+type StatsReader interface {
+	Reader
+	BM25Stater
+}
+
 // Part is one share of a read: Reader is asked with the read's request
 // restricted by Scope (it sets the vchannels or the segments of the share
 // on the request's plan.Read). Name tells the part in errors ("query node
@@ -153,6 +160,12 @@ func Query(ctx context.Context, req *plan.Query, pkField int64, parts []Part) (*
 		delete(merged.Fields, pkField)
 	}
 	return merged, err
+}
+
+// BM25Stats asks each part for its statistics of a full-text search over
+// its share and sums them: the statistics of one node holding every share.
+func BM25Stats(ctx context.Context, req *plan.Search, parts []Part) (*plan.BM25Stats, error) {
+	return gatherBM25(ctx, req, parts)
 }
 
 // gatherBM25 asks each part, in parallel, for its statistics of a

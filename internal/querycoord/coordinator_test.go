@@ -64,6 +64,8 @@ type cluster struct {
 	kv    metastore.KV // the placement and resource groups' store
 	// stopCoord stops the running coordinator (nil when none runs).
 	stopCoord func()
+	// tune changes the coordinator's configuration (nil: the defaults).
+	tune func(*querycoord.Config)
 
 	mu    sync.Mutex
 	local map[string]*querynode.Node // in-process nodes by address
@@ -78,6 +80,13 @@ type qnode struct {
 }
 
 func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	return newClusterWith(t, nil)
+}
+
+// newClusterWith is newCluster with the coordinator's configuration
+// changed by tune.
+func newClusterWith(t *testing.T, tune func(*querycoord.Config)) *cluster {
 	t.Helper()
 	s := stacktest.NewWith(t, stacktest.Options{PChannels: 2})
 	logger := slog.New(slog.DiscardHandler)
@@ -94,7 +103,7 @@ func newCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	c := &cluster{
 		t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
-		store: placement.NewStore(kv), kv: kv,
+		store: placement.NewStore(kv), kv: kv, tune: tune,
 	}
 	t.Cleanup(func() {
 		if c.stopCoord != nil {
@@ -135,6 +144,9 @@ func (c *cluster) startCoordinator() {
 	}
 	cfg := querycoord.Defaults()
 	cfg.HealInterval = 50 * time.Millisecond
+	if c.tune != nil {
+		c.tune(&cfg)
+	}
 	groups, err := rgroup.Open(context.Background(), c.kv)
 	require.NoError(t, err)
 	coord, err := querycoord.New(cfg, c.s.Root, c.store, groups, dial, logger)

@@ -235,6 +235,11 @@ type Node struct {
 	// cannot read its vchannel or a segment that cannot be loaded stops its
 	// collection, never the node.
 	failed map[int64]loadFailure
+	// workers holds the worker shards (worker.go): collection → vchannel
+	// → the sealed segments it serves for the vchannel's shard leader on
+	// another node. workMu serialises their loads and releases.
+	workers map[int64]map[string]*workerShard
+	workMu  sync.Mutex
 	// closed is set by Close (when Run ends): no load starts after it.
 	closed bool
 	// loads counts the Load calls in progress; serving counts the
@@ -295,6 +300,7 @@ func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collecti
 	return &Node{
 		cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, pins: pins, logger: logger,
 		collections: map[int64]*collection{}, loading: map[int64]*loading{}, failed: map[int64]loadFailure{},
+		workers: map[int64]map[string]*workerShard{},
 	}
 }
 
@@ -544,16 +550,22 @@ func partitionSelected(p int64, req map[int64]bool, loaded map[int64]bool) bool 
 	return loaded == nil || loaded[p]
 }
 
-// Segments lists the segments served for a loaded collection.
+// Segments lists the segments served for a loaded collection: those of
+// the vchannels the node leads (not those it gave workers) and those it
+// serves as a worker.
 func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
 	n.mu.RLock()
 	c, ok := n.collections[collectionID]
-	n.mu.RUnlock()
-	if !ok {
-		return nil
+	var ds []*delegator
+	if ok {
+		ds = slices.Clone(c.delegators)
 	}
+	for _, w := range n.workers[collectionID] {
+		ds = append(ds, w.d)
+	}
+	n.mu.RUnlock()
 	var out []plan.SegmentInfo
-	for _, d := range c.delegators {
+	for _, d := range ds {
 		d.mu.RLock()
 		for _, s := range d.sealed {
 			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Level: s.Level})

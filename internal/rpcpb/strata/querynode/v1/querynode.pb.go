@@ -810,7 +810,15 @@ type Read struct {
 	// without one of them answers "channel not available". The query
 	// coordinator names the shards it routes to the node, so a node that
 	// still holds a shard being moved away does not answer for it twice.
-	Vchannels     []string `protobuf:"bytes,11,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
+	Vchannels []string `protobuf:"bytes,11,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
+	// segments, when set, makes the read a shard leader's sub-read of the
+	// sealed segments it gave this worker node: exactly these segments of
+	// its one vchannel are read, at read_ts; a worker that does not hold one
+	// of them answers "channel not available".
+	Segments []int64 `protobuf:"varint,12,rep,packed,name=segments,proto3" json:"segments,omitempty"`
+	// read_ts is a sub-read's MVCC timestamp (with segments): the worker
+	// waits until its vchannel reached it and reads at exactly it.
+	ReadTs        uint64 `protobuf:"varint,13,opt,name=read_ts,json=readTs,proto3" json:"read_ts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -920,6 +928,20 @@ func (x *Read) GetVchannels() []string {
 		return x.Vchannels
 	}
 	return nil
+}
+
+func (x *Read) GetSegments() []int64 {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+func (x *Read) GetReadTs() uint64 {
+	if x != nil {
+		return x.ReadTs
+	}
+	return 0
 }
 
 // BM25 holds a full-text search's scoring parameters.
@@ -1662,7 +1684,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x18\n" +
 	"\agrowing\x18\x04 \x01(\bR\agrowing\x12\x18\n" +
 	"\aindexed\x18\x05 \x01(\bR\aindexed\x12\x14\n" +
-	"\x05level\x18\x06 \x01(\x05R\x05level\"\xf0\x03\n" +
+	"\x05level\x18\x06 \x01(\x05R\x05level\"\xa5\x04\n" +
 	"\x04Read\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12\x16\n" +
@@ -1675,7 +1697,9 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x0eignore_growing\x18\t \x01(\bR\rignoreGrowing\x12(\n" +
 	"\rexpire_before\x18\n" +
 	" \x01(\x04H\x00R\fexpireBefore\x88\x01\x01\x12\x1c\n" +
-	"\tvchannels\x18\v \x03(\tR\tvchannels\x1a<\n" +
+	"\tvchannels\x18\v \x03(\tR\tvchannels\x12\x1a\n" +
+	"\bsegments\x18\f \x03(\x03R\bsegments\x12\x17\n" +
+	"\aread_ts\x18\r \x01(\x04R\x06readTs\x1a<\n" +
 	"\x0eTemplatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01B\x10\n" +
