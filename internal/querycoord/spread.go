@@ -94,6 +94,7 @@ func (c *Coordinator) spreadReplica(ctx context.Context, lc *loadedCollection, r
 	coll := lc.info.ID
 	servers := map[int64]SegmentServer{}
 	readers := map[int64]fanout.StatsReader{}
+	spreads := true
 	for _, id := range r.Nodes {
 		node := c.nodeOf(id)
 		if node == nil {
@@ -101,10 +102,16 @@ func (c *Coordinator) spreadReplica(ctx context.Context, lc *loadedCollection, r
 		}
 		ss, ok1 := node.(SegmentServer)
 		sr, ok2 := node.(fanout.StatsReader)
-		if !ok1 || !ok2 {
-			return r, fmt.Errorf("querycoord: query node %d cannot serve spread segments", id)
+		if ok1 && ok2 {
+			servers[id], readers[id] = ss, sr
+		} else {
+			spreads = false
 		}
-		servers[id], readers[id] = ss, sr
+	}
+	if !spreads {
+		// A node that cannot serve spread segments (reached over the
+		// network): every leader serves all of its shards' segments.
+		return c.gather(ctx, coll, r, servers, readers)
 	}
 	chans := slices.Sorted(maps.Keys(r.Leaders))
 	var segs []placement.Segment
@@ -149,6 +156,27 @@ func (c *Coordinator) spreadReplica(ctx context.Context, lc *loadedCollection, r
 			if n, ok := got[id]; ok {
 				out.Segments[id] = n
 			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// gather brings every sealed segment of a replica back to its shard
+// leader (the leaders that have a distribution: those that can spread).
+func (c *Coordinator) gather(ctx context.Context, coll int64, r placement.Replica, servers map[int64]SegmentServer,
+	readers map[int64]fanout.StatsReader,
+) (placement.Replica, error) {
+	out := r
+	out.Segments = nil
+	var errs []error
+	for _, v := range slices.Sorted(maps.Keys(r.Leaders)) {
+		leader := r.Leaders[v]
+		if servers[leader] == nil {
+			continue
+		}
+		capable := slices.Sorted(maps.Keys(servers))
+		if _, err := c.moveSegments(ctx, coll, v, leader, capable, nil, servers, readers); err != nil {
+			errs = append(errs, fmt.Errorf("querycoord: gather segments of %s on its leader: %w", v, err))
 		}
 	}
 	return out, errors.Join(errs...)

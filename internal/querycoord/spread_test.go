@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/querycoord"
 )
@@ -270,4 +271,69 @@ type countError struct {
 
 func (e *countError) Error() string {
 	return fmt.Sprintf("count(*) %d is no state the collection was in during the read: %v", e.got, e.valid)
+}
+
+// TestSpreadSegmentsHeal: with three nodes (a leader and two workers),
+// reads stay exact or fail with 503 while a worker dies and its segments
+// move to the live nodes, and again while the leader dies and a worker
+// takes its shard over; after each heal every read answers as the
+// reference node does and the sealed segments are spread again.
+func TestSpreadSegmentsHeal(t *testing.T) {
+	c, a, b := newSpreadCluster(t)
+	d := c.addLocal()
+	s := c.s
+	for i := range int64(6) {
+		s.Insert(i*40, i*40+40)
+		s.Flush()
+	}
+	s.Insert(240, 260)
+	s.Delete(5, 9)
+	ctx := context.Background()
+	require.NoError(t, c.coord.Load(ctx, s.CollectionID, nil, 1, nil))
+	require.Eventually(t, func() bool {
+		growing := 0
+		for _, sg := range s.QueryNode.Segments(s.CollectionID) {
+			if sg.Growing {
+				growing++
+			}
+		}
+		return growing == 1
+	}, 10*time.Second, 10*time.Millisecond)
+	want, err := s.QueryNode.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: s.CollectionID, Strong: true}, CountOnly: true})
+	require.NoError(t, err)
+	leaderOf := func() int64 { return c.coord.Replicas(s.CollectionID)[0].Leaders[s.VChannels[0]] }
+	leader := leaderOf()
+	held := c.held(a, b, d)
+	var workers []int64
+	for _, n := range []int64{a, b, d} {
+		if n != leader {
+			require.NotEmpty(t, held[n], "node %d is a worker", n)
+			workers = append(workers, n)
+		}
+	}
+	sameAsReference(t, c, true)
+
+	// healed waits until reads succeed again: meanwhile each count(*) is
+	// the reference's or fails with 503.
+	healed := func(gone int64) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			res, err := c.coord.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: s.CollectionID, Strong: true}, CountOnly: true})
+			if err != nil {
+				require.Equal(t, errcode.ChannelNotAvailable, errcode.CodeOf(err), "%v", err)
+				return false
+			}
+			require.Equal(t, want.Count, res.Count, "count(*) while node %d is healed out", gone)
+			return true
+		}, 30*time.Second, 10*time.Millisecond)
+		sameAsReference(t, c, true)
+	}
+	c.kill(workers[0])
+	healed(workers[0])
+	require.Eventually(t, func() bool { return len(c.held(leaderOf(), workers[1])[workers[1]]) > 0 }, 10*time.Second, 10*time.Millisecond)
+
+	c.kill(leader)
+	healed(leader)
+	require.Equal(t, workers[1], leaderOf(), "the last node leads")
+	require.Empty(t, c.held(workers[1]), "a leader serves its own shard's segments itself")
 }
