@@ -9,6 +9,10 @@
 // only. A read that names a partition that is not loaded is refused with
 // code 201, "partition not loaded", as in Milvus.
 //
+// A shard leader may serve only some of its vchannel's sealed segments:
+// the query coordinator gives others to worker nodes (a distribution), and
+// the leader's reads fan out to them (worker.go).
+//
 // Node.Run owns the delegators' goroutines (lifecycle.go). Load builds a
 // collection's delegators without the node-wide lock and installs them
 // under it, so a load never stalls the reads of other collections; a
