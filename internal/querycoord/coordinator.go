@@ -210,6 +210,13 @@ func (c *Coordinator) nodeOf(id int64) Node {
 	return nil
 }
 
+// memberOf returns the live node with id, or nil.
+func (c *Coordinator) memberOf(id int64) *member {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.live[id]
+}
+
 // leaderChannels returns each leader node's vchannels in a replica.
 func leaderChannels(r placement.Replica) map[int64][]string {
 	out := map[int64][]string{}

@@ -178,10 +178,27 @@ func (n *qnode) kill(t *testing.T) {
 	require.NoError(t, n.member.Close())
 }
 
+// dialWorker reaches a query node by its address, as a shard leader
+// reaches its workers: in process, or over queryrpc.
+func (c *cluster) dialWorker(_ int64, addr string) (querynode.SegmentReader, error) {
+	c.mu.Lock()
+	qn, ok := c.local[addr]
+	c.mu.Unlock()
+	if ok {
+		return qn, nil
+	}
+	conn, err := c.pool.Conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	return queryrpc.NewClient(addr, conn, queryrpc.Defaults(), slog.New(slog.DiscardHandler))
+}
+
 // addLocal registers an in-process query node.
 func (c *cluster) addLocal() int64 {
 	c.t.Helper()
 	qn := c.s.NewQueryNode()
+	qn.SetWorkerDialer(c.dialWorker)
 	c.mu.Lock()
 	addr := fmt.Sprintf("in-process-%d", len(c.local))
 	c.local[addr] = qn
@@ -194,6 +211,7 @@ func (c *cluster) addLocal() int64 {
 func (c *cluster) addRemote() int64 {
 	c.t.Helper()
 	qn := c.s.NewQueryNode()
+	qn.SetWorkerDialer(c.dialWorker)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(c.t, err)
 	srv, err := rpc.NewServer(rpc.ServerDefaults(), slog.New(slog.DiscardHandler))

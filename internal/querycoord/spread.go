@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/strata-db/strata/internal/fanout"
 	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/plan"
 )
@@ -24,8 +23,10 @@ type SegmentServer interface {
 	// SetDistribution sets the segments of a vchannel the node leads that
 	// workers serve (segment → worker) and returns the one set, once the
 	// reads that took the previous one ended.
+	// workers gives each worker's internal address, which the leader
+	// dials.
 	SetDistribution(ctx context.Context, collectionID int64, vchannel string, want map[int64]int64,
-		workers map[int64]fanout.StatsReader) (map[int64]int64, error)
+		workers map[int64]string) (map[int64]int64, error)
 	// LoadSegments and ReleaseSegments change the sealed segments of a
 	// vchannel the node serves as a worker; WorkerSegments lists them.
 	LoadSegments(ctx context.Context, collectionID int64, vchannel string, segments []int64) error
@@ -93,25 +94,23 @@ func (c *Coordinator) spreadCollection(ctx context.Context, collectionID int64) 
 func (c *Coordinator) spreadReplica(ctx context.Context, lc *loadedCollection, r placement.Replica) (placement.Replica, error) {
 	coll := lc.info.ID
 	servers := map[int64]SegmentServer{}
-	readers := map[int64]fanout.StatsReader{}
+	addrs := map[int64]string{}
 	spreads := true
 	for _, id := range r.Nodes {
-		node := c.nodeOf(id)
-		if node == nil {
+		m := c.memberOf(id)
+		if m == nil {
 			return r, errNodeGone(id)
 		}
-		ss, ok1 := node.(SegmentServer)
-		sr, ok2 := node.(fanout.StatsReader)
-		if ok1 && ok2 {
-			servers[id], readers[id] = ss, sr
+		if ss, ok := m.node.(SegmentServer); ok {
+			servers[id], addrs[id] = ss, m.info.Address
 		} else {
 			spreads = false
 		}
 	}
 	if !spreads {
-		// A node that cannot serve spread segments (reached over the
-		// network): every leader serves all of its shards' segments.
-		return c.gather(ctx, coll, r, servers, readers)
+		// A node that cannot serve spread segments: every leader serves
+		// all of its shards' segments.
+		return c.gather(ctx, coll, r, servers, addrs)
 	}
 	chans := slices.Sorted(maps.Keys(r.Leaders))
 	var segs []placement.Segment
@@ -147,7 +146,7 @@ func (c *Coordinator) spreadReplica(ctx context.Context, lc *loadedCollection, r
 				want[id] = n
 			}
 		}
-		got, err := c.moveSegments(ctx, coll, v, leader, r.Nodes, want, servers, readers)
+		got, err := c.moveSegments(ctx, coll, v, leader, r.Nodes, want, servers, addrs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("querycoord: spread segments of %s: %w", v, err))
 		}
@@ -164,7 +163,7 @@ func (c *Coordinator) spreadReplica(ctx context.Context, lc *loadedCollection, r
 // gather brings every sealed segment of a replica back to its shard
 // leader (the leaders that have a distribution: those that can spread).
 func (c *Coordinator) gather(ctx context.Context, coll int64, r placement.Replica, servers map[int64]SegmentServer,
-	readers map[int64]fanout.StatsReader,
+	addrs map[int64]string,
 ) (placement.Replica, error) {
 	out := r
 	out.Segments = nil
@@ -175,7 +174,7 @@ func (c *Coordinator) gather(ctx context.Context, coll int64, r placement.Replic
 			continue
 		}
 		capable := slices.Sorted(maps.Keys(servers))
-		if _, err := c.moveSegments(ctx, coll, v, leader, capable, nil, servers, readers); err != nil {
+		if _, err := c.moveSegments(ctx, coll, v, leader, capable, nil, servers, addrs); err != nil {
 			errs = append(errs, fmt.Errorf("querycoord: gather segments of %s on its leader: %w", v, err))
 		}
 	}
@@ -187,7 +186,7 @@ func (c *Coordinator) gather(ctx context.Context, coll int64, r placement.Replic
 // It returns the distribution the leader set (its current one when the
 // loads failed).
 func (c *Coordinator) moveSegments(ctx context.Context, coll int64, vchannel string, leader int64, nodes []int64,
-	want map[int64]int64, servers map[int64]SegmentServer, readers map[int64]fanout.StatsReader,
+	want map[int64]int64, servers map[int64]SegmentServer, addrs map[int64]string,
 ) (map[int64]int64, error) {
 	held := func(n int64) []int64 { return servers[n].WorkerSegments(coll)[vchannel] }
 	byNode := map[int64][]int64{}
@@ -212,9 +211,9 @@ func (c *Coordinator) moveSegments(ctx context.Context, coll int64, vchannel str
 				fmt.Errorf("load segments %v on query node %d: %w", load, n, err)
 		}
 	}
-	workers := map[int64]fanout.StatsReader{}
+	workers := map[int64]string{}
 	for _, n := range want {
-		workers[n] = readers[n]
+		workers[n] = addrs[n]
 	}
 	got, err := servers[leader].SetDistribution(ctx, coll, vchannel, want, workers)
 	if err != nil {

@@ -17,11 +17,16 @@ import (
 )
 
 // newSpreadCluster is a cluster whose coordinator spreads sealed segments
-// over each replica's nodes, with two in-process query nodes; the stack's
+// over each replica's nodes, with two query nodes (in process, or reached
+// over queryrpc, which they also reach each other over); the stack's
 // collection (one shard) is not loaded through it yet.
-func newSpreadCluster(t *testing.T) (*cluster, int64, int64) {
+func newSpreadCluster(t *testing.T, remote bool) (*cluster, int64, int64) {
 	c := newClusterWith(t, func(cfg *querycoord.Config) { cfg.SpreadSegments = true })
-	a, b := c.addLocal(), c.addLocal()
+	add := c.addLocal
+	if remote {
+		add = c.addRemote
+	}
+	a, b := add(), add()
 	require.NoError(t, c.s.QueryNode.Load(context.Background(), c.s.CollectionID, nil, 1, nil)) // the reference
 	return c, a, b
 }
@@ -103,9 +108,14 @@ func (c *cluster) held(ids ...int64) map[int64][]int64 {
 // sealed segments are split by rows between the shard leader and the
 // other node (a worker), and every search and query (count(*) included)
 // answers as one node holding everything does; a release drops the
-// worker's segments.
+// worker's segments. The nodes run in process, then over queryrpc.
 func TestSpreadSegmentsAnswersAsOneNode(t *testing.T) {
-	c, a, b := newSpreadCluster(t)
+	t.Run("in-process", func(t *testing.T) { spreadAnswersAsOneNode(t, false) })
+	t.Run("queryrpc", func(t *testing.T) { spreadAnswersAsOneNode(t, true) })
+}
+
+func spreadAnswersAsOneNode(t *testing.T, remote bool) {
+	c, a, b := newSpreadCluster(t, remote)
 	s := c.s
 	for i := range int64(4) {
 		s.Insert(i*50, i*50+50)
@@ -133,18 +143,18 @@ func TestSpreadSegmentsAnswersAsOneNode(t *testing.T) {
 	c.mu.Unlock()
 	sealed, err := leaderNode.Sealed(s.CollectionID, s.VChannels[0])
 	require.NoError(t, err)
-	var local, remote int64
+	var own, given int64
 	for _, sg := range sealed {
 		if len(sg.NodeIDs) > 0 {
 			require.Equal(t, []int64{worker}, sg.NodeIDs)
-			remote += sg.Rows
+			given += sg.Rows
 		} else {
-			local += sg.Rows
+			own += sg.Rows
 		}
 	}
-	require.Equal(t, int64(200), local+remote)
-	require.Positive(t, local)
-	require.Positive(t, remote)
+	require.Equal(t, int64(200), own+given)
+	require.Positive(t, own)
+	require.Positive(t, given)
 	require.Eventually(t, func() bool { // the reference handed the last flush off too
 		growing := 0
 		for _, sg := range s.QueryNode.Segments(s.CollectionID) {
@@ -177,7 +187,7 @@ func TestSpreadSegmentsAnswersAsOneNode(t *testing.T) {
 // missing), and every read after an acknowledged write answers as the
 // reference node does.
 func TestSpreadSegmentsExactWhileMoving(t *testing.T) {
-	c, a, b := newSpreadCluster(t)
+	c, a, b := newSpreadCluster(t, false)
 	s := c.s
 	s.Insert(0, 100)
 	s.Flush()
@@ -279,7 +289,7 @@ func (e *countError) Error() string {
 // takes its shard over; after each heal every read answers as the
 // reference node does and the sealed segments are spread again.
 func TestSpreadSegmentsHeal(t *testing.T) {
-	c, a, b := newSpreadCluster(t)
+	c, a, b := newSpreadCluster(t, false)
 	d := c.addLocal()
 	s := c.s
 	for i := range int64(6) {

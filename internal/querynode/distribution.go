@@ -2,6 +2,7 @@ package querynode
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -49,9 +50,23 @@ func (n *Node) Sealed(collectionID int64, vchannel string) ([]plan.SegmentInfo, 
 	return out, nil
 }
 
+// WorkerDialer reaches a worker query node, by its ID and internal
+// address, for the sub-reads of a shard leader (a queryrpc.Client on a
+// pooled connection, or an in-process node).
+type WorkerDialer func(nodeID int64, address string) (SegmentReader, error)
+
+// SetWorkerDialer sets how the node reaches its workers (before the query
+// coordinator sets a distribution on it).
+func (n *Node) SetWorkerDialer(dial WorkerDialer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.dialWorker = dial
+}
+
 // SetDistribution sets which sealed segments of a vchannel the node leads
 // are served by worker nodes: want maps each such segment to its worker
-// (which has loaded it, Node.LoadSegments), workers reaches each worker.
+// (which has loaded it, Node.LoadSegments), workers gives each worker's
+// address, which the node dials (SetWorkerDialer).
 // Every other sealed segment is served by the leader itself: one a worker
 // served until now is loaded here first. The switch is one step under the
 // delegator's lock, so each read sees the old distribution or the new one;
@@ -61,15 +76,26 @@ func (n *Node) Sealed(collectionID int64, vchannel string) ([]plan.SegmentInfo, 
 // sealed (still growing here, or compacted away meanwhile) is left out:
 // the distribution it returns is the one set.
 func (n *Node) SetDistribution(ctx context.Context, collectionID int64, vchannel string, want map[int64]int64,
-	workers map[int64]SegmentReader,
+	addresses map[int64]string,
 ) (map[int64]int64, error) {
 	d, err := n.leaderOf(collectionID, vchannel)
 	if err != nil {
 		return nil, err
 	}
+	n.mu.RLock()
+	dial := n.dialWorker
+	n.mu.RUnlock()
+	workers := map[int64]SegmentReader{}
 	for _, node := range want {
-		if workers[node] == nil {
-			return nil, errcode.Invalid("the distribution of %s names query node %d, which it cannot reach", vchannel, node)
+		if workers[node] != nil {
+			continue
+		}
+		addr, ok := addresses[node]
+		if !ok || dial == nil {
+			return nil, errcode.Invalid("the distribution of %s names query node %d, which this node cannot reach", vchannel, node)
+		}
+		if workers[node], err = dial(node, addr); err != nil {
+			return nil, fmt.Errorf("querynode: dial worker query node %d at %s: %w", node, addr, err)
 		}
 	}
 	// Serialised with handoffs and compaction following: the sealed set

@@ -244,6 +244,8 @@ type Node struct {
 	// another node. workMu serialises their loads and releases.
 	workers map[int64]map[string]*workerShard
 	workMu  sync.Mutex
+	// dialWorker reaches the workers of the shards the node leads.
+	dialWorker WorkerDialer
 	// closed is set by Close (when Run ends): no load starts after it.
 	closed bool
 	// loads counts the Load calls in progress; serving counts the
