@@ -282,7 +282,9 @@ func (d *delegator) addSealed(ctx context.Context, ids []int64) error {
 
 // pruneLoop drops, every half second, the deletes a worker shard keeps for
 // segments it may load later once their files reflect them (see
-// deleteWatermark; a worker has no growing segment).
+// deleteWatermark; a worker has no growing segment), and attaches the
+// indexes finished since its segments loaded, as a leader's handoff loop
+// does.
 func (d *delegator) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
@@ -300,5 +302,6 @@ func (d *delegator) pruneLoop(ctx context.Context) {
 			d.mu.Unlock()
 		}
 		d.follow.Unlock()
+		d.attachAll(ctx)
 	}
 }
