@@ -279,34 +279,9 @@ func (c *cluster) prepare() {
 	require.NoError(t, err)
 	st, err := c.s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: coll, Schema: schema, ShardsNum: 2})
 	ok(t, st, err)
-	insert := func(from, to int64) {
-		var ids, grps []int64
-		var vecs []float32
-		for k := from; k < to; k++ {
-			ids, grps = append(ids, k), append(grps, k%7)
-			vecs = append(vecs, float32(k), 1)
-		}
-		resp, err := c.s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: coll, NumRows: uint32(to - from), FieldsData: []*schemapb.FieldData{
-			{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}},
-			}}},
-			{FieldName: "grp", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: grps}},
-			}}},
-			{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-				Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
-			}}},
-		}})
-		ok(t, resp.GetStatus(), err)
-	}
-	insert(0, 120)
-	col, err := c.s.Root.Collection("", coll)
-	require.NoError(t, err)
-	require.Len(t, col.VChannels, 2)
-	ids, ts, err := c.s.Data.Flush(ctx, col.ID, col.VChannels)
-	require.NoError(t, err)
-	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.Data.FlushState(ids, col.VChannels, ts) })
-	insert(120, 200)
+	c.insert(0, 120)
+	c.flush()
+	c.insert(120, 200)
 	del, err := c.s.Proxy.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: coll, Expr: "id in [2, 4, 130]"})
 	ok(t, del.GetStatus(), err)
 	st, err = c.s.Proxy.CreateIndex(ctx, &milvuspb.CreateIndexRequest{
@@ -315,6 +290,42 @@ func (c *cluster) prepare() {
 	ok(t, st, err)
 	st, err = c.s.Proxy.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: coll})
 	ok(t, st, err)
+}
+
+// insert writes rows [from, to) of coll: id, grp = id % 7, vec = [id, 1].
+func (c *cluster) insert(from, to int64) {
+	t := c.t
+	ctx := context.Background()
+	var ids, grps []int64
+	var vecs []float32
+	for k := from; k < to; k++ {
+		ids, grps = append(ids, k), append(grps, k%7)
+		vecs = append(vecs, float32(k), 1)
+	}
+	resp, err := c.s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: coll, NumRows: uint32(to - from), FieldsData: []*schemapb.FieldData{
+		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}},
+		}}},
+		{FieldName: "grp", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: grps}},
+		}}},
+		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
+			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+		}}},
+	}})
+	ok(t, resp.GetStatus(), err)
+}
+
+// flush flushes coll's growing segments and runs a data node until they
+// are flushed.
+func (c *cluster) flush() {
+	t := c.t
+	col, err := c.s.Root.Collection("", coll)
+	require.NoError(t, err)
+	require.Len(t, col.VChannels, 2)
+	ids, ts, err := c.s.Data.Flush(context.Background(), col.ID, col.VChannels)
+	require.NoError(t, err)
+	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.Data.FlushState(ids, col.VChannels, ts) })
 }
 
 // load loads coll through the coordinator with replicas replicas.

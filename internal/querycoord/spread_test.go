@@ -91,13 +91,20 @@ func sameAsReference(t *testing.T, c *cluster, ignoreGrowing bool) {
 	}
 }
 
-// held returns the sealed segments each node serves as a worker.
+// held returns the sealed segments of the stack's collection each node
+// serves as a worker.
 func (c *cluster) held(ids ...int64) map[int64][]int64 {
+	return c.heldOf(c.s.CollectionID, ids...)
+}
+
+// heldOf returns the sealed segments of a collection each node serves as
+// a worker.
+func (c *cluster) heldOf(collectionID int64, ids ...int64) map[int64][]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[int64][]int64{}
 	for _, id := range ids {
-		for _, segs := range c.nodes[id].node.WorkerSegments(c.s.CollectionID) {
+		for _, segs := range c.nodes[id].node.WorkerSegments(collectionID) {
 			out[id] = append(out[id], segs...)
 		}
 	}
@@ -346,4 +353,25 @@ func TestSpreadSegmentsHeal(t *testing.T) {
 	healed(leader)
 	require.Equal(t, workers[1], leaderOf(), "the last node leads")
 	require.Empty(t, c.held(workers[1]), "a leader serves its own shard's segments itself")
+}
+
+// TestSpreadSegmentsEveryReadShape: the two-shard collection of the
+// placement tests (grouped searches, iterators, range searches, queries
+// with offsets) on three nodes, two leading a shard each and the third
+// serving sealed segments for them, answers every search and query as the
+// reference node does.
+func TestSpreadSegmentsEveryReadShape(t *testing.T) {
+	c := newClusterWith(t, func(cfg *querycoord.Config) { cfg.SpreadSegments = true })
+	c.prepare()
+	// More sealed segments: 120-199, then keys far from every query
+	// vector (none ties with another at a TopK boundary).
+	c.flush()
+	c.insert(1000, 1060)
+	c.flush()
+	c.insert(2000, 2010)
+	a, b, d := c.addLocal(), c.addLocal(), c.addRemote()
+	ok(t, c.load(1), nil)
+	held := c.heldOf(c.collectionID(), a, b, d)
+	require.NotEmpty(t, held, "a node serves segments for another's shard")
+	c.same()
 }
