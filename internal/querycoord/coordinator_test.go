@@ -129,19 +129,7 @@ func (c *cluster) startCoordinator() {
 		c.stopCoord()
 	}
 	logger := slog.New(slog.DiscardHandler)
-	dial := func(n membership.Node) (querycoord.Node, error) {
-		c.mu.Lock()
-		qn, ok := c.local[n.Address]
-		c.mu.Unlock()
-		if ok {
-			return qn, nil
-		}
-		conn, err := c.pool.Conn(n.Address)
-		if err != nil {
-			return nil, err
-		}
-		return queryrpc.NewClient(n.Address, conn, queryrpc.Defaults(), logger)
-	}
+	dial := func(n membership.Node) (querycoord.Node, error) { return c.dialAddr(n.Address) }
 	cfg := querycoord.Defaults()
 	cfg.HealInterval = 50 * time.Millisecond
 	if c.tune != nil {
@@ -178,9 +166,16 @@ func (n *qnode) kill(t *testing.T) {
 	require.NoError(t, n.member.Close())
 }
 
-// dialWorker reaches a query node by its address, as a shard leader
-// reaches its workers: in process, or over queryrpc.
-func (c *cluster) dialWorker(_ int64, addr string) (querynode.SegmentReader, error) {
+// dialedNode is a query node as the cluster reaches it: in process or a
+// queryrpc.Client, both a coordinator's Node and a leader's worker.
+type dialedNode interface {
+	querycoord.Node
+	querynode.SegmentReader
+}
+
+// dialAddr reaches a query node by its address: in process, or over
+// queryrpc on the cluster's pool.
+func (c *cluster) dialAddr(addr string) (dialedNode, error) {
 	c.mu.Lock()
 	qn, ok := c.local[addr]
 	c.mu.Unlock()
@@ -192,6 +187,12 @@ func (c *cluster) dialWorker(_ int64, addr string) (querynode.SegmentReader, err
 		return nil, err
 	}
 	return queryrpc.NewClient(addr, conn, queryrpc.Defaults(), slog.New(slog.DiscardHandler))
+}
+
+// dialWorker reaches a query node by its address, as a shard leader
+// reaches its workers.
+func (c *cluster) dialWorker(_ int64, addr string) (querynode.SegmentReader, error) {
+	return c.dialAddr(addr)
 }
 
 // addLocal registers an in-process query node.

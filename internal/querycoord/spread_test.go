@@ -91,6 +91,23 @@ func sameAsReference(t *testing.T, c *cluster, ignoreGrowing bool) {
 	}
 }
 
+// referenceHandedOff waits until the reference node serves exactly that
+// many growing segments of the stack's collection (it handed the flushed
+// ones off): when a handoff happens differs between nodes, and reads of
+// the sealed segments only depend on it.
+func (c *cluster) referenceHandedOff(growing int) {
+	c.t.Helper()
+	require.Eventually(c.t, func() bool {
+		n := 0
+		for _, sg := range c.s.QueryNode.Segments(c.s.CollectionID) {
+			if sg.Growing {
+				n++
+			}
+		}
+		return n == growing
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
 // held returns the sealed segments of the stack's collection each node
 // serves as a worker.
 func (c *cluster) held(ids ...int64) map[int64][]int64 {
@@ -162,15 +179,7 @@ func spreadAnswersAsOneNode(t *testing.T, remote bool) {
 	require.Equal(t, int64(200), own+given)
 	require.Positive(t, own)
 	require.Positive(t, given)
-	require.Eventually(t, func() bool { // the reference handed the last flush off too
-		growing := 0
-		for _, sg := range s.QueryNode.Segments(s.CollectionID) {
-			if sg.Growing {
-				growing++
-			}
-		}
-		return growing == 1
-	}, 10*time.Second, 10*time.Millisecond)
+	c.referenceHandedOff(1)
 	sameAsReference(t, c, true)
 
 	segs := c.coord.Segments(s.CollectionID)
@@ -307,15 +316,7 @@ func TestSpreadSegmentsHeal(t *testing.T) {
 	s.Delete(5, 9)
 	ctx := context.Background()
 	require.NoError(t, c.coord.Load(ctx, s.CollectionID, nil, 1, nil))
-	require.Eventually(t, func() bool {
-		growing := 0
-		for _, sg := range s.QueryNode.Segments(s.CollectionID) {
-			if sg.Growing {
-				growing++
-			}
-		}
-		return growing == 1
-	}, 10*time.Second, 10*time.Millisecond)
+	c.referenceHandedOff(1)
 	want, err := s.QueryNode.Query(ctx, &plan.Query{Read: plan.Read{CollectionID: s.CollectionID, Strong: true}, CountOnly: true})
 	require.NoError(t, err)
 	leaderOf := func() int64 { return c.coord.Replicas(s.CollectionID)[0].Leaders[s.VChannels[0]] }
