@@ -66,9 +66,9 @@ type Config struct {
 	// leader serves the growing segments and some sealed ones, worker
 	// nodes the others, placed by rows at load, heal and rebalance and
 	// every HealInterval (new segments of flushes and compactions). Off:
-	// each leader serves every segment of its shards. It needs nodes
-	// that implement SegmentServer (in process); a node that does not
-	// leaves its replica's segments on their leaders.
+	// each leader serves every segment of its shards. A replica with a
+	// node that does not implement SegmentServer keeps its segments on
+	// its leaders.
 	SpreadSegments bool `json:"spreadSegments"`
 }
 

@@ -108,8 +108,8 @@ func (c *Coordinator) spreadReplica(ctx context.Context, lc *loadedCollection, r
 		}
 	}
 	if !spreads {
-		// A node that cannot serve spread segments: every leader serves
-		// all of its shards' segments.
+		// A node that cannot serve spread segments (its server is not a
+		// query node's): every leader serves all of its shards' segments.
 		return c.gather(ctx, coll, r, servers, addrs)
 	}
 	chans := slices.Sorted(maps.Keys(r.Leaders))
@@ -218,6 +218,9 @@ func (c *Coordinator) moveSegments(ctx context.Context, coll int64, vchannel str
 	got, err := servers[leader].SetDistribution(ctx, coll, vchannel, want, workers)
 	if err != nil {
 		return c.currentDistribution(coll, vchannel, leader, servers), fmt.Errorf("switch on query node %d: %w", leader, err)
+	}
+	if len(got) > 0 {
+		c.logger.Debug("sealed segments spread", "collection", coll, "vchannel", vchannel, "leader", leader, "on_workers", len(got))
 	}
 	for _, n := range nodes {
 		var drop []int64
