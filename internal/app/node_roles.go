@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/strata-db/strata/internal/health"
 	"github.com/strata-db/strata/internal/membership"
 	"github.com/strata-db/strata/internal/querynode"
+	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
 	"github.com/strata-db/strata/internal/rpc/datanoderpc"
 	"github.com/strata-db/strata/internal/rpc/queryrpc"
@@ -28,10 +30,13 @@ import (
 // coordinator every pinReportInterval once its session is registered
 // (wal.RemotePins): the coordinator truncates behind them.
 type queryNodeRole struct {
-	qn     *querynode.Node
-	pins   *wal.Pins
-	report *coordrpc.WALPins
-	logger *slog.Logger
+	qn *querynode.Node
+	// workers holds the connections to the query nodes this one's shard
+	// leaders read spread segments from (querynode.WorkerDialer).
+	workers *rpc.Pool
+	pins    *wal.Pins
+	report  *coordrpc.WALPins
+	logger  *slog.Logger
 	// session receives the node's session once registered (joined).
 	session chan membership.Node
 }
@@ -45,8 +50,20 @@ func newQueryNodeRole(d nodeDeps) (nodeComponent, error) {
 	root, clock := coordrpc.NewRootCoord(d.coord), coordrpc.NewClock(d.coord)
 	// The pins only hold: this process truncates nothing (nil log).
 	pins := wal.NewPins(nil)
+	workers, err := rpc.NewPool(rpc.ClientDefaults(), d.logger.With("client", "workers"))
+	if err != nil {
+		return nil, err
+	}
+	qn := querynode.New(d.cfg.queryNode(), d.log, d.objects, data, root, clock, pins, d.logger)
+	qn.SetWorkerDialer(func(_ int64, addr string) (querynode.SegmentReader, error) {
+		conn, err := workers.Conn(addr)
+		if err != nil {
+			return nil, err
+		}
+		return queryrpc.NewClient(addr, conn, queryrpc.Defaults(), d.logger)
+	})
 	return &queryNodeRole{
-		qn:   querynode.New(d.cfg.queryNode(), d.log, d.objects, data, root, clock, pins, d.logger),
+		qn: qn, workers: workers,
 		pins: pins, report: coordrpc.NewWALPins(d.coord), logger: d.logger, session: make(chan membership.Node, 1),
 	}, nil
 }
@@ -59,7 +76,7 @@ func (r *queryNodeRole) run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return r.qn.Run(gctx) })
 	g.Go(func() error { return r.reportPins(gctx) })
-	return g.Wait()
+	return errors.Join(g.Wait(), r.workers.Close())
 }
 
 // reportPins reports the node's pins every pinReportInterval from the

@@ -69,11 +69,11 @@ func localQuerySide(qn *querynode.Node, groups *localGroups) *querySide {
 	}
 }
 
-// remoteQuerySide is the coordinator role's query coordinator over the
+// remoteQuerySide is the coordinator role's query coordinator (cfg) over the
 // query-node processes of the cluster, in the resource groups of groups:
 // it follows the querynode role's sessions and reaches each node's
 // QueryNodeService through pool.
-func remoteQuerySide(root *rootcoord.Core, store *placement.Store, groups *rgroup.Manager, reg *membership.Registry,
+func remoteQuerySide(cfg querycoord.Config, root *rootcoord.Core, store *placement.Store, groups *rgroup.Manager, reg *membership.Registry,
 	pool *rpc.Pool, logger *slog.Logger,
 ) (*querySide, error) {
 	dial := func(n membership.Node) (querycoord.Node, error) {
@@ -83,7 +83,7 @@ func remoteQuerySide(root *rootcoord.Core, store *placement.Store, groups *rgrou
 		}
 		return queryrpc.NewClient(n.Address, conn, queryrpc.Defaults(), logger)
 	}
-	qc, err := querycoord.New(querycoord.Defaults(), root, store, groups, dial, logger.With("component", "querycoord"))
+	qc, err := querycoord.New(cfg, root, store, groups, dial, logger.With("component", "querycoord"))
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ import (
 	"github.com/strata-db/strata/internal/objstore"
 	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/proxy"
+	"github.com/strata-db/strata/internal/querycoord"
 	"github.com/strata-db/strata/internal/querynode"
 	"github.com/strata-db/strata/internal/quota"
 	"github.com/strata-db/strata/internal/rest"
@@ -106,6 +107,10 @@ type Config struct {
 	// QueryNode configures the query node; its RootPath is RootPath, and
 	// its mmap directory {DataDir}/cache/mmap unless set.
 	QueryNode querynode.Config `json:"queryNode"`
+	// QueryCoord configures the query coordinator of cluster mode
+	// (healInterval; spreadSegments spreads sealed segments over each
+	// replica's query nodes).
+	QueryCoord querycoord.Config `json:"queryCoord"`
 	// Proxy configures the Milvus API front end.
 	Proxy proxy.Config `json:"proxy"`
 	// Writer configures the WAL writer (time ticks).
@@ -143,7 +148,7 @@ func Defaults() Config {
 	return Config{
 		DataDir: "./strata-data", Addr: ":19530", MetricsAddr: ":9091", RootPath: storage.DefaultRootPath,
 		RootCoord: rootcoord.Defaults(), DataCoord: datacoord.Defaults(), DataNode: datanode.Defaults(),
-		QueryNode: querynode.Defaults(), Proxy: proxy.Defaults(),
+		QueryNode: querynode.Defaults(), QueryCoord: querycoord.Defaults(), Proxy: proxy.Defaults(),
 		Writer: wal.WriterDefaults(), WAL: wallocal.Defaults(),
 		Engines: defaultEngines(), Cluster: defaultCluster(), Security: auth.Defaults(), Quota: quota.Defaults(), Console: true,
 		Import: importer.Defaults(), RPC: rpc.ServerDefaults(),
@@ -162,7 +167,7 @@ func (c Config) Validate() error {
 		return errors.Join(append(errs, fmt.Errorf("app: rootPath %q is not a valid object key", c.RootPath))...)
 	}
 	errs = append(errs, c.RootCoord.Validate(), c.dataCoord().Validate(), c.dataNode().Validate(),
-		c.queryNode().Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Cluster.Validate(), c.Security.Validate(), c.Quota.Validate(),
+		c.queryNode().Validate(), c.QueryCoord.Validate(), c.Proxy.Validate(), c.Writer.Validate(), c.Engines.Validate(), c.Cluster.Validate(), c.Security.Validate(), c.Quota.Validate(),
 		c.importConfig().Validate(), c.RPC.Validate())
 	if c.Engines.WAL.Type != EngineKafka {
 		errs = append(errs, c.localWAL().Validate())
@@ -438,7 +443,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			return err
 		}
 		defer func() { err = errors.Join(err, pool.Close()) }()
-		if qs, err = remoteQuerySide(root, placement.NewStore(meta), groups, member.reg, pool, logger); err != nil {
+		if qs, err = remoteQuerySide(cfg.QueryCoord, root, placement.NewStore(meta), groups, member.reg, pool, logger); err != nil {
 			return err
 		}
 	} else {

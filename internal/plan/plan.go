@@ -82,6 +82,16 @@ type Read struct {
 	// leads, so a node that still holds a shard moved away (rebalance)
 	// does not answer for it too.
 	VChannels []string
+	// Segments, when set, makes the read a shard leader's sub-read of the
+	// sealed segments it gave a worker node (querynode): the worker reads
+	// exactly these segments of its one vchannel (VChannels), at ReadTS,
+	// and fails the read with "channel not available" when it does not
+	// hold one of them, never answering without it.
+	Segments []int64
+	// ReadTS is the MVCC timestamp of a sub-read (with Segments): the
+	// worker waits until it has consumed its vchannel up to it and reads
+	// at exactly it, the leader's read timestamp.
+	ReadTS uint64
 }
 
 // Search is a top-k vector search.

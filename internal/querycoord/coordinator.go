@@ -61,6 +61,15 @@ type Config struct {
 	// HealInterval is how often replicas that could not be healed are
 	// tried again. Default 2s.
 	HealInterval time.Duration `json:"healInterval"`
+	// SpreadSegments spreads the sealed segments of each shard over the
+	// nodes of its replica (queryCoord.spreadSegments, spread.go): its
+	// leader serves the growing segments and some sealed ones, worker
+	// nodes the others, placed by rows at load, heal and rebalance and
+	// every HealInterval (new segments of flushes and compactions). Off:
+	// each leader serves every segment of its shards. A replica with a
+	// node that does not implement SegmentServer keeps its segments on
+	// its leaders.
+	SpreadSegments bool `json:"spreadSegments"`
 }
 
 // Defaults returns the default configuration.
@@ -201,6 +210,13 @@ func (c *Coordinator) nodeOf(id int64) Node {
 	return nil
 }
 
+// memberOf returns the live node with id, or nil.
+func (c *Coordinator) memberOf(id int64) *member {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.live[id]
+}
+
 // leaderChannels returns each leader node's vchannels in a replica.
 func leaderChannels(r placement.Replica) map[int64][]string {
 	out := map[int64][]string{}
@@ -296,6 +312,10 @@ func (c *Coordinator) Load(ctx context.Context, collectionID int64, partitions [
 		return err
 	}
 	c.logger.Info("collection loaded", "collection", info.Name, "replicas", len(replicas))
+	if err := c.spreadCollection(ctx, collectionID); err != nil {
+		// The leaders serve every segment meanwhile; Run tries again.
+		c.logger.Warn("sealed segments not spread yet", "collection", info.Name, "err", err)
+	}
 	return nil
 }
 
@@ -497,8 +517,9 @@ func (c *Coordinator) LoadFailure(collectionID int64) error {
 	return c.failures[collectionID]
 }
 
-// Segments lists the segments the collection's leaders serve, each with
-// the nodes serving it (one per replica).
+// Segments lists the segments the collection's nodes serve (leaders and
+// workers), each with the nodes serving it (one per replica, two while a
+// segment moves).
 func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
 	c.mu.RLock()
 	lc, ok := c.loaded[collectionID]
@@ -508,7 +529,7 @@ func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
 	}
 	byID := map[int64]*plan.SegmentInfo{}
 	for _, r := range c.replicasOf(lc) {
-		for _, id := range slices.Sorted(maps.Keys(leaderChannels(r))) {
+		for _, id := range r.Nodes { // leaders and workers
 			node := c.nodeOf(id)
 			if node == nil {
 				continue

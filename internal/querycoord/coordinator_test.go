@@ -64,6 +64,8 @@ type cluster struct {
 	kv    metastore.KV // the placement and resource groups' store
 	// stopCoord stops the running coordinator (nil when none runs).
 	stopCoord func()
+	// tune changes the coordinator's configuration (nil: the defaults).
+	tune func(*querycoord.Config)
 
 	mu    sync.Mutex
 	local map[string]*querynode.Node // in-process nodes by address
@@ -87,6 +89,13 @@ type qnode struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
+	return newClusterWith(t, nil)
+}
+
+// newClusterWith is newCluster with the coordinator's configuration
+// changed by tune.
+func newClusterWith(t *testing.T, tune func(*querycoord.Config)) *cluster {
+	t.Helper()
 	s := stacktest.NewWith(t, stacktest.Options{PChannels: 2})
 	logger := slog.New(slog.DiscardHandler)
 	endpoint := enginetest.Etcd(t)
@@ -102,7 +111,7 @@ func newCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	c := &cluster{
 		t: t, s: s, reg: reg, pool: pool, local: map[string]*querynode.Node{}, nodes: map[int64]*qnode{},
-		store: placement.NewStore(kv), kv: kv,
+		store: placement.NewStore(kv), kv: kv, tune: tune,
 	}
 	t.Cleanup(func() {
 		if c.stopCoord != nil {
@@ -128,21 +137,12 @@ func (c *cluster) startCoordinator() {
 		c.stopCoord()
 	}
 	logger := slog.New(slog.DiscardHandler)
-	dial := func(n membership.Node) (querycoord.Node, error) {
-		c.mu.Lock()
-		qn, ok := c.local[n.Address]
-		c.mu.Unlock()
-		if ok {
-			return qn, nil
-		}
-		conn, err := c.pool.Conn(n.Address)
-		if err != nil {
-			return nil, err
-		}
-		return queryrpc.NewClient(n.Address, conn, queryrpc.Defaults(), logger)
-	}
+	dial := func(n membership.Node) (querycoord.Node, error) { return c.dialAddr(n.Address) }
 	cfg := querycoord.Defaults()
 	cfg.HealInterval = 50 * time.Millisecond
+	if c.tune != nil {
+		c.tune(&cfg)
+	}
 	groups, err := rgroup.Open(context.Background(), c.kv)
 	require.NoError(t, err)
 	coord, err := querycoord.New(cfg, c.s.Root, c.store, groups, dial, logger)
@@ -174,10 +174,40 @@ func (n *qnode) kill(t *testing.T) {
 	require.NoError(t, n.member.Close())
 }
 
+// dialedNode is a query node as the cluster reaches it: in process or a
+// queryrpc.Client, both a coordinator's Node and a leader's worker.
+type dialedNode interface {
+	querycoord.Node
+	querynode.SegmentReader
+}
+
+// dialAddr reaches a query node by its address: in process, or over
+// queryrpc on the cluster's pool.
+func (c *cluster) dialAddr(addr string) (dialedNode, error) {
+	c.mu.Lock()
+	qn, ok := c.local[addr]
+	c.mu.Unlock()
+	if ok {
+		return qn, nil
+	}
+	conn, err := c.pool.Conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	return queryrpc.NewClient(addr, conn, queryrpc.Defaults(), slog.New(slog.DiscardHandler))
+}
+
+// dialWorker reaches a query node by its address, as a shard leader
+// reaches its workers.
+func (c *cluster) dialWorker(_ int64, addr string) (querynode.SegmentReader, error) {
+	return c.dialAddr(addr)
+}
+
 // addLocal registers an in-process query node.
 func (c *cluster) addLocal() int64 {
 	c.t.Helper()
 	qn := c.s.NewQueryNode()
+	qn.SetWorkerDialer(c.dialWorker)
 	c.mu.Lock()
 	addr := fmt.Sprintf("in-process-%d", len(c.local))
 	c.local[addr] = qn
@@ -190,6 +220,7 @@ func (c *cluster) addLocal() int64 {
 func (c *cluster) addRemote() int64 {
 	c.t.Helper()
 	qn := c.s.NewQueryNode()
+	qn.SetWorkerDialer(c.dialWorker)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(c.t, err)
 	srv, err := rpc.NewServer(rpc.ServerDefaults(), slog.New(slog.DiscardHandler))
@@ -265,34 +296,9 @@ func (c *cluster) prepare() {
 	require.NoError(t, err)
 	st, err := c.s.Proxy.CreateCollection(ctx, &milvuspb.CreateCollectionRequest{CollectionName: coll, Schema: schema, ShardsNum: 2})
 	ok(t, st, err)
-	insert := func(from, to int64) {
-		var ids, grps []int64
-		var vecs []float32
-		for k := from; k < to; k++ {
-			ids, grps = append(ids, k), append(grps, k%7)
-			vecs = append(vecs, float32(k), 1)
-		}
-		resp, err := c.s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: coll, NumRows: uint32(to - from), FieldsData: []*schemapb.FieldData{
-			{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}},
-			}}},
-			{FieldName: "grp", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
-				Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: grps}},
-			}}},
-			{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
-				Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
-			}}},
-		}})
-		ok(t, resp.GetStatus(), err)
-	}
-	insert(0, 120)
-	col, err := c.s.Root.Collection("", coll)
-	require.NoError(t, err)
-	require.Len(t, col.VChannels, 2)
-	ids, ts, err := c.s.Data.Flush(ctx, col.ID, col.VChannels)
-	require.NoError(t, err)
-	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.FlushState(ids, col.VChannels, ts) })
-	insert(120, 200)
+	c.insert(0, 120)
+	c.flush()
+	c.insert(120, 200)
 	del, err := c.s.Proxy.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: coll, Expr: "id in [2, 4, 130]"})
 	ok(t, del.GetStatus(), err)
 	st, err = c.s.Proxy.CreateIndex(ctx, &milvuspb.CreateIndexRequest{
@@ -301,6 +307,42 @@ func (c *cluster) prepare() {
 	ok(t, st, err)
 	st, err = c.s.Proxy.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: coll})
 	ok(t, st, err)
+}
+
+// insert writes rows [from, to) of coll: id, grp = id % 7, vec = [id, 1].
+func (c *cluster) insert(from, to int64) {
+	t := c.t
+	ctx := context.Background()
+	var ids, grps []int64
+	var vecs []float32
+	for k := from; k < to; k++ {
+		ids, grps = append(ids, k), append(grps, k%7)
+		vecs = append(vecs, float32(k), 1)
+	}
+	resp, err := c.s.Proxy.Insert(ctx, &milvuspb.InsertRequest{CollectionName: coll, NumRows: uint32(to - from), FieldsData: []*schemapb.FieldData{
+		{FieldName: "id", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: ids}},
+		}}},
+		{FieldName: "grp", Type: schemapb.DataType_Int64, Field: &schemapb.FieldData_Scalars{Scalars: &schemapb.ScalarField{
+			Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: grps}},
+		}}},
+		{FieldName: "vec", Type: schemapb.DataType_FloatVector, Field: &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{
+			Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vecs}},
+		}}},
+	}})
+	ok(t, resp.GetStatus(), err)
+}
+
+// flush flushes coll's growing segments and runs a data node until they
+// are flushed.
+func (c *cluster) flush() {
+	t := c.t
+	col, err := c.s.Root.Collection("", coll)
+	require.NoError(t, err)
+	require.Len(t, col.VChannels, 2)
+	ids, ts, err := c.s.Data.Flush(context.Background(), col.ID, col.VChannels)
+	require.NoError(t, err)
+	c.s.RunDataNode(c.s.NewDataNode(), func() bool { return c.s.FlushState(ids, col.VChannels, ts) })
 }
 
 // load loads coll through the coordinator with replicas replicas.

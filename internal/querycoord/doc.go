@@ -11,8 +11,8 @@
 // code 304, when there are fewer nodes than replicas) and gives each
 // vchannel of each replica a shard leader (placement.Assign). Each leader
 // loads the collection for its vchannels only (Node.LoadVChannels): it
-// tails them and serves every sealed and growing segment of them. This cut
-// spreads no segment to other nodes of the replica. The replicas are saved
+// tails them and serves every sealed and growing segment of them, unless
+// Config.SpreadSegments is on (below). The replicas are saved
 // with placement.Store (the coordinator's fenced meta store in cluster
 // mode) and reused by the next load of the collection (a restart), healed
 // first. A loaded collection loaded again with another replica number gets
@@ -85,6 +85,22 @@
 // collection that is not loaded is code 101, from the coordinator or from
 // the nodes. The single-node case costs a map lookup over the
 // Coordinator's read.
+//
+// # Sealed segments spread over a replica's nodes
+//
+// With Config.SpreadSegments (spread.go) the sealed segments of each
+// vchannel are placed on the replica's nodes by rows (placement.Assign):
+// the shard leader keeps some and a distribution of the others, which
+// worker nodes serve (SegmentServer, the in-process query node). A read
+// still goes to the leaders only; each leader reads its own segments and
+// asks its workers for theirs at its read timestamp, and merges them
+// (package fanout, the merge above). Each move is load (the worker) →
+// switch (the leader's distribution, which waits for the reads of the old
+// one) → release (the old holder). It runs after a load, in a heal (a
+// dead worker's segments move before its replica serves again), after a
+// rebalance and every HealInterval (the segments of flushes and
+// compactions). A replica with a node that cannot spread gathers its
+// segments on its leaders.
 //
 // # Failover
 //

@@ -60,6 +60,11 @@ func (c *Coordinator) Run(ctx context.Context, w *membership.Watcher) error {
 		c.syncGroups(ctx)
 		c.heal(ctx)
 		c.resync(ctx)
+		if c.cfg.SpreadSegments {
+			c.jobs.Lock()
+			c.spreadAll(ctx)
+			c.jobs.Unlock()
+		}
 		if rebalance {
 			if err := c.Rebalance(ctx); err != nil {
 				if ctx.Err() == nil {
@@ -161,6 +166,16 @@ func (c *Coordinator) healCollection(ctx context.Context, collectionID int64) er
 		if err := c.move(ctx, lc.info.Name, collectionID, partitions, old[i], r); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if c.cfg.SpreadSegments {
+			// A dead worker's segments move to live nodes before the
+			// replica serves again (its leader would ask the dead one).
+			spread, err := c.spreadReplica(ctx, lc, r)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			r.Segments = spread.Segments
 		}
 		c.mu.Lock()
 		lc.replicas[i] = r

@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/strata-db/strata/internal/errcode"
+	"github.com/strata-db/strata/internal/fanout"
 	"github.com/strata-db/strata/internal/placement"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/rpc"
@@ -156,15 +156,14 @@ func unavailable(name string, t *target) error {
 // changed while it ran (a shard moved, a replica healed).
 const maxReadTries = 3
 
-// read runs one read on the first replica that answers: ask sends it to
-// each shard leader of the replica for the vchannels it leads (alone when
-// one node leads every shard: its answer is the read's, unmerged) and
-// merge combines their answers. A failure that means a node is gone moves on to the next
-// replica; when every replica failed so while the placement changed (a
-// rebalance moved a shard under the read), the read is tried again on the
-// new placement.
-func read[R any](ctx context.Context, p readPath, collectionID int64, prep prepare, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
-	merge func(context.Context, []Reader, [][]string, []R) (R, error),
+// read runs one read on the first replica that answers: run fans it out
+// to the replica's shard leaders, each a fanout.Part for the vchannels it
+// leads (one node leading every shard is asked alone: its answer is the
+// read's, unmerged). A failure that means a node is gone moves on to the
+// next replica; when every replica failed so while the placement changed
+// (a rebalance moved a shard under the read), the read is tried again on
+// the new placement.
+func read[R any](ctx context.Context, p readPath, collectionID int64, run func(context.Context, []fanout.Part) (R, error),
 ) (R, error) {
 	var zero R
 	for try := 1; ; try++ {
@@ -181,7 +180,7 @@ func read[R any](ctx context.Context, p readPath, collectionID int64, prep prepa
 				}
 				continue
 			}
-			res, err := readReplica(ctx, t, prep, ask, merge)
+			res, err := readReplica(ctx, t, run)
 			if err == nil {
 				return res, nil
 			}
@@ -218,47 +217,26 @@ func (c *Coordinator) moved(_ context.Context, rt *route) (bool, error) {
 // log implements readPath.
 func (c *Coordinator) log() *slog.Logger { return c.logger }
 
-// prepare runs before a read is fanned out to several leader nodes (nil:
-// nothing to do): a full-text search gathers their statistics.
-type prepare func(ctx context.Context, nodes []int64, readers []Reader, chans [][]string) error
-
 // readReplica sends the read to every leader node of a replica, in
-// parallel, each for the vchannels it leads, and merges their answers.
-func readReplica[R any](ctx context.Context, t *target, prep prepare, ask func(ctx context.Context, n Reader, chans []string, alone bool) (R, error),
-	merge func(context.Context, []Reader, [][]string, []R) (R, error),
-) (R, error) {
+// parallel, each for the vchannels it leads, and merges their answers
+// (run: fanout.Search or fanout.Query).
+func readReplica[R any](ctx context.Context, t *target, run func(context.Context, []fanout.Part) (R, error)) (R, error) {
 	var zero R
+	parts := make([]fanout.Part, len(t.readers))
 	for i, r := range t.readers {
 		if r == nil {
 			return zero, errNodeGone(t.nodes[i])
 		}
-	}
-	if len(t.readers) == 1 {
-		return ask(ctx, t.readers[0], t.chans[0], true)
-	}
-	if prep != nil {
-		if err := prep(ctx, t.nodes, t.readers, t.chans); err != nil {
-			return zero, err
+		chans := t.chans[i]
+		parts[i] = fanout.Part{
+			Name: fmt.Sprintf("query node %d", t.nodes[i]), Reader: r,
+			Scope: func(r *plan.Read) { r.VChannels = chans },
 		}
 	}
-	parts := make([]R, len(t.readers))
-	errs := make([]error, len(t.readers))
-	var wg sync.WaitGroup
-	for i, node := range t.readers {
-		wg.Go(func() {
-			parts[i], errs[i] = ask(ctx, node, t.chans[i], false)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("query node %d: %w", t.nodes[i], errs[i])
-			}
-		})
+	if len(parts) == 1 {
+		parts[0].Name = "" // the read's answer as it is, its error unwrapped
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return zero, err // the first keeps its Milvus code
-		}
-	}
-	return merge(ctx, t.readers, t.chans, parts)
+	return run(ctx, parts)
 }
 
 // gone implements readPath: a node of the replica left the membership, or
@@ -348,111 +326,19 @@ func (c *Coordinator) Query(ctx context.Context, req *plan.Query) (*plan.QueryRe
 
 // search runs a search (its TTL cut-off resolved) over p.
 func search(ctx context.Context, p readPath, req *plan.Search) (*plan.SearchResult, error) {
-	fanned := *req
-	if req.GroupByField != 0 {
-		fanned.StrictGroupSize = false // applied after the merge
-	}
-	var prep prepare
-	if req.BM25 != nil && req.BM25.Stats == nil {
-		// Each node weighs terms by the replica's statistics, not its own.
-		prep = func(ctx context.Context, nodes []int64, readers []Reader, chans [][]string) error {
-			unweighed := fanned
-			unweighed.BM25 = req.BM25
-			sum, err := gatherBM25(ctx, &unweighed, nodes, readers, chans)
-			if err != nil {
-				return err
-			}
-			b := *req.BM25
-			b.Stats = sum
-			fanned.BM25 = &b
-			return nil
-		}
-	}
-	return read(ctx, p, req.CollectionID, prep,
-		func(ctx context.Context, n Reader, chans []string, alone bool) (*plan.SearchResult, error) {
-			return n.Search(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Search) *plan.Read { return &r.Read }))
-		},
-		func(ctx context.Context, nodes []Reader, chans [][]string, parts []*plan.SearchResult) (*plan.SearchResult, error) {
-			if req.GroupByField == 0 {
-				return plan.MergeSearch(req, parts)
-			}
-			return mergeGroups(ctx, req, &fanned, nodes, chans, parts)
-		})
+	return read(ctx, p, req.CollectionID, func(ctx context.Context, parts []fanout.Part) (*plan.SearchResult, error) {
+		return fanout.Search(ctx, req, parts)
+	})
 }
 
 // query runs a query (its TTL cut-off resolved) over p; pkField is the
 // collection's primary key (unused by count(*)).
 func query(ctx context.Context, p readPath, req *plan.Query, pkField int64) (*plan.QueryResult, error) {
-	fanned := *req
-	addedPK := false
-	if !req.CountOnly {
-		fanned.Offset = 0
-		if req.Limit > 0 {
-			fanned.Limit = req.Offset + req.Limit
-		}
-		if !slices.Contains(req.OutputFields, pkField) {
-			fanned.OutputFields = append(slices.Clone(req.OutputFields), pkField)
-			addedPK = true
-		}
-	}
-	return read(ctx, p, req.CollectionID, nil,
-		func(ctx context.Context, n Reader, chans []string, alone bool) (*plan.QueryResult, error) {
-			return n.Query(ctx, askFor(req, &fanned, alone, chans, func(r *plan.Query) *plan.Read { return &r.Read }))
-		},
-		func(_ context.Context, _ []Reader, _ [][]string, parts []*plan.QueryResult) (*plan.QueryResult, error) {
-			res, err := plan.MergeQuery(req, pkField, parts)
-			if err == nil && addedPK {
-				delete(res.Fields, pkField)
-			}
-			return res, err
-		})
+	return read(ctx, p, req.CollectionID, func(ctx context.Context, parts []fanout.Part) (*plan.QueryResult, error) {
+		return fanout.Query(ctx, req, pkField, parts)
+	})
 }
 
 // BM25Stater is a query node's full-text search statistics (the in-process
 // *querynode.Node and queryrpc.Client implement it).
-type BM25Stater interface {
-	BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error)
-}
-
-// gatherBM25 asks each leader node of a replica, in parallel, for its
-// statistics of a full-text search over the vchannels it leads, and sums
-// them: the statistics of one node holding every shard.
-func gatherBM25(ctx context.Context, req *plan.Search, nodes []int64, readers []Reader, chans [][]string) (*plan.BM25Stats, error) {
-	parts := make([]*plan.BM25Stats, len(readers))
-	errs := make([]error, len(readers))
-	var wg sync.WaitGroup
-	for i, r := range readers {
-		st, ok := r.(BM25Stater)
-		if !ok {
-			return nil, fmt.Errorf("querycoord: query node %d cannot report BM25 statistics", nodes[i])
-		}
-		one := *req
-		one.VChannels = chans[i]
-		wg.Go(func() {
-			parts[i], errs[i] = st.BM25Stats(ctx, &one)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("query node %d: %w", nodes[i], errs[i])
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err // the first keeps its Milvus code
-		}
-	}
-	var terms []uint32
-	if parts[0] != nil {
-		terms = parts[0].Terms
-	}
-	sum := &plan.BM25Stats{Terms: terms, DF: make([]int64, len(terms))}
-	for i, part := range parts {
-		if part == nil {
-			return nil, fmt.Errorf("querycoord: query node %d reported no BM25 statistics", nodes[i])
-		}
-		if err := sum.Add(part); err != nil {
-			return nil, fmt.Errorf("querycoord: query node %d: %w", nodes[i], err)
-		}
-	}
-	return sum, nil
-}
+type BM25Stater = fanout.BM25Stater

@@ -37,22 +37,28 @@ import (
 func (c *Coordinator) Rebalance(ctx context.Context) error {
 	c.jobs.Lock()
 	defer c.jobs.Unlock()
+	var errs []error
+	for _, id := range c.settled() {
+		if err := c.rebalanceCollection(ctx, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// settled returns the loaded collections whose replicas all serve (none
+// needs a heal), by ID.
+func (c *Coordinator) settled() []int64 {
 	c.mu.RLock()
+	defer c.mu.RUnlock()
 	var ids []int64
 	for id, lc := range c.loaded {
 		if lc.done && !c.needsHeal(lc) {
 			ids = append(ids, id)
 		}
 	}
-	c.mu.RUnlock()
 	slices.Sort(ids)
-	var errs []error
-	for _, id := range ids {
-		if err := c.rebalanceCollection(ctx, id); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return ids
 }
 
 // rebalanceCollection plans and runs one collection's moves. The caller
@@ -75,6 +81,11 @@ func (c *Coordinator) rebalanceCollection(ctx context.Context, collectionID int6
 		}
 		c.logger.Info("shard leader moved", "collection", lc.info.Name, "replica", m.Replica, "vchannel", m.VChannel,
 			"from", m.From, "to", m.To)
+	}
+	if len(moves) > 0 {
+		// A new leader loads every sealed segment of its shard; the
+		// spread gives some back to workers (and a node that joined).
+		return c.spreadCollection(ctx, collectionID)
 	}
 	return nil
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/strata-db/strata/internal/querycoord"
 	"github.com/strata-db/strata/internal/rpc"
 	"github.com/strata-db/strata/internal/rpc/coordrpc"
-	"github.com/strata-db/strata/internal/rpc/queryrpc"
 	coordv1 "github.com/strata-db/strata/internal/rpcpb/strata/coord/v1"
 )
 
@@ -60,19 +59,7 @@ func (c *cluster) serveLeaders() (src *coordrpc.QueryCoord, stop func()) {
 func (c *cluster) newRouter(src querycoord.LeaderSource, cfg querycoord.RouterConfig) (*querycoord.Router, *proxy.Proxy) {
 	c.t.Helper()
 	logger := slog.New(slog.DiscardHandler)
-	dial := func(_ int64, addr string) (querycoord.Reader, error) {
-		c.mu.Lock()
-		qn, ok := c.local[addr]
-		c.mu.Unlock()
-		if ok {
-			return qn, nil
-		}
-		conn, err := c.pool.Conn(addr)
-		if err != nil {
-			return nil, err
-		}
-		return queryrpc.NewClient(addr, conn, queryrpc.Defaults(), logger)
-	}
+	dial := func(_ int64, addr string) (querycoord.Reader, error) { return c.dialAddr(addr) }
 	r, err := querycoord.NewRouter(cfg, src, dial, logger)
 	require.NoError(c.t, err)
 	c.t.Cleanup(func() { require.NoError(c.t, r.Close()) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -80,7 +81,24 @@ type delegator struct {
 	released bool // run stopped because the collection was released
 	// abort stops run with an error (set before run starts).
 	abort context.CancelCauseFunc
+
+	// worker marks a worker shard (worker.go): it serves the sealed
+	// segments a shard leader on another node gave it, applies the
+	// vchannel's deletes to them and keeps no growing rows, follows no
+	// handoff or compaction (the query coordinator tells it what to hold).
+	worker bool
+	// remote is a leader's distribution (under mu): the sealed segments of
+	// the vchannel that worker nodes serve; they are not in sealed. A
+	// read takes sealed, growing and remote in one step (readSnapshot).
+	remote distribution
+	// gen counts the reads that took the current distribution (under mu):
+	// a change of the distribution waits for them before a worker
+	// releases what they may still read.
+	gen *readGen
 }
+
+// readGen counts the reads in progress that took one distribution.
+type readGen struct{ reads sync.WaitGroup }
 
 // panicError is a panic recovered in a delegator; the log shows its stack.
 type panicError struct {
@@ -96,6 +114,14 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.val) }
 func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string,
 	progress *segmentProgress,
 ) (*delegator, error) {
+	return buildDelegator(ctx, n, info, vchannel, pchannel, progress, nil)
+}
+
+// buildDelegator is newDelegator; only, when not nil, makes it a worker
+// shard serving exactly those flushed segments (worker.go).
+func buildDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchannel, pchannel string,
+	progress *segmentProgress, only map[int64]bool,
+) (*delegator, error) {
 	if progress == nil {
 		progress = &segmentProgress{}
 	}
@@ -104,6 +130,7 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 		growing: map[int64]*segment.Segment{}, sealed: map[int64]*segment.Segment{},
 		flushed: map[int64]bool{}, pending: map[int64]bool{}, since: map[int64]uint64{}, cached: map[int64][]string{},
 		advanced: make(chan struct{}), handoff: make(chan struct{}, 1), done: make(chan struct{}),
+		worker: only != nil, gen: &readGen{},
 	}
 	// Pin the whole pchannel before reading where the replay starts, then
 	// move the pin there: the segments load first, and meanwhile the
@@ -136,11 +163,19 @@ func newDelegator(ctx context.Context, n *Node, info *catalog.Collection, vchann
 			if err := d.loadDeltas(ctx, s); err != nil {
 				return nil, err
 			}
+		case d.worker:
+			if only[s.ID] && s.State == catalog.SegmentFlushed {
+				flushed = append(flushed, s)
+			}
 		case s.State == catalog.SegmentFlushed:
 			flushed = append(flushed, s)
 		case s.State == catalog.SegmentSealed:
 			d.pending[s.ID] = true
 		}
+	}
+	if d.worker && len(flushed) != len(only) {
+		return nil, errcode.New(errcode.ChannelNotAvailable, "channel not available[channel=%s]: segments %v are not all flushed segments of it",
+			vchannel, sortedKeys(only))
 	}
 	// Flushed segments load in parallel (a few at a time: each one also
 	// loads its fields in parallel).
@@ -246,6 +281,10 @@ func (d *delegator) run(ctx context.Context) (err error) {
 				d.abort(fmt.Errorf("handoff: %w", &panicError{val: r, stack: debug.Stack()}))
 			}
 		}()
+		if d.worker {
+			d.pruneLoop(hctx)
+			return
+		}
 		d.handoffLoop(hctx)
 	}()
 	defer wg.Wait()
@@ -300,6 +339,10 @@ func (d *delegator) handle(ctx context.Context, e wal.Entry) error {
 	}
 	switch m.Type {
 	case wal.TypeInsert:
+		if d.worker {
+			ts-- // a worker keeps no growing rows
+			break
+		}
 		if err := d.applyInsert(ctx, m); err != nil {
 			return err
 		}
@@ -310,6 +353,9 @@ func (d *delegator) handle(ctx context.Context, e wal.Entry) error {
 		}
 		ts--
 	case wal.TypeFlush:
+		if d.worker {
+			break // the leader hands off; the coordinator places
+		}
 		ids, err := wal.DecodeFlush(m.Payload)
 		if err != nil {
 			return err
@@ -692,6 +738,38 @@ func (d *delegator) snapshot(growing bool) ([]*segment.Segment, error) {
 	return out, nil
 }
 
+// readSnapshot returns what a read of the delegator reads, taken in one
+// step: its sealed and growing segments (acquired) and its distribution
+// (the sealed segments worker nodes serve for it). release ends the
+// read's hold on the distribution: the caller calls it (and releases the
+// segments) when the read is done. A delegator that has stopped gives
+// nothing and says why (as snapshot does): its segments are being dropped.
+func (d *delegator) readSnapshot() (sealed, growing []*segment.Segment, remote distribution, release func(), err error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	select {
+	case <-d.done:
+		return nil, nil, nil, nil, d.stoppedErr()
+	default:
+	}
+	for _, s := range d.sealed {
+		if s.Acquire() {
+			sealed = append(sealed, s)
+		}
+	}
+	for _, s := range d.growing {
+		if s.Acquire() {
+			growing = append(growing, s)
+		}
+	}
+	if len(d.remote) > 0 {
+		remote = maps.Clone(d.remote)
+	}
+	g := d.gen
+	g.reads.Add(1)
+	return sealed, growing, remote, g.reads.Done, nil
+}
+
 // releaseSegments releases segments a snapshot acquired.
 func releaseSegments(segs []*segment.Segment) {
 	for _, s := range segs {
@@ -779,6 +857,9 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 		if _, have := d.sealed[s.ID]; have {
 			continue
 		}
+		if _, have := d.remote[s.ID]; have {
+			continue
+		}
 		outputs = append(outputs, s)
 	}
 	pendingInputs := map[int64]bool{}
@@ -789,6 +870,11 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 	}
 	var gone []int64
 	for id := range d.sealed {
+		if _, ok := live[id]; !ok && !pendingInputs[id] {
+			gone = append(gone, id)
+		}
+	}
+	for id := range d.remote {
 		if _, ok := live[id]; !ok && !pendingInputs[id] {
 			gone = append(gone, id)
 		}
@@ -828,6 +914,7 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 				d.releaseLocked(old, true)
 			}
 			delete(d.sealed, in)
+			delete(d.remote, in) // its worker drops it when the coordinator says
 			d.dropGrowing(in)
 			delete(d.pending, in)
 			d.flushed[in] = true // inserts still to come for it are in the output
@@ -838,6 +925,7 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 			d.releaseLocked(old, true)
 		}
 		delete(d.sealed, id)
+		delete(d.remote, id)
 		d.dropGrowing(id)
 		delete(d.pending, id)
 		d.flushed[id] = true

@@ -81,8 +81,19 @@ func TestSelectSegmentsPrunesByClusteringKey(t *testing.T) {
 			4: seg(4, nil, nil), // rows with a null key, or an L1 segment
 		},
 		growing: map[int64]*segment.Segment{5: seg(5, nil, nil)},
+		gen:     &readGen{},
 	}
-	c := &collection{info: &catalog.Collection{Schema: schema}, delegators: []*delegator{d}}
+	sealed, growing, _, done, err := d.readSnapshot()
+	require.NoError(t, err)
+	defer done()
+	v := &readView{c: &collection{info: &catalog.Collection{Schema: schema}}}
+	for _, s := range sealed {
+		v.segs, v.grow = append(v.segs, s), append(v.grow, false)
+	}
+	for _, s := range growing {
+		v.segs, v.grow = append(v.segs, s), append(v.grow, true)
+	}
+	defer v.close()
 	for filter, want := range map[string][]int64{
 		"year == 1960":                 {1, 4, 5},
 		"year >= 1975 and year < 1995": {2, 3, 4, 5},
@@ -94,9 +105,7 @@ func TestSelectSegmentsPrunesByClusteringKey(t *testing.T) {
 		e, err := expr.Compile(filter, schema, nil)
 		require.NoError(t, err)
 		var got []int64
-		segs, err := selectSegments(c.delegators, &plan.Read{Filter: filter}, nil, e)
-		require.NoError(t, err)
-		for _, s := range segs {
+		for _, s := range v.selected(&plan.Read{Filter: filter}, e) {
 			got = append(got, s.ID)
 		}
 		slices.Sort(got)

@@ -69,6 +69,7 @@ func (n *Node) Close() error {
 	for _, c := range cs {
 		c.stop()
 	}
+	n.releaseWorkers(0, true)
 	n.loads.Wait()
 	n.serving.Wait()
 	return nil
@@ -389,6 +390,7 @@ func (n *Node) Release(collectionID int64) {
 	if ok {
 		c.stop()
 	}
+	n.releaseWorkers(collectionID, false)
 }
 
 // stop stops a collection's delegators, waits for them and releases their

@@ -2,11 +2,13 @@ package querynode
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 
 	"github.com/strata-db/strata/internal/column"
+	"github.com/strata-db/strata/internal/fanout"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
 )
@@ -22,34 +24,33 @@ func fieldByID(c *collection, id int64) *schemapb.FieldSchema {
 
 // Query returns the rows matching the filter (or their count). Rows come
 // back ordered by primary key; a key present in several segments (a
-// re-insert) is returned once, from its latest insert.
+// re-insert) is returned once, from its latest insert. Segments that the
+// node's delegators gave worker nodes are read there (the read fanned out
+// and merged, fanout.Query).
 func (n *Node) Query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error) {
-	c, loaded, err := n.loaded(&req.Read)
+	v, err := n.view(ctx, &req.Read)
 	if err != nil {
 		return nil, err
 	}
-	defer c.readers.Done()
-	e, err := n.compile(c, &req.Read)
+	defer v.close()
+	if len(v.remote) == 0 {
+		return v.query(ctx, req)
+	}
+	pk := v.c.info.PKField()
+	if pk == nil {
+		return nil, fmt.Errorf("querynode: collection %s has no primary key", v.c.info.Name)
+	}
+	return fanout.Query(ctx, req, pk.GetFieldID(), v.parts())
+}
+
+// query runs a query over the view's own segments.
+func (v *readView) query(ctx context.Context, req *plan.Query) (*plan.QueryResult, error) {
+	c, ts, expire := v.c, v.ts, v.expire
+	e, err := compile(c, &req.Read)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := readDelegators(c, req.VChannels)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := n.readTimestamp(ctx, ds, req.GuaranteeTS, req.Strong)
-	if err != nil {
-		return nil, err
-	}
-	segs, err := selectSegments(ds, &req.Read, loaded, e)
-	if err != nil {
-		return nil, err
-	}
-	defer releaseSegments(segs)
-	expire, err := n.expireBefore(ctx, &req.Read)
-	if err != nil {
-		return nil, err
-	}
+	segs := v.selected(&req.Read, e)
 	if req.CountOnly {
 		// count(*) counts visible matching rows segment by segment, as Milvus
 		// does (a key inserted twice without upsert counts twice).

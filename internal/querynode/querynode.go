@@ -9,6 +9,10 @@
 // only. A read that names a partition that is not loaded is refused with
 // code 201, "partition not loaded", as in Milvus.
 //
+// A shard leader may serve only some of its vchannel's sealed segments:
+// the query coordinator gives others to worker nodes (a distribution), and
+// the leader's reads fan out to them (worker.go).
+//
 // Node.Run owns the delegators' goroutines (lifecycle.go). Load builds a
 // collection's delegators without the node-wide lock and installs them
 // under it, so a load never stalls the reads of other collections; a
@@ -243,6 +247,13 @@ type Node struct {
 	// cannot read its vchannel or a segment that cannot be loaded stops its
 	// collection, never the node.
 	failed map[int64]loadFailure
+	// workers holds the worker shards (worker.go): collection → vchannel
+	// → the sealed segments it serves for the vchannel's shard leader on
+	// another node. workMu serialises their loads and releases.
+	workers map[int64]map[string]*workerShard
+	workMu  sync.Mutex
+	// dialWorker reaches the workers of the shards the node leads.
+	dialWorker WorkerDialer
 	// closed is set by Close (when Run ends): no load starts after it.
 	closed bool
 	// loads counts the Load calls in progress; serving counts the
@@ -303,6 +314,7 @@ func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collecti
 	return &Node{
 		cfg: cfg, log: log, objects: objects, segs: segs, colls: colls, ticker: ticker, pins: pins, logger: logger,
 		collections: map[int64]*collection{}, loading: map[int64]*loading{}, failed: map[int64]loadFailure{},
+		workers: map[int64]map[string]*workerShard{},
 	}
 }
 
@@ -552,16 +564,22 @@ func partitionSelected(p int64, req map[int64]bool, loaded map[int64]bool) bool 
 	return loaded == nil || loaded[p]
 }
 
-// Segments lists the segments served for a loaded collection.
+// Segments lists the segments served for a loaded collection: those of
+// the vchannels the node leads (not those it gave workers) and those it
+// serves as a worker.
 func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
 	n.mu.RLock()
 	c, ok := n.collections[collectionID]
-	n.mu.RUnlock()
-	if !ok {
-		return nil
+	var ds []*delegator
+	if ok {
+		ds = slices.Clone(c.delegators)
 	}
+	for _, w := range n.workers[collectionID] {
+		ds = append(ds, w.d)
+	}
+	n.mu.RUnlock()
 	var out []plan.SegmentInfo
-	for _, d := range c.delegators {
+	for _, d := range ds {
 		d.mu.RLock()
 		for _, s := range d.sealed {
 			out = append(out, plan.SegmentInfo{ID: s.ID, PartitionID: s.PartitionID, Rows: int64(s.Len()), Level: s.Level})

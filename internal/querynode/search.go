@@ -10,6 +10,7 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/expr"
+	"github.com/strata-db/strata/internal/fanout"
 	"github.com/strata-db/strata/internal/index"
 	"github.com/strata-db/strata/internal/index/distance"
 	"github.com/strata-db/strata/internal/index/flat"
@@ -91,7 +92,8 @@ func (h *hitHeap) Pop() any {
 	return x
 }
 
-func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
+// compile compiles a read's filter (nil: none).
+func compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 	if r.Filter == "" {
 		return nil, nil
 	}
@@ -102,69 +104,29 @@ func (n *Node) compile(c *collection, r *plan.Read) (*expr.Expr, error) {
 	return e, nil
 }
 
-// selectSegments returns the segments of the delegators ds in the read's
-// partitions, skipping L2 segments whose clustering-key range the filter
-// excludes. They are acquired: the caller releases them (releaseSegments)
-// when its read is done. It fails, holding none, when a delegator has
-// stopped (snapshot): the read would miss its vchannel's rows.
-func selectSegments(ds []*delegator, r *plan.Read, loaded map[int64]bool, e *expr.Expr) ([]*segment.Segment, error) {
-	var req map[int64]bool
-	if len(r.PartitionIDs) > 0 {
-		req = map[int64]bool{}
-		for _, p := range r.PartitionIDs {
-			req[p] = true
-		}
+// Search runs a top-k vector search over every selected segment: this
+// node's, and those its delegators gave worker nodes (the read fanned out
+// to them and merged, fanout.Search).
+func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
+	v, err := n.view(ctx, &req.Read)
+	if err != nil {
+		return nil, err
 	}
-	var out []*segment.Segment
-	for _, d := range ds {
-		segs, err := d.snapshot(!r.IgnoreGrowing)
-		if err != nil {
-			releaseSegments(out)
-			return nil, err
-		}
-		for _, s := range segs {
-			if !partitionSelected(s.PartitionID, req, loaded) {
-				_ = s.Release()
-				continue
-			}
-			if e != nil && s.ClusterLo != nil && !e.MayMatchRange(s.ClusterField, s.ClusterLo, s.ClusterHi) {
-				_ = s.Release()
-				continue // pruned by the clustering-key range
-			}
-			out = append(out, s)
-		}
+	defer v.close()
+	if len(v.remote) == 0 {
+		return v.search(ctx, req)
 	}
-	return out, nil
+	return fanout.Search(ctx, req, v.parts())
 }
 
-// Search runs a top-k vector search over every selected segment.
-func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
-	c, loaded, err := n.loaded(&req.Read)
+// search runs a search over the view's own segments.
+func (v *readView) search(ctx context.Context, req *plan.Search) (*plan.SearchResult, error) {
+	c, ts, expire := v.c, v.ts, v.expire
+	e, err := compile(c, &req.Read)
 	if err != nil {
 		return nil, err
 	}
-	defer c.readers.Done()
-	e, err := n.compile(c, &req.Read)
-	if err != nil {
-		return nil, err
-	}
-	ds, err := readDelegators(c, req.VChannels)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := n.readTimestamp(ctx, ds, req.GuaranteeTS, req.Strong)
-	if err != nil {
-		return nil, err
-	}
-	segs, err := selectSegments(ds, &req.Read, loaded, e)
-	if err != nil {
-		return nil, err
-	}
-	defer releaseSegments(segs)
-	expire, err := n.expireBefore(ctx, &req.Read)
-	if err != nil {
-		return nil, err
-	}
+	segs := v.selected(&req.Read, e)
 	better := plan.Better(req.Metric)
 	nq := req.NQ()
 	heaps := make([]*hitHeap, nq)
@@ -181,7 +143,7 @@ func (n *Node) Search(ctx context.Context, req *plan.Search) (*plan.SearchResult
 	switch {
 	case req.BM25 != nil:
 		var any bool
-		sparseQueries, bm25, any, err = n.bm25Queries(ds, loaded, ts, expire, req)
+		sparseQueries, bm25, any, err = v.bm25Queries(req)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/strata-db/strata/internal/column"
 	"github.com/strata-db/strata/internal/errcode"
 	"github.com/strata-db/strata/internal/expr"
+	"github.com/strata-db/strata/internal/fanout"
 	"github.com/strata-db/strata/internal/index/sparse"
 	"github.com/strata-db/strata/internal/plan"
 	"github.com/strata-db/strata/internal/segment"
@@ -33,25 +34,24 @@ import (
 // over the live rows of its field at the read timestamp, in the node's
 // delegators of the read's vchannels), which a query coordinator sums over
 // the nodes of a replica before it sends the search with them.
+//
+// The segments the node's delegators gave worker nodes count too: their
+// statistics are asked of the workers and summed.
 func (n *Node) BM25Stats(ctx context.Context, req *plan.Search) (*plan.BM25Stats, error) {
-	c, loaded, err := n.loaded(&req.Read)
+	v, err := n.view(ctx, &req.Read)
 	if err != nil {
 		return nil, err
 	}
-	defer c.readers.Done()
-	ds, err := readDelegators(c, req.VChannels)
-	if err != nil {
-		return nil, err
+	defer v.close()
+	if len(v.remote) == 0 {
+		return v.bm25Stats(req)
 	}
-	ts, err := n.readTimestamp(ctx, ds, req.GuaranteeTS, req.Strong)
-	if err != nil {
-		return nil, err
-	}
-	expire, err := n.expireBefore(ctx, &req.Read)
-	if err != nil {
-		return nil, err
-	}
-	return bm25Stats(ds, loaded, ts, expire, req.FieldID, queryTerms(decodeSparseQueries(req)))
+	return fanout.BM25Stats(ctx, req, v.parts())
+}
+
+// bm25Stats is BM25Stats over the view's own segments.
+func (v *readView) bm25Stats(req *plan.Search) (*plan.BM25Stats, error) {
+	return bm25Stats(v.all(), v.ts, v.expire, req.FieldID, queryTerms(decodeSparseQueries(req)))
 }
 
 // queryTerms lists the terms of the queries, sorted and distinct.
@@ -65,15 +65,10 @@ func queryTerms(queries []sparse.Vector) []uint32 {
 }
 
 // bm25Stats gathers the statistics of field fieldID for terms dims over
-// the live rows at ts of the segments of the delegators ds.
-func bm25Stats(ds []*delegator, loaded map[int64]bool, ts, expire uint64, fieldID int64, dims []uint32) (*plan.BM25Stats, error) {
+// the live rows at ts of segments.
+func bm25Stats(segs []*segment.Segment, ts, expire uint64, fieldID int64, dims []uint32) (*plan.BM25Stats, error) {
 	st := sparse.Stats{DF: make([]int64, len(dims))}
-	all, err := selectSegments(ds, &plan.Read{}, loaded, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer releaseSegments(all)
-	for _, s := range all {
+	for _, s := range segs {
 		err := s.Read(func(v *segment.View) error {
 			mask, err := liveRows(v, &plan.Read{}, ts, expire, nil)
 			if err != nil {
@@ -91,14 +86,14 @@ func bm25Stats(ds []*delegator, loaded map[int64]bool, ts, expire uint64, fieldI
 // bm25Queries turns the term-frequency queries of a full-text search into
 // query weights (frequency × IDF) and returns the scoring parameters,
 // with the statistics the request carries, or else those over the
-// segments of the read's delegators ds; ok is false when the collection
-// holds no document to score (no hits then).
-func (n *Node) bm25Queries(ds []*delegator, loaded map[int64]bool, ts, expire uint64, req *plan.Search) ([]sparse.Vector, sparse.BM25, bool, error) {
+// view's segments; ok is false when the collection holds no document to
+// score (no hits then).
+func (v *readView) bm25Queries(req *plan.Search) ([]sparse.Vector, sparse.BM25, bool, error) {
 	queries := decodeSparseQueries(req)
 	stats := req.BM25.Stats
 	if stats == nil {
 		var err error
-		if stats, err = bm25Stats(ds, loaded, ts, expire, req.FieldID, queryTerms(queries)); err != nil {
+		if stats, err = bm25Stats(v.all(), v.ts, v.expire, req.FieldID, queryTerms(queries)); err != nil {
 			return nil, sparse.BM25{}, false, err
 		}
 	} else if len(stats.DF) != len(stats.Terms) {

@@ -77,6 +77,8 @@ type options struct {
 	ef, topK, shard int
 	viaProxy        bool
 	insertBatch     int
+	spread          bool
+	segments        int
 }
 
 func parseFlags() (options, error) {
@@ -99,6 +101,8 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.shard, "shards", 1, "shards (vchannels) of the collection")
 	flag.BoolVar(&o.viaProxy, "via-proxy", false, "measure only the proxy hop: a cluster's inserts and searches through a proxy process vs through the coordinator's own API")
 	flag.IntVar(&o.insertBatch, "insert-batch", 100, "rows per insert of the --via-proxy insert runs")
+	flag.BoolVar(&o.spread, "spread", false, "section 2 compares one query node holding every sealed segment with two holding half each (queryCoord.spreadSegments), instead of replica_number 2 vs 1")
+	flag.IntVar(&o.segments, "segments", 1, "sealed segments the rows are flushed into (one flush per part)")
 	flag.Parse()
 	var err error
 	if o.threads, err = parseInts(threads); err != nil {
@@ -171,7 +175,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	clCfg, err := writeConfig(o.dir, "cluster", etcd, kafka, s3)
+	clExtra := map[string]any{}
+	if o.spread {
+		clExtra["queryCoord"] = map[string]any{"spreadSegments": true}
+	}
+	clCfg, err := writeConfigWith(o.dir, "cluster", etcd, kafka, s3, clExtra)
 	if err != nil {
 		return err
 	}
@@ -297,6 +305,11 @@ func run() error {
 	if o.skipReplicas {
 		return nil
 	}
+	if o.spread {
+		return spreadRuns(ctx, o, cluster, coord, qn1, qn2, dn, data, func(name string) (*proc, error) {
+			return start("querynode", name, clCfg)
+		})
+	}
 	cluster2 := &deployment{name: "2 query nodes, replica_number=2", client: cluster.client, procs: []*proc{coord, qn1, qn2, dn}}
 	cluster1 := &deployment{name: "1 replica (1 query node serving)", client: cluster.client, procs: []*proc{coord, qn1, qn2, dn}}
 	idle, err := idleCPU(cluster2, o.duration)
@@ -344,8 +357,17 @@ func logf(format string, args ...any) {
 // writeConfig writes the configuration of one deployment: its own meta and
 // membership roots in etcd, its own bucket and Kafka topic prefix, pprof on.
 func writeConfig(dir, name string, etcd, kafka, s3 *enginelaunch.Process) (string, error) {
+	return writeConfigWith(dir, name, etcd, kafka, s3, nil)
+}
+
+// writeConfigWith is writeConfig with extra top-level sections.
+func writeConfigWith(dir, name string, etcd, kafka, s3 *enginelaunch.Process, extra map[string]any) (string, error) {
 	p := filepath.Join(dir, name+".json")
-	return p, enginelaunch.WriteConfig(p, enginelaunch.Config(etcd.Addr, kafka.Addr, s3.Addr, name, map[string]any{"pprof": true}))
+	sections := map[string]any{"pprof": true}
+	for k, v := range extra {
+		sections[k] = v
+	}
+	return p, enginelaunch.WriteConfig(p, enginelaunch.Config(etcd.Addr, kafka.Addr, s3.Addr, name, sections))
 }
 
 // proc is one Strata process of a deployment.
@@ -512,8 +534,9 @@ func prepare(ctx context.Context, c *milvusclient.Client, o options, data datase
 		return err
 	}
 	const batch = 5000
-	for lo := 0; lo < len(data.vecs); lo += batch {
-		hi := min(lo+batch, len(data.vecs))
+	part := (len(data.vecs) + max(o.segments, 1) - 1) / max(o.segments, 1) // rows per sealed segment
+	for lo := 0; lo < len(data.vecs); {
+		hi := min(lo+batch, len(data.vecs), (lo/part+1)*part)
 		ids := make([]int64, hi-lo)
 		for i := range ids {
 			ids[i] = int64(lo + i)
@@ -522,13 +545,16 @@ func prepare(ctx context.Context, c *milvusclient.Client, o options, data datase
 			WithInt64Column("id", ids).WithFloatVectorColumn("vector", o.dim, data.vecs[lo:hi])); err != nil {
 			return err
 		}
-	}
-	ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
-	if err != nil {
-		return err
-	}
-	if err := ft.Await(ctx); err != nil {
-		return err
+		if hi%part == 0 || hi == len(data.vecs) {
+			ft, err := c.Flush(ctx, milvusclient.NewFlushOption(coll))
+			if err != nil {
+				return err
+			}
+			if err := ft.Await(ctx); err != nil {
+				return err
+			}
+		}
+		lo = hi
 	}
 	it, err := c.CreateIndex(ctx, milvusclient.NewCreateIndexOption(coll, "vector", index.NewHNSWIndex(entity.L2, 16, o.efConstruction)))
 	if err != nil {
@@ -890,4 +916,58 @@ func etcdCount(ctx context.Context, url, key, end string) (int64, error) {
 		return 0, nil
 	}
 	return strconv.ParseInt(out.Count, 10, 64)
+}
+
+// spreadRuns is section 2 with --spread: one replica on one query node
+// holding every sealed segment against one replica on two query nodes
+// (the shard leader and a worker, half the rows each), alternating: the
+// second node is stopped and started again between them, and the
+// collection reloaded (a load takes every live node into its replica).
+func spreadRuns(ctx context.Context, o options, cluster *deployment, coord, qn1, qn2, dn *proc, data dataset,
+	startQN func(name string) (*proc, error),
+) error {
+	one := &deployment{name: "1 query node, all segments", client: cluster.client, procs: []*proc{coord, qn1, dn}}
+	two := &deployment{name: "2 query nodes, half each", client: cluster.client, procs: []*proc{coord, qn1, qn2, dn}}
+	fmt.Printf("\n## 2. One query node vs two holding half the sealed segments each (%d segments)\n\n", o.segments)
+	fmt.Print(resultHeader)
+	var results []result
+	running := true
+	for r := 0; r < o.rounds; r++ {
+		order := []*deployment{two, one}
+		if r%2 == 1 {
+			order = []*deployment{one, two}
+		}
+		for _, d := range order {
+			switch {
+			case d == one && running:
+				qn2.Stop()
+				running = false
+			case d == two && !running:
+				var err error
+				if qn2, err = startQN(fmt.Sprintf("querynode-2-%d", r)); err != nil {
+					return err
+				}
+				two.procs[2] = qn2
+				running = true
+			}
+			time.Sleep(3 * time.Second) // the coordinator sees the node come or go
+			if err := reload(ctx, d.client, 1); err != nil {
+				return err
+			}
+			time.Sleep(2 * time.Second) // the spread after the load settles
+			for _, th := range o.threads2 {
+				res, err := measure(ctx, d, th, o, data.queries, nil)
+				if err != nil {
+					return err
+				}
+				results = keep(results, res, r+1)
+			}
+		}
+	}
+	fmt.Printf("\nMedians, and two / one:\n\n")
+	fmt.Print(summaryHeader)
+	for _, th := range o.threads2 {
+		fmt.Print(summary(results, th, one.name, two.name))
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package coordrpc_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -296,6 +297,9 @@ func TestRemoteQueryNodeCollectsOnDrop(t *testing.T) {
 	indexFiles := func() []string {
 		var out []string
 		require.NoError(t, filepath.WalkDir(cfg.Mmap.Dir, func(p string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed by the collector while walked
+			}
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, "HNSW") {
 				out = append(out, p)
 			}

@@ -31,6 +31,7 @@ func encodeRead(r *plan.Read) (*querynodev1.Read, error) {
 		CollectionId: r.CollectionID, PartitionIds: r.PartitionIDs, Filter: r.Filter, Templates: templates,
 		Timezone: r.Timezone, OutputFieldIds: r.OutputFields, GuaranteeTs: r.GuaranteeTS, Strong: r.Strong,
 		IgnoreGrowing: r.IgnoreGrowing, ExpireBefore: optional(r.ExpireBefore, r.HasExpireBefore), Vchannels: r.VChannels,
+		Segments: r.Segments, ReadTs: r.ReadTS,
 	}, nil
 }
 
@@ -52,7 +53,7 @@ func decodeRead(m *querynodev1.Read) (plan.Read, error) {
 		Templates: templates, Timezone: m.GetTimezone(), OutputFields: m.GetOutputFieldIds(),
 		GuaranteeTS: m.GetGuaranteeTs(), Strong: m.GetStrong(), IgnoreGrowing: m.GetIgnoreGrowing(),
 		ExpireBefore: m.GetExpireBefore(), HasExpireBefore: m.ExpireBefore != nil,
-		VChannels: m.GetVchannels(),
+		VChannels: m.GetVchannels(), Segments: m.GetSegments(), ReadTS: m.GetReadTs(),
 	}, nil
 }
 

@@ -40,6 +40,637 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// LoadSegmentsRequest names a collection's vchannel and segments.
+type LoadSegmentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId  int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	Vchannel      string                 `protobuf:"bytes,2,opt,name=vchannel,proto3" json:"vchannel,omitempty"`
+	SegmentIds    []int64                `protobuf:"varint,3,rep,packed,name=segment_ids,json=segmentIds,proto3" json:"segment_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoadSegmentsRequest) Reset() {
+	*x = LoadSegmentsRequest{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoadSegmentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoadSegmentsRequest) ProtoMessage() {}
+
+func (x *LoadSegmentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoadSegmentsRequest.ProtoReflect.Descriptor instead.
+func (*LoadSegmentsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *LoadSegmentsRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+func (x *LoadSegmentsRequest) GetVchannel() string {
+	if x != nil {
+		return x.Vchannel
+	}
+	return ""
+}
+
+func (x *LoadSegmentsRequest) GetSegmentIds() []int64 {
+	if x != nil {
+		return x.SegmentIds
+	}
+	return nil
+}
+
+// LoadSegmentsResponse is empty: the segments are served.
+type LoadSegmentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoadSegmentsResponse) Reset() {
+	*x = LoadSegmentsResponse{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoadSegmentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoadSegmentsResponse) ProtoMessage() {}
+
+func (x *LoadSegmentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoadSegmentsResponse.ProtoReflect.Descriptor instead.
+func (*LoadSegmentsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{1}
+}
+
+// ReleaseSegmentsRequest names a collection's vchannel and segments.
+type ReleaseSegmentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId  int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	Vchannel      string                 `protobuf:"bytes,2,opt,name=vchannel,proto3" json:"vchannel,omitempty"`
+	SegmentIds    []int64                `protobuf:"varint,3,rep,packed,name=segment_ids,json=segmentIds,proto3" json:"segment_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseSegmentsRequest) Reset() {
+	*x = ReleaseSegmentsRequest{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseSegmentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseSegmentsRequest) ProtoMessage() {}
+
+func (x *ReleaseSegmentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseSegmentsRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseSegmentsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ReleaseSegmentsRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+func (x *ReleaseSegmentsRequest) GetVchannel() string {
+	if x != nil {
+		return x.Vchannel
+	}
+	return ""
+}
+
+func (x *ReleaseSegmentsRequest) GetSegmentIds() []int64 {
+	if x != nil {
+		return x.SegmentIds
+	}
+	return nil
+}
+
+// ReleaseSegmentsResponse is empty.
+type ReleaseSegmentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseSegmentsResponse) Reset() {
+	*x = ReleaseSegmentsResponse{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseSegmentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseSegmentsResponse) ProtoMessage() {}
+
+func (x *ReleaseSegmentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseSegmentsResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseSegmentsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{3}
+}
+
+// ListWorkerSegmentsRequest names the collection.
+type ListWorkerSegmentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId  int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkerSegmentsRequest) Reset() {
+	*x = ListWorkerSegmentsRequest{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkerSegmentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkerSegmentsRequest) ProtoMessage() {}
+
+func (x *ListWorkerSegmentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkerSegmentsRequest.ProtoReflect.Descriptor instead.
+func (*ListWorkerSegmentsRequest) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListWorkerSegmentsRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+// ListWorkerSegmentsResponse lists the worker shards.
+type ListWorkerSegmentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shards        []*WorkerShard         `protobuf:"bytes,1,rep,name=shards,proto3" json:"shards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkerSegmentsResponse) Reset() {
+	*x = ListWorkerSegmentsResponse{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkerSegmentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkerSegmentsResponse) ProtoMessage() {}
+
+func (x *ListWorkerSegmentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkerSegmentsResponse.ProtoReflect.Descriptor instead.
+func (*ListWorkerSegmentsResponse) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListWorkerSegmentsResponse) GetShards() []*WorkerShard {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
+// WorkerShard is the segments of one vchannel a node serves as a worker.
+type WorkerShard struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Vchannel      string                 `protobuf:"bytes,1,opt,name=vchannel,proto3" json:"vchannel,omitempty"`
+	SegmentIds    []int64                `protobuf:"varint,2,rep,packed,name=segment_ids,json=segmentIds,proto3" json:"segment_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerShard) Reset() {
+	*x = WorkerShard{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerShard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerShard) ProtoMessage() {}
+
+func (x *WorkerShard) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerShard.ProtoReflect.Descriptor instead.
+func (*WorkerShard) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WorkerShard) GetVchannel() string {
+	if x != nil {
+		return x.Vchannel
+	}
+	return ""
+}
+
+func (x *WorkerShard) GetSegmentIds() []int64 {
+	if x != nil {
+		return x.SegmentIds
+	}
+	return nil
+}
+
+// ListSealedRequest names a collection's vchannel.
+type ListSealedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId  int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	Vchannel      string                 `protobuf:"bytes,2,opt,name=vchannel,proto3" json:"vchannel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSealedRequest) Reset() {
+	*x = ListSealedRequest{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSealedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSealedRequest) ProtoMessage() {}
+
+func (x *ListSealedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSealedRequest.ProtoReflect.Descriptor instead.
+func (*ListSealedRequest) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListSealedRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+func (x *ListSealedRequest) GetVchannel() string {
+	if x != nil {
+		return x.Vchannel
+	}
+	return ""
+}
+
+// ListSealedResponse lists the sealed segments of the vchannel.
+type ListSealedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segments      []*SealedSegment       `protobuf:"bytes,1,rep,name=segments,proto3" json:"segments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSealedResponse) Reset() {
+	*x = ListSealedResponse{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSealedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSealedResponse) ProtoMessage() {}
+
+func (x *ListSealedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSealedResponse.ProtoReflect.Descriptor instead.
+func (*ListSealedResponse) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListSealedResponse) GetSegments() []*SealedSegment {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+// SealedSegment is one sealed segment of a vchannel a node leads.
+type SealedSegment struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	PartitionId int64                  `protobuf:"varint,2,opt,name=partition_id,json=partitionId,proto3" json:"partition_id,omitempty"`
+	Rows        int64                  `protobuf:"varint,3,opt,name=rows,proto3" json:"rows,omitempty"`
+	Level       int32                  `protobuf:"varint,4,opt,name=level,proto3" json:"level,omitempty"`
+	// worker_node_id is the worker serving it (0: the leader itself).
+	WorkerNodeId  int64 `protobuf:"varint,5,opt,name=worker_node_id,json=workerNodeId,proto3" json:"worker_node_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SealedSegment) Reset() {
+	*x = SealedSegment{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SealedSegment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SealedSegment) ProtoMessage() {}
+
+func (x *SealedSegment) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SealedSegment.ProtoReflect.Descriptor instead.
+func (*SealedSegment) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SealedSegment) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SealedSegment) GetPartitionId() int64 {
+	if x != nil {
+		return x.PartitionId
+	}
+	return 0
+}
+
+func (x *SealedSegment) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *SealedSegment) GetLevel() int32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *SealedSegment) GetWorkerNodeId() int64 {
+	if x != nil {
+		return x.WorkerNodeId
+	}
+	return 0
+}
+
+// SetDistributionRequest is a leader's new distribution.
+type SetDistributionRequest struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	CollectionId int64                  `protobuf:"varint,1,opt,name=collection_id,json=collectionId,proto3" json:"collection_id,omitempty"`
+	Vchannel     string                 `protobuf:"bytes,2,opt,name=vchannel,proto3" json:"vchannel,omitempty"`
+	// segments maps each segment a worker serves to the worker's node ID.
+	Segments map[int64]int64 `protobuf:"bytes,3,rep,name=segments,proto3" json:"segments,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// worker_addresses gives each worker's internal address.
+	WorkerAddresses map[int64]string `protobuf:"bytes,4,rep,name=worker_addresses,json=workerAddresses,proto3" json:"worker_addresses,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *SetDistributionRequest) Reset() {
+	*x = SetDistributionRequest{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDistributionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDistributionRequest) ProtoMessage() {}
+
+func (x *SetDistributionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDistributionRequest.ProtoReflect.Descriptor instead.
+func (*SetDistributionRequest) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SetDistributionRequest) GetCollectionId() int64 {
+	if x != nil {
+		return x.CollectionId
+	}
+	return 0
+}
+
+func (x *SetDistributionRequest) GetVchannel() string {
+	if x != nil {
+		return x.Vchannel
+	}
+	return ""
+}
+
+func (x *SetDistributionRequest) GetSegments() map[int64]int64 {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+func (x *SetDistributionRequest) GetWorkerAddresses() map[int64]string {
+	if x != nil {
+		return x.WorkerAddresses
+	}
+	return nil
+}
+
+// SetDistributionResponse is the distribution set.
+type SetDistributionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segments      map[int64]int64        `protobuf:"bytes,1,rep,name=segments,proto3" json:"segments,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetDistributionResponse) Reset() {
+	*x = SetDistributionResponse{}
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetDistributionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetDistributionResponse) ProtoMessage() {}
+
+func (x *SetDistributionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetDistributionResponse.ProtoReflect.Descriptor instead.
+func (*SetDistributionResponse) Descriptor() ([]byte, []int) {
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SetDistributionResponse) GetSegments() map[int64]int64 {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
 // LoadRequest names the collection and the partitions to load (none: all).
 type LoadRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -65,7 +696,7 @@ type LoadRequest struct {
 
 func (x *LoadRequest) Reset() {
 	*x = LoadRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[0]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -77,7 +708,7 @@ func (x *LoadRequest) String() string {
 func (*LoadRequest) ProtoMessage() {}
 
 func (x *LoadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[0]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -90,7 +721,7 @@ func (x *LoadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadRequest.ProtoReflect.Descriptor instead.
 func (*LoadRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{0}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LoadRequest) GetCollectionId() int64 {
@@ -137,7 +768,7 @@ type LoadResponse struct {
 
 func (x *LoadResponse) Reset() {
 	*x = LoadResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[1]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -149,7 +780,7 @@ func (x *LoadResponse) String() string {
 func (*LoadResponse) ProtoMessage() {}
 
 func (x *LoadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[1]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -162,7 +793,7 @@ func (x *LoadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadResponse.ProtoReflect.Descriptor instead.
 func (*LoadResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{1}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{13}
 }
 
 // ReleaseRequest names the collection to release.
@@ -175,7 +806,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[2]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -187,7 +818,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[2]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -200,7 +831,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{2}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReleaseRequest) GetCollectionId() int64 {
@@ -219,7 +850,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[3]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -231,7 +862,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[3]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -244,7 +875,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{3}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{15}
 }
 
 // ReleasePartitionsRequest names the partitions to release.
@@ -258,7 +889,7 @@ type ReleasePartitionsRequest struct {
 
 func (x *ReleasePartitionsRequest) Reset() {
 	*x = ReleasePartitionsRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[4]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -270,7 +901,7 @@ func (x *ReleasePartitionsRequest) String() string {
 func (*ReleasePartitionsRequest) ProtoMessage() {}
 
 func (x *ReleasePartitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[4]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -283,7 +914,7 @@ func (x *ReleasePartitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleasePartitionsRequest.ProtoReflect.Descriptor instead.
 func (*ReleasePartitionsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{4}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReleasePartitionsRequest) GetCollectionId() int64 {
@@ -309,7 +940,7 @@ type ReleasePartitionsResponse struct {
 
 func (x *ReleasePartitionsResponse) Reset() {
 	*x = ReleasePartitionsResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[5]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -321,7 +952,7 @@ func (x *ReleasePartitionsResponse) String() string {
 func (*ReleasePartitionsResponse) ProtoMessage() {}
 
 func (x *ReleasePartitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[5]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -334,7 +965,7 @@ func (x *ReleasePartitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleasePartitionsResponse.ProtoReflect.Descriptor instead.
 func (*ReleasePartitionsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{5}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{17}
 }
 
 // GetLoadStateRequest names the collection.
@@ -347,7 +978,7 @@ type GetLoadStateRequest struct {
 
 func (x *GetLoadStateRequest) Reset() {
 	*x = GetLoadStateRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[6]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +990,7 @@ func (x *GetLoadStateRequest) String() string {
 func (*GetLoadStateRequest) ProtoMessage() {}
 
 func (x *GetLoadStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[6]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +1003,7 @@ func (x *GetLoadStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoadStateRequest.ProtoReflect.Descriptor instead.
 func (*GetLoadStateRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{6}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetLoadStateRequest) GetCollectionId() int64 {
@@ -402,7 +1033,7 @@ type GetLoadStateResponse struct {
 
 func (x *GetLoadStateResponse) Reset() {
 	*x = GetLoadStateResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[7]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -414,7 +1045,7 @@ func (x *GetLoadStateResponse) String() string {
 func (*GetLoadStateResponse) ProtoMessage() {}
 
 func (x *GetLoadStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[7]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -427,7 +1058,7 @@ func (x *GetLoadStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoadStateResponse.ProtoReflect.Descriptor instead.
 func (*GetLoadStateResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{7}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetLoadStateResponse) GetLoaded() bool {
@@ -477,7 +1108,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[8]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +1120,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[8]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +1133,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{8}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Status) GetCode() int32 {
@@ -529,7 +1160,7 @@ type WaitLoadRequest struct {
 
 func (x *WaitLoadRequest) Reset() {
 	*x = WaitLoadRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[9]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -541,7 +1172,7 @@ func (x *WaitLoadRequest) String() string {
 func (*WaitLoadRequest) ProtoMessage() {}
 
 func (x *WaitLoadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[9]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -554,7 +1185,7 @@ func (x *WaitLoadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitLoadRequest.ProtoReflect.Descriptor instead.
 func (*WaitLoadRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{9}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WaitLoadRequest) GetCollectionId() int64 {
@@ -573,7 +1204,7 @@ type WaitLoadResponse struct {
 
 func (x *WaitLoadResponse) Reset() {
 	*x = WaitLoadResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[10]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +1216,7 @@ func (x *WaitLoadResponse) String() string {
 func (*WaitLoadResponse) ProtoMessage() {}
 
 func (x *WaitLoadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[10]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +1229,7 @@ func (x *WaitLoadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitLoadResponse.ProtoReflect.Descriptor instead.
 func (*WaitLoadResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{10}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{22}
 }
 
 // ListSegmentsRequest names the collection.
@@ -611,7 +1242,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[11]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +1254,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[11]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +1267,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{11}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListSegmentsRequest) GetCollectionId() int64 {
@@ -656,7 +1287,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[12]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +1299,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[12]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +1312,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{12}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListSegmentsResponse) GetSegments() []*SegmentInfo {
@@ -710,7 +1341,7 @@ type SegmentInfo struct {
 
 func (x *SegmentInfo) Reset() {
 	*x = SegmentInfo{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[13]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +1353,7 @@ func (x *SegmentInfo) String() string {
 func (*SegmentInfo) ProtoMessage() {}
 
 func (x *SegmentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[13]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +1366,7 @@ func (x *SegmentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentInfo.ProtoReflect.Descriptor instead.
 func (*SegmentInfo) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{13}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SegmentInfo) GetId() int64 {
@@ -797,7 +1428,7 @@ type GetReplicasRequest struct {
 
 func (x *GetReplicasRequest) Reset() {
 	*x = GetReplicasRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +1440,7 @@ func (x *GetReplicasRequest) String() string {
 func (*GetReplicasRequest) ProtoMessage() {}
 
 func (x *GetReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[14]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +1453,7 @@ func (x *GetReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReplicasRequest.ProtoReflect.Descriptor instead.
 func (*GetReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{14}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetReplicasRequest) GetCollectionId() int64 {
@@ -843,7 +1474,7 @@ type GetReplicasResponse struct {
 
 func (x *GetReplicasResponse) Reset() {
 	*x = GetReplicasResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +1486,7 @@ func (x *GetReplicasResponse) String() string {
 func (*GetReplicasResponse) ProtoMessage() {}
 
 func (x *GetReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[15]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +1499,7 @@ func (x *GetReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReplicasResponse.ProtoReflect.Descriptor instead.
 func (*GetReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{15}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetReplicasResponse) GetReplicas() []*Replica {
@@ -898,7 +1529,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1541,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[16]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1554,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{16}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Replica) GetId() int64 {
@@ -994,14 +1625,22 @@ type Read struct {
 	// without one of them answers "channel not available". The query
 	// coordinator names the shards it routes to the node, so a node that
 	// still holds a shard being moved away does not answer for it twice.
-	Vchannels     []string `protobuf:"bytes,11,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
+	Vchannels []string `protobuf:"bytes,11,rep,name=vchannels,proto3" json:"vchannels,omitempty"`
+	// segments, when set, makes the read a shard leader's sub-read of the
+	// sealed segments it gave this worker node: exactly these segments of
+	// its one vchannel are read, at read_ts; a worker that does not hold one
+	// of them answers "channel not available".
+	Segments []int64 `protobuf:"varint,12,rep,packed,name=segments,proto3" json:"segments,omitempty"`
+	// read_ts is a sub-read's MVCC timestamp (with segments): the worker
+	// waits until its vchannel reached it and reads at exactly it.
+	ReadTs        uint64 `protobuf:"varint,13,opt,name=read_ts,json=readTs,proto3" json:"read_ts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Read) Reset() {
 	*x = Read{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1652,7 @@ func (x *Read) String() string {
 func (*Read) ProtoMessage() {}
 
 func (x *Read) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[17]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1665,7 @@ func (x *Read) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read.ProtoReflect.Descriptor instead.
 func (*Read) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{17}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Read) GetCollectionId() int64 {
@@ -1106,6 +1745,20 @@ func (x *Read) GetVchannels() []string {
 	return nil
 }
 
+func (x *Read) GetSegments() []int64 {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+func (x *Read) GetReadTs() uint64 {
+	if x != nil {
+		return x.ReadTs
+	}
+	return 0
+}
+
 // BM25 holds a full-text search's scoring parameters.
 type BM25 struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1122,7 +1775,7 @@ type BM25 struct {
 
 func (x *BM25) Reset() {
 	*x = BM25{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1787,7 @@ func (x *BM25) String() string {
 func (*BM25) ProtoMessage() {}
 
 func (x *BM25) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[18]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1800,7 @@ func (x *BM25) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BM25.ProtoReflect.Descriptor instead.
 func (*BM25) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{18}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *BM25) GetK1() float64 {
@@ -1188,7 +1841,7 @@ type BM25Stats struct {
 
 func (x *BM25Stats) Reset() {
 	*x = BM25Stats{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1853,7 @@ func (x *BM25Stats) String() string {
 func (*BM25Stats) ProtoMessage() {}
 
 func (x *BM25Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[19]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1866,7 @@ func (x *BM25Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BM25Stats.ProtoReflect.Descriptor instead.
 func (*BM25Stats) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{19}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BM25Stats) GetRows() int64 {
@@ -1255,7 +1908,7 @@ type GetBM25StatsRequest struct {
 
 func (x *GetBM25StatsRequest) Reset() {
 	*x = GetBM25StatsRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1920,7 @@ func (x *GetBM25StatsRequest) String() string {
 func (*GetBM25StatsRequest) ProtoMessage() {}
 
 func (x *GetBM25StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[20]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1933,7 @@ func (x *GetBM25StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBM25StatsRequest.ProtoReflect.Descriptor instead.
 func (*GetBM25StatsRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{20}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetBM25StatsRequest) GetSearch() *SearchRequest {
@@ -1300,7 +1953,7 @@ type GetBM25StatsResponse struct {
 
 func (x *GetBM25StatsResponse) Reset() {
 	*x = GetBM25StatsResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1965,7 @@ func (x *GetBM25StatsResponse) String() string {
 func (*GetBM25StatsResponse) ProtoMessage() {}
 
 func (x *GetBM25StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[21]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1978,7 @@ func (x *GetBM25StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBM25StatsResponse.ProtoReflect.Descriptor instead.
 func (*GetBM25StatsResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{21}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetBM25StatsResponse) GetStats() *BM25Stats {
@@ -1385,7 +2038,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +2050,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[22]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +2063,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{22}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SearchRequest) GetRead() *Read {
@@ -1584,7 +2237,7 @@ type Floats struct {
 
 func (x *Floats) Reset() {
 	*x = Floats{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +2249,7 @@ func (x *Floats) String() string {
 func (*Floats) ProtoMessage() {}
 
 func (x *Floats) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[23]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +2262,7 @@ func (x *Floats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Floats.ProtoReflect.Descriptor instead.
 func (*Floats) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{23}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Floats) GetData() []float32 {
@@ -1635,7 +2288,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[24]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +2300,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[24]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +2313,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{24}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SearchResponse) GetResult() []byte {
@@ -1685,7 +2338,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[25]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +2350,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[25]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +2363,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{25}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *QueryRequest) GetRead() *Read {
@@ -1754,7 +2407,7 @@ type QueryResponse struct {
 
 func (x *QueryResponse) Reset() {
 	*x = QueryResponse{}
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[26]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1766,7 +2419,7 @@ func (x *QueryResponse) String() string {
 func (*QueryResponse) ProtoMessage() {}
 
 func (x *QueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[26]
+	mi := &file_strata_querynode_v1_querynode_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +2432,7 @@ func (x *QueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryResponse.ProtoReflect.Descriptor instead.
 func (*QueryResponse) Descriptor() ([]byte, []int) {
-	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{26}
+	return file_strata_querynode_v1_querynode_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *QueryResponse) GetFieldsData() [][]byte {
@@ -1807,7 +2460,54 @@ var File_strata_querynode_v1_querynode_proto protoreflect.FileDescriptor
 
 const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\n" +
-	"#strata/querynode/v1/querynode.proto\x12\x13strata.querynode.v1\"\xc5\x01\n" +
+	"#strata/querynode/v1/querynode.proto\x12\x13strata.querynode.v1\"w\n" +
+	"\x13LoadSegmentsRequest\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12\x1a\n" +
+	"\bvchannel\x18\x02 \x01(\tR\bvchannel\x12\x1f\n" +
+	"\vsegment_ids\x18\x03 \x03(\x03R\n" +
+	"segmentIds\"\x16\n" +
+	"\x14LoadSegmentsResponse\"z\n" +
+	"\x16ReleaseSegmentsRequest\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12\x1a\n" +
+	"\bvchannel\x18\x02 \x01(\tR\bvchannel\x12\x1f\n" +
+	"\vsegment_ids\x18\x03 \x03(\x03R\n" +
+	"segmentIds\"\x19\n" +
+	"\x17ReleaseSegmentsResponse\"@\n" +
+	"\x19ListWorkerSegmentsRequest\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\"V\n" +
+	"\x1aListWorkerSegmentsResponse\x128\n" +
+	"\x06shards\x18\x01 \x03(\v2 .strata.querynode.v1.WorkerShardR\x06shards\"J\n" +
+	"\vWorkerShard\x12\x1a\n" +
+	"\bvchannel\x18\x01 \x01(\tR\bvchannel\x12\x1f\n" +
+	"\vsegment_ids\x18\x02 \x03(\x03R\n" +
+	"segmentIds\"T\n" +
+	"\x11ListSealedRequest\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12\x1a\n" +
+	"\bvchannel\x18\x02 \x01(\tR\bvchannel\"T\n" +
+	"\x12ListSealedResponse\x12>\n" +
+	"\bsegments\x18\x01 \x03(\v2\".strata.querynode.v1.SealedSegmentR\bsegments\"\x92\x01\n" +
+	"\rSealedSegment\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12!\n" +
+	"\fpartition_id\x18\x02 \x01(\x03R\vpartitionId\x12\x12\n" +
+	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x14\n" +
+	"\x05level\x18\x04 \x01(\x05R\x05level\x12$\n" +
+	"\x0eworker_node_id\x18\x05 \x01(\x03R\fworkerNodeId\"\x9e\x03\n" +
+	"\x16SetDistributionRequest\x12#\n" +
+	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12\x1a\n" +
+	"\bvchannel\x18\x02 \x01(\tR\bvchannel\x12U\n" +
+	"\bsegments\x18\x03 \x03(\v29.strata.querynode.v1.SetDistributionRequest.SegmentsEntryR\bsegments\x12k\n" +
+	"\x10worker_addresses\x18\x04 \x03(\v2@.strata.querynode.v1.SetDistributionRequest.WorkerAddressesEntryR\x0fworkerAddresses\x1a;\n" +
+	"\rSegmentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aB\n" +
+	"\x14WorkerAddressesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xae\x01\n" +
+	"\x17SetDistributionResponse\x12V\n" +
+	"\bsegments\x18\x01 \x03(\v2:.strata.querynode.v1.SetDistributionResponse.SegmentsEntryR\bsegments\x1a;\n" +
+	"\rSegmentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xc5\x01\n" +
 	"\vLoadRequest\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12%\n" +
@@ -1863,7 +2563,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a<\n" +
 	"\x0eAddressesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf0\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x04\n" +
 	"\x04Read\x12#\n" +
 	"\rcollection_id\x18\x01 \x01(\x03R\fcollectionId\x12#\n" +
 	"\rpartition_ids\x18\x02 \x03(\x03R\fpartitionIds\x12\x16\n" +
@@ -1876,7 +2576,9 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\x0eignore_growing\x18\t \x01(\bR\rignoreGrowing\x12(\n" +
 	"\rexpire_before\x18\n" +
 	" \x01(\x04H\x00R\fexpireBefore\x88\x01\x01\x12\x1c\n" +
-	"\tvchannels\x18\v \x03(\tR\tvchannels\x1a<\n" +
+	"\tvchannels\x18\v \x03(\tR\tvchannels\x12\x1a\n" +
+	"\bsegments\x18\f \x03(\x03R\bsegments\x12\x17\n" +
+	"\aread_ts\x18\r \x01(\x04R\x06readTs\x1a<\n" +
 	"\x0eTemplatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01B\x10\n" +
@@ -1937,7 +2639,7 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\vfields_data\x18\x01 \x03(\fR\n" +
 	"fieldsData\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count2\xb6\a\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count2\xcd\v\n" +
 	"\x10QueryNodeService\x12K\n" +
 	"\x04Load\x12 .strata.querynode.v1.LoadRequest\x1a!.strata.querynode.v1.LoadResponse\x12T\n" +
 	"\aRelease\x12#.strata.querynode.v1.ReleaseRequest\x1a$.strata.querynode.v1.ReleaseResponse\x12r\n" +
@@ -1948,7 +2650,13 @@ const file_strata_querynode_v1_querynode_proto_rawDesc = "" +
 	"\vGetReplicas\x12'.strata.querynode.v1.GetReplicasRequest\x1a(.strata.querynode.v1.GetReplicasResponse\x12Q\n" +
 	"\x06Search\x12\".strata.querynode.v1.SearchRequest\x1a#.strata.querynode.v1.SearchResponse\x12N\n" +
 	"\x05Query\x12!.strata.querynode.v1.QueryRequest\x1a\".strata.querynode.v1.QueryResponse\x12c\n" +
-	"\fGetBM25Stats\x12(.strata.querynode.v1.GetBM25StatsRequest\x1a).strata.querynode.v1.GetBM25StatsResponseB\xe3\x01\n" +
+	"\fGetBM25Stats\x12(.strata.querynode.v1.GetBM25StatsRequest\x1a).strata.querynode.v1.GetBM25StatsResponse\x12c\n" +
+	"\fLoadSegments\x12(.strata.querynode.v1.LoadSegmentsRequest\x1a).strata.querynode.v1.LoadSegmentsResponse\x12l\n" +
+	"\x0fReleaseSegments\x12+.strata.querynode.v1.ReleaseSegmentsRequest\x1a,.strata.querynode.v1.ReleaseSegmentsResponse\x12u\n" +
+	"\x12ListWorkerSegments\x12..strata.querynode.v1.ListWorkerSegmentsRequest\x1a/.strata.querynode.v1.ListWorkerSegmentsResponse\x12]\n" +
+	"\n" +
+	"ListSealed\x12&.strata.querynode.v1.ListSealedRequest\x1a'.strata.querynode.v1.ListSealedResponse\x12l\n" +
+	"\x0fSetDistribution\x12+.strata.querynode.v1.SetDistributionRequest\x1a,.strata.querynode.v1.SetDistributionResponseB\xe3\x01\n" +
 	"\x17com.strata.querynode.v1B\x0eQuerynodeProtoP\x01ZJgithub.com/strata-db/strata/internal/rpcpb/strata/querynode/v1;querynodev1\xa2\x02\x03SQX\xaa\x02\x13Strata.Querynode.V1\xca\x02\x13Strata\\Querynode\\V1\xe2\x02\x1fStrata\\Querynode\\V1\\GPBMetadata\xea\x02\x15Strata::Querynode::V1b\x06proto3"
 
 var (
@@ -1963,79 +2671,109 @@ func file_strata_querynode_v1_querynode_proto_rawDescGZIP() []byte {
 	return file_strata_querynode_v1_querynode_proto_rawDescData
 }
 
-var file_strata_querynode_v1_querynode_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_strata_querynode_v1_querynode_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_strata_querynode_v1_querynode_proto_goTypes = []any{
-	(*LoadRequest)(nil),               // 0: strata.querynode.v1.LoadRequest
-	(*LoadResponse)(nil),              // 1: strata.querynode.v1.LoadResponse
-	(*ReleaseRequest)(nil),            // 2: strata.querynode.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),           // 3: strata.querynode.v1.ReleaseResponse
-	(*ReleasePartitionsRequest)(nil),  // 4: strata.querynode.v1.ReleasePartitionsRequest
-	(*ReleasePartitionsResponse)(nil), // 5: strata.querynode.v1.ReleasePartitionsResponse
-	(*GetLoadStateRequest)(nil),       // 6: strata.querynode.v1.GetLoadStateRequest
-	(*GetLoadStateResponse)(nil),      // 7: strata.querynode.v1.GetLoadStateResponse
-	(*Status)(nil),                    // 8: strata.querynode.v1.Status
-	(*WaitLoadRequest)(nil),           // 9: strata.querynode.v1.WaitLoadRequest
-	(*WaitLoadResponse)(nil),          // 10: strata.querynode.v1.WaitLoadResponse
-	(*ListSegmentsRequest)(nil),       // 11: strata.querynode.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),      // 12: strata.querynode.v1.ListSegmentsResponse
-	(*SegmentInfo)(nil),               // 13: strata.querynode.v1.SegmentInfo
-	(*GetReplicasRequest)(nil),        // 14: strata.querynode.v1.GetReplicasRequest
-	(*GetReplicasResponse)(nil),       // 15: strata.querynode.v1.GetReplicasResponse
-	(*Replica)(nil),                   // 16: strata.querynode.v1.Replica
-	(*Read)(nil),                      // 17: strata.querynode.v1.Read
-	(*BM25)(nil),                      // 18: strata.querynode.v1.BM25
-	(*BM25Stats)(nil),                 // 19: strata.querynode.v1.BM25Stats
-	(*GetBM25StatsRequest)(nil),       // 20: strata.querynode.v1.GetBM25StatsRequest
-	(*GetBM25StatsResponse)(nil),      // 21: strata.querynode.v1.GetBM25StatsResponse
-	(*SearchRequest)(nil),             // 22: strata.querynode.v1.SearchRequest
-	(*Floats)(nil),                    // 23: strata.querynode.v1.Floats
-	(*SearchResponse)(nil),            // 24: strata.querynode.v1.SearchResponse
-	(*QueryRequest)(nil),              // 25: strata.querynode.v1.QueryRequest
-	(*QueryResponse)(nil),             // 26: strata.querynode.v1.QueryResponse
-	nil,                               // 27: strata.querynode.v1.Replica.LeadersEntry
-	nil,                               // 28: strata.querynode.v1.Replica.AddressesEntry
-	nil,                               // 29: strata.querynode.v1.Read.TemplatesEntry
+	(*LoadSegmentsRequest)(nil),        // 0: strata.querynode.v1.LoadSegmentsRequest
+	(*LoadSegmentsResponse)(nil),       // 1: strata.querynode.v1.LoadSegmentsResponse
+	(*ReleaseSegmentsRequest)(nil),     // 2: strata.querynode.v1.ReleaseSegmentsRequest
+	(*ReleaseSegmentsResponse)(nil),    // 3: strata.querynode.v1.ReleaseSegmentsResponse
+	(*ListWorkerSegmentsRequest)(nil),  // 4: strata.querynode.v1.ListWorkerSegmentsRequest
+	(*ListWorkerSegmentsResponse)(nil), // 5: strata.querynode.v1.ListWorkerSegmentsResponse
+	(*WorkerShard)(nil),                // 6: strata.querynode.v1.WorkerShard
+	(*ListSealedRequest)(nil),          // 7: strata.querynode.v1.ListSealedRequest
+	(*ListSealedResponse)(nil),         // 8: strata.querynode.v1.ListSealedResponse
+	(*SealedSegment)(nil),              // 9: strata.querynode.v1.SealedSegment
+	(*SetDistributionRequest)(nil),     // 10: strata.querynode.v1.SetDistributionRequest
+	(*SetDistributionResponse)(nil),    // 11: strata.querynode.v1.SetDistributionResponse
+	(*LoadRequest)(nil),                // 12: strata.querynode.v1.LoadRequest
+	(*LoadResponse)(nil),               // 13: strata.querynode.v1.LoadResponse
+	(*ReleaseRequest)(nil),             // 14: strata.querynode.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),            // 15: strata.querynode.v1.ReleaseResponse
+	(*ReleasePartitionsRequest)(nil),   // 16: strata.querynode.v1.ReleasePartitionsRequest
+	(*ReleasePartitionsResponse)(nil),  // 17: strata.querynode.v1.ReleasePartitionsResponse
+	(*GetLoadStateRequest)(nil),        // 18: strata.querynode.v1.GetLoadStateRequest
+	(*GetLoadStateResponse)(nil),       // 19: strata.querynode.v1.GetLoadStateResponse
+	(*Status)(nil),                     // 20: strata.querynode.v1.Status
+	(*WaitLoadRequest)(nil),            // 21: strata.querynode.v1.WaitLoadRequest
+	(*WaitLoadResponse)(nil),           // 22: strata.querynode.v1.WaitLoadResponse
+	(*ListSegmentsRequest)(nil),        // 23: strata.querynode.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),       // 24: strata.querynode.v1.ListSegmentsResponse
+	(*SegmentInfo)(nil),                // 25: strata.querynode.v1.SegmentInfo
+	(*GetReplicasRequest)(nil),         // 26: strata.querynode.v1.GetReplicasRequest
+	(*GetReplicasResponse)(nil),        // 27: strata.querynode.v1.GetReplicasResponse
+	(*Replica)(nil),                    // 28: strata.querynode.v1.Replica
+	(*Read)(nil),                       // 29: strata.querynode.v1.Read
+	(*BM25)(nil),                       // 30: strata.querynode.v1.BM25
+	(*BM25Stats)(nil),                  // 31: strata.querynode.v1.BM25Stats
+	(*GetBM25StatsRequest)(nil),        // 32: strata.querynode.v1.GetBM25StatsRequest
+	(*GetBM25StatsResponse)(nil),       // 33: strata.querynode.v1.GetBM25StatsResponse
+	(*SearchRequest)(nil),              // 34: strata.querynode.v1.SearchRequest
+	(*Floats)(nil),                     // 35: strata.querynode.v1.Floats
+	(*SearchResponse)(nil),             // 36: strata.querynode.v1.SearchResponse
+	(*QueryRequest)(nil),               // 37: strata.querynode.v1.QueryRequest
+	(*QueryResponse)(nil),              // 38: strata.querynode.v1.QueryResponse
+	nil,                                // 39: strata.querynode.v1.SetDistributionRequest.SegmentsEntry
+	nil,                                // 40: strata.querynode.v1.SetDistributionRequest.WorkerAddressesEntry
+	nil,                                // 41: strata.querynode.v1.SetDistributionResponse.SegmentsEntry
+	nil,                                // 42: strata.querynode.v1.Replica.LeadersEntry
+	nil,                                // 43: strata.querynode.v1.Replica.AddressesEntry
+	nil,                                // 44: strata.querynode.v1.Read.TemplatesEntry
 }
 var file_strata_querynode_v1_querynode_proto_depIdxs = []int32{
-	8,  // 0: strata.querynode.v1.GetLoadStateResponse.failure:type_name -> strata.querynode.v1.Status
-	13, // 1: strata.querynode.v1.ListSegmentsResponse.segments:type_name -> strata.querynode.v1.SegmentInfo
-	16, // 2: strata.querynode.v1.GetReplicasResponse.replicas:type_name -> strata.querynode.v1.Replica
-	27, // 3: strata.querynode.v1.Replica.leaders:type_name -> strata.querynode.v1.Replica.LeadersEntry
-	28, // 4: strata.querynode.v1.Replica.addresses:type_name -> strata.querynode.v1.Replica.AddressesEntry
-	29, // 5: strata.querynode.v1.Read.templates:type_name -> strata.querynode.v1.Read.TemplatesEntry
-	19, // 6: strata.querynode.v1.BM25.stats:type_name -> strata.querynode.v1.BM25Stats
-	22, // 7: strata.querynode.v1.GetBM25StatsRequest.search:type_name -> strata.querynode.v1.SearchRequest
-	19, // 8: strata.querynode.v1.GetBM25StatsResponse.stats:type_name -> strata.querynode.v1.BM25Stats
-	17, // 9: strata.querynode.v1.SearchRequest.read:type_name -> strata.querynode.v1.Read
-	23, // 10: strata.querynode.v1.SearchRequest.vectors:type_name -> strata.querynode.v1.Floats
-	18, // 11: strata.querynode.v1.SearchRequest.bm25:type_name -> strata.querynode.v1.BM25
-	23, // 12: strata.querynode.v1.SearchRequest.emb_lists:type_name -> strata.querynode.v1.Floats
-	17, // 13: strata.querynode.v1.QueryRequest.read:type_name -> strata.querynode.v1.Read
-	0,  // 14: strata.querynode.v1.QueryNodeService.Load:input_type -> strata.querynode.v1.LoadRequest
-	2,  // 15: strata.querynode.v1.QueryNodeService.Release:input_type -> strata.querynode.v1.ReleaseRequest
-	4,  // 16: strata.querynode.v1.QueryNodeService.ReleasePartitions:input_type -> strata.querynode.v1.ReleasePartitionsRequest
-	6,  // 17: strata.querynode.v1.QueryNodeService.GetLoadState:input_type -> strata.querynode.v1.GetLoadStateRequest
-	9,  // 18: strata.querynode.v1.QueryNodeService.WaitLoad:input_type -> strata.querynode.v1.WaitLoadRequest
-	11, // 19: strata.querynode.v1.QueryNodeService.ListSegments:input_type -> strata.querynode.v1.ListSegmentsRequest
-	14, // 20: strata.querynode.v1.QueryNodeService.GetReplicas:input_type -> strata.querynode.v1.GetReplicasRequest
-	22, // 21: strata.querynode.v1.QueryNodeService.Search:input_type -> strata.querynode.v1.SearchRequest
-	25, // 22: strata.querynode.v1.QueryNodeService.Query:input_type -> strata.querynode.v1.QueryRequest
-	20, // 23: strata.querynode.v1.QueryNodeService.GetBM25Stats:input_type -> strata.querynode.v1.GetBM25StatsRequest
-	1,  // 24: strata.querynode.v1.QueryNodeService.Load:output_type -> strata.querynode.v1.LoadResponse
-	3,  // 25: strata.querynode.v1.QueryNodeService.Release:output_type -> strata.querynode.v1.ReleaseResponse
-	5,  // 26: strata.querynode.v1.QueryNodeService.ReleasePartitions:output_type -> strata.querynode.v1.ReleasePartitionsResponse
-	7,  // 27: strata.querynode.v1.QueryNodeService.GetLoadState:output_type -> strata.querynode.v1.GetLoadStateResponse
-	10, // 28: strata.querynode.v1.QueryNodeService.WaitLoad:output_type -> strata.querynode.v1.WaitLoadResponse
-	12, // 29: strata.querynode.v1.QueryNodeService.ListSegments:output_type -> strata.querynode.v1.ListSegmentsResponse
-	15, // 30: strata.querynode.v1.QueryNodeService.GetReplicas:output_type -> strata.querynode.v1.GetReplicasResponse
-	24, // 31: strata.querynode.v1.QueryNodeService.Search:output_type -> strata.querynode.v1.SearchResponse
-	26, // 32: strata.querynode.v1.QueryNodeService.Query:output_type -> strata.querynode.v1.QueryResponse
-	21, // 33: strata.querynode.v1.QueryNodeService.GetBM25Stats:output_type -> strata.querynode.v1.GetBM25StatsResponse
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	6,  // 0: strata.querynode.v1.ListWorkerSegmentsResponse.shards:type_name -> strata.querynode.v1.WorkerShard
+	9,  // 1: strata.querynode.v1.ListSealedResponse.segments:type_name -> strata.querynode.v1.SealedSegment
+	39, // 2: strata.querynode.v1.SetDistributionRequest.segments:type_name -> strata.querynode.v1.SetDistributionRequest.SegmentsEntry
+	40, // 3: strata.querynode.v1.SetDistributionRequest.worker_addresses:type_name -> strata.querynode.v1.SetDistributionRequest.WorkerAddressesEntry
+	41, // 4: strata.querynode.v1.SetDistributionResponse.segments:type_name -> strata.querynode.v1.SetDistributionResponse.SegmentsEntry
+	20, // 5: strata.querynode.v1.GetLoadStateResponse.failure:type_name -> strata.querynode.v1.Status
+	25, // 6: strata.querynode.v1.ListSegmentsResponse.segments:type_name -> strata.querynode.v1.SegmentInfo
+	28, // 7: strata.querynode.v1.GetReplicasResponse.replicas:type_name -> strata.querynode.v1.Replica
+	42, // 8: strata.querynode.v1.Replica.leaders:type_name -> strata.querynode.v1.Replica.LeadersEntry
+	43, // 9: strata.querynode.v1.Replica.addresses:type_name -> strata.querynode.v1.Replica.AddressesEntry
+	44, // 10: strata.querynode.v1.Read.templates:type_name -> strata.querynode.v1.Read.TemplatesEntry
+	31, // 11: strata.querynode.v1.BM25.stats:type_name -> strata.querynode.v1.BM25Stats
+	34, // 12: strata.querynode.v1.GetBM25StatsRequest.search:type_name -> strata.querynode.v1.SearchRequest
+	31, // 13: strata.querynode.v1.GetBM25StatsResponse.stats:type_name -> strata.querynode.v1.BM25Stats
+	29, // 14: strata.querynode.v1.SearchRequest.read:type_name -> strata.querynode.v1.Read
+	35, // 15: strata.querynode.v1.SearchRequest.vectors:type_name -> strata.querynode.v1.Floats
+	30, // 16: strata.querynode.v1.SearchRequest.bm25:type_name -> strata.querynode.v1.BM25
+	35, // 17: strata.querynode.v1.SearchRequest.emb_lists:type_name -> strata.querynode.v1.Floats
+	29, // 18: strata.querynode.v1.QueryRequest.read:type_name -> strata.querynode.v1.Read
+	12, // 19: strata.querynode.v1.QueryNodeService.Load:input_type -> strata.querynode.v1.LoadRequest
+	14, // 20: strata.querynode.v1.QueryNodeService.Release:input_type -> strata.querynode.v1.ReleaseRequest
+	16, // 21: strata.querynode.v1.QueryNodeService.ReleasePartitions:input_type -> strata.querynode.v1.ReleasePartitionsRequest
+	18, // 22: strata.querynode.v1.QueryNodeService.GetLoadState:input_type -> strata.querynode.v1.GetLoadStateRequest
+	21, // 23: strata.querynode.v1.QueryNodeService.WaitLoad:input_type -> strata.querynode.v1.WaitLoadRequest
+	23, // 24: strata.querynode.v1.QueryNodeService.ListSegments:input_type -> strata.querynode.v1.ListSegmentsRequest
+	26, // 25: strata.querynode.v1.QueryNodeService.GetReplicas:input_type -> strata.querynode.v1.GetReplicasRequest
+	34, // 26: strata.querynode.v1.QueryNodeService.Search:input_type -> strata.querynode.v1.SearchRequest
+	37, // 27: strata.querynode.v1.QueryNodeService.Query:input_type -> strata.querynode.v1.QueryRequest
+	32, // 28: strata.querynode.v1.QueryNodeService.GetBM25Stats:input_type -> strata.querynode.v1.GetBM25StatsRequest
+	0,  // 29: strata.querynode.v1.QueryNodeService.LoadSegments:input_type -> strata.querynode.v1.LoadSegmentsRequest
+	2,  // 30: strata.querynode.v1.QueryNodeService.ReleaseSegments:input_type -> strata.querynode.v1.ReleaseSegmentsRequest
+	4,  // 31: strata.querynode.v1.QueryNodeService.ListWorkerSegments:input_type -> strata.querynode.v1.ListWorkerSegmentsRequest
+	7,  // 32: strata.querynode.v1.QueryNodeService.ListSealed:input_type -> strata.querynode.v1.ListSealedRequest
+	10, // 33: strata.querynode.v1.QueryNodeService.SetDistribution:input_type -> strata.querynode.v1.SetDistributionRequest
+	13, // 34: strata.querynode.v1.QueryNodeService.Load:output_type -> strata.querynode.v1.LoadResponse
+	15, // 35: strata.querynode.v1.QueryNodeService.Release:output_type -> strata.querynode.v1.ReleaseResponse
+	17, // 36: strata.querynode.v1.QueryNodeService.ReleasePartitions:output_type -> strata.querynode.v1.ReleasePartitionsResponse
+	19, // 37: strata.querynode.v1.QueryNodeService.GetLoadState:output_type -> strata.querynode.v1.GetLoadStateResponse
+	22, // 38: strata.querynode.v1.QueryNodeService.WaitLoad:output_type -> strata.querynode.v1.WaitLoadResponse
+	24, // 39: strata.querynode.v1.QueryNodeService.ListSegments:output_type -> strata.querynode.v1.ListSegmentsResponse
+	27, // 40: strata.querynode.v1.QueryNodeService.GetReplicas:output_type -> strata.querynode.v1.GetReplicasResponse
+	36, // 41: strata.querynode.v1.QueryNodeService.Search:output_type -> strata.querynode.v1.SearchResponse
+	38, // 42: strata.querynode.v1.QueryNodeService.Query:output_type -> strata.querynode.v1.QueryResponse
+	33, // 43: strata.querynode.v1.QueryNodeService.GetBM25Stats:output_type -> strata.querynode.v1.GetBM25StatsResponse
+	1,  // 44: strata.querynode.v1.QueryNodeService.LoadSegments:output_type -> strata.querynode.v1.LoadSegmentsResponse
+	3,  // 45: strata.querynode.v1.QueryNodeService.ReleaseSegments:output_type -> strata.querynode.v1.ReleaseSegmentsResponse
+	5,  // 46: strata.querynode.v1.QueryNodeService.ListWorkerSegments:output_type -> strata.querynode.v1.ListWorkerSegmentsResponse
+	8,  // 47: strata.querynode.v1.QueryNodeService.ListSealed:output_type -> strata.querynode.v1.ListSealedResponse
+	11, // 48: strata.querynode.v1.QueryNodeService.SetDistribution:output_type -> strata.querynode.v1.SetDistributionResponse
+	34, // [34:49] is the sub-list for method output_type
+	19, // [19:34] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_strata_querynode_v1_querynode_proto_init() }
@@ -2043,15 +2781,15 @@ func file_strata_querynode_v1_querynode_proto_init() {
 	if File_strata_querynode_v1_querynode_proto != nil {
 		return
 	}
-	file_strata_querynode_v1_querynode_proto_msgTypes[17].OneofWrappers = []any{}
-	file_strata_querynode_v1_querynode_proto_msgTypes[22].OneofWrappers = []any{}
+	file_strata_querynode_v1_querynode_proto_msgTypes[29].OneofWrappers = []any{}
+	file_strata_querynode_v1_querynode_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strata_querynode_v1_querynode_proto_rawDesc), len(file_strata_querynode_v1_querynode_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

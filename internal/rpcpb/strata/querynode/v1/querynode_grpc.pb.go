@@ -38,16 +38,21 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	QueryNodeService_Load_FullMethodName              = "/strata.querynode.v1.QueryNodeService/Load"
-	QueryNodeService_Release_FullMethodName           = "/strata.querynode.v1.QueryNodeService/Release"
-	QueryNodeService_ReleasePartitions_FullMethodName = "/strata.querynode.v1.QueryNodeService/ReleasePartitions"
-	QueryNodeService_GetLoadState_FullMethodName      = "/strata.querynode.v1.QueryNodeService/GetLoadState"
-	QueryNodeService_WaitLoad_FullMethodName          = "/strata.querynode.v1.QueryNodeService/WaitLoad"
-	QueryNodeService_ListSegments_FullMethodName      = "/strata.querynode.v1.QueryNodeService/ListSegments"
-	QueryNodeService_GetReplicas_FullMethodName       = "/strata.querynode.v1.QueryNodeService/GetReplicas"
-	QueryNodeService_Search_FullMethodName            = "/strata.querynode.v1.QueryNodeService/Search"
-	QueryNodeService_Query_FullMethodName             = "/strata.querynode.v1.QueryNodeService/Query"
-	QueryNodeService_GetBM25Stats_FullMethodName      = "/strata.querynode.v1.QueryNodeService/GetBM25Stats"
+	QueryNodeService_Load_FullMethodName               = "/strata.querynode.v1.QueryNodeService/Load"
+	QueryNodeService_Release_FullMethodName            = "/strata.querynode.v1.QueryNodeService/Release"
+	QueryNodeService_ReleasePartitions_FullMethodName  = "/strata.querynode.v1.QueryNodeService/ReleasePartitions"
+	QueryNodeService_GetLoadState_FullMethodName       = "/strata.querynode.v1.QueryNodeService/GetLoadState"
+	QueryNodeService_WaitLoad_FullMethodName           = "/strata.querynode.v1.QueryNodeService/WaitLoad"
+	QueryNodeService_ListSegments_FullMethodName       = "/strata.querynode.v1.QueryNodeService/ListSegments"
+	QueryNodeService_GetReplicas_FullMethodName        = "/strata.querynode.v1.QueryNodeService/GetReplicas"
+	QueryNodeService_Search_FullMethodName             = "/strata.querynode.v1.QueryNodeService/Search"
+	QueryNodeService_Query_FullMethodName              = "/strata.querynode.v1.QueryNodeService/Query"
+	QueryNodeService_GetBM25Stats_FullMethodName       = "/strata.querynode.v1.QueryNodeService/GetBM25Stats"
+	QueryNodeService_LoadSegments_FullMethodName       = "/strata.querynode.v1.QueryNodeService/LoadSegments"
+	QueryNodeService_ReleaseSegments_FullMethodName    = "/strata.querynode.v1.QueryNodeService/ReleaseSegments"
+	QueryNodeService_ListWorkerSegments_FullMethodName = "/strata.querynode.v1.QueryNodeService/ListWorkerSegments"
+	QueryNodeService_ListSealed_FullMethodName         = "/strata.querynode.v1.QueryNodeService/ListSealed"
+	QueryNodeService_SetDistribution_FullMethodName    = "/strata.querynode.v1.QueryNodeService/SetDistribution"
 )
 
 // QueryNodeServiceClient is the client API for QueryNodeService service.
@@ -86,6 +91,23 @@ type QueryNodeServiceClient interface {
 	// shards of read.vchannels, at the read timestamp), which the query
 	// coordinator sums over a replica's shard leaders (bm25.stats).
 	GetBM25Stats(ctx context.Context, in *GetBM25StatsRequest, opts ...grpc.CallOption) (*GetBM25StatsResponse, error)
+	// LoadSegments makes the node serve flushed segments of a vchannel for
+	// the vchannel's shard leader on another node (a worker); it returns
+	// once they are loaded and the node's worker shard of the vchannel has
+	// caught up with the WAL.
+	LoadSegments(ctx context.Context, in *LoadSegmentsRequest, opts ...grpc.CallOption) (*LoadSegmentsResponse, error)
+	// ReleaseSegments stops serving segments of a vchannel as a worker.
+	ReleaseSegments(ctx context.Context, in *ReleaseSegmentsRequest, opts ...grpc.CallOption) (*ReleaseSegmentsResponse, error)
+	// ListWorkerSegments lists, by vchannel, the segments of a collection
+	// the node serves as a worker.
+	ListWorkerSegments(ctx context.Context, in *ListWorkerSegmentsRequest, opts ...grpc.CallOption) (*ListWorkerSegmentsResponse, error)
+	// ListSealed lists the sealed segments of a vchannel the node leads,
+	// with the worker serving each one its distribution gives away.
+	ListSealed(ctx context.Context, in *ListSealedRequest, opts ...grpc.CallOption) (*ListSealedResponse, error)
+	// SetDistribution sets which sealed segments of a vchannel the node
+	// leads are served by which workers (the others it serves itself) and
+	// returns the one set, once the reads that took the previous one ended.
+	SetDistribution(ctx context.Context, in *SetDistributionRequest, opts ...grpc.CallOption) (*SetDistributionResponse, error)
 }
 
 type queryNodeServiceClient struct {
@@ -196,6 +218,56 @@ func (c *queryNodeServiceClient) GetBM25Stats(ctx context.Context, in *GetBM25St
 	return out, nil
 }
 
+func (c *queryNodeServiceClient) LoadSegments(ctx context.Context, in *LoadSegmentsRequest, opts ...grpc.CallOption) (*LoadSegmentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoadSegmentsResponse)
+	err := c.cc.Invoke(ctx, QueryNodeService_LoadSegments_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queryNodeServiceClient) ReleaseSegments(ctx context.Context, in *ReleaseSegmentsRequest, opts ...grpc.CallOption) (*ReleaseSegmentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReleaseSegmentsResponse)
+	err := c.cc.Invoke(ctx, QueryNodeService_ReleaseSegments_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queryNodeServiceClient) ListWorkerSegments(ctx context.Context, in *ListWorkerSegmentsRequest, opts ...grpc.CallOption) (*ListWorkerSegmentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWorkerSegmentsResponse)
+	err := c.cc.Invoke(ctx, QueryNodeService_ListWorkerSegments_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queryNodeServiceClient) ListSealed(ctx context.Context, in *ListSealedRequest, opts ...grpc.CallOption) (*ListSealedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSealedResponse)
+	err := c.cc.Invoke(ctx, QueryNodeService_ListSealed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queryNodeServiceClient) SetDistribution(ctx context.Context, in *SetDistributionRequest, opts ...grpc.CallOption) (*SetDistributionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetDistributionResponse)
+	err := c.cc.Invoke(ctx, QueryNodeService_SetDistribution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueryNodeServiceServer is the server API for QueryNodeService service.
 // All implementations must embed UnimplementedQueryNodeServiceServer
 // for forward compatibility.
@@ -232,6 +304,23 @@ type QueryNodeServiceServer interface {
 	// shards of read.vchannels, at the read timestamp), which the query
 	// coordinator sums over a replica's shard leaders (bm25.stats).
 	GetBM25Stats(context.Context, *GetBM25StatsRequest) (*GetBM25StatsResponse, error)
+	// LoadSegments makes the node serve flushed segments of a vchannel for
+	// the vchannel's shard leader on another node (a worker); it returns
+	// once they are loaded and the node's worker shard of the vchannel has
+	// caught up with the WAL.
+	LoadSegments(context.Context, *LoadSegmentsRequest) (*LoadSegmentsResponse, error)
+	// ReleaseSegments stops serving segments of a vchannel as a worker.
+	ReleaseSegments(context.Context, *ReleaseSegmentsRequest) (*ReleaseSegmentsResponse, error)
+	// ListWorkerSegments lists, by vchannel, the segments of a collection
+	// the node serves as a worker.
+	ListWorkerSegments(context.Context, *ListWorkerSegmentsRequest) (*ListWorkerSegmentsResponse, error)
+	// ListSealed lists the sealed segments of a vchannel the node leads,
+	// with the worker serving each one its distribution gives away.
+	ListSealed(context.Context, *ListSealedRequest) (*ListSealedResponse, error)
+	// SetDistribution sets which sealed segments of a vchannel the node
+	// leads are served by which workers (the others it serves itself) and
+	// returns the one set, once the reads that took the previous one ended.
+	SetDistribution(context.Context, *SetDistributionRequest) (*SetDistributionResponse, error)
 	mustEmbedUnimplementedQueryNodeServiceServer()
 }
 
@@ -271,6 +360,21 @@ func (UnimplementedQueryNodeServiceServer) Query(context.Context, *QueryRequest)
 }
 func (UnimplementedQueryNodeServiceServer) GetBM25Stats(context.Context, *GetBM25StatsRequest) (*GetBM25StatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetBM25Stats not implemented")
+}
+func (UnimplementedQueryNodeServiceServer) LoadSegments(context.Context, *LoadSegmentsRequest) (*LoadSegmentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LoadSegments not implemented")
+}
+func (UnimplementedQueryNodeServiceServer) ReleaseSegments(context.Context, *ReleaseSegmentsRequest) (*ReleaseSegmentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReleaseSegments not implemented")
+}
+func (UnimplementedQueryNodeServiceServer) ListWorkerSegments(context.Context, *ListWorkerSegmentsRequest) (*ListWorkerSegmentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWorkerSegments not implemented")
+}
+func (UnimplementedQueryNodeServiceServer) ListSealed(context.Context, *ListSealedRequest) (*ListSealedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSealed not implemented")
+}
+func (UnimplementedQueryNodeServiceServer) SetDistribution(context.Context, *SetDistributionRequest) (*SetDistributionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetDistribution not implemented")
 }
 func (UnimplementedQueryNodeServiceServer) mustEmbedUnimplementedQueryNodeServiceServer() {}
 func (UnimplementedQueryNodeServiceServer) testEmbeddedByValue()                          {}
@@ -473,6 +577,96 @@ func _QueryNodeService_GetBM25Stats_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueryNodeService_LoadSegments_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LoadSegmentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryNodeServiceServer).LoadSegments(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryNodeService_LoadSegments_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryNodeServiceServer).LoadSegments(ctx, req.(*LoadSegmentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueryNodeService_ReleaseSegments_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseSegmentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryNodeServiceServer).ReleaseSegments(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryNodeService_ReleaseSegments_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryNodeServiceServer).ReleaseSegments(ctx, req.(*ReleaseSegmentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueryNodeService_ListWorkerSegments_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWorkerSegmentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryNodeServiceServer).ListWorkerSegments(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryNodeService_ListWorkerSegments_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryNodeServiceServer).ListWorkerSegments(ctx, req.(*ListWorkerSegmentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueryNodeService_ListSealed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSealedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryNodeServiceServer).ListSealed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryNodeService_ListSealed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryNodeServiceServer).ListSealed(ctx, req.(*ListSealedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueryNodeService_SetDistribution_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetDistributionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryNodeServiceServer).SetDistribution(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryNodeService_SetDistribution_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryNodeServiceServer).SetDistribution(ctx, req.(*SetDistributionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueryNodeService_ServiceDesc is the grpc.ServiceDesc for QueryNodeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -519,6 +713,26 @@ var QueryNodeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetBM25Stats",
 			Handler:    _QueryNodeService_GetBM25Stats_Handler,
+		},
+		{
+			MethodName: "LoadSegments",
+			Handler:    _QueryNodeService_LoadSegments_Handler,
+		},
+		{
+			MethodName: "ReleaseSegments",
+			Handler:    _QueryNodeService_ReleaseSegments_Handler,
+		},
+		{
+			MethodName: "ListWorkerSegments",
+			Handler:    _QueryNodeService_ListWorkerSegments_Handler,
+		},
+		{
+			MethodName: "ListSealed",
+			Handler:    _QueryNodeService_ListSealed_Handler,
+		},
+		{
+			MethodName: "SetDistribution",
+			Handler:    _QueryNodeService_SetDistribution_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

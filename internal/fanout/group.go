@@ -1,4 +1,4 @@
-package querycoord
+package fanout
 
 import (
 	"context"
@@ -26,9 +26,8 @@ const maxGroupRounds = 16
 
 // mergeGroups merges the parts of a grouped search, asking nodes again for
 // more groups until the merged groups are complete (see above). fanned is
-// req as the nodes were asked (StrictGroupSize off); chans are the
-// vchannels each node is asked for.
-func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Reader, chans [][]string, parts []*plan.SearchResult,
+// req as the parts were asked (StrictGroupSize off).
+func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Part, parts []*plan.SearchResult,
 ) (*plan.SearchResult, error) {
 	loose := *fanned // merged without strict_group_size while checking
 	topK := make([]int, len(parts))
@@ -48,8 +47,7 @@ func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Reader, 
 				more = true
 				again := *fanned
 				again.TopK = topK[i]
-				again.VChannels = chans[i]
-				if parts[i], err = nodes[i].Search(ctx, &again); err != nil {
+				if parts[i], err = nodes[i].search(ctx, again); err != nil {
 					return nil, err
 				}
 			}
@@ -58,7 +56,7 @@ func mergeGroups(ctx context.Context, req, fanned *plan.Search, nodes []Reader, 
 			return plan.MergeSearch(req, parts)
 		}
 	}
-	return nil, fmt.Errorf("querycoord: grouped search not complete after %d rounds", maxGroupRounds)
+	return nil, fmt.Errorf("fanout: grouped search not complete after %d rounds", maxGroupRounds)
 }
 
 // groupsOf lists a part's groups of query q in rank order, with the best
