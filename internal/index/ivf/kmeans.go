@@ -279,26 +279,62 @@ func assignIP(ctx context.Context, data []float32, dim int, centroids []float32,
 	return out
 }
 
+// stopFraction is the early stop of the coarse k-means (Build's): once an
+// assignment step moves at most this fraction of the training rows to
+// another cluster, and no cluster is empty, the centroids are final. Lloyd's
+// objective falls by less and less as the assignment settles, and the lists
+// barely change after this point; faiss, which Milvus runs, stops after a
+// fixed 10 iterations instead.
+const stopFraction = 0.01
+
+// seedPointsPerCentroid bounds the rows k-means++ seeding of the coarse
+// k-means draws its centroids from: a uniform sample of at most
+// seedPointsPerCentroid*k training rows. D² sampling over the sample picks
+// centroids spread like the data at a fraction of the cost of a pass over
+// every training row per centroid, and the Lloyd iterations that follow run
+// on all the training rows.
+const seedPointsPerCentroid = 16
+
+// lloyd selects the stopping rule and outputs of one k-means run.
+type lloyd struct {
+	// stop is the fraction of rows that may still change cluster when the
+	// iterations stop early (see stopFraction); 0 stops only once no row
+	// changes, which gives exactly the centroids of the full iteration
+	// count.
+	stop float64
+	// seedRows, when positive, bounds the rows k-means++ seeding samples
+	// from at seedRows*k (see seedPointsPerCentroid).
+	seedRows int
+	// labels asks for the labels of the final centroids.
+	labels bool
+}
+
 // kmeans clusters the len(data)/dim rows of data into k centroids with
 // Lloyd's algorithm under squared L2 distance and returns them row-major.
-// It runs cfg.Iterations iterations after seeding by cfg.Init; rng drives
-// every random choice, so the result depends only on the data, k, cfg and
-// the state of rng. With no more rows than centroids, the rows themselves
-// (repeated as needed) are the centroids; with no rows they are zero.
+// After seeding by cfg.Init it runs at most cfg.Iterations iterations,
+// fewer when an assignment step changes the cluster of at most
+// opt.stop*rows rows and leaves no cluster empty (see lloyd). With
+// opt.labels it also returns each row's nearest centroid under the returned
+// centroids (the assignment step that decided to stop, or one more after
+// the last iteration), so a caller that clustered every row need not
+// assign them again. rng drives every random choice, so the result depends
+// only on the data, k, cfg, opt and the state of rng. With no more rows
+// than centroids, the rows themselves (repeated as needed) are the
+// centroids; with no rows they are zero (and labels are not returned).
 //
 // It returns ctx.Err() soon after ctx ends.
-func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *rand.Rand) ([]float32, error) {
+func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, opt lloyd, rng *rand.Rand) ([]float32, []int32, error) {
 	n := len(data) / dim
 	cent := make([]float32, k*dim)
 	if n == 0 {
-		return cent, nil
+		return cent, nil, nil
 	}
 	if n <= k {
 		for c := range k {
 			r := c % n
 			copy(cent[c*dim:(c+1)*dim], data[r*dim:(r+1)*dim])
 		}
-		return cent, nil
+		return cent, nil, nil
 	}
 	workers := workerCount(cfg.Workers)
 	switch cfg.Init {
@@ -307,39 +343,80 @@ func kmeans(ctx context.Context, data []float32, dim, k int, cfg Config, rng *ra
 			copy(cent[c*dim:(c+1)*dim], data[r*dim:(r+1)*dim])
 		}
 	default:
-		if err := seedPlusPlus(ctx, data, dim, k, cent, workers, rng); err != nil {
-			return nil, err
+		seedData := data
+		if opt.seedRows > 0 && n > opt.seedRows*k {
+			seedData = gather(data, dim, sampleRows(n, opt.seedRows*k, rng))
+		}
+		if err := seedPlusPlus(ctx, seedData, dim, k, cent, workers, rng); err != nil {
+			return nil, nil, err
 		}
 	}
 
 	sums := make([]float64, k*dim)
 	sizes := make([]int, k)
-	for range cfg.Iterations {
+	var prev []int32
+	for it := 0; ; it++ {
+		if it == cfg.Iterations && !opt.labels {
+			return cent, nil, nil
+		}
 		labels := assign(ctx, data, dim, cent, workers)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		clear(sums)
+		if it == cfg.Iterations {
+			return cent, labels, nil
+		}
 		clear(sizes)
+		moved := 0
 		for i, c := range labels {
 			sizes[c]++
-			s := sums[int(c)*dim : int(c+1)*dim]
-			for j, v := range data[i*dim : (i+1)*dim] {
-				s[j] += float64(v)
+			if prev != nil && prev[i] != c {
+				moved++
 			}
 		}
-		for c, sz := range sizes {
-			if sz == 0 {
-				continue
+		if prev != nil && float64(moved) <= opt.stop*float64(n) && !hasEmpty(sizes) {
+			if !opt.labels {
+				labels = nil
 			}
-			inv := 1 / float64(sz)
-			for j, s := range sums[c*dim : (c+1)*dim] {
-				cent[c*dim+j] = float32(s * inv)
-			}
+			return cent, labels, nil
 		}
+		updateCentroids(data, dim, labels, sizes, cent, sums)
 		splitEmpty(cent, dim, sizes, rng)
+		prev = labels
 	}
-	return cent, nil
+}
+
+// updateCentroids moves every non-empty cluster's centroid to the mean of
+// its rows (labels gives each row's cluster, sizes the cluster sizes); sums
+// is k*dim scratch. The sums are float64 and taken in row order, so the
+// result does not depend on the number of workers.
+func updateCentroids(data []float32, dim int, labels []int32, sizes []int, cent []float32, sums []float64) {
+	clear(sums)
+	for i, c := range labels {
+		s := sums[int(c)*dim : int(c+1)*dim]
+		for j, v := range data[i*dim : (i+1)*dim] {
+			s[j] += float64(v)
+		}
+	}
+	for c, sz := range sizes {
+		if sz == 0 {
+			continue
+		}
+		inv := 1 / float64(sz)
+		for j, s := range sums[c*dim : (c+1)*dim] {
+			cent[c*dim+j] = float32(s * inv)
+		}
+	}
+}
+
+// hasEmpty reports whether any cluster size is 0.
+func hasEmpty(sizes []int) bool {
+	for _, s := range sizes {
+		if s == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // seedChunk is the number of rows whose distances seedPlusPlus sums into
@@ -508,5 +585,6 @@ func splitEmpty(cent []float32, dim int, sizes []int, rng *rand.Rand) {
 // It returns ctx.Err() soon after ctx ends.
 func KMeans(ctx context.Context, data []float32, dim, k, iterations, workers int, seed uint64) ([]float32, error) {
 	cfg := Config{Init: InitRandom, Iterations: iterations, Workers: workers}
-	return kmeans(ctx, data, dim, k, cfg, rand.New(rand.NewPCG(seed, 0x1bf5_8fe3_d2c1_a06b)))
+	cent, _, err := kmeans(ctx, data, dim, k, cfg, lloyd{}, rand.New(rand.NewPCG(seed, 0x1bf5_8fe3_d2c1_a06b)))
+	return cent, err
 }
