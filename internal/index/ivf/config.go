@@ -58,7 +58,7 @@ type Init uint8
 const (
 	// InitKMeansPlusPlus seeds centroids by D² sampling (Arthur and
 	// Vassilvitskii, 2007). The coarse centroids are drawn from a sample of
-	// at most 16 training rows per centroid, which costs about one Lloyd
+	// at most 8 training rows per centroid, which costs less than one Lloyd
 	// iteration.
 	InitKMeansPlusPlus Init = iota
 	// InitRandom seeds centroids with distinct random sample rows.
@@ -100,7 +100,7 @@ type Config struct {
 	// Init selects the k-means seeding.
 	Init Init
 	// Iterations is the most Lloyd iterations of every k-means run. The
-	// coarse k-means stops earlier once an iteration moves at most 1 % of
+	// coarse k-means stops earlier once an iteration moves at most 2 % of
 	// the training rows to another cluster and leaves none empty; the
 	// others stop earlier only once no row moves (which changes nothing).
 	Iterations int

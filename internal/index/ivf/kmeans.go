@@ -282,10 +282,12 @@ func assignIP(ctx context.Context, data []float32, dim int, centroids []float32,
 // stopFraction is the early stop of the coarse k-means (Build's): once an
 // assignment step moves at most this fraction of the training rows to
 // another cluster, and no cluster is empty, the centroids are final. Lloyd's
-// objective falls by less and less as the assignment settles, and the lists
-// barely change after this point; faiss, which Milvus runs, stops after a
-// fixed 10 iterations instead.
-const stopFraction = 0.01
+// objective falls by less and less as the assignment settles; on the
+// clustered benchmark data (100,000 × 128, nlist 1024) 2 % is reached after
+// 7–8 iterations, and stopping at 1 % instead (11–12) changed recall@10 by
+// at most 0.003. faiss, which Milvus runs, stops after a fixed 10
+// iterations.
+const stopFraction = 0.02
 
 // seedPointsPerCentroid bounds the rows k-means++ seeding of the coarse
 // k-means draws its centroids from: a uniform sample of at most
@@ -293,7 +295,7 @@ const stopFraction = 0.01
 // centroids spread like the data at a fraction of the cost of a pass over
 // every training row per centroid, and the Lloyd iterations that follow run
 // on all the training rows.
-const seedPointsPerCentroid = 16
+const seedPointsPerCentroid = 8
 
 // lloyd selects the stopping rule and outputs of one k-means run.
 type lloyd struct {

@@ -14,7 +14,7 @@ import (
 
 // TestKMeansEarlyStop checks the coarse k-means's stopping rule and seeding
 // sample on a small clustered set (6,000 × 16, 60 clusters, 48 centroids,
-// so k-means++ draws from 768 of the rows): the result is the same whatever
+// so k-means++ draws from 384 of the rows): the result is the same whatever
 // the number of workers; it is exactly the result of a run cut off after
 // some number of iterations below the cap, where the last assignment moved
 // at most stopFraction of the rows and the one before more; and the labels
