@@ -31,12 +31,14 @@
 // time are the queries of one distance.Queries.DotMatrix call against every
 // centroid (the rows stay in L1, each centroid value loaded serves 48 rows),
 // and each row takes the centroid with the least ||c||² - 2<x, c> (an AVX2
-// argmin, sixteen keys per step, in kernels_amd64.s). k-means++ collects the
-// rows of a chunk that the triangle inequality cannot rule out and
-// prefetches each candidate's vector a few candidates ahead
-// (distance.Prefetch). The product quantizers' codebooks (and KMeans) are
-// trained the same way from random seeds, stopping early only once no row
-// moves, which gives exactly the centroids of all the iterations.
+// argmin, sixteen keys per step, in kernels_amd64.s). A k-means run packs its
+// rows into the kernel's panels once for all its passes (up to 256 MiB of
+// rows; the packed copy is as large). k-means++ collects the rows of a chunk
+// that the triangle inequality cannot rule out and prefetches each
+// candidate's vector a few candidates ahead (distance.Prefetch). The product
+// quantizers' codebooks (and KMeans) are trained the same way from random
+// seeds, stopping early only once no row moves, which gives exactly the
+// centroids of all the iterations.
 //
 // Every row then joins one list: the centroid nearest by L2, or for IP and
 // COSINE the one with the largest inner product, which is also how Search
