@@ -108,7 +108,9 @@ def run_faiss(spec, base, queries, gt):
         else:
             idx = faiss.IndexIVFPQ(quant, d, p["nlist"], p["m"], p["nbits"], mt)
             idx.pq.cp.niter = p["iterations"]
-        idx.cp.niter = p["iterations"]
+        # The coarse quantizer keeps faiss's IndexIVF default, cp.niter = 10
+        # (Level1Quantizer), which is what Milvus (knowhere) runs: Strata's
+        # iterations are a cap with an early stop, not a count to match.
         idx.train(base)  # quant stays referenced by this frame until return
     idx.add(base)
     build, build_cpu = time.perf_counter() - t, time.process_time() - tc

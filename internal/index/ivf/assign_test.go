@@ -54,7 +54,7 @@ func TestArgminL2(t *testing.T) {
 // TestAssignMatchesExact checks that the assignment picks a centroid at the
 // exact minimum distance (the largest inner product) for every row,
 // whatever the number of workers, with a small centroid table (per-row
-// scoring) and a large one (blocked products).
+// scoring) and a large one (blocked products, also from prepared blocks).
 func TestAssignMatchesExact(t *testing.T) {
 	for _, k := range []int{50, blockedMinBytes/4/37 + 10} {
 		t.Run(fmt.Sprint(k), func(t *testing.T) { testAssignMatchesExact(t, k) })
@@ -73,6 +73,10 @@ func testAssignMatchesExact(t *testing.T, k int) {
 	}
 	one := assign(context.Background(), data, dim, cent, 1)
 	require.Equal(t, one, assign(context.Background(), data, dim, cent, 3))
+	// The blocks kmeans prepares once give the same labels.
+	prepared := prepareBlocks(context.Background(), data, dim, k, 2)
+	require.Equal(t, k*dim*4 >= blockedMinBytes, prepared != nil)
+	require.Equal(t, one, assignPrepared(context.Background(), data, dim, cent, 3, prepared))
 	for i, c := range one {
 		x := data[i*dim : (i+1)*dim]
 		got := distance.L2SquaredGeneric(x, cent[int(c)*dim:(int(c)+1)*dim])

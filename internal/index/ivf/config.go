@@ -57,7 +57,9 @@ type Init uint8
 
 const (
 	// InitKMeansPlusPlus seeds centroids by D² sampling (Arthur and
-	// Vassilvitskii, 2007). It costs about one Lloyd iteration.
+	// Vassilvitskii, 2007). The coarse centroids are drawn from a sample of
+	// at most 8 training rows per centroid, which costs less than one Lloyd
+	// iteration.
 	InitKMeansPlusPlus Init = iota
 	// InitRandom seeds centroids with distinct random sample rows.
 	InitRandom
@@ -97,7 +99,10 @@ type Config struct {
 	Nbits int
 	// Init selects the k-means seeding.
 	Init Init
-	// Iterations is the number of Lloyd iterations of every k-means run.
+	// Iterations is the most Lloyd iterations of every k-means run. The
+	// coarse k-means stops earlier once an iteration moves at most 2 % of
+	// the training rows to another cluster and leaves none empty; the
+	// others stop earlier only once no row moves (which changes nothing).
 	Iterations int
 	// MaxPointsPerCentroid bounds the training sample at
 	// MaxPointsPerCentroid*centroids rows, drawn at random.
@@ -112,8 +117,8 @@ type Config struct {
 
 // Defaults returns a Config of the given kind with the Milvus defaults
 // (nlist 128, nbits 8; M is left 0 and must be set for PQ), k-means++
-// seeding, 20 iterations, at most 256 training rows per centroid, seed 42
-// and all cores.
+// seeding, at most 20 iterations, at most 256 training rows per centroid,
+// seed 42 and all cores.
 func Defaults(k Kind) Config {
 	return Config{
 		Kind:                 k,

@@ -7,17 +7,39 @@
 //
 // Build draws a random sample of at most MaxPointsPerCentroid*Nlist rows
 // (256*Nlist by default) and clusters it into Nlist centroids with k-means
-// under squared L2: k-means++ (D² sampling, where each round skips the rows
-// that the triangle inequality shows cannot come closer to the new
-// centroid) or random seeding, then a fixed number of Lloyd iterations. An empty cluster takes over half of a large one (its centroid
-// is copied and the two are nudged apart), as faiss does. The assignment
-// steps are blocked like a matrix product: 48 rows at a time are the
-// queries of one distance.Queries.DotMatrix call against every centroid
-// (the rows stay in L1, each centroid value loaded serves 48 rows), and each
-// row takes the centroid with the least ||c||² - 2<x, c> (an AVX2 argmin,
-// sixteen keys per step, in kernels_amd64.s). k-means++ collects the rows
-// of a chunk that the triangle inequality cannot rule out and prefetches
-// each candidate's vector a few candidates ahead (distance.Prefetch).
+// under squared L2:
+//
+//   - Seeding: k-means++ (D² sampling) over a uniform sample of at most 8
+//     training rows per centroid, where each round skips the rows that the
+//     triangle inequality shows cannot come closer to the new centroid; or
+//     random distinct training rows (Config.Init).
+//   - Lloyd iterations over every training row, at most Config.Iterations
+//     (20 by default). Each iteration assigns every row to its nearest
+//     centroid and moves every centroid to the mean of its rows (float64
+//     sums in row order). The iterations stop early once an assignment moves
+//     at most 2 % of the rows to another cluster and leaves no cluster
+//     empty: on 100,000 × 128 rows and 1,024 lists that is after 7–8
+//     iterations, with recall above faiss's (faiss, which Milvus runs,
+//     stops after a fixed 10 iterations from random seeds).
+//   - An empty cluster takes over half of a large one (its centroid is
+//     copied and the two are nudged apart), as faiss does.
+//   - The assignment that ends the run is also returned: under L2, when the
+//     sample is every row, it gives the rows' lists, and Build does not
+//     assign them again.
+//
+// The assignment steps are blocked like a matrix product: 48 rows at a
+// time are the queries of one distance.Queries.DotMatrix call against every
+// centroid (the rows stay in L1, each centroid value loaded serves 48 rows),
+// and each row takes the centroid with the least ||c||² - 2<x, c> (an AVX2
+// argmin, sixteen keys per step, in kernels_amd64.s). A k-means run packs its
+// rows into the kernel's panels once for all its passes (up to 256 MiB of
+// rows; the packed copy is as large). k-means++ collects the rows of a chunk
+// that the triangle inequality cannot rule out and prefetches each
+// candidate's vector a few candidates ahead (distance.Prefetch). The product
+// quantizers' codebooks (and KMeans) are trained the same way from random
+// seeds, stopping early only once no row moves, which gives exactly the
+// centroids of all the iterations.
+//
 // Every row then joins one list: the centroid nearest by L2, or for IP and
 // COSINE the one with the largest inner product, which is also how Search
 // ranks lists. Rows are grouped by list with a counting sort, keeping row

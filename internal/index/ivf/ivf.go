@@ -87,6 +87,12 @@ func newIndex(dim int, metric index.Metric, cfg Config) (*Index, error) {
 // row on cfg.Workers goroutines. The index copies what it keeps. A build
 // stops soon after ctx ends and returns ctx.Err().
 func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric, cfg Config) (*Index, error) {
+	return build(ctx, vectors, dim, metric, cfg, lloyd{stop: stopFraction, seedRows: seedPointsPerCentroid})
+}
+
+// build is Build with the stopping rule and seeding sample of the coarse
+// k-means given by opt (its labels field is set here).
+func build(ctx context.Context, vectors []float32, dim int, metric index.Metric, cfg Config, opt lloyd) (*Index, error) {
 	x, err := newIndex(dim, metric, cfg)
 	if err != nil {
 		return nil, err
@@ -112,17 +118,26 @@ func Build(ctx context.Context, vectors []float32, dim int, metric index.Metric,
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x1bf5_8fe3_d2c1_a06b))
 
 	// Coarse quantizer.
+	// When the sample is every row, k-means trains on data itself and
+	// returns the rows' nearest centroids, which under L2 are their lists.
 	sample := sampleRows(n, cfg.MaxPointsPerCentroid*cfg.Nlist, rng)
-	train := gather(data, dim, sample)
-	if x.centroids, err = kmeans(ctx, train, dim, cfg.Nlist, cfg, rng); err != nil {
+	all := len(sample) == n
+	train := data
+	if !all {
+		train = gather(data, dim, sample)
+	}
+	opt.labels = all && !x.ip
+	var labels []int32
+	if x.centroids, labels, err = kmeans(ctx, train, dim, cfg.Nlist, cfg, opt, rng); err != nil {
 		return nil, err
 	}
 	// Rows join the list whose centroid scores best under the metric, the
 	// criterion Search ranks lists by (as faiss does for inner product).
-	var labels []int32
-	if x.ip {
+	switch {
+	case labels != nil:
+	case x.ip:
 		labels = assignIP(ctx, data, dim, x.centroids, workers)
-	} else {
+	default:
 		labels = assign(ctx, data, dim, x.centroids, workers)
 	}
 	if err := ctx.Err(); err != nil {

@@ -74,7 +74,7 @@ func (x *Index) trainPQ(ctx context.Context, resid []float32, rng *rand.Rand) er
 		for i := range n {
 			copy(sub[i*dsub:(i+1)*dsub], resid[i*dim+j*dsub:i*dim+(j+1)*dsub])
 		}
-		cb, err := kmeans(ctx, sub, dsub, ksub, cfg, rng)
+		cb, _, err := kmeans(ctx, sub, dsub, ksub, cfg, lloyd{}, rng)
 		if err != nil {
 			return err
 		}
