@@ -51,7 +51,8 @@ func TestInternalQueryNodeService(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, qn.Load(ctx, desc.ID, nil, 0, nil))
-	loaded, _ := qn.Loaded(desc.ID)
+	loaded, _, err := qn.Loaded(ctx, desc.ID)
+	require.NoError(t, err)
 	require.True(t, loaded)
 	st, err := c.GetLoadState(ctx, milvusclient.NewGetLoadStateOption(coll))
 	require.NoError(t, err)

@@ -43,19 +43,29 @@ func newImporter(ctx context.Context, cfg Config, meta importer.KV, ids, clock i
 // the query coordinator) serves segments.
 type served struct{ qn proxy.Loader }
 
-// Serves implements importer.Serving.
+// Serves implements importer.Serving. A query side that cannot answer
+// does not serve them yet: the importer asks again.
 func (s served) Serves(collectionID int64, segs []catalog.SegmentInfo) bool {
-	if s.qn.Loading(collectionID) {
+	ctx := context.Background() // the query side runs in this process
+	loading, err := s.qn.Loading(ctx, collectionID)
+	if err != nil || loading {
 		// A load in progress may have read its view before these segments
 		// existed: ask again once it has ended.
 		return false
 	}
-	loaded, parts := s.qn.Loaded(collectionID)
+	loaded, parts, err := s.qn.Loaded(ctx, collectionID)
+	if err != nil {
+		return false
+	}
 	if !loaded {
 		return true
 	}
+	served, err := s.qn.Segments(ctx, collectionID)
+	if err != nil {
+		return false
+	}
 	have := map[int64]bool{}
-	for _, x := range s.qn.Segments(collectionID) {
+	for _, x := range served {
 		have[x.ID] = true
 	}
 	for _, seg := range segs {

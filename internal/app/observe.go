@@ -34,7 +34,11 @@ type meteredQueryNode struct {
 func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int,
 	resourceGroups []string,
 ) error {
-	if loaded, _ := q.Loaded(collectionID); loaded {
+	loaded, _, err := q.Loaded(ctx, collectionID)
+	if err != nil {
+		return err
+	}
+	if loaded {
 		return q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber, resourceGroups) // a change of partitions, or nothing
 	}
 	start := time.Now()
@@ -42,8 +46,13 @@ func (q meteredQueryNode) Load(ctx context.Context, collectionID int64, partitio
 	if err := q.QueryServer.Load(ctx, collectionID, partitions, replicaNumber, resourceGroups); err != nil {
 		return err
 	}
+	segs, err := q.Segments(ctx, collectionID)
+	if err != nil {
+		q.logger.Info("collection loaded", "collection", collectionID, "took", time.Since(start).String(),
+			"segments_err", err)
+		return nil
+	}
 	var rows int64
-	segs := q.Segments(collectionID)
 	for _, s := range segs {
 		rows += s.Rows
 	}

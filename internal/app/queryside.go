@@ -96,7 +96,7 @@ func remoteQuerySide(cfg querycoord.Config, root *rootcoord.Core, store *placeme
 		}
 		out := []string{}
 		for _, col := range cols {
-			if qc.Loading(col.ID) {
+			if loading, err := qc.Loading(ctx, col.ID); err == nil && loading {
 				out = append(out, col.Name)
 			}
 		}
@@ -135,9 +135,12 @@ func remoteQuerySide(cfg querycoord.Config, root *rootcoord.Core, store *placeme
 // them.
 type coordView struct{ qc *querycoord.Coordinator }
 
-func (v coordView) Loaded(collectionID int64) (bool, []int64) { return v.qc.Loaded(collectionID) }
-func (v coordView) Segments(collectionID int64) []plan.SegmentInfo {
-	return v.qc.Segments(collectionID)
+func (v coordView) Loaded(ctx context.Context, collectionID int64) (bool, []int64, error) {
+	return v.qc.Loaded(ctx, collectionID)
+}
+
+func (v coordView) Segments(ctx context.Context, collectionID int64) ([]plan.SegmentInfo, error) {
+	return v.qc.Segments(ctx, collectionID)
 }
 func (v coordView) ServiceTimes() map[string]uint64 { return map[string]uint64{} }
 

@@ -105,7 +105,11 @@ func (g *localGroups) loadedIn(ctx context.Context) (map[*catalog.Collection]str
 	defer g.mu.Unlock()
 	out := map[*catalog.Collection]string{}
 	for _, col := range cols {
-		if loaded, _ := g.qs.Loaded(col.ID); loaded {
+		loaded, _, err := g.qs.Loaded(ctx, col.ID)
+		if err != nil {
+			return nil, err
+		}
+		if loaded {
 			out[col] = g.groupOf(col.ID)
 		}
 	}
@@ -123,7 +127,15 @@ type groupedNode struct {
 func (n groupedNode) Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int,
 	resourceGroups []string,
 ) error {
-	if loaded, _ := n.Loaded(collectionID); loaded || n.Loading(collectionID) {
+	loaded, _, err := n.Loaded(ctx, collectionID)
+	if err != nil {
+		return err
+	}
+	loading, err := n.Loading(ctx, collectionID)
+	if err != nil {
+		return err
+	}
+	if loaded || loading {
 		return n.QueryServer.Load(ctx, collectionID, partitions, replicaNumber, resourceGroups)
 	}
 	per, err := n.groups.m.Check(resourceGroups, 1)
@@ -151,9 +163,9 @@ func (n groupedNode) Release(collectionID int64) {
 }
 
 // Replicas implements proxy.Loader: the node's one replica, in its group.
-func (n groupedNode) Replicas(_ context.Context, collectionID int64) ([]plan.Replica, error) {
-	if loaded, _ := n.Loaded(collectionID); !loaded {
-		return nil, nil
+func (n groupedNode) Replicas(ctx context.Context, collectionID int64) ([]plan.Replica, error) {
+	if loaded, _, err := n.Loaded(ctx, collectionID); err != nil || !loaded {
+		return nil, err
 	}
 	col, err := n.groups.colls.CollectionByID(collectionID)
 	if err != nil {
@@ -218,7 +230,11 @@ func (g *localGroups) TransferReplica(ctx context.Context, source, target string
 	if n <= 0 {
 		return errcode.Invalid("invalid parameter[expected=NumReplica > 0][actual=invalid NumReplica %d]", n)
 	}
-	if loaded, _ := g.qs.Loaded(collectionID); !loaded {
+	loaded, _, err := g.qs.Loaded(ctx, collectionID)
+	if err != nil {
+		return err
+	}
+	if !loaded {
 		return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%d]", collectionID)
 	}
 	g.mu.Lock()

@@ -132,9 +132,9 @@ func (fakeData) Checkpoint(string) (catalog.ChannelCheckpoint, bool) {
 
 type fakeQuery struct{}
 
-func (fakeQuery) Loaded(int64) (bool, []int64) { return true, nil }
-func (fakeQuery) Segments(int64) []plan.SegmentInfo {
-	return []plan.SegmentInfo{{ID: 1, Rows: 100, Level: 1}, {ID: 2, Rows: 5, Growing: true, Level: 1}}
+func (fakeQuery) Loaded(context.Context, int64) (bool, []int64, error) { return true, nil, nil }
+func (fakeQuery) Segments(context.Context, int64) ([]plan.SegmentInfo, error) {
+	return []plan.SegmentInfo{{ID: 1, Rows: 100, Level: 1}, {ID: 2, Rows: 5, Growing: true, Level: 1}}, nil
 }
 
 func (fakeQuery) ServiceTimes() map[string]uint64 {

@@ -23,10 +23,12 @@ type DataView interface {
 	Checkpoint(vchannel string) (catalog.ChannelCheckpoint, bool)
 }
 
-// QueryView is the query node's state as the scrape reads it.
+// QueryView is the query node's state as the scrape reads it (the
+// in-process query node or query coordinator; a collection whose state
+// cannot be read is left out of the scrape).
 type QueryView interface {
-	Loaded(collectionID int64) (bool, []int64)
-	Segments(collectionID int64) []plan.SegmentInfo
+	Loaded(ctx context.Context, collectionID int64) (bool, []int64, error)
+	Segments(ctx context.Context, collectionID int64) ([]plan.SegmentInfo, error)
 	// ServiceTimes is the timestamp (hybrid) through which each served
 	// vchannel is readable.
 	ServiceTimes() map[string]uint64
@@ -308,8 +310,13 @@ func (c *StateCollector) gatherData(g gauges, col *catalog.Collection, collID st
 }
 
 func (c *StateCollector) gatherQuery(g gauges, col *catalog.Collection, collID string, now time.Time, serviceTimes map[string]uint64) {
-	loaded, parts := c.st.Query.Loaded(col.ID)
-	if !loaded {
+	ctx := context.Background()
+	loaded, parts, err := c.st.Query.Loaded(ctx, col.ID)
+	if err != nil || !loaded {
+		return
+	}
+	segs, err := c.st.Query.Segments(ctx, col.ID)
+	if err != nil {
 		return
 	}
 	g.add("milvus_querycoord_collection_num", 1)
@@ -322,7 +329,7 @@ func (c *StateCollector) gatherQuery(g gauges, col *catalog.Collection, collID s
 	g.add("milvus_querynode_dml_vchannel_num", float64(len(col.VChannels)), NodeID)
 	g.add("milvus_querynode_flowgraph_num", float64(len(col.VChannels)), NodeID)
 	var rows int64
-	for _, s := range c.st.Query.Segments(col.ID) {
+	for _, s := range segs {
 		state := "Sealed"
 		if s.Growing {
 			state = "Growing"

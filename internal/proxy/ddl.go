@@ -134,13 +134,9 @@ func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectio
 		if len(want) > 0 && !want[col.Name] || !visible(col.Name) {
 			continue
 		}
-		loaded, _ := p.query.Loaded(col.ID)
-		pct := int64(0)
-		switch {
-		case loaded:
-			pct = 100
-		case p.query.Loading(col.ID):
-			pct = p.query.LoadProgress(col.ID) // as GetLoadingProgress
+		loaded, pct, err := p.inMemoryPercentage(ctx, col.ID)
+		if err != nil {
+			return &milvuspb.ShowCollectionsResponse{Status: errcode.Status(err)}, nil
 		}
 		resp.CollectionNames = append(resp.CollectionNames, col.Name)
 		resp.CollectionIds = append(resp.CollectionIds, col.ID)
@@ -150,6 +146,22 @@ func (p *Proxy) ShowCollections(ctx context.Context, req *milvuspb.ShowCollectio
 		resp.QueryServiceAvailable = append(resp.QueryServiceAvailable, loaded)
 	}
 	return resp, nil
+}
+
+// inMemoryPercentage is a collection's in-memory percentage as
+// ShowCollections reports it: 100 once loaded, the load's progress while it
+// loads (as GetLoadingProgress), 0 otherwise.
+func (p *Proxy) inMemoryPercentage(ctx context.Context, collID int64) (loaded bool, pct int64, err error) {
+	loaded, _, err = p.query.Loaded(ctx, collID)
+	if err != nil || loaded {
+		return loaded, 100, err
+	}
+	loading, err := p.query.Loading(ctx, collID)
+	if err != nil || !loading {
+		return false, 0, err
+	}
+	pct, err = p.query.LoadProgress(ctx, collID)
+	return false, pct, err
 }
 
 // GetCollectionStatistics reports row_count.
@@ -230,7 +242,10 @@ func (p *Proxy) ShowPartitions(ctx context.Context, req *milvuspb.ShowPartitions
 	if err != nil {
 		return &milvuspb.ShowPartitionsResponse{Status: errcode.Status(err)}, nil
 	}
-	loaded, parts := p.query.Loaded(col.ID)
+	loaded, parts, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.ShowPartitionsResponse{Status: errcode.Status(err)}, nil
+	}
 	isLoaded := func(id int64) bool {
 		if !loaded {
 			return false
@@ -335,7 +350,10 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	if err != nil {
 		return errcode.Status(err), nil
 	}
-	loaded, parts := p.query.Loaded(col.ID)
+	loaded, parts, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return errcode.Status(err), nil
+	}
 	if loaded && parts == nil {
 		// The whole collection is loaded already; another replica number
 		// is refused as Milvus refuses it for loaded partitions (a single
@@ -358,7 +376,9 @@ func (p *Proxy) LoadPartitions(ctx context.Context, req *milvuspb.LoadPartitions
 	if err := p.query.Load(ctx, col.ID, ids, int(req.GetReplicaNumber()), req.GetResourceGroups()); err != nil {
 		return errcode.Status(err), nil
 	}
-	_, parts = p.query.Loaded(col.ID)
+	if _, parts, err = p.query.Loaded(ctx, col.ID); err != nil {
+		return errcode.Status(err), nil
+	}
 	return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, true, parts)), nil
 }
 
@@ -383,7 +403,10 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 	if err := p.query.WaitLoad(ctx, col.ID); err != nil { // a reload after a restart, say
 		return errcode.Status(err), nil
 	}
-	loaded, parts := p.query.Loaded(col.ID)
+	loaded, parts, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return errcode.Status(err), nil
+	}
 	if !loaded {
 		return ok(), nil
 	}
@@ -400,7 +423,9 @@ func (p *Proxy) ReleasePartitions(ctx context.Context, req *milvuspb.ReleasePart
 		}
 	}
 	p.query.ReleasePartitions(col.ID, ids)
-	_, parts = p.query.Loaded(col.ID)
+	if _, parts, err = p.query.Loaded(ctx, col.ID); err != nil {
+		return errcode.Status(err), nil
+	}
 	if len(parts) == 0 {
 		p.query.Release(col.ID)
 		return errcode.Status(p.meta.SetLoaded(ctx, col.DBName, col.Name, false, nil)), nil
@@ -421,41 +446,72 @@ func (p *Proxy) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequ
 	if err != nil {
 		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err)}, nil
 	}
-	if err := p.loadFailure(col); err != nil {
-		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err), State: commonpb.LoadState_LoadStateNotLoad}, nil
+	state, err := p.loadState(ctx, col, ids)
+	if err != nil {
+		return &milvuspb.GetLoadStateResponse{Status: errcode.Status(err), State: state}, nil
 	}
-	if p.isLoaded(col.ID, ids) {
-		if p.query.LoadProgress(col.ID) < 100 {
-			return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoading}, nil
+	return &milvuspb.GetLoadStateResponse{Status: ok(), State: state}, nil
+}
+
+// loadState is GetLoadState's answer. A load that failed is NotLoad with
+// the failure's error; a query side that cannot answer is its own error
+// (LoadStateNotExist with it, never NotLoad).
+func (p *Proxy) loadState(ctx context.Context, col *catalog.Collection, ids []int64) (commonpb.LoadState, error) {
+	failure, err := p.loadFailure(ctx, col)
+	switch {
+	case err != nil:
+		return commonpb.LoadState_LoadStateNotExist, err
+	case failure != nil:
+		return commonpb.LoadState_LoadStateNotLoad, failure
+	}
+	loaded, err := p.isLoaded(ctx, col.ID, ids)
+	if err != nil {
+		return commonpb.LoadState_LoadStateNotExist, err
+	}
+	if loaded {
+		pct, err := p.query.LoadProgress(ctx, col.ID)
+		switch {
+		case err != nil:
+			return commonpb.LoadState_LoadStateNotExist, err
+		case pct < 100:
+			return commonpb.LoadState_LoadStateLoading, nil
 		}
-		return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoaded}, nil
+		return commonpb.LoadState_LoadStateLoaded, nil
 	}
-	if p.query.Loading(col.ID) {
-		return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateLoading}, nil
+	loading, err := p.query.Loading(ctx, col.ID)
+	switch {
+	case err != nil:
+		return commonpb.LoadState_LoadStateNotExist, err
+	case loading:
+		return commonpb.LoadState_LoadStateLoading, nil
 	}
-	return &milvuspb.GetLoadStateResponse{Status: ok(), State: commonpb.LoadState_LoadStateNotLoad}, nil
+	return commonpb.LoadState_LoadStateNotLoad, nil
 }
 
 // loadFailure is the error to report for a collection whose last load
-// failed, or nil.
-func (p *Proxy) loadFailure(col *catalog.Collection) error {
-	if err := p.query.LoadFailure(col.ID); err != nil {
-		return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", col.Name, err)
+// failed (nil if it did not), and err the query side's failure to say.
+func (p *Proxy) loadFailure(ctx context.Context, col *catalog.Collection) (failure, err error) {
+	f, err := p.query.LoadFailure(ctx, col.ID)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if f != nil {
+		return errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]: load failed: %v", col.Name, f), nil
+	}
+	return nil, nil
 }
 
 // isLoaded reports whether the partitions want (all of them) are loaded.
 // With no partitions named it asks about the collection, which is loaded as
 // Milvus counts it when any of its partitions is: after load_partitions Milvus
 // reports the collection Loaded, and NotLoad once the last is released.
-func (p *Proxy) isLoaded(collID int64, want []int64) bool {
-	loaded, parts := p.query.Loaded(collID)
-	if !loaded {
-		return false
+func (p *Proxy) isLoaded(ctx context.Context, collID int64, want []int64) (bool, error) {
+	loaded, parts, err := p.query.Loaded(ctx, collID)
+	if err != nil || !loaded {
+		return false, err
 	}
 	if parts == nil || len(want) == 0 {
-		return true
+		return true, nil
 	}
 	have := map[int64]bool{}
 	for _, q := range parts {
@@ -463,10 +519,10 @@ func (p *Proxy) isLoaded(collID int64, want []int64) bool {
 	}
 	for _, w := range want {
 		if !have[w] {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // GetLoadingProgress reports how far the load is (querynode LoadProgress:
@@ -481,21 +537,43 @@ func (p *Proxy) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoading
 	if err != nil {
 		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
 	}
-	if err := p.loadFailure(col); err != nil {
+	pct, err := p.loadingProgress(ctx, col, ids)
+	if err != nil {
 		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(err)}, nil
 	}
-	if loaded, _ := p.query.Loaded(col.ID); !loaded {
-		if p.query.Loading(col.ID) {
-			pct := p.query.LoadProgress(col.ID)
-			return &milvuspb.GetLoadingProgressResponse{Status: ok(), Progress: pct, RefreshProgress: pct}, nil
-		}
-		return &milvuspb.GetLoadingProgressResponse{Status: errcode.Status(errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", col.Name))}, nil
-	}
-	pct := int64(0)
-	if p.isLoaded(col.ID, ids) {
-		pct = p.query.LoadProgress(col.ID)
-	}
 	return &milvuspb.GetLoadingProgressResponse{Status: ok(), Progress: pct, RefreshProgress: pct}, nil
+}
+
+// loadingProgress is GetLoadingProgress's answer: the failure of the last
+// load, the query side's failure to answer, CollectionNotLoaded, or the
+// percentage.
+func (p *Proxy) loadingProgress(ctx context.Context, col *catalog.Collection, ids []int64) (int64, error) {
+	failure, err := p.loadFailure(ctx, col)
+	if err != nil {
+		return 0, err
+	}
+	if failure != nil {
+		return 0, failure
+	}
+	loaded, _, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return 0, err
+	}
+	if !loaded {
+		loading, err := p.query.Loading(ctx, col.ID)
+		if err != nil {
+			return 0, err
+		}
+		if loading {
+			return p.query.LoadProgress(ctx, col.ID)
+		}
+		return 0, errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", col.Name)
+	}
+	ok, err := p.isLoaded(ctx, col.ID, ids)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return p.query.LoadProgress(ctx, col.ID)
 }
 
 // Flush seals and syncs every growing segment of the collections.
@@ -711,7 +789,11 @@ func (p *Proxy) DropIndex(ctx context.Context, req *milvuspb.DropIndexRequest) (
 	if err != nil {
 		return errcode.Status(err), nil
 	}
-	if loaded, _ := p.query.Loaded(col.ID); loaded {
+	loaded, _, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if loaded {
 		return errcode.Status(errcode.Invalid("vector index cannot be dropped on loaded collection: index cannot be dropped, collection is loaded, please release it first")), nil
 	}
 	name := req.GetIndexName()
@@ -783,7 +865,11 @@ func (p *Proxy) AlterCollection(ctx context.Context, req *milvuspb.AlterCollecti
 	for _, kv := range req.GetProperties() {
 		set[kv.GetKey()] = kv.GetValue()
 	}
-	if loaded, _ := p.query.Loaded(col.ID); loaded {
+	loaded, _, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if loaded {
 		// As in Milvus: how a loaded collection is held cannot change under it.
 		_, mmapSet := set["mmap.enabled"]
 		_, lazySet := set["lazyload.enabled"]

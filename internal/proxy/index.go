@@ -95,7 +95,11 @@ func (p *Proxy) AlterIndex(ctx context.Context, req *milvuspb.AlterIndexRequest)
 	if err := p.query.WaitLoad(ctx, col.ID); err != nil {
 		return errcode.Status(err), nil
 	}
-	if loaded, _ := p.query.Loaded(col.ID); loaded {
+	loaded, _, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return errcode.Status(err), nil
+	}
+	if loaded {
 		return errcode.Status(errcode.New(errcode.CollectionLoaded,
 			"can't alter index on loaded collection, please release the collection first: collection already loaded[collection=%s]",
 			col.Name)), nil

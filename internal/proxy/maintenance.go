@@ -136,8 +136,12 @@ func (p *Proxy) GetQuerySegmentInfo(ctx context.Context, req *milvuspb.GetQueryS
 	if err != nil {
 		return &milvuspb.GetQuerySegmentInfoResponse{Status: errcode.Status(err)}, nil
 	}
+	segs, err := p.query.Segments(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.GetQuerySegmentInfoResponse{Status: errcode.Status(err)}, nil
+	}
 	resp := &milvuspb.GetQuerySegmentInfoResponse{Status: ok()}
-	for _, s := range p.query.Segments(col.ID) {
+	for _, s := range segs {
 		state := commonpb.SegmentState_Sealed
 		if s.Growing {
 			state = commonpb.SegmentState_Growing
@@ -167,13 +171,14 @@ func (p *Proxy) GetReplicas(ctx context.Context, req *milvuspb.GetReplicasReques
 	if err != nil {
 		return &milvuspb.GetReplicasResponse{Status: errcode.Status(err)}, nil
 	}
-	// Replicas first: its error says the query side could not be reached,
-	// which Loaded (no error) would read as "not loaded".
 	replicas, err := p.query.Replicas(ctx, col.ID)
 	if err != nil {
 		return &milvuspb.GetReplicasResponse{Status: errcode.Status(err)}, nil
 	}
-	loaded, parts := p.query.Loaded(col.ID)
+	loaded, parts, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.GetReplicasResponse{Status: errcode.Status(err)}, nil
+	}
 	if !loaded {
 		return &milvuspb.GetReplicasResponse{Status: errcode.Status(
 			errcode.New(errcode.CollectionNotLoaded, "collection not loaded[collection=%s]", col.Name))}, nil

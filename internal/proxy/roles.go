@@ -179,7 +179,9 @@ func DataCoordOf(d DataCoordinator) DataCoord {
 // Loader loads and releases collections and partitions on the query side
 // and reports what is loaded: Loaded whether the collection is (and which
 // partitions), LoadFailure why its last load failed (nil if it did not),
-// Segments the sealed segments it serves.
+// Segments the sealed segments it serves. The status methods' errors are
+// the query side failing to answer (a proxy process's coordinator out of
+// reach): the handlers report them as such, never as "not loaded".
 type Loader interface {
 	// Load loads a collection (partitions nil = all) or more of its
 	// partitions. replicaNumber is the request's replica_number (0: not
@@ -191,17 +193,23 @@ type Loader interface {
 	Load(ctx context.Context, collectionID int64, partitions []int64, replicaNumber int, resourceGroups []string) error
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
-	Loaded(collectionID int64) (bool, []int64)
+	// Loaded reports whether the collection is loaded, and which
+	// partitions (nil: all).
+	Loaded(ctx context.Context, collectionID int64) (bool, []int64, error)
 	// Loading reports whether a load of the collection is in progress.
-	Loading(collectionID int64) bool
+	Loading(ctx context.Context, collectionID int64) (bool, error)
 	// WaitLoad waits until no load of the collection is in progress, so
 	// that Loaded says what it ended as.
 	WaitLoad(ctx context.Context, collectionID int64) error
 	// LoadProgress is how far a loaded or loading collection's load is
 	// (percent; 100 when serving everything).
-	LoadProgress(collectionID int64) int64
-	LoadFailure(collectionID int64) error
-	Segments(collectionID int64) []plan.SegmentInfo
+	LoadProgress(ctx context.Context, collectionID int64) (int64, error)
+	// LoadFailure is why the collection's last load failed (nil if it did
+	// not); err is the call's own failure (the query side could not say).
+	LoadFailure(ctx context.Context, collectionID int64) (failure, err error)
+	// Segments lists the sealed and growing segments the query side serves
+	// for the collection.
+	Segments(ctx context.Context, collectionID int64) ([]plan.SegmentInfo, error)
 	// Replicas is where the collection's replicas run; nil when the query
 	// side is a single query node (one replica on it).
 	Replicas(ctx context.Context, collectionID int64) ([]plan.Replica, error)

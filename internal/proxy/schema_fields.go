@@ -41,9 +41,9 @@ func (p *Proxy) reloadSchema(ctx context.Context, col *catalog.Collection) error
 	if err := p.query.WaitLoad(ctx, col.ID); err != nil {
 		return err
 	}
-	loaded, parts := p.query.Loaded(col.ID)
-	if !loaded {
-		return nil
+	loaded, parts, err := p.query.Loaded(ctx, col.ID)
+	if err != nil || !loaded {
+		return err
 	}
 	replicas, err := p.query.Replicas(ctx, col.ID) // loaded again as many times
 	if err != nil {
@@ -79,7 +79,10 @@ func (p *Proxy) AlterCollectionField(ctx context.Context, req *milvuspb.AlterCol
 	if err := p.query.WaitLoad(ctx, col.ID); err != nil {
 		return errcode.Status(err), nil
 	}
-	loaded, _ := p.query.Loaded(col.ID)
+	loaded, _, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return errcode.Status(err), nil
+	}
 	return errcode.Status(p.meta.AlterField(ctx, col.DBName, col.Name, req.GetFieldName(), set, del, loaded)), nil
 }
 

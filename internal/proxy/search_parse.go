@@ -44,7 +44,9 @@ func (p *Proxy) searchEnv(ctx context.Context, col *catalog.Collection) (readEnv
 		return readEnv{}, err
 	}
 	env.indexes = idxs
-	env.loaded, _ = p.query.Loaded(col.ID)
+	if env.loaded, _, err = p.query.Loaded(ctx, col.ID); err != nil {
+		return readEnv{}, err
+	}
 	return env, nil
 }
 

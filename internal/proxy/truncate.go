@@ -20,7 +20,10 @@ func (p *Proxy) TruncateCollection(ctx context.Context, req *milvuspb.TruncateCo
 	if err := p.query.WaitLoad(ctx, col.ID); err != nil { // a reload after a restart, say
 		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil
 	}
-	loaded, parts := p.query.Loaded(col.ID)
+	loaded, parts, err := p.query.Loaded(ctx, col.ID)
+	if err != nil {
+		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil
+	}
 	replicas, err := p.query.Replicas(ctx, col.ID)
 	if err != nil {
 		return &milvuspb.TruncateCollectionResponse{Status: errcode.Status(err)}, nil

@@ -27,8 +27,10 @@ type NodeLoader interface {
 	LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
-	LoadProgress(collectionID int64) int64
-	Segments(collectionID int64) []plan.SegmentInfo
+	// LoadProgress and Segments answer as the proxy's Loader does; a node
+	// that cannot answer counts as 0 % and serving nothing.
+	LoadProgress(ctx context.Context, collectionID int64) (int64, error)
+	Segments(ctx context.Context, collectionID int64) ([]plan.SegmentInfo, error)
 }
 
 // Reader is a query node's read side.
@@ -449,22 +451,23 @@ func (c *Coordinator) ReleasePartitions(collectionID int64, partitions []int64) 
 
 // Loaded reports whether a collection is loaded (its load completed), and
 // its loaded partitions (nil = all).
-func (c *Coordinator) Loaded(collectionID int64) (bool, []int64) {
+// The coordinator answers from its own state (nil error).
+func (c *Coordinator) Loaded(_ context.Context, collectionID int64) (bool, []int64, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	lc, ok := c.loaded[collectionID]
 	if !ok || !lc.done {
-		return false, nil
+		return false, nil, nil
 	}
-	return true, slices.Clone(lc.partitions)
+	return true, slices.Clone(lc.partitions), nil
 }
 
 // Loading reports whether a load of the collection is in progress.
-func (c *Coordinator) Loading(collectionID int64) bool {
+func (c *Coordinator) Loading(_ context.Context, collectionID int64) (bool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	lc, ok := c.loaded[collectionID]
-	return ok && !lc.done
+	return ok && !lc.done, nil
 }
 
 // WaitLoad waits until no load of the collection is in progress.
@@ -484,48 +487,51 @@ func (c *Coordinator) WaitLoad(ctx context.Context, collectionID int64) error {
 }
 
 // LoadProgress is a loading collection's progress: the mean of its
-// leaders' (100 once loaded, 0 when not loaded).
-func (c *Coordinator) LoadProgress(collectionID int64) int64 {
+// leaders' (100 once loaded, 0 when not loaded; a leader that cannot
+// answer counts as 0).
+func (c *Coordinator) LoadProgress(ctx context.Context, collectionID int64) (int64, error) {
 	c.mu.RLock()
 	lc, ok := c.loaded[collectionID]
 	c.mu.RUnlock()
 	switch {
 	case !ok:
-		return 0
+		return 0, nil
 	case lc.done:
-		return 100
+		return 100, nil
 	}
 	var sum, n int64
 	for _, r := range c.replicasOf(lc) {
 		for id := range leaderChannels(r) {
 			if node := c.nodeOf(id); node != nil {
-				sum += node.LoadProgress(collectionID)
+				if pct, err := node.LoadProgress(ctx, collectionID); err == nil {
+					sum += pct
+				}
 			}
 			n++
 		}
 	}
 	if n == 0 {
-		return 0
+		return 0, nil
 	}
-	return sum / n
+	return sum / n, nil
 }
 
 // LoadFailure is why the collection's last load failed, or nil.
-func (c *Coordinator) LoadFailure(collectionID int64) error {
+func (c *Coordinator) LoadFailure(_ context.Context, collectionID int64) (failure, err error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.failures[collectionID]
+	return c.failures[collectionID], nil
 }
 
 // Segments lists the segments the collection's nodes serve (leaders and
 // workers), each with the nodes serving it (one per replica, two while a
-// segment moves).
-func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
+// segment moves). A node that cannot answer is left out, as one gone.
+func (c *Coordinator) Segments(ctx context.Context, collectionID int64) ([]plan.SegmentInfo, error) {
 	c.mu.RLock()
 	lc, ok := c.loaded[collectionID]
 	c.mu.RUnlock()
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	byID := map[int64]*plan.SegmentInfo{}
 	for _, r := range c.replicasOf(lc) {
@@ -534,7 +540,11 @@ func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
 			if node == nil {
 				continue
 			}
-			for _, s := range node.Segments(collectionID) {
+			segs, err := node.Segments(ctx, collectionID)
+			if err != nil {
+				continue
+			}
+			for _, s := range segs {
 				if have, ok := byID[s.ID]; ok {
 					have.NodeIDs = append(have.NodeIDs, id)
 					continue
@@ -548,7 +558,7 @@ func (c *Coordinator) Segments(collectionID int64) []plan.SegmentInfo {
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		out = append(out, *byID[id])
 	}
-	return out
+	return out, nil
 }
 
 // Replicas is where a loaded collection's replicas run: their nodes,

@@ -621,7 +621,10 @@ func TestTakeOverServesWithTheReplicasLeft(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 20*time.Millisecond, "the waiting replica is healed onto the new node")
-	require.Eventually(t, func() bool { return c.coord.LoadProgress(col.ID) == 100 }, 30*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		pct, err := c.coord.LoadProgress(context.Background(), col.ID)
+		return err == nil && pct == 100
+	}, 30*time.Second, 20*time.Millisecond)
 	c.same()
 	c.same()
 }

@@ -75,7 +75,8 @@ func TestLoadAgainChangesTheReplicaNumber(t *testing.T) {
 			c.mu.Lock()
 			qn := c.nodes[n].node
 			c.mu.Unlock()
-			loaded, _ := qn.Loaded(id)
+			loaded, _, err := qn.Loaded(context.Background(), id)
+			require.NoError(t, err)
 			require.False(t, loaded, "node %d of a dropped replica released the collection", n)
 		}
 	}

@@ -183,7 +183,14 @@ func TestTransferReplicaMovesItWithoutAFailedRead(t *testing.T) {
 	qa, qb := c.nodes[a].node, c.nodes[b].node
 	c.mu.Unlock()
 	id := c.replicasCollection()
-	loadedOn := func(qn interface{ Loaded(int64) (bool, []int64) }) bool { loaded, _ := qn.Loaded(id); return loaded }
+	loadedOn := func(qn interface {
+		Loaded(context.Context, int64) (bool, []int64, error)
+	},
+	) bool {
+		loaded, _, err := qn.Loaded(context.Background(), id)
+		require.NoError(t, err)
+		return loaded
+	}
 
 	reads := c.startReads(c.px)
 	reads.more(3)

@@ -99,7 +99,9 @@ func (c *cluster) referenceHandedOff(growing int) {
 	c.t.Helper()
 	require.Eventually(c.t, func() bool {
 		n := 0
-		for _, sg := range c.s.QueryNode.Segments(c.s.CollectionID) {
+		segs, err := c.s.QueryNode.Segments(context.Background(), c.s.CollectionID)
+		require.NoError(c.t, err)
+		for _, sg := range segs {
 			if sg.Growing {
 				n++
 			}
@@ -183,7 +185,8 @@ func spreadAnswersAsOneNode(t *testing.T, remote bool) {
 	c.referenceHandedOff(1)
 	sameAsReference(t, c, true)
 
-	segs := c.coord.Segments(s.CollectionID)
+	segs, err := c.coord.Segments(context.Background(), s.CollectionID)
+	require.NoError(t, err)
 	nodesOf := map[int64][]int64{}
 	for _, sg := range segs {
 		nodesOf[sg.ID] = sg.NodeIDs

@@ -93,9 +93,11 @@ func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
 		t.Fatal("the search of A waited for the load of B")
 	}
 	require.EqualValues(t, 50, s.Count(), "A counts while B loads")
-	ok, _ := s.QueryNode.Loaded(b)
+	ok, _, _ := s.QueryNode.Loaded(context.Background(), b)
 	require.False(t, ok, "B is not loaded before its load ends")
-	require.True(t, s.QueryNode.Loading(b), "B's load is in progress")
+	loading, err := s.QueryNode.Loading(context.Background(), b)
+	require.NoError(t, err)
+	require.True(t, loading, "B's load is in progress")
 	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: "second"})
 	require.NoError(t, err)
 	require.Equal(t, commonpb.LoadState_LoadStateLoading, ls.GetState(), "GetLoadState of B during its load")
@@ -109,7 +111,9 @@ func TestSearchServesWhileAnotherCollectionLoads(t *testing.T) {
 
 	release()
 	require.NoError(t, <-loaded)
-	require.False(t, s.QueryNode.Loading(b), "B's load has ended")
+	loading, err = s.QueryNode.Loading(context.Background(), b)
+	require.NoError(t, err)
+	require.False(t, loading, "B's load has ended")
 	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: b, Strong: true}, CountOnly: true})
 	require.NoError(t, err)
 	require.EqualValues(t, 80, res.Count)
@@ -141,9 +145,9 @@ func TestReleaseDuringLoadWins(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, errcode.CollectionNotLoaded, errcode.CodeOf(err), "%v", err)
 	require.Contains(t, err.Error(), "released while loading")
-	ok, _ := s.QueryNode.Loaded(s.CollectionID)
+	ok, _, _ := s.QueryNode.Loaded(context.Background(), s.CollectionID)
 	require.False(t, ok)
-	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
+	require.NoError(t, loadFailure(t, s))
 
 	release()
 	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil), "a load after the release is a new load")
@@ -210,7 +214,7 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	require.Equal(t, errcode.ChannelNotAvailable, errcode.CodeOf(err), "%v", err)
 	require.Contains(t, err.Error(), "channel not available[channel="+s.VChannels[0]+"]")
 	require.Contains(t, err.Error(), cause.Error())
-	require.ErrorContains(t, s.QueryNode.LoadFailure(s.CollectionID), cause.Error())
+	require.ErrorContains(t, loadFailure(t, s), cause.Error())
 	ls, err := s.Proxy.GetLoadState(context.Background(), &milvuspb.GetLoadStateRequest{CollectionName: stacktest.Collection})
 	require.NoError(t, err)
 	require.Equal(t, commonpb.LoadState_LoadStateNotLoad, ls.GetState())
@@ -222,7 +226,7 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	}
 	require.Contains(t, subjects, "collection "+stacktest.Collection+": stopped serving: querynode: vchannel "+
 		s.VChannels[0]+": "+cause.Error())
-	ok, _ := s.QueryNode.Loaded(s.CollectionID)
+	ok, _, _ := s.QueryNode.Loaded(context.Background(), s.CollectionID)
 	require.False(t, ok)
 
 	res, err := s.QueryNode.Query(context.Background(), &plan.Query{Read: plan.Read{CollectionID: b, Strong: true}, CountOnly: true})
@@ -230,7 +234,7 @@ func TestStoppedDelegatorFailsItsCollection(t *testing.T) {
 	require.EqualValues(t, 10, res.Count)
 
 	require.NoError(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil), "loading it again")
-	require.NoError(t, s.QueryNode.LoadFailure(s.CollectionID))
+	require.NoError(t, loadFailure(t, s))
 	require.EqualValues(t, 40, s.Count())
 }
 
@@ -247,7 +251,7 @@ func TestRunStopsTheNode(t *testing.T) {
 	require.EqualValues(t, 5, s.Count())
 	cancel()
 	require.NoError(t, <-ran)
-	ok, _ := s.QueryNode.Loaded(s.CollectionID)
+	ok, _, _ := s.QueryNode.Loaded(context.Background(), s.CollectionID)
 	require.False(t, ok)
 	require.Error(t, s.QueryNode.Load(context.Background(), s.CollectionID, nil, 0, nil), "a stopped node loads nothing")
 }
@@ -337,7 +341,7 @@ func TestLoadAllRegistersBeforeReturning(t *testing.T) {
 	}
 	require.Empty(t, s.QueryNode.LoadingCollections())
 	for _, id := range []int64{s.CollectionID, b} {
-		ok, _ := s.QueryNode.Loaded(id)
+		ok, _, _ := s.QueryNode.Loaded(context.Background(), id)
 		require.True(t, ok)
 	}
 	require.EqualValues(t, 45, s.Count())
@@ -377,7 +381,7 @@ func TestReleasePartitionsWaitsForLoad(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("ReleasePartitions did not return")
 	}
-	ok, parts := s.QueryNode.Loaded(s.CollectionID)
+	ok, parts, _ := s.QueryNode.Loaded(context.Background(), s.CollectionID)
 	require.True(t, ok, "the default partition stays loaded")
 	require.NotNil(t, parts)
 	require.EqualValues(t, 10, s.Count(), "only the default partition's rows")
@@ -455,4 +459,13 @@ func TestLoadVChannels(t *testing.T) {
 	require.Equal(t, int64(100), count())
 	require.Equal(t, col.VChannels, qn.VChannels(col.ID))
 	require.NoError(t, qn.Load(ctx, col.ID, nil, 2, nil), "a plain load of the whole collection joins it")
+}
+
+// loadFailure is the node's LoadFailure of the stack's collection (the
+// in-process node always answers).
+func loadFailure(t *testing.T, s *stacktest.Stack) error {
+	t.Helper()
+	failure, err := s.QueryNode.LoadFailure(context.Background(), s.CollectionID)
+	require.NoError(t, err)
+	return failure
 }

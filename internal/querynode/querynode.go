@@ -319,13 +319,13 @@ func New(cfg Config, log wal.Log, objects Objects, segs Segments, colls Collecti
 }
 
 // LoadFailure returns why the collection's last load failed, or nil.
-func (n *Node) LoadFailure(collectionID int64) error {
+func (n *Node) LoadFailure(_ context.Context, collectionID int64) (failure, err error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	if f, ok := n.failed[collectionID]; ok {
-		return f.err
+		return f.err, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // Quarantined is the number of WAL messages the delegators skipped because
@@ -409,15 +409,22 @@ func (n *Node) ReleasePartitions(collectionID int64, parts []int64) {
 // Loading reports whether a load of the collection is in progress: it does
 // not serve yet (Loaded is false) and GetLoadState says Loading, as Milvus's
 // does while its query nodes load.
-func (n *Node) Loading(collectionID int64) bool {
+func (n *Node) Loading(_ context.Context, collectionID int64) (bool, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	_, ok := n.loading[collectionID]
-	return ok
+	return ok, nil
 }
 
-// Loaded reports whether a collection is loaded, and its loaded partitions (nil = all).
-func (n *Node) Loaded(collectionID int64) (bool, []int64) {
+// Loaded reports whether a collection is loaded, and its loaded partitions
+// (nil = all). The in-process node always answers (nil error).
+func (n *Node) Loaded(_ context.Context, collectionID int64) (bool, []int64, error) {
+	loaded, parts := n.loadedPartitions(collectionID)
+	return loaded, parts, nil
+}
+
+// loadedPartitions is Loaded's answer.
+func (n *Node) loadedPartitions(collectionID int64) (bool, []int64) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	c, ok := n.collections[collectionID]
@@ -567,7 +574,12 @@ func partitionSelected(p int64, req map[int64]bool, loaded map[int64]bool) bool 
 // Segments lists the segments served for a loaded collection: those of
 // the vchannels the node leads (not those it gave workers) and those it
 // serves as a worker.
-func (n *Node) Segments(collectionID int64) []plan.SegmentInfo {
+func (n *Node) Segments(_ context.Context, collectionID int64) ([]plan.SegmentInfo, error) {
+	return n.segments(collectionID), nil
+}
+
+// segments is Segments's answer.
+func (n *Node) segments(collectionID int64) []plan.SegmentInfo {
 	n.mu.RLock()
 	c, ok := n.collections[collectionID]
 	var ds []*delegator

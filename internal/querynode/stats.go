@@ -1,6 +1,9 @@
 package querynode
 
-import "sort"
+import (
+	"context"
+	"sort"
+)
 
 // ServiceTimes returns, for each vchannel the node serves, the timestamp
 // through which it is readable (its tsafe), for the metrics scrape.
@@ -26,7 +29,12 @@ func (n *Node) ServiceTimes() map[string]uint64 {
 // replay is all of it. It grows while the collection loads, is below 100
 // until every vchannel has caught up, 100 then, and 0 when the collection
 // is neither loaded nor loading.
-func (n *Node) LoadProgress(collectionID int64) int64 {
+func (n *Node) LoadProgress(_ context.Context, collectionID int64) (int64, error) {
+	return n.loadProgress(collectionID), nil
+}
+
+// loadProgress is LoadProgress's answer.
+func (n *Node) loadProgress(collectionID int64) int64 {
 	n.mu.RLock()
 	c, ok := n.collections[collectionID]
 	l, loading := n.loading[collectionID]

@@ -459,7 +459,9 @@ func (s *Stack) Keys() []int64 {
 // Served lists the segments the query node serves: ID → growing.
 func (s *Stack) Served() map[int64]bool {
 	out := map[int64]bool{}
-	for _, seg := range s.QueryNode.Segments(s.CollectionID) {
+	segs, err := s.QueryNode.Segments(context.Background(), s.CollectionID)
+	require.NoError(s.T, err)
+	for _, seg := range segs {
 		out[seg.ID] = seg.Growing
 	}
 	return out

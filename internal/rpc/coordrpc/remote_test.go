@@ -160,8 +160,14 @@ func TestNodesThroughRemoteCoordinator(t *testing.T) {
 	require.NoError(t, s.QueryNode.Load(ctx, s.CollectionID, nil, 1, nil))
 	require.NoError(t, remote.WaitLoad(ctx, s.CollectionID))
 	require.NoError(t, s.QueryNode.WaitLoad(ctx, s.CollectionID))
-	require.NoError(t, remote.LoadFailure(s.CollectionID))
-	require.Equal(t, s.QueryNode.Segments(s.CollectionID), remote.Segments(s.CollectionID))
+	failure, err := remote.LoadFailure(ctx, s.CollectionID)
+	require.NoError(t, err)
+	require.NoError(t, failure)
+	local, err := s.QueryNode.Segments(ctx, s.CollectionID)
+	require.NoError(t, err)
+	served, err := remote.Segments(ctx, s.CollectionID)
+	require.NoError(t, err)
+	require.Equal(t, local, served)
 	var files []string
 	for _, id := range ids {
 		tasks, err := s.Data.SegmentIndexes(ctx, id)
@@ -251,7 +257,8 @@ func TestCoordinatorDown(t *testing.T) {
 	qn, _ := remoteQueryNode(t, s, c)
 	err = qn.Load(ctx, s.CollectionID, nil, 1, nil)
 	unavailable(t, err)
-	loaded, _ := qn.Loaded(s.CollectionID)
+	loaded, _, err := qn.Loaded(ctx, s.CollectionID)
+	require.NoError(t, err, "the node answers for itself")
 	require.False(t, loaded)
 
 	dn, err := datanode.New(s.DataNodeConfig, s.Log, s.Objects, c.data, c.root, c.clock, slog.New(slog.DiscardHandler))

@@ -109,43 +109,53 @@ func (c *Client) ReleasePartitions(collectionID int64, partitions []int64) {
 	c.failed(err, "release_partitions", collectionID)
 }
 
-// state asks for a collection's load state (nil when the call failed, which
-// is logged).
-func (c *Client) state(collectionID int64) (*querynodev1.GetLoadStateResponse, error) {
-	resp, err := c.c.GetLoadState(context.Background(), &querynodev1.GetLoadStateRequest{CollectionId: collectionID})
+// state asks for a collection's load state (the call's error, which is
+// logged, when it failed).
+func (c *Client) state(ctx context.Context, collectionID int64) (*querynodev1.GetLoadStateResponse, error) {
+	resp, err := c.c.GetLoadState(ctx, &querynodev1.GetLoadStateRequest{CollectionId: collectionID})
 	c.failed(err, "get_load_state", collectionID)
 	return resp, err
 }
 
 // Loaded reports whether the collection is loaded, and which partitions.
-func (c *Client) Loaded(collectionID int64) (bool, []int64) {
-	s, _ := c.state(collectionID)
-	return s.GetLoaded(), s.GetPartitionIds()
+// A failed call is the error, never "not loaded".
+func (c *Client) Loaded(ctx context.Context, collectionID int64) (bool, []int64, error) {
+	s, err := c.state(ctx, collectionID)
+	if err != nil {
+		return false, nil, err
+	}
+	return s.GetLoaded(), s.GetPartitionIds(), nil
 }
 
 // Loading reports whether a load of the collection is in progress.
-func (c *Client) Loading(collectionID int64) bool {
-	s, _ := c.state(collectionID)
-	return s.GetLoading()
+func (c *Client) Loading(ctx context.Context, collectionID int64) (bool, error) {
+	s, err := c.state(ctx, collectionID)
+	if err != nil {
+		return false, err
+	}
+	return s.GetLoading(), nil
 }
 
 // LoadProgress is the collection's load progress in percent.
-func (c *Client) LoadProgress(collectionID int64) int64 {
-	s, _ := c.state(collectionID)
-	return s.GetProgress()
+func (c *Client) LoadProgress(ctx context.Context, collectionID int64) (int64, error) {
+	s, err := c.state(ctx, collectionID)
+	if err != nil {
+		return 0, err
+	}
+	return s.GetProgress(), nil
 }
 
 // LoadFailure is why the collection's last load failed (with its Milvus
-// code), the call's own error when the node could not say, or nil.
-func (c *Client) LoadFailure(collectionID int64) error {
-	s, err := c.state(collectionID)
+// code), or nil; err is the call's own error when the node could not say.
+func (c *Client) LoadFailure(ctx context.Context, collectionID int64) (failure, err error) {
+	s, err := c.state(ctx, collectionID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f := s.GetFailure(); f != nil {
-		return &errcode.Error{Code: f.GetCode(), Msg: f.GetReason()}
+		return &errcode.Error{Code: f.GetCode(), Msg: f.GetReason()}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // WaitLoad waits until no load of the collection is in progress.
@@ -156,12 +166,15 @@ func (c *Client) WaitLoad(ctx context.Context, collectionID int64) error {
 	return err
 }
 
-// Segments lists the segments the node serves for the collection (none
-// when the call failed, which is logged).
-func (c *Client) Segments(collectionID int64) []plan.SegmentInfo {
-	resp, err := c.c.ListSegments(context.Background(), &querynodev1.ListSegmentsRequest{CollectionId: collectionID})
+// Segments lists the segments the node serves for the collection (the
+// call's error, which is logged, when it failed).
+func (c *Client) Segments(ctx context.Context, collectionID int64) ([]plan.SegmentInfo, error) {
+	resp, err := c.c.ListSegments(ctx, &querynodev1.ListSegmentsRequest{CollectionId: collectionID})
 	c.failed(err, "list_segments", collectionID)
-	return decodeSegments(resp.GetSegments())
+	if err != nil {
+		return nil, err
+	}
+	return decodeSegments(resp.GetSegments()), nil
 }
 
 // Search runs a search on the node.

@@ -31,14 +31,12 @@
 //
 // # The status methods
 //
-// The proxy's Loader role asks Loaded, Loading, LoadProgress, Segments,
-// Release and ReleasePartitions without a context and without an error
-// result, as the in-process node answers them from memory. Client gives
-// each call the transport's default deadline (rpc.ClientConfig.Timeout);
-// when the call fails after its retries the error is logged and the answer
-// is the empty one (not loaded, no progress, no segments), so reads of the
-// collection fail with "collection not loaded" rather than hang.
-// LoadFailure returns the call's error itself. Giving these methods a
-// context and an error is the next step once cluster mode has a query
-// coordinator between the proxy and the nodes.
+// Loaded, Loading, LoadProgress, LoadFailure and Segments take the
+// caller's context and return the call's error (logged too) when it fails
+// after its retries: a proxy process whose coordinator is out of reach
+// reports that failure (code 2 at the Milvus API), never "not loaded", 0 %
+// or no segments. LoadFailure keeps the load's own failure (the result the
+// node reports, with its Milvus code) apart from the call's error. Release
+// and ReleasePartitions have no error result: a failure is logged, and the
+// call has the transport's default deadline (rpc.ClientConfig.Timeout).
 package queryrpc

@@ -184,8 +184,12 @@ func TestProxyThroughRemoteQueryNode(t *testing.T) {
 		require.Equal(t, errcode.CodeOf(want), errcode.CodeOf(got))
 		require.Equal(t, want.Error(), got.Error())
 	}
-	require.Equal(t, r.s.QueryNode.Segments(r.s.CollectionID), r.client.Segments(r.s.CollectionID))
-	require.NotEmpty(t, r.client.Segments(r.s.CollectionID))
+	local, err := r.s.QueryNode.Segments(ctx, r.s.CollectionID)
+	require.NoError(t, err)
+	remote, err := r.client.Segments(ctx, r.s.CollectionID)
+	require.NoError(t, err)
+	require.Equal(t, local, remote)
+	require.NotEmpty(t, remote)
 
 	// Release through the remote node: both proxies see it, and reads fail
 	// alike.
@@ -195,7 +199,9 @@ func TestProxyThroughRemoteQueryNode(t *testing.T) {
 	r.sameLoadState(t, commonpb.LoadState_LoadStateNotLoad)
 	notLoaded := r.sameSearch(t, searchReq(t, stacktest.Collection, ""))
 	require.Equal(t, errcode.CollectionNotLoaded, notLoaded.GetStatus().GetCode())
-	require.NoError(t, r.client.LoadFailure(r.s.CollectionID))
+	failure, err := r.client.LoadFailure(ctx, r.s.CollectionID)
+	require.NoError(t, err)
+	require.NoError(t, failure)
 }
 
 // TestProxyThroughRemoteQueryNodeTCP is the same wiring over a real TCP

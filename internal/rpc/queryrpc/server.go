@@ -17,12 +17,12 @@ type Loader interface {
 	LoadVChannels(ctx context.Context, collectionID int64, partitions []int64, vchannels []string) error
 	Release(collectionID int64)
 	ReleasePartitions(collectionID int64, partitions []int64)
-	Loaded(collectionID int64) (bool, []int64)
-	Loading(collectionID int64) bool
+	Loaded(ctx context.Context, collectionID int64) (bool, []int64, error)
+	Loading(ctx context.Context, collectionID int64) (bool, error)
 	WaitLoad(ctx context.Context, collectionID int64) error
-	LoadProgress(collectionID int64) int64
-	LoadFailure(collectionID int64) error
-	Segments(collectionID int64) []plan.SegmentInfo
+	LoadProgress(ctx context.Context, collectionID int64) (int64, error)
+	LoadFailure(ctx context.Context, collectionID int64) (failure, err error)
+	Segments(ctx context.Context, collectionID int64) ([]plan.SegmentInfo, error)
 	// Replicas is where the collection's replicas run (nil from a query
 	// node, which is one replica by itself).
 	Replicas(ctx context.Context, collectionID int64) ([]plan.Replica, error)
@@ -104,14 +104,27 @@ func (s *Server) ReleasePartitions(_ context.Context, req *querynodev1.ReleasePa
 }
 
 // GetLoadState implements QueryNodeService.GetLoadState.
-func (s *Server) GetLoadState(_ context.Context, req *querynodev1.GetLoadStateRequest) (*querynodev1.GetLoadStateResponse, error) {
+func (s *Server) GetLoadState(ctx context.Context, req *querynodev1.GetLoadStateRequest) (*querynodev1.GetLoadStateResponse, error) {
 	id := req.GetCollectionId()
-	loaded, parts := s.loader.Loaded(id)
-	resp := &querynodev1.GetLoadStateResponse{
-		Loaded: loaded, PartitionIds: parts, Loading: s.loader.Loading(id), Progress: s.loader.LoadProgress(id),
+	loaded, parts, err := s.loader.Loaded(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	if err := s.loader.LoadFailure(id); err != nil {
-		st := errcode.Status(err)
+	loading, err := s.loader.Loading(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	progress, err := s.loader.LoadProgress(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	resp := &querynodev1.GetLoadStateResponse{Loaded: loaded, PartitionIds: parts, Loading: loading, Progress: progress}
+	failure, err := s.loader.LoadFailure(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if failure != nil {
+		st := errcode.Status(failure)
 		resp.Failure = &querynodev1.Status{Code: st.GetCode(), Reason: st.GetReason()}
 	}
 	return resp, nil
@@ -126,8 +139,12 @@ func (s *Server) WaitLoad(ctx context.Context, req *querynodev1.WaitLoadRequest)
 }
 
 // ListSegments implements QueryNodeService.ListSegments.
-func (s *Server) ListSegments(_ context.Context, req *querynodev1.ListSegmentsRequest) (*querynodev1.ListSegmentsResponse, error) {
-	return &querynodev1.ListSegmentsResponse{Segments: encodeSegments(s.loader.Segments(req.GetCollectionId()))}, nil
+func (s *Server) ListSegments(ctx context.Context, req *querynodev1.ListSegmentsRequest) (*querynodev1.ListSegmentsResponse, error) {
+	segs, err := s.loader.Segments(ctx, req.GetCollectionId())
+	if err != nil {
+		return nil, err
+	}
+	return &querynodev1.ListSegmentsResponse{Segments: encodeSegments(segs)}, nil
 }
 
 // GetReplicas implements QueryNodeService.GetReplicas.
