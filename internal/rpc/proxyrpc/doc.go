@@ -59,11 +59,11 @@
 // The roles' status methods have error results although the in-process
 // components answer them from memory (Collections, Databases, AliasesOf,
 // FlushState, RowCount, IndexProgress, CompactionState, an import Job and
-// Jobs): a failed call is the error (code 2, retriable, when the
-// coordinator cannot be reached), never an empty answer. The data side's
-// Segments still has none: when the call fails the error is logged and
-// the answer is the empty one, as queryrpc does for the Loader's status
-// methods.
+// Jobs, and the Loader's Loaded, Loading, LoadProgress, LoadFailure and
+// Segments, which queryrpc carries): a failed call is the error (code 2,
+// retriable, when the coordinator cannot be reached), never an empty
+// answer or "not loaded". The data side's Segments still has none: when
+// the call fails the error is logged and the answer is the empty one.
 //
 // # RBAC and resource groups
 //

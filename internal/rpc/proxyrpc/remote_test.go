@@ -332,9 +332,10 @@ func TestCoordinatorUnreachableFailsFast(t *testing.T) {
 // The proxy's status calls whose role methods once answered empty when the
 // coordinator could not be reached (Collections, Databases, AliasesOf,
 // RowCount, FlushState, IndexProgress, CompactionState, import jobs,
-// Replicas) fail
-// with the retriable code 2 once it stops, though the proxy still has the
-// collection cached: none answers as if there were nothing.
+// Replicas, and the Loader's Loaded, Loading, LoadProgress, LoadFailure and
+// Segments) fail with the retriable code 2 once it stops, though the proxy
+// still has the collection cached: none answers as if there were nothing,
+// and none reads as "not loaded" or 0 %.
 func TestCoordinatorStoppedStatusCallsFail(t *testing.T) {
 	c := newCluster(t)
 	ctx := context.Background()
@@ -350,8 +351,39 @@ func TestCoordinatorStoppedStatusCallsFail(t *testing.T) {
 	requireOK(t, compaction.GetStatus(), err)
 	flush, err := c.a.Flush(ctx, &milvuspb.FlushRequest{CollectionNames: []string{"w"}})
 	requireOK(t, flush.GetStatus(), err)
+	st, err = c.a.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: "w"})
+	requireOK(t, st, err)
 
 	calls := map[string]func() (*commonpb.Status, error){
+		"get_load_state": func() (*commonpb.Status, error) {
+			r, err := c.a.GetLoadState(ctx, &milvuspb.GetLoadStateRequest{CollectionName: "w"})
+			require.NotEqual(t, commonpb.LoadState_LoadStateNotLoad, r.GetState(), "never read as not loaded")
+			return r.GetStatus(), err
+		},
+		"get_loading_progress": func() (*commonpb.Status, error) { // as LoadCollection's wait asks
+			r, err := c.a.GetLoadingProgress(ctx, &milvuspb.GetLoadingProgressRequest{CollectionName: "w"})
+			if r.GetStatus().GetCode() != 0 {
+				require.Zero(t, r.GetProgress())
+			}
+			return r.GetStatus(), err
+		},
+		"get_query_segment_info": func() (*commonpb.Status, error) {
+			r, err := c.a.GetQuerySegmentInfo(ctx, &milvuspb.GetQuerySegmentInfoRequest{CollectionName: "w"})
+			return r.GetStatus(), err
+		},
+		"show_collections_in_memory": func() (*commonpb.Status, error) {
+			r, err := c.a.ShowCollections(ctx, &milvuspb.ShowCollectionsRequest{
+				Type: milvuspb.ShowType_InMemory, CollectionNames: []string{"w"},
+			})
+			return r.GetStatus(), err
+		},
+		"show_partitions": func() (*commonpb.Status, error) { // their in-memory percentages
+			r, err := c.a.ShowPartitions(ctx, &milvuspb.ShowPartitionsRequest{CollectionName: "w"})
+			return r.GetStatus(), err
+		},
+		"load_collection": func() (*commonpb.Status, error) {
+			return c.a.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: "w"})
+		},
 		"show_collections": func() (*commonpb.Status, error) {
 			r, err := c.a.ShowCollections(ctx, &milvuspb.ShowCollectionsRequest{})
 			return r.GetStatus(), err
