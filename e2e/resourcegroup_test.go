@@ -17,6 +17,7 @@ import (
 // group fail with Milvus's error and loads into that group succeed; the
 // groups and the node's place survive a restart.
 func TestResourceGroupsStandalone(t *testing.T) {
+	standaloneOnly(t, "the standalone's one query node in the groups (a cluster's: TestClusterProxiesResourceGroupsAndReplicas and internal/querycoord)")
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	c := s.client(t)
