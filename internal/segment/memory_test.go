@@ -108,7 +108,9 @@ func BenchmarkGrowingMemory(b *testing.B) {
 						for i := range pks {
 							n := si*perSeg + from + i
 							if i%5 == 4 {
-								n -= batch // an upsert of a key of the previous batch
+								// An upsert of a key of the previous batch: one of a position
+								// before, since a fifth position's own key is never appended.
+								n -= batch + 1
 							}
 							pks[i] = int64(n%4)<<40 + int64(n/4)
 						}
@@ -200,7 +202,7 @@ func BenchmarkDeleteGrowing(b *testing.B) {
 		for i := range pks {
 			k := from + i
 			if i%5 == 4 {
-				k -= per // an upsert of a key of the previous batch
+				k -= per + 1 // an upsert of a key of the previous batch (see BenchmarkGrowingMemory)
 			}
 			pks[i] = int64(k%4)<<40 + int64(k/4)
 		}

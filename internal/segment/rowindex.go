@@ -3,6 +3,7 @@ package segment
 import (
 	"hash/maphash"
 	"math/bits"
+	"slices"
 )
 
 // rowIndex maps the primary keys of appended rows to the rows holding them.
@@ -15,17 +16,20 @@ import (
 // holds a copy of every key. Rows are never removed from a growing segment,
 // so the table needs no tombstones.
 //
-// Most keys are appended once and their slot holds their row. A key
-// appended again (an upsert, or a duplicate insert) moves to a list of all
-// its rows in append order, and its slot refers to that list.
+// Most keys are appended once and their slot holds their row. The rows of
+// a key appended again (an upsert, or a duplicate insert) are chained in a
+// flat slice of links, newest first, 8 bytes a row, and its slot refers to
+// the newest link.
 type rowIndex[K comparable, H keyHasher[K]] struct {
 	// slots holds, for each slot, 0 when empty, row+1 for a key held by one
-	// row, or -(i+1) for a key whose rows are multi[i].
+	// row, or -(j+1) for a key whose newest row is link j.
 	slots []int32
-	tags  []uint8   // a byte of each occupied slot's hash (bits 32–39)
-	used  int       // occupied slots
-	shift uint      // 64 − log2(len(slots))
-	multi [][]int32 // rows of the keys appended more than once, in append order
+	tags  []uint8 // a byte of each occupied slot's hash (bits 32–39)
+	used  int     // occupied slots
+	shift uint    // 64 − log2(len(slots))
+	// links holds link j as links[2j], a row, and links[2j+1], the link of
+	// the key's row before it plus 1 (0 after its first row).
+	links []int32
 }
 
 // keyHasher hashes keys of type K for rowIndex.
@@ -58,16 +62,26 @@ func (x *rowIndex[K, H]) add(k K, r int32, keys []K) {
 		x.grow(keys)
 	}
 	i, tag, found := x.find(k, keys)
-	switch s := x.slots[i]; {
-	case !found:
+	if !found {
 		x.slots[i], x.tags[i] = r+1, tag
 		x.used++
-	case s > 0:
-		x.multi = append(x.multi, []int32{s - 1, r})
-		x.slots[i] = -int32(len(x.multi))
-	default:
-		x.multi[-s-1] = append(x.multi[-s-1], r)
+		return
 	}
+	prev := x.slots[i] // the link before r, as -(j+1)
+	if prev > 0 {
+		x.links = append(x.links, prev-1, 0)
+		prev = -int32(len(x.links) / 2)
+	}
+	x.links = append(x.links, r, -prev)
+	x.slots[i] = -int32(len(x.links) / 2)
+}
+
+// row returns a slot's row: its only row, or its newest one.
+func (x *rowIndex[K, H]) row(s int32) int32 {
+	if s > 0 {
+		return s - 1
+	}
+	return x.links[2*(-s-1)]
 }
 
 // find returns the slot holding k (found) or else the empty slot where k
@@ -78,19 +92,11 @@ func (x *rowIndex[K, H]) find(k K, keys []K) (i int, tag uint8, found bool) {
 	mask := len(x.slots) - 1
 	tag = uint8(hv >> 32)
 	for i = int(hv >> x.shift); ; i = (i + 1) & mask {
-		s := x.slots[i]
-		switch {
+		switch s := x.slots[i]; {
 		case s == 0:
 			return i, tag, false
-		case x.tags[i] != tag:
-		case s > 0:
-			if keys[s-1] == k {
-				return i, tag, true
-			}
-		default:
-			if keys[x.multi[-s-1][0]] == k {
-				return i, tag, true
-			}
+		case x.tags[i] == tag && keys[x.row(s)] == k:
+			return i, tag, true
 		}
 	}
 }
@@ -108,13 +114,7 @@ func (x *rowIndex[K, H]) grow(keys []K) {
 		if s == 0 {
 			continue
 		}
-		var k K
-		if s > 0 {
-			k = keys[s-1]
-		} else {
-			k = keys[x.multi[-s-1][0]]
-		}
-		i := int(h.hash(k) >> x.shift)
+		i := int(h.hash(keys[x.row(s)]) >> x.shift)
 		for x.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -122,21 +122,30 @@ func (x *rowIndex[K, H]) grow(keys []K) {
 	}
 }
 
-// rows returns the first row holding k and the later ones, in append
-// order; ok is false when no row holds k. keys is the key column the rows
-// were added from (it may have grown since).
-func (x *rowIndex[K, H]) rows(k K, keys []K) (first int32, more []int32, ok bool) {
+// rows appends to buf the rows holding k, in append order, and returns
+// it; keys is the key column the rows were added from (it may have grown
+// since).
+func (x *rowIndex[K, H]) rows(k K, keys []K, buf []int32) []int32 {
 	if x.used == 0 {
-		return 0, nil, false
+		return buf
 	}
 	i, _, found := x.find(k, keys)
-	switch s := x.slots[i]; {
-	case !found:
-		return 0, nil, false
-	case s > 0:
-		return s - 1, nil, true
-	default:
-		m := x.multi[-s-1]
-		return m[0], m[1:], true
+	if !found {
+		return buf
 	}
+	s := x.slots[i]
+	if s > 0 {
+		return append(buf, s-1)
+	}
+	from := len(buf)
+	for j := -s - 1; ; {
+		buf = append(buf, x.links[2*j])
+		next := x.links[2*j+1]
+		if next == 0 {
+			break
+		}
+		j = next - 1
+	}
+	slices.Reverse(buf[from:])
+	return buf
 }

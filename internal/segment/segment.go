@@ -348,6 +348,7 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			markRow(r, ts)
 		}
 	}
+	var rows []int32 // the appended rows of a key
 	switch pk := pks.(type) {
 	case *column.Ints:
 		own, ok := s.cols[s.pkField].(*column.Ints)
@@ -358,10 +359,8 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			if len(s.sorted) > 0 {
 				mark(sortedRows(s.sorted, own.Data, v), tss[i])
 			}
-			if r, more, ok := s.intIdx.rows(v, own.Data); ok {
-				markRow(r, tss[i])
-				mark(more, tss[i])
-			}
+			rows = s.intIdx.rows(v, own.Data, rows[:0])
+			mark(rows, tss[i])
 		}
 	case *column.Strings:
 		own, ok := s.cols[s.pkField].(*column.Strings)
@@ -372,10 +371,8 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			if len(s.sorted) > 0 {
 				mark(sortedRows(s.sorted, own.Data, v), tss[i])
 			}
-			if r, more, ok := s.strIdx.rows(v, own.Data); ok {
-				markRow(r, tss[i])
-				mark(more, tss[i])
-			}
+			rows = s.strIdx.rows(v, own.Data, rows[:0])
+			mark(rows, tss[i])
 		}
 	}
 	return n
