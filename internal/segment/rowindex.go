@@ -37,15 +37,26 @@ type keyHasher[K comparable] interface {
 	hash(k K) uint64
 }
 
-// intHasher hashes int64 keys by Fibonacci hashing: the product's high bits
-// index the table, so keys differing only in their high bits (the churn's
-// keys are n%4<<40 + n/4) still spread.
+// intHasher hashes int64 keys: the key, mixed with a per-process seed, goes
+// through MurmurHash3's 64-bit finalizer, which spreads keys that differ
+// only in a few bits (the churn's keys are n%4<<40 + n/4), and the seed
+// keeps a client from choosing keys that collide in linear probing.
 type intHasher struct{}
 
-func (intHasher) hash(k int64) uint64 { return uint64(k) * 0x9E3779B97F4A7C15 }
+func (intHasher) hash(k int64) uint64 {
+	h := uint64(k) ^ intSeed
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
 
-// strSeed seeds the hash of string keys, per process.
-var strSeed = maphash.MakeSeed()
+// strSeed and intSeed seed the hashes of keys, per process.
+var (
+	strSeed = maphash.MakeSeed()
+	intSeed = maphash.String(strSeed, "rowIndex")
+)
 
 // strHasher hashes string keys with hash/maphash.
 type strHasher struct{}
