@@ -31,10 +31,33 @@ type segBuffer struct {
 
 // deleteBuffer holds the channel's deletes that are not in delta logs yet.
 type deleteBuffer struct {
-	pks   column.Column
-	tss   []uint64
+	pks column.Column
+	// runs holds the keys' timestamps, a run for each Delete message (which
+	// stamps all its keys with its time tick) rather than one a key.
+	runs  []tsRun
 	start catalog.Position
-	bytes int64
+	bytes int64 // the keys' and timestamps' size in a delta log (the flush threshold)
+}
+
+// tsRun is n consecutive keys of a delete buffer deleted at ts.
+type tsRun struct {
+	ts uint64
+	n  int
+}
+
+// timestamps returns each buffered key's timestamp, in key order.
+func (d *deleteBuffer) timestamps() []uint64 {
+	n := 0
+	for _, r := range d.runs {
+		n += r.n
+	}
+	tss := make([]uint64, 0, n)
+	for _, r := range d.runs {
+		for range r.n {
+			tss = append(tss, r.ts)
+		}
+	}
+	return tss
 }
 
 // channel is the flowgraph of one vchannel.
@@ -337,7 +360,11 @@ func (c *channel) bufferDelete(req *msgpb.DeleteRequest, e wal.Entry) {
 	}
 	for i := 0; i < pks.Len(); i++ {
 		c.dels.pks.AppendFrom(pks, i)
-		c.dels.tss = append(c.dels.tss, e.Message.TimeTick)
+	}
+	if last := len(c.dels.runs) - 1; last >= 0 && c.dels.runs[last].ts == e.Message.TimeTick {
+		c.dels.runs[last].n += pks.Len()
+	} else {
+		c.dels.runs = append(c.dels.runs, tsRun{ts: e.Message.TimeTick, n: pks.Len()})
 	}
 	c.dels.bytes += int64(pks.MemorySize() + 8*pks.Len())
 }

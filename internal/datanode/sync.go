@@ -212,14 +212,15 @@ func (n *Node) writeDeltas(ctx context.Context, coll *catalog.Collection, vchann
 	}
 	segID, logID := int64(first), int64(first)+1
 	const allPartitions = -1
-	tsFrom, tsTo := d.tss[0], d.tss[0]
-	for _, t := range d.tss {
+	tss := d.timestamps()
+	tsFrom, tsTo := tss[0], tss[0]
+	for _, t := range tss {
 		tsFrom, tsTo = min(tsFrom, t), max(tsTo, t)
 	}
 	data, err := storage.EncodeDeltaLog(storage.Descriptor{
 		CollectionID: coll.ID, PartitionID: allPartitions,
 		SegmentID: segID, FieldID: -1,
-	}, coll.PKField().GetDataType(), d.pks, d.tss)
+	}, coll.PKField().GetDataType(), d.pks, tss)
 	if err != nil {
 		return nil, fmt.Errorf("encode delta log: %w", err)
 	}
@@ -229,8 +230,8 @@ func (n *Node) writeDeltas(ctx context.Context, coll *catalog.Collection, vchann
 	}
 	return &catalog.SegmentInfo{
 		ID: segID, CollectionID: coll.ID, PartitionID: allPartitions, VChannel: vchannel,
-		State: catalog.SegmentFlushed, Level: catalog.LevelL0, NumRows: int64(len(d.tss)),
-		Deltalogs:     []catalog.Binlog{{LogID: logID, Entries: int64(len(d.tss)), TsFrom: tsFrom, TsTo: tsTo, Size: int64(len(data))}},
+		State: catalog.SegmentFlushed, Level: catalog.LevelL0, NumRows: int64(len(tss)),
+		Deltalogs:     []catalog.Binlog{{LogID: logID, Entries: int64(len(tss)), TsFrom: tsFrom, TsTo: tsTo, Size: int64(len(data))}},
 		StartPosition: &d.start, SyncedOffset: lastOffset, CreatedAt: time.Now().UnixMilli(),
 	}, nil
 }

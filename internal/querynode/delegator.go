@@ -24,19 +24,52 @@ import (
 )
 
 // deleteBatch is one Delete message (or one L0 delta log): keys and their
-// timestamps, and the largest of them.
+// timestamps, and the largest of them. A Delete message stamps every key
+// with its time tick, so a batch whose keys share one timestamp keeps only
+// that one (tss nil) rather than a copy a key, which it held until pruned.
 type deleteBatch struct {
 	pks   column.Column
-	tss   []uint64
+	tss   []uint64 // each key's timestamp; nil when every key's is maxTs
 	maxTs uint64
 }
 
 func newDeleteBatch(pks column.Column, tss []uint64) deleteBatch {
 	b := deleteBatch{pks: pks, tss: tss}
+	uniform := true
 	for _, t := range tss {
 		b.maxTs = max(b.maxTs, t)
+		uniform = uniform && t == tss[0]
+	}
+	if uniform {
+		b.tss = nil
 	}
 	return b
+}
+
+// applyTo marks the batch's keys deleted in seg. scratch holds the
+// timestamps of a batch of one timestamp; it is reused across calls.
+func (b deleteBatch) applyTo(seg *segment.Segment, scratch *[]uint64) {
+	tss := b.tss
+	if tss == nil {
+		n := b.pks.Len()
+		if cap(*scratch) < n {
+			*scratch = make([]uint64, n)
+		}
+		tss = (*scratch)[:n]
+		for i := range tss {
+			tss[i] = b.maxTs
+		}
+	}
+	seg.Delete(b.pks, tss)
+}
+
+// replayDeletes applies every buffered delete batch to seg, a segment just
+// loaded or attached. The caller holds d.mu.
+func (d *delegator) replayDeletes(seg *segment.Segment) {
+	var scratch []uint64
+	for _, db := range d.deletes {
+		db.applyTo(seg, &scratch)
+	}
 }
 
 // delegator serves one vchannel of a loaded collection.
@@ -219,9 +252,7 @@ func buildDelegator(ctx context.Context, n *Node, info *catalog.Collection, vcha
 		d.flushed[s.ID] = true
 	}
 	for _, seg := range d.sealed {
-		for _, db := range d.deletes {
-			seg.Delete(db.pks, db.tss)
-		}
+		d.replayDeletes(seg)
 	}
 	n.logger.Debug("querynode: vchannel view", "vchannel", vchannel, "seek", d.seek, "end", d.end,
 		"checkpoint", rec.Checkpoint.Position.Offset, "flushed", len(flushed), "pending", sortedKeys(d.pending))
@@ -585,9 +616,7 @@ func (d *delegator) handoffOne(ctx context.Context, id int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if seg != nil {
-		for _, db := range d.deletes {
-			seg.Delete(db.pks, db.tss)
-		}
+		d.replayDeletes(seg)
 		if old, ok := d.sealed[id]; ok && old != seg {
 			d.releaseLocked(old, false)
 		}
@@ -904,9 +933,7 @@ func (d *delegator) followCompactionsLocked(ctx context.Context) error {
 	defer d.pruneDeletes(keepFrom)
 	for i, o := range outputs {
 		seg := loaded[i]
-		for _, db := range d.deletes {
-			seg.Delete(db.pks, db.tss)
-		}
+		d.replayDeletes(seg)
 		d.sealed[o.ID] = seg
 		d.flushed[o.ID] = true
 		for _, in := range o.CompactedFrom {

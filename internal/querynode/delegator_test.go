@@ -112,3 +112,37 @@ func TestSelectSegmentsPrunesByClusteringKey(t *testing.T) {
 		require.Equal(t, want, got, filter)
 	}
 }
+
+// TestDeleteBatchKeepsOneTimestamp: a batch whose keys share a timestamp
+// keeps only that one, and replaying it (and a batch of mixed timestamps)
+// into a segment deletes each key at its own timestamp.
+func TestDeleteBatchKeepsOneTimestamp(t *testing.T) {
+	ints := func(v ...int64) *column.Ints { return &column.Ints{T: schemapb.DataType_Int64, Data: v} }
+	uniform := newDeleteBatch(ints(1, 3), []uint64{40, 40})
+	require.Nil(t, uniform.tss, "one timestamp for the batch")
+	require.Equal(t, uint64(40), uniform.maxTs)
+	mixed := newDeleteBatch(ints(2, 4, 5), []uint64{30, 50, 20})
+	require.Equal(t, []uint64{30, 50, 20}, mixed.tss)
+	require.Equal(t, uint64(50), mixed.maxTs)
+
+	schema := &schemapb.CollectionSchema{Fields: []*schemapb.FieldSchema{
+		{FieldID: 100, Name: "id", DataType: schemapb.DataType_Int64, IsPrimaryKey: true},
+	}}
+	seg, err := segment.New(segment.Info{ID: 1}, schema)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, seg.Release()) }()
+	require.NoError(t, seg.Append(map[int64]column.Column{100: ints(1, 2, 3, 4, 5, 6)}, []uint64{10, 10, 10, 10, 10, 10}))
+	d := &delegator{deletes: []deleteBatch{mixed, uniform}}
+	d.replayDeletes(seg)
+	visible := func(ts uint64) (out []bool) {
+		require.NoError(t, seg.Read(func(v *segment.View) error {
+			out = v.Visible(ts)
+			return nil
+		}))
+		return out
+	}
+	require.Equal(t, []bool{true, true, true, true, false, true}, visible(25), "key 5 deleted at 20")
+	require.Equal(t, []bool{true, false, true, true, false, true}, visible(35), "key 2 deleted at 30")
+	require.Equal(t, []bool{false, false, false, true, false, true}, visible(45), "keys 1 and 3 deleted at 40")
+	require.Equal(t, []bool{false, false, false, false, false, true}, visible(55), "key 4 deleted at 50")
+}

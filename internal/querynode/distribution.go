@@ -161,9 +161,7 @@ func (n *Node) SetDistribution(ctx context.Context, collectionID int64, vchannel
 		}
 	}
 	for _, seg := range loaded {
-		for _, db := range d.deletes {
-			seg.Delete(db.pks, db.tss)
-		}
+		d.replayDeletes(seg)
 		d.sealed[seg.ID] = seg
 		d.flushed[seg.ID] = true
 	}

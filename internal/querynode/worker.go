@@ -271,9 +271,7 @@ func (d *delegator) addSealed(ctx context.Context, ids []int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, seg := range loaded {
-		for _, db := range d.deletes {
-			seg.Delete(db.pks, db.tss)
-		}
+		d.replayDeletes(seg)
 		d.sealed[seg.ID] = seg
 		d.flushed[seg.ID] = true
 	}

@@ -108,7 +108,9 @@ func BenchmarkGrowingMemory(b *testing.B) {
 						for i := range pks {
 							n := si*perSeg + from + i
 							if i%5 == 4 {
-								n -= batch // an upsert of a key of the previous batch
+								// An upsert of a key of the previous batch: one of a position
+								// before, since a fifth position's own key is never appended.
+								n -= batch + 1
 							}
 							pks[i] = int64(n%4)<<40 + int64(n/4)
 						}
@@ -185,4 +187,45 @@ func BenchmarkDeleteLoaded(b *testing.B) {
 		}
 		s.Delete(batch, dts)
 	}
+}
+
+// BenchmarkDeleteGrowing applies delete batches of 300 keys (a third of
+// them in the segment) to a growing segment of 1M appended rows, a fifth of
+// them keys appended again: the lookups go through the key index of
+// appended rows.
+func BenchmarkDeleteGrowing(b *testing.B) {
+	const n, per = 1_000_000, 10_000
+	s, err := segment.NewGrowing(segment.Info{ID: 1}, churnSchema, 0)
+	require.NoError(b, err)
+	for from := 0; from < n; from += per {
+		pks := make([]int64, per)
+		for i := range pks {
+			k := from + i
+			if i%5 == 4 {
+				k -= per + 1 // an upsert of a key of the previous batch (see BenchmarkGrowingMemory)
+			}
+			pks[i] = int64(k%4)<<40 + int64(k/4)
+		}
+		tss := make([]uint64, per)
+		for i := range tss {
+			tss[i] = 10
+		}
+		require.NoError(b, s.Append(map[int64]column.Column{
+			100: &column.Ints{T: schemapb.DataType_Int64, Data: pks},
+			101: &column.FloatVectors{Dim: 32, Data: make([]float32, 32*per)},
+		}, tss))
+	}
+	batch := &column.Ints{T: schemapb.DataType_Int64, Data: make([]int64, 300)}
+	dts := make([]uint64, 300)
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range batch.Data {
+			k := (i*300 + j) * 7919 % (3 * n)
+			batch.Data[j] = int64(k%4)<<40 + int64(k/4)
+			dts[j] = 20
+		}
+		s.Delete(batch, dts)
+	}
+	b.StopTimer()
+	require.NoError(b, s.Release())
 }

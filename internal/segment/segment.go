@@ -90,8 +90,8 @@ type Segment struct {
 	// sorted lists the rows Load adopted (0 … len(sorted)-1) in key order.
 	sorted []int32
 	// intIdx and strIdx index the rows appended after Load (empty until then).
-	intIdx rowIndex[int64]
-	strIdx rowIndex[string]
+	intIdx rowIndex[int64, intHasher]
+	strIdx rowIndex[string, strHasher]
 
 	indexes map[int64]any // field ID → an index attached by the query node
 	// shared marks the columns whose data another structure owns (an
@@ -254,11 +254,11 @@ func (s *Segment) Append(cols map[int64]column.Column, tss []uint64) error {
 	switch pk := s.cols[s.pkField].(type) {
 	case *column.Ints:
 		for i := base; i < base+n; i++ {
-			s.intIdx.add(pk.Data[i], int32(i))
+			s.intIdx.add(pk.Data[i], int32(i), pk.Data)
 		}
 	case *column.Strings:
 		for i := base; i < base+n; i++ {
-			s.strIdx.add(pk.Data[i], int32(i))
+			s.strIdx.add(pk.Data[i], int32(i), pk.Data)
 		}
 	}
 	return nil
@@ -348,6 +348,7 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			markRow(r, ts)
 		}
 	}
+	var rows []int32 // the appended rows of a key
 	switch pk := pks.(type) {
 	case *column.Ints:
 		own, ok := s.cols[s.pkField].(*column.Ints)
@@ -358,10 +359,8 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			if len(s.sorted) > 0 {
 				mark(sortedRows(s.sorted, own.Data, v), tss[i])
 			}
-			if r, more, ok := s.intIdx.rows(v); ok {
-				markRow(r, tss[i])
-				mark(more, tss[i])
-			}
+			rows = s.intIdx.rows(v, own.Data, rows[:0])
+			mark(rows, tss[i])
 		}
 	case *column.Strings:
 		own, ok := s.cols[s.pkField].(*column.Strings)
@@ -372,10 +371,8 @@ func (s *Segment) Delete(pks column.Column, tss []uint64) int {
 			if len(s.sorted) > 0 {
 				mark(sortedRows(s.sorted, own.Data, v), tss[i])
 			}
-			if r, more, ok := s.strIdx.rows(v); ok {
-				markRow(r, tss[i])
-				mark(more, tss[i])
-			}
+			rows = s.strIdx.rows(v, own.Data, rows[:0])
+			mark(rows, tss[i])
 		}
 	}
 	return n
