@@ -92,6 +92,20 @@ func TestParseSearchIndexParamsRefused(t *testing.T) {
 	}
 }
 
+// TestParseGroupedSearchIgnoresK: a grouped search's ef and search_list
+// may be below its limit, as Milvus's (an iterator there) accepts them
+// (test_search_group_size: limit 50, DISKANN search_list 30).
+func TestParseGroupedSearchIgnoresK(t *testing.T) {
+	for index, params := range map[string]string{"DISKANN": `{"search_list": 30}`, "HNSW": `{"ef": 30}`} {
+		sp, err := parseSearch(parseColl(), searchReq(t, "topk", "50", "group_by_field", "n", "group_size", "5", "params", params),
+			indexEnv(index))
+		require.NoError(t, err, index)
+		require.Equal(t, 30, sp.sreq.Ef, index)
+		_, err = parseSearch(parseColl(), searchReq(t, "topk", "50", "params", params), indexEnv(index))
+		require.Error(t, err, "%s: ungrouped, the limit still bounds it", index)
+	}
+}
+
 // TestParseSearchIndexParamsAccepted: the values Milvus accepts, strings
 // holding numbers among them (Milvus does not check a string's type).
 func TestParseSearchIndexParamsAccepted(t *testing.T) {

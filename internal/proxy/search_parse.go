@@ -193,7 +193,14 @@ func parseSearch(col *catalog.Collection, req *milvuspb.SearchRequest, env readE
 			// pymilvus may carry the hint inside params rather than beside it.
 			return nil, errcode.Invalid("Create Plan by expr failed:  => hints: %v not supported", h)
 		}
-		if err := parseIndexSearchParams(m, sp.field, env.indexParams(sp.field.GetFieldID())["index_type"], sp.topk+sp.offset, sreq); err != nil {
+		// A grouped search is not one top-k walk of the index (Milvus runs
+		// it over an iterator; here it is exact), so ef and search_list are
+		// not held to its k.
+		k := sp.topk + sp.offset
+		if sreq.GroupByField != 0 {
+			k = 0
+		}
+		if err := parseIndexSearchParams(m, sp.field, env.indexParams(sp.field.GetFieldID())["index_type"], k, sreq); err != nil {
 			return nil, err
 		}
 	}
