@@ -410,13 +410,15 @@ func (p *Proxy) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchRequ
 }
 
 // hybridGroup is the group-by of a hybrid search (rank params
-// group_by_field, group_size, strict_group_size): the fused hits are grouped
-// by the field's value, limit groups of up to size hits each, groups ordered
-// by their best hit, as in Milvus.
+// group_by_field, group_size, strict_group_size, rank_group_scorer): the
+// fused hits are grouped by the field's value, limit groups of up to size
+// hits each, groups ordered by their score as in Milvus: their best hit
+// ("max", the default), the mean of their hits ("avg") or the sum ("sum").
 type hybridGroup struct {
 	field  *schemapb.FieldSchema
 	size   int
 	strict bool
+	scorer string // max, avg or sum
 	// at maps a candidate key to its row of the group column.
 	at map[any]int
 }
@@ -451,6 +453,14 @@ func parseHybridGroup(col *catalog.Collection, kvs []*commonpb.KeyValuePair) (*h
 	}
 	v, _ := kvGet(kvs, "strict_group_size")
 	h.strict = parseBool(strings.Trim(v, `"`))
+	v, _ = kvGet(kvs, "rank_group_scorer")
+	switch h.scorer = strings.ToLower(strings.Trim(v, `"`)); h.scorer {
+	case "":
+		h.scorer = "max"
+	case "max", "avg", "sum":
+	default:
+		return nil, errcode.Invalid("unsupported rank_group_scorer %q: use max, avg or sum", v)
+	}
 	return h, nil
 }
 
@@ -485,7 +495,7 @@ func (p *Proxy) groupValues(ctx context.Context, col *catalog.Collection, req *m
 }
 
 // pick groups one query's fused hits (best first): groups in order of their
-// best hit, up to size hits each, strict groups only when asked; it skips
+// score (rank_group_scorer), up to size hits each, strict groups only when asked; it skips
 // offset groups, keeps limit, and returns the hits and their rows of the
 // group column.
 func (g *hybridGroup) pick(hits []fusedHit, values column.Column, offset, limit int) ([]fusedHit, []int) {
@@ -511,6 +521,28 @@ func (g *hybridGroup) pick(hits []fusedHit, values column.Column, offset, limit 
 	}
 	if g.strict {
 		groups = slices.DeleteFunc(groups, func(gr *group) bool { return len(gr.hits) < g.size })
+	}
+	if g.scorer != "max" && len(hits) > 1 {
+		// The hits are best first; a group's score orders the groups the
+		// same way (a tie keeps the order of their best hits).
+		ascending := hits[0].score < hits[len(hits)-1].score
+		score := func(gr *group) float64 {
+			var sum float64
+			for _, h := range gr.hits {
+				sum += h.score
+			}
+			if g.scorer == "avg" {
+				return sum / float64(len(gr.hits))
+			}
+			return sum
+		}
+		slices.SortStableFunc(groups, func(a, b *group) int {
+			c := cmp.Compare(score(a), score(b))
+			if ascending {
+				return c
+			}
+			return -c
+		})
 	}
 	start := min(offset, len(groups))
 	end := min(start+limit, len(groups))
