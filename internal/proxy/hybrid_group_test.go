@@ -17,8 +17,10 @@ import (
 func TestHybridGroupScorers(t *testing.T) {
 	// Fused hits, best first (higher is better), of three groups: a holds
 	// the best hit but a weak second, b two good ones, c one fair hit.
-	hits := []fusedHit{{pk: int64(1), score: 0.9}, {pk: int64(2), score: 0.8}, {pk: int64(3), score: 0.75},
-		{pk: int64(4), score: 0.7}, {pk: int64(5), score: 0.1}}
+	hits := []fusedHit{
+		{pk: int64(1), score: 0.9}, {pk: int64(2), score: 0.8}, {pk: int64(3), score: 0.75},
+		{pk: int64(4), score: 0.7}, {pk: int64(5), score: 0.1},
+	}
 	values := &column.Ints{T: schemapb.DataType_Int64, Data: []int64{10, 20, 20, 30, 10}} // group of each hit
 	order := func(scorer string) []any {
 		t.Helper()
