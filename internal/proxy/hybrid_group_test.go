@@ -18,8 +18,11 @@ func TestHybridGroupScorers(t *testing.T) {
 	// Fused hits, best first (higher is better), of three groups: a holds
 	// the best hit but a weak second, b two good ones, c one fair hit.
 	hits := []fusedHit{
-		{pk: int64(1), score: 0.9}, {pk: int64(2), score: 0.8}, {pk: int64(3), score: 0.75},
-		{pk: int64(4), score: 0.7}, {pk: int64(5), score: 0.1},
+		{pk: int64(1), score: 0.9},
+		{pk: int64(2), score: 0.8},
+		{pk: int64(3), score: 0.75},
+		{pk: int64(4), score: 0.7},
+		{pk: int64(5), score: 0.1},
 	}
 	values := &column.Ints{T: schemapb.DataType_Int64, Data: []int64{10, 20, 20, 30, 10}} // group of each hit
 	order := func(scorer string) []any {
@@ -46,7 +49,7 @@ func TestHybridGroupScorers(t *testing.T) {
 	require.Equal(t, []any{int64(2), int64(3), int64(4), int64(1), int64(5)}, order("avg"), "avg: 0.775, 0.7, 0.5")
 	require.Equal(t, []any{int64(2), int64(3), int64(1), int64(5), int64(4)}, order("sum"), "sum: 1.55, 1.0, 0.7")
 
-	_, err := parseHybridGroup(parseColl(), []*commonpb.KeyValuePair{{Key: "group_by_field", Value: "n"},
-		{Key: "rank_group_scorer", Value: "median"}})
+	bad := []*commonpb.KeyValuePair{{Key: "group_by_field", Value: "n"}, {Key: "rank_group_scorer", Value: "median"}}
+	_, err := parseHybridGroup(parseColl(), bad)
 	require.ErrorContains(t, err, `unsupported rank_group_scorer "median"`)
 }
