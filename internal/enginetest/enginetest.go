@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,8 +78,20 @@ func NewEtcd(t testing.TB) *EtcdServer {
 func LaunchEtcd(dir string) (*EtcdServer, error) { return newEtcd(dir) }
 
 // newEtcd configures a single-member server on free loopback ports with
-// its data under dir and starts it.
+// its data under dir and starts it. A port found free can be taken by
+// another process (tests of other packages run alongside) before etcd
+// binds it: then it tries again on new ports, a few times.
 func newEtcd(dir string) (*EtcdServer, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := tryEtcd(dir)
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			return s, err
+		}
+	}
+}
+
+// tryEtcd is one attempt of newEtcd.
+func tryEtcd(dir string) (*EtcdServer, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.Logger = "zap"
