@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -333,12 +334,19 @@ func TestClusterProxiesResourceGroupsAndReplicas(t *testing.T) {
 	lt, err := cp.LoadCollection(ctx, milvusclient.NewLoadCollectionOption(coll).WithResourceGroup("rg1"))
 	require.NoError(t, err)
 	require.NoError(t, lt.Await(ctx))
-	replicas := func() []*entity.ReplicaInfo {
+	// bothReplicas returns the replicas through the proxy and through the
+	// coordinator, read one after the other.
+	bothReplicas := func() (fromProxy, fromCoord []*entity.ReplicaInfo) {
 		t.Helper()
 		fromProxy, err := cp.DescribeReplica(ctx, milvusclient.NewDescribeReplicaOption(coll))
 		require.NoError(t, err)
-		fromCoord, err := cc.DescribeReplica(ctx, milvusclient.NewDescribeReplicaOption(coll))
+		fromCoord, err = cc.DescribeReplica(ctx, milvusclient.NewDescribeReplicaOption(coll))
 		require.NoError(t, err)
+		return fromProxy, fromCoord
+	}
+	replicas := func() []*entity.ReplicaInfo {
+		t.Helper()
+		fromProxy, fromCoord := bothReplicas()
 		require.Equal(t, fromCoord, fromProxy, "replicas through the proxy and the coordinator")
 		return fromProxy
 	}
@@ -372,9 +380,13 @@ func TestClusterProxiesResourceGroupsAndReplicas(t *testing.T) {
 	// rg1's node; rg1, empty, is dropped through the proxy.
 	require.NoError(t, cp.TransferReplica(ctx, milvusclient.NewTransferReplicaOption(coll, "rg1", rgroup.Default, 1)))
 	require.Eventually(t, func() bool {
-		r := replicas()
-		return len(r) == 1 && r[0].ResourceGroupName == rgroup.Default && slices.Equal(r[0].Nodes, []int64{defNode})
+		// While the replica moves the two reads may see it before and
+		// after a step: they must agree once it has moved.
+		r, c := bothReplicas()
+		return len(r) == 1 && r[0].ResourceGroupName == rgroup.Default && slices.Equal(r[0].Nodes, []int64{defNode}) &&
+			reflect.DeepEqual(r, c)
 	}, 60*time.Second, 100*time.Millisecond, "the replica moves onto the default group's node")
+	replicas()
 	st, err := rawP.TransferNode(ctx, &milvuspb.TransferNodeRequest{SourceResourceGroup: "rg1", TargetResourceGroup: rgroup.Default, NumNode: 1})
 	require.NoError(t, err)
 	require.Zero(t, st.GetCode(), st.GetReason())
