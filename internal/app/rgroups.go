@@ -48,17 +48,13 @@ func newLocalGroups(ctx context.Context, m *rgroup.Manager, store *placement.Sto
 		return nil, err
 	}
 	g := &localGroups{m: m, store: store, colls: colls, address: address, in: map[int64]string{}}
-	cols, err := colls.AllCollections(ctx)
+	all, err := store.AllReplicas(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, col := range cols {
-		reps, err := store.Replicas(ctx, col.ID)
-		if err != nil {
-			return nil, err
-		}
-		if len(reps) > 0 && reps[0].ResourceGroup != "" {
-			g.in[col.ID] = reps[0].ResourceGroup
+	for id, reps := range all {
+		if reps[0].ResourceGroup != "" {
+			g.in[id] = reps[0].ResourceGroup
 		}
 	}
 	return g, nil

@@ -152,6 +152,32 @@ func (s *Store) Replicas(ctx context.Context, collection int64) ([]Replica, erro
 	return out, nil
 }
 
+// AllReplicas returns every collection's stored replicas (one scan), each
+// collection's ordered by ID.
+func (s *Store) AllReplicas(ctx context.Context) (map[int64][]Replica, error) {
+	kvs, err := s.kv.Scan(ctx, replicaPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("placement: load replicas: %w", err)
+	}
+	out := map[int64][]Replica{}
+	for _, kv := range kvs {
+		col, _, _ := strings.Cut(strings.TrimPrefix(kv.Key, replicaPrefix), "/")
+		id, err := strconv.ParseInt(col, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("placement: %s: not a replica key", kv.Key)
+		}
+		var r Replica
+		if err := catalog.Unmarshal(kv.Value, &r); err != nil {
+			return nil, fmt.Errorf("placement: %s: %w", kv.Key, err)
+		}
+		out[id] = append(out[id], r)
+	}
+	for _, reps := range out {
+		slices.SortFunc(reps, func(a, b Replica) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	return out, nil
+}
+
 // SaveReplicas replaces a collection's stored replicas with replicas, in
 // one transaction.
 func (s *Store) SaveReplicas(ctx context.Context, collection int64, replicas []Replica) error {

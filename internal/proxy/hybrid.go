@@ -500,8 +500,9 @@ func (p *Proxy) groupValues(ctx context.Context, col *catalog.Collection, req *m
 // group column.
 func (g *hybridGroup) pick(hits []fusedHit, values column.Column, offset, limit int) ([]fusedHit, []int) {
 	type group struct {
-		hits []fusedHit
-		rows []int
+		hits  []fusedHit
+		rows  []int
+		score float64 // by rank_group_scorer avg or sum
 	}
 	var groups []*group
 	byKey := map[any]*group{}
@@ -526,18 +527,16 @@ func (g *hybridGroup) pick(hits []fusedHit, values column.Column, offset, limit 
 		// The hits are best first; a group's score orders the groups the
 		// same way (a tie keeps the order of their best hits).
 		ascending := hits[0].score < hits[len(hits)-1].score
-		score := func(gr *group) float64 {
-			var sum float64
+		for _, gr := range groups {
 			for _, h := range gr.hits {
-				sum += h.score
+				gr.score += h.score
 			}
 			if g.scorer == "avg" {
-				return sum / float64(len(gr.hits))
+				gr.score /= float64(len(gr.hits))
 			}
-			return sum
 		}
 		slices.SortStableFunc(groups, func(a, b *group) int {
-			c := cmp.Compare(score(a), score(b))
+			c := cmp.Compare(a.score, b.score)
 			if ascending {
 				return c
 			}
